@@ -1,0 +1,2 @@
+export * from "./meta.ts";
+export * from "./status.ts";

@@ -1,0 +1,75 @@
+import type { ObjectMeta, OwnerReference } from 'kubernetes-types/meta/v1.d.ts';
+
+export type { ObjectMeta, OwnerReference };
+
+/** Any Kubernetes object as plain JSON: TypeMeta, ObjectMeta, and whatever else its kind carries. */
+export interface KubeObject {
+  apiVersion?: string;
+  kind?: string;
+  metadata?: ObjectMeta;
+  [field: string]: unknown;
+}
+
+/** A KubeObject whose metadata is known to be present (as every stored object's is). */
+export interface StoredObject extends KubeObject {
+  metadata: ObjectMeta;
+}
+
+export interface ListMeta {
+  resourceVersion?: string;
+  continue?: string;
+  remainingItemCount?: number;
+}
+
+export interface KubeList<T extends KubeObject = KubeObject> {
+  apiVersion: string;
+  kind: string;
+  metadata: ListMeta;
+  items: T[];
+}
+
+export interface PartialObjectMetadata {
+  apiVersion: 'meta.k8s.io/v1';
+  kind: 'PartialObjectMetadata';
+  metadata: ObjectMeta;
+}
+
+export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
+
+export interface WatchEvent<T = KubeObject> {
+  type: WatchEventType;
+  object: T;
+}
+
+/** Group, version and kind of an object; group is '' for the core group. */
+export interface GroupVersionKind {
+  group: string;
+  version: string;
+  kind: string;
+}
+
+export interface GroupVersionResource {
+  group: string;
+  version: string;
+  resource: string;
+}
+
+/** Splits an apiVersion such as `cert-manager.io/v1` or `v1` into group and version. */
+export function parseApiVersion(apiVersion: string): { group: string; version: string } {
+  const slash = apiVersion.indexOf('/');
+  return slash < 0
+    ? { group: '', version: apiVersion }
+    : { group: apiVersion.slice(0, slash), version: apiVersion.slice(slash + 1) };
+}
+
+export function formatApiVersion(group: string, version: string): string {
+  return group === '' ? version : `${group}/${version}`;
+}
+
+/** The annotation that marks the bookmark ending a watch's initial events (KEP-3157). */
+export const INITIAL_EVENTS_END_ANNOTATION = 'k8s.io/initial-events-end';
+
+/** Converts an object to PartialObjectMetadata, the shape metadata-only clients read. */
+export function toPartialObjectMetadata(obj: KubeObject): PartialObjectMetadata {
+  return { apiVersion: 'meta.k8s.io/v1', kind: 'PartialObjectMetadata', metadata: obj.metadata ?? {} };
+}

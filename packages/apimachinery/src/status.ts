@@ -1,0 +1,274 @@
+/**
+ * Kubernetes `Status` errors: the shape kube-apiserver answers failures with, shared by the server (which
+ * sends them) and clients (which decode them and ask `isNotFound(err)` and friends).
+ */
+
+export type StatusReason =
+  | 'BadRequest'
+  | 'Unauthorized'
+  | 'Forbidden'
+  | 'NotFound'
+  | 'MethodNotAllowed'
+  | 'NotAcceptable'
+  | 'AlreadyExists'
+  | 'Conflict'
+  | 'Gone'
+  | 'Expired'
+  | 'RequestEntityTooLarge'
+  | 'UnsupportedMediaType'
+  | 'Invalid'
+  | 'TooManyRequests'
+  | 'InternalError'
+  | 'ServiceUnavailable'
+  | 'Timeout'
+  | 'Unknown';
+
+export type CauseType =
+  | 'FieldValueNotFound'
+  | 'FieldValueRequired'
+  | 'FieldValueDuplicate'
+  | 'FieldValueInvalid'
+  | 'FieldValueNotSupported'
+  | 'FieldValueForbidden'
+  | 'FieldValueTooLong'
+  | 'FieldValueTooMany'
+  | 'InternalError'
+  | 'FieldValueTypeInvalid'
+  | 'UnexpectedServerResponse'
+  | 'FieldManagerConflict'
+  | 'ResourceVersionTooLarge';
+
+export interface StatusCause {
+  reason?: CauseType | string;
+  message?: string;
+  field?: string;
+}
+
+export interface StatusDetails {
+  name?: string;
+  group?: string;
+  kind?: string;
+  uid?: string;
+  causes?: StatusCause[];
+  retryAfterSeconds?: number;
+}
+
+export interface Status {
+  kind: 'Status';
+  apiVersion: 'v1';
+  metadata: { continue?: string; resourceVersion?: string };
+  status: 'Success' | 'Failure';
+  message?: string;
+  reason?: StatusReason | '';
+  details?: StatusDetails;
+  code: number;
+}
+
+/** A failure carrying the Status the server sends (or sent) for it. */
+export class StatusError extends Error {
+  readonly status: Status;
+
+  constructor(status: Status) {
+    super(status.message ?? status.reason ?? `status ${status.code}`);
+    this.name = 'StatusError';
+    this.status = status;
+  }
+
+  get code(): number {
+    return this.status.code;
+  }
+
+  get reason(): StatusReason | '' {
+    return this.status.reason ?? '';
+  }
+}
+
+/** A field-level validation error, as field.Error in apimachinery. */
+export interface FieldError {
+  type: CauseType;
+  field: string;
+  /** The offending value, shown in the message when given. */
+  value?: unknown;
+  detail?: string;
+}
+
+/** A resource name qualified by group the way kube-apiserver writes it in messages: `secrets`, `leases.coordination.k8s.io`. */
+export interface QualifiedResource {
+  group: string;
+  resource: string;
+}
+
+function qualified(r: QualifiedResource): string {
+  return r.group === '' ? r.resource : `${r.resource}.${r.group}`;
+}
+
+function failure(code: number, reason: StatusReason, message: string, details?: StatusDetails): StatusError {
+  const status: Status = { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message, reason, code };
+  if (details) status.details = details;
+  return new StatusError(status);
+}
+
+export function newNotFound(r: QualifiedResource, name: string): StatusError {
+  return failure(404, 'NotFound', `${qualified(r)} "${name}" not found`, {
+    name,
+    group: r.group,
+    kind: r.resource,
+  });
+}
+
+export function newAlreadyExists(r: QualifiedResource, name: string): StatusError {
+  return failure(409, 'AlreadyExists', `${qualified(r)} "${name}" already exists`, {
+    name,
+    group: r.group,
+    kind: r.resource,
+  });
+}
+
+export function newConflict(r: QualifiedResource, name: string, why: string): StatusError {
+  return failure(409, 'Conflict', `Operation cannot be fulfilled on ${qualified(r)} "${name}": ${why}`, {
+    name,
+    group: r.group,
+    kind: r.resource,
+  });
+}
+
+export const OBJECT_MODIFIED = 'the object has been modified; please apply your changes to the latest version and try again';
+
+function describeValue(value: unknown): string {
+  if (typeof value === 'string') return JSON.stringify(value);
+  if (value === null || value === undefined) return 'null';
+  if (typeof value === 'object') return JSON.stringify(value);
+  return String(value);
+}
+
+const fieldErrorPhrase: Record<string, string> = {
+  FieldValueNotFound: 'Not found',
+  FieldValueRequired: 'Required value',
+  FieldValueDuplicate: 'Duplicate value',
+  FieldValueInvalid: 'Invalid value',
+  FieldValueNotSupported: 'Unsupported value',
+  FieldValueForbidden: 'Forbidden',
+  FieldValueTooLong: 'Too long',
+  FieldValueTooMany: 'Too many',
+  FieldValueTypeInvalid: 'Invalid value',
+  InternalError: 'Internal error',
+};
+
+/** Renders a field error as field.Error.Error() does: `spec.x: Invalid value: "y": detail`. */
+export function formatFieldError(e: FieldError): string {
+  const phrase = fieldErrorPhrase[e.type] ?? e.type;
+  const parts = [`${e.field}: ${phrase}`];
+  const showsValue = e.type !== 'FieldValueRequired' && e.type !== 'FieldValueForbidden' && 'value' in e;
+  if (showsValue) parts.push(describeValue(e.value));
+  if (e.detail) parts.push(e.detail);
+  return parts.join(': ');
+}
+
+/** 422 Invalid with one cause per field error, as NewInvalid. `kind` is the object's Kind. */
+export function newInvalid(group: string, kind: string, name: string, errors: FieldError[]): StatusError {
+  const list = errors.map(formatFieldError);
+  const summary = list.length === 1 ? list[0] : `[${list.join(', ')}]`;
+  return failure(422, 'Invalid', `${kind}${group ? `.${group}` : ''} "${name}" is invalid: ${summary}`, {
+    name,
+    group,
+    kind,
+    causes: errors.map((e) => ({
+      reason: e.type,
+      message: formatFieldError(e).slice(e.field.length + 2),
+      field: e.field,
+    })),
+  });
+}
+
+export function newBadRequest(message: string): StatusError {
+  return failure(400, 'BadRequest', message);
+}
+
+export function newUnauthorized(message = 'Unauthorized'): StatusError {
+  return failure(401, 'Unauthorized', message);
+}
+
+export function newForbidden(message: string): StatusError {
+  return failure(403, 'Forbidden', message);
+}
+
+export function newMethodNotAllowed(method: string, what: string): StatusError {
+  return failure(405, 'MethodNotAllowed', `${method} is not supported on ${what}`);
+}
+
+export function newNotAcceptable(message: string): StatusError {
+  return failure(406, 'NotAcceptable', message);
+}
+
+export function newUnsupportedMediaType(contentType: string): StatusError {
+  return failure(415, 'UnsupportedMediaType', `the body of the request was in an unknown format - accepted media types include: application/json, application/json-patch+json, application/merge-patch+json, application/strategic-merge-patch+json; got ${JSON.stringify(contentType)}`);
+}
+
+export function newRequestEntityTooLarge(limitBytes: number): StatusError {
+  return failure(413, 'RequestEntityTooLarge', `the request body is larger than ${limitBytes} bytes`);
+}
+
+/** 410 Expired: a list, watch or continue token refers to a compacted revision. */
+export function newExpired(message: string): StatusError {
+  return failure(410, 'Expired', message);
+}
+
+export function newGone(message: string): StatusError {
+  return failure(410, 'Gone', message);
+}
+
+export function newTooManyRequests(message: string, retryAfterSeconds: number): StatusError {
+  return failure(429, 'TooManyRequests', message, { retryAfterSeconds });
+}
+
+export function newInternalError(message: string): StatusError {
+  return failure(500, 'InternalError', `Internal error occurred: ${message}`, {
+    causes: [{ message }],
+  });
+}
+
+export function newServiceUnavailable(message: string): StatusError {
+  return failure(503, 'ServiceUnavailable', message);
+}
+
+export function newTimeout(message: string, retryAfterSeconds: number): StatusError {
+  return failure(504, 'Timeout', `Timeout: ${message}`, { retryAfterSeconds });
+}
+
+/** The Status kube-apiserver returns for a successful delete of an object that is not returned. */
+export function successStatus(details?: StatusDetails): Status {
+  const status: Status = { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', code: 200 };
+  if (details) status.details = details;
+  return status;
+}
+
+/** Recognises a Status body decoded from a response. */
+export function isStatus(value: unknown): value is Status {
+  return typeof value === 'object' && value !== null && (value as { kind?: unknown }).kind === 'Status';
+}
+
+function reasonOf(err: unknown): string | undefined {
+  return err instanceof StatusError ? err.reason : undefined;
+}
+
+function codeOf(err: unknown): number | undefined {
+  return err instanceof StatusError ? err.code : undefined;
+}
+
+export const isNotFound = (err: unknown): boolean => reasonOf(err) === 'NotFound';
+export const isAlreadyExists = (err: unknown): boolean => reasonOf(err) === 'AlreadyExists';
+export const isConflict = (err: unknown): boolean => reasonOf(err) === 'Conflict' || codeOf(err) === 409 && reasonOf(err) !== 'AlreadyExists';
+export const isInvalid = (err: unknown): boolean => reasonOf(err) === 'Invalid';
+export const isBadRequest = (err: unknown): boolean => reasonOf(err) === 'BadRequest';
+export const isTooManyRequests = (err: unknown): boolean => reasonOf(err) === 'TooManyRequests' || codeOf(err) === 429;
+/** True for 410 with reason Expired or Gone, as client-go's isExpiredError. */
+export const isGone = (err: unknown): boolean =>
+  reasonOf(err) === 'Expired' || reasonOf(err) === 'Gone' || codeOf(err) === 410;
+export const isResourceExpired = (err: unknown): boolean => reasonOf(err) === 'Expired';
+export const isUnauthorized = (err: unknown): boolean => reasonOf(err) === 'Unauthorized';
+export const isForbidden = (err: unknown): boolean => reasonOf(err) === 'Forbidden';
+export const isMethodNotAllowed = (err: unknown): boolean => reasonOf(err) === 'MethodNotAllowed';
+export const isNotAcceptable = (err: unknown): boolean => reasonOf(err) === 'NotAcceptable';
+export const isServiceUnavailable = (err: unknown): boolean => reasonOf(err) === 'ServiceUnavailable';
+export const isTimeout = (err: unknown): boolean => reasonOf(err) === 'Timeout';
+export const isInternalError = (err: unknown): boolean => reasonOf(err) === 'InternalError';

@@ -1,0 +1,136 @@
+/**
+ * The storage contract: an MVCC key-value store with one global revision, the model etcd v3 offers and
+ * kine emulates. Every backend (SQLite, etcd) passes the same contract suite (contract.ts).
+ *
+ * Keys are strings such as `/registry/secrets/default/tls`; values are serialized objects (JSON text).
+ * Revisions are positive integers; each write gets the next one, and it becomes the object's resourceVersion.
+ */
+
+export interface KeyValue {
+  key: string;
+  value: string;
+  /** Revision of the write that produced this value. */
+  modRevision: number;
+  /** Revision of the write that created the key (carried across updates). */
+  createRevision: number;
+}
+
+export interface RangeOptions {
+  /** Read as of this revision (0 or absent: the current one). Older than the compacted revision: CompactedError. */
+  revision?: number;
+  /** Return at most this many keys (0 or absent: all). */
+  limit?: number;
+  /** Start at this key (inclusive) instead of the prefix's first key; it must lie within the prefix. */
+  startKey?: string;
+  /** Also count every key from startKey to the end of the prefix (for remainingItemCount). */
+  count?: boolean;
+}
+
+export interface RangeResult {
+  kvs: KeyValue[];
+  /** The revision the read was served at: the store's current revision, or options.revision. */
+  revision: number;
+  /** True when keys remain after the last one returned. */
+  more: boolean;
+  /** With options.count: number of keys from startKey to the end of the prefix, returned or not. */
+  count?: number;
+}
+
+export type StorageEventType = 'PUT' | 'DELETE';
+
+export interface StorageEvent {
+  type: StorageEventType;
+  key: string;
+  /** New value for PUT; the last value before deletion for DELETE. */
+  value: string;
+  /** The revision of this change. */
+  revision: number;
+  createRevision: number;
+  /** Value before this change (absent for a create). */
+  prevValue?: string;
+  /** True when this PUT created the key. */
+  created: boolean;
+}
+
+export interface WatchListener {
+  /** Called with each change, in revision order, never two at once. */
+  event(event: StorageEvent): void;
+  /** Called once when the watch can no longer deliver events (compaction, lost connection, close of the store). */
+  error(err: Error): void;
+}
+
+export interface StorageWatch {
+  close(): void;
+}
+
+export interface Storage {
+  /** The latest revision of the whole store. */
+  currentRevision(): Promise<number>;
+  /** The revision below which history is gone (0 when nothing was compacted). */
+  compactedRevision(): Promise<number>;
+  get(key: string): Promise<KeyValue | undefined>;
+  /** Keys with the prefix, sorted by key. */
+  range(prefix: string, options?: RangeOptions): Promise<RangeResult>;
+  /** Creates the key if absent; throws KeyExistsError otherwise. Returns the new revision. */
+  create(key: string, value: string): Promise<number>;
+  /**
+   * Replaces the value if the key's modRevision equals expectedRevision. Throws NotFoundError when the key is
+   * absent, ConflictError (carrying the current value) when the revision differs.
+   */
+  update(key: string, value: string, expectedRevision: number): Promise<number>;
+  /**
+   * Deletes the key, guarded by expectedRevision when given. Returns the deletion revision and the deleted value.
+   * Throws NotFoundError or ConflictError as update does.
+   */
+  delete(key: string, expectedRevision?: number): Promise<{ revision: number; prev: KeyValue }>;
+  /**
+   * Delivers every change under the prefix with revision > afterRevision, in order, then follows new changes.
+   * afterRevision below the compacted revision: the listener's error() gets a CompactedError (asynchronously).
+   */
+  watch(prefix: string, afterRevision: number, listener: WatchListener): StorageWatch;
+  /** Discards history older than the revision; reads and watches before it fail with CompactedError. */
+  compact(revision: number): Promise<void>;
+  close(): Promise<void>;
+}
+
+export class StorageError extends Error {}
+
+export class KeyExistsError extends StorageError {
+  readonly key: string;
+  constructor(key: string) {
+    super(`key exists: ${key}`);
+    this.key = key;
+  }
+}
+
+export class NotFoundError extends StorageError {
+  readonly key: string;
+  constructor(key: string) {
+    super(`key not found: ${key}`);
+    this.key = key;
+  }
+}
+
+export class ConflictError extends StorageError {
+  readonly key: string;
+  /** The value the store holds now, so the caller can retry without another read. */
+  readonly current: KeyValue;
+  constructor(key: string, current: KeyValue) {
+    super(`revision conflict on ${key}: current revision is ${current.modRevision}`);
+    this.key = key;
+    this.current = current;
+  }
+}
+
+export class CompactedError extends StorageError {
+  readonly requestedRevision: number;
+  readonly compactedRevision: number;
+  constructor(requestedRevision: number, compactedRevision: number) {
+    super(`required revision ${requestedRevision} has been compacted (compacted revision ${compactedRevision})`);
+    this.requestedRevision = requestedRevision;
+    this.compactedRevision = compactedRevision;
+  }
+}
+
+/** The store cannot be reached (lost connection, closed). */
+export class UnavailableError extends StorageError {}
