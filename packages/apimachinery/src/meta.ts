@@ -1,6 +1,10 @@
-import type { ObjectMeta, OwnerReference } from 'kubernetes-types/meta/v1.d.ts';
+import type { ObjectMeta as K8sObjectMeta, OwnerReference as K8sOwnerReference } from 'kubernetes-types/meta/v1.d.ts';
 
-export type { ObjectMeta, OwnerReference };
+/** kubernetes-types marks server-set fields readonly; the server and controllers set them, so we drop that. */
+type Mutable<T> = { -readonly [K in keyof T]: T[K] };
+
+export type ObjectMeta = Mutable<K8sObjectMeta>;
+export type OwnerReference = Mutable<K8sOwnerReference>;
 
 /** Any Kubernetes object as plain JSON: TypeMeta, ObjectMeta, and whatever else its kind carries. */
 export interface KubeObject {

@@ -1,0 +1,233 @@
+/**
+ * List, watch and get query parameters, decoded and validated the way kube-apiserver does it: decoding
+ * problems (selectors, integers) are 400 BadRequest; the rules of
+ * apimachinery/pkg/apis/meta/internalversion/validation are 422 Invalid on kind ListOptions.meta.k8s.io.
+ */
+import { everythingFields, type FieldSelector, parseFieldSelector } from './fields.ts';
+import { everythingLabels, type LabelSelector, parseLabelSelector } from './labels.ts';
+import { type FieldError, newBadRequest, newInvalid } from './status.ts';
+
+export type ResourceVersionMatch = '' | 'NotOlderThan' | 'Exact';
+
+export type ListVerb = 'list' | 'watch' | 'get';
+
+export interface ListOptions {
+  /** '' (most recent), '0' (any) or a decimal revision; validated numeric, kept as sent. */
+  resourceVersion: string;
+  resourceVersionMatch: ResourceVersionMatch;
+  /** 0 means no limit. */
+  limit: number;
+  continue: string;
+  labelSelector: LabelSelector;
+  fieldSelector: FieldSelector;
+  allowWatchBookmarks: boolean;
+  /** undefined when the parameter was absent; the caller applies any WatchList defaulting. */
+  sendInitialEvents: boolean | undefined;
+  /** undefined when absent; 0 is passed through (kube-apiserver reads it as "use the default"). */
+  timeoutSeconds: number | undefined;
+}
+
+/** Go's bool query conversion: present and not "0"/"false" (any case) means true, even `?watch`. */
+function queryBool(query: URLSearchParams, name: string): boolean | undefined {
+  if (!query.has(name)) return undefined;
+  const value = query.get(name) ?? '';
+  return !(value === '0' || value.toLowerCase() === 'false');
+}
+
+/** Whether the request asks for a watch (`?watch=true`, `?watch=1`, `?watch`), as the handler decides. */
+export function isWatchRequested(query: URLSearchParams): boolean {
+  return queryBool(query, 'watch') ?? false;
+}
+
+/**
+ * A non-negative int64 parameter. Values beyond what a JS number holds exactly are clamped: for a limit or
+ * a timeout they mean "unbounded" either way.
+ */
+function queryNonNegativeInteger(query: URLSearchParams, name: string): number | undefined {
+  if (!query.has(name)) return undefined;
+  const raw = query.get(name) ?? '';
+  // strconv.ParseInt(raw, 10, 64) accepts a leading '+'; a '-' would make it negative, which is refused.
+  if (!/^\+?[0-9]+$/.test(raw) || BigInt(raw) >= 2n ** 63n) {
+    throw newBadRequest(`invalid value for ${name}: ${JSON.stringify(raw)}: must be a non-negative integer`);
+  }
+  return Math.min(Number(raw), Number.MAX_SAFE_INTEGER);
+}
+
+function forbidden(field: string, detail: string): FieldError {
+  return { type: 'FieldValueForbidden', field, detail };
+}
+
+function notSupported(field: string, value: string, supported: string[]): FieldError {
+  const detail = `supported values: ${supported.map((s) => JSON.stringify(s)).join(', ')}`;
+  return { type: 'FieldValueNotSupported', field, value, detail };
+}
+
+/** validation.ValidateListOptions for a list. */
+function validateList(
+  resourceVersion: string,
+  match: string,
+  cont: string,
+  sendInitialEvents?: boolean,
+): FieldError[] {
+  const errs: FieldError[] = [];
+  if (match !== '') {
+    if (resourceVersion === '') {
+      errs.push(
+        forbidden(
+          'resourceVersionMatch',
+          'resourceVersionMatch is forbidden unless resourceVersion is provided',
+        ),
+      );
+    }
+    if (cont !== '') {
+      errs.push(
+        forbidden('resourceVersionMatch', 'resourceVersionMatch is forbidden when continue is provided'),
+      );
+    }
+    if (match !== 'Exact' && match !== 'NotOlderThan') {
+      errs.push(notSupported('resourceVersionMatch', match, ['Exact', 'NotOlderThan', '']));
+    }
+    if (match === 'Exact' && resourceVersion === '0') {
+      errs.push(
+        forbidden(
+          'resourceVersionMatch',
+          'resourceVersionMatch "exact" is forbidden for resourceVersion "0"',
+        ),
+      );
+    }
+  }
+  if (sendInitialEvents !== undefined) {
+    errs.push(forbidden('sendInitialEvents', 'sendInitialEvents is forbidden for list'));
+  }
+  return errs;
+}
+
+/** validation.validateWatchOptions (with the WatchList feature on). */
+function validateWatch(match: string, cont: string, sendInitialEvents?: boolean): FieldError[] {
+  const errs: FieldError[] = [];
+  if (sendInitialEvents !== undefined && match !== 'NotOlderThan') {
+    errs.push(
+      forbidden(
+        'resourceVersionMatch',
+        'sendInitialEvents requires setting resourceVersionMatch to NotOlderThan',
+      ),
+    );
+  }
+  if (match !== '') {
+    if (sendInitialEvents === undefined) {
+      errs.push(
+        forbidden(
+          'resourceVersionMatch',
+          'resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided',
+        ),
+      );
+    }
+    if (match !== 'NotOlderThan') errs.push(notSupported('resourceVersionMatch', match, ['NotOlderThan']));
+    if (cont !== '') {
+      errs.push(
+        forbidden('resourceVersionMatch', 'resourceVersionMatch is forbidden when continue is provided'),
+      );
+    }
+  }
+  return errs;
+}
+
+/**
+ * The storage layer's ParseResourceVersion: '' and '0' are special, anything else must be a uint64.
+ * Returns the detail of the error, as strconv.ParseUint words it, or undefined when valid.
+ */
+function resourceVersionProblem(resourceVersion: string): string | undefined {
+  if (resourceVersion === '' || resourceVersion === '0') return undefined;
+  const quoted = JSON.stringify(resourceVersion);
+  if (!/^[0-9]+$/.test(resourceVersion)) return `strconv.ParseUint: parsing ${quoted}: invalid syntax`;
+  if (BigInt(resourceVersion) >= 2n ** 64n) return `strconv.ParseUint: parsing ${quoted}: value out of range`;
+  return undefined;
+}
+
+/**
+ * Decodes and validates list/watch/get query parameters, in kube-apiserver's order: decoding (400), then
+ * ListOptions validation (422), then the storage checks (continue with a resourceVersion: 400; a
+ * non-numeric resourceVersion: 422). For `get` only `resourceVersion` is read, as GetOptions has nothing
+ * else; the other fields keep their defaults.
+ *
+ * One leniency beyond upstream: a watch with `sendInitialEvents=true` and no `resourceVersionMatch` is read
+ * as `NotOlderThan`, the only value upstream accepts there, instead of being refused.
+ */
+export function parseListOptions(query: URLSearchParams, verb: ListVerb): ListOptions {
+  const resourceVersion = query.get('resourceVersion') ?? '';
+  const options: ListOptions = {
+    resourceVersion,
+    resourceVersionMatch: '',
+    limit: 0,
+    continue: '',
+    labelSelector: everythingLabels,
+    fieldSelector: everythingFields,
+    allowWatchBookmarks: false,
+    sendInitialEvents: undefined,
+    timeoutSeconds: undefined,
+  };
+  if (verb === 'get') {
+    checkResourceVersion(resourceVersion, 'GetOptions');
+    return options;
+  }
+
+  options.labelSelector = parseLabelSelector(query.get('labelSelector') ?? '');
+  options.fieldSelector = parseFieldSelector(query.get('fieldSelector') ?? '');
+  options.limit = queryNonNegativeInteger(query, 'limit') ?? 0;
+  options.timeoutSeconds = queryNonNegativeInteger(query, 'timeoutSeconds');
+  options.allowWatchBookmarks = queryBool(query, 'allowWatchBookmarks') ?? false;
+  options.sendInitialEvents = queryBool(query, 'sendInitialEvents');
+  options.continue = query.get('continue') ?? '';
+
+  let match = query.get('resourceVersionMatch') ?? '';
+  if (verb === 'watch' && options.sendInitialEvents === true && match === '') match = 'NotOlderThan';
+
+  const errs =
+    verb === 'watch'
+      ? validateWatch(match, options.continue, options.sendInitialEvents)
+      : validateList(resourceVersion, match, options.continue, options.sendInitialEvents);
+  if (errs.length > 0) throw newInvalid('meta.k8s.io', 'ListOptions', '', errs);
+  // Validation has ruled out any other value.
+  options.resourceVersionMatch = match as ResourceVersionMatch;
+
+  if (verb === 'list' && options.continue !== '' && resourceVersion !== '' && resourceVersion !== '0') {
+    throw newBadRequest('specifying resource version is not allowed when using continue');
+  }
+  checkResourceVersion(resourceVersion, 'ListOptions');
+  return options;
+}
+
+function checkResourceVersion(resourceVersion: string, kind: 'ListOptions' | 'GetOptions'): void {
+  const problem = resourceVersionProblem(resourceVersion);
+  if (problem !== undefined) {
+    throw newInvalid('meta.k8s.io', kind, '', [
+      { type: 'FieldValueInvalid', field: 'resourceVersion', value: resourceVersion, detail: problem },
+    ]);
+  }
+}
+
+/** What a client may pass to `listOptionsToQuery`: any ListOptions field, selectors also as strings. */
+export type ListQueryOptions = Partial<Omit<ListOptions, 'labelSelector' | 'fieldSelector'>> & {
+  labelSelector?: string | LabelSelector;
+  fieldSelector?: string | FieldSelector;
+  /** Adds `watch=true`. */
+  watch?: boolean;
+};
+
+/** Builds the query string for a list or watch request, leaving out parameters at their defaults. */
+export function listOptionsToQuery(opts: ListQueryOptions): URLSearchParams {
+  const query = new URLSearchParams();
+  if (opts.watch) query.set('watch', 'true');
+  const labelSelector = opts.labelSelector?.toString() ?? '';
+  if (labelSelector !== '') query.set('labelSelector', labelSelector);
+  const fieldSelector = opts.fieldSelector?.toString() ?? '';
+  if (fieldSelector !== '') query.set('fieldSelector', fieldSelector);
+  if (opts.resourceVersion) query.set('resourceVersion', opts.resourceVersion);
+  if (opts.resourceVersionMatch) query.set('resourceVersionMatch', opts.resourceVersionMatch);
+  if (opts.limit) query.set('limit', String(opts.limit));
+  if (opts.continue) query.set('continue', opts.continue);
+  if (opts.allowWatchBookmarks) query.set('allowWatchBookmarks', 'true');
+  if (opts.sendInitialEvents !== undefined) query.set('sendInitialEvents', String(opts.sendInitialEvents));
+  if (opts.timeoutSeconds !== undefined) query.set('timeoutSeconds', String(opts.timeoutSeconds));
+  return query;
+}

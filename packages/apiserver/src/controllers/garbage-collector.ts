@@ -1,0 +1,299 @@
+import {
+  isConflict,
+  isNotFound,
+  type OwnerReference,
+  parseApiVersion,
+  type StoredObject,
+} from '@certkit/apimachinery';
+import { FOREGROUND_FINALIZER, ORPHAN_FINALIZER } from '../registry/metadata.ts';
+import type { Registry } from '../registry/registry.ts';
+import type { ObjectStore } from '../registry/store.ts';
+import type { KeyValue, Storage, StorageEvent } from '../storage/types.ts';
+import { followPrefix } from './storage-follower.ts';
+
+/**
+ * Garbage collection of owner references, as kube-controller-manager's collector does it:
+ * - background: a dependent whose owners are all gone (checked by a live read, name and uid) is deleted;
+ *   owners that are gone are dropped from a dependent that still has a live owner;
+ * - foreground: an owner with the `foregroundDeletion` finalizer has its dependents deleted, and loses the
+ *   finalizer (and so goes) once no dependent with blockOwnerDeletion remains;
+ * - orphan: an owner with the `orphan` finalizer has its references removed from its dependents, then the
+ *   finalizer is released.
+ * It follows every object in storage but keeps in memory only the owner → dependents graph.
+ */
+
+interface Dependent {
+  key: string;
+  owners: OwnerReference[];
+}
+
+const RETRY_MS = 500;
+
+export class GarbageCollector {
+  private readonly registry: Registry;
+  private readonly storage: Storage;
+  /** Owner uid → keys of objects that name it. */
+  private readonly dependentsOf = new Map<string, Set<string>>();
+  /** Key → owner references of that object (only objects that have some). */
+  private readonly ownersOf = new Map<string, Dependent>();
+  private readonly queue = new Map<string, 'dependent' | 'owner'>();
+  private running = false;
+  private stopped = false;
+  private follower?: { stop(): void };
+  onError: (err: unknown) => void = () => {};
+
+  constructor(registry: Registry, storage: Storage) {
+    this.registry = registry;
+    this.storage = storage;
+  }
+
+  start(): void {
+    this.follower = followPrefix(this.storage, '/registry/', {
+      sync: (kvs) => this.sync(kvs),
+      event: (ev) => this.event(ev),
+    });
+  }
+
+  stop(): void {
+    this.stopped = true;
+    this.follower?.stop();
+  }
+
+  private sync(kvs: KeyValue[]): void {
+    this.dependentsOf.clear();
+    this.ownersOf.clear();
+    for (const kv of kvs) {
+      const obj = parse(kv.value);
+      if (!obj) continue;
+      this.index(kv.key, obj);
+      // Owners may have gone while nobody watched: check every dependent once.
+      if (this.ownersOf.has(kv.key)) this.enqueue(kv.key, 'dependent');
+      if (holdsGcFinalizer(obj)) this.enqueue(kv.key, 'owner');
+    }
+  }
+
+  private event(ev: StorageEvent): void {
+    if (ev.type === 'DELETE') {
+      const obj = parse(ev.value);
+      this.unindex(ev.key);
+      const uid = obj?.metadata.uid;
+      if (uid) for (const key of this.dependentsOf.get(uid) ?? []) this.enqueue(key, 'dependent');
+      return;
+    }
+    // Most objects have no owner references and are not deleting: skip parsing them.
+    if (!ev.value.includes('"ownerReferences"') && !ev.value.includes('"deletionTimestamp"')) {
+      if (this.ownersOf.has(ev.key)) this.unindex(ev.key);
+      return;
+    }
+    const obj = parse(ev.value);
+    if (!obj) return;
+    const before = this.ownersOf.get(ev.key);
+    this.index(ev.key, obj);
+    const after = this.ownersOf.get(ev.key);
+    if (after && JSON.stringify(before?.owners) !== JSON.stringify(after.owners)) this.enqueue(ev.key, 'dependent');
+    if (holdsGcFinalizer(obj)) this.enqueue(ev.key, 'owner');
+    // A dependent leaving (or being deleted) may unblock a foreground owner waiting for it.
+    if (obj.metadata.deletionTimestamp) {
+      for (const ref of obj.metadata.ownerReferences ?? []) this.enqueueOwnerByUid(ref.uid);
+    }
+  }
+
+  private index(key: string, obj: StoredObject): void {
+    this.unindex(key);
+    const owners = obj.metadata.ownerReferences ?? [];
+    if (owners.length === 0) return;
+    this.ownersOf.set(key, { key, owners });
+    for (const ref of owners) {
+      let set = this.dependentsOf.get(ref.uid);
+      if (!set) this.dependentsOf.set(ref.uid, (set = new Set()));
+      set.add(key);
+    }
+  }
+
+  private unindex(key: string): void {
+    const existing = this.ownersOf.get(key);
+    if (!existing) return;
+    this.ownersOf.delete(key);
+    for (const ref of existing.owners) {
+      const set = this.dependentsOf.get(ref.uid);
+      set?.delete(key);
+      if (set?.size === 0) this.dependentsOf.delete(ref.uid);
+      this.enqueueOwnerByUid(ref.uid);
+    }
+  }
+
+  /** Owners are found by uid among deleting objects only when they wait on their dependents. */
+  private readonly waitingOwners = new Map<string, string>();
+
+  private enqueueOwnerByUid(uid: string): void {
+    const key = this.waitingOwners.get(uid);
+    if (key) this.enqueue(key, 'owner');
+  }
+
+  private enqueue(key: string, kind: 'dependent' | 'owner'): void {
+    if (this.stopped) return;
+    // An owner check also covers its own owner references, so it wins when both are queued.
+    if (this.queue.get(key) !== 'owner') this.queue.set(key, kind);
+    if (!this.running) void this.drain();
+  }
+
+  private async drain(): Promise<void> {
+    this.running = true;
+    try {
+      while (this.queue.size > 0 && !this.stopped) {
+        const [key, kind] = this.queue.entries().next().value as [string, 'dependent' | 'owner'];
+        this.queue.delete(key);
+        try {
+          if (kind === 'owner') await this.processOwner(key);
+          await this.processDependent(key);
+        } catch (err) {
+          if (!isNotFound(err) && !isConflict(err)) this.onError(err);
+          setTimeout(() => this.enqueue(key, kind), RETRY_MS).unref();
+        }
+      }
+    } finally {
+      this.running = false;
+    }
+  }
+
+  private storeForKey(key: string): ObjectStore | undefined {
+    for (const store of this.registry.all()) if (key.startsWith(store.prefix)) return store;
+    return undefined;
+  }
+
+  private async read(key: string): Promise<{ store: ObjectStore; obj: StoredObject } | undefined> {
+    const store = this.storeForKey(key);
+    if (!store) return undefined;
+    const kv = await this.storage.get(key);
+    return kv ? { store, obj: store.decode(kv.value, kv.modRevision) } : undefined;
+  }
+
+  /** The owner as it is now, if it still exists with the referenced uid. */
+  private async liveOwner(dependent: StoredObject, ref: OwnerReference): Promise<StoredObject | undefined> {
+    const { group } = parseApiVersion(ref.apiVersion);
+    const store = this.registry.byKind(group, ref.kind);
+    if (!store) return undefined;
+    try {
+      const owner = await store.get(store.def.namespaced ? dependent.metadata.namespace : undefined, ref.name);
+      return owner.metadata.uid === ref.uid ? owner : undefined;
+    } catch (err) {
+      if (isNotFound(err)) return undefined;
+      throw err;
+    }
+  }
+
+  private async processDependent(key: string): Promise<void> {
+    const found = await this.read(key);
+    if (!found) return;
+    const { store, obj } = found;
+    const refs = obj.metadata.ownerReferences ?? [];
+    if (refs.length === 0 || obj.metadata.deletionTimestamp && !holdsGcFinalizer(obj)) return;
+    const live: OwnerReference[] = [];
+    let foregroundOwner = false;
+    for (const ref of refs) {
+      const owner = await this.liveOwner(obj, ref);
+      if (!owner) continue;
+      live.push(ref);
+      if (owner.metadata.deletionTimestamp && owner.metadata.finalizers?.includes(FOREGROUND_FINALIZER) && ref.blockOwnerDeletion) {
+        foregroundOwner = true;
+      }
+    }
+    const name = obj.metadata.name!;
+    const namespace = obj.metadata.namespace;
+    if (live.length === 0) {
+      await store.delete(namespace, name, {
+        propagationPolicy: 'Background',
+        preconditions: { uid: obj.metadata.uid },
+      });
+    } else if (foregroundOwner && live.length === refs.length && !obj.metadata.deletionTimestamp) {
+      await store.delete(namespace, name, { propagationPolicy: 'Foreground', preconditions: { uid: obj.metadata.uid } });
+    } else if (live.length < refs.length) {
+      const liveUids = new Set(live.map((r) => r.uid));
+      await store.guaranteedUpdate(namespace, name, (current) => ({
+        ...current,
+        metadata: {
+          ...current.metadata,
+          ownerReferences: (current.metadata.ownerReferences ?? []).filter((r) => liveUids.has(r.uid)),
+        },
+      }));
+    }
+  }
+
+  private async processOwner(key: string): Promise<void> {
+    const found = await this.read(key);
+    if (!found) return;
+    const { store, obj } = found;
+    const uid = obj.metadata.uid!;
+    if (!obj.metadata.deletionTimestamp || !holdsGcFinalizer(obj)) {
+      this.waitingOwners.delete(uid);
+      return;
+    }
+    const finalizers = obj.metadata.finalizers ?? [];
+    const dependents = [...(this.dependentsOf.get(uid) ?? [])];
+    if (finalizers.includes(ORPHAN_FINALIZER)) {
+      for (const depKey of dependents) await this.orphan(depKey, uid);
+      await this.release(store, obj, ORPHAN_FINALIZER);
+      return;
+    }
+    // Foreground: delete dependents; the owner goes once none that blocks it remains.
+    this.waitingOwners.set(uid, key);
+    let blocking = 0;
+    for (const depKey of dependents) {
+      const dep = await this.read(depKey);
+      if (!dep) continue;
+      const ref = dep.obj.metadata.ownerReferences?.find((r) => r.uid === uid);
+      if (!ref) continue;
+      if (ref.blockOwnerDeletion) blocking++;
+      if (!dep.obj.metadata.deletionTimestamp) {
+        await dep.store
+          .delete(dep.obj.metadata.namespace, dep.obj.metadata.name!, {
+            propagationPolicy: 'Foreground',
+            preconditions: { uid: dep.obj.metadata.uid },
+          })
+          .catch((err) => {
+            if (!isNotFound(err)) throw err;
+          });
+      }
+    }
+    if (blocking === 0) {
+      this.waitingOwners.delete(uid);
+      await this.release(store, obj, FOREGROUND_FINALIZER);
+    }
+  }
+
+  private async orphan(dependentKey: string, ownerUid: string): Promise<void> {
+    const dep = await this.read(dependentKey);
+    if (!dep) return;
+    await dep.store.guaranteedUpdate(dep.obj.metadata.namespace, dep.obj.metadata.name!, (current) => ({
+      ...current,
+      metadata: {
+        ...current.metadata,
+        ownerReferences: (current.metadata.ownerReferences ?? []).filter((r) => r.uid !== ownerUid),
+      },
+    }));
+  }
+
+  private async release(store: ObjectStore, owner: StoredObject, finalizer: string): Promise<void> {
+    await store.guaranteedUpdate(owner.metadata.namespace, owner.metadata.name!, (current) => {
+      if (current.metadata.uid !== owner.metadata.uid) return current;
+      return {
+        ...current,
+        metadata: { ...current.metadata, finalizers: (current.metadata.finalizers ?? []).filter((f) => f !== finalizer) },
+      };
+    });
+  }
+}
+
+function holdsGcFinalizer(obj: StoredObject): boolean {
+  const f = obj.metadata.finalizers ?? [];
+  return obj.metadata.deletionTimestamp !== undefined && (f.includes(FOREGROUND_FINALIZER) || f.includes(ORPHAN_FINALIZER));
+}
+
+function parse(value: string): StoredObject | undefined {
+  try {
+    const obj = JSON.parse(value) as StoredObject;
+    return obj?.metadata ? obj : undefined;
+  } catch {
+    return undefined;
+  }
+}

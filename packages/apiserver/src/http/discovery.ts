@@ -1,0 +1,88 @@
+import type { Registry } from '../registry/registry.ts';
+import { compareVersionPriority } from '../registry/crd.ts';
+import type { ResourceDefinition } from '../registry/resource.ts';
+
+/**
+ * Legacy discovery (/api, /apis, /apis/GROUP, /apis/GROUP/VERSION), which kubectl and client-go fall back to
+ * whenever the response is not aggregated discovery.
+ */
+
+function groupVersion(group: string, version: string): string {
+  return group === '' ? version : `${group}/${version}`;
+}
+
+function apiResources(def: ResourceDefinition) {
+  const main = {
+    name: def.resource,
+    singularName: def.singular,
+    namespaced: def.namespaced,
+    kind: def.kind,
+    verbs: def.verbs,
+    ...(def.shortNames.length ? { shortNames: def.shortNames } : {}),
+    ...(def.categories.length ? { categories: def.categories } : {}),
+  };
+  const hasStatus = def.statusSubresource || def.resource === 'namespaces';
+  if (!hasStatus) return [main];
+  return [main, { name: `${def.resource}/status`, singularName: '', namespaced: def.namespaced, kind: def.kind, verbs: ['get', 'patch', 'update'] }];
+}
+
+/** Groups other than core, each with its served versions in preference order. */
+export function apiGroups(registry: Registry): Map<string, string[]> {
+  const groups = new Map<string, Set<string>>();
+  for (const store of registry.all()) {
+    if (store.def.group === '') continue;
+    const versions = groups.get(store.def.group) ?? new Set();
+    for (const v of store.def.versions) versions.add(v);
+    groups.set(store.def.group, versions);
+  }
+  return new Map([...groups].sort(([a], [b]) => a.localeCompare(b)).map(([g, vs]) => [g, [...vs].sort(compareVersionPriority)]));
+}
+
+export function coreVersions(serverAddress: string) {
+  return {
+    kind: 'APIVersions',
+    versions: ['v1'],
+    serverAddressByClientCIDRs: [{ clientCIDR: '0.0.0.0/0', serverAddress }],
+  };
+}
+
+function apiGroup(group: string, versions: string[]) {
+  const list = versions.map((v) => ({ groupVersion: groupVersion(group, v), version: v }));
+  return { name: group, versions: list, preferredVersion: list[0] };
+}
+
+export function groupList(registry: Registry) {
+  return {
+    kind: 'APIGroupList',
+    apiVersion: 'v1',
+    groups: [...apiGroups(registry)].map(([g, vs]) => apiGroup(g, vs)),
+  };
+}
+
+export function group(registry: Registry, name: string) {
+  const versions = apiGroups(registry).get(name);
+  return versions ? { kind: 'APIGroup', apiVersion: 'v1', ...apiGroup(name, versions) } : undefined;
+}
+
+export function resourceList(registry: Registry, group: string, version: string) {
+  const defs = registry
+    .all()
+    .map((s) => s.def)
+    .filter((d) => d.group === group && d.versions.includes(version));
+  if (defs.length === 0) return undefined;
+  return {
+    kind: 'APIResourceList',
+    apiVersion: 'v1',
+    groupVersion: groupVersion(group, version),
+    resources: defs.flatMap(apiResources),
+  };
+}
+
+/** Every served group/version, core first, as paths like `api/v1` and `apis/g/v`. */
+export function servedGroupVersions(registry: Registry): { group: string; version: string; path: string }[] {
+  const result = [{ group: '', version: 'v1', path: 'api/v1' }];
+  for (const [g, versions] of apiGroups(registry)) {
+    for (const v of versions) result.push({ group: g, version: v, path: `apis/${g}/${v}` });
+  }
+  return result;
+}

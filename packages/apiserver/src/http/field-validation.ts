@@ -1,0 +1,28 @@
+import type { KubeObject } from '@certkit/apimachinery';
+import type { ResourceDefinition } from '../registry/resource.ts';
+
+/**
+ * Unknown fields for fieldValidation (Strict / Warn): fields of ObjectMeta, and top-level fields of built-in
+ * kinds. Custom resources' unknown fields below the top level are pruned by their schema instead.
+ */
+
+const OBJECT_META_FIELDS = new Set([
+  'name', 'generateName', 'namespace', 'selfLink', 'uid', 'resourceVersion', 'generation', 'creationTimestamp',
+  'deletionTimestamp', 'deletionGracePeriodSeconds', 'labels', 'annotations', 'ownerReferences', 'finalizers',
+  'managedFields',
+]);
+
+const TYPE_FIELDS = new Set(['apiVersion', 'kind', 'metadata']);
+
+export function unknownFields(def: ResourceDefinition, body: KubeObject): string[] {
+  const unknown: string[] = [];
+  const meta = body.metadata;
+  if (meta && typeof meta === 'object') {
+    for (const key of Object.keys(meta)) if (!OBJECT_META_FIELDS.has(key)) unknown.push(`metadata.${key}`);
+  }
+  if (def.topLevelFields) {
+    const known = new Set(def.topLevelFields);
+    for (const key of Object.keys(body)) if (!TYPE_FIELDS.has(key) && !known.has(key)) unknown.push(key);
+  }
+  return unknown;
+}

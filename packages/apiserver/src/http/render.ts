@@ -1,0 +1,83 @@
+import { type StoredObject, toPartialObjectMetadata } from '@certkit/apimachinery';
+import type { ResourceDefinition } from '../registry/resource.ts';
+import type { ListResult } from '../registry/store.ts';
+import type { Rendering } from './negotiate.ts';
+
+/** Shapes responses: full objects in the requested version, PartialObjectMetadata, or Tables for kubectl. */
+
+export type IncludeObject = 'None' | 'Metadata' | 'Object';
+
+export interface RenderOptions {
+  rendering: Rendering;
+  /** The apiVersion the client asked for (custom resources may serve several). */
+  apiVersion: string;
+  includeObject: IncludeObject;
+}
+
+export function inVersion(obj: StoredObject, apiVersion: string): StoredObject {
+  return obj.apiVersion === apiVersion ? obj : { ...obj, apiVersion };
+}
+
+function tableRow(def: ResourceDefinition, obj: StoredObject, options: RenderOptions, now: number): unknown {
+  const row: Record<string, unknown> = { cells: def.cells(obj, now) };
+  if (options.includeObject === 'Metadata') row.object = toPartialObjectMetadata(obj);
+  else if (options.includeObject === 'Object') row.object = inVersion(obj, options.apiVersion);
+  return row;
+}
+
+export function table(
+  def: ResourceDefinition,
+  objects: StoredObject[],
+  options: RenderOptions,
+  listMeta: Record<string, unknown>,
+  withColumns = true,
+): unknown {
+  const now = Date.now();
+  return {
+    kind: 'Table',
+    apiVersion: 'meta.k8s.io/v1',
+    metadata: listMeta,
+    columnDefinitions: withColumns ? def.columns : [],
+    rows: objects.map((o) => tableRow(def, o, options, now)),
+  };
+}
+
+export function renderObject(def: ResourceDefinition, obj: StoredObject, options: RenderOptions): unknown {
+  switch (options.rendering) {
+    case 'metadata':
+      return toPartialObjectMetadata(obj);
+    case 'table':
+      return table(def, [obj], options, { resourceVersion: obj.metadata.resourceVersion });
+    default:
+      return inVersion(obj, options.apiVersion);
+  }
+}
+
+export function listMeta(result: ListResult): Record<string, unknown> {
+  const meta: Record<string, unknown> = { resourceVersion: result.resourceVersion };
+  if (result.continue) meta.continue = result.continue;
+  if (result.remainingItemCount !== undefined) meta.remainingItemCount = result.remainingItemCount;
+  return meta;
+}
+
+export function renderList(def: ResourceDefinition, result: ListResult, options: RenderOptions): unknown {
+  const metadata = listMeta(result);
+  switch (options.rendering) {
+    case 'metadata':
+      return {
+        kind: 'PartialObjectMetadataList',
+        apiVersion: 'meta.k8s.io/v1',
+        metadata,
+        items: result.items.map(toPartialObjectMetadata),
+      };
+    case 'table':
+      return table(def, result.items, options, metadata);
+    default:
+      return {
+        kind: def.listKind,
+        apiVersion: options.apiVersion,
+        metadata,
+        items: result.items.map((o) => inVersion(o, options.apiVersion)),
+      };
+  }
+}

@@ -1,0 +1,246 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import {
+  type KubeObject,
+  type ListOptions,
+  newBadRequest,
+  newMethodNotAllowed,
+  newNotFound,
+  newUnsupportedMediaType,
+  escapeFieldValue,
+  parseFieldSelector,
+  parseListOptions,
+  type StoredObject,
+} from '@certkit/apimachinery';
+import { applyJsonPatch, applyMergePatch, applyStrategicMergePatch, patchTypeFromContentType } from '../registry/patch.ts';
+import type { Registry } from '../registry/registry.ts';
+import { apiVersionOf } from '../registry/resource.ts';
+import type { DeleteOptions, ObjectStore } from '../registry/store.ts';
+import { unknownFields } from './field-validation.ts';
+import type { ResourceRequest } from './request-info.ts';
+import { negotiate } from './negotiate.ts';
+import { type IncludeObject, type RenderOptions, renderList, renderObject } from './render.ts';
+import { parseJsonBody, parseJsonObject, readBody, sendJson } from './respond.ts';
+import { serveWatch } from './watch.ts';
+
+/** The verbs on resources: get, list, watch, create, update, patch, delete, deletecollection. */
+
+const NOT_FOUND_MESSAGE = 'the server could not find the requested resource';
+
+function notFoundResource(): Error {
+  const err = newNotFound({ group: '', resource: '' }, '');
+  err.status.message = NOT_FOUND_MESSAGE;
+  err.status.details = {};
+  return err;
+}
+
+function isWatch(query: URLSearchParams, request: ResourceRequest): boolean {
+  const w = query.get('watch');
+  return request.legacyWatch || w === 'true' || w === '1';
+}
+
+function dryRun(query: URLSearchParams): boolean {
+  const values = query.getAll('dryRun');
+  for (const v of values) if (v !== 'All') throw newBadRequest(`Invalid dry run value: ${v}; only "All" is supported`);
+  return values.length > 0;
+}
+
+function includeObject(query: URLSearchParams): IncludeObject {
+  const v = query.get('includeObject') ?? 'Metadata';
+  if (v !== 'None' && v !== 'Metadata' && v !== 'Object') throw newBadRequest(`includeObject: unsupported value "${v}"`);
+  return v;
+}
+
+/** fieldValidation=Strict refuses unknown fields; Warn (the default) reports them in Warning headers. */
+function checkFields(
+  store: ObjectStore,
+  body: KubeObject,
+  query: URLSearchParams,
+  res: ServerResponse,
+): void {
+  const mode = query.get('fieldValidation') ?? 'Warn';
+  if (mode !== 'Strict' && mode !== 'Warn' && mode !== 'Ignore') {
+    throw newBadRequest(`fieldValidation parameter unsupported: ${mode}, must be one of: Ignore, Warn, Strict`);
+  }
+  if (mode === 'Ignore') return;
+  const unknown = unknownFields(store.def, body);
+  if (unknown.length === 0) return;
+  if (mode === 'Strict') {
+    throw newBadRequest(`strict decoding error: ${unknown.map((f) => `unknown field "${f}"`).join(', ')}`);
+  }
+  res.setHeader(
+    'Warning',
+    unknown.map((f) => `299 - ${JSON.stringify(`unknown field "${f}"`)}`),
+  );
+}
+
+function deleteOptions(query: URLSearchParams, body: Buffer): DeleteOptions {
+  const options: DeleteOptions = {};
+  if (body.length > 0) {
+    const parsed = parseJsonObject(body) as {
+      propagationPolicy?: string;
+      orphanDependents?: boolean;
+      preconditions?: { uid?: string; resourceVersion?: string };
+      dryRun?: string[];
+    };
+    if (parsed.propagationPolicy) options.propagationPolicy = parsed.propagationPolicy as DeleteOptions['propagationPolicy'];
+    if (parsed.orphanDependents !== undefined) options.orphanDependents = parsed.orphanDependents;
+    if (parsed.preconditions) options.preconditions = parsed.preconditions;
+    if (parsed.dryRun?.includes('All')) options.dryRun = true;
+  }
+  const policy = query.get('propagationPolicy');
+  if (policy) options.propagationPolicy = policy as DeleteOptions['propagationPolicy'];
+  const orphan = query.get('orphanDependents');
+  if (orphan) options.orphanDependents = orphan === 'true';
+  if (dryRun(query)) options.dryRun = true;
+  if (options.propagationPolicy && !['Orphan', 'Background', 'Foreground'].includes(options.propagationPolicy)) {
+    throw newBadRequest(
+      `DeleteOptions.propagationPolicy: Unsupported value: "${options.propagationPolicy}": supported values: "Foreground", "Background", "Orphan"`,
+    );
+  }
+  if (options.propagationPolicy && options.orphanDependents !== undefined) {
+    throw newBadRequest('DeleteOptions.propagationPolicy: Invalid value: cannot set both OrphanDependents and PropagationPolicy');
+  }
+  return options;
+}
+
+/** True when a patch document itself sets metadata.resourceVersion (then a conflict is the client's, not retried). */
+function patchSetsResourceVersion(type: string, patch: unknown): boolean {
+  if (type === 'json') {
+    return Array.isArray(patch) && patch.some((op) => (op as { path?: string })?.path === '/metadata/resourceVersion');
+  }
+  const meta = (patch as { metadata?: { resourceVersion?: unknown } })?.metadata;
+  return meta?.resourceVersion !== undefined && meta.resourceVersion !== null;
+}
+
+export async function handleResource(
+  registry: Registry,
+  req: IncomingMessage,
+  res: ServerResponse,
+  request: ResourceRequest,
+  query: URLSearchParams,
+): Promise<void> {
+  const store = registry.lookup(request.group, request.version, request.resource);
+  if (!store) throw notFoundResource();
+  const def = store.def;
+  if (request.namespace !== undefined && !def.namespaced) throw notFoundResource();
+  if (def.namespaced && request.name !== undefined && request.namespace === undefined && !request.legacyWatch) {
+    throw notFoundResource();
+  }
+  if (request.subresource !== undefined && !(request.subresource === 'status' && (def.statusSubresource || def.resource === 'namespaces'))) {
+    throw notFoundResource();
+  }
+  const namespace = def.namespaced ? request.namespace : undefined;
+  const apiVersion = apiVersionOf(def, request.version);
+  const method = req.method ?? 'GET';
+  const name = request.name;
+  const subresource = request.subresource;
+
+  const renderFor = (shape: 'single' | 'list' | 'watch'): RenderOptions => ({
+    rendering: negotiate(req.headers.accept, shape),
+    apiVersion,
+    includeObject: includeObject(query),
+  });
+
+  switch (method) {
+    case 'GET': {
+      if (isWatch(query, request)) {
+        const options = parseListOptions(query, 'watch');
+        const watchOptions: ListOptions = name
+          ? { ...options, fieldSelector: withName(options, name) }
+          : options;
+        await serveWatch(req, res, store, namespace, watchOptions, renderFor('watch'));
+        return;
+      }
+      if (name !== undefined) {
+        const render = renderFor('single');
+        const obj = await store.get(namespace, name);
+        sendJson(res, 200, renderObject(def, obj, render));
+        return;
+      }
+      const render = renderFor('list');
+      const result = await store.list(namespace, parseListOptions(query, 'list'));
+      sendJson(res, 200, renderList(def, result, render));
+      return;
+    }
+    case 'POST': {
+      if (name !== undefined) throw newMethodNotAllowed('POST', 'a named resource');
+      if (def.namespaced && namespace === undefined) throw notFoundResource();
+      const render = renderFor('single');
+      const body = parseJsonObject(await readBody(req)) as KubeObject;
+      checkFields(store, body, query, res);
+      const created = await store.create(namespace, body, { dryRun: dryRun(query), version: request.version });
+      sendJson(res, 201, renderObject(def, created, render));
+      return;
+    }
+    case 'PUT': {
+      if (name === undefined) throw newMethodNotAllowed('PUT', 'a collection');
+      const render = renderFor('single');
+      const body = parseJsonObject(await readBody(req)) as KubeObject;
+      checkFields(store, body, query, res);
+      const updated = await store.update(namespace, name, body, {
+        dryRun: dryRun(query),
+        subresource,
+        version: request.version,
+      });
+      sendJson(res, 200, renderObject(def, updated, render));
+      return;
+    }
+    case 'PATCH': {
+      if (name === undefined) throw newMethodNotAllowed('PATCH', 'a collection');
+      const render = renderFor('single');
+      const type = patchTypeFromContentType(req.headers['content-type'] ?? '');
+      if (!type || type === 'apply' || (type === 'strategic' && !def.strategicMerge)) {
+        throw newUnsupportedMediaType(req.headers['content-type'] ?? '');
+      }
+      const patch = parseJsonBody(await readBody(req));
+      const setsVersion = patchSetsResourceVersion(type, patch);
+      const patched = await store.guaranteedUpdate(
+        namespace,
+        name,
+        (current) => {
+          const base = { ...current, apiVersion } as StoredObject;
+          const next = (type === 'json'
+            ? applyJsonPatch(base, patch)
+            : type === 'merge'
+              ? applyMergePatch(base, patch)
+              : applyStrategicMergePatch(base, patch, def.strategicMerge!)) as KubeObject;
+          if (next === null || typeof next !== 'object' || Array.isArray(next)) {
+            throw newBadRequest('the patch must produce a JSON object');
+          }
+          checkFields(store, next, query, res);
+          if (!setsVersion && next.metadata) delete next.metadata.resourceVersion;
+          return next;
+        },
+        { dryRun: dryRun(query), subresource, version: request.version },
+      );
+      sendJson(res, 200, renderObject(def, patched, render));
+      return;
+    }
+    case 'DELETE': {
+      const render = renderFor(name === undefined ? 'list' : 'single');
+      const options = deleteOptions(query, await readBody(req));
+      if (name === undefined) {
+        const deleted = await store.deleteCollection(namespace, parseListOptions(query, 'list'), options);
+        const resourceVersion = deleted.at(-1)?.metadata.resourceVersion ?? '';
+        sendJson(res, 200, renderList(def, { items: deleted, resourceVersion }, render));
+        return;
+      }
+      const deleted = await store.delete(namespace, name, options);
+      sendJson(res, 200, renderObject(def, deleted, render));
+      return;
+    }
+    default:
+      throw newMethodNotAllowed(method, `${request.resource}`);
+  }
+}
+
+/** A watch of one named object is a watch of the collection selected by metadata.name. */
+function withName(options: ListOptions, name: string): ListOptions['fieldSelector'] {
+  const existing = options.fieldSelector.requiresExactMatch('metadata.name');
+  if (existing !== undefined && existing !== name) {
+    throw newBadRequest(`field selector "${options.fieldSelector.toString()}" conflicts with the name "${name}"`);
+  }
+  // Reuse the selector parser so the combined selector behaves like one the client sent.
+  const text = [options.fieldSelector.toString(), `metadata.name=${escapeFieldValue(name)}`].filter(Boolean).join(',');
+  return parseFieldSelector(text);
+}

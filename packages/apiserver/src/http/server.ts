@@ -1,0 +1,198 @@
+import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { newMethodNotAllowed, newNotFound, newUnauthorized } from '@certkit/apimachinery';
+import { CrdController } from '../controllers/crds.ts';
+import { GarbageCollector } from '../controllers/garbage-collector.ts';
+import { NamespaceController } from '../controllers/namespaces.ts';
+import { Registry } from '../registry/registry.ts';
+import { tokenMatches } from '../security/token.ts';
+import type { Storage } from '../storage/types.ts';
+import { coreVersions, group, groupList, resourceList } from './discovery.ts';
+import { groupVersionDocument, openApiRoot } from './openapi.ts';
+import { parseApiPath } from './request-info.ts';
+import { handleResource } from './resources.ts';
+import { sendError, sendJson } from './respond.ts';
+
+export interface ApiServerOptions {
+  storage: Storage;
+  host?: string;
+  /** 0 picks a free port. */
+  port?: number;
+  /** Serve HTTPS with this certificate; plain HTTP without it (tests only). */
+  tls?: { cert: string; key: string };
+  /** Bearer token every API request must carry; no authentication when absent (tests only). */
+  token?: string;
+  /** Structured log sink; quiet by default. */
+  log?: (entry: Record<string, unknown>) => void;
+}
+
+/** What `/version` reports: the Kubernetes API level certkit is compatible with. */
+export const VERSION_INFO = {
+  major: '1',
+  minor: '32',
+  gitVersion: 'v1.32.0-certkit',
+  gitCommit: '',
+  gitTreeState: 'clean',
+  buildDate: '2026-11-21T00:00:00Z',
+  goVersion: 'n/a',
+  compiler: 'node',
+  platform: `${process.platform}/${process.arch}`,
+};
+
+/** Paths anyone may read, as kube-apiserver's system:public-info-viewer role allows. */
+const PUBLIC_PATHS = new Set(['/healthz', '/livez', '/readyz', '/version']);
+
+/**
+ * The Kubernetes-compatible API server: HTTP(S) in front of the registry, plus the controllers kube runs
+ * beside it (garbage collector, namespace lifecycle, CRD establishment and cleanup).
+ */
+export class ApiServer {
+  readonly registry: Registry;
+  readonly storage: Storage;
+  private readonly options: ApiServerOptions;
+  private readonly server: Server;
+  private readonly crds: CrdController;
+  private readonly gc: GarbageCollector;
+  private readonly namespaces: NamespaceController;
+  private readonly log: (entry: Record<string, unknown>) => void;
+  private address = '';
+
+  private constructor(options: ApiServerOptions) {
+    this.options = options;
+    this.storage = options.storage;
+    this.log = options.log ?? (() => {});
+    this.registry = new Registry({
+      storage: options.storage,
+      getNamespace: async (name) => {
+        const store = this.registry.byResource('', 'namespaces')!;
+        return store.get(undefined, name).catch(() => undefined);
+      },
+      afterWrite: async (def, obj) => {
+        if (def.group === 'apiextensions.k8s.io' && def.resource === 'customresourcedefinitions') this.crds.observe(obj);
+      },
+    });
+    const logError = (component: string) => (err: unknown) =>
+      this.log({ level: 'error', component, msg: err instanceof Error ? err.message : String(err) });
+    this.crds = new CrdController(this.registry, options.storage);
+    this.crds.onError = logError('crd-controller');
+    this.gc = new GarbageCollector(this.registry, options.storage);
+    this.gc.onError = logError('garbage-collector');
+    this.namespaces = new NamespaceController(this.registry, options.storage);
+    this.namespaces.onError = logError('namespace-controller');
+    const handler = (req: IncomingMessage, res: ServerResponse) => void this.handle(req, res);
+    this.server = options.tls
+      ? createHttpsServer({ cert: options.tls.cert, key: options.tls.key }, handler)
+      : createHttpServer(handler);
+    // Watches are long-lived; Node's default request timeout would cut them.
+    this.server.requestTimeout = 0;
+    this.server.keepAliveTimeout = 65_000;
+  }
+
+  static async start(options: ApiServerOptions): Promise<ApiServer> {
+    const server = new ApiServer(options);
+    await server.crds.start();
+    await server.namespaces.ensureDefaults();
+    server.namespaces.start();
+    server.gc.start();
+    await new Promise<void>((resolve, reject) => {
+      server.server.once('error', reject);
+      server.server.listen(options.port ?? 6443, options.host ?? '127.0.0.1', () => resolve());
+    });
+    const addr = server.server.address() as AddressInfo;
+    const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
+    server.address = `${host}:${addr.port}`;
+    return server;
+  }
+
+  get port(): number {
+    return (this.server.address() as AddressInfo).port;
+  }
+
+  get url(): string {
+    return `${this.options.tls ? 'https' : 'http'}://${this.address}`;
+  }
+
+  async close(): Promise<void> {
+    this.gc.stop();
+    this.namespaces.stop();
+    this.crds.stop();
+    this.server.closeAllConnections();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const started = performance.now();
+    try {
+      const url = new URL(req.url ?? '/', 'http://apiserver');
+      if (!PUBLIC_PATHS.has(url.pathname) && this.options.token && !tokenMatches(this.options.token, req.headers.authorization)) {
+        throw newUnauthorized();
+      }
+      await this.route(req, res, url);
+    } catch (err) {
+      sendError(res, err, (e) => this.log({ level: 'error', msg: 'request failed', err: String((e as Error)?.stack ?? e) }));
+    } finally {
+      this.log({ level: 'debug', verb: req.method, path: req.url, code: res.statusCode, ms: performance.now() - started });
+    }
+  }
+
+  private async route(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
+    const path = url.pathname.replace(/\/+$/, '') || '/';
+    switch (path) {
+      case '/healthz':
+      case '/livez':
+      case '/readyz':
+        return this.health(res, path, url.searchParams.has('verbose'));
+      case '/version':
+        return sendJson(res, 200, VERSION_INFO);
+      case '/api':
+        return sendJson(res, 200, coreVersions(this.address));
+      case '/apis':
+        return sendJson(res, 200, groupList(this.registry));
+      case '/openapi/v3':
+        return sendJson(res, 200, openApiRoot(this.registry));
+    }
+    if (path.startsWith('/openapi/v3/')) {
+      const rest = path.slice('/openapi/v3/'.length).split('/');
+      const doc =
+        rest[0] === 'api' ? groupVersionDocument(this.registry, '', rest[1]) : groupVersionDocument(this.registry, rest[1], rest[2]);
+      if (!doc) throw pathNotFound();
+      return sendJson(res, 200, doc);
+    }
+    const parsed = parseApiPath(path);
+    if (parsed.kind === 'resource') {
+      return handleResource(this.registry, req, res, parsed.request, url.searchParams);
+    }
+    if (req.method !== 'GET') throw newMethodNotAllowed(req.method ?? '', path);
+    if (parsed.kind === 'groupVersion') {
+      const list = resourceList(this.registry, parsed.group, parsed.version);
+      if (!list) throw pathNotFound();
+      return sendJson(res, 200, list);
+    }
+    if (parsed.kind === 'group') {
+      const g = group(this.registry, parsed.group);
+      if (!g) throw pathNotFound();
+      return sendJson(res, 200, g);
+    }
+    throw pathNotFound();
+  }
+
+  private health(res: ServerResponse, path: string, verbose: boolean): void {
+    const checks = ['ping', 'log', 'etcd', 'poststarthook/start-apiextensions-controllers', 'poststarthook/crd-informer-synced'];
+    if (!verbose) {
+      res.writeHead(200, { 'Content-Type': 'text/plain; charset=utf-8', 'X-Content-Type-Options': 'nosniff' });
+      res.end('ok');
+      return;
+    }
+    const lines = checks.map((c) => `[+]${c} ok`);
+    res.writeHead(200, { 'Content-Type': 'text/plain; charset=utf-8', 'X-Content-Type-Options': 'nosniff' });
+    res.end(`${lines.join('\n')}\n${path.slice(1)} check passed\n`);
+  }
+}
+
+function pathNotFound(): Error {
+  const err = newNotFound({ group: '', resource: '' }, '');
+  err.status.message = 'the server could not find the requested resource';
+  err.status.details = {};
+  return err;
+}

@@ -1,0 +1,41 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import type { StoredObject } from '@certkit/apimachinery';
+
+/** Server-owned object metadata, set the way kube-apiserver sets it. */
+
+/** RFC 3339 with second precision, as metav1.Time serialises. */
+export function timestamp(date: Date = new Date()): string {
+  return `${date.toISOString().slice(0, 19)}Z`;
+}
+
+export function newUid(): string {
+  return randomUUID();
+}
+
+// k8s.io/apiserver/pkg/storage/names: vowels and confusable characters left out so names never spell words.
+const GENERATE_ALPHABET = 'bcdfghjklmnpqrstvwxz2456789';
+const MAX_GENERATE_PREFIX = 58;
+
+export function generateName(prefix: string): string {
+  const bytes = randomBytes(5);
+  let suffix = '';
+  for (const b of bytes) suffix += GENERATE_ALPHABET[b % GENERATE_ALPHABET.length];
+  return prefix.slice(0, MAX_GENERATE_PREFIX) + suffix;
+}
+
+/** Attempts before a create with generateName gives up on name collisions (RetryGenerateName). */
+export const GENERATE_NAME_ATTEMPTS = 8;
+
+/** Everything but metadata and (when it is a subresource) status: what generation counts changes of. */
+export function specChanged(a: StoredObject, b: StoredObject, excludeStatus: boolean): boolean {
+  const keys = new Set([...Object.keys(a), ...Object.keys(b)]);
+  for (const key of keys) {
+    if (key === 'metadata' || key === 'apiVersion' || key === 'kind') continue;
+    if (excludeStatus && key === 'status') continue;
+    if (JSON.stringify(a[key]) !== JSON.stringify(b[key])) return true;
+  }
+  return false;
+}
+
+export const FOREGROUND_FINALIZER = 'foregroundDeletion';
+export const ORPHAN_FINALIZER = 'orphan';

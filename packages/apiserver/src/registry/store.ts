@@ -1,0 +1,612 @@
+import {
+  decodeContinueToken,
+  encodeContinueToken,
+  type FieldError,
+  type FieldSelector,
+  type KubeObject,
+  type LabelSelector,
+  type ListOptions,
+  newAlreadyExists,
+  newBadRequest,
+  newConflict,
+  newExpired,
+  newForbidden,
+  newInternalError,
+  newInvalid,
+  newNotFound,
+  newTimeout,
+  OBJECT_MODIFIED,
+  type StatusError,
+  type StoredObject,
+} from '@certkit/apimachinery';
+import {
+  CompactedError,
+  ConflictError,
+  KeyExistsError,
+  type KeyValue,
+  NotFoundError,
+  type Storage,
+  type StorageEvent,
+} from '../storage/types.ts';
+import {
+  FOREGROUND_FINALIZER,
+  GENERATE_NAME_ATTEMPTS,
+  generateName,
+  newUid,
+  ORPHAN_FINALIZER,
+  specChanged,
+  timestamp,
+} from './metadata.ts';
+import { apiVersionOf, listPrefix, objectKey, type ResourceDefinition, resourcePrefix } from './resource.ts';
+import { dns1123Label, dns1123Subdomain, validateObjectMeta, validateObjectMetaUpdate } from './validation.ts';
+
+export interface DeleteOptions {
+  preconditions?: { uid?: string; resourceVersion?: string };
+  propagationPolicy?: 'Orphan' | 'Background' | 'Foreground';
+  orphanDependents?: boolean;
+  dryRun?: boolean;
+}
+
+export interface WriteOptions {
+  dryRun?: boolean;
+  /** `status` for the status subresource. */
+  subresource?: string;
+}
+
+export interface ListResult {
+  items: StoredObject[];
+  resourceVersion: string;
+  continue?: string;
+  remainingItemCount?: number;
+}
+
+/** Receives a watch's events; objects carry their resourceVersion. */
+export interface WatchSink {
+  added(obj: StoredObject): void;
+  modified(obj: StoredObject): void;
+  deleted(obj: StoredObject): void;
+  /** The initial events of sendInitialEvents are done (the caller sends the bookmark if asked to). */
+  initialEventsEnd(resourceVersion: string): void;
+  /** The watch cannot go on; the Status is sent as an ERROR event and the stream ends. */
+  error(status: StatusError): void;
+}
+
+/** What a store needs from the rest of the server. */
+export interface StoreContext {
+  storage: Storage;
+  /** Finds a namespace, so objects are not created in one that is missing or terminating. */
+  getNamespace?(name: string): Promise<StoredObject | undefined>;
+  /** Called after an object is created or updated (CRDs use it to start serving). */
+  afterWrite?(def: ResourceDefinition, obj: StoredObject): Promise<void>;
+}
+
+const MAX_PATCH_RETRIES = 16;
+/** Keys read per storage round trip when a selective list filters out what it reads. */
+const SELECTIVE_LIST_CHUNK = 1000;
+/** How long a read at a future resourceVersion waits for it (kube-apiserver's blockTimeout). */
+const FRESHNESS_WAIT_MS = 3000;
+
+/** The generic registry store: CRUD, list and watch of one resource over a Storage, as kube-apiserver's. */
+export class ObjectStore {
+  readonly def: ResourceDefinition;
+  readonly context: StoreContext;
+  readonly storage: Storage;
+  readonly prefix: string;
+  readonly apiVersion: string;
+
+  constructor(def: ResourceDefinition, context: StoreContext) {
+    this.def = def;
+    this.context = context;
+    this.storage = context.storage;
+    this.prefix = resourcePrefix(def);
+    this.apiVersion = apiVersionOf(def, def.versions[0]);
+  }
+
+  decode(value: string, revision: number): StoredObject {
+    const obj = JSON.parse(value) as StoredObject;
+    obj.metadata.resourceVersion = String(revision);
+    return obj;
+  }
+
+  /** Stored without resourceVersion: the storage revision is the source of truth for it. */
+  encode(obj: StoredObject): string {
+    const { resourceVersion: _, ...metadata } = obj.metadata;
+    return JSON.stringify({ ...obj, metadata });
+  }
+
+  private key(namespace: string | undefined, name: string): string {
+    return objectKey(this.def, namespace, name);
+  }
+
+  private notFound(name: string): StatusError {
+    return newNotFound(this.def, name);
+  }
+
+  async get(namespace: string | undefined, name: string): Promise<StoredObject> {
+    const kv = await this.storage.get(this.key(namespace, name));
+    if (!kv) throw this.notFound(name);
+    return this.decode(kv.value, kv.modRevision);
+  }
+
+  /** Fields a field selector can name on this resource. */
+  fieldsOf(obj: StoredObject): Record<string, string> {
+    const fields: Record<string, string> = { 'metadata.name': obj.metadata.name ?? '' };
+    if (this.def.namespaced) fields['metadata.namespace'] = obj.metadata.namespace ?? '';
+    return this.def.fieldValues ? { ...fields, ...this.def.fieldValues(obj) } : fields;
+  }
+
+  /** 400 for a field selector naming a field this resource cannot be selected by. */
+  checkFieldSelector(selector: FieldSelector): void {
+    for (const r of selector.requirements) {
+      const known =
+        r.field === 'metadata.name' ||
+        (this.def.namespaced && r.field === 'metadata.namespace') ||
+        this.def.selectableFields.includes(r.field);
+      if (!known) throw newBadRequest(`field label not supported: ${r.field}`);
+    }
+  }
+
+  matcher(labels: LabelSelector, fields: FieldSelector): (obj: StoredObject) => boolean {
+    if (labels.empty && fields.empty) return () => true;
+    return (obj) => labels.matches(obj.metadata.labels) && (fields.empty || fields.matches(this.fieldsOf(obj)));
+  }
+
+  async list(namespace: string | undefined, options: ListOptions): Promise<ListResult> {
+    this.checkFieldSelector(options.fieldSelector);
+    const matches = this.matcher(options.labelSelector, options.fieldSelector);
+    const ns = namespace || options.fieldSelector.requiresExactMatch('metadata.namespace') || undefined;
+    const prefix = listPrefix(this.def, ns);
+    let revision = 0;
+    let startKey = prefix;
+    if (options.continue) {
+      const token = decodeContinueToken(options.continue);
+      revision = token.resourceVersion === -1 ? 0 : token.resourceVersion;
+      startKey = this.prefix + token.startKey;
+      if (!startKey.startsWith(prefix)) throw newBadRequest('invalid continue token: key outside the requested range');
+    } else if (options.resourceVersionMatch === 'Exact' || (options.resourceVersion !== '' && options.resourceVersion !== '0' && options.limit > 0 && options.resourceVersionMatch === '')) {
+      revision = Number(options.resourceVersion);
+    } else if (options.resourceVersion !== '' && options.resourceVersion !== '0') {
+      await this.waitForRevision(Number(options.resourceVersion));
+    }
+
+    // A name in the field selector is a single key: no need to read the whole range.
+    const exactName = options.fieldSelector.requiresExactMatch('metadata.name');
+    if (exactName !== undefined && (!this.def.namespaced || ns) && !options.continue) {
+      return this.listOne(ns, exactName, revision, matches);
+    }
+
+    const limit = options.limit;
+    const selective = !options.labelSelector.empty || !options.fieldSelector.empty;
+    const items: StoredObject[] = [];
+    let more = false;
+    let lastKey = '';
+    let count: number | undefined;
+    try {
+      for (;;) {
+        const want = limit > 0 ? (selective ? Math.max(limit - items.length, SELECTIVE_LIST_CHUNK) : limit - items.length) : 0;
+        const page = await this.storage.range(prefix, {
+          revision,
+          startKey,
+          limit: want,
+          count: limit > 0 && !selective && revision === 0 && items.length === 0,
+        });
+        revision = page.revision;
+        if (page.count !== undefined) count = page.count;
+        for (const kv of page.kvs) {
+          const obj = this.decode(kv.value, kv.modRevision);
+          lastKey = kv.key;
+          if (!matches(obj)) continue;
+          items.push(obj);
+          if (limit > 0 && items.length === limit) break;
+        }
+        const stoppedEarly = limit > 0 && items.length === limit && lastKey !== page.kvs.at(-1)?.key;
+        more = stoppedEarly || page.more;
+        if (limit === 0 || items.length >= limit || !page.more) break;
+        startKey = `${lastKey}\u0000`;
+      }
+    } catch (err) {
+      if (err instanceof CompactedError) throw this.expired(options, prefix);
+      throw err;
+    }
+    const result: ListResult = { items, resourceVersion: String(revision) };
+    if (more && limit > 0) {
+      result.continue = encodeContinueToken(revision, `${lastKey.slice(this.prefix.length)}\u0000`);
+      if (count !== undefined) result.remainingItemCount = count - items.length;
+    }
+    return result;
+  }
+
+  private async listOne(
+    namespace: string | undefined,
+    name: string,
+    revision: number,
+    matches: (obj: StoredObject) => boolean,
+  ): Promise<ListResult> {
+    const key = this.key(namespace, name);
+    const page = await this.storage.range(key, { revision, limit: 1 }).catch((err) => {
+      if (err instanceof CompactedError) throw newExpired('The resourceVersion for the provided list is too old.');
+      throw err;
+    });
+    const kv = page.kvs.find((k) => k.key === key);
+    const obj = kv && this.decode(kv.value, kv.modRevision);
+    return { items: obj && matches(obj) ? [obj] : [], resourceVersion: String(page.revision) };
+  }
+
+  private expired(options: ListOptions, prefix: string): StatusError {
+    if (!options.continue) return newExpired('The resourceVersion for the provided list is too old.');
+    const token = decodeContinueToken(options.continue);
+    const err = newExpired(
+      'The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.',
+    );
+    err.status.metadata.continue = encodeContinueToken(-1, token.startKey || prefix.slice(this.prefix.length));
+    return err;
+  }
+
+  /** A read "not older than N" waits briefly for N to exist, then answers 504 as kube-apiserver does. */
+  private async waitForRevision(revision: number): Promise<void> {
+    const deadline = Date.now() + FRESHNESS_WAIT_MS;
+    for (;;) {
+      const current = await this.storage.currentRevision();
+      if (current >= revision) return;
+      if (Date.now() >= deadline) {
+        const err = newTimeout(`Too large resource version: ${revision}, current: ${current}`, 1);
+        err.status.details!.causes = [{ reason: 'ResourceVersionTooLarge', message: 'Too large resource version' }];
+        throw err;
+      }
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+
+  /** Checks and fills an object for create; throws 4xx Status errors. */
+  private async prepareCreate(namespace: string | undefined, input: KubeObject, version: string): Promise<StoredObject> {
+    const def = this.def;
+    this.checkTypeMeta(input, version);
+    const obj = structuredClone(input) as StoredObject;
+    obj.metadata = { ...(obj.metadata ?? {}) };
+    const meta = obj.metadata;
+    if (def.namespaced) {
+      if (meta.namespace && namespace && meta.namespace !== namespace) {
+        throw newBadRequest('the namespace of the provided object does not match the namespace sent on the request');
+      }
+      meta.namespace = namespace ?? meta.namespace;
+    } else {
+      delete meta.namespace;
+    }
+    obj.apiVersion = this.apiVersion;
+    obj.kind = def.kind;
+    meta.uid = newUid();
+    meta.creationTimestamp = timestamp();
+    delete meta.resourceVersion;
+    delete meta.deletionTimestamp;
+    delete meta.deletionGracePeriodSeconds;
+    delete meta.managedFields;
+    delete meta.selfLink;
+    if (def.tracksGeneration) meta.generation = 1;
+    else delete meta.generation;
+    if (def.custom && def.statusSubresource) delete obj.status;
+    def.normalize?.(obj);
+    def.defaults?.(obj);
+    const errors: FieldError[] = [];
+    if (def.admit) errors.push(...def.admit(obj, version));
+    const nameForValidation = meta.name ?? (meta.generateName ? generateName(meta.generateName) : undefined);
+    errors.push(...validateObjectMeta({ ...obj, metadata: { ...meta, name: nameForValidation } }, def.namespaced, this.nameValidator()));
+    if (def.validate) errors.push(...def.validate(obj, undefined, version));
+    if (errors.length > 0) throw newInvalid(def.group, def.kind, meta.name ?? meta.generateName ?? '', errors);
+    def.onCreate?.(obj);
+    if (def.namespaced) await this.checkNamespaceOpen(meta.namespace!, meta.name ?? meta.generateName ?? '');
+    return obj;
+  }
+
+  private nameValidator(): (name: string) => string[] {
+    return this.def.resource === 'namespaces' ? dns1123Label : dns1123Subdomain;
+  }
+
+  private checkTypeMeta(input: KubeObject, version: string): void {
+    const expected = apiVersionOf(this.def, version);
+    if (input.apiVersion && input.apiVersion !== expected && !this.def.versions.some((v) => apiVersionOf(this.def, v) === input.apiVersion)) {
+      throw newBadRequest(`the API version in the data (${input.apiVersion}) does not match the expected API version (${expected})`);
+    }
+    if (input.kind && input.kind !== this.def.kind) {
+      throw newBadRequest(`the kind in the data (${input.kind}) does not match the expected kind (${this.def.kind})`);
+    }
+  }
+
+  private async checkNamespaceOpen(namespace: string, name: string): Promise<void> {
+    if (!this.context.getNamespace) return;
+    const ns = await this.context.getNamespace(namespace);
+    if (!ns) throw newNotFound({ group: '', resource: 'namespaces' }, namespace);
+    if (ns.metadata.deletionTimestamp) {
+      throw newForbidden(
+        `${this.def.resource} "${name}" is forbidden: unable to create new content in namespace ${namespace} because it is being terminated`,
+      );
+    }
+  }
+
+  async create(namespace: string | undefined, input: KubeObject, options: WriteOptions & { version?: string } = {}): Promise<StoredObject> {
+    const version = options.version ?? this.def.versions[0];
+    const obj = await this.prepareCreate(namespace, input, version);
+    const generated = !obj.metadata.name;
+    for (let attempt = 1; ; attempt++) {
+      if (generated) obj.metadata.name = generateName(obj.metadata.generateName!);
+      const name = obj.metadata.name!;
+      if (options.dryRun) return obj;
+      try {
+        const revision = await this.storage.create(this.key(obj.metadata.namespace, name), this.encode(obj));
+        obj.metadata.resourceVersion = String(revision);
+        await this.context.afterWrite?.(this.def, obj);
+        return obj;
+      } catch (err) {
+        if (!(err instanceof KeyExistsError)) throw err;
+        if (!generated || attempt >= GENERATE_NAME_ATTEMPTS) throw newAlreadyExists(this.def, name);
+      }
+    }
+  }
+
+  /**
+   * Turns the object a client sent into the object to store, given the current one: system fields kept, status
+   * or spec preserved per subresource, generation bumped on spec changes, then validated.
+   */
+  private prepareUpdate(current: StoredObject, input: KubeObject, options: WriteOptions, version: string): StoredObject {
+    const def = this.def;
+    this.checkTypeMeta(input, version);
+    let obj: StoredObject;
+    if (options.subresource === 'status') {
+      obj = structuredClone(current);
+      if ('status' in input) obj.status = structuredClone(input.status);
+      else delete obj.status;
+    } else {
+      obj = structuredClone(input) as StoredObject;
+      obj.metadata = { ...(obj.metadata ?? {}) };
+      if (def.statusSubresource) {
+        if ('status' in current) obj.status = structuredClone(current.status);
+        else delete obj.status;
+      }
+    }
+    const meta = obj.metadata;
+    const old = current.metadata;
+    obj.apiVersion = this.apiVersion;
+    obj.kind = def.kind;
+    if (def.namespaced && meta.namespace === undefined) meta.namespace = old.namespace;
+    if (!meta.uid) meta.uid = old.uid;
+    meta.creationTimestamp = old.creationTimestamp;
+    if (old.deletionTimestamp) {
+      meta.deletionTimestamp = old.deletionTimestamp;
+      meta.deletionGracePeriodSeconds = old.deletionGracePeriodSeconds;
+    } else {
+      delete meta.deletionTimestamp;
+      delete meta.deletionGracePeriodSeconds;
+    }
+    delete meta.managedFields;
+    delete meta.selfLink;
+    if (def.tracksGeneration) {
+      meta.generation = old.generation ?? 1;
+    } else delete meta.generation;
+    def.normalize?.(obj);
+    def.defaults?.(obj);
+    // The namespace's spec and status are owned by its lifecycle, not by clients.
+    if (def.resource === 'namespaces') {
+      obj.spec = current.spec;
+      obj.status = current.status;
+    }
+    const errors: FieldError[] = [];
+    if (def.admit) errors.push(...def.admit(obj, version));
+    if (def.tracksGeneration && specChanged(obj, current, def.statusSubresource)) meta.generation = (old.generation ?? 1) + 1;
+    errors.push(...validateObjectMeta(obj, def.namespaced, this.nameValidator()));
+    errors.push(...validateObjectMetaUpdate(obj, current));
+    if (def.validate) errors.push(...def.validate(obj, current, version));
+    if (errors.length > 0) throw newInvalid(def.group, def.kind, meta.name ?? '', errors);
+    return obj;
+  }
+
+  /** True while something still holds a deleting object: finalizers, or a namespace's own spec finalizers. */
+  private held(obj: StoredObject): boolean {
+    if ((obj.metadata.finalizers ?? []).length > 0) return true;
+    return this.def.resource === 'namespaces' && ((obj.spec as { finalizers?: string[] })?.finalizers ?? []).length > 0;
+  }
+
+  /** Writes next over current (whose revision guards the write); an object whose last finalizer went is deleted. */
+  private async write(current: StoredObject, next: StoredObject, options: WriteOptions): Promise<StoredObject> {
+    const currentRevision = Number(current.metadata.resourceVersion);
+    if (this.encode(next) === this.encode(current)) return current;
+    if (options.dryRun) return next;
+    const key = this.key(current.metadata.namespace, current.metadata.name!);
+    if (next.metadata.deletionTimestamp && !this.held(next)) {
+      const { revision } = await this.storage.delete(key, currentRevision);
+      next.metadata.resourceVersion = String(revision);
+      return next;
+    }
+    const revision = await this.storage.update(key, this.encode(next), currentRevision);
+    next.metadata.resourceVersion = String(revision);
+    await this.context.afterWrite?.(this.def, next);
+    return next;
+  }
+
+  async update(
+    namespace: string | undefined,
+    name: string,
+    input: KubeObject,
+    options: WriteOptions & { version?: string } = {},
+  ): Promise<StoredObject> {
+    const version = options.version ?? this.def.versions[0];
+    const inputMeta = (input.metadata ?? {}) as StoredObject['metadata'];
+    if (inputMeta.name !== undefined && inputMeta.name !== name) {
+      throw newBadRequest(`the name of the object (${inputMeta.name}) does not match the name on the URL (${name})`);
+    }
+    if (this.def.namespaced && inputMeta.namespace && namespace && inputMeta.namespace !== namespace) {
+      throw newBadRequest('the namespace of the provided object does not match the namespace sent on the request');
+    }
+    const requested = inputMeta.resourceVersion;
+    if (!requested && !this.def.allowUnconditionalUpdate) {
+      throw newInvalid(this.def.group, this.def.kind, name, [
+        { type: 'FieldValueInvalid', field: 'metadata.resourceVersion', value: 0, detail: 'must be specified for an update' },
+      ]);
+    }
+    const current = await this.get(namespace, name);
+    if (requested && requested !== current.metadata.resourceVersion) throw newConflict(this.def, name, OBJECT_MODIFIED);
+    const next = this.prepareUpdate(current, { ...input, metadata: { ...inputMeta, name } }, options, version);
+    try {
+      return await this.write(current, next, options);
+    } catch (err) {
+      throw this.writeError(err, name);
+    }
+  }
+
+  private writeError(err: unknown, name: string): unknown {
+    if (err instanceof ConflictError) return newConflict(this.def, name, OBJECT_MODIFIED);
+    if (err instanceof NotFoundError) return this.notFound(name);
+    return err;
+  }
+
+  /**
+   * Applies a change computed from the current object, retrying on conflicts with fresh reads (as
+   * GuaranteedUpdate). The change may throw a Status error to stop. A change that sets a resourceVersion
+   * which no longer matches fails with 409 instead of being retried.
+   */
+  async guaranteedUpdate(
+    namespace: string | undefined,
+    name: string,
+    change: (current: StoredObject) => KubeObject,
+    options: WriteOptions & { version?: string } = {},
+  ): Promise<StoredObject> {
+    const version = options.version ?? this.def.versions[0];
+    for (let attempt = 0; ; attempt++) {
+      const current = await this.get(namespace, name);
+      const input = change(current);
+      const requested = (input.metadata as { resourceVersion?: string } | undefined)?.resourceVersion;
+      if (requested && requested !== current.metadata.resourceVersion) throw newConflict(this.def, name, OBJECT_MODIFIED);
+      const next = this.prepareUpdate(current, input, options, version);
+      try {
+        return await this.write(current, next, options);
+      } catch (err) {
+        if (err instanceof ConflictError && !requested && attempt < MAX_PATCH_RETRIES) continue;
+        throw this.writeError(err, name);
+      }
+    }
+  }
+
+  async delete(namespace: string | undefined, name: string, options: DeleteOptions = {}): Promise<StoredObject> {
+    for (let attempt = 0; ; attempt++) {
+      const current = await this.get(namespace, name);
+      const pre = options.preconditions;
+      if (pre?.uid && pre.uid !== current.metadata.uid) {
+        throw newConflict(this.def, name, `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${current.metadata.uid}`);
+      }
+      if (pre?.resourceVersion && pre.resourceVersion !== current.metadata.resourceVersion) {
+        throw newConflict(
+          this.def,
+          name,
+          `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${current.metadata.resourceVersion}`,
+        );
+      }
+      const next = this.markDeleting(current, options);
+      if (options.dryRun) return next;
+      const key = this.key(namespace, name);
+      try {
+        if (this.held(next)) return await this.write(current, next, options);
+        const { revision } = await this.storage.delete(key, Number(current.metadata.resourceVersion));
+        current.metadata.resourceVersion = String(revision);
+        return current;
+      } catch (err) {
+        if (err instanceof ConflictError && attempt < MAX_PATCH_RETRIES) continue;
+        throw this.writeError(err, name);
+      }
+    }
+  }
+
+  /** The object as it is once deletion starts: GC finalizers per propagation policy, deletionTimestamp if held. */
+  private markDeleting(current: StoredObject, options: DeleteOptions): StoredObject {
+    const policy =
+      options.propagationPolicy ??
+      (options.orphanDependents === true ? 'Orphan' : options.orphanDependents === false ? 'Background' : undefined);
+    const next = structuredClone(current);
+    let finalizers = next.metadata.finalizers ?? [];
+    if (policy === 'Foreground') {
+      finalizers = [...finalizers.filter((f) => f !== ORPHAN_FINALIZER && f !== FOREGROUND_FINALIZER), FOREGROUND_FINALIZER];
+    } else if (policy === 'Orphan') {
+      finalizers = [...finalizers.filter((f) => f !== ORPHAN_FINALIZER && f !== FOREGROUND_FINALIZER), ORPHAN_FINALIZER];
+    } else if (policy === 'Background') {
+      finalizers = finalizers.filter((f) => f !== ORPHAN_FINALIZER && f !== FOREGROUND_FINALIZER);
+    }
+    if (finalizers.length > 0) next.metadata.finalizers = finalizers;
+    else delete next.metadata.finalizers;
+    if (this.held(next) && !next.metadata.deletionTimestamp) {
+      next.metadata.deletionTimestamp = timestamp();
+      next.metadata.deletionGracePeriodSeconds = 0;
+      if (this.def.tracksGeneration && (next.metadata.generation ?? 0) > 0) next.metadata.generation! += 1;
+      if (this.def.resource === 'namespaces') next.status = { ...(next.status as object), phase: 'Terminating' };
+    }
+    return next;
+  }
+
+  async deleteCollection(namespace: string | undefined, listOptions: ListOptions, options: DeleteOptions = {}): Promise<StoredObject[]> {
+    const { items } = await this.list(namespace, { ...listOptions, limit: 0, continue: '' });
+    const deleted: StoredObject[] = [];
+    for (const item of items) {
+      try {
+        deleted.push(await this.delete(item.metadata.namespace, item.metadata.name!, options));
+      } catch (err) {
+        if ((err as StatusError).status?.reason !== 'NotFound') throw err;
+      }
+    }
+    return deleted;
+  }
+
+  /**
+   * Streams changes as watch events. Without a resourceVersion (or with sendInitialEvents) it first sends the
+   * current objects as ADDED; from resourceVersion N it sends every change after N, or 410 if N is compacted.
+   * Returns a function that stops the watch.
+   */
+  async watch(namespace: string | undefined, options: ListOptions, sink: WatchSink): Promise<() => void> {
+    this.checkFieldSelector(options.fieldSelector);
+    const matches = this.matcher(options.labelSelector, options.fieldSelector);
+    const ns = namespace || options.fieldSelector.requiresExactMatch('metadata.namespace') || undefined;
+    const prefix = listPrefix(this.def, ns);
+    const rv = options.resourceVersion;
+    const initial = options.sendInitialEvents === true || rv === '' || rv === '0';
+    let after: number;
+    if (initial) {
+      const page = await this.storage.range(prefix, {});
+      for (const kv of page.kvs) {
+        const obj = this.decode(kv.value, kv.modRevision);
+        if (matches(obj)) sink.added(obj);
+      }
+      after = page.revision;
+      if (options.sendInitialEvents) sink.initialEventsEnd(String(after));
+    } else {
+      after = Number(rv);
+    }
+    const watch = this.storage.watch(prefix, after, {
+      event: (ev) => this.dispatch(ev, matches, sink),
+      error: (err) => {
+        if (err instanceof CompactedError) {
+          sink.error(newExpired(`too old resource version: ${after} (${err.compactedRevision})`));
+        } else {
+          sink.error(newInternalError(err.message));
+        }
+      },
+    });
+    return () => watch.close();
+  }
+
+  /** Selectors apply to both sides of a change: entering the selection is ADDED, leaving it DELETED. */
+  private dispatch(ev: StorageEvent, matches: (obj: StoredObject) => boolean, sink: WatchSink): void {
+    if (ev.type === 'DELETE') {
+      const obj = this.decode(ev.value, ev.revision);
+      if (matches(obj)) sink.deleted(obj);
+      return;
+    }
+    const obj = this.decode(ev.value, ev.revision);
+    const now = matches(obj);
+    if (ev.created || ev.prevValue === undefined) {
+      if (now) sink.added(obj);
+      return;
+    }
+    const previous = this.decode(ev.prevValue, ev.revision);
+    const before = matches(previous);
+    if (before && now) sink.modified(obj);
+    else if (now) sink.added(obj);
+    else if (before) sink.deleted(previous);
+  }
+}
+
+export type { KeyValue };

@@ -1,0 +1,191 @@
+import type { FieldError, StoredObject } from '@certkit/apimachinery';
+
+/** Validation helpers mirroring k8s.io/apimachinery/pkg/util/validation, with upstream's messages. */
+
+const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+const QUALIFIED_NAME_PART = /^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$/;
+const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
+const CONFIG_KEY = /^[-._a-zA-Z0-9]+$/;
+
+export function dns1123Label(value: string): string[] {
+  const errs: string[] = [];
+  if (value.length > 63) errs.push('must be no more than 63 characters');
+  if (!DNS1123_LABEL.test(value)) {
+    errs.push(
+      "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')",
+    );
+  }
+  return errs;
+}
+
+export function dns1123Subdomain(value: string): string[] {
+  const errs: string[] = [];
+  if (value.length > 253) errs.push('must be no more than 253 characters');
+  if (!DNS1123_SUBDOMAIN.test(value)) {
+    errs.push(
+      "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')",
+    );
+  }
+  return errs;
+}
+
+export function qualifiedName(value: string): string[] {
+  const slash = value.lastIndexOf('/');
+  const prefix = slash >= 0 ? value.slice(0, slash) : undefined;
+  const name = slash >= 0 ? value.slice(slash + 1) : value;
+  const errs: string[] = [];
+  if (prefix !== undefined) {
+    if (prefix === '') errs.push('prefix part must be non-empty');
+    else errs.push(...dns1123Subdomain(prefix).map((e) => `prefix part ${e}`));
+  }
+  if (name === '') errs.push('name part must be non-empty');
+  else if (name.length > 63) errs.push('name part must be no more than 63 characters');
+  else if (!QUALIFIED_NAME_PART.test(name)) {
+    errs.push(
+      "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')",
+    );
+  }
+  return errs;
+}
+
+export function labelValue(value: string): string[] {
+  const errs: string[] = [];
+  if (value.length > 63) errs.push('must be no more than 63 characters');
+  if (!LABEL_VALUE.test(value)) {
+    errs.push(
+      "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')",
+    );
+  }
+  return errs;
+}
+
+/** Keys of Secret and ConfigMap data. */
+export function configMapKey(value: string): string[] {
+  const errs: string[] = [];
+  if (value.length > 253) errs.push('must be no more than 253 characters');
+  if (!CONFIG_KEY.test(value)) {
+    errs.push(
+      "a valid config key must consist of alphanumeric characters, '-', '_' or '.' (e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is '[-._a-zA-Z0-9]+')",
+    );
+  }
+  if (value === '.' || value === '..') errs.push("must not be '.' or '..'");
+  return errs;
+}
+
+const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+
+export function isBase64(value: string): boolean {
+  return BASE64.test(value);
+}
+
+/** Decoded size of a base64 string, without decoding it. */
+export function base64Size(value: string): number {
+  const padding = value.endsWith('==') ? 2 : value.endsWith('=') ? 1 : 0;
+  return (value.length / 4) * 3 - padding;
+}
+
+export type NameValidator = (name: string) => string[];
+
+const TOTAL_ANNOTATION_SIZE_LIMIT = 256 * 1024;
+
+/** ObjectMeta validation as ValidateObjectMeta: name, namespace, labels, annotations, owner references, finalizers. */
+export function validateObjectMeta(obj: StoredObject, namespaced: boolean, validName: NameValidator): FieldError[] {
+  const errs: FieldError[] = [];
+  const meta = obj.metadata;
+  if (!meta.name) {
+    errs.push({ type: 'FieldValueRequired', field: 'metadata.name', detail: 'name or generateName is required' });
+  } else {
+    for (const msg of validName(meta.name)) {
+      errs.push({ type: 'FieldValueInvalid', field: 'metadata.name', value: meta.name, detail: msg });
+    }
+  }
+  if (namespaced && !meta.namespace) {
+    errs.push({ type: 'FieldValueRequired', field: 'metadata.namespace' });
+  } else if (!namespaced && meta.namespace) {
+    errs.push({
+      type: 'FieldValueForbidden',
+      field: 'metadata.namespace',
+      detail: 'not allowed on this type',
+    });
+  }
+  for (const [key, value] of Object.entries(meta.labels ?? {})) {
+    for (const msg of qualifiedName(key)) {
+      errs.push({ type: 'FieldValueInvalid', field: 'metadata.labels', value: key, detail: msg });
+    }
+    if (typeof value !== 'string') {
+      errs.push({ type: 'FieldValueInvalid', field: `metadata.labels`, value, detail: 'must be a string' });
+      continue;
+    }
+    for (const msg of labelValue(value)) {
+      errs.push({ type: 'FieldValueInvalid', field: 'metadata.labels', value, detail: msg });
+    }
+  }
+  let annotationBytes = 0;
+  for (const [key, value] of Object.entries(meta.annotations ?? {})) {
+    for (const msg of qualifiedName(key.toLowerCase())) {
+      errs.push({ type: 'FieldValueInvalid', field: 'metadata.annotations', value: key, detail: msg });
+    }
+    annotationBytes += key.length + String(value).length;
+  }
+  if (annotationBytes > TOTAL_ANNOTATION_SIZE_LIMIT) {
+    errs.push({
+      type: 'FieldValueTooLong',
+      field: 'metadata.annotations',
+      detail: `may not be more than ${TOTAL_ANNOTATION_SIZE_LIMIT} bytes`,
+    });
+  }
+  (meta.ownerReferences ?? []).forEach((ref, i) => {
+    const field = `metadata.ownerReferences[${i}]`;
+    if (!ref.apiVersion) errs.push({ type: 'FieldValueInvalid', field: `${field}.apiVersion`, value: ref.apiVersion ?? '', detail: 'version must not be empty' });
+    if (!ref.kind) errs.push({ type: 'FieldValueInvalid', field: `${field}.kind`, value: ref.kind ?? '', detail: 'kind must not be empty' });
+    if (!ref.name) errs.push({ type: 'FieldValueInvalid', field: `${field}.name`, value: ref.name ?? '', detail: 'name must not be empty' });
+    if (!ref.uid) errs.push({ type: 'FieldValueInvalid', field: `${field}.uid`, value: ref.uid ?? '', detail: 'uid must not be empty' });
+  });
+  const controllers = (meta.ownerReferences ?? []).filter((r) => r.controller).length;
+  if (controllers > 1) {
+    errs.push({
+      type: 'FieldValueInvalid',
+      field: 'metadata.ownerReferences',
+      value: meta.ownerReferences,
+      detail: 'Only one reference can have Controller set to true',
+    });
+  }
+  (meta.finalizers ?? []).forEach((f, i) => {
+    for (const msg of qualifiedName(f)) {
+      errs.push({ type: 'FieldValueInvalid', field: `metadata.finalizers[${i}]`, value: f, detail: msg });
+    }
+  });
+  return errs;
+}
+
+/** Fields a client may not change once set (ValidateObjectMetaUpdate). */
+export function validateObjectMetaUpdate(obj: StoredObject, old: StoredObject): FieldError[] {
+  const errs: FieldError[] = [];
+  const immutable = (field: 'name' | 'namespace' | 'uid' | 'creationTimestamp') => {
+    if ((obj.metadata[field] ?? '') !== (old.metadata[field] ?? '')) {
+      errs.push({
+        type: 'FieldValueInvalid',
+        field: `metadata.${field}`,
+        value: obj.metadata[field] ?? '',
+        detail: 'field is immutable',
+      });
+    }
+  };
+  immutable('name');
+  immutable('namespace');
+  immutable('uid');
+  immutable('creationTimestamp');
+  if (old.metadata.deletionTimestamp) {
+    const existing = new Set(old.metadata.finalizers ?? []);
+    const added = (obj.metadata.finalizers ?? []).filter((f) => !existing.has(f));
+    if (added.length > 0) {
+      errs.push({
+        type: 'FieldValueForbidden',
+        field: 'metadata.finalizers',
+        detail: `no new finalizers can be added if the object is being deleted, found new finalizers ${JSON.stringify(added)}`,
+      });
+    }
+  }
+  return errs;
+}

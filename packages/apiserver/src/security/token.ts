@@ -1,0 +1,64 @@
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { createFileExclusive, ensurePrivateDir, isNotFound, PRIVATE_FILE_MODE } from './files.ts';
+
+/** Visible ASCII only: the token travels in an HTTP header and in kubeconfig files. */
+const TOKEN_SYNTAX = /^[\x21-\x7e]+$/;
+
+/**
+ * Returns the admin bearer token stored in `dir/token`, creating it on first start. It is reused afterwards so
+ * that kubeconfigs written earlier keep working across restarts.
+ */
+export async function ensureToken(dir: string): Promise<string> {
+  const path = join(dir, 'token');
+  const existing = await readToken(path);
+  if (existing !== undefined) return existing;
+
+  await ensurePrivateDir(dir);
+  const token = randomBytes(32).toString('base64url');
+  // If a concurrent start created the file first, use its token so both processes agree.
+  if (await createFileExclusive(path, `${token}\n`, PRIVATE_FILE_MODE)) return token;
+  const winner = await readToken(path);
+  if (winner === undefined) throw new Error(`${path} disappeared while it was being created`);
+  return winner;
+}
+
+async function readToken(path: string): Promise<string | undefined> {
+  let content: string;
+  try {
+    content = await readFile(path, 'utf8');
+  } catch (error) {
+    if (isNotFound(error)) return undefined;
+    throw error;
+  }
+  const token = content.trim();
+  // Refuse rather than replace: someone may have put their own token there, and kubeconfigs may depend on it.
+  if (!TOKEN_SYNTAX.test(token)) {
+    throw new Error(
+      `${path} does not contain a usable token (expected one line of visible ASCII characters)`,
+    );
+  }
+  return token;
+}
+
+/**
+ * Whether an Authorization header carries `expected` as a bearer token.
+ *
+ * Parsed like kube-apiserver's bearer token authenticator: the header is trimmed, the scheme compared
+ * case-insensitively, and the token is the second space-separated field.
+ */
+export function tokenMatches(expected: string, authorizationHeader: string | undefined): boolean {
+  if (!expected || authorizationHeader === undefined) return false;
+  const parts = authorizationHeader.trim().split(' ');
+  if (parts.length < 2 || parts[0].toLowerCase() !== 'bearer') return false;
+  const presented = parts[1];
+  if (!presented) return false;
+  // Comparing digests gives timingSafeEqual the equal-length inputs it requires without the early return on a
+  // length mismatch, which would reveal the token's length through timing.
+  return timingSafeEqual(digest(presented), digest(expected));
+}
+
+function digest(value: string): Buffer {
+  return createHash('sha256').update(value).digest();
+}

@@ -1,0 +1,221 @@
+import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
+import { describe, it } from 'node:test';
+import { setTimeout } from 'node:timers/promises';
+import { startCompactor } from './compactor.ts';
+import { runStorageContract, type StorageFixture } from './contract.ts';
+import { SqliteStorage } from './sqlite.ts';
+import { CompactedError, type StorageEvent } from './types.ts';
+
+async function tempDir(): Promise<string> {
+  return mkdtemp(join(tmpdir(), 'certkit-sqlite-'));
+}
+
+async function fileFixture(): Promise<StorageFixture & { path: string }> {
+  const dir = await tempDir();
+  const path = join(dir, 'state.db');
+  let current = SqliteStorage.open(path);
+  return {
+    path,
+    storage: current,
+    async reopen() {
+      await current.close();
+      current = SqliteStorage.open(path);
+      return current;
+    },
+    async cleanup() {
+      await current.close();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+runStorageContract('sqlite file', fileFixture);
+
+runStorageContract('sqlite :memory:', async () => {
+  const storage = SqliteStorage.open(':memory:');
+  return { storage, cleanup: () => storage.close() };
+});
+
+// A small batch size makes the multi-step paths (catch-up, batched compaction) run on small data.
+runStorageContract('sqlite small batches', async () => {
+  const storage = SqliteStorage.open(':memory:', { watchBatchSize: 3, compactBatchSize: 2 });
+  return { storage, cleanup: () => storage.close() };
+});
+
+/** Reads the file through a second connection, as an operator's sqlite3 would. */
+function inspect<T>(path: string, fn: (db: DatabaseSync) => T): T {
+  const db = new DatabaseSync(path, { readOnly: true });
+  try {
+    return fn(db);
+  } finally {
+    db.close();
+  }
+}
+
+function rowCount(path: string): number {
+  return inspect(path, (db) => (db.prepare('SELECT count(*) AS n FROM log').get() as { n: number }).n);
+}
+
+describe('sqlite storage', () => {
+  it('uses WAL journaling', async () => {
+    const f = await fileFixture();
+    try {
+      await f.storage.create('/registry/secrets/default/a', '{}');
+      const mode = inspect(
+        f.path,
+        (db) => db.prepare('PRAGMA journal_mode').get() as { journal_mode: string },
+      );
+      assert.equal(mode.journal_mode, 'wal');
+    } finally {
+      await f.cleanup();
+    }
+  });
+
+  it('refuses a database with another schema version', async () => {
+    const dir = await tempDir();
+    try {
+      const path = join(dir, 'state.db');
+      const db = new DatabaseSync(path);
+      db.exec('PRAGMA user_version = 99');
+      db.close();
+      assert.throws(() => SqliteStorage.open(path), /schema version 99/);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('a second writer on the same file is detected, not silently merged', async () => {
+    const f = await fileFixture();
+    const other = SqliteStorage.open(f.path);
+    try {
+      await f.storage.create('/registry/secrets/default/a', '{}');
+      await assert.rejects(other.create('/registry/secrets/default/b', '{}'), /another writer/);
+    } finally {
+      await other.close();
+      await f.cleanup();
+    }
+  });
+
+  it('compaction removes superseded rows and tombstones only', async () => {
+    const f = await fileFixture();
+    try {
+      const s = f.storage;
+      const key = '/registry/leases/kube-system/leader';
+      let rev = await s.create(key, '{"n":0}');
+      for (let i = 1; i <= 50; i++) rev = await s.update(key, `{"n":${i}}`, rev);
+      await s.create('/registry/secrets/default/gone', '{}');
+      await s.delete('/registry/secrets/default/gone');
+      await s.create('/registry/secrets/default/kept', '{}');
+      assert.equal(rowCount(f.path), 51 + 2 + 1);
+      await s.compact(await s.currentRevision());
+      // The lease's newest row and the live secret; the deleted secret left nothing behind.
+      assert.equal(rowCount(f.path), 2);
+    } finally {
+      await f.cleanup();
+    }
+  });
+
+  it('a watch that falls behind compaction while catching up gets CompactedError after what it saw', async () => {
+    const storage = SqliteStorage.open(':memory:', { watchBatchSize: 10 });
+    try {
+      const key = '/registry/leases/kube-system/leader';
+      const start = await storage.currentRevision();
+      let rev = await storage.create(key, '{"n":0}');
+      for (let i = 1; i < 100; i++) rev = await storage.update(key, `{"n":${i}}`, rev);
+      const events: StorageEvent[] = [];
+      const errors: Error[] = [];
+      storage.watch('/registry/', start, {
+        event(event) {
+          events.push(event);
+          if (events.length === 1) void storage.compact(rev);
+        },
+        error(err) {
+          errors.push(err);
+        },
+      });
+      while (errors.length === 0) await setTimeout(2);
+      assert.equal(events.length, 10, 'the first batch, read before compaction');
+      assert.deepEqual(
+        events.map((e) => e.revision),
+        Array.from({ length: 10 }, (_, i) => start + 1 + i),
+      );
+      assert.ok(errors[0] instanceof CompactedError);
+      assert.equal(errors[0].requestedRevision, start + 10);
+    } finally {
+      await storage.close();
+    }
+  });
+
+  it('the compactor keeps the last N revisions and removes older history', async () => {
+    const f = await fileFixture();
+    const failures: unknown[] = [];
+    const compactor = startCompactor(f.storage, {
+      intervalMs: 10,
+      retainRevisions: 5,
+      onError: (err) => failures.push(err),
+    });
+    try {
+      const s = f.storage;
+      const key = '/registry/leases/kube-system/leader';
+      let rev = await s.create(key, '{"n":0}');
+      for (let i = 1; i < 30; i++) rev = await s.update(key, `{"n":${i}}`, rev);
+      const deadline = Date.now() + 5000;
+      while ((await s.compactedRevision()) < rev - 5) {
+        assert.ok(Date.now() < deadline, 'the compactor did not run');
+        await setTimeout(5);
+      }
+      assert.equal(await s.compactedRevision(), rev - 5);
+      // Rows newer than the watermark plus the one current at it.
+      assert.equal(rowCount(f.path), 6);
+      assert.deepEqual((await s.range(key, { revision: rev - 5 })).kvs[0].value, '{"n":24}');
+      await assert.rejects(s.range(key, { revision: rev - 6 }), CompactedError);
+      assert.equal((await s.get(key))?.value, '{"n":29}');
+
+      // With nothing new written, later ticks leave the watermark alone.
+      await setTimeout(50);
+      assert.equal(await s.compactedRevision(), rev - 5);
+      assert.deepEqual(failures, []);
+    } finally {
+      compactor.stop();
+      await f.cleanup();
+    }
+  });
+
+  it('the compactor reports failures and keeps going', async () => {
+    const storage = SqliteStorage.open(':memory:');
+    const failures: unknown[] = [];
+    let calls = 0;
+    const flaky = new Proxy(storage, {
+      get(target, prop, receiver) {
+        if (prop === 'compact') {
+          return async (revision: number) => {
+            calls++;
+            if (calls === 1) throw new Error('disk on fire');
+            return target.compact(revision);
+          };
+        }
+        const value = Reflect.get(target, prop, receiver);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    const compactor = startCompactor(flaky, {
+      intervalMs: 10,
+      retainRevisions: 1,
+      onError: (e) => failures.push(e),
+    });
+    try {
+      for (let i = 0; i < 5; i++) await storage.create(`/registry/secrets/default/${i}`, '{}');
+      const target = (await storage.currentRevision()) - 1;
+      while ((await storage.compactedRevision()) < target) await setTimeout(5);
+      assert.equal(failures.length, 1);
+      assert.match(String(failures[0]), /disk on fire/);
+    } finally {
+      compactor.stop();
+      await storage.close();
+    }
+  });
+});

@@ -1,0 +1,589 @@
+/**
+ * Embedded MVCC storage on SQLite, after kine's model (k3s-io/kine): one append-only log table whose row id is
+ * the revision. Every write appends a row; reads at revision R take, per key, the newest row with id <= R.
+ *
+ * Unlike kine we are the only writer, so watches are fed by an in-process broadcast on commit instead of polling
+ * the table, and the current revision is kept in memory. Opening the same database from two processes (or two
+ * SqliteStorage instances) at once is unsupported: the second writer would be detected on its first clashing
+ * insert, but watchers of the first would never see its writes.
+ */
+
+import { Buffer } from 'node:buffer';
+import { DatabaseSync, type StatementSync } from 'node:sqlite';
+import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
+import {
+  CompactedError,
+  ConflictError,
+  KeyExistsError,
+  type KeyValue,
+  NotFoundError,
+  type RangeOptions,
+  type RangeResult,
+  type Storage,
+  StorageError,
+  type StorageEvent,
+  type StorageWatch,
+  UnavailableError,
+  type WatchListener,
+} from './types.ts';
+
+export interface SqliteStorageOptions {
+  /** How long a statement waits for a lock held by another connection, in ms (default 5000). */
+  busyTimeoutMs?: number;
+  /**
+   * SQLite's synchronous pragma (default NORMAL). In WAL mode NORMAL never corrupts the database; a power loss
+   * may lose the last commits. FULL also fsyncs every commit, at a large cost in write throughput.
+   */
+  synchronous?: 'NORMAL' | 'FULL';
+  /** History rows a catching-up watch reads per step before yielding to the event loop (default 500). */
+  watchBatchSize?: number;
+  /** Revisions compacted per transaction, so that writers are not held up for long (default 1000). */
+  compactBatchSize?: number;
+}
+
+const SCHEMA_VERSION = 1;
+
+// prev_revision is the id of the key's previous row (0 for the first), so UNIQUE(name, prev_revision) makes a
+// second writer working from the same previous row fail instead of forking the key's history.
+// There is no old_value column (kine has one): an event's previous value is the row at prev_revision, which
+// compaction keeps for as long as the event itself can still be delivered (see compact()).
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS log (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  name TEXT NOT NULL,
+  created INTEGER NOT NULL,
+  deleted INTEGER NOT NULL,
+  create_revision INTEGER NOT NULL,
+  prev_revision INTEGER NOT NULL,
+  value TEXT NOT NULL
+);
+CREATE UNIQUE INDEX IF NOT EXISTS log_name_prev_revision ON log (name, prev_revision);
+CREATE INDEX IF NOT EXISTS log_name_id ON log (name, id);
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;
+`;
+
+// The newest row per name at revision ?3 is the one with no later row at or before ?3. Scanning log_name_id
+// yields rows in key order, so LIMIT stops the scan early; INDEXED BY keeps the planner from preferring a
+// rowid range scan on id <= ?3, which would read the whole table.
+const VISIBLE_AT = `
+FROM log AS k INDEXED BY log_name_id
+WHERE k.name >= ?1 AND k.name < ?2 AND k.id <= ?3 AND k.deleted = 0
+  AND NOT EXISTS (
+    SELECT 1 FROM log AS n INDEXED BY log_name_id WHERE n.name = k.name AND n.id > k.id AND n.id <= ?3
+  )`;
+
+/** Sorts after every TEXT value in SQLite, so it bounds the range of the empty prefix. */
+const AFTER_ALL_TEXT = new Uint8Array([0xff]);
+
+/** Exclusive upper bound of the keys starting with prefix, in SQLite's (UTF-8 byte) order. */
+function prefixEnd(prefix: string): string | Uint8Array {
+  // UTF-8 preserves code-point order, so bumping the last code point gives the byte-order successor.
+  const points = Array.from(prefix);
+  while (points.length > 0) {
+    const last = points.pop()!.codePointAt(0)!;
+    if (last < 0x10ffff) {
+      return points.join('') + String.fromCodePoint(last === 0xd7ff ? 0xe000 : last + 1);
+    }
+  }
+  return AFTER_ALL_TEXT;
+}
+
+/** Compares as SQLite does (bytes of UTF-8), which differs from JS's UTF-16 order for astral characters. */
+function compareKeys(a: string, b: string): number {
+  return Buffer.compare(Buffer.from(a), Buffer.from(b));
+}
+
+interface LatestRow {
+  id: number;
+  create_revision: number;
+  deleted: number;
+  value: string;
+}
+
+type HistoryRow = [
+  id: number,
+  name: string,
+  created: number,
+  deleted: number,
+  createRevision: number,
+  value: string,
+  prevValue: string | null,
+];
+
+type RangeRow = [name: string, id: number, createRevision: number, value: string];
+
+function toKeyValue(key: string, row: LatestRow): KeyValue {
+  return { key, value: row.value, modRevision: row.id, createRevision: row.create_revision };
+}
+
+const SQLITE_CONSTRAINT = 19;
+
+function isConstraintError(err: unknown): boolean {
+  const code = (err as { errcode?: unknown } | null)?.errcode;
+  // Extended result codes (SQLITE_CONSTRAINT_UNIQUE, _PRIMARYKEY) keep the primary code in the low byte.
+  return typeof code === 'number' && (code & 0xff) === SQLITE_CONSTRAINT;
+}
+
+interface HistoryBatch {
+  events: StorageEvent[];
+  /** False when the batch was full and more history may follow. */
+  complete: boolean;
+}
+
+/** What a watch needs from its store; closures rather than public members keep the store's API the contract's. */
+interface WatchSource {
+  readHistory(prefix: string, end: string | Uint8Array, afterRevision: number): HistoryBatch;
+  revision(): number;
+  compactedRevision(): number;
+  closed(): boolean;
+  remove(watch: SqliteWatch): void;
+}
+
+export class SqliteStorage implements Storage {
+  readonly #db: DatabaseSync;
+  readonly #watchBatchSize: number;
+  readonly #compactBatchSize: number;
+  #revision: number;
+  #compactedRevision: number;
+  #closed = false;
+  readonly #watchers = new Set<SqliteWatch>();
+  readonly #source: WatchSource = {
+    readHistory: (prefix, end, afterRevision) => this.#readHistory(prefix, end, afterRevision),
+    revision: () => this.#revision,
+    compactedRevision: () => this.#compactedRevision,
+    closed: () => this.#closed,
+    remove: (watch) => this.#watchers.delete(watch),
+  };
+
+  readonly #begin: StatementSync;
+  readonly #commit: StatementSync;
+  readonly #rollback: StatementSync;
+  readonly #latest: StatementSync;
+  readonly #insert: StatementSync;
+  readonly #range: StatementSync;
+  readonly #count: StatementSync;
+  readonly #history: StatementSync;
+  readonly #compactSuperseded: StatementSync;
+  readonly #compactTombstones: StatementSync;
+  readonly #setMeta: StatementSync;
+
+  static open(path: string, options: SqliteStorageOptions = {}): SqliteStorage {
+    return new SqliteStorage(path, options);
+  }
+
+  private constructor(path: string, options: SqliteStorageOptions) {
+    this.#watchBatchSize = options.watchBatchSize ?? 500;
+    this.#compactBatchSize = options.compactBatchSize ?? 1000;
+    const db = new DatabaseSync(path, { timeout: options.busyTimeoutMs ?? 5000 });
+    this.#db = db;
+    try {
+      db.exec('PRAGMA journal_mode = WAL');
+      db.exec(`PRAGMA synchronous = ${options.synchronous === 'FULL' ? 'FULL' : 'NORMAL'}`);
+      db.exec('BEGIN IMMEDIATE');
+      try {
+        const version = (db.prepare('PRAGMA user_version').get() as { user_version: number }).user_version;
+        if (version !== 0 && version !== SCHEMA_VERSION) {
+          throw new StorageError(
+            `${path}: unsupported schema version ${version} (expected ${SCHEMA_VERSION})`,
+          );
+        }
+        db.exec(SCHEMA);
+        db.exec(`PRAGMA user_version = ${SCHEMA_VERSION}`);
+        // Seeding the sequence makes an empty store's revision 1, as in etcd: revision 0 would be indistinguishable
+        // from Kubernetes' resourceVersion "0" ("any"). AUTOINCREMENT's sequence also keeps the current revision
+        // when compaction deletes the newest row (a tombstone), which MAX(id) would not.
+        db.exec(
+          "INSERT INTO sqlite_sequence (name, seq) SELECT 'log', 1 WHERE NOT EXISTS (SELECT 1 FROM sqlite_sequence WHERE name = 'log')",
+        );
+        db.exec('COMMIT');
+      } catch (err) {
+        db.exec('ROLLBACK');
+        throw err;
+      }
+      const seq = db.prepare("SELECT seq FROM sqlite_sequence WHERE name = 'log'").get() as { seq: number };
+      this.#revision = seq.seq;
+      const compacted = db.prepare("SELECT value FROM meta WHERE key = 'compact_revision'").get() as
+        | { value: number }
+        | undefined;
+      this.#compactedRevision = compacted?.value ?? 0;
+
+      this.#begin = db.prepare('BEGIN IMMEDIATE');
+      this.#commit = db.prepare('COMMIT');
+      this.#rollback = db.prepare('ROLLBACK');
+      this.#latest = db.prepare(
+        'SELECT id, create_revision, deleted, value FROM log WHERE name = ? ORDER BY id DESC LIMIT 1',
+      );
+      // The id is given rather than generated so a create can record it as its own create_revision in one
+      // statement; it also makes a write from an unexpected second writer fail on the primary key.
+      this.#insert = db.prepare(
+        'INSERT INTO log (id, name, created, deleted, create_revision, prev_revision, value) VALUES (?, ?, ?, ?, ?, ?, ?)',
+      );
+      this.#range = db.prepare(
+        `SELECT k.name, k.id, k.create_revision, k.value ${VISIBLE_AT} ORDER BY k.name LIMIT ?4`,
+        { returnArrays: true },
+      );
+      this.#count = db.prepare(`SELECT count(*) ${VISIBLE_AT}`, { returnArrays: true });
+      // Rowid order, not the name index: a watch usually catches up on a short tail of a long log. The previous
+      // value is joined only for updates; a tombstone carries the deleted value itself.
+      this.#history = db.prepare(
+        `SELECT k.id, k.name, k.created, k.deleted, k.create_revision, k.value, p.value
+         FROM log AS k NOT INDEXED
+         LEFT JOIN log AS p ON p.id = k.prev_revision AND k.created = 0 AND k.deleted = 0
+         WHERE k.id > ?1 AND k.name >= ?2 AND k.name < ?3
+         ORDER BY k.id LIMIT ?4`,
+        { returnArrays: true },
+      );
+      this.#compactSuperseded = db.prepare(
+        'DELETE FROM log WHERE id IN (SELECT prev_revision FROM log WHERE id > ?1 AND id <= ?2 AND prev_revision > 0)',
+      );
+      this.#compactTombstones = db.prepare('DELETE FROM log WHERE id > ?1 AND id <= ?2 AND deleted = 1');
+      this.#setMeta = db.prepare(
+        'INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value',
+      );
+    } catch (err) {
+      db.close();
+      throw err;
+    }
+  }
+
+  async currentRevision(): Promise<number> {
+    this.#checkOpen();
+    return this.#revision;
+  }
+
+  async compactedRevision(): Promise<number> {
+    this.#checkOpen();
+    return this.#compactedRevision;
+  }
+
+  async get(key: string): Promise<KeyValue | undefined> {
+    this.#checkOpen();
+    const row = this.#latest.get(key) as LatestRow | undefined;
+    return row === undefined || row.deleted ? undefined : toKeyValue(key, row);
+  }
+
+  async range(prefix: string, options: RangeOptions = {}): Promise<RangeResult> {
+    this.#checkOpen();
+    const revision = options.revision && options.revision > 0 ? options.revision : this.#revision;
+    if (revision > this.#revision) {
+      throw new StorageError(
+        `required revision ${revision} is a future revision (current ${this.#revision})`,
+      );
+    }
+    if (revision < this.#compactedRevision) throw new CompactedError(revision, this.#compactedRevision);
+    const end = prefixEnd(prefix);
+    const start = options.startKey && compareKeys(options.startKey, prefix) > 0 ? options.startKey : prefix;
+    const limit = options.limit && options.limit > 0 ? options.limit : 0;
+    // One extra row tells whether more remain without a second query.
+    const rows = this.#range.all(start, end, revision, limit > 0 ? limit + 1 : -1) as unknown as RangeRow[];
+    const more = limit > 0 && rows.length > limit;
+    const n = more ? limit : rows.length;
+    const kvs: KeyValue[] = new Array(n);
+    for (let i = 0; i < n; i++) {
+      const row = rows[i];
+      kvs[i] = { key: row[0], value: row[3], modRevision: row[1], createRevision: row[2] };
+    }
+    const result: RangeResult = { kvs, revision, more };
+    if (options.count) {
+      result.count = more ? ((this.#count.get(start, end, revision) as unknown as [number])[0] ?? 0) : n;
+    }
+    return result;
+  }
+
+  async create(key: string, value: string): Promise<number> {
+    this.#checkOpen();
+    const event = this.#transact((): StorageEvent => {
+      const latest = this.#latest.get(key) as LatestRow | undefined;
+      if (latest !== undefined && !latest.deleted) throw new KeyExistsError(key);
+      const revision = this.#revision + 1;
+      this.#append(revision, key, 1, 0, revision, latest?.id ?? 0, value);
+      return { type: 'PUT', key, value, revision, createRevision: revision, created: true };
+    });
+    this.#publish(event);
+    return event.revision;
+  }
+
+  async update(key: string, value: string, expectedRevision: number): Promise<number> {
+    this.#checkOpen();
+    const event = this.#transact((): StorageEvent => {
+      const latest = this.#currentOrThrow(key, expectedRevision);
+      const revision = this.#revision + 1;
+      this.#append(revision, key, 0, 0, latest.create_revision, latest.id, value);
+      return {
+        type: 'PUT',
+        key,
+        value,
+        revision,
+        createRevision: latest.create_revision,
+        prevValue: latest.value,
+        created: false,
+      };
+    });
+    this.#publish(event);
+    return event.revision;
+  }
+
+  async delete(key: string, expectedRevision?: number): Promise<{ revision: number; prev: KeyValue }> {
+    this.#checkOpen();
+    let prev: KeyValue | undefined;
+    const event = this.#transact((): StorageEvent => {
+      const latest = this.#currentOrThrow(key, expectedRevision);
+      prev = toKeyValue(key, latest);
+      const revision = this.#revision + 1;
+      // The tombstone keeps the deleted value: it is the DELETE event's value.
+      this.#append(revision, key, 0, 1, latest.create_revision, latest.id, latest.value);
+      return {
+        type: 'DELETE',
+        key,
+        value: latest.value,
+        revision,
+        createRevision: latest.create_revision,
+        prevValue: latest.value,
+        created: false,
+      };
+    });
+    this.#publish(event);
+    return { revision: event.revision, prev: prev! };
+  }
+
+  watch(prefix: string, afterRevision: number, listener: WatchListener): StorageWatch {
+    const watch = new SqliteWatch(this.#source, prefix, Math.max(0, afterRevision), listener);
+    if (this.#closed) {
+      watch.fail(new UnavailableError('storage is closed'));
+    } else {
+      this.#watchers.add(watch);
+      watch.start();
+    }
+    return watch;
+  }
+
+  /**
+   * Removes every row superseded at or before the revision and every tombstone at or before it. A row newer than
+   * the revision is never removed, nor is the row it superseded, so reads at >= revision and watches after it
+   * (including their previous values) are unaffected. Compacting to or below the compacted revision is a no-op.
+   */
+  async compact(revision: number): Promise<void> {
+    this.#checkOpen();
+    if (revision > this.#revision) {
+      throw new StorageError(`cannot compact to future revision ${revision} (current ${this.#revision})`);
+    }
+    let compacted = false;
+    while (this.#compactedRevision < revision) {
+      this.#checkOpen();
+      // Re-read each round: a concurrent compact() may have moved the watermark while we yielded.
+      const from = this.#compactedRevision;
+      const to = Math.min(revision, from + this.#compactBatchSize);
+      this.#transact(() => {
+        this.#compactSuperseded.run(from, to);
+        this.#compactTombstones.run(from, to);
+        this.#setMeta.run('compact_revision', to);
+      });
+      this.#compactedRevision = to;
+      compacted = true;
+      if (to < revision) await yieldToEventLoop();
+    }
+    if (compacted && !this.#closed) {
+      // Deleted pages only shrink the WAL at a checkpoint; TRUNCATE also resets the file (as kine does).
+      this.#db.exec('PRAGMA wal_checkpoint(TRUNCATE)');
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    const err = new UnavailableError('storage is closed');
+    for (const watch of this.#watchers) watch.fail(err);
+    this.#watchers.clear();
+    this.#db.close();
+  }
+
+  #readHistory(prefix: string, end: string | Uint8Array, afterRevision: number): HistoryBatch {
+    const rows = this.#history.all(
+      afterRevision,
+      prefix,
+      end,
+      this.#watchBatchSize,
+    ) as unknown as HistoryRow[];
+    const events: StorageEvent[] = new Array(rows.length);
+    for (let i = 0; i < rows.length; i++) {
+      const [id, name, created, deleted, createRevision, value, prevValue] = rows[i];
+      const event: StorageEvent = {
+        type: deleted ? 'DELETE' : 'PUT',
+        key: name,
+        value,
+        revision: id,
+        createRevision,
+        created: created === 1,
+      };
+      if (deleted) event.prevValue = value;
+      else if (prevValue !== null) event.prevValue = prevValue;
+      events[i] = event;
+    }
+    return { events, complete: rows.length < this.#watchBatchSize };
+  }
+
+  #checkOpen(): void {
+    if (this.#closed) throw new UnavailableError('storage is closed');
+  }
+
+  /** The key's live row, checked against the expected revision (when one is given). */
+  #currentOrThrow(key: string, expectedRevision: number | undefined): LatestRow {
+    const latest = this.#latest.get(key) as LatestRow | undefined;
+    if (latest === undefined || latest.deleted) throw new NotFoundError(key);
+    if (expectedRevision !== undefined && latest.id !== expectedRevision) {
+      throw new ConflictError(key, toKeyValue(key, latest));
+    }
+    return latest;
+  }
+
+  #append(
+    id: number,
+    key: string,
+    created: number,
+    deleted: number,
+    createRevision: number,
+    prevRevision: number,
+    value: string,
+  ): void {
+    try {
+      this.#insert.run(id, key, created, deleted, createRevision, prevRevision, value);
+    } catch (err) {
+      if (isConstraintError(err)) {
+        throw new StorageError(`write to ${key} clashed with another writer of the database`, { cause: err });
+      }
+      throw err;
+    }
+  }
+
+  /** Runs fn in its own write transaction, so a crash or an exception never leaves half a write. */
+  #transact<T>(fn: () => T): T {
+    this.#begin.run();
+    try {
+      const result = fn();
+      this.#commit.run();
+      return result;
+    } catch (err) {
+      // SQLite rolls back by itself after some errors (e.g. I/O); a second ROLLBACK would throw.
+      if (this.#db.isTransaction) this.#rollback.run();
+      throw err;
+    }
+  }
+
+  /** Records a committed write and hands it to the watchers, which deliver it later (never synchronously). */
+  #publish(event: StorageEvent): void {
+    this.#revision = event.revision;
+    for (const watch of this.#watchers) watch.offer(event);
+  }
+}
+
+/**
+ * A watch first replays history from the table, a batch per event-loop turn, then follows the broadcast. The switch
+ * happens in the same synchronous turn as the read that found no more history, so the first live event is exactly
+ * the one after the last row read: no gap, no duplicate.
+ */
+class SqliteWatch implements StorageWatch {
+  readonly #source: WatchSource;
+  readonly #prefix: string;
+  readonly #end: string | Uint8Array;
+  readonly #listener: WatchListener;
+  /** The highest revision queued or known to hold nothing for this watch. */
+  #cursor: number;
+  #live = true;
+  /** Set once the listener must hear no more (closed by the caller, or failed). */
+  #done = false;
+  #queue: StorageEvent[] = [];
+  #head = 0;
+  #pendingError: Error | undefined;
+  #flushing = false;
+
+  constructor(source: WatchSource, prefix: string, afterRevision: number, listener: WatchListener) {
+    this.#source = source;
+    this.#prefix = prefix;
+    this.#end = prefixEnd(prefix);
+    this.#cursor = afterRevision;
+    this.#listener = listener;
+  }
+
+  start(): void {
+    queueMicrotask(() => this.#catchUp());
+  }
+
+  offer(event: StorageEvent): void {
+    if (!this.#live || this.#done || this.#pendingError !== undefined) return;
+    if (event.revision <= this.#cursor || !event.key.startsWith(this.#prefix)) return;
+    this.#cursor = event.revision;
+    this.#queue.push(event);
+    this.#schedule();
+  }
+
+  /** Ends the watch with an error, after the events already queued. */
+  fail(err: Error): void {
+    if (this.#done || this.#pendingError !== undefined) return;
+    this.#pendingError = err;
+    this.#source.remove(this);
+    this.#schedule();
+  }
+
+  close(): void {
+    if (this.#done) return;
+    this.#done = true;
+    this.#queue = [];
+    this.#head = 0;
+    this.#source.remove(this);
+  }
+
+  #catchUp(): void {
+    if (this.#done || this.#pendingError !== undefined) return;
+    if (this.#source.closed()) {
+      this.fail(new UnavailableError('storage is closed'));
+      return;
+    }
+    const compacted = this.#source.compactedRevision();
+    if (this.#cursor < compacted) {
+      this.fail(new CompactedError(this.#cursor, compacted));
+      return;
+    }
+    const { events, complete } = this.#source.readHistory(this.#prefix, this.#end, this.#cursor);
+    for (const event of events) this.#queue.push(event);
+    if (events.length > 0) this.#cursor = events[events.length - 1].revision;
+    if (complete) {
+      this.#cursor = Math.max(this.#cursor, this.#source.revision());
+      this.#live = true;
+    } else {
+      setImmediate(() => this.#catchUp());
+    }
+    this.#schedule();
+  }
+
+  #schedule(): void {
+    if (!this.#flushing) {
+      this.#flushing = true;
+      queueMicrotask(() => this.#flush());
+    }
+  }
+
+  // Events queued by the listener's own writes are picked up by the same loop, so calls never overlap.
+  #flush(): void {
+    try {
+      while (!this.#done && this.#head < this.#queue.length) {
+        const event = this.#queue[this.#head++];
+        try {
+          this.#listener.event(event);
+        } catch (err) {
+          this.#finish(err instanceof Error ? err : new Error(String(err)));
+          return;
+        }
+      }
+      this.#queue = [];
+      this.#head = 0;
+      if (!this.#done && this.#pendingError !== undefined) this.#finish(this.#pendingError);
+    } finally {
+      this.#flushing = false;
+    }
+  }
+
+  #finish(err: Error): void {
+    this.close();
+    this.#listener.error(err);
+  }
+}

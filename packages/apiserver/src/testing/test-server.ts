@@ -1,0 +1,117 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { Agent, request } from 'node:https';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ApiServer } from '../http/server.ts';
+import { ensureServingCertificates } from '../security/certificates.ts';
+import { writeKubeconfig } from '../security/kubeconfig.ts';
+import { ensureToken } from '../security/token.ts';
+import { SqliteStorage } from '../storage/sqlite.ts';
+
+/**
+ * A real API server for tests: HTTPS with a generated CA, bearer token and a kubeconfig, over SQLite in a
+ * temporary directory, on a free loopback port. `restart()` stops and starts it on the same data.
+ */
+export interface TestServer {
+  server: ApiServer;
+  url: string;
+  token: string;
+  caCertPem: string;
+  kubeconfigPath: string;
+  dataDir: string;
+  /** A request with the token and CA, JSON in and out. */
+  fetch(method: string, path: string, options?: RequestOptions): Promise<TestResponse>;
+  restart(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface RequestOptions {
+  body?: unknown;
+  headers?: Record<string, string>;
+  /** Send the body bytes as given (for malformed input). */
+  rawBody?: string | Buffer;
+  /** Omit the Authorization header. */
+  anonymous?: boolean;
+}
+
+export interface TestResponse {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  text: string;
+  // biome-ignore lint/suspicious/noExplicitAny: tests read arbitrary JSON shapes.
+  json: any;
+}
+
+export async function startTestServer(): Promise<TestServer> {
+  const dataDir = await mkdtemp(join(tmpdir(), 'certkit-test-'));
+  const certificates = await ensureServingCertificates(dataDir, ['127.0.0.1']);
+  const token = await ensureToken(dataDir);
+  const kubeconfigPath = join(dataDir, 'kubeconfig');
+  let storage = SqliteStorage.open(join(dataDir, 'state.db'));
+  const startServer = (port: number) =>
+    ApiServer.start({
+      storage,
+      host: '127.0.0.1',
+      port,
+      tls: { cert: certificates.certPem, key: certificates.keyPem },
+      token,
+      log: (e) => {
+        if (e.level === 'error') console.error('apiserver:', e);
+      },
+    });
+  let server = await startServer(0);
+  const port = server.port;
+  await writeKubeconfig(kubeconfigPath, { server: server.url, caCertPem: certificates.caCertPem, token });
+  const agent = new Agent({ ca: certificates.caCertPem, keepAlive: true });
+
+  const result: TestServer = {
+    server,
+    url: server.url,
+    token,
+    caCertPem: certificates.caCertPem,
+    kubeconfigPath,
+    dataDir,
+    fetch(method, path, options = {}) {
+      return new Promise((resolve, reject) => {
+        const headers: Record<string, string> = { Accept: 'application/json', ...options.headers };
+        if (!options.anonymous) headers.Authorization = `Bearer ${token}`;
+        let body: string | Buffer | undefined = options.rawBody;
+        if (body === undefined && options.body !== undefined) {
+          body = JSON.stringify(options.body);
+          headers['Content-Type'] ??= 'application/json';
+        }
+        const req = request(`${result.url}${path}`, { method, headers, agent }, (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c) => chunks.push(c));
+          res.on('end', () => {
+            const text = Buffer.concat(chunks).toString('utf8');
+            let json: unknown;
+            try {
+              json = JSON.parse(text);
+            } catch {
+              json = undefined;
+            }
+            resolve({ status: res.statusCode ?? 0, headers: res.headers, text, json });
+          });
+          res.on('error', reject);
+        });
+        req.on('error', reject);
+        req.end(body);
+      });
+    },
+    async restart() {
+      await server.close();
+      await storage.close();
+      storage = SqliteStorage.open(join(dataDir, 'state.db'));
+      server = await startServer(port);
+      result.server = server;
+    },
+    async close() {
+      agent.destroy();
+      await server.close();
+      await storage.close();
+      await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+  return result;
+}
