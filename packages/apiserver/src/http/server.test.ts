@@ -147,7 +147,7 @@ describe('object lifecycle', () => {
     const wrong = await t.fetch('DELETE', '/api/v1/namespaces/default/configmaps/pre', {
       body: { preconditions: { uid: 'not-the-uid' } },
     });
-    assert.equal(wrong.status, 409);
+    assert.equal(wrong.status, 409, wrong.text);
     const ok = await t.fetch('DELETE', '/api/v1/namespaces/default/configmaps/pre', {
       body: { preconditions: { uid: created.metadata.uid } },
     });
@@ -276,7 +276,8 @@ describe('content negotiation', () => {
     assert.equal(res.json.kind, 'Table');
     assert.deepEqual(res.json.columnDefinitions.map((c: { name: string }) => c.name), ['Name', 'Type', 'Data', 'Age']);
     assert.equal(res.json.rows.length, 2);
-    assert.equal(res.json.rows[0].cells[0], 'item-00');
+    assert.equal(res.json.rows[0].cells[0], res.json.rows[0].object.metadata.name);
+    assert.equal(res.json.rows[0].cells[1], 'Opaque');
     assert.equal(res.json.rows[0].object.kind, 'PartialObjectMetadata');
   });
 });

@@ -176,7 +176,8 @@ function resolve(doc: unknown, tokens: string[]): unknown {
 /** Applies one operation to `doc` (a private copy) and returns the new document root. */
 function applyOperation(doc: unknown, operation: JsonPatchOperation): unknown {
   const { op, path, tokens } = operation;
-  const fail = (why: string) => patchNotApplicable(`JSON patch ${op} operation on "${path}" does not apply: ${why}`);
+  const fail = (why: string) =>
+    patchNotApplicable(`JSON patch ${op} operation on "${path}" does not apply: ${why}`);
 
   const parentOf = (pathTokens: string[]): unknown => {
     const parent = resolve(doc, pathTokens.slice(0, -1));
@@ -222,14 +223,26 @@ function applyOperation(doc: unknown, operation: JsonPatchOperation): unknown {
       return doc;
     case 'replace': {
       if (tokens.length === 0) return cloneJson(operation.value);
-      remove(tokens);
-      return add(tokens, cloneJson(operation.value));
+      // Replaced in place rather than remove-then-add, so an object member keeps its position.
+      const parent = parentOf(tokens);
+      const last = tokens[tokens.length - 1];
+      if (Array.isArray(parent)) {
+        const index = arrayIndex(last, parent.length, false);
+        if (index === undefined) throw fail(`array index "${last}" is out of bounds or not a number`);
+        parent[index] = cloneJson(operation.value);
+      } else {
+        if (!Object.hasOwn(parent as JsonObject, last)) throw fail('the path does not exist');
+        setOwn(parent as JsonObject, last, cloneJson(operation.value));
+      }
+      return doc;
     }
     case 'move': {
       const fromTokens = operation.fromTokens!;
       if (operation.from === path) return doc;
-      if (path.startsWith(`${operation.from}/`)) throw fail(`"${operation.from}" cannot be moved into its own child`);
-      if (resolve(doc, fromTokens) === undefined) throw fail(`the "from" path "${operation.from}" does not exist`);
+      if (path.startsWith(`${operation.from}/`))
+        throw fail(`"${operation.from}" cannot be moved into its own child`);
+      if (resolve(doc, fromTokens) === undefined)
+        throw fail(`the "from" path "${operation.from}" does not exist`);
       if (fromTokens.length === 0) throw fail('the document root cannot be moved');
       return add(tokens, remove(fromTokens));
     }
@@ -242,7 +255,9 @@ function applyOperation(doc: unknown, operation: JsonPatchOperation): unknown {
       const actual = resolve(doc, tokens);
       if (actual === undefined) throw fail('the path does not exist');
       if (!jsonEqual(actual, operation.value)) {
-        throw fail(`the value ${describe(actual)} is not equal to the tested value ${describe(operation.value)}`);
+        throw fail(
+          `the value ${describe(actual)} is not equal to the tested value ${describe(operation.value)}`,
+        );
       }
       return doc;
     }
@@ -364,7 +379,14 @@ function joinPath(path: string, field: string): string {
 function materialize(value: unknown): unknown {
   if (Array.isArray(value)) {
     return value
-      .filter((item) => !(isObject(item) && Object.hasOwn(item, PATCH_DIRECTIVE)))
+      .filter((item) => {
+        if (!isDirectiveItem(item)) return true;
+        const directive = item[PATCH_DIRECTIVE];
+        if (directive !== 'delete' && directive !== 'replace' && directive !== 'merge') {
+          throw unknownPatchType(directive, item);
+        }
+        return false;
+      })
       .map(materialize)
       .filter((item) => item !== undefined);
   }
@@ -430,10 +452,12 @@ function orderMergedList(
   for (const item of merged) {
     (indexByIdentity(order, item, mergeKey) >= 0 ? inPatch : serverOnly).push(item);
   }
+  // Items missing from the reference list (only possible with an empty $setElementOrder) sort last.
   const byPosition = (list: readonly unknown[]) => (a: unknown, b: unknown) => {
     const ia = indexByIdentity(list, a, mergeKey);
     const ib = indexByIdentity(list, b, mergeKey);
-    return ia >= 0 && ib >= 0 ? ia - ib : 0;
+    if (ia < 0 || ib < 0) return (ia < 0 ? 1 : 0) - (ib < 0 ? 1 : 0);
+    return ia - ib;
   };
   inPatch.sort(byPosition(order));
   serverOnly.sort(byPosition(live));
@@ -488,18 +512,22 @@ function mergeList(live: unknown[], patch: unknown[], path: string, schema: SmpS
   }
 
   const mergeKey = 'mergeKey' in strategy ? strategy.mergeKey : undefined;
-  const kind = listKind(path, live, patch.filter((item) => !isDirectiveItem(item)));
+  const plainItems = patch.filter((item) => !isDirectiveItem(item));
+  const kind = listKind(path, live, plainItems);
   if (kind === 'objects' && mergeKey === undefined) {
     throw newBadRequest(`cannot merge lists of objects without a merge key (at ${path})`);
   }
 
-  if (kind !== 'objects' || mergeKey === undefined) {
-    // Scalars: set union, then upstream's ordering with the patch list as the order.
+  if (kind === 'scalars' || mergeKey === undefined) {
+    // Scalars: set union, then upstream's ordering with the patch list as the order. Only
+    // `$patch: replace` (handled above) means anything in a list of scalars.
+    const directive = patch.find(isDirectiveItem);
+    if (directive !== undefined) throw unknownPatchType(directive[PATCH_DIRECTIVE], directive);
     const merged: unknown[] = [];
-    for (const item of [...live, ...patch]) {
+    for (const item of [...live, ...plainItems]) {
       if (!merged.some((seen) => jsonEqual(seen, item))) merged.push(item);
     }
-    return orderMergedList(merged, patch, live, undefined);
+    return orderMergedList(merged, plainItems, live, undefined);
   }
 
   let base = live;
@@ -529,7 +557,9 @@ function mergeList(live: unknown[], patch: unknown[], path: string, schema: SmpS
       merged.push(materialize(item));
     } else {
       const current = merged[index];
-      merged[index] = isObject(current) ? (mergeObject(current, item, path, schema) ?? {}) : materialize(item);
+      merged[index] = isObject(current)
+        ? (mergeObject(current, item, path, schema) ?? {})
+        : materialize(item);
     }
   }
   return orderMergedList(merged, items, base, mergeKey);
@@ -539,7 +569,13 @@ function mergeList(live: unknown[], patch: unknown[], path: string, schema: SmpS
  * Checks that the items of a patch list appear in `$setElementOrder` in the same relative order, as
  * upstream does before trusting the order list (validatePatchWithSetOrderList).
  */
-function checkElementOrder(patchList: unknown[], order: unknown[], mergeKey: string | undefined, field: string) {
+function checkElementOrder(
+  patchList: unknown[],
+  order: unknown[],
+  mergeKey: string | undefined,
+  field: string,
+) {
+  if (order.length === 0) return;
   const items = patchList.filter((item) => !isDirectiveItem(item));
   let p = 0;
   for (let o = 0; o < order.length && p < items.length; o++) {
@@ -605,7 +641,12 @@ function applyPrimitiveListDeletion(original: JsonObject, field: string, values:
  * Merges `patch` into `original` (both private copies, both mutated). Returns the merged map, or
  * undefined when the patch deletes the map (`$patch: delete`).
  */
-function mergeObject(original: JsonObject, patch: JsonObject, path: string, schema: SmpSchema): JsonObject | undefined {
+function mergeObject(
+  original: JsonObject,
+  patch: JsonObject,
+  path: string,
+  schema: SmpSchema,
+): JsonObject | undefined {
   if (Object.hasOwn(patch, PATCH_DIRECTIVE)) {
     const directive = patch[PATCH_DIRECTIVE];
     delete patch[PATCH_DIRECTIVE];
@@ -640,7 +681,8 @@ function mergeObject(original: JsonObject, patch: JsonObject, path: string, sche
     const fieldPath = joinPath(path, key);
     let merged: unknown;
     if (isObject(live) && isObject(patchValue)) merged = mergeObject(live, patchValue, fieldPath, schema);
-    else if (Array.isArray(live) && Array.isArray(patchValue)) merged = mergeList(live, patchValue, fieldPath, schema);
+    else if (Array.isArray(live) && Array.isArray(patchValue))
+      merged = mergeList(live, patchValue, fieldPath, schema);
     else merged = materialize(patchValue);
     if (merged === undefined) delete original[key];
     else setOwn(original, key, merged);

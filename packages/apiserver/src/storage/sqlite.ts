@@ -58,18 +58,19 @@ CREATE TABLE IF NOT EXISTS log (
   value TEXT NOT NULL
 );
 CREATE UNIQUE INDEX IF NOT EXISTS log_name_prev_revision ON log (name, prev_revision);
-CREATE INDEX IF NOT EXISTS log_name_id ON log (name, id);
+-- deleted rides along so that counting and the superseded-row check never touch the table (and its values).
+CREATE INDEX IF NOT EXISTS log_name_id_deleted ON log (name, id, deleted);
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;
 `;
 
-// The newest row per name at revision ?3 is the one with no later row at or before ?3. Scanning log_name_id
+// The newest row per name at revision ?3 is the one with no later row at or before ?3. Scanning the name index
 // yields rows in key order, so LIMIT stops the scan early; INDEXED BY keeps the planner from preferring a
 // rowid range scan on id <= ?3, which would read the whole table.
 const VISIBLE_AT = `
-FROM log AS k INDEXED BY log_name_id
+FROM log AS k INDEXED BY log_name_id_deleted
 WHERE k.name >= ?1 AND k.name < ?2 AND k.id <= ?3 AND k.deleted = 0
   AND NOT EXISTS (
-    SELECT 1 FROM log AS n INDEXED BY log_name_id WHERE n.name = k.name AND n.id > k.id AND n.id <= ?3
+    SELECT 1 FROM log AS n INDEXED BY log_name_id_deleted WHERE n.name = k.name AND n.id > k.id AND n.id <= ?3
   )`;
 
 /** Sorts after every TEXT value in SQLite, so it bounds the range of the empty prefix. */
@@ -488,7 +489,7 @@ class SqliteWatch implements StorageWatch {
   readonly #listener: WatchListener;
   /** The highest revision queued or known to hold nothing for this watch. */
   #cursor: number;
-  #live = true;
+  #live = false;
   /** Set once the listener must hear no more (closed by the caller, or failed). */
   #done = false;
   #queue: StorageEvent[] = [];

@@ -126,7 +126,9 @@ export class CompactedError extends StorageError {
   readonly requestedRevision: number;
   readonly compactedRevision: number;
   constructor(requestedRevision: number, compactedRevision: number) {
-    super(`required revision ${requestedRevision} has been compacted (compacted revision ${compactedRevision})`);
+    super(
+      `required revision ${requestedRevision} has been compacted (compacted revision ${compactedRevision})`,
+    );
     this.requestedRevision = requestedRevision;
     this.compactedRevision = compactedRevision;
   }

@@ -62,7 +62,7 @@ export async function startTestServer(): Promise<TestServer> {
   let server = await startServer(0);
   const port = server.port;
   await writeKubeconfig(kubeconfigPath, { server: server.url, caCertPem: certificates.caCertPem, token });
-  const agent = new Agent({ ca: certificates.caCertPem, keepAlive: true });
+  let agent = new Agent({ ca: certificates.caCertPem, keepAlive: true });
 
   const result: TestServer = {
     server,
@@ -80,6 +80,8 @@ export async function startTestServer(): Promise<TestServer> {
           body = JSON.stringify(options.body);
           headers['Content-Type'] ??= 'application/json';
         }
+        // Node sends DELETE bodies without framing unless the length is given.
+        if (body !== undefined) headers['Content-Length'] = String(Buffer.byteLength(body));
         const req = request(`${result.url}${path}`, { method, headers, agent }, (res) => {
           const chunks: Buffer[] = [];
           res.on('data', (c) => chunks.push(c));
@@ -105,6 +107,9 @@ export async function startTestServer(): Promise<TestServer> {
       storage = SqliteStorage.open(join(dataDir, 'state.db'));
       server = await startServer(port);
       result.server = server;
+      // Pooled connections died with the old server.
+      agent.destroy();
+      agent = new Agent({ ca: certificates.caCertPem, keepAlive: true });
     },
     async close() {
       agent.destroy();

@@ -1,0 +1,114 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtemp, readFile, rm, writeFile, mkdir } from 'node:fs/promises';
+import { Agent, request } from 'node:https';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** Shared pieces of the benchmarks: a server in its own process, an HTTPS client, timing and reporting. */
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+
+export interface ServerProcess {
+  url: string;
+  token: string;
+  ca: string;
+  pid: number;
+  child: ChildProcess;
+  dataDir: string;
+  stop(): Promise<void>;
+}
+
+/** Starts `certkit apiserver` on a free port in a fresh data dir (or the given one). */
+export async function startServerProcess(dataDir?: string): Promise<ServerProcess> {
+  const dir = dataDir ?? (await mkdtemp(join(tmpdir(), 'certkit-bench-')));
+  const child = spawn(process.execPath, [join(root, 'packages/cli/src/main.ts'), 'apiserver', '--data-dir', dir, '--port', '0'], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const url = await new Promise<string>((resolve, reject) => {
+    let out = '';
+    child.stdout!.on('data', (d) => {
+      out += d;
+      const m = /listening on (https:\/\/\S+)/.exec(out);
+      if (m) resolve(m[1]);
+    });
+    child.once('exit', (code) => reject(new Error(`server exited with ${code}: ${out}`)));
+  });
+  const token = (await readFile(join(dir, 'token'), 'utf8')).trim();
+  const ca = await readFile(join(dir, 'pki', 'ca.crt'), 'utf8');
+  return {
+    url,
+    token,
+    ca,
+    pid: child.pid!,
+    child,
+    dataDir: dir,
+    async stop() {
+      child.kill('SIGTERM');
+      await new Promise((r) => child.once('exit', r));
+      if (!dataDir) await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+export class Client {
+  readonly agent: Agent;
+  readonly server: ServerProcess;
+  constructor(server: ServerProcess, sockets = 16) {
+    this.server = server;
+    this.agent = new Agent({ ca: server.ca, keepAlive: true, maxSockets: sockets });
+  }
+
+  call(method: string, path: string, body?: unknown, accept = 'application/json'): Promise<{ status: number; text: string }> {
+    return new Promise((resolve, reject) => {
+      const payload = body === undefined ? undefined : JSON.stringify(body);
+      const headers: Record<string, string> = { Authorization: `Bearer ${this.server.token}`, Accept: accept };
+      if (payload) headers['Content-Type'] = 'application/json';
+      const req = request(`${this.server.url}${path}`, { method, headers, agent: this.agent }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c) => chunks.push(c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString() }));
+        res.on('error', reject);
+      });
+      req.on('error', reject);
+      req.end(payload);
+    });
+  }
+
+  close(): void {
+    this.agent.destroy();
+  }
+}
+
+/** Runs `total` operations with `concurrency` workers; returns operations per second. */
+export async function throughput(total: number, concurrency: number, op: (i: number) => Promise<void>): Promise<{ opsPerSec: number; seconds: number }> {
+  let next = 0;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < total) await op(next++);
+    }),
+  );
+  const seconds = (performance.now() - started) / 1000;
+  return { opsPerSec: total / seconds, seconds };
+}
+
+export function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)];
+}
+
+/** Reads a process's resident memory from /proc, in MiB. */
+export async function rssMiB(pid: number): Promise<number> {
+  const status = await readFile(`/proc/${pid}/status`, 'utf8');
+  const kb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
+  return kb / 1024;
+}
+
+export async function writeResults(name: string, results: unknown, table: string): Promise<void> {
+  const dir = join(root, 'bench', 'results');
+  await mkdir(dir, { recursive: true });
+  await writeFile(join(dir, `${name}.json`), `${JSON.stringify(results, null, 2)}\n`);
+  await writeFile(join(dir, `${name}.md`), `${table}\n`);
+  process.stdout.write(`${table}\n`);
+}
