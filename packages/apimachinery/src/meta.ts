@@ -1,4 +1,7 @@
-import type { ObjectMeta as K8sObjectMeta, OwnerReference as K8sOwnerReference } from 'kubernetes-types/meta/v1.d.ts';
+import type {
+  ObjectMeta as K8sObjectMeta,
+  OwnerReference as K8sOwnerReference,
+} from 'kubernetes-types/meta/v1.d.ts';
 
 /** kubernetes-types marks server-set fields readonly; the server and controllers set them, so we drop that. */
 type Mutable<T> = { -readonly [K in keyof T]: T[K] };

@@ -103,7 +103,15 @@ function qualified(r: QualifiedResource): string {
 }
 
 function failure(code: number, reason: StatusReason, message: string, details?: StatusDetails): StatusError {
-  const status: Status = { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message, reason, code };
+  const status: Status = {
+    kind: 'Status',
+    apiVersion: 'v1',
+    metadata: {},
+    status: 'Failure',
+    message,
+    reason,
+    code,
+  };
   if (details) status.details = details;
   return new StatusError(status);
 }
@@ -132,7 +140,8 @@ export function newConflict(r: QualifiedResource, name: string, why: string): St
   });
 }
 
-export const OBJECT_MODIFIED = 'the object has been modified; please apply your changes to the latest version and try again';
+export const OBJECT_MODIFIED =
+  'the object has been modified; please apply your changes to the latest version and try again';
 
 function describeValue(value: unknown): string {
   if (typeof value === 'string') return JSON.stringify(value);
@@ -201,7 +210,11 @@ export function newNotAcceptable(message: string): StatusError {
 }
 
 export function newUnsupportedMediaType(contentType: string): StatusError {
-  return failure(415, 'UnsupportedMediaType', `the body of the request was in an unknown format - accepted media types include: application/json, application/json-patch+json, application/merge-patch+json, application/strategic-merge-patch+json; got ${JSON.stringify(contentType)}`);
+  return failure(
+    415,
+    'UnsupportedMediaType',
+    `the body of the request was in an unknown format - accepted media types include: application/json, application/json-patch+json, application/merge-patch+json, application/strategic-merge-patch+json; got ${JSON.stringify(contentType)}`,
+  );
 }
 
 export function newRequestEntityTooLarge(limitBytes: number): StatusError {
@@ -257,10 +270,12 @@ function codeOf(err: unknown): number | undefined {
 
 export const isNotFound = (err: unknown): boolean => reasonOf(err) === 'NotFound';
 export const isAlreadyExists = (err: unknown): boolean => reasonOf(err) === 'AlreadyExists';
-export const isConflict = (err: unknown): boolean => reasonOf(err) === 'Conflict' || codeOf(err) === 409 && reasonOf(err) !== 'AlreadyExists';
+export const isConflict = (err: unknown): boolean =>
+  reasonOf(err) === 'Conflict' || (codeOf(err) === 409 && reasonOf(err) !== 'AlreadyExists');
 export const isInvalid = (err: unknown): boolean => reasonOf(err) === 'Invalid';
 export const isBadRequest = (err: unknown): boolean => reasonOf(err) === 'BadRequest';
-export const isTooManyRequests = (err: unknown): boolean => reasonOf(err) === 'TooManyRequests' || codeOf(err) === 429;
+export const isTooManyRequests = (err: unknown): boolean =>
+  reasonOf(err) === 'TooManyRequests' || codeOf(err) === 429;
 /** True for 410 with reason Expired or Gone, as client-go's isExpiredError. */
 export const isGone = (err: unknown): boolean =>
   reasonOf(err) === 'Expired' || reasonOf(err) === 'Gone' || codeOf(err) === 410;

@@ -1,6 +1,6 @@
 export { ApiServer, type ApiServerOptions, VERSION_INFO } from './http/server.ts';
 export { ensureServingCertificates, type ServingCertificates } from './security/certificates.ts';
-export { writeKubeconfig, kubeconfigYaml } from './security/kubeconfig.ts';
+export { kubeconfigYaml, writeKubeconfig } from './security/kubeconfig.ts';
 export { ensureToken } from './security/token.ts';
 export { startCompactor } from './storage/compactor.ts';
 export { SqliteStorage } from './storage/sqlite.ts';

@@ -40,7 +40,8 @@ export async function startControlPlane(flags: ServeFlags): Promise<ControlPlane
       tls: { cert: certificates.certPem, key: certificates.keyPem },
       token,
       log: (entry) => {
-        if (entry.level === 'error') process.stderr.write(`${JSON.stringify({ time: new Date().toISOString(), ...entry })}\n`);
+        if (entry.level === 'error')
+          process.stderr.write(`${JSON.stringify({ time: new Date().toISOString(), ...entry })}\n`);
       },
     });
   } catch (err) {

@@ -90,7 +90,8 @@ export class GarbageCollector {
     const before = this.ownersOf.get(ev.key);
     this.index(ev.key, obj);
     const after = this.ownersOf.get(ev.key);
-    if (after && JSON.stringify(before?.owners) !== JSON.stringify(after.owners)) this.enqueue(ev.key, 'dependent');
+    if (after && JSON.stringify(before?.owners) !== JSON.stringify(after.owners))
+      this.enqueue(ev.key, 'dependent');
     if (holdsGcFinalizer(obj)) this.enqueue(ev.key, 'owner');
     // A dependent leaving (or being deleted) may unblock a foreground owner waiting for it.
     if (obj.metadata.deletionTimestamp) {
@@ -104,9 +105,9 @@ export class GarbageCollector {
     if (owners.length === 0) return;
     this.ownersOf.set(key, { key, owners });
     for (const ref of owners) {
-      let set = this.dependentsOf.get(ref.uid);
-      if (!set) this.dependentsOf.set(ref.uid, (set = new Set()));
+      const set = this.dependentsOf.get(ref.uid) ?? new Set<string>();
       set.add(key);
+      this.dependentsOf.set(ref.uid, set);
     }
   }
 
@@ -174,7 +175,10 @@ export class GarbageCollector {
     const store = this.registry.byKind(group, ref.kind);
     if (!store) return undefined;
     try {
-      const owner = await store.get(store.def.namespaced ? dependent.metadata.namespace : undefined, ref.name);
+      const owner = await store.get(
+        store.def.namespaced ? dependent.metadata.namespace : undefined,
+        ref.name,
+      );
       return owner.metadata.uid === ref.uid ? owner : undefined;
     } catch (err) {
       if (isNotFound(err)) return undefined;
@@ -187,14 +191,18 @@ export class GarbageCollector {
     if (!found) return;
     const { store, obj } = found;
     const refs = obj.metadata.ownerReferences ?? [];
-    if (refs.length === 0 || obj.metadata.deletionTimestamp && !holdsGcFinalizer(obj)) return;
+    if (refs.length === 0 || (obj.metadata.deletionTimestamp && !holdsGcFinalizer(obj))) return;
     const live: OwnerReference[] = [];
     let foregroundOwner = false;
     for (const ref of refs) {
       const owner = await this.liveOwner(obj, ref);
       if (!owner) continue;
       live.push(ref);
-      if (owner.metadata.deletionTimestamp && owner.metadata.finalizers?.includes(FOREGROUND_FINALIZER) && ref.blockOwnerDeletion) {
+      if (
+        owner.metadata.deletionTimestamp &&
+        owner.metadata.finalizers?.includes(FOREGROUND_FINALIZER) &&
+        ref.blockOwnerDeletion
+      ) {
         foregroundOwner = true;
       }
     }
@@ -206,7 +214,10 @@ export class GarbageCollector {
         preconditions: { uid: obj.metadata.uid },
       });
     } else if (foregroundOwner && live.length === refs.length && !obj.metadata.deletionTimestamp) {
-      await store.delete(namespace, name, { propagationPolicy: 'Foreground', preconditions: { uid: obj.metadata.uid } });
+      await store.delete(namespace, name, {
+        propagationPolicy: 'Foreground',
+        preconditions: { uid: obj.metadata.uid },
+      });
     } else if (live.length < refs.length) {
       const liveUids = new Set(live.map((r) => r.uid));
       await store.guaranteedUpdate(namespace, name, (current) => ({
@@ -278,7 +289,10 @@ export class GarbageCollector {
       if (current.metadata.uid !== owner.metadata.uid) return current;
       return {
         ...current,
-        metadata: { ...current.metadata, finalizers: (current.metadata.finalizers ?? []).filter((f) => f !== finalizer) },
+        metadata: {
+          ...current.metadata,
+          finalizers: (current.metadata.finalizers ?? []).filter((f) => f !== finalizer),
+        },
       };
     });
   }
@@ -286,7 +300,10 @@ export class GarbageCollector {
 
 function holdsGcFinalizer(obj: StoredObject): boolean {
   const f = obj.metadata.finalizers ?? [];
-  return obj.metadata.deletionTimestamp !== undefined && (f.includes(FOREGROUND_FINALIZER) || f.includes(ORPHAN_FINALIZER));
+  return (
+    obj.metadata.deletionTimestamp !== undefined &&
+    (f.includes(FOREGROUND_FINALIZER) || f.includes(ORPHAN_FINALIZER))
+  );
 }
 
 function parse(value: string): StoredObject | undefined {

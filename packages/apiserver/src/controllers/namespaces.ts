@@ -85,9 +85,11 @@ export class NamespaceController {
         empty = false;
         const obj = store.decode(kv.value, kv.modRevision);
         if (obj.metadata.deletionTimestamp) continue;
-        await store.delete(namespace, obj.metadata.name!, { propagationPolicy: 'Background' }).catch((err) => {
-          if (!isNotFound(err)) throw err;
-        });
+        await store
+          .delete(namespace, obj.metadata.name!, { propagationPolicy: 'Background' })
+          .catch((err) => {
+            if (!isNotFound(err)) throw err;
+          });
       }
     }
     return empty;

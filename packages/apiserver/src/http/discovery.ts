@@ -1,5 +1,5 @@
-import type { Registry } from '../registry/registry.ts';
 import { compareVersionPriority } from '../registry/crd.ts';
+import type { Registry } from '../registry/registry.ts';
 import type { ResourceDefinition } from '../registry/resource.ts';
 
 /**
@@ -23,7 +23,16 @@ function apiResources(def: ResourceDefinition) {
   };
   const hasStatus = def.statusSubresource || def.resource === 'namespaces';
   if (!hasStatus) return [main];
-  return [main, { name: `${def.resource}/status`, singularName: '', namespaced: def.namespaced, kind: def.kind, verbs: ['get', 'patch', 'update'] }];
+  return [
+    main,
+    {
+      name: `${def.resource}/status`,
+      singularName: '',
+      namespaced: def.namespaced,
+      kind: def.kind,
+      verbs: ['get', 'patch', 'update'],
+    },
+  ];
 }
 
 /** Groups other than core, each with its served versions in preference order. */
@@ -35,7 +44,11 @@ export function apiGroups(registry: Registry): Map<string, string[]> {
     for (const v of store.def.versions) versions.add(v);
     groups.set(store.def.group, versions);
   }
-  return new Map([...groups].sort(([a], [b]) => a.localeCompare(b)).map(([g, vs]) => [g, [...vs].sort(compareVersionPriority)]));
+  return new Map(
+    [...groups]
+      .sort(([a], [b]) => a.localeCompare(b))
+      .map(([g, vs]) => [g, [...vs].sort(compareVersionPriority)]),
+  );
 }
 
 export function coreVersions(serverAddress: string) {

@@ -19,7 +19,11 @@ function parseAccept(header: string | undefined): MediaRange[] {
     const parsed: Record<string, string> = {};
     for (const p of params) {
       const eq = p.indexOf('=');
-      if (eq > 0) parsed[p.slice(0, eq).trim()] = p.slice(eq + 1).trim().replace(/^"|"$/g, '');
+      if (eq > 0)
+        parsed[p.slice(0, eq).trim()] = p
+          .slice(eq + 1)
+          .trim()
+          .replace(/^"|"$/g, '');
     }
     return { type: type.toLowerCase(), params: parsed };
   });
@@ -56,6 +60,9 @@ export function acceptsJson(accept: string | undefined): boolean {
 }
 
 /** Parameters of an Accept entry the client preferred, e.g. for aggregated discovery. */
-export function acceptsMediaType(accept: string | undefined, match: (type: string, params: Record<string, string>) => boolean): boolean {
+export function acceptsMediaType(
+  accept: string | undefined,
+  match: (type: string, params: Record<string, string>) => boolean,
+): boolean {
   return parseAccept(accept).some((r) => match(r.type, r.params));
 }

@@ -19,8 +19,14 @@ function queryParameter(name: string, description: string) {
 
 const WRITE_PARAMETERS = [
   queryParameter('dryRun', 'When present, indicates that modifications should not be persisted.'),
-  queryParameter('fieldManager', 'fieldManager is a name associated with the actor or entity that is making these changes.'),
-  queryParameter('fieldValidation', 'fieldValidation instructs the server on how to handle objects in the request containing unknown or duplicate fields: Ignore, Warn or Strict.'),
+  queryParameter(
+    'fieldManager',
+    'fieldManager is a name associated with the actor or entity that is making these changes.',
+  ),
+  queryParameter(
+    'fieldValidation',
+    'fieldValidation instructs the server on how to handle objects in the request containing unknown or duplicate fields: Ignore, Warn or Strict.',
+  ),
 ];
 
 function gvkExtension(def: ResourceDefinition, version: string) {
@@ -28,7 +34,9 @@ function gvkExtension(def: ResourceDefinition, version: string) {
 }
 
 function resourcePaths(def: ResourceDefinition, version: string, prefix: string): Record<string, unknown> {
-  const base = def.namespaced ? `/${prefix}/namespaces/{namespace}/${def.resource}` : `/${prefix}/${def.resource}`;
+  const base = def.namespaced
+    ? `/${prefix}/namespaces/{namespace}/${def.resource}`
+    : `/${prefix}/${def.resource}`;
   const gvk = gvkExtension(def, version);
   const op = (action: string, extra: Record<string, unknown> = {}) => ({
     operationId: `${action}${def.kind}`,
@@ -56,8 +64,15 @@ function resourcePaths(def: ResourceDefinition, version: string, prefix: string)
   return paths;
 }
 
-export function groupVersionDocument(registry: Registry, group: string, version: string): unknown | undefined {
-  const defs = registry.all().map((s) => s.def).filter((d) => d.group === group && d.versions.includes(version));
+export function groupVersionDocument(
+  registry: Registry,
+  group: string,
+  version: string,
+): unknown | undefined {
+  const defs = registry
+    .all()
+    .map((s) => s.def)
+    .filter((d) => d.group === group && d.versions.includes(version));
   if (defs.length === 0) return undefined;
   const prefix = group === '' ? `api/${version}` : `apis/${group}/${version}`;
   const paths: Record<string, unknown> = {};

@@ -23,7 +23,10 @@ export type ParsedPath =
   | { kind: 'other' };
 
 export function parseApiPath(pathname: string): ParsedPath {
-  const parts = pathname.split('/').filter((p) => p !== '').map(decodeURIComponent);
+  const parts = pathname
+    .split('/')
+    .filter((p) => p !== '')
+    .map(decodeURIComponent);
   let group: string;
   let version: string;
   let rest: string[];
@@ -57,5 +60,8 @@ export function parseApiPath(pathname: string): ParsedPath {
   if (extra.length > 0) return { kind: 'other' };
   // `/api/v1/namespaces/x` names namespace x; it is not "inside" a namespace.
   if (resource === 'namespaces') namespace = undefined;
-  return { kind: 'resource', request: { group, version, namespace, resource, name, subresource, legacyWatch } };
+  return {
+    kind: 'resource',
+    request: { group, version, namespace, resource, name, subresource, legacyWatch },
+  };
 }

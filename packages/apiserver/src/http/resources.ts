@@ -1,24 +1,29 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import {
+  escapeFieldValue,
   type KubeObject,
   type ListOptions,
   newBadRequest,
   newMethodNotAllowed,
   newNotFound,
   newUnsupportedMediaType,
-  escapeFieldValue,
   parseFieldSelector,
   parseListOptions,
   type StoredObject,
 } from '@certkit/apimachinery';
-import { applyJsonPatch, applyMergePatch, applyStrategicMergePatch, patchTypeFromContentType } from '../registry/patch.ts';
+import {
+  applyJsonPatch,
+  applyMergePatch,
+  applyStrategicMergePatch,
+  patchTypeFromContentType,
+} from '../registry/patch.ts';
 import type { Registry } from '../registry/registry.ts';
 import { apiVersionOf } from '../registry/resource.ts';
 import type { DeleteOptions, ObjectStore } from '../registry/store.ts';
 import { unknownFields } from './field-validation.ts';
-import type { ResourceRequest } from './request-info.ts';
 import { negotiate } from './negotiate.ts';
 import { type IncludeObject, type RenderOptions, renderList, renderObject } from './render.ts';
+import type { ResourceRequest } from './request-info.ts';
 import { parseJsonBody, parseJsonObject, readBody, sendJson } from './respond.ts';
 import { serveWatch } from './watch.ts';
 
@@ -40,13 +45,15 @@ function isWatch(query: URLSearchParams, request: ResourceRequest): boolean {
 
 function dryRun(query: URLSearchParams): boolean {
   const values = query.getAll('dryRun');
-  for (const v of values) if (v !== 'All') throw newBadRequest(`Invalid dry run value: ${v}; only "All" is supported`);
+  for (const v of values)
+    if (v !== 'All') throw newBadRequest(`Invalid dry run value: ${v}; only "All" is supported`);
   return values.length > 0;
 }
 
 function includeObject(query: URLSearchParams): IncludeObject {
   const v = query.get('includeObject') ?? 'Metadata';
-  if (v !== 'None' && v !== 'Metadata' && v !== 'Object') throw newBadRequest(`includeObject: unsupported value "${v}"`);
+  if (v !== 'None' && v !== 'Metadata' && v !== 'Object')
+    throw newBadRequest(`includeObject: unsupported value "${v}"`);
   return v;
 }
 
@@ -59,7 +66,9 @@ function checkFields(
 ): void {
   const mode = query.get('fieldValidation') ?? 'Warn';
   if (mode !== 'Strict' && mode !== 'Warn' && mode !== 'Ignore') {
-    throw newBadRequest(`fieldValidation parameter unsupported: ${mode}, must be one of: Ignore, Warn, Strict`);
+    throw newBadRequest(
+      `fieldValidation parameter unsupported: ${mode}, must be one of: Ignore, Warn, Strict`,
+    );
   }
   if (mode === 'Ignore') return;
   const unknown = unknownFields(store.def, body);
@@ -82,7 +91,8 @@ function deleteOptions(query: URLSearchParams, body: Buffer): DeleteOptions {
       preconditions?: { uid?: string; resourceVersion?: string };
       dryRun?: string[];
     };
-    if (parsed.propagationPolicy) options.propagationPolicy = parsed.propagationPolicy as DeleteOptions['propagationPolicy'];
+    if (parsed.propagationPolicy)
+      options.propagationPolicy = parsed.propagationPolicy as DeleteOptions['propagationPolicy'];
     if (parsed.orphanDependents !== undefined) options.orphanDependents = parsed.orphanDependents;
     if (parsed.preconditions) options.preconditions = parsed.preconditions;
     if (parsed.dryRun?.includes('All')) options.dryRun = true;
@@ -92,13 +102,18 @@ function deleteOptions(query: URLSearchParams, body: Buffer): DeleteOptions {
   const orphan = query.get('orphanDependents');
   if (orphan) options.orphanDependents = orphan === 'true';
   if (dryRun(query)) options.dryRun = true;
-  if (options.propagationPolicy && !['Orphan', 'Background', 'Foreground'].includes(options.propagationPolicy)) {
+  if (
+    options.propagationPolicy &&
+    !['Orphan', 'Background', 'Foreground'].includes(options.propagationPolicy)
+  ) {
     throw newBadRequest(
       `DeleteOptions.propagationPolicy: Unsupported value: "${options.propagationPolicy}": supported values: "Foreground", "Background", "Orphan"`,
     );
   }
   if (options.propagationPolicy && options.orphanDependents !== undefined) {
-    throw newBadRequest('DeleteOptions.propagationPolicy: Invalid value: cannot set both OrphanDependents and PropagationPolicy');
+    throw newBadRequest(
+      'DeleteOptions.propagationPolicy: Invalid value: cannot set both OrphanDependents and PropagationPolicy',
+    );
   }
   return options;
 }
@@ -106,7 +121,10 @@ function deleteOptions(query: URLSearchParams, body: Buffer): DeleteOptions {
 /** True when a patch document itself sets metadata.resourceVersion (then a conflict is the client's, not retried). */
 function patchSetsResourceVersion(type: string, patch: unknown): boolean {
   if (type === 'json') {
-    return Array.isArray(patch) && patch.some((op) => (op as { path?: string })?.path === '/metadata/resourceVersion');
+    return (
+      Array.isArray(patch) &&
+      patch.some((op) => (op as { path?: string })?.path === '/metadata/resourceVersion')
+    );
   }
   const meta = (patch as { metadata?: { resourceVersion?: unknown } })?.metadata;
   return meta?.resourceVersion !== undefined && meta.resourceVersion !== null;
@@ -123,10 +141,18 @@ export async function handleResource(
   if (!store) throw notFoundResource();
   const def = store.def;
   if (request.namespace !== undefined && !def.namespaced) throw notFoundResource();
-  if (def.namespaced && request.name !== undefined && request.namespace === undefined && !request.legacyWatch) {
+  if (
+    def.namespaced &&
+    request.name !== undefined &&
+    request.namespace === undefined &&
+    !request.legacyWatch
+  ) {
     throw notFoundResource();
   }
-  if (request.subresource !== undefined && !(request.subresource === 'status' && (def.statusSubresource || def.resource === 'namespaces'))) {
+  if (
+    request.subresource !== undefined &&
+    !(request.subresource === 'status' && (def.statusSubresource || def.resource === 'namespaces'))
+  ) {
     throw notFoundResource();
   }
   const namespace = def.namespaced ? request.namespace : undefined;
@@ -168,7 +194,10 @@ export async function handleResource(
       const render = renderFor('single');
       const body = parseJsonObject(await readBody(req)) as KubeObject;
       checkFields(store, body, query, res);
-      const created = await store.create(namespace, body, { dryRun: dryRun(query), version: request.version });
+      const created = await store.create(namespace, body, {
+        dryRun: dryRun(query),
+        version: request.version,
+      });
       sendJson(res, 201, renderObject(def, created, render));
       return;
     }
@@ -199,11 +228,13 @@ export async function handleResource(
         name,
         (current) => {
           const base = { ...current, apiVersion } as StoredObject;
-          const next = (type === 'json'
-            ? applyJsonPatch(base, patch)
-            : type === 'merge'
-              ? applyMergePatch(base, patch)
-              : applyStrategicMergePatch(base, patch, def.strategicMerge!)) as KubeObject;
+          const next = (
+            type === 'json'
+              ? applyJsonPatch(base, patch)
+              : type === 'merge'
+                ? applyMergePatch(base, patch)
+                : applyStrategicMergePatch(base, patch, def.strategicMerge!)
+          ) as KubeObject;
           if (next === null || typeof next !== 'object' || Array.isArray(next)) {
             throw newBadRequest('the patch must produce a JSON object');
           }
@@ -238,9 +269,13 @@ export async function handleResource(
 function withName(options: ListOptions, name: string): ListOptions['fieldSelector'] {
   const existing = options.fieldSelector.requiresExactMatch('metadata.name');
   if (existing !== undefined && existing !== name) {
-    throw newBadRequest(`field selector "${options.fieldSelector.toString()}" conflicts with the name "${name}"`);
+    throw newBadRequest(
+      `field selector "${options.fieldSelector.toString()}" conflicts with the name "${name}"`,
+    );
   }
   // Reuse the selector parser so the combined selector behaves like one the client sent.
-  const text = [options.fieldSelector.toString(), `metadata.name=${escapeFieldValue(name)}`].filter(Boolean).join(',');
+  const text = [options.fieldSelector.toString(), `metadata.name=${escapeFieldValue(name)}`]
+    .filter(Boolean)
+    .join(',');
   return parseFieldSelector(text);
 }

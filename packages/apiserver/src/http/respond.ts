@@ -1,11 +1,21 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { newBadRequest, newInternalError, newRequestEntityTooLarge, StatusError } from '@certkit/apimachinery';
+import {
+  newBadRequest,
+  newInternalError,
+  newRequestEntityTooLarge,
+  StatusError,
+} from '@certkit/apimachinery';
 
 /** Writing responses and reading request bodies, with kube-apiserver's Status bodies for every failure. */
 
 export const MAX_BODY_BYTES = 3 * 1024 * 1024;
 
-export function sendJson(res: ServerResponse, code: number, body: unknown, headers: Record<string, string> = {}): void {
+export function sendJson(
+  res: ServerResponse,
+  code: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+): void {
   const text = JSON.stringify(body);
   res.writeHead(code, {
     'Content-Type': 'application/json',

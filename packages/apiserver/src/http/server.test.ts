@@ -84,16 +84,28 @@ describe('object lifecycle', () => {
     assert.match(res.json.metadata.name, /^gen-[bcdfghjklmnpqrstvwxz2456789]{5}$/);
   });
   it('rejects stale updates with 409 Conflict and accepts current ones', async () => {
-    const created = (await t.fetch('POST', '/api/v1/namespaces/default/configmaps', { body: { metadata: { name: 'occ' }, data: { a: '1' } } })).json;
-    const ok = await t.fetch('PUT', '/api/v1/namespaces/default/configmaps/occ', { body: { ...created, data: { a: '2' } } });
+    const created = (
+      await t.fetch('POST', '/api/v1/namespaces/default/configmaps', {
+        body: { metadata: { name: 'occ' }, data: { a: '1' } },
+      })
+    ).json;
+    const ok = await t.fetch('PUT', '/api/v1/namespaces/default/configmaps/occ', {
+      body: { ...created, data: { a: '2' } },
+    });
     assert.equal(ok.status, 200);
     assert.notEqual(ok.json.metadata.resourceVersion, created.metadata.resourceVersion);
-    const stale = await t.fetch('PUT', '/api/v1/namespaces/default/configmaps/occ', { body: { ...created, data: { a: '3' } } });
+    const stale = await t.fetch('PUT', '/api/v1/namespaces/default/configmaps/occ', {
+      body: { ...created, data: { a: '3' } },
+    });
     assert.equal(stale.status, 409);
     assert.equal(stale.json.reason, 'Conflict');
   });
   it('does not write a no-op update', async () => {
-    const created = (await t.fetch('POST', '/api/v1/namespaces/default/configmaps', { body: { metadata: { name: 'noop' }, data: { a: '1' } } })).json;
+    const created = (
+      await t.fetch('POST', '/api/v1/namespaces/default/configmaps', {
+        body: { metadata: { name: 'noop' }, data: { a: '1' } },
+      })
+    ).json;
     const same = await t.fetch('PUT', '/api/v1/namespaces/default/configmaps/noop', { body: created });
     assert.equal(same.json.metadata.resourceVersion, created.metadata.resourceVersion);
   });
@@ -108,7 +120,11 @@ describe('object lifecycle', () => {
     assert.ok(fields.includes('data'), JSON.stringify(res.json));
   });
   it('keeps immutable Secrets immutable', async () => {
-    const created = (await t.fetch('POST', '/api/v1/namespaces/default/secrets', { body: secret('frozen', { immutable: true }) })).json;
+    const created = (
+      await t.fetch('POST', '/api/v1/namespaces/default/secrets', {
+        body: secret('frozen', { immutable: true }),
+      })
+    ).json;
     const res = await t.fetch('PUT', '/api/v1/namespaces/default/secrets/frozen', {
       body: { ...created, data: { key: Buffer.from('other').toString('base64') } },
     });
@@ -121,7 +137,9 @@ describe('object lifecycle', () => {
     assert.equal(res.json.message, 'namespaces "nowhere" not found');
   });
   it('patches with merge, JSON and strategic merge patches', async () => {
-    await t.fetch('POST', '/api/v1/namespaces/default/configmaps', { body: { metadata: { name: 'patchme', labels: { a: '1' } }, data: { x: '1' } } });
+    await t.fetch('POST', '/api/v1/namespaces/default/configmaps', {
+      body: { metadata: { name: 'patchme', labels: { a: '1' } }, data: { x: '1' } },
+    });
     const merge = await t.fetch('PATCH', '/api/v1/namespaces/default/configmaps/patchme', {
       body: { metadata: { labels: { b: '2' } }, data: { x: null, y: '2' } },
       headers: { 'Content-Type': 'application/merge-patch+json' },
@@ -143,7 +161,9 @@ describe('object lifecycle', () => {
     assert.deepEqual(smp.json.metadata.finalizers, ['example.com/a']);
   });
   it('deletes with preconditions', async () => {
-    const created = (await t.fetch('POST', '/api/v1/namespaces/default/configmaps', { body: { metadata: { name: 'pre' } } })).json;
+    const created = (
+      await t.fetch('POST', '/api/v1/namespaces/default/configmaps', { body: { metadata: { name: 'pre' } } })
+    ).json;
     const wrong = await t.fetch('DELETE', '/api/v1/namespaces/default/configmaps/pre', {
       body: { preconditions: { uid: 'not-the-uid' } },
     });
@@ -155,7 +175,9 @@ describe('object lifecycle', () => {
     assert.equal((await t.fetch('GET', '/api/v1/namespaces/default/configmaps/pre')).status, 404);
   });
   it('holds objects with finalizers until the last finalizer is removed', async () => {
-    await t.fetch('POST', '/api/v1/namespaces/default/configmaps', { body: { metadata: { name: 'fin', finalizers: ['example.com/hold'] } } });
+    await t.fetch('POST', '/api/v1/namespaces/default/configmaps', {
+      body: { metadata: { name: 'fin', finalizers: ['example.com/hold'] } },
+    });
     const deleting = await t.fetch('DELETE', '/api/v1/namespaces/default/configmaps/fin');
     assert.equal(deleting.status, 200);
     assert.ok(deleting.json.metadata.deletionTimestamp);
@@ -174,7 +196,9 @@ describe('object lifecycle', () => {
     assert.equal((await t.fetch('GET', '/api/v1/namespaces/default/configmaps/fin')).status, 404);
   });
   it('keeps every object across a restart', async () => {
-    await t.fetch('POST', '/api/v1/namespaces/default/configmaps', { body: { metadata: { name: 'durable' }, data: { a: '1' } } });
+    await t.fetch('POST', '/api/v1/namespaces/default/configmaps', {
+      body: { metadata: { name: 'durable' }, data: { a: '1' } },
+    });
     const before = (await t.fetch('GET', '/api/v1/namespaces/default/configmaps/durable')).json;
     await t.restart();
     const afterRestart = (await t.fetch('GET', '/api/v1/namespaces/default/configmaps/durable')).json;
@@ -188,17 +212,23 @@ describe('lists', () => {
     for (let i = 0; i < 25; i++) {
       const name = `item-${String(i).padStart(2, '0')}`;
       await t.fetch('POST', '/api/v1/namespaces/paging/secrets', {
-        body: secret(name, { metadata: { labels: { parity: i % 2 ? 'odd' : 'even' } }, type: i % 5 === 0 ? 'example.com/five' : 'Opaque' }),
+        body: secret(name, {
+          metadata: { labels: { parity: i % 2 ? 'odd' : 'even' } },
+          type: i % 5 === 0 ? 'example.com/five' : 'Opaque',
+        }),
       });
     }
   });
-  it('pages with limit and continue, all pages at the first page\'s resourceVersion', async () => {
+  it("pages with limit and continue, all pages at the first page's resourceVersion", async () => {
     const names: string[] = [];
     let token = '';
     let rv = '';
     let pages = 0;
     do {
-      const res = await t.fetch('GET', `/api/v1/namespaces/paging/secrets?limit=10${token ? `&continue=${token}` : ''}`);
+      const res = await t.fetch(
+        'GET',
+        `/api/v1/namespaces/paging/secrets?limit=10${token ? `&continue=${token}` : ''}`,
+      );
       assert.equal(res.status, 200);
       if (!rv) rv = res.json.metadata.resourceVersion;
       assert.equal(res.json.metadata.resourceVersion, rv);
@@ -218,9 +248,18 @@ describe('lists', () => {
     assert.equal(notOdd.json.items.length, 13);
     const five = await t.fetch('GET', '/api/v1/secrets?fieldSelector=type%3Dexample.com%2Ffive');
     assert.equal(five.json.items.length, 5);
-    const byName = await t.fetch('GET', '/api/v1/namespaces/paging/secrets?fieldSelector=metadata.name%3Ditem-03');
-    assert.deepEqual(byName.json.items.map((i: { metadata: { name: string } }) => i.metadata.name), ['item-03']);
-    const page = await t.fetch('GET', '/api/v1/namespaces/paging/secrets?labelSelector=parity%3Deven&limit=5');
+    const byName = await t.fetch(
+      'GET',
+      '/api/v1/namespaces/paging/secrets?fieldSelector=metadata.name%3Ditem-03',
+    );
+    assert.deepEqual(
+      byName.json.items.map((i: { metadata: { name: string } }) => i.metadata.name),
+      ['item-03'],
+    );
+    const page = await t.fetch(
+      'GET',
+      '/api/v1/namespaces/paging/secrets?labelSelector=parity%3Deven&limit=5',
+    );
     assert.equal(page.json.items.length, 5);
     assert.ok(page.json.metadata.continue);
     const unsupported = await t.fetch('GET', '/api/v1/secrets?fieldSelector=data.key%3Dx');
@@ -236,7 +275,10 @@ describe('lists', () => {
     const first = await t.fetch('GET', '/api/v1/namespaces/paging/secrets');
     const rv = first.json.metadata.resourceVersion;
     await t.fetch('POST', '/api/v1/namespaces/paging/secrets', { body: secret('later') });
-    const exact = await t.fetch('GET', `/api/v1/namespaces/paging/secrets?resourceVersion=${rv}&resourceVersionMatch=Exact`);
+    const exact = await t.fetch(
+      'GET',
+      `/api/v1/namespaces/paging/secrets?resourceVersion=${rv}&resourceVersionMatch=Exact`,
+    );
     assert.equal(exact.json.items.length, first.json.items.length);
     const now = await t.fetch('GET', '/api/v1/namespaces/paging/secrets');
     assert.equal(now.json.items.length, first.json.items.length + 1);
@@ -245,7 +287,10 @@ describe('lists', () => {
     const page = await t.fetch('GET', '/api/v1/namespaces/paging/secrets?limit=5');
     await t.fetch('POST', '/api/v1/namespaces/paging/secrets', { body: secret('after-page') });
     await t.server.storage.compact(await t.server.storage.currentRevision());
-    const res = await t.fetch('GET', `/api/v1/namespaces/paging/secrets?limit=5&continue=${page.json.metadata.continue}`);
+    const res = await t.fetch(
+      'GET',
+      `/api/v1/namespaces/paging/secrets?limit=5&continue=${page.json.metadata.continue}`,
+    );
     assert.equal(res.status, 410);
     assert.equal(res.json.reason, 'Expired');
     assert.ok(res.json.metadata.continue, 'a fresh continue token to go on inconsistently');
@@ -254,7 +299,8 @@ describe('lists', () => {
 
 describe('content negotiation', () => {
   it('serves PartialObjectMetadata and PartialObjectMetadataList without data', async () => {
-    const accept = 'application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json';
+    const accept =
+      'application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json';
     const list = await t.fetch('GET', '/api/v1/namespaces/paging/secrets', { headers: { Accept: accept } });
     assert.equal(list.json.kind, 'PartialObjectMetadataList');
     assert.equal(list.json.items[0].kind, 'PartialObjectMetadata');
@@ -269,12 +315,15 @@ describe('content negotiation', () => {
     });
     assert.equal(refused.status, 406);
   });
-  it('serves Tables with each kind\'s columns', async () => {
+  it("serves Tables with each kind's columns", async () => {
     const res = await t.fetch('GET', '/api/v1/namespaces/paging/secrets?limit=2', {
       headers: { Accept: 'application/json;as=Table;v=v1;g=meta.k8s.io,application/json' },
     });
     assert.equal(res.json.kind, 'Table');
-    assert.deepEqual(res.json.columnDefinitions.map((c: { name: string }) => c.name), ['Name', 'Type', 'Data', 'Age']);
+    assert.deepEqual(
+      res.json.columnDefinitions.map((c: { name: string }) => c.name),
+      ['Name', 'Type', 'Data', 'Age'],
+    );
     assert.equal(res.json.rows.length, 2);
     assert.equal(res.json.rows[0].cells[0], res.json.rows[0].object.metadata.name);
     assert.equal(res.json.rows[0].cells[1], 'Opaque');
@@ -288,7 +337,8 @@ describe('discovery and OpenAPI', () => {
     assert.deepEqual(api.json.versions, ['v1']);
     const v1 = await t.fetch('GET', '/api/v1');
     const names = v1.json.resources.map((r: { name: string }) => r.name);
-    for (const r of ['namespaces', 'secrets', 'configmaps', 'events', 'serviceaccounts']) assert.ok(names.includes(r), r);
+    for (const r of ['namespaces', 'secrets', 'configmaps', 'events', 'serviceaccounts'])
+      assert.ok(names.includes(r), r);
     const apis = await t.fetch('GET', '/apis');
     const groups = apis.json.groups.map((g: { name: string }) => g.name);
     assert.ok(groups.includes('coordination.k8s.io'));

@@ -1,4 +1,9 @@
-import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import {
+  createServer as createHttpServer,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { newMethodNotAllowed, newNotFound, newUnauthorized } from '@certkit/apimachinery';
@@ -69,7 +74,8 @@ export class ApiServer {
         return store.get(undefined, name).catch(() => undefined);
       },
       afterWrite: async (def, obj) => {
-        if (def.group === 'apiextensions.k8s.io' && def.resource === 'customresourcedefinitions') this.crds.observe(obj);
+        if (def.group === 'apiextensions.k8s.io' && def.resource === 'customresourcedefinitions')
+          this.crds.observe(obj);
       },
     });
     const logError = (component: string) => (err: unknown) =>
@@ -125,14 +131,26 @@ export class ApiServer {
     const started = performance.now();
     try {
       const url = new URL(req.url ?? '/', 'http://apiserver');
-      if (!PUBLIC_PATHS.has(url.pathname) && this.options.token && !tokenMatches(this.options.token, req.headers.authorization)) {
+      if (
+        !PUBLIC_PATHS.has(url.pathname) &&
+        this.options.token &&
+        !tokenMatches(this.options.token, req.headers.authorization)
+      ) {
         throw newUnauthorized();
       }
       await this.route(req, res, url);
     } catch (err) {
-      sendError(res, err, (e) => this.log({ level: 'error', msg: 'request failed', err: String((e as Error)?.stack ?? e) }));
+      sendError(res, err, (e) =>
+        this.log({ level: 'error', msg: 'request failed', err: String((e as Error)?.stack ?? e) }),
+      );
     } finally {
-      this.log({ level: 'debug', verb: req.method, path: req.url, code: res.statusCode, ms: performance.now() - started });
+      this.log({
+        level: 'debug',
+        verb: req.method,
+        path: req.url,
+        code: res.statusCode,
+        ms: performance.now() - started,
+      });
     }
   }
 
@@ -155,7 +173,9 @@ export class ApiServer {
     if (path.startsWith('/openapi/v3/')) {
       const rest = path.slice('/openapi/v3/'.length).split('/');
       const doc =
-        rest[0] === 'api' ? groupVersionDocument(this.registry, '', rest[1]) : groupVersionDocument(this.registry, rest[1], rest[2]);
+        rest[0] === 'api'
+          ? groupVersionDocument(this.registry, '', rest[1])
+          : groupVersionDocument(this.registry, rest[1], rest[2]);
       if (!doc) throw pathNotFound();
       return sendJson(res, 200, doc);
     }
@@ -178,9 +198,18 @@ export class ApiServer {
   }
 
   private health(res: ServerResponse, path: string, verbose: boolean): void {
-    const checks = ['ping', 'log', 'etcd', 'poststarthook/start-apiextensions-controllers', 'poststarthook/crd-informer-synced'];
+    const checks = [
+      'ping',
+      'log',
+      'etcd',
+      'poststarthook/start-apiextensions-controllers',
+      'poststarthook/crd-informer-synced',
+    ];
     if (!verbose) {
-      res.writeHead(200, { 'Content-Type': 'text/plain; charset=utf-8', 'X-Content-Type-Options': 'nosniff' });
+      res.writeHead(200, {
+        'Content-Type': 'text/plain; charset=utf-8',
+        'X-Content-Type-Options': 'nosniff',
+      });
       res.end('ok');
       return;
     }

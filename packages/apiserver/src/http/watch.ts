@@ -68,7 +68,13 @@ export async function serveWatch(
   const render1 = (obj: StoredObject): unknown => {
     if (render.rendering === 'metadata') return toPartialObjectMetadata(obj);
     if (render.rendering === 'table') {
-      const t = table(def, [obj], render, { resourceVersion: obj.metadata.resourceVersion }, !tableColumnsSent);
+      const t = table(
+        def,
+        [obj],
+        render,
+        { resourceVersion: obj.metadata.resourceVersion },
+        !tableColumnsSent,
+      );
       tableColumnsSent = true;
       return t;
     }
@@ -95,9 +101,12 @@ export async function serveWatch(
   const bookmarkTimer = setInterval(() => {
     if (options.allowWatchBookmarks) bookmark();
   }, BOOKMARK_INTERVAL_MS);
-  const bookmarkBeforeDeadline = setTimeout(() => {
-    if (options.allowWatchBookmarks) bookmark();
-  }, Math.max(0, timeoutMs - BOOKMARK_BEFORE_DEADLINE_MS));
+  const bookmarkBeforeDeadline = setTimeout(
+    () => {
+      if (options.allowWatchBookmarks) bookmark();
+    },
+    Math.max(0, timeoutMs - BOOKMARK_BEFORE_DEADLINE_MS),
+  );
   req.on('close', finish);
   res.on('close', finish);
 

@@ -1,21 +1,10 @@
 import type { FieldError, KubeObject, StoredObject } from '@certkit/apimachinery';
 import { prepareNewCrd, validateCustomResourceDefinition } from './crd.ts';
-import {
-  ALL_VERBS,
-  ageColumn,
-  humanAge,
-  nameColumn,
-  type ResourceDefinition,
-  type SmpListStrategies,
-} from './resource.ts';
+import { smpSchemaFor } from './patch.ts';
+import { ALL_VERBS, ageColumn, humanAge, nameColumn, type ResourceDefinition } from './resource.ts';
 import { base64Size, configMapKey, isBase64 } from './validation.ts';
 
 /** The built-in resources certkit serves, with kube-apiserver's names, columns and validation. */
-
-const metadataStrategies: SmpListStrategies = {
-  'metadata.ownerReferences': { mergeKey: 'uid' },
-  'metadata.finalizers': { merge: 'primitive' },
-};
 
 function age(obj: StoredObject, now: number): string {
   return humanAge(obj.metadata.creationTimestamp, now);
@@ -37,7 +26,7 @@ function builtin(
     allowUnconditionalUpdate: true,
     custom: false,
     selectableFields: [],
-    strategicMerge: metadataStrategies,
+    strategicMerge: smpSchemaFor(partial.kind),
     ...partial,
   };
 }
@@ -57,12 +46,23 @@ function validateDataMap(
   }
   let size = 0;
   for (const [key, value] of Object.entries(data)) {
-    for (const msg of configMapKey(key)) errs.push({ type: 'FieldValueInvalid', field, value: key, detail: msg });
+    for (const msg of configMapKey(key))
+      errs.push({ type: 'FieldValueInvalid', field, value: key, detail: msg });
     if (typeof value !== 'string') {
-      errs.push({ type: 'FieldValueTypeInvalid', field: `${field}[${key}]`, value, detail: 'must be a string' });
+      errs.push({
+        type: 'FieldValueTypeInvalid',
+        field: `${field}[${key}]`,
+        value,
+        detail: 'must be a string',
+      });
     } else if (values === 'base64') {
       if (!isBase64(value)) {
-        errs.push({ type: 'FieldValueInvalid', field: `${field}[${key}]`, value: '<value omitted>', detail: 'illegal base64 data' });
+        errs.push({
+          type: 'FieldValueInvalid',
+          field: `${field}[${key}]`,
+          value: '<value omitted>',
+          detail: 'illegal base64 data',
+        });
       }
       size += base64Size(value);
     } else {
@@ -76,11 +76,19 @@ function immutableData(obj: StoredObject, old: StoredObject | undefined, fields:
   if (!old || old.immutable !== true) return [];
   const errs: FieldError[] = [];
   if (obj.immutable !== true) {
-    errs.push({ type: 'FieldValueForbidden', field: 'immutable', detail: 'field is immutable when `immutable` is set' });
+    errs.push({
+      type: 'FieldValueForbidden',
+      field: 'immutable',
+      detail: 'field is immutable when `immutable` is set',
+    });
   }
   for (const f of fields) {
     if (JSON.stringify(obj[f] ?? {}) !== JSON.stringify(old[f] ?? {})) {
-      errs.push({ type: 'FieldValueForbidden', field: f, detail: 'field is immutable when `immutable` is set' });
+      errs.push({
+        type: 'FieldValueForbidden',
+        field: f,
+        detail: 'field is immutable when `immutable` is set',
+      });
     }
   }
   return errs;
@@ -108,7 +116,12 @@ export const secrets = builtin({
     { name: 'Data', type: 'string', description: 'The number of keys in the secret.' },
     ageColumn,
   ],
-  cells: (obj, now) => [obj.metadata.name, obj.type ?? '', Object.keys((obj.data as object) ?? {}).length, age(obj, now)],
+  cells: (obj, now) => [
+    obj.metadata.name,
+    obj.type ?? '',
+    Object.keys((obj.data as object) ?? {}).length,
+    age(obj, now),
+  ],
   fieldValues: (obj) => ({ type: String(obj.type ?? '') }),
   normalize(obj: KubeObject) {
     // stringData is write-only: merged into data (base64) and never stored, as kube-apiserver does.
@@ -129,7 +142,11 @@ export const secrets = builtin({
     const errs: FieldError[] = [];
     const size = validateDataMap(obj.data, 'data', errs, 'base64');
     if (size > MAX_SECRET_BYTES) {
-      errs.push({ type: 'FieldValueTooLong', field: 'data', detail: `Too long: may not be more than ${MAX_SECRET_BYTES} bytes` });
+      errs.push({
+        type: 'FieldValueTooLong',
+        field: 'data',
+        detail: `Too long: may not be more than ${MAX_SECRET_BYTES} bytes`,
+      });
     }
     const type = String(obj.type ?? 'Opaque');
     const data = (obj.data as Record<string, string>) ?? {};
@@ -159,13 +176,25 @@ export const configmaps = builtin({
   ],
   validate(obj, old) {
     const errs: FieldError[] = [];
-    const size = validateDataMap(obj.data, 'data', errs, 'string') + validateDataMap(obj.binaryData, 'binaryData', errs, 'base64');
+    const size =
+      validateDataMap(obj.data, 'data', errs, 'string') +
+      validateDataMap(obj.binaryData, 'binaryData', errs, 'base64');
     if (size > MAX_SECRET_BYTES) {
-      errs.push({ type: 'FieldValueTooLong', field: '', detail: `Too long: may not be more than ${MAX_SECRET_BYTES} bytes` });
+      errs.push({
+        type: 'FieldValueTooLong',
+        field: '',
+        detail: `Too long: may not be more than ${MAX_SECRET_BYTES} bytes`,
+      });
     }
     const data = (obj.data as object) ?? {};
     for (const key of Object.keys((obj.binaryData as object) ?? {})) {
-      if (key in data) errs.push({ type: 'FieldValueInvalid', field: 'binaryData', value: key, detail: 'duplicate of key present in data' });
+      if (key in data)
+        errs.push({
+          type: 'FieldValueInvalid',
+          field: 'binaryData',
+          value: key,
+          detail: 'duplicate of key present in data',
+        });
     }
     errs.push(...immutableData(obj, old, ['data', 'binaryData']));
     return errs;
@@ -180,7 +209,11 @@ export const namespaces = builtin({
   shortNames: ['ns'],
   topLevelFields: ['spec', 'status'],
   selectableFields: ['status.phase'],
-  columns: [nameColumn, { name: 'Status', type: 'string', description: 'The status of the namespace' }, ageColumn],
+  columns: [
+    nameColumn,
+    { name: 'Status', type: 'string', description: 'The status of the namespace' },
+    ageColumn,
+  ],
   cells: (obj, now) => [obj.metadata.name, (obj.status as { phase?: string })?.phase ?? '', age(obj, now)],
   fieldValues: (obj) => ({ 'status.phase': (obj.status as { phase?: string })?.phase ?? '' }),
   onCreate(obj) {
@@ -189,7 +222,6 @@ export const namespaces = builtin({
     obj.status = { phase: 'Active' };
     obj.metadata.labels = { ...obj.metadata.labels, 'kubernetes.io/metadata.name': obj.metadata.name! };
   },
-  strategicMerge: metadataStrategies,
 });
 
 export const events = builtin({
@@ -212,15 +244,31 @@ export const events = builtin({
     'type',
   ],
   topLevelFields: [
-    'involvedObject', 'reason', 'message', 'source', 'firstTimestamp', 'lastTimestamp', 'count', 'type',
-    'eventTime', 'series', 'action', 'related', 'reportingComponent', 'reportingInstance',
+    'involvedObject',
+    'reason',
+    'message',
+    'source',
+    'firstTimestamp',
+    'lastTimestamp',
+    'count',
+    'type',
+    'eventTime',
+    'series',
+    'action',
+    'related',
+    'reportingComponent',
+    'reportingInstance',
   ],
   columns: [
     { name: 'Last Seen', type: 'string', description: 'Time since the event was last seen.' },
     { name: 'Type', type: 'string', description: 'Type of this event (Normal, Warning).' },
     { name: 'Reason', type: 'string', description: 'Short, machine understandable reason of the event.' },
     { name: 'Object', type: 'string', description: 'The object this event is about.' },
-    { name: 'Message', type: 'string', description: 'A human-readable description of the status of this operation.' },
+    {
+      name: 'Message',
+      type: 'string',
+      description: 'A human-readable description of the status of this operation.',
+    },
     { ...nameColumn, priority: 1 },
   ],
   cells(obj, now) {
@@ -257,10 +305,20 @@ export const events = builtin({
     const involved = obj.involvedObject as Record<string, string> | undefined;
     if (!involved) errs.push({ type: 'FieldValueRequired', field: 'involvedObject' });
     else if (involved.namespace && involved.namespace !== obj.metadata.namespace) {
-      errs.push({ type: 'FieldValueInvalid', field: 'involvedObject.namespace', value: involved.namespace, detail: 'does not match event.namespace' });
+      errs.push({
+        type: 'FieldValueInvalid',
+        field: 'involvedObject.namespace',
+        value: involved.namespace,
+        detail: 'does not match event.namespace',
+      });
     }
     if (obj.type && obj.type !== 'Normal' && obj.type !== 'Warning') {
-      errs.push({ type: 'FieldValueNotSupported', field: 'type', value: obj.type, detail: 'supported values: "Normal", "Warning"' });
+      errs.push({
+        type: 'FieldValueNotSupported',
+        field: 'type',
+        value: obj.type,
+        detail: 'supported values: "Normal", "Warning"',
+      });
     }
     return errs;
   },
@@ -275,11 +333,6 @@ export const serviceaccounts = builtin({
   topLevelFields: ['secrets', 'imagePullSecrets', 'automountServiceAccountToken'],
   columns: [nameColumn, { name: 'Secrets', type: 'string', description: 'Number of secrets.' }, ageColumn],
   cells: (obj, now) => [obj.metadata.name, ((obj.secrets as unknown[]) ?? []).length, age(obj, now)],
-  strategicMerge: {
-    ...metadataStrategies,
-    secrets: { mergeKey: 'name' },
-    imagePullSecrets: { mergeKey: 'name' },
-  },
 });
 
 export const leases = builtin({
@@ -289,15 +342,28 @@ export const leases = builtin({
   kind: 'Lease',
   namespaced: true,
   topLevelFields: ['spec'],
-  columns: [nameColumn, { name: 'Holder', type: 'string', description: 'The holder of the lease.' }, ageColumn],
-  cells: (obj, now) => [obj.metadata.name, (obj.spec as { holderIdentity?: string })?.holderIdentity ?? '', age(obj, now)],
+  columns: [
+    nameColumn,
+    { name: 'Holder', type: 'string', description: 'The holder of the lease.' },
+    ageColumn,
+  ],
+  cells: (obj, now) => [
+    obj.metadata.name,
+    (obj.spec as { holderIdentity?: string })?.holderIdentity ?? '',
+    age(obj, now),
+  ],
   validate(obj) {
     const errs: FieldError[] = [];
     const spec = (obj.spec as Record<string, unknown>) ?? {};
     for (const field of ['leaseDurationSeconds', 'leaseTransitions']) {
       const v = spec[field];
       if (v !== undefined && v !== null && (!Number.isInteger(v) || (v as number) < 0)) {
-        errs.push({ type: 'FieldValueInvalid', field: `spec.${field}`, value: v, detail: 'must be greater than or equal to 0' });
+        errs.push({
+          type: 'FieldValueInvalid',
+          field: `spec.${field}`,
+          value: v,
+          detail: 'must be greater than or equal to 0',
+        });
       }
     }
     return errs;

@@ -6,13 +6,7 @@ import type {
 } from 'kubernetes-types/apiextensions/v1.d.ts';
 import { compileJsonPath, evaluateJsonPath } from './jsonpath.ts';
 import { timestamp } from './metadata.ts';
-import {
-  ALL_VERBS,
-  humanAge,
-  nameColumn,
-  type ResourceDefinition,
-  type TableColumn,
-} from './resource.ts';
+import { ALL_VERBS, humanAge, nameColumn, type ResourceDefinition, type TableColumn } from './resource.ts';
 import { admitCustomResource, type JSONSchemaProps, validateStructuralSchema } from './schema.ts';
 import { dns1123Label, dns1123Subdomain } from './validation.ts';
 
@@ -36,7 +30,10 @@ export function compareVersionPriority(a: string, b: string): number {
   return ra[3].localeCompare(rb[3]);
 }
 
-export function validateCustomResourceDefinition(obj: StoredObject, old: StoredObject | undefined): FieldError[] {
+export function validateCustomResourceDefinition(
+  obj: StoredObject,
+  old: StoredObject | undefined,
+): FieldError[] {
   const crd = obj as Crd;
   const errs: FieldError[] = [];
   const spec = crd.spec;
@@ -44,9 +41,15 @@ export function validateCustomResourceDefinition(obj: StoredObject, old: StoredO
   const names = spec.names ?? ({} as Crd['spec']['names']);
   if (!spec.group) errs.push({ type: 'FieldValueRequired', field: 'spec.group' });
   else {
-    for (const msg of dns1123Subdomain(spec.group)) errs.push({ type: 'FieldValueInvalid', field: 'spec.group', value: spec.group, detail: msg });
+    for (const msg of dns1123Subdomain(spec.group))
+      errs.push({ type: 'FieldValueInvalid', field: 'spec.group', value: spec.group, detail: msg });
     if (!spec.group.includes('.')) {
-      errs.push({ type: 'FieldValueInvalid', field: 'spec.group', value: spec.group, detail: 'should be a domain with at least one dot' });
+      errs.push({
+        type: 'FieldValueInvalid',
+        field: 'spec.group',
+        value: spec.group,
+        detail: 'should be a domain with at least one dot',
+      });
     }
   }
   for (const field of ['plural', 'singular'] as const) {
@@ -55,37 +58,74 @@ export function validateCustomResourceDefinition(obj: StoredObject, old: StoredO
       if (field === 'plural') errs.push({ type: 'FieldValueRequired', field: `spec.names.${field}` });
       continue;
     }
-    for (const msg of dns1123Label(value)) errs.push({ type: 'FieldValueInvalid', field: `spec.names.${field}`, value, detail: msg });
+    for (const msg of dns1123Label(value))
+      errs.push({ type: 'FieldValueInvalid', field: `spec.names.${field}`, value, detail: msg });
   }
   for (const field of ['kind', 'listKind'] as const) {
     const value = names[field];
     if (!value) {
       if (field === 'kind') errs.push({ type: 'FieldValueRequired', field: 'spec.names.kind' });
     } else if (!/^[A-Za-z][A-Za-z0-9]*$/.test(value)) {
-      errs.push({ type: 'FieldValueInvalid', field: `spec.names.${field}`, value, detail: 'may have mixed case, but should otherwise match: [a-z]([-a-z0-9]*[a-z0-9])?' });
+      errs.push({
+        type: 'FieldValueInvalid',
+        field: `spec.names.${field}`,
+        value,
+        detail: 'may have mixed case, but should otherwise match: [a-z]([-a-z0-9]*[a-z0-9])?',
+      });
     }
   }
   if (spec.group && names.plural && crd.metadata.name !== `${names.plural}.${spec.group}`) {
-    errs.push({ type: 'FieldValueInvalid', field: 'metadata.name', value: crd.metadata.name, detail: `must be spec.names.plural+"."+spec.group` });
+    errs.push({
+      type: 'FieldValueInvalid',
+      field: 'metadata.name',
+      value: crd.metadata.name,
+      detail: `must be spec.names.plural+"."+spec.group`,
+    });
   }
   if (spec.scope !== 'Namespaced' && spec.scope !== 'Cluster') {
-    errs.push({ type: 'FieldValueNotSupported', field: 'spec.scope', value: spec.scope ?? '', detail: 'supported values: "Cluster", "Namespaced"' });
+    errs.push({
+      type: 'FieldValueNotSupported',
+      field: 'spec.scope',
+      value: spec.scope ?? '',
+      detail: 'supported values: "Cluster", "Namespaced"',
+    });
   }
   const versions = spec.versions ?? [];
-  if (versions.length === 0) errs.push({ type: 'FieldValueInvalid', field: 'spec.versions', value: versions, detail: 'must have exactly one version marked as storage version' });
+  if (versions.length === 0)
+    errs.push({
+      type: 'FieldValueInvalid',
+      field: 'spec.versions',
+      value: versions,
+      detail: 'must have exactly one version marked as storage version',
+    });
   const storage = versions.filter((v) => v.storage).length;
   if (versions.length > 0 && storage !== 1) {
-    errs.push({ type: 'FieldValueInvalid', field: 'spec.versions', value: versions.map((v) => v.name), detail: 'must have exactly one version marked as storage version' });
+    errs.push({
+      type: 'FieldValueInvalid',
+      field: 'spec.versions',
+      value: versions.map((v) => v.name),
+      detail: 'must have exactly one version marked as storage version',
+    });
   }
   const seen = new Set<string>();
   versions.forEach((v, i) => {
     const field = `spec.versions[${i}]`;
     if (!v.name) errs.push({ type: 'FieldValueRequired', field: `${field}.name` });
-    else if (seen.has(v.name)) errs.push({ type: 'FieldValueInvalid', field: `${field}.name`, value: v.name, detail: 'must appear only once' });
+    else if (seen.has(v.name))
+      errs.push({
+        type: 'FieldValueInvalid',
+        field: `${field}.name`,
+        value: v.name,
+        detail: 'must appear only once',
+      });
     else seen.add(v.name);
     const schema = v.schema?.openAPIV3Schema as JSONSchemaProps | undefined;
     if (!schema) {
-      errs.push({ type: 'FieldValueRequired', field: `${field}.schema.openAPIV3Schema`, detail: 'schemas are required' });
+      errs.push({
+        type: 'FieldValueRequired',
+        field: `${field}.schema.openAPIV3Schema`,
+        detail: 'schemas are required',
+      });
     } else {
       errs.push(...validateStructuralSchema(schema, `${field}.schema.openAPIV3Schema`));
     }
@@ -93,17 +133,32 @@ export function validateCustomResourceDefinition(obj: StoredObject, old: StoredO
       try {
         compileJsonPath(col.jsonPath);
       } catch (e) {
-        errs.push({ type: 'FieldValueInvalid', field: `${field}.additionalPrinterColumns[${j}].jsonPath`, value: col.jsonPath, detail: (e as Error).message });
+        errs.push({
+          type: 'FieldValueInvalid',
+          field: `${field}.additionalPrinterColumns[${j}].jsonPath`,
+          value: col.jsonPath,
+          detail: (e as Error).message,
+        });
       }
     });
   });
   if (old) {
     const oldSpec = (old as Crd).spec;
     if (oldSpec.group !== spec.group) {
-      errs.push({ type: 'FieldValueInvalid', field: 'spec.group', value: spec.group, detail: 'field is immutable' });
+      errs.push({
+        type: 'FieldValueInvalid',
+        field: 'spec.group',
+        value: spec.group,
+        detail: 'field is immutable',
+      });
     }
     if (oldSpec.names?.plural !== names.plural) {
-      errs.push({ type: 'FieldValueInvalid', field: 'spec.names.plural', value: names.plural, detail: 'field is immutable' });
+      errs.push({
+        type: 'FieldValueInvalid',
+        field: 'spec.names.plural',
+        value: names.plural,
+        detail: 'field is immutable',
+      });
     }
   }
   return errs;
@@ -134,12 +189,17 @@ export function establishedStatus(crd: Crd, now: string): Crd['status'] {
       condition('Established', 'InitialNamesAccepted', 'the initial names have been accepted'),
     ],
     storedVersions: [
-      ...new Set([...(crd.status?.storedVersions ?? []), ...crd.spec.versions.filter((v) => v.storage).map((v) => v.name)]),
+      ...new Set([
+        ...(crd.status?.storedVersions ?? []),
+        ...crd.spec.versions.filter((v) => v.storage).map((v) => v.name),
+      ]),
     ],
   };
 }
 
-function printerColumns(version: CustomResourceDefinitionVersion | undefined): CustomResourceColumnDefinition[] {
+function printerColumns(
+  version: CustomResourceDefinitionVersion | undefined,
+): CustomResourceColumnDefinition[] {
   const columns = version?.additionalPrinterColumns;
   if (columns === undefined) {
     return [{ name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' }];
@@ -179,7 +239,9 @@ export function definitionFromCrd(crd: Crd): ResourceDefinition {
   const preferred = served.find((v) => v.name === versions[0]);
   const columns = printerColumns(preferred);
   const paths = columns.map((c) => compileJsonPath(c.jsonPath));
-  const schemas = new Map(served.map((v) => [v.name, v.schema?.openAPIV3Schema as JSONSchemaProps | undefined]));
+  const schemas = new Map(
+    served.map((v) => [v.name, v.schema?.openAPIV3Schema as JSONSchemaProps | undefined]),
+  );
   const selectable = (preferred?.selectableFields ?? []).map((f) => f.jsonPath.replace(/^\./, ''));
   const selectablePaths = selectable.map((f) => compileJsonPath(`.${f}`));
   const tableColumns: TableColumn[] = [
@@ -224,8 +286,11 @@ export function definitionFromCrd(crd: Crd): ResourceDefinition {
       const schema = schemas.get(version);
       if (!schema) return [];
       const { object, errors } = admitCustomResource(schema, obj as Record<string, unknown>);
-      for (const key of Object.keys(obj)) if (!(key in object)) delete (obj as KubeObject)[key];
-      Object.assign(obj, object);
+      // Update in place, keeping the metadata object the caller holds (the schema does not govern metadata).
+      const { metadata: _, ...rest } = object;
+      for (const key of Object.keys(obj))
+        if (key !== 'metadata' && !(key in rest)) delete (obj as KubeObject)[key];
+      Object.assign(obj, rest);
       return errors;
     },
   };

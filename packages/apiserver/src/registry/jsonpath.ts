@@ -107,7 +107,11 @@ export function evaluateJsonPath(steps: Step[], root: unknown): unknown[] {
             for (const item of value) {
               const v = step.path.reduce<unknown>(child, item);
               const keep =
-                step.op === 'exists' ? v !== undefined : step.op === '==' ? v === step.value : v !== step.value;
+                step.op === 'exists'
+                  ? v !== undefined
+                  : step.op === '=='
+                    ? v === step.value
+                    : v !== step.value;
               if (keep) next.push(item);
             }
           }

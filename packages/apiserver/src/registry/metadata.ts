@@ -39,3 +39,17 @@ export function specChanged(a: StoredObject, b: StoredObject, excludeStatus: boo
 
 export const FOREGROUND_FINALIZER = 'foregroundDeletion';
 export const ORPHAN_FINALIZER = 'orphan';
+
+/** Go's omitempty: empty lists and maps in metadata are not serialised, so clients never see `[]` or `{}`. */
+export function dropEmptyMetadataFields(obj: StoredObject): void {
+  const meta = obj.metadata;
+  for (const field of ['labels', 'annotations', 'ownerReferences', 'finalizers', 'managedFields'] as const) {
+    const value = meta[field];
+    if (
+      value === null ||
+      (value !== undefined && (Array.isArray(value) ? value.length === 0 : Object.keys(value).length === 0))
+    ) {
+      delete meta[field];
+    }
+  }
+}

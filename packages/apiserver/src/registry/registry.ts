@@ -60,7 +60,8 @@ export class Registry {
   installCrd(crd: StoredObject): ObjectStore {
     const def = definitionFromCrd(crd as CustomResourceDefinition & StoredObject);
     const existing = this.stores.get(qualifiedName(def));
-    if (existing && !existing.def.custom) throw new Error(`CRD ${crd.metadata.name} would replace a built-in resource`);
+    if (existing && !existing.def.custom)
+      throw new Error(`CRD ${crd.metadata.name} would replace a built-in resource`);
     const store = this.add(def);
     this.changed();
     return store;

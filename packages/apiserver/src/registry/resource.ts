@@ -1,4 +1,5 @@
 import type { FieldError, KubeObject, StoredObject } from '@certkit/apimachinery';
+import type { SmpSchema } from './patch.ts';
 
 /** A column of a `Table` response (`kubectl get`). */
 export interface TableColumn {
@@ -8,9 +9,6 @@ export interface TableColumn {
   description?: string;
   priority?: number;
 }
-
-/** Lists in a kind that a strategic merge patch merges instead of replacing (see patch.ts). */
-export type SmpListStrategies = Record<string, { mergeKey: string } | { merge: 'primitive' }>;
 
 /**
  * Everything the server needs to know to serve one resource (group + plural name): its names and scope, how
@@ -56,7 +54,7 @@ export interface ResourceDefinition {
   /** Top-level fields besides apiVersion, kind and metadata; unknown ones fail a Strict fieldValidation. */
   topLevelFields?: string[];
   /** Lists merged by strategic merge patch; absent means the kind takes merge patches only. */
-  strategicMerge?: SmpListStrategies;
+  strategicMerge?: SmpSchema;
   /** Fields set on create when absent (beyond metadata). */
   defaults?(obj: StoredObject): void;
   /** Set on creation for kinds that are created with server-managed finalizers or status (namespaces). */

@@ -29,6 +29,7 @@ import {
   type StorageEvent,
 } from '../storage/types.ts';
 import {
+  dropEmptyMetadataFields,
   FOREGROUND_FINALIZER,
   GENERATE_NAME_ATTEMPTS,
   generateName,
@@ -38,7 +39,12 @@ import {
   timestamp,
 } from './metadata.ts';
 import { apiVersionOf, listPrefix, objectKey, type ResourceDefinition, resourcePrefix } from './resource.ts';
-import { dns1123Label, dns1123Subdomain, validateObjectMeta, validateObjectMetaUpdate } from './validation.ts';
+import {
+  dns1123Label,
+  dns1123Subdomain,
+  validateObjectMeta,
+  validateObjectMetaUpdate,
+} from './validation.ts';
 
 export interface DeleteOptions {
   preconditions?: { uid?: string; resourceVersion?: string };
@@ -148,7 +154,8 @@ export class ObjectStore {
 
   matcher(labels: LabelSelector, fields: FieldSelector): (obj: StoredObject) => boolean {
     if (labels.empty && fields.empty) return () => true;
-    return (obj) => labels.matches(obj.metadata.labels) && (fields.empty || fields.matches(this.fieldsOf(obj)));
+    return (obj) =>
+      labels.matches(obj.metadata.labels) && (fields.empty || fields.matches(this.fieldsOf(obj)));
   }
 
   async list(namespace: string | undefined, options: ListOptions): Promise<ListResult> {
@@ -162,8 +169,15 @@ export class ObjectStore {
       const token = decodeContinueToken(options.continue);
       revision = token.resourceVersion === -1 ? 0 : token.resourceVersion;
       startKey = this.prefix + token.startKey;
-      if (!startKey.startsWith(prefix)) throw newBadRequest('invalid continue token: key outside the requested range');
-    } else if (options.resourceVersionMatch === 'Exact' || (options.resourceVersion !== '' && options.resourceVersion !== '0' && options.limit > 0 && options.resourceVersionMatch === '')) {
+      if (!startKey.startsWith(prefix))
+        throw newBadRequest('invalid continue token: key outside the requested range');
+    } else if (
+      options.resourceVersionMatch === 'Exact' ||
+      (options.resourceVersion !== '' &&
+        options.resourceVersion !== '0' &&
+        options.limit > 0 &&
+        options.resourceVersionMatch === '')
+    ) {
       revision = Number(options.resourceVersion);
     } else if (options.resourceVersion !== '' && options.resourceVersion !== '0') {
       await this.waitForRevision(Number(options.resourceVersion));
@@ -183,7 +197,12 @@ export class ObjectStore {
     let count: number | undefined;
     try {
       for (;;) {
-        const want = limit > 0 ? (selective ? Math.max(limit - items.length, SELECTIVE_LIST_CHUNK) : limit - items.length) : 0;
+        const want =
+          limit > 0
+            ? selective
+              ? Math.max(limit - items.length, SELECTIVE_LIST_CHUNK)
+              : limit - items.length
+            : 0;
         const page = await this.storage.range(prefix, {
           revision,
           startKey,
@@ -224,7 +243,8 @@ export class ObjectStore {
   ): Promise<ListResult> {
     const key = this.key(namespace, name);
     const page = await this.storage.range(key, { revision, limit: 1 }).catch((err) => {
-      if (err instanceof CompactedError) throw newExpired('The resourceVersion for the provided list is too old.');
+      if (err instanceof CompactedError)
+        throw newExpired('The resourceVersion for the provided list is too old.');
       throw err;
     });
     const kv = page.kvs.find((k) => k.key === key);
@@ -238,7 +258,10 @@ export class ObjectStore {
     const err = newExpired(
       'The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.',
     );
-    err.status.metadata.continue = encodeContinueToken(-1, token.startKey || prefix.slice(this.prefix.length));
+    err.status.metadata.continue = encodeContinueToken(
+      -1,
+      token.startKey || prefix.slice(this.prefix.length),
+    );
     return err;
   }
 
@@ -250,7 +273,9 @@ export class ObjectStore {
       if (current >= revision) return;
       if (Date.now() >= deadline) {
         const err = newTimeout(`Too large resource version: ${revision}, current: ${current}`, 1);
-        err.status.details!.causes = [{ reason: 'ResourceVersionTooLarge', message: 'Too large resource version' }];
+        err.status.details!.causes = [
+          { reason: 'ResourceVersionTooLarge', message: 'Too large resource version' },
+        ];
         throw err;
       }
       await new Promise((r) => setTimeout(r, 50));
@@ -258,7 +283,11 @@ export class ObjectStore {
   }
 
   /** Checks and fills an object for create; throws 4xx Status errors. */
-  private async prepareCreate(namespace: string | undefined, input: KubeObject, version: string): Promise<StoredObject> {
+  private async prepareCreate(
+    namespace: string | undefined,
+    input: KubeObject,
+    version: string,
+  ): Promise<StoredObject> {
     const def = this.def;
     this.checkTypeMeta(input, version);
     const obj = structuredClone(input) as StoredObject;
@@ -266,7 +295,9 @@ export class ObjectStore {
     const meta = obj.metadata;
     if (def.namespaced) {
       if (meta.namespace && namespace && meta.namespace !== namespace) {
-        throw newBadRequest('the namespace of the provided object does not match the namespace sent on the request');
+        throw newBadRequest(
+          'the namespace of the provided object does not match the namespace sent on the request',
+        );
       }
       meta.namespace = namespace ?? meta.namespace;
     } else {
@@ -286,12 +317,20 @@ export class ObjectStore {
     if (def.custom && def.statusSubresource) delete obj.status;
     def.normalize?.(obj);
     def.defaults?.(obj);
+    dropEmptyMetadataFields(obj);
     const errors: FieldError[] = [];
     if (def.admit) errors.push(...def.admit(obj, version));
     const nameForValidation = meta.name ?? (meta.generateName ? generateName(meta.generateName) : undefined);
-    errors.push(...validateObjectMeta({ ...obj, metadata: { ...meta, name: nameForValidation } }, def.namespaced, this.nameValidator()));
+    errors.push(
+      ...validateObjectMeta(
+        { ...obj, metadata: { ...meta, name: nameForValidation } },
+        def.namespaced,
+        this.nameValidator(),
+      ),
+    );
     if (def.validate) errors.push(...def.validate(obj, undefined, version));
-    if (errors.length > 0) throw newInvalid(def.group, def.kind, meta.name ?? meta.generateName ?? '', errors);
+    if (errors.length > 0)
+      throw newInvalid(def.group, def.kind, meta.name ?? meta.generateName ?? '', errors);
     def.onCreate?.(obj);
     if (def.namespaced) await this.checkNamespaceOpen(meta.namespace!, meta.name ?? meta.generateName ?? '');
     return obj;
@@ -303,11 +342,19 @@ export class ObjectStore {
 
   private checkTypeMeta(input: KubeObject, version: string): void {
     const expected = apiVersionOf(this.def, version);
-    if (input.apiVersion && input.apiVersion !== expected && !this.def.versions.some((v) => apiVersionOf(this.def, v) === input.apiVersion)) {
-      throw newBadRequest(`the API version in the data (${input.apiVersion}) does not match the expected API version (${expected})`);
+    if (
+      input.apiVersion &&
+      input.apiVersion !== expected &&
+      !this.def.versions.some((v) => apiVersionOf(this.def, v) === input.apiVersion)
+    ) {
+      throw newBadRequest(
+        `the API version in the data (${input.apiVersion}) does not match the expected API version (${expected})`,
+      );
     }
     if (input.kind && input.kind !== this.def.kind) {
-      throw newBadRequest(`the kind in the data (${input.kind}) does not match the expected kind (${this.def.kind})`);
+      throw newBadRequest(
+        `the kind in the data (${input.kind}) does not match the expected kind (${this.def.kind})`,
+      );
     }
   }
 
@@ -322,7 +369,11 @@ export class ObjectStore {
     }
   }
 
-  async create(namespace: string | undefined, input: KubeObject, options: WriteOptions & { version?: string } = {}): Promise<StoredObject> {
+  async create(
+    namespace: string | undefined,
+    input: KubeObject,
+    options: WriteOptions & { version?: string } = {},
+  ): Promise<StoredObject> {
     const version = options.version ?? this.def.versions[0];
     const obj = await this.prepareCreate(namespace, input, version);
     const generated = !obj.metadata.name;
@@ -346,7 +397,12 @@ export class ObjectStore {
    * Turns the object a client sent into the object to store, given the current one: system fields kept, status
    * or spec preserved per subresource, generation bumped on spec changes, then validated.
    */
-  private prepareUpdate(current: StoredObject, input: KubeObject, options: WriteOptions, version: string): StoredObject {
+  private prepareUpdate(
+    current: StoredObject,
+    input: KubeObject,
+    options: WriteOptions,
+    version: string,
+  ): StoredObject {
     const def = this.def;
     this.checkTypeMeta(input, version);
     let obj: StoredObject;
@@ -383,6 +439,7 @@ export class ObjectStore {
     } else delete meta.generation;
     def.normalize?.(obj);
     def.defaults?.(obj);
+    dropEmptyMetadataFields(obj);
     // The namespace's spec and status are owned by its lifecycle, not by clients.
     if (def.resource === 'namespaces') {
       obj.spec = current.spec;
@@ -390,7 +447,8 @@ export class ObjectStore {
     }
     const errors: FieldError[] = [];
     if (def.admit) errors.push(...def.admit(obj, version));
-    if (def.tracksGeneration && specChanged(obj, current, def.statusSubresource)) meta.generation = (old.generation ?? 1) + 1;
+    if (def.tracksGeneration && specChanged(obj, current, def.statusSubresource))
+      meta.generation = (old.generation ?? 1) + 1;
     errors.push(...validateObjectMeta(obj, def.namespaced, this.nameValidator()));
     errors.push(...validateObjectMetaUpdate(obj, current));
     if (def.validate) errors.push(...def.validate(obj, current, version));
@@ -401,11 +459,18 @@ export class ObjectStore {
   /** True while something still holds a deleting object: finalizers, or a namespace's own spec finalizers. */
   private held(obj: StoredObject): boolean {
     if ((obj.metadata.finalizers ?? []).length > 0) return true;
-    return this.def.resource === 'namespaces' && ((obj.spec as { finalizers?: string[] })?.finalizers ?? []).length > 0;
+    return (
+      this.def.resource === 'namespaces' &&
+      ((obj.spec as { finalizers?: string[] })?.finalizers ?? []).length > 0
+    );
   }
 
   /** Writes next over current (whose revision guards the write); an object whose last finalizer went is deleted. */
-  private async write(current: StoredObject, next: StoredObject, options: WriteOptions): Promise<StoredObject> {
+  private async write(
+    current: StoredObject,
+    next: StoredObject,
+    options: WriteOptions,
+  ): Promise<StoredObject> {
     const currentRevision = Number(current.metadata.resourceVersion);
     if (this.encode(next) === this.encode(current)) return current;
     if (options.dryRun) return next;
@@ -430,20 +495,35 @@ export class ObjectStore {
     const version = options.version ?? this.def.versions[0];
     const inputMeta = (input.metadata ?? {}) as StoredObject['metadata'];
     if (inputMeta.name !== undefined && inputMeta.name !== name) {
-      throw newBadRequest(`the name of the object (${inputMeta.name}) does not match the name on the URL (${name})`);
+      throw newBadRequest(
+        `the name of the object (${inputMeta.name}) does not match the name on the URL (${name})`,
+      );
     }
     if (this.def.namespaced && inputMeta.namespace && namespace && inputMeta.namespace !== namespace) {
-      throw newBadRequest('the namespace of the provided object does not match the namespace sent on the request');
+      throw newBadRequest(
+        'the namespace of the provided object does not match the namespace sent on the request',
+      );
     }
     const requested = inputMeta.resourceVersion;
     if (!requested && !this.def.allowUnconditionalUpdate) {
       throw newInvalid(this.def.group, this.def.kind, name, [
-        { type: 'FieldValueInvalid', field: 'metadata.resourceVersion', value: 0, detail: 'must be specified for an update' },
+        {
+          type: 'FieldValueInvalid',
+          field: 'metadata.resourceVersion',
+          value: 0,
+          detail: 'must be specified for an update',
+        },
       ]);
     }
     const current = await this.get(namespace, name);
-    if (requested && requested !== current.metadata.resourceVersion) throw newConflict(this.def, name, OBJECT_MODIFIED);
-    const next = this.prepareUpdate(current, { ...input, metadata: { ...inputMeta, name } }, options, version);
+    if (requested && requested !== current.metadata.resourceVersion)
+      throw newConflict(this.def, name, OBJECT_MODIFIED);
+    const next = this.prepareUpdate(
+      current,
+      { ...input, metadata: { ...inputMeta, name } },
+      options,
+      version,
+    );
     try {
       return await this.write(current, next, options);
     } catch (err) {
@@ -473,7 +553,8 @@ export class ObjectStore {
       const current = await this.get(namespace, name);
       const input = change(current);
       const requested = (input.metadata as { resourceVersion?: string } | undefined)?.resourceVersion;
-      if (requested && requested !== current.metadata.resourceVersion) throw newConflict(this.def, name, OBJECT_MODIFIED);
+      if (requested && requested !== current.metadata.resourceVersion)
+        throw newConflict(this.def, name, OBJECT_MODIFIED);
       const next = this.prepareUpdate(current, input, options, version);
       try {
         return await this.write(current, next, options);
@@ -484,12 +565,20 @@ export class ObjectStore {
     }
   }
 
-  async delete(namespace: string | undefined, name: string, options: DeleteOptions = {}): Promise<StoredObject> {
+  async delete(
+    namespace: string | undefined,
+    name: string,
+    options: DeleteOptions = {},
+  ): Promise<StoredObject> {
     for (let attempt = 0; ; attempt++) {
       const current = await this.get(namespace, name);
       const pre = options.preconditions;
       if (pre?.uid && pre.uid !== current.metadata.uid) {
-        throw newConflict(this.def, name, `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${current.metadata.uid}`);
+        throw newConflict(
+          this.def,
+          name,
+          `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${current.metadata.uid}`,
+        );
       }
       if (pre?.resourceVersion && pre.resourceVersion !== current.metadata.resourceVersion) {
         throw newConflict(
@@ -517,13 +606,23 @@ export class ObjectStore {
   private markDeleting(current: StoredObject, options: DeleteOptions): StoredObject {
     const policy =
       options.propagationPolicy ??
-      (options.orphanDependents === true ? 'Orphan' : options.orphanDependents === false ? 'Background' : undefined);
+      (options.orphanDependents === true
+        ? 'Orphan'
+        : options.orphanDependents === false
+          ? 'Background'
+          : undefined);
     const next = structuredClone(current);
     let finalizers = next.metadata.finalizers ?? [];
     if (policy === 'Foreground') {
-      finalizers = [...finalizers.filter((f) => f !== ORPHAN_FINALIZER && f !== FOREGROUND_FINALIZER), FOREGROUND_FINALIZER];
+      finalizers = [
+        ...finalizers.filter((f) => f !== ORPHAN_FINALIZER && f !== FOREGROUND_FINALIZER),
+        FOREGROUND_FINALIZER,
+      ];
     } else if (policy === 'Orphan') {
-      finalizers = [...finalizers.filter((f) => f !== ORPHAN_FINALIZER && f !== FOREGROUND_FINALIZER), ORPHAN_FINALIZER];
+      finalizers = [
+        ...finalizers.filter((f) => f !== ORPHAN_FINALIZER && f !== FOREGROUND_FINALIZER),
+        ORPHAN_FINALIZER,
+      ];
     } else if (policy === 'Background') {
       finalizers = finalizers.filter((f) => f !== ORPHAN_FINALIZER && f !== FOREGROUND_FINALIZER);
     }
@@ -533,12 +632,17 @@ export class ObjectStore {
       next.metadata.deletionTimestamp = timestamp();
       next.metadata.deletionGracePeriodSeconds = 0;
       if (this.def.tracksGeneration && (next.metadata.generation ?? 0) > 0) next.metadata.generation! += 1;
-      if (this.def.resource === 'namespaces') next.status = { ...(next.status as object), phase: 'Terminating' };
+      if (this.def.resource === 'namespaces')
+        next.status = { ...(next.status as object), phase: 'Terminating' };
     }
     return next;
   }
 
-  async deleteCollection(namespace: string | undefined, listOptions: ListOptions, options: DeleteOptions = {}): Promise<StoredObject[]> {
+  async deleteCollection(
+    namespace: string | undefined,
+    listOptions: ListOptions,
+    options: DeleteOptions = {},
+  ): Promise<StoredObject[]> {
     const { items } = await this.list(namespace, { ...listOptions, limit: 0, continue: '' });
     const deleted: StoredObject[] = [];
     for (const item of items) {

@@ -90,11 +90,19 @@ export type NameValidator = (name: string) => string[];
 const TOTAL_ANNOTATION_SIZE_LIMIT = 256 * 1024;
 
 /** ObjectMeta validation as ValidateObjectMeta: name, namespace, labels, annotations, owner references, finalizers. */
-export function validateObjectMeta(obj: StoredObject, namespaced: boolean, validName: NameValidator): FieldError[] {
+export function validateObjectMeta(
+  obj: StoredObject,
+  namespaced: boolean,
+  validName: NameValidator,
+): FieldError[] {
   const errs: FieldError[] = [];
   const meta = obj.metadata;
   if (!meta.name) {
-    errs.push({ type: 'FieldValueRequired', field: 'metadata.name', detail: 'name or generateName is required' });
+    errs.push({
+      type: 'FieldValueRequired',
+      field: 'metadata.name',
+      detail: 'name or generateName is required',
+    });
   } else {
     for (const msg of validName(meta.name)) {
       errs.push({ type: 'FieldValueInvalid', field: 'metadata.name', value: meta.name, detail: msg });
@@ -137,10 +145,34 @@ export function validateObjectMeta(obj: StoredObject, namespaced: boolean, valid
   }
   (meta.ownerReferences ?? []).forEach((ref, i) => {
     const field = `metadata.ownerReferences[${i}]`;
-    if (!ref.apiVersion) errs.push({ type: 'FieldValueInvalid', field: `${field}.apiVersion`, value: ref.apiVersion ?? '', detail: 'version must not be empty' });
-    if (!ref.kind) errs.push({ type: 'FieldValueInvalid', field: `${field}.kind`, value: ref.kind ?? '', detail: 'kind must not be empty' });
-    if (!ref.name) errs.push({ type: 'FieldValueInvalid', field: `${field}.name`, value: ref.name ?? '', detail: 'name must not be empty' });
-    if (!ref.uid) errs.push({ type: 'FieldValueInvalid', field: `${field}.uid`, value: ref.uid ?? '', detail: 'uid must not be empty' });
+    if (!ref.apiVersion)
+      errs.push({
+        type: 'FieldValueInvalid',
+        field: `${field}.apiVersion`,
+        value: ref.apiVersion ?? '',
+        detail: 'version must not be empty',
+      });
+    if (!ref.kind)
+      errs.push({
+        type: 'FieldValueInvalid',
+        field: `${field}.kind`,
+        value: ref.kind ?? '',
+        detail: 'kind must not be empty',
+      });
+    if (!ref.name)
+      errs.push({
+        type: 'FieldValueInvalid',
+        field: `${field}.name`,
+        value: ref.name ?? '',
+        detail: 'name must not be empty',
+      });
+    if (!ref.uid)
+      errs.push({
+        type: 'FieldValueInvalid',
+        field: `${field}.uid`,
+        value: ref.uid ?? '',
+        detail: 'uid must not be empty',
+      });
   });
   const controllers = (meta.ownerReferences ?? []).filter((r) => r.controller).length;
   if (controllers > 1) {

@@ -1,0 +1,178 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { startTestServer, type TestServer } from '../testing/test-server.ts';
+import { openWatch } from '../testing/watch-client.ts';
+
+/** Watch semantics over HTTPS: start points, selectors, initial events, bookmarks, 410, timeouts, metadata. */
+
+let t: TestServer;
+before(async () => {
+  t = await startTestServer();
+  await t.fetch('POST', '/api/v1/namespaces', { body: { metadata: { name: 'w' } } });
+});
+after(async () => {
+  await t.close();
+});
+
+const cm = (name: string, labels: Record<string, string> = {}, data: Record<string, string> = {}) => ({
+  metadata: { name, labels },
+  data,
+});
+
+describe('watch', () => {
+  it('delivers ADDED, MODIFIED and DELETED in order from a resourceVersion', async () => {
+    const list = await t.fetch('GET', '/api/v1/namespaces/w/configmaps');
+    const rv = list.json.metadata.resourceVersion;
+    const w = await openWatch(t, `/api/v1/namespaces/w/configmaps?watch=true&resourceVersion=${rv}`);
+    assert.equal(w.status, 200);
+    await t.fetch('POST', '/api/v1/namespaces/w/configmaps', { body: cm('order') });
+    await t.fetch('PATCH', '/api/v1/namespaces/w/configmaps/order', {
+      body: { data: { a: '1' } },
+      headers: { 'Content-Type': 'application/merge-patch+json' },
+    });
+    const deleted = await t.fetch('DELETE', '/api/v1/namespaces/w/configmaps/order');
+    const events = await w.waitFor(3);
+    w.close();
+    assert.deepEqual(
+      events.map((e) => e.type),
+      ['ADDED', 'MODIFIED', 'DELETED'],
+    );
+    assert.equal(events[1].object.data.a, '1');
+    assert.equal(events[2].object.metadata.resourceVersion, deleted.json.metadata.resourceVersion);
+    const rvs = events.map((e) => Number(e.object.metadata.resourceVersion));
+    assert.deepEqual(
+      rvs,
+      [...rvs].sort((a, b) => a - b),
+    );
+  });
+
+  it('starts with synthetic ADDED events without a resourceVersion', async () => {
+    await t.fetch('POST', '/api/v1/namespaces/w/configmaps', { body: cm('existing-1') });
+    await t.fetch('POST', '/api/v1/namespaces/w/configmaps', { body: cm('existing-2') });
+    const w = await openWatch(
+      t,
+      '/api/v1/namespaces/w/configmaps?watch=1&fieldSelector=metadata.name%3Dexisting-2',
+    );
+    const [first] = await w.waitFor(1);
+    w.close();
+    assert.equal(first.type, 'ADDED');
+    assert.equal(first.object.metadata.name, 'existing-2');
+  });
+
+  it('ends sendInitialEvents with the initial-events-end bookmark', async () => {
+    await t.fetch('POST', '/api/v1/namespaces/w/configmaps', { body: cm('initial', { set: 'initial' }) });
+    const w = await openWatch(
+      t,
+      '/api/v1/namespaces/w/configmaps?watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&labelSelector=set%3Dinitial',
+    );
+    const events = await w.waitFor(2);
+    assert.equal(events[0].type, 'ADDED');
+    assert.equal(events[1].type, 'BOOKMARK');
+    assert.equal(events[1].object.metadata.annotations['k8s.io/initial-events-end'], 'true');
+    assert.equal(events[1].object.kind, 'ConfigMap');
+    await t.fetch('POST', '/api/v1/namespaces/w/configmaps', { body: cm('initial-2', { set: 'initial' }) });
+    const [, , third] = await w.waitFor(3);
+    w.close();
+    assert.equal(third.type, 'ADDED');
+    assert.equal(third.object.metadata.name, 'initial-2');
+  });
+
+  it('turns selector transitions into ADDED and DELETED', async () => {
+    await t.fetch('POST', '/api/v1/namespaces/w/configmaps', { body: cm('mover', { tier: 'a' }) });
+    const rv = (await t.fetch('GET', '/api/v1/namespaces/w/configmaps/mover')).json.metadata.resourceVersion;
+    const w = await openWatch(
+      t,
+      `/api/v1/namespaces/w/configmaps?watch=true&resourceVersion=${rv}&labelSelector=tier%3Db`,
+    );
+    const patch = (tier: string) =>
+      t.fetch('PATCH', '/api/v1/namespaces/w/configmaps/mover', {
+        body: { metadata: { labels: { tier } } },
+        headers: { 'Content-Type': 'application/merge-patch+json' },
+      });
+    await patch('b');
+    await patch('c');
+    const events = await w.waitFor(2);
+    w.close();
+    assert.deepEqual(
+      events.map((e) => e.type),
+      ['ADDED', 'DELETED'],
+    );
+    assert.equal(events[1].object.metadata.labels.tier, 'b', 'DELETED carries the last state that matched');
+  });
+
+  it('answers a compacted resourceVersion with an ERROR event carrying 410 Expired', async () => {
+    const rv = (await t.fetch('GET', '/api/v1/namespaces/w/configmaps')).json.metadata.resourceVersion;
+    await t.fetch('POST', '/api/v1/namespaces/w/configmaps', { body: cm('compact-me') });
+    await t.server.storage.compact(await t.server.storage.currentRevision());
+    const w = await openWatch(t, `/api/v1/namespaces/w/configmaps?watch=true&resourceVersion=${rv}`);
+    assert.equal(w.status, 200);
+    const [event] = await w.waitFor(1);
+    await w.ended;
+    assert.equal(event.type, 'ERROR');
+    assert.equal(event.object.kind, 'Status');
+    assert.equal(event.object.code, 410);
+    assert.equal(event.object.reason, 'Expired');
+    assert.match(event.object.message, /too old resource version/);
+  });
+
+  it('ends the stream cleanly at timeoutSeconds, with a bookmark before when asked', async () => {
+    const rv = (await t.fetch('GET', '/api/v1/namespaces/w/configmaps')).json.metadata.resourceVersion;
+    const started = Date.now();
+    const w = await openWatch(
+      t,
+      `/api/v1/namespaces/w/configmaps?watch=true&resourceVersion=${rv}&timeoutSeconds=3&allowWatchBookmarks=true`,
+    );
+    await w.ended;
+    const elapsed = Date.now() - started;
+    assert.ok(elapsed >= 2900 && elapsed < 6000, `ended after ${elapsed} ms`);
+    assert.deepEqual(
+      w.events.map((e) => e.type),
+      ['BOOKMARK'],
+    );
+    assert.equal(w.events[0].object.metadata.resourceVersion, rv);
+  });
+
+  it('sends only metadata on a PartialObjectMetadata watch', async () => {
+    const rv = (await t.fetch('GET', '/api/v1/namespaces/w/configmaps')).json.metadata.resourceVersion;
+    const w = await openWatch(
+      t,
+      `/api/v1/namespaces/w/configmaps?watch=true&resourceVersion=${rv}`,
+      'application/vnd.kubernetes.protobuf;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json',
+    );
+    await t.fetch('POST', '/api/v1/namespaces/w/configmaps', {
+      body: cm('secretive', {}, { password: 'hunter2' }),
+    });
+    const [event] = await w.waitFor(1);
+    w.close();
+    assert.equal(event.object.kind, 'PartialObjectMetadata');
+    assert.equal(event.object.apiVersion, 'meta.k8s.io/v1');
+    assert.equal(event.object.metadata.name, 'secretive');
+    assert.ok(!JSON.stringify(event).includes('hunter2'));
+  });
+
+  it('sends Table rows, with column definitions only on the first event', async () => {
+    const rv = (await t.fetch('GET', '/api/v1/namespaces/w/configmaps')).json.metadata.resourceVersion;
+    const w = await openWatch(
+      t,
+      `/api/v1/namespaces/w/configmaps?watch=true&resourceVersion=${rv}`,
+      'application/json;as=Table;v=v1;g=meta.k8s.io,application/json',
+    );
+    await t.fetch('POST', '/api/v1/namespaces/w/configmaps', { body: cm('row-1') });
+    await t.fetch('POST', '/api/v1/namespaces/w/configmaps', { body: cm('row-2') });
+    const events = await w.waitFor(2);
+    w.close();
+    assert.equal(events[0].object.kind, 'Table');
+    assert.ok(events[0].object.columnDefinitions.length > 0);
+    assert.equal(events[1].object.columnDefinitions.length, 0);
+    assert.equal(events[1].object.rows[0].cells[0], 'row-2');
+  });
+
+  it('refuses invalid watch options with 422 before streaming', async () => {
+    const res = await t.fetch(
+      'GET',
+      '/api/v1/namespaces/w/configmaps?watch=true&resourceVersionMatch=Exact&resourceVersion=1',
+    );
+    assert.equal(res.status, 422);
+    assert.equal(res.json.reason, 'Invalid');
+  });
+});
