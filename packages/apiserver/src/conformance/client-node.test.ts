@@ -14,6 +14,7 @@ import {
   type V1ConfigMap,
   type V1Lease,
   type V1Secret,
+  V1MicroTime,
   Watch,
 } from '@kubernetes/client-node';
 import { startTestServer, type TestServer } from '../testing/test-server.ts';
@@ -452,7 +453,10 @@ async function runConcurrently(ops: (() => Promise<unknown>)[], width: number): 
 describe('Lease through CoordinationV1Api', () => {
   it('creates a Lease, renews it, and refuses a renewal from a stale copy', async () => {
     const ns = await namespace('leader-election');
-    const acquired = new Date(Date.now() - 5_000);
+    // MicroTime travels as RFC 3339 with exactly six fractional digits; client-node's V1MicroTime writes that,
+    // and reads it back as the string the server sent.
+    const acquired = new V1MicroTime(Date.now() - 5_000);
+    const microTime = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/;
     const lease: V1Lease = {
       metadata: { name: 'certkit-controller' },
       spec: {
@@ -466,19 +470,20 @@ describe('Lease through CoordinationV1Api', () => {
     const created = await coordination.createNamespacedLease({ namespace: ns, body: lease });
     assert.equal(created.spec?.holderIdentity, 'certkit-controller-7d9f_4b1e');
     assert.equal(created.spec?.leaseDurationSeconds, 15);
-    assert.ok(created.spec?.renewTime instanceof Date);
-    assert.equal(created.spec?.renewTime.getTime(), acquired.getTime());
+    assert.match(String(created.spec?.renewTime), microTime);
+    assert.equal(new Date(String(created.spec?.renewTime)).getTime(), acquired.getTime());
 
     const current = await coordination.readNamespacedLease({ name: 'certkit-controller', namespace: ns });
-    const renewedAt = new Date();
+    const renewedAt = new V1MicroTime();
     current.spec = { ...current.spec, renewTime: renewedAt };
     const renewed = await coordination.replaceNamespacedLease({
       name: 'certkit-controller',
       namespace: ns,
       body: current,
     });
-    assert.equal(renewed.spec?.renewTime?.getTime(), renewedAt.getTime());
-    assert.equal(renewed.spec?.acquireTime?.getTime(), acquired.getTime());
+    assert.match(String(renewed.spec?.renewTime), microTime);
+    assert.equal(new Date(String(renewed.spec?.renewTime)).getTime(), renewedAt.getTime());
+    assert.equal(new Date(String(renewed.spec?.acquireTime)).getTime(), acquired.getTime());
     assert.ok(Number(renewed.metadata?.resourceVersion) > Number(created.metadata?.resourceVersion));
 
     // Another candidate holding the old copy must lose the race.

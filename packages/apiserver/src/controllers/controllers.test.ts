@@ -205,6 +205,16 @@ describe('custom resources', () => {
     assert.deepEqual(discovery.json.resources[0].shortNames, ['wd']);
   });
 
+  it('refuses fields the schema does not know under fieldValidation=Strict, and warns by default', async () => {
+    const body = { apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'strict' }, spec: { color: 'red', extra: 1 } };
+    const strict = await t.fetch('POST', '/apis/example.com/v1/namespaces/default/widgets?fieldValidation=Strict', { body });
+    assert.equal(strict.status, 400);
+    assert.match(strict.json.message, /unknown field "spec.extra"/);
+    const warned = await t.fetch('POST', '/apis/example.com/v1/namespaces/default/widgets', { body });
+    assert.equal(warned.status, 201);
+    assert.match(String(warned.headers.warning), /unknown field \\"spec.extra\\"/);
+  });
+
   it('refuses objects that violate the schema with 422 and the field path', async () => {
     const res = await t.fetch('POST', '/apis/example.com/v1/namespaces/default/widgets', {
       body: {
@@ -248,7 +258,8 @@ describe('custom resources', () => {
       res.json.columnDefinitions.map((c: { name: string }) => c.name),
       ['Name', 'Color', 'Ready'],
     );
-    assert.deepEqual(res.json.rows[0].cells, ['w1', 'blue', 'True']);
+    const row = res.json.rows.find((r: { cells: unknown[] }) => r.cells[0] === 'w1');
+    assert.deepEqual(row.cells, ['w1', 'blue', 'True']);
   });
 
   it('stops serving a deleted CRD and deletes its objects', async () => {

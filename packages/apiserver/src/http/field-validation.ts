@@ -2,8 +2,8 @@ import type { KubeObject } from '@certkit/apimachinery';
 import type { ResourceDefinition } from '../registry/resource.ts';
 
 /**
- * Unknown fields for fieldValidation (Strict / Warn): fields of ObjectMeta, and top-level fields of built-in
- * kinds. Custom resources' unknown fields below the top level are pruned by their schema instead.
+ * Unknown fields for fieldValidation (Strict / Warn): fields of ObjectMeta, top-level fields of built-in
+ * kinds, and for custom resources every field their schema would prune.
  */
 
 const OBJECT_META_FIELDS = new Set([
@@ -26,7 +26,7 @@ const OBJECT_META_FIELDS = new Set([
 
 const TYPE_FIELDS = new Set(['apiVersion', 'kind', 'metadata']);
 
-export function unknownFields(def: ResourceDefinition, body: KubeObject): string[] {
+export function unknownFields(def: ResourceDefinition, body: KubeObject, version: string): string[] {
   const unknown: string[] = [];
   const meta = body.metadata;
   if (meta && typeof meta === 'object') {
@@ -36,5 +36,6 @@ export function unknownFields(def: ResourceDefinition, body: KubeObject): string
     const known = new Set(def.topLevelFields);
     for (const key of Object.keys(body)) if (!TYPE_FIELDS.has(key) && !known.has(key)) unknown.push(key);
   }
+  if (def.unknownFields) unknown.push(...def.unknownFields(body, version));
   return unknown;
 }

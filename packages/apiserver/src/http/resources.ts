@@ -22,9 +22,10 @@ import { apiVersionOf } from '../registry/resource.ts';
 import type { DeleteOptions, ObjectStore } from '../registry/store.ts';
 import { unknownFields } from './field-validation.ts';
 import { negotiate } from './negotiate.ts';
+import { parseObjectBody } from './protobuf.ts';
 import { type IncludeObject, type RenderOptions, renderList, renderObject } from './render.ts';
 import type { ResourceRequest } from './request-info.ts';
-import { parseJsonBody, parseJsonObject, readBody, sendJson } from './respond.ts';
+import { parseJsonBody, readBody, sendJson } from './respond.ts';
 import { serveWatch } from './watch.ts';
 
 /** The verbs on resources: get, list, watch, create, update, patch, delete, deletecollection. */
@@ -61,6 +62,7 @@ function includeObject(query: URLSearchParams): IncludeObject {
 function checkFields(
   store: ObjectStore,
   body: KubeObject,
+  version: string,
   query: URLSearchParams,
   res: ServerResponse,
 ): void {
@@ -71,7 +73,7 @@ function checkFields(
     );
   }
   if (mode === 'Ignore') return;
-  const unknown = unknownFields(store.def, body);
+  const unknown = unknownFields(store.def, body, version);
   if (unknown.length === 0) return;
   if (mode === 'Strict') {
     throw newBadRequest(`strict decoding error: ${unknown.map((f) => `unknown field "${f}"`).join(', ')}`);
@@ -82,10 +84,10 @@ function checkFields(
   );
 }
 
-function deleteOptions(query: URLSearchParams, body: Buffer): DeleteOptions {
+function deleteOptions(query: URLSearchParams, body: Buffer, contentType: string | undefined): DeleteOptions {
   const options: DeleteOptions = {};
   if (body.length > 0) {
-    const parsed = parseJsonObject(body) as {
+    const parsed = parseObjectBody(body, contentType) as {
       propagationPolicy?: string;
       orphanDependents?: boolean;
       preconditions?: { uid?: string; resourceVersion?: string };
@@ -192,8 +194,8 @@ export async function handleResource(
       if (name !== undefined) throw newMethodNotAllowed('POST', 'a named resource');
       if (def.namespaced && namespace === undefined) throw notFoundResource();
       const render = renderFor('single');
-      const body = parseJsonObject(await readBody(req)) as KubeObject;
-      checkFields(store, body, query, res);
+      const body = parseObjectBody(await readBody(req), req.headers['content-type']) as KubeObject;
+      checkFields(store, body, request.version, query, res);
       const created = await store.create(namespace, body, {
         dryRun: dryRun(query),
         version: request.version,
@@ -204,8 +206,8 @@ export async function handleResource(
     case 'PUT': {
       if (name === undefined) throw newMethodNotAllowed('PUT', 'a collection');
       const render = renderFor('single');
-      const body = parseJsonObject(await readBody(req)) as KubeObject;
-      checkFields(store, body, query, res);
+      const body = parseObjectBody(await readBody(req), req.headers['content-type']) as KubeObject;
+      checkFields(store, body, request.version, query, res);
       const updated = await store.update(namespace, name, body, {
         dryRun: dryRun(query),
         subresource,
@@ -238,7 +240,7 @@ export async function handleResource(
           if (next === null || typeof next !== 'object' || Array.isArray(next)) {
             throw newBadRequest('the patch must produce a JSON object');
           }
-          checkFields(store, next, query, res);
+          checkFields(store, next, request.version, query, res);
           if (!setsVersion && next.metadata) delete next.metadata.resourceVersion;
           return next;
         },
@@ -249,7 +251,7 @@ export async function handleResource(
     }
     case 'DELETE': {
       const render = renderFor(name === undefined ? 'list' : 'single');
-      const options = deleteOptions(query, await readBody(req));
+      const options = deleteOptions(query, await readBody(req), req.headers['content-type']);
       if (name === undefined) {
         const deleted = await store.deleteCollection(namespace, parseListOptions(query, 'list'), options);
         const resourceVersion = deleted.at(-1)?.metadata.resourceVersion ?? '';

@@ -282,6 +282,10 @@ export function definitionFromCrd(crd: Crd): ResourceDefinition {
           return [f, v === undefined ? '' : String(v)];
         }),
       ),
+    unknownFields(obj: KubeObject, version: string): string[] {
+      const schema = schemas.get(version);
+      return schema ? admitCustomResource(schema, obj as Record<string, unknown>).pruned : [];
+    },
     admit(obj: StoredObject, version: string): FieldError[] {
       const schema = schemas.get(version);
       if (!schema) return [];

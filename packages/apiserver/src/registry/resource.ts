@@ -51,6 +51,8 @@ export interface ResourceDefinition {
    * before validate; for custom resources this is schema pruning and defaulting, which also reports errors.
    */
   admit?(obj: StoredObject, version: string): FieldError[];
+  /** Unknown fields of an incoming object below the top level (custom resources: what pruning removes). */
+  unknownFields?(obj: KubeObject, version: string): string[];
   /** Top-level fields besides apiVersion, kind and metadata; unknown ones fail a Strict fieldValidation. */
   topLevelFields?: string[];
   /** Lists merged by strategic merge patch; absent means the kind takes merge patches only. */

@@ -163,35 +163,51 @@ function additionalSchema(schema: JSONSchemaProps): { schema: JSONSchemaProps | 
  * one) keep apiVersion, kind and metadata; under x-kubernetes-preserve-unknown-fields unknown fields stay
  * while known ones are still pruned below.
  */
-function prune(value: unknown, schema: JSONSchemaProps | undefined, embedded: boolean): void {
+function prune(value: unknown, schema: JSONSchemaProps | undefined, embedded: boolean, path = '', removed?: string[]): void {
   if (preservesUnknown(schema)) {
-    pruneKnownOnly(value, schema!, embedded);
+    pruneKnownOnly(value, schema!, embedded, path, removed);
     return;
   }
   if (Array.isArray(value)) {
-    for (const item of value) prune(item, schema?.items, isEmbedded(schema?.items));
+    value.forEach((item, i) => {
+      prune(item, schema?.items, isEmbedded(schema?.items), `${path}[${i}]`, removed);
+    });
     return;
   }
   if (!isObject(value)) return;
   if (schema === undefined) {
-    for (const key of Object.keys(value)) delete value[key];
+    for (const key of Object.keys(value)) {
+      removed?.push(join(path, key));
+      delete value[key];
+    }
     return;
   }
   const additional = additionalSchema(schema);
   for (const key of Object.keys(value)) {
     if (embedded && META_FIELDS.has(key)) continue;
     const property = ownSchema(schema.properties, key);
-    if (property !== undefined) prune(value[key], property, isEmbedded(property));
-    else if (additional !== undefined) prune(value[key], additional.schema, isEmbedded(additional.schema));
-    else delete value[key];
+    if (property !== undefined) prune(value[key], property, isEmbedded(property), join(path, key), removed);
+    else if (additional !== undefined) {
+      prune(value[key], additional.schema, isEmbedded(additional.schema), join(path, key), removed);
+    } else {
+      removed?.push(join(path, key));
+      delete value[key];
+    }
   }
 }
 
-function pruneKnownOnly(value: unknown, schema: JSONSchemaProps, embedded: boolean): void {
+function join(path: string, key: string): string {
+  return path === '' ? key : `${path}.${key}`;
+}
+
+function pruneKnownOnly(value: unknown, schema: JSONSchemaProps, embedded: boolean, path: string, removed?: string[]): void {
   if (Array.isArray(value)) {
     // Upstream keeps skipping unknown fields through the items of a preserving array.
     if (schema.items !== undefined) {
-      for (const item of value) pruneKnownOnly(item, schema.items, isEmbedded(schema.items));
+      const items = schema.items;
+      value.forEach((item, i) => {
+        pruneKnownOnly(item, items, isEmbedded(items), `${path}[${i}]`, removed);
+      });
     }
     return;
   }
@@ -200,8 +216,10 @@ function pruneKnownOnly(value: unknown, schema: JSONSchemaProps, embedded: boole
   for (const key of Object.keys(value)) {
     if (embedded && META_FIELDS.has(key)) continue;
     const property = ownSchema(schema.properties, key);
-    if (property !== undefined) prune(value[key], property, isEmbedded(property));
-    else if (additional !== undefined) prune(value[key], additional.schema, isEmbedded(additional.schema));
+    if (property !== undefined) prune(value[key], property, isEmbedded(property), join(path, key), removed);
+    else if (additional !== undefined) {
+      prune(value[key], additional.schema, isEmbedded(additional.schema), join(path, key), removed);
+    }
   }
 }
 
@@ -1009,14 +1027,16 @@ function withoutMetaFields(schema: JSONSchemaProps, object: JsonObject): [JSONSc
  * Admits a custom resource as kube-apiserver does on create and update: prunes unknown fields (and nulls
  * the schema cannot hold), applies defaults, then validates against the schema, the list types and the
  * embedded resources. The root's apiVersion, kind and metadata are left to the registry. Returns the
- * admitted copy (the input is not modified) and the field errors; the object is valid when there are none.
+ * admitted copy (the input is not modified), the field errors (the object is valid when there are none) and
+ * the paths of the unknown fields pruned (for fieldValidation=Strict and Warn).
  */
 export function admitCustomResource(
   schema: JSONSchemaProps,
   object: Record<string, unknown>,
-): { object: Record<string, unknown>; errors: FieldError[] } {
+): { object: Record<string, unknown>; errors: FieldError[]; pruned: string[] } {
   const admitted = structuredClone(object);
-  prune(admitted, schema, true);
+  const pruned: string[] = [];
+  prune(admitted, schema, true, '', pruned);
   pruneNulls(admitted, schema, true);
   applyDefaults(admitted, schema, true);
 
@@ -1026,7 +1046,7 @@ export function admitCustomResource(
     ...embeddedResourceErrors('', schema, admitted, true),
     ...listTypeObjectErrors('', schema, admitted, true),
   ];
-  return { object: admitted, errors };
+  return { object: admitted, errors, pruned };
 }
 
 // ---------------------------------------------------------------------------------------------------------

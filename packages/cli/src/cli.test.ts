@@ -1,0 +1,133 @@
+import assert from 'node:assert/strict';
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import { Agent, request } from 'node:https';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+
+/** The `certkit` command as a user runs it: a real process, real flags, Ctrl-C, restarts on the same data. */
+
+const main = join(dirname(fileURLToPath(import.meta.url)), 'main.ts');
+const run = promisify(execFile);
+
+interface Started {
+  child: ChildProcess;
+  url: string;
+  output: () => string;
+}
+
+function start(args: string[]): Promise<Started> {
+  const child = spawn(process.execPath, [main, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  child.stdout!.on('data', (d) => {
+    out += d;
+  });
+  child.stderr!.on('data', (d) => {
+    out += d;
+  });
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no start within 15 s: ${out}`)), 15_000);
+    child.stdout!.on('data', () => {
+      const m = /listening on (https:\/\/\S+)/.exec(out);
+      if (m) {
+        clearTimeout(timer);
+        resolve({ child, url: m[1], output: () => out });
+      }
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`exited with ${code}: ${out}`));
+    });
+  });
+}
+
+function stop(child: ChildProcess, signal: NodeJS.Signals = 'SIGINT'): Promise<number | null> {
+  return new Promise((resolve) => {
+    child.once('exit', (code) => resolve(code));
+    child.kill(signal);
+  });
+}
+
+async function call(dir: string, url: string, method: string, path: string, body?: unknown) {
+  const token = (await readFile(join(dir, 'token'), 'utf8')).trim();
+  const ca = await readFile(join(dir, 'pki', 'ca.crt'), 'utf8');
+  const agent = new Agent({ ca });
+  return new Promise<{ status: number; json: { metadata?: { uid?: string } } }>((resolve, reject) => {
+    const payload = body === undefined ? undefined : JSON.stringify(body);
+    const req = request(
+      `${url}${path}`,
+      { method, agent, headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' } },
+      (res) => {
+        let text = '';
+        res.on('data', (d) => {
+          text += d;
+        });
+        res.on('end', () => {
+          agent.destroy();
+          resolve({ status: res.statusCode ?? 0, json: JSON.parse(text) });
+        });
+      },
+    );
+    req.on('error', reject);
+    req.end(payload);
+  });
+}
+
+describe('certkit up', () => {
+  let dir: string;
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'certkit-cli-'));
+  });
+  after(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('serves, writes a private kubeconfig, stops on Ctrl-C and keeps objects across restarts', async () => {
+    const first = await start(['up', '--data-dir', dir, '--port', '0']);
+    const kubeconfig = join(dir, 'kubeconfig');
+    assert.equal((await stat(kubeconfig)).mode & 0o777, 0o600);
+    assert.match(await readFile(kubeconfig, 'utf8'), new RegExp(first.url.replace(/[.]/g, '\\.')));
+    const created = await call(dir, first.url, 'POST', '/api/v1/namespaces/default/configmaps', {
+      metadata: { name: 'kept' },
+      data: { a: '1' },
+    });
+    assert.equal(created.status, 201);
+    assert.equal(await stop(first.child), 0);
+    assert.match(first.output(), /SIGINT received, stopping/);
+
+    const second = await start(['up', '--data-dir', dir, '--port', '0']);
+    const read = await call(dir, second.url, 'GET', '/api/v1/namespaces/default/configmaps/kept');
+    assert.equal(read.status, 200);
+    assert.equal(read.json.metadata?.uid, created.json.metadata?.uid);
+    assert.equal(await stop(second.child, 'SIGTERM'), 0);
+  });
+
+  it('exits non-zero with one line of explanation on bad flags', async () => {
+    for (const args of [['up', '--port', 'eighty'], ['up', '--bogus'], ['frobnicate']]) {
+      const err = await run(process.execPath, [main, ...args]).then(
+        () => assert.fail(`${args.join(' ')} succeeded`),
+        (e: { code: number; stderr: string }) => e,
+      );
+      assert.equal(err.code, 2, args.join(' '));
+      assert.equal(err.stderr.trim().split('\n').length, 1, err.stderr);
+      assert.match(err.stderr, /^certkit: /);
+    }
+  });
+
+  it('exits 1 with one line when the port is taken', async () => {
+    const first = await start(['apiserver', '--data-dir', dir, '--port', '0']);
+    const port = new URL(first.url).port;
+    const other = await mkdtemp(join(tmpdir(), 'certkit-cli-'));
+    const err = await run(process.execPath, [main, 'apiserver', '--data-dir', other, '--port', port]).then(
+      () => assert.fail('second server on the same port started'),
+      (e: { code: number; stderr: string }) => e,
+    );
+    await stop(first.child);
+    await rm(other, { recursive: true, force: true });
+    assert.equal(err.code, 1);
+    assert.match(err.stderr, /EADDRINUSE/);
+  });
+});
