@@ -13,8 +13,8 @@ import {
   setHeaderOptions,
   type V1ConfigMap,
   type V1Lease,
-  type V1Secret,
   V1MicroTime,
+  type V1Secret,
   Watch,
 } from '@kubernetes/client-node';
 import { startTestServer, type TestServer } from '../testing/test-server.ts';
@@ -75,7 +75,8 @@ async function apiError(call: Promise<unknown>, code: number): Promise<StatusBod
   } catch (err) {
     assert.ok(err instanceof ApiException, `expected an ApiException, got ${String(err)}`);
     assert.equal(err.code, code, `HTTP code; body: ${String(err.body)}`);
-    const body = typeof err.body === 'string' ? (JSON.parse(err.body) as StatusBody) : (err.body as StatusBody);
+    const body =
+      typeof err.body === 'string' ? (JSON.parse(err.body) as StatusBody) : (err.body as StatusBody);
     assert.equal(body.kind, 'Status');
     assert.equal(body.apiVersion, 'v1');
     assert.equal(body.status, 'Failure');
@@ -85,7 +86,11 @@ async function apiError(call: Promise<unknown>, code: number): Promise<StatusBod
   assert.fail(`expected HTTP ${code}, but the call succeeded`);
 }
 
-async function eventually(what: string, check: () => Promise<boolean> | boolean, timeoutMs = 10_000): Promise<void> {
+async function eventually(
+  what: string,
+  check: () => Promise<boolean> | boolean,
+  timeoutMs = 10_000,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     if (await check()) return;
@@ -116,7 +121,11 @@ describe('Secrets and ConfigMaps through CoreV1Api', () => {
     assert.equal(read.metadata?.resourceVersion, created.metadata?.resourceVersion);
 
     read.data = { ...read.data, 'api-key': b64('sk_test_456') };
-    const replaced = await core.replaceNamespacedSecret({ name: 'stripe-api-key', namespace: ns, body: read });
+    const replaced = await core.replaceNamespacedSecret({
+      name: 'stripe-api-key',
+      namespace: ns,
+      body: read,
+    });
     assert.equal(unb64(replaced.data?.['api-key']), 'sk_test_456');
     assert.notEqual(replaced.metadata?.resourceVersion, created.metadata?.resourceVersion);
     assert.equal(replaced.metadata?.uid, created.metadata?.uid);
@@ -149,11 +158,19 @@ describe('Secrets and ConfigMaps through CoreV1Api', () => {
 
     const read = await core.readNamespacedConfigMap({ name: 'nginx-config', namespace: ns });
     read.data = { ...read.data, 'nginx.conf': 'worker_processes 4;' };
-    const replaced = await core.replaceNamespacedConfigMap({ name: 'nginx-config', namespace: ns, body: read });
+    const replaced = await core.replaceNamespacedConfigMap({
+      name: 'nginx-config',
+      namespace: ns,
+      body: read,
+    });
     assert.equal(replaced.data?.['nginx.conf'], 'worker_processes 4;');
 
     const patched = await core.patchNamespacedConfigMap(
-      { name: 'nginx-config', namespace: ns, body: { data: { 'mime.types': null, 'gzip.conf': 'gzip on;' } } },
+      {
+        name: 'nginx-config',
+        namespace: ns,
+        body: { data: { 'mime.types': null, 'gzip.conf': 'gzip on;' } },
+      },
       mergePatch(),
     );
     assert.deepEqual(patched.data, { 'nginx.conf': 'worker_processes 4;', 'gzip.conf': 'gzip on;' });
@@ -169,7 +186,10 @@ describe('Secrets and ConfigMaps through CoreV1Api', () => {
 
   it('surfaces 404 NotFound as an ApiException with a Status body', async () => {
     const ns = await namespace('inventory');
-    const status = await apiError(core.readNamespacedConfigMap({ name: 'warehouse-map', namespace: ns }), 404);
+    const status = await apiError(
+      core.readNamespacedConfigMap({ name: 'warehouse-map', namespace: ns }),
+      404,
+    );
     assert.equal(status.reason, 'NotFound');
     assert.equal(status.message, 'configmaps "warehouse-map" not found');
     assert.equal(status.details?.name, 'warehouse-map');
@@ -217,7 +237,10 @@ describe('Secrets and ConfigMaps through CoreV1Api', () => {
     const names = Array.from({ length: 25 }, (_, i) => `order-${String(i).padStart(3, '0')}`);
     await Promise.all(
       names.map((name) =>
-        core.createNamespacedSecret({ namespace: ns, body: { metadata: { name }, stringData: { id: name } } }),
+        core.createNamespacedSecret({
+          namespace: ns,
+          body: { metadata: { name }, stringData: { id: name } },
+        }),
       ),
     );
     const seen: string[] = [];
@@ -243,7 +266,10 @@ describe('Secrets and ConfigMaps through CoreV1Api', () => {
     const ns = await namespace('paging-invoices');
     const names = Array.from({ length: 30 }, (_, i) => `invoice-${String(i).padStart(3, '0')}`);
     for (const name of names) {
-      await core.createNamespacedConfigMap({ namespace: ns, body: { metadata: { name }, data: { total: '10' } } });
+      await core.createNamespacedConfigMap({
+        namespace: ns,
+        body: { metadata: { name }, data: { total: '10' } },
+      });
     }
     const first = await core.listNamespacedConfigMap({ namespace: ns, limit: 10 });
     assert.equal(first.items.length, 10);
@@ -270,7 +296,7 @@ describe('Secrets and ConfigMaps through CoreV1Api', () => {
       ['unlabelled-token', {}, 'Opaque'],
     ];
     for (const [name, labels, type] of specs) {
-      const data =
+      const data: Record<string, string> =
         type === 'kubernetes.io/tls'
           ? { 'tls.crt': b64('-----BEGIN CERTIFICATE-----'), 'tls.key': b64('-----BEGIN PRIVATE KEY-----') }
           : { token: b64(name) };
@@ -283,19 +309,30 @@ describe('Secrets and ConfigMaps through CoreV1Api', () => {
     assert.deepEqual(await names({ labelSelector: 'tier=frontend,env=prod' }), ['frontend-tls']);
     assert.deepEqual(await names({ labelSelector: 'tier!=frontend' }), ['backend-db', 'unlabelled-token']);
     assert.deepEqual(await names({ labelSelector: 'env in (prod,qa)' }), ['backend-db', 'frontend-tls']);
-    assert.deepEqual(await names({ labelSelector: 'env notin (prod)' }), ['frontend-session', 'unlabelled-token']);
-    assert.deepEqual(await names({ labelSelector: 'tier' }), ['backend-db', 'frontend-session', 'frontend-tls']);
-    assert.deepEqual(await names({ labelSelector: '!tier' }), ['unlabelled-token']);
-    assert.deepEqual(await names({ fieldSelector: 'metadata.name=backend-db' }), ['backend-db']);
-    assert.deepEqual(await names({ fieldSelector: 'metadata.name!=backend-db,metadata.namespace=checkout' }), [
+    assert.deepEqual(await names({ labelSelector: 'env notin (prod)' }), [
       'frontend-session',
-      'frontend-tls',
       'unlabelled-token',
     ]);
+    assert.deepEqual(await names({ labelSelector: 'tier' }), [
+      'backend-db',
+      'frontend-session',
+      'frontend-tls',
+    ]);
+    assert.deepEqual(await names({ labelSelector: '!tier' }), ['unlabelled-token']);
+    assert.deepEqual(await names({ fieldSelector: 'metadata.name=backend-db' }), ['backend-db']);
+    assert.deepEqual(
+      await names({ fieldSelector: 'metadata.name!=backend-db,metadata.namespace=checkout' }),
+      ['frontend-session', 'frontend-tls', 'unlabelled-token'],
+    );
     assert.deepEqual(await names({ fieldSelector: 'type=kubernetes.io/tls' }), ['frontend-tls']);
-    assert.deepEqual(await names({ labelSelector: 'env=prod', fieldSelector: 'type=Opaque' }), ['backend-db']);
+    assert.deepEqual(await names({ labelSelector: 'env=prod', fieldSelector: 'type=Opaque' }), [
+      'backend-db',
+    ]);
 
-    const bad = await apiError(core.listNamespacedSecret({ namespace: ns, fieldSelector: 'spec.color=red' }), 400);
+    const bad = await apiError(
+      core.listNamespacedSecret({ namespace: ns, fieldSelector: 'spec.color=red' }),
+      400,
+    );
     assert.equal(bad.reason, 'BadRequest');
   });
 });
@@ -362,7 +399,9 @@ describe('informer (makeInformer / ListWatch)', () => {
         body: { metadata: { name: `seed-${i}` }, data: { v: '0' } },
       });
     }
-    const informer = makeInformer<V1ConfigMap>(kc, path, () => core.listNamespacedConfigMap({ namespace: ns }));
+    const informer = makeInformer<V1ConfigMap>(kc, path, () =>
+      core.listNamespacedConfigMap({ namespace: ns }),
+    );
     const seen: string[] = [];
     const errors: unknown[] = [];
     informer.on('add', (o) => seen.push(`add:${o.metadata?.name}`));
@@ -373,7 +412,10 @@ describe('informer (makeInformer / ListWatch)', () => {
     try {
       await eventually('the initial list', () => informer.list().length === 5);
 
-      await core.createNamespacedConfigMap({ namespace: ns, body: { metadata: { name: 'product-42' }, data: { v: '1' } } });
+      await core.createNamespacedConfigMap({
+        namespace: ns,
+        body: { metadata: { name: 'product-42' }, data: { v: '1' } },
+      });
       await eventually('add', () => seen.includes('add:product-42'));
       await core.patchNamespacedConfigMap(
         { name: 'product-42', namespace: ns, body: { data: { v: '2' } } },
@@ -618,9 +660,21 @@ describe('CustomResourceDefinitions and custom objects', () => {
     });
     assert.equal(got.spec.replicas, 3);
 
-    await customObjects.deleteNamespacedCustomObject({ group, version, namespace: ns, plural, name: 'hourly-cleanup' });
+    await customObjects.deleteNamespacedCustomObject({
+      group,
+      version,
+      namespace: ns,
+      plural,
+      name: 'hourly-cleanup',
+    });
     const status = await apiError(
-      customObjects.getNamespacedCustomObject({ group, version, namespace: ns, plural, name: 'hourly-cleanup' }),
+      customObjects.getNamespacedCustomObject({
+        group,
+        version,
+        namespace: ns,
+        plural,
+        name: 'hourly-cleanup',
+      }),
       404,
     );
     assert.equal(status.message, 'crontabs.stable.example.com "hourly-cleanup" not found');
@@ -669,7 +723,9 @@ describe('CustomResourceDefinitions and custom objects', () => {
       422,
     );
     assert.ok(
-      wrongType.details?.causes?.some((c) => c.field === 'spec.cronSpec' && c.reason === 'FieldValueTypeInvalid'),
+      wrongType.details?.causes?.some(
+        (c) => c.field === 'spec.cronSpec' && c.reason === 'FieldValueTypeInvalid',
+      ),
       JSON.stringify(wrongType.details?.causes),
     );
 
@@ -707,7 +763,10 @@ describe('CustomResourceDefinitions and custom objects', () => {
       ),
       422,
     );
-    assert.ok(badPatch.details?.causes?.some((c) => c.field === 'spec.replicas'), JSON.stringify(badPatch.details));
+    assert.ok(
+      badPatch.details?.causes?.some((c) => c.field === 'spec.replicas'),
+      JSON.stringify(badPatch.details),
+    );
     const unchanged = await customObjects.getNamespacedCustomObject({
       group,
       version,

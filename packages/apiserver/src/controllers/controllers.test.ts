@@ -206,8 +206,17 @@ describe('custom resources', () => {
   });
 
   it('refuses fields the schema does not know under fieldValidation=Strict, and warns by default', async () => {
-    const body = { apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'strict' }, spec: { color: 'red', extra: 1 } };
-    const strict = await t.fetch('POST', '/apis/example.com/v1/namespaces/default/widgets?fieldValidation=Strict', { body });
+    const body = {
+      apiVersion: 'example.com/v1',
+      kind: 'Widget',
+      metadata: { name: 'strict' },
+      spec: { color: 'red', extra: 1 },
+    };
+    const strict = await t.fetch(
+      'POST',
+      '/apis/example.com/v1/namespaces/default/widgets?fieldValidation=Strict',
+      { body },
+    );
     assert.equal(strict.status, 400);
     assert.match(strict.json.message, /unknown field "spec.extra"/);
     const warned = await t.fetch('POST', '/apis/example.com/v1/namespaces/default/widgets', { body });

@@ -33,6 +33,8 @@ describe('authentication and transport', () => {
       assert.equal(res.status, 200, path);
       assert.equal(res.text, 'ok');
     }
+    assert.equal((await t.fetch('GET', '/readyz/ping', { anonymous: true })).text, 'ok');
+    assert.equal((await t.fetch('GET', '/readyz/nonsense', { anonymous: true })).status, 404);
     const verbose = await t.fetch('GET', '/readyz?verbose', { anonymous: true });
     assert.match(verbose.text, /\[\+\]ping ok/);
     const version = await t.fetch('GET', '/version', { anonymous: true });
@@ -160,6 +162,31 @@ describe('object lifecycle', () => {
     assert.equal(smp.status, 200, smp.text);
     assert.deepEqual(smp.json.metadata.finalizers, ['example.com/a']);
   });
+  it('deletes a collection selected by label', async () => {
+    await t.fetch('POST', '/api/v1/namespaces', { body: { metadata: { name: 'bulk' } } });
+    for (const [name, group] of [
+      ['a', 'x'],
+      ['b', 'x'],
+      ['c', 'y'],
+    ]) {
+      await t.fetch('POST', '/api/v1/namespaces/bulk/configmaps', {
+        body: { metadata: { name, labels: { group } } },
+      });
+    }
+    const res = await t.fetch('DELETE', '/api/v1/namespaces/bulk/configmaps?labelSelector=group%3Dx');
+    assert.equal(res.status, 200);
+    assert.equal(res.json.kind, 'ConfigMapList');
+    assert.deepEqual(
+      res.json.items.map((i: { metadata: { name: string } }) => i.metadata.name),
+      ['a', 'b'],
+    );
+    const left = await t.fetch('GET', '/api/v1/namespaces/bulk/configmaps');
+    assert.deepEqual(
+      left.json.items.map((i: { metadata: { name: string } }) => i.metadata.name),
+      ['c'],
+    );
+  });
+
   it('deletes with preconditions', async () => {
     const created = (
       await t.fetch('POST', '/api/v1/namespaces/default/configmaps', { body: { metadata: { name: 'pre' } } })

@@ -45,8 +45,18 @@ export const VERSION_INFO = {
   platform: `${process.platform}/${process.arch}`,
 };
 
+/** The checks /healthz, /livez and /readyz report; storage readiness joins them with the watch cache. */
+const HEALTH_CHECKS = [
+  'ping',
+  'log',
+  'etcd',
+  'poststarthook/start-apiextensions-controllers',
+  'poststarthook/crd-informer-synced',
+];
+
 /** Paths anyone may read, as kube-apiserver's system:public-info-viewer role allows. */
 const PUBLIC_PATHS = new Set(['/healthz', '/livez', '/readyz', '/version']);
+const isPublic = (path: string) => PUBLIC_PATHS.has(path) || /^\/(healthz|livez|readyz)\//.test(path);
 
 /**
  * The Kubernetes-compatible API server: HTTP(S) in front of the registry, plus the controllers kube runs
@@ -132,7 +142,7 @@ export class ApiServer {
     try {
       const url = new URL(req.url ?? '/', 'http://apiserver');
       if (
-        !PUBLIC_PATHS.has(url.pathname) &&
+        !isPublic(url.pathname) &&
         this.options.token &&
         !tokenMatches(this.options.token, req.headers.authorization)
       ) {
@@ -170,6 +180,8 @@ export class ApiServer {
       case '/openapi/v3':
         return sendJson(res, 200, openApiRoot(this.registry));
     }
+    const check = /^\/(healthz|livez|readyz)\/(.+)$/.exec(path);
+    if (check) return this.singleCheck(res, check[2]);
     if (path.startsWith('/openapi/v3/')) {
       const rest = path.slice('/openapi/v3/'.length).split('/');
       const doc =
@@ -197,14 +209,15 @@ export class ApiServer {
     throw pathNotFound();
   }
 
+  /** `/readyz/ping` and friends: one check by name, as kube-apiserver serves them. */
+  private singleCheck(res: ServerResponse, name: string): void {
+    if (!HEALTH_CHECKS.includes(name)) throw pathNotFound();
+    res.writeHead(200, { 'Content-Type': 'text/plain; charset=utf-8', 'X-Content-Type-Options': 'nosniff' });
+    res.end('ok');
+  }
+
   private health(res: ServerResponse, path: string, verbose: boolean): void {
-    const checks = [
-      'ping',
-      'log',
-      'etcd',
-      'poststarthook/start-apiextensions-controllers',
-      'poststarthook/crd-informer-synced',
-    ];
+    const checks = HEALTH_CHECKS;
     if (!verbose) {
       res.writeHead(200, {
         'Content-Type': 'text/plain; charset=utf-8',

@@ -1,0 +1,689 @@
+import assert from 'node:assert/strict';
+import { execFile, spawn } from 'node:child_process';
+import { accessSync, constants } from 'node:fs';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { delimiter, join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { promisify } from 'node:util';
+import { startTestServer, type TestServer } from '../testing/test-server.ts';
+
+/**
+ * Conformance with kubectl, a client nobody here wrote: apply (client-side), get (human tables and JSON),
+ * label/annotate/patch, CRDs with printer columns and short names, deletion with garbage collection,
+ * `get -w`, namespaces and discovery. Skipped, with the reason printed, when kubectl is not on PATH.
+ */
+
+const execFileAsync = promisify(execFile);
+
+function findOnPath(command: string): string | undefined {
+  for (const dir of (process.env.PATH ?? '').split(delimiter)) {
+    if (!dir) continue;
+    const candidate = join(dir, command);
+    try {
+      accessSync(candidate, constants.X_OK);
+      return candidate;
+    } catch {}
+  }
+  return undefined;
+}
+
+const kubectlPath = findOnPath('kubectl');
+const skip = kubectlPath ? false : 'kubectl is not on PATH';
+if (skip) console.log(`# skipping the kubectl conformance suite: ${skip}`);
+
+let t: TestServer;
+let workDir: string;
+let env: NodeJS.ProcessEnv;
+
+interface Result {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs kubectl; never throws for a non-zero exit (the caller asserts on `code`). */
+async function kubectl(...args: string[]): Promise<Result> {
+  try {
+    const { stdout, stderr } = await execFileAsync(kubectlPath!, args, { env, timeout: 30_000 });
+    return { code: 0, stdout, stderr };
+  } catch (err) {
+    const e = err as { code?: number | string; stdout?: string; stderr?: string; killed?: boolean };
+    if (typeof e.code !== 'number') throw err;
+    return { code: e.code, stdout: e.stdout ?? '', stderr: e.stderr ?? '' };
+  }
+}
+
+/** Runs kubectl and asserts it succeeded; returns stdout. */
+async function ok(...args: string[]): Promise<string> {
+  const r = await kubectl(...args);
+  assert.equal(r.code, 0, `kubectl ${args.join(' ')} exited ${r.code}: ${r.stderr}`);
+  return r.stdout;
+}
+
+let manifestCounter = 0;
+async function manifest(yaml: string): Promise<string> {
+  const path = join(workDir, `manifest-${++manifestCounter}.yaml`);
+  await writeFile(path, yaml);
+  return path;
+}
+
+async function getJson(...args: string[]) {
+  return JSON.parse(await ok('get', ...args, '-o', 'json'));
+}
+
+async function createNamespace(name: string): Promise<string> {
+  await ok('create', 'namespace', name);
+  return name;
+}
+
+async function exists(kind: string, name: string, ns: string): Promise<boolean> {
+  const out = await ok('get', kind, name, '-n', ns, '--ignore-not-found', '-o', 'name');
+  return out.trim() !== '';
+}
+
+async function eventually(what: string, check: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (await check()) return;
+    await sleep(100);
+  }
+  assert.fail(`timed out after ${timeoutMs} ms waiting for ${what}`);
+}
+
+const b64 = (s: string) => Buffer.from(s).toString('base64');
+const unb64 = (s: string) => Buffer.from(s, 'base64').toString('utf8');
+
+/** Splits a kubectl human table into rows of cells (columns are separated by 2+ spaces). */
+const tableRows = (out: string) =>
+  out
+    .trim()
+    .split('\n')
+    .map((line) => line.trim().split(/\s{2,}/));
+
+describe('kubectl', { skip }, () => {
+  before(async () => {
+    t = await startTestServer();
+    workDir = await mkdtemp(join(tmpdir(), 'certkit-kubectl-'));
+    env = { ...process.env, KUBECONFIG: t.kubeconfigPath, KUBECACHEDIR: join(workDir, 'cache') };
+  });
+  after(async () => {
+    await t?.close();
+    if (workDir) await rm(workDir, { recursive: true, force: true });
+  });
+
+  describe('apply and get of a Secret', () => {
+    it('creates on the first apply, configures on a changed apply, and is unchanged on a repeat', async () => {
+      const ns = await createNamespace('orders-api');
+      const secretYaml = (password: string) => `apiVersion: v1
+kind: Secret
+metadata:
+  name: postgres-credentials
+  namespace: ${ns}
+  labels:
+    app.kubernetes.io/name: orders-api
+type: Opaque
+stringData:
+  username: orders
+data:
+  password: ${b64(password)}
+`;
+      const path = await manifest(secretYaml('s3cr3t-v1'));
+      assert.equal((await ok('apply', '-f', path)).trim(), 'secret/postgres-credentials created');
+
+      const first = await getJson('secret', 'postgres-credentials', '-n', ns);
+      assert.equal(first.kind, 'Secret');
+      assert.equal(unb64(first.data.password), 's3cr3t-v1');
+      assert.equal(unb64(first.data.username), 'orders');
+      assert.equal(first.type, 'Opaque');
+      assert.ok(
+        first.metadata.annotations['kubectl.kubernetes.io/last-applied-configuration'],
+        'client-side apply records the last applied configuration',
+      );
+
+      await writeFile(path, secretYaml('s3cr3t-v2'));
+      assert.equal((await ok('apply', '-f', path)).trim(), 'secret/postgres-credentials configured');
+      const second = await getJson('secret', 'postgres-credentials', '-n', ns);
+      assert.equal(unb64(second.data.password), 's3cr3t-v2');
+      assert.equal(unb64(second.data.username), 'orders');
+      assert.equal(second.metadata.uid, first.metadata.uid);
+      assert.notEqual(second.metadata.resourceVersion, first.metadata.resourceVersion);
+
+      assert.equal((await ok('apply', '-f', path)).trim(), 'secret/postgres-credentials unchanged');
+    });
+
+    it('prints Secrets and ConfigMaps with the kube-apiserver columns', async () => {
+      const ns = await createNamespace('printing');
+      await ok(
+        'create',
+        'secret',
+        'generic',
+        'smtp-relay',
+        '-n',
+        ns,
+        '--from-literal=user=mailer',
+        '--from-literal=pass=x',
+      );
+      await ok('create', 'configmap', 'feature-flags', '-n', ns, '--from-literal=darkMode=true');
+      const secrets = tableRows(await ok('get', 'secrets', '-n', ns));
+      assert.deepEqual(secrets[0], ['NAME', 'TYPE', 'DATA', 'AGE']);
+      assert.deepEqual(secrets[1].slice(0, 3), ['smtp-relay', 'Opaque', '2']);
+      const configMaps = tableRows(await ok('get', 'configmaps', '-n', ns));
+      assert.deepEqual(configMaps[0], ['NAME', 'DATA', 'AGE']);
+      assert.deepEqual(configMaps[1].slice(0, 2), ['feature-flags', '1']);
+    });
+  });
+
+  describe('label, annotate and patch', () => {
+    it('labels and annotates (add, overwrite, remove)', async () => {
+      const ns = await createNamespace('search');
+      await ok(
+        'create',
+        'configmap',
+        'elasticsearch-config',
+        '-n',
+        ns,
+        '--from-literal=cluster.name=search-prod',
+      );
+      assert.match(
+        await ok('label', 'configmap', 'elasticsearch-config', '-n', ns, 'tier=data', 'team=search'),
+        /configmap\/elasticsearch-config labeled/,
+      );
+      assert.match(
+        await ok(
+          'annotate',
+          'configmap',
+          'elasticsearch-config',
+          '-n',
+          ns,
+          'oncall.example.com/pager=search-team',
+        ),
+        /configmap\/elasticsearch-config annotated/,
+      );
+      const overwrite = await kubectl('label', 'configmap', 'elasticsearch-config', '-n', ns, 'tier=hot');
+      assert.notEqual(overwrite.code, 0, 'changing a label needs --overwrite');
+      await ok('label', 'configmap', 'elasticsearch-config', '-n', ns, 'tier=hot', '--overwrite');
+      await ok('label', 'configmap', 'elasticsearch-config', '-n', ns, 'team-');
+      const cm = await getJson('configmap', 'elasticsearch-config', '-n', ns);
+      assert.deepEqual(cm.metadata.labels, { tier: 'hot' });
+      assert.equal(cm.metadata.annotations['oncall.example.com/pager'], 'search-team');
+      assert.equal(cm.data['cluster.name'], 'search-prod');
+
+      const selected = await ok('get', 'configmaps', '-n', ns, '-l', 'tier=hot', '-o', 'name');
+      assert.equal(selected.trim(), 'configmap/elasticsearch-config');
+    });
+
+    it('patches with strategic (default), merge and json patch types', async () => {
+      const ns = await createNamespace('gateway');
+      await ok(
+        'create',
+        'configmap',
+        'envoy-routes',
+        '-n',
+        ns,
+        '--from-literal=timeout=5s',
+        '--from-literal=retries=3',
+      );
+
+      const strategic = await ok(
+        'patch',
+        'configmap',
+        'envoy-routes',
+        '-n',
+        ns,
+        '-p',
+        '{"data":{"timeout":"10s"}}',
+      );
+      assert.match(strategic, /configmap\/envoy-routes patched/);
+      const merge = await ok(
+        'patch',
+        'configmap',
+        'envoy-routes',
+        '-n',
+        ns,
+        '--type',
+        'merge',
+        '-p',
+        '{"data":{"retries":null,"circuitBreaker":"on"}}',
+      );
+      assert.match(merge, /configmap\/envoy-routes patched/);
+      const json = await ok(
+        'patch',
+        'configmap',
+        'envoy-routes',
+        '-n',
+        ns,
+        '--type',
+        'json',
+        '-p',
+        '[{"op":"add","path":"/data/hosts","value":"api.example.com"},{"op":"replace","path":"/data/timeout","value":"15s"},{"op":"remove","path":"/data/circuitBreaker"}]',
+      );
+      assert.match(json, /configmap\/envoy-routes patched/);
+      const cm = await getJson('configmap', 'envoy-routes', '-n', ns);
+      assert.deepEqual(cm.data, { timeout: '15s', hosts: 'api.example.com' });
+
+      const noop = await ok(
+        'patch',
+        'configmap',
+        'envoy-routes',
+        '-n',
+        ns,
+        '-p',
+        '{"data":{"timeout":"15s"}}',
+      );
+      assert.match(noop, /configmap\/envoy-routes patched \(no change\)/);
+
+      const failed = await kubectl(
+        'patch',
+        'configmap',
+        'envoy-routes',
+        '-n',
+        ns,
+        '--type',
+        'json',
+        '-p',
+        '[{"op":"test","path":"/data/timeout","value":"1s"}]',
+      );
+      assert.notEqual(failed.code, 0, 'a failed json-patch test op is an error');
+    });
+
+    it('merges ownerReferences by uid and finalizers as a set in a strategic merge patch', async () => {
+      const ns = await createNamespace('smp-lists');
+      await ok('create', 'configmap', 'release-a', '-n', ns);
+      await ok('create', 'configmap', 'release-b', '-n', ns);
+      const uidA = (
+        await ok('get', 'configmap', 'release-a', '-n', ns, '-o', 'jsonpath={.metadata.uid}')
+      ).trim();
+      const uidB = (
+        await ok('get', 'configmap', 'release-b', '-n', ns, '-o', 'jsonpath={.metadata.uid}')
+      ).trim();
+      await ok(
+        'create',
+        'secret',
+        'generic',
+        'release-values',
+        '-n',
+        ns,
+        '--from-literal=values.yaml=replicas: 2',
+      );
+      const ref = (name: string, uid: string) => ({ apiVersion: 'v1', kind: 'ConfigMap', name, uid });
+      await ok(
+        'patch',
+        'secret',
+        'release-values',
+        '-n',
+        ns,
+        '-p',
+        JSON.stringify({
+          metadata: { ownerReferences: [ref('release-a', uidA)], finalizers: ['example.com/a'] },
+        }),
+      );
+      await ok(
+        'patch',
+        'secret',
+        'release-values',
+        '-n',
+        ns,
+        '-p',
+        JSON.stringify({
+          metadata: { ownerReferences: [ref('release-b', uidB)], finalizers: ['example.com/b'] },
+        }),
+      );
+      const secret = await getJson('secret', 'release-values', '-n', ns);
+      assert.deepEqual(secret.metadata.ownerReferences.map((r: { name: string }) => r.name).sort(), [
+        'release-a',
+        'release-b',
+      ]);
+      assert.deepEqual([...secret.metadata.finalizers].sort(), ['example.com/a', 'example.com/b']);
+      // Release the finalizers so the namespace could go.
+      await ok(
+        'patch',
+        'secret',
+        'release-values',
+        '-n',
+        ns,
+        '--type',
+        'merge',
+        '-p',
+        '{"metadata":{"finalizers":null}}',
+      );
+    });
+  });
+
+  describe('CustomResourceDefinitions', () => {
+    const crdYaml = `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: lamps.furniture.example.com
+spec:
+  group: furniture.example.com
+  scope: Namespaced
+  names:
+    plural: lamps
+    singular: lamp
+    kind: Lamp
+    listKind: LampList
+    shortNames:
+      - lp
+  versions:
+    - name: v1
+      served: true
+      storage: true
+      subresources:
+        status: {}
+      additionalPrinterColumns:
+        - name: Color
+          type: string
+          jsonPath: .spec.color
+        - name: Watts
+          type: integer
+          jsonPath: .spec.watts
+        - name: Lit
+          type: boolean
+          jsonPath: .status.lit
+        - name: Age
+          type: date
+          jsonPath: .metadata.creationTimestamp
+      schema:
+        openAPIV3Schema:
+          type: object
+          properties:
+            spec:
+              type: object
+              required: [color]
+              properties:
+                color:
+                  type: string
+                  enum: [amber, white, red]
+                watts:
+                  type: integer
+                  minimum: 1
+                  maximum: 200
+            status:
+              type: object
+              properties:
+                lit:
+                  type: boolean
+`;
+    const lampYaml = (ns: string, name: string, spec: string) => `apiVersion: furniture.example.com/v1
+kind: Lamp
+metadata:
+  name: ${name}
+  namespace: ${ns}
+spec:
+${spec}
+`;
+    let crdApplied: Promise<void> | undefined;
+    const applyCrd = () => {
+      crdApplied ??= (async () => {
+        const out = await ok('apply', '-f', await manifest(crdYaml));
+        assert.equal(
+          out.trim(),
+          'customresourcedefinition.apiextensions.k8s.io/lamps.furniture.example.com created',
+        );
+      })();
+      return crdApplied;
+    };
+
+    it('applies a CRD, then at once a custom resource, and prints it by short name with its columns', async () => {
+      await applyCrd();
+      const ns = await createNamespace('living-room');
+      const out = await ok(
+        'apply',
+        '-f',
+        await manifest(lampYaml(ns, 'desk-lamp', '  color: amber\n  watts: 40')),
+      );
+      assert.equal(out.trim(), 'lamp.furniture.example.com/desk-lamp created');
+
+      const rows = tableRows(await ok('get', 'lp', '-n', ns));
+      assert.deepEqual(rows[0], ['NAME', 'COLOR', 'WATTS', 'LIT', 'AGE']);
+      assert.equal(rows.length, 2);
+      assert.deepEqual(rows[1].slice(0, 3), ['desk-lamp', 'amber', '40']);
+      assert.match(rows[1][rows[1].length - 1], /^\d+s$/, `an age like 3s in ${JSON.stringify(rows[1])}`);
+
+      const lamp = await getJson('lamp', 'desk-lamp', '-n', ns);
+      assert.equal(lamp.apiVersion, 'furniture.example.com/v1');
+      assert.equal(lamp.spec.color, 'amber');
+
+      const fullName = tableRows(await ok('get', 'lamps.furniture.example.com', 'desk-lamp', '-n', ns));
+      assert.deepEqual(fullName[0], ['NAME', 'COLOR', 'WATTS', 'LIT', 'AGE']);
+    });
+
+    it('updates status only through the status subresource', async () => {
+      await applyCrd();
+      const ns = await createNamespace('bedroom');
+      await ok('apply', '-f', await manifest(lampYaml(ns, 'reading-lamp', '  color: white\n  watts: 12')));
+      await ok('patch', 'lamp', 'reading-lamp', '-n', ns, '--type', 'merge', '-p', '{"status":{"lit":true}}');
+      let lamp = await getJson('lamp', 'reading-lamp', '-n', ns);
+      assert.equal(lamp.status?.lit, undefined, 'status is ignored on the main resource');
+      assert.equal(lamp.metadata.generation, 1);
+
+      await ok(
+        'patch',
+        'lamp',
+        'reading-lamp',
+        '-n',
+        ns,
+        '--subresource=status',
+        '--type',
+        'merge',
+        '-p',
+        '{"status":{"lit":true},"spec":{"watts":99}}',
+      );
+      lamp = await getJson('lamp', 'reading-lamp', '-n', ns);
+      assert.equal(lamp.status.lit, true);
+      assert.equal(lamp.spec.watts, 12, 'spec is ignored on the status subresource');
+      assert.equal(lamp.metadata.generation, 1);
+      const rows = tableRows(await ok('get', 'lp', 'reading-lamp', '-n', ns));
+      assert.deepEqual(rows[1].slice(0, 4), ['reading-lamp', 'white', '12', 'true']);
+    });
+
+    it('fails to apply an invalid custom resource with the field path in stderr', async () => {
+      await applyCrd();
+      const ns = await createNamespace('garage');
+      const tooBright = await kubectl(
+        'apply',
+        '-f',
+        await manifest(lampYaml(ns, 'flood-light', '  color: white\n  watts: 5000')),
+      );
+      assert.notEqual(tooBright.code, 0);
+      assert.match(tooBright.stderr, /spec\.watts/);
+      assert.match(tooBright.stderr, /is invalid/);
+
+      const badColor = await kubectl(
+        'apply',
+        '-f',
+        await manifest(lampYaml(ns, 'disco-ball', '  color: rainbow')),
+      );
+      assert.notEqual(badColor.code, 0);
+      assert.match(badColor.stderr, /spec\.color/);
+      assert.match(badColor.stderr, /supported values: "amber", "white", "red"/);
+
+      assert.equal(await exists('lamp', 'flood-light', ns), false);
+      assert.equal(await exists('lamp', 'disco-ball', ns), false);
+    });
+
+    it('lists secrets and the custom resource in api-resources', async () => {
+      await applyCrd();
+      const rows = tableRows(await ok('api-resources'));
+      assert.deepEqual(rows[0], ['NAME', 'SHORTNAMES', 'APIVERSION', 'NAMESPACED', 'KIND']);
+      const byName = new Map(rows.slice(1).map((r) => [`${r[0]} ${r[r.length - 3]}`, r]));
+      assert.deepEqual(byName.get('secrets v1'), ['secrets', 'v1', 'true', 'Secret']);
+      assert.deepEqual(byName.get('configmaps v1'), ['configmaps', 'cm', 'v1', 'true', 'ConfigMap']);
+      assert.deepEqual(byName.get('namespaces v1'), ['namespaces', 'ns', 'v1', 'false', 'Namespace']);
+      assert.deepEqual(byName.get('leases coordination.k8s.io/v1'), [
+        'leases',
+        'coordination.k8s.io/v1',
+        'true',
+        'Lease',
+      ]);
+      assert.deepEqual(byName.get('lamps furniture.example.com/v1'), [
+        'lamps',
+        'lp',
+        'furniture.example.com/v1',
+        'true',
+        'Lamp',
+      ]);
+      assert.deepEqual(byName.get('customresourcedefinitions apiextensions.k8s.io/v1'), [
+        'customresourcedefinitions',
+        'crd,crds',
+        'apiextensions.k8s.io/v1',
+        'false',
+        'CustomResourceDefinition',
+      ]);
+      const namespaced = await ok('api-resources', '--namespaced=false', '-o', 'name');
+      assert.match(namespaced, /^namespaces$/m);
+      assert.doesNotMatch(namespaced, /^secrets$/m);
+    });
+  });
+
+  describe('deletion and garbage collection', () => {
+    async function ownerAndDependent(ns: string, blockOwnerDeletion = false): Promise<string> {
+      await ok('create', 'configmap', 'owner', '-n', ns, '--from-literal=release=v1');
+      const uid = (await ok('get', 'configmap', 'owner', '-n', ns, '-o', 'jsonpath={.metadata.uid}')).trim();
+      assert.match(uid, /^[0-9a-f-]{36}$/);
+      const out = await ok(
+        'apply',
+        '-f',
+        await manifest(`apiVersion: v1
+kind: Secret
+metadata:
+  name: owned-credentials
+  namespace: ${ns}
+  ownerReferences:
+    - apiVersion: v1
+      kind: ConfigMap
+      name: owner
+      uid: ${uid}
+      blockOwnerDeletion: ${blockOwnerDeletion}
+stringData:
+  token: abc123
+`),
+      );
+      assert.equal(out.trim(), 'secret/owned-credentials created');
+      return uid;
+    }
+
+    it('deletes a dependent in the background after its owner is deleted', async () => {
+      const ns = await createNamespace('gc-background');
+      await ownerAndDependent(ns);
+      assert.equal((await ok('delete', 'configmap', 'owner', '-n', ns)).trim(), 'configmap "owner" deleted');
+      assert.equal(await exists('configmap', 'owner', ns), false);
+      await eventually(
+        'the dependent Secret to be collected',
+        async () => !(await exists('secret', 'owned-credentials', ns)),
+      );
+    });
+
+    it('keeps the dependent and strips its ownerReference with --cascade=orphan', async () => {
+      const ns = await createNamespace('gc-orphan');
+      await ownerAndDependent(ns);
+      const out = await ok('delete', 'configmap', 'owner', '-n', ns, '--cascade=orphan');
+      assert.equal(out.trim(), 'configmap "owner" deleted');
+      assert.equal(await exists('configmap', 'owner', ns), false, 'kubectl waited for the owner to go');
+      await sleep(1000);
+      const secret = await getJson('secret', 'owned-credentials', '-n', ns);
+      assert.equal(secret.metadata.ownerReferences, undefined);
+      assert.equal(secret.metadata.deletionTimestamp, undefined);
+      assert.equal(unb64(secret.data.token), 'abc123');
+    });
+
+    it('removes the dependent before the owner with --cascade=foreground', async () => {
+      const ns = await createNamespace('gc-foreground');
+      await ownerAndDependent(ns, true);
+      const started = Date.now();
+      const out = await ok('delete', 'configmap', 'owner', '-n', ns, '--cascade=foreground');
+      assert.equal(out.trim(), 'configmap "owner" deleted');
+      assert.ok(Date.now() - started < 15_000);
+      assert.equal(await exists('configmap', 'owner', ns), false);
+      assert.equal(
+        await exists('secret', 'owned-credentials', ns),
+        false,
+        'the blocking dependent went first',
+      );
+    });
+  });
+
+  describe('watch', () => {
+    it('kubectl get secrets -w prints a change made after it starts', async () => {
+      const ns = await createNamespace('watch-tls');
+      await ok('create', 'secret', 'generic', 'existing-cert', '-n', ns, '--from-literal=tls.crt=old');
+      const child = spawn(kubectlPath!, ['get', 'secrets', '-n', ns, '-w'], { env });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (c) => {
+        stdout += c;
+      });
+      child.stderr.on('data', (c) => {
+        stderr += c;
+      });
+      const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+      const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
+      try {
+        await eventually('the initial list', async () => stdout.includes('existing-cert'), 10_000).catch(
+          (err) => {
+            throw new Error(`${(err as Error).message}; stdout=${stdout} stderr=${stderr}`);
+          },
+        );
+        // Let the watch request start after the list.
+        await sleep(500);
+        assert.doesNotMatch(stdout, /rotated-cert/);
+        await ok('create', 'secret', 'generic', 'rotated-cert', '-n', ns, '--from-literal=tls.crt=new');
+        await eventually(
+          'the new Secret in the watch output',
+          async () => stdout.includes('rotated-cert'),
+          10_000,
+        ).catch((err) => {
+          throw new Error(`${(err as Error).message}; stdout=${stdout} stderr=${stderr}`);
+        });
+        const lines = stdout.trim().split('\n');
+        assert.match(lines[lines.length - 1], /^rotated-cert\s+Opaque\s+1\s+/);
+        assert.equal(child.exitCode, null, `kubectl get -w is still running; stderr=${stderr}`);
+      } finally {
+        clearTimeout(timer);
+        child.kill('SIGTERM');
+        await exited;
+      }
+    });
+  });
+
+  describe('namespaces', () => {
+    it('kubectl get ns shows the default namespaces', async () => {
+      const rows = tableRows(await ok('get', 'ns'));
+      assert.deepEqual(rows[0], ['NAME', 'STATUS', 'AGE']);
+      const status = new Map(rows.slice(1).map((r) => [r[0], r[1]]));
+      for (const name of ['default', 'kube-system', 'kube-public', 'kube-node-lease']) {
+        assert.equal(status.get(name), 'Active', `namespace ${name}`);
+      }
+    });
+
+    it('kubectl delete namespace removes the namespace and its Secrets', async () => {
+      const ns = await createNamespace('tenant-acme');
+      await ok('create', 'secret', 'generic', 'acme-api-token', '-n', ns, '--from-literal=token=t0k3n');
+      await ok(
+        'create',
+        'secret',
+        'docker-registry',
+        'acme-registry',
+        '-n',
+        ns,
+        '--docker-server=registry.example.com',
+        '--docker-username=acme',
+        '--docker-password=pull-only',
+      );
+      await ok('create', 'configmap', 'acme-settings', '-n', ns, '--from-literal=plan=gold');
+      assert.equal((await ok('get', 'secrets', '-n', ns, '-o', 'name')).trim().split('\n').length, 2);
+
+      assert.equal((await ok('delete', 'namespace', ns)).trim(), `namespace "${ns}" deleted`);
+      const get = await kubectl('get', 'namespace', ns);
+      assert.notEqual(get.code, 0);
+      assert.match(get.stderr, new RegExp(`namespaces "${ns}" not found`));
+      const secrets = await t.fetch('GET', `/api/v1/namespaces/${ns}/secrets`);
+      assert.equal(secrets.status, 200);
+      assert.deepEqual(secrets.json.items, []);
+      const configMaps = await t.fetch('GET', `/api/v1/namespaces/${ns}/configmaps`);
+      assert.deepEqual(configMaps.json.items, []);
+    });
+  });
+});
