@@ -389,6 +389,170 @@ describe('Watch', () => {
   });
 });
 
+describe('Watch with selectors and initial events', () => {
+  it('turns selector transitions into ADDED and DELETED events', async () => {
+    const ns = await namespace('fulfilment');
+    await core.createNamespacedSecret({
+      namespace: ns,
+      body: { metadata: { name: 'courier-key', labels: { active: 'false' } }, stringData: { key: 'k' } },
+    });
+    const list = await core.listNamespacedSecret({ namespace: ns, labelSelector: 'active=true' });
+    assert.equal(list.items.length, 0);
+    const events: [string, string, string | undefined][] = [];
+    const controller = await new Watch(kc).watch(
+      `/api/v1/namespaces/${ns}/secrets`,
+      { resourceVersion: list.metadata?.resourceVersion, labelSelector: 'active=true' },
+      (type, obj: V1Secret) => events.push([type, obj.metadata?.name ?? '', obj.metadata?.labels?.active]),
+      () => {},
+    );
+    try {
+      const setActive = (active: string) =>
+        core.patchNamespacedSecret(
+          { name: 'courier-key', namespace: ns, body: { metadata: { labels: { active } } } },
+          mergePatch(),
+        );
+      await setActive('true');
+      await core.patchNamespacedSecret(
+        { name: 'courier-key', namespace: ns, body: { metadata: { annotations: { rotated: 'now' } } } },
+        mergePatch(),
+      );
+      await setActive('false');
+      await core.createNamespacedSecret({
+        namespace: ns,
+        body: { metadata: { name: 'ignored-key', labels: { active: 'false' } }, stringData: { key: 'k' } },
+      });
+      await eventually('three events', () => events.length >= 3);
+      await sleep(200);
+      // kube-apiserver: starts matching → ADDED; keeps matching → MODIFIED; stops matching → DELETED (last
+      // matching state is not required; the object is the one that stopped matching or its predecessor).
+      assert.deepEqual(
+        events.map((e) => e.slice(0, 2)),
+        [
+          ['ADDED', 'courier-key'],
+          ['MODIFIED', 'courier-key'],
+          ['DELETED', 'courier-key'],
+        ],
+      );
+    } finally {
+      controller.abort();
+    }
+  });
+
+  it('sends initial events and an initial-events-end bookmark with sendInitialEvents', async () => {
+    const ns = await namespace('warehouse');
+    for (const name of ['aisle-1', 'aisle-2', 'aisle-3']) {
+      await core.createNamespacedConfigMap({ namespace: ns, body: { metadata: { name } } });
+    }
+    const events: { type: string; name?: string; rv?: string; annotations?: Record<string, string> }[] = [];
+    const controller = await new Watch(kc).watch(
+      `/api/v1/namespaces/${ns}/configmaps`,
+      { sendInitialEvents: true, resourceVersionMatch: 'NotOlderThan', allowWatchBookmarks: true },
+      (type, obj: V1ConfigMap) =>
+        events.push({
+          type,
+          name: obj.metadata?.name,
+          rv: obj.metadata?.resourceVersion,
+          annotations: obj.metadata?.annotations,
+        }),
+      () => {},
+    );
+    try {
+      await eventually('the initial-events-end bookmark', () => events.some((e) => e.type === 'BOOKMARK'));
+      const bookmark = events.findIndex((e) => e.type === 'BOOKMARK');
+      assert.deepEqual(
+        events.slice(0, bookmark).map((e) => [e.type, e.name]),
+        [
+          ['ADDED', 'aisle-1'],
+          ['ADDED', 'aisle-2'],
+          ['ADDED', 'aisle-3'],
+        ],
+      );
+      assert.equal(events[bookmark].annotations?.['k8s.io/initial-events-end'], 'true');
+      await core.createNamespacedConfigMap({ namespace: ns, body: { metadata: { name: 'aisle-4' } } });
+      await eventually('the later ADDED', () => events.some((e) => e.name === 'aisle-4'));
+      const later = events.find((e) => e.name === 'aisle-4');
+      assert.equal(later?.type, 'ADDED');
+      assert.ok(Number(later?.rv) > Number(events[bookmark].rv));
+    } finally {
+      controller.abort();
+    }
+  });
+});
+
+describe('more CoreV1Api verbs', () => {
+  it('generates names, honours dryRun, deletes collections by label and checks delete preconditions', async () => {
+    const ns = await namespace('reports');
+    const generated = await core.createNamespacedConfigMap({
+      namespace: ns,
+      body: { metadata: { generateName: 'report-', labels: { kind: 'report' } }, data: { month: '2024-05' } },
+    });
+    assert.match(generated.metadata?.name ?? '', /^report-[bcdfghjklmnpqrstvwxz2456789]{5}$/);
+
+    const dry = await core.createNamespacedConfigMap({
+      namespace: ns,
+      dryRun: 'All',
+      body: { metadata: { name: 'draft-report', labels: { kind: 'report' } } },
+    });
+    assert.equal(dry.metadata?.name, 'draft-report');
+    await apiError(core.readNamespacedConfigMap({ name: 'draft-report', namespace: ns }), 404);
+
+    for (const name of ['q1-report', 'q2-report']) {
+      await core.createNamespacedConfigMap({
+        namespace: ns,
+        body: { metadata: { name, labels: { kind: 'report' } } },
+      });
+    }
+    await core.createNamespacedConfigMap({ namespace: ns, body: { metadata: { name: 'report-template' } } });
+
+    const stale = await core.readNamespacedConfigMap({ name: 'q1-report', namespace: ns });
+    await core.patchNamespacedConfigMap(
+      { name: 'q1-report', namespace: ns, body: { data: { reviewed: 'yes' } } },
+      mergePatch(),
+    );
+    const precondition = await apiError(
+      core.deleteNamespacedConfigMap({
+        name: 'q1-report',
+        namespace: ns,
+        body: { preconditions: { resourceVersion: stale.metadata?.resourceVersion } },
+      }),
+      409,
+    );
+    assert.equal(precondition.reason, 'Conflict');
+
+    // kube-apiserver answers with the list of deleted objects (client-node types it as V1Status regardless).
+    await core.deleteCollectionNamespacedConfigMap({ namespace: ns, labelSelector: 'kind=report' });
+    const left = await core.listNamespacedConfigMap({ namespace: ns });
+    assert.deepEqual(
+      left.items.map((i) => i.metadata?.name),
+      ['report-template'],
+    );
+  });
+
+  it('lists Secrets across all namespaces with a field selector on the namespace', async () => {
+    const east = await namespace('region-east');
+    const west = await namespace('region-west');
+    for (const ns of [east, west]) {
+      await core.createNamespacedSecret({
+        namespace: ns,
+        body: { metadata: { name: 'replication-key', labels: { app: 'replicator' } }, stringData: { k: ns } },
+      });
+    }
+    const all = await core.listSecretForAllNamespaces({ labelSelector: 'app=replicator' });
+    assert.deepEqual(all.items.map((i) => `${i.metadata?.namespace}/${i.metadata?.name}`).sort(), [
+      'region-east/replication-key',
+      'region-west/replication-key',
+    ]);
+    const onlyWest = await core.listSecretForAllNamespaces({
+      labelSelector: 'app=replicator',
+      fieldSelector: `metadata.namespace=${west}`,
+    });
+    assert.deepEqual(
+      onlyWest.items.map((i) => i.metadata?.namespace),
+      [west],
+    );
+  });
+});
+
 describe('informer (makeInformer / ListWatch)', () => {
   it('receives add, update and delete and converges to the server state after a burst of 200 writes', async () => {
     const ns = await namespace('catalog');

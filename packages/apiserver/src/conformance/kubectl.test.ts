@@ -124,9 +124,8 @@ metadata:
   labels:
     app.kubernetes.io/name: orders-api
 type: Opaque
-stringData:
-  username: orders
 data:
+  username: ${b64('orders')}
   password: ${b64(password)}
 `;
       const path = await manifest(secretYaml('s3cr3t-v1'));
@@ -150,7 +149,94 @@ data:
       assert.equal(second.metadata.uid, first.metadata.uid);
       assert.notEqual(second.metadata.resourceVersion, first.metadata.resourceVersion);
 
+      // (With stringData kubectl would report "configured" every time, against any server: the live object
+      // never carries stringData. So this manifest uses data only.)
       assert.equal((await ok('apply', '-f', path)).trim(), 'secret/postgres-credentials unchanged');
+    });
+
+    it('does not persist a --dry-run=server apply', async () => {
+      const ns = await createNamespace('dry-run');
+      const path = await manifest(`apiVersion: v1
+kind: Secret
+metadata:
+  name: preview-token
+  namespace: ${ns}
+stringData:
+  token: preview
+`);
+      const out = await ok('apply', '-f', path, '--dry-run=server');
+      assert.equal(out.trim(), 'secret/preview-token created (server dry run)');
+      assert.equal(await exists('secret', 'preview-token', ns), false);
+      await ok('apply', '-f', path);
+      const live = await getJson('secret', 'preview-token', '-n', ns);
+      await ok('label', 'secret', 'preview-token', '-n', ns, 'stage=canary', '--dry-run=server');
+      const after = await getJson('secret', 'preview-token', '-n', ns);
+      assert.equal(after.metadata.labels, undefined);
+      assert.equal(after.metadata.resourceVersion, live.metadata.resourceVersion);
+    });
+
+    it('rejects unknown fields under the default strict field validation', async () => {
+      const ns = await createNamespace('strict-fields');
+      const r = await kubectl(
+        'apply',
+        '-f',
+        await manifest(`apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: typo-config
+  namespace: ${ns}
+  lables:
+    app: typo
+data:
+  key: value
+datta:
+  other: value
+`),
+      );
+      assert.notEqual(r.code, 0, r.stdout);
+      assert.match(r.stderr, /unknown field "datta"/);
+      assert.match(r.stderr, /unknown field "metadata\.lables"/);
+      assert.equal(await exists('configmap', 'typo-config', ns), false);
+    });
+
+    it('lists across namespaces and in chunks, with labels shown', async () => {
+      const a = await createNamespace('chunk-east');
+      const b = await createNamespace('chunk-west');
+      for (const ns of [a, b]) {
+        for (let i = 0; i < 3; i++) {
+          await ok('create', 'configmap', `shard-${i}`, '-n', ns, `--from-literal=region=${ns}`);
+        }
+        await ok('label', 'configmap', '--all', '-n', ns, `region=${ns}`);
+      }
+      const rows = tableRows(
+        await ok(
+          'get',
+          'configmaps',
+          '-A',
+          '-l',
+          'region in (chunk-east,chunk-west)',
+          '--chunk-size=2',
+          '--show-labels',
+        ),
+      );
+      assert.deepEqual(rows[0], ['NAMESPACE', 'NAME', 'DATA', 'AGE', 'LABELS']);
+      assert.deepEqual(
+        rows.slice(1).map((r) => [r[0], r[1], r[4]]),
+        [a, b].flatMap((ns) => [0, 1, 2].map((i) => [ns, `shard-${i}`, `region=${ns}`])),
+      );
+      // --sort-by asks for Tables with includeObject=Object.
+      const sorted = tableRows(
+        await ok('get', 'configmaps', '-n', a, '--sort-by=.metadata.name', '--no-headers'),
+      );
+      assert.deepEqual(
+        sorted.map((r) => r[0]),
+        ['shard-0', 'shard-1', 'shard-2'],
+      );
+      assert.match(
+        await ok('delete', 'configmaps', '-n', b, '-l', `region=${b}`),
+        /configmap "shard-2" deleted/,
+      );
+      assert.equal((await ok('get', 'configmaps', '-n', b, '-l', `region=${b}`, '-o', 'name')).trim(), '');
     });
 
     it('prints Secrets and ConfigMaps with the kube-apiserver columns', async () => {
@@ -477,6 +563,66 @@ ${spec}
       assert.equal(lamp.metadata.generation, 1);
       const rows = tableRows(await ok('get', 'lp', 'reading-lamp', '-n', ns));
       assert.deepEqual(rows[1].slice(0, 4), ['reading-lamp', 'white', '12', 'true']);
+    });
+
+    it('kubectl get <shortname> -w prints changes with the printer columns, and kubectl wait sees status', async () => {
+      await applyCrd();
+      const ns = await createNamespace('hallway');
+      await ok('apply', '-f', await manifest(lampYaml(ns, 'ceiling-lamp', '  color: white\n  watts: 60')));
+      const child = spawn(kubectlPath!, ['get', 'lp', '-n', ns, '-w'], { env });
+      let stdout = '';
+      child.stdout.on('data', (c) => {
+        stdout += c;
+      });
+      const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()));
+      try {
+        await eventually('the initial table', async () => stdout.includes('ceiling-lamp'));
+        await sleep(500);
+        const waiting = kubectl(
+          'wait',
+          'lamp/ceiling-lamp',
+          '-n',
+          ns,
+          '--for=jsonpath={.status.lit}=true',
+          '--timeout=15s',
+        );
+        await sleep(300);
+        await ok(
+          'patch',
+          'lamp',
+          'ceiling-lamp',
+          '-n',
+          ns,
+          '--type',
+          'merge',
+          '-p',
+          '{"spec":{"color":"red"}}',
+        );
+        await ok(
+          'patch',
+          'lamp',
+          'ceiling-lamp',
+          '-n',
+          ns,
+          '--subresource=status',
+          '--type',
+          'merge',
+          '-p',
+          '{"status":{"lit":true}}',
+        );
+        await eventually('the lit lamp in the watch output', async () =>
+          /ceiling-lamp\s+red\s+60\s+true\s/.test(stdout),
+        );
+        const lines = tableRows(stdout);
+        assert.deepEqual(lines[0], ['NAME', 'COLOR', 'WATTS', 'LIT', 'AGE']);
+        assert.equal(lines.filter((l) => l[0] === 'NAME').length, 1, 'headers are printed once');
+        const waited = await waiting;
+        assert.equal(waited.code, 0, waited.stderr);
+        assert.equal(waited.stdout.trim(), 'lamp.furniture.example.com/ceiling-lamp condition met');
+      } finally {
+        child.kill('SIGTERM');
+        await exited;
+      }
     });
 
     it('fails to apply an invalid custom resource with the field path in stderr', async () => {

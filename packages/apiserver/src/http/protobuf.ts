@@ -146,7 +146,8 @@ export class ProtoReader {
 
 // --- Declarative message tables -------------------------------------------------------------------------------
 
-type Scalar = 'string' | 'bytes' | 'bool' | 'int32' | 'int64';
+/** `bytes` become base64 strings as in JSON; `raw` stays a Buffer (Unknown.raw, FieldsV1.Raw). */
+type Scalar = 'string' | 'bytes' | 'raw' | 'bool' | 'int32' | 'int64';
 type Flag = 'repeated' | 'map' | 'keep';
 /** [field number, JSON name, type, flags...]; a `map` field's type is its value type (keys are strings). */
 type FieldRow = [number, string, Scalar | Message, ...Flag[]];
@@ -217,8 +218,8 @@ const MicroTime = message(
 );
 
 /** metav1.FieldsV1: its Raw bytes are the JSON itself. */
-const FieldsV1 = message([[1, 'Raw', 'bytes', 'keep']], (f) => {
-  const raw = Buffer.from((f.Raw as string) ?? '', 'base64').toString('utf8');
+const FieldsV1 = message([[1, 'Raw', 'raw', 'keep']], (f) => {
+  const raw = ((f.Raw as Buffer | undefined) ?? Buffer.alloc(0)).toString('utf8');
   if (raw === '') return undefined;
   try {
     return JSON.parse(raw);
@@ -397,7 +398,7 @@ const runtimeTypeMeta = message([
 
 const runtimeUnknown = message([
   [1, 'typeMeta', runtimeTypeMeta],
-  [2, 'raw', 'bytes'],
+  [2, 'raw', 'raw'],
   [3, 'contentEncoding', 'string'],
   [4, 'contentType', 'string'],
 ]);
@@ -422,6 +423,8 @@ function readScalar(reader: ProtoReader, type: Scalar): unknown {
       return reader.bytes().toString('utf8');
     case 'bytes':
       return reader.bytes().toString('base64');
+    case 'raw':
+      return reader.bytes();
     case 'bool': {
       const v = reader.varint();
       return v !== 0 && v !== 0n;
@@ -434,7 +437,9 @@ function readScalar(reader: ProtoReader, type: Scalar): unknown {
 }
 
 function wireTypeOf(type: Scalar | Message): number {
-  return isMessage(type) || type === 'string' || type === 'bytes' ? WIRE_BYTES : WIRE_VARINT;
+  return isMessage(type) || type === 'string' || type === 'bytes' || type === 'raw'
+    ? WIRE_BYTES
+    : WIRE_VARINT;
 }
 
 function readValue(reader: ProtoReader, type: Scalar | Message): unknown {
@@ -459,7 +464,7 @@ function readMapEntry(reader: ProtoReader, valueType: Scalar | Message): [string
 }
 
 function isZero(value: unknown): boolean {
-  return value === '' || value === 0 || value === false;
+  return value === '' || value === 0 || value === false || (Buffer.isBuffer(value) && value.length === 0);
 }
 
 function decodeMessage(reader: ProtoReader, spec: Message): unknown {
@@ -553,8 +558,7 @@ export function decodeProtobufObject(body: Buffer): Record<string, unknown> {
   }
   const spec = kind === 'DeleteOptions' ? DeleteOptions : kinds.get(`${apiVersion}/${kind}`);
   if (!spec) throw unsupportedKind(apiVersion, kind);
-  const raw = Buffer.from((unknown.raw as string | undefined) ?? '', 'base64');
-  const object = decodeWith(raw, spec);
+  const object = decodeWith((unknown.raw as Buffer | undefined) ?? Buffer.alloc(0), spec);
   return { apiVersion, kind, ...object };
 }
 

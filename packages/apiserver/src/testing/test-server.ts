@@ -38,7 +38,6 @@ export interface TestResponse {
   status: number;
   headers: Record<string, string | string[] | undefined>;
   text: string;
-  // biome-ignore lint/suspicious/noExplicitAny: tests read arbitrary JSON shapes.
   json: any;
 }
 

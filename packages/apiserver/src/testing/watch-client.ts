@@ -4,10 +4,8 @@ import type { TestServer } from './test-server.ts';
 /** Reads a watch stream line by line, for tests that check what a watcher sees and when. */
 export interface WatchStream {
   status: number;
-  // biome-ignore lint/suspicious/noExplicitAny: events are arbitrary JSON.
   events: any[];
   /** Resolves once `count` events arrived (or rejects after the timeout). */
-  // biome-ignore lint/suspicious/noExplicitAny: events are arbitrary JSON.
   waitFor(count: number, timeoutMs?: number): Promise<any[]>;
   /** Resolves when the server ends the stream. */
   ended: Promise<void>;
