@@ -468,6 +468,10 @@ spec:
         - name: Lit
           type: boolean
           jsonPath: .status.lit
+        - name: Room
+          type: string
+          jsonPath: .spec.room
+          priority: 1
         - name: Age
           type: date
           jsonPath: .metadata.creationTimestamp
@@ -486,6 +490,8 @@ spec:
                   type: integer
                   minimum: 1
                   maximum: 200
+                room:
+                  type: string
             status:
               type: object
               properties:
@@ -534,6 +540,11 @@ ${spec}
 
       const fullName = tableRows(await ok('get', 'lamps.furniture.example.com', 'desk-lamp', '-n', ns));
       assert.deepEqual(fullName[0], ['NAME', 'COLOR', 'WATTS', 'LIT', 'AGE']);
+
+      await ok('patch', 'lamp', 'desk-lamp', '-n', ns, '--type', 'merge', '-p', '{"spec":{"room":"study"}}');
+      const wide = tableRows(await ok('get', 'lp', '-n', ns, '-o', 'wide'));
+      assert.deepEqual(wide[0], ['NAME', 'COLOR', 'WATTS', 'LIT', 'AGE', 'ROOM'], 'priority-1 columns only in -o wide');
+      assert.equal(wide[1][wide[1].length - 1], 'study');
     });
 
     it('updates status only through the status subresource', async () => {
@@ -625,6 +636,76 @@ ${spec}
       }
     });
 
+    it('serves a CRD change at once, and deleting a CRD deletes its custom resources', async () => {
+      const crd = (columns: string) => `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: sofas.furniture.example.com
+spec:
+  group: furniture.example.com
+  scope: Namespaced
+  names: {plural: sofas, singular: sofa, kind: Sofa}
+  versions:
+    - name: v1
+      served: true
+      storage: true
+      additionalPrinterColumns:
+${columns}
+      schema:
+        openAPIV3Schema:
+          type: object
+          properties:
+            spec:
+              type: object
+              properties:
+                seats: {type: integer}
+                fabric: {type: string}
+`;
+      const crdPath = await manifest(crd('        - {name: Seats, type: integer, jsonPath: .spec.seats}'));
+      await ok('apply', '-f', crdPath);
+      const ns = await createNamespace('lounge');
+      await ok(
+        'apply',
+        '-f',
+        await manifest(`apiVersion: furniture.example.com/v1
+kind: Sofa
+metadata: {name: chesterfield, namespace: ${ns}}
+spec: {seats: 3, fabric: leather}
+`),
+      );
+      assert.deepEqual(tableRows(await ok('get', 'sofas', '-n', ns))[0], ['NAME', 'SEATS']);
+
+      await writeFile(
+        crdPath,
+        crd(
+          '        - {name: Seats, type: integer, jsonPath: .spec.seats}\n        - {name: Fabric, type: string, jsonPath: .spec.fabric}',
+        ),
+      );
+      assert.match(await ok('apply', '-f', crdPath), /configured/);
+      await eventually('the new printer column', async () => {
+        const rows = tableRows(await ok('get', 'sofas', '-n', ns));
+        return rows[0].join(' ') === 'NAME SEATS FABRIC' && rows[1]?.[2] === 'leather';
+      });
+
+      assert.match(
+        await ok('delete', 'crd', 'sofas.furniture.example.com'),
+        /customresourcedefinition.apiextensions.k8s.io "sofas.furniture.example.com" deleted/,
+      );
+      const gone = await kubectl('get', 'sofas.furniture.example.com', '-n', ns);
+      assert.notEqual(gone.code, 0);
+      assert.match(gone.stderr, /the server doesn't have a resource type "sofas/);
+      const raw = await t.fetch('GET', `/apis/furniture.example.com/v1/namespaces/${ns}/sofas`);
+      assert.equal(raw.status, 404);
+
+      // Recreated, the CRD starts empty: its custom resources went with it.
+      await ok('apply', '-f', crdPath);
+      await eventually('the recreated resource to be served', async () => {
+        const r = await kubectl('get', 'sofas', '-n', ns, '-o', 'name');
+        return r.code === 0 && r.stdout.trim() === '';
+      });
+      await ok('delete', 'crd', 'sofas.furniture.example.com');
+    });
+
     it('fails to apply an invalid custom resource with the field path in stderr', async () => {
       await applyCrd();
       const ns = await createNamespace('garage');
@@ -646,8 +727,17 @@ ${spec}
       assert.match(badColor.stderr, /spec\.color/);
       assert.match(badColor.stderr, /supported values: "amber", "white", "red"/);
 
+      const unknown = await kubectl(
+        'apply',
+        '-f',
+        await manifest(lampYaml(ns, 'smart-bulb', '  color: red\n  brightness: 80')),
+      );
+      assert.notEqual(unknown.code, 0, 'fields not in the schema are rejected under strict field validation');
+      assert.match(unknown.stderr, /unknown field "spec\.brightness"/);
+
       assert.equal(await exists('lamp', 'flood-light', ns), false);
       assert.equal(await exists('lamp', 'disco-ball', ns), false);
+      assert.equal(await exists('lamp', 'smart-bulb', ns), false);
     });
 
     it('lists secrets and the custom resource in api-resources', async () => {
@@ -747,6 +837,117 @@ stringData:
         await exists('secret', 'owned-credentials', ns),
         false,
         'the blocking dependent went first',
+      );
+    });
+  });
+
+  describe('garbage collection, harder cases', () => {
+    it('keeps a foreground-deleting owner until a blocking dependent with a finalizer is gone', async () => {
+      const ns = await createNamespace('gc-foreground-blocked');
+      const uid = await ownerAndDependent(ns, true);
+      await ok('patch', 'secret', 'owned-credentials', '-n', ns, '-p', '{"metadata":{"finalizers":["example.com/audit"]}}');
+      await ok('delete', 'configmap', 'owner', '-n', ns, '--cascade=foreground', '--wait=false');
+      await eventually('the dependent to be deleting', async () => {
+        const secret = await getJson('secret', 'owned-credentials', '-n', ns);
+        return secret.metadata.deletionTimestamp !== undefined;
+      });
+      await sleep(500);
+      const owner = await getJson('configmap', 'owner', '-n', ns);
+      assert.equal(owner.metadata.uid, uid);
+      assert.ok(owner.metadata.deletionTimestamp, 'the owner is deleting');
+      assert.deepEqual(owner.metadata.finalizers, ['foregroundDeletion']);
+
+      await ok('patch', 'secret', 'owned-credentials', '-n', ns, '--type', 'merge', '-p', '{"metadata":{"finalizers":null}}');
+      await eventually('the owner to go once the blocking dependent went', async () => !(await exists('configmap', 'owner', ns)));
+      assert.equal(await exists('secret', 'owned-credentials', ns), false);
+    });
+
+    it('collects a dependent whose owner does not exist, or exists with another uid', async () => {
+      const ns = await createNamespace('gc-dangling');
+      await ok('create', 'configmap', 'recreated-owner', '-n', ns);
+      const dependent = (name: string, owner: string, uid: string) => `apiVersion: v1
+kind: Secret
+metadata:
+  name: ${name}
+  namespace: ${ns}
+  ownerReferences:
+    - {apiVersion: v1, kind: ConfigMap, name: ${owner}, uid: ${uid}}
+stringData: {k: v}
+`;
+      await ok('apply', '-f', await manifest(dependent('orphaned-by-missing', 'never-existed', '0b6a3c52-5a1b-4d47-9a0e-2d1f0c7e6a11')));
+      await ok(
+        'apply',
+        '-f',
+        await manifest(dependent('orphaned-by-uid', 'recreated-owner', '6f1c2e0a-7c3d-4b8e-8f21-93d5a4b0c7de')),
+      );
+      await ok('create', 'secret', 'generic', 'unowned', '-n', ns, '--from-literal=k=v');
+      await eventually('both dangling dependents to be collected', async () => {
+        const names = (await ok('get', 'secrets', '-n', ns, '-o', 'name')).trim();
+        return names === 'secret/unowned';
+      });
+    });
+
+    it('collects a custom resource owned by a ConfigMap, and a ConfigMap owned by a custom resource', async () => {
+      await ok(
+        'apply',
+        '-f',
+        await manifest(`apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: shelves.furniture.example.com}
+spec:
+  group: furniture.example.com
+  scope: Namespaced
+  names: {plural: shelves, singular: shelf, kind: Shelf}
+  versions:
+    - name: v1
+      served: true
+      storage: true
+      schema:
+        openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}
+`),
+      );
+      const ns = await createNamespace('gc-custom');
+      await ok('create', 'configmap', 'catalogue', '-n', ns);
+      const cmUid = (await ok('get', 'configmap', 'catalogue', '-n', ns, '-o', 'jsonpath={.metadata.uid}')).trim();
+      await eventually('the Shelf resource to be served', async () => (await kubectl('get', 'shelves', '-n', ns)).code === 0);
+      await ok(
+        'apply',
+        '-f',
+        await manifest(`apiVersion: furniture.example.com/v1
+kind: Shelf
+metadata:
+  name: bookshelf
+  namespace: ${ns}
+  ownerReferences:
+    - {apiVersion: v1, kind: ConfigMap, name: catalogue, uid: ${cmUid}}
+spec: {boards: 5}
+---
+apiVersion: furniture.example.com/v1
+kind: Shelf
+metadata: {name: wall-shelf, namespace: ${ns}}
+spec: {boards: 2}
+`),
+      );
+      const shelfUid = (await ok('get', 'shelf', 'wall-shelf', '-n', ns, '-o', 'jsonpath={.metadata.uid}')).trim();
+      await ok(
+        'apply',
+        '-f',
+        await manifest(`apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: wall-shelf-layout
+  namespace: ${ns}
+  ownerReferences:
+    - {apiVersion: furniture.example.com/v1, kind: Shelf, name: wall-shelf, uid: ${shelfUid}}
+data: {rows: "2"}
+`),
+      );
+      await ok('delete', 'configmap', 'catalogue', '-n', ns);
+      await ok('delete', 'shelf', 'wall-shelf', '-n', ns);
+      await eventually('the custom dependent to be collected', async () => !(await exists('shelf', 'bookshelf', ns)));
+      await eventually(
+        'the dependent of the custom owner to be collected',
+        async () => !(await exists('configmap', 'wall-shelf-layout', ns)),
       );
     });
   });
