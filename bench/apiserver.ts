@@ -17,7 +17,10 @@ try {
   await client.call('POST', '/api/v1/namespaces', { metadata: { name: 'bench' } });
   // Warm up connections and the JIT before measuring.
   await throughput(500, CONCURRENCY, async (i) => {
-    await client.call('POST', '/api/v1/namespaces/bench/configmaps', { metadata: { name: `warm-${i}` }, data: { a: 'b' } });
+    await client.call('POST', '/api/v1/namespaces/bench/configmaps', {
+      metadata: { name: `warm-${i}` },
+      data: { a: 'b' },
+    });
   });
 
   const creates = await throughput(secrets, CONCURRENCY, async (i) => {

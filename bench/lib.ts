@@ -22,9 +22,13 @@ export interface ServerProcess {
 /** Starts `certkit apiserver` on a free port in a fresh data dir (or the given one). */
 export async function startServerProcess(dataDir?: string): Promise<ServerProcess> {
   const dir = dataDir ?? (await mkdtemp(join(tmpdir(), 'certkit-bench-')));
-  const child = spawn(process.execPath, [join(root, 'packages/cli/src/main.ts'), 'apiserver', '--data-dir', dir, '--port', '0'], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
+  const child = spawn(
+    process.execPath,
+    [join(root, 'packages/cli/src/main.ts'), 'apiserver', '--data-dir', dir, '--port', '0'],
+    {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
   const url = await new Promise<string>((resolve, reject) => {
     let out = '';
     child.stdout!.on('data', (d) => {
@@ -59,10 +63,18 @@ export class Client {
     this.agent = new Agent({ ca: server.ca, keepAlive: true, maxSockets: sockets });
   }
 
-  call(method: string, path: string, body?: unknown, accept = 'application/json'): Promise<{ status: number; text: string }> {
+  call(
+    method: string,
+    path: string,
+    body?: unknown,
+    accept = 'application/json',
+  ): Promise<{ status: number; text: string }> {
     return new Promise((resolve, reject) => {
       const payload = body === undefined ? undefined : JSON.stringify(body);
-      const headers: Record<string, string> = { Authorization: `Bearer ${this.server.token}`, Accept: accept };
+      const headers: Record<string, string> = {
+        Authorization: `Bearer ${this.server.token}`,
+        Accept: accept,
+      };
       if (payload) headers['Content-Type'] = 'application/json';
       const req = request(`${this.server.url}${path}`, { method, headers, agent: this.agent }, (res) => {
         const chunks: Buffer[] = [];
@@ -81,7 +93,11 @@ export class Client {
 }
 
 /** Runs `total` operations with `concurrency` workers; returns operations per second. */
-export async function throughput(total: number, concurrency: number, op: (i: number) => Promise<void>): Promise<{ opsPerSec: number; seconds: number }> {
+export async function throughput(
+  total: number,
+  concurrency: number,
+  op: (i: number) => Promise<void>,
+): Promise<{ opsPerSec: number; seconds: number }> {
   let next = 0;
   const started = performance.now();
   await Promise.all(

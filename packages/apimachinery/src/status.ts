@@ -209,11 +209,15 @@ export function newNotAcceptable(message: string): StatusError {
   return failure(406, 'NotAcceptable', message);
 }
 
-export function newUnsupportedMediaType(contentType: string): StatusError {
+/** 415 naming what the endpoint accepts instead, as kube-apiserver does. */
+export function newUnsupportedMediaType(
+  contentType: string,
+  accepted: string[] = ['application/json', 'application/vnd.kubernetes.protobuf'],
+): StatusError {
   return failure(
     415,
     'UnsupportedMediaType',
-    `the body of the request was in an unknown format - accepted media types include: application/json, application/json-patch+json, application/merge-patch+json, application/strategic-merge-patch+json; got ${JSON.stringify(contentType)}`,
+    `the body of the request was in an unknown format - accepted media types include: ${accepted.join(', ')}; got ${JSON.stringify(contentType)}`,
   );
 }
 

@@ -553,6 +553,185 @@ describe('more CoreV1Api verbs', () => {
   });
 });
 
+describe('list edge cases', () => {
+  it('fills each page with `limit` matching objects when a label selector is sparse', async () => {
+    const ns = await namespace('paging-sparse');
+    for (let i = 0; i < 30; i++) {
+      await core.createNamespacedSecret({
+        namespace: ns,
+        body: {
+          metadata: {
+            name: `ledger-${String(i).padStart(2, '0')}`,
+            labels: i % 3 === 0 ? { audited: 'yes' } : {},
+          },
+          stringData: { entry: String(i) },
+        },
+      });
+    }
+    const pages: string[][] = [];
+    let cont: string | undefined;
+    do {
+      const page = await core.listNamespacedSecret({
+        namespace: ns,
+        labelSelector: 'audited=yes',
+        limit: 4,
+        _continue: cont,
+      });
+      pages.push(page.items.map((i) => i.metadata?.name ?? ''));
+      assert.equal(page.metadata?.remainingItemCount, undefined, 'no remainingItemCount with a selector');
+      cont = page.metadata?._continue || undefined;
+    } while (cont && pages.length < 10);
+    assert.deepEqual(pages, [
+      ['ledger-00', 'ledger-03', 'ledger-06', 'ledger-09'],
+      ['ledger-12', 'ledger-15', 'ledger-18', 'ledger-21'],
+      ['ledger-24', 'ledger-27'],
+    ]);
+  });
+
+  it('rejects malformed continue tokens and selectors with 400 BadRequest', async () => {
+    const ns = await namespace('paging-errors');
+    const badToken = await apiError(
+      core.listNamespacedSecret({ namespace: ns, limit: 1, _continue: 'not-a-token' }),
+      400,
+    );
+    assert.equal(badToken.reason, 'BadRequest');
+    assert.match(badToken.message, /^invalid continue token/);
+    await core.createNamespacedSecret({ namespace: ns, body: { metadata: { name: 'a' } } });
+    await core.createNamespacedSecret({ namespace: ns, body: { metadata: { name: 'b' } } });
+    const first = await core.listNamespacedSecret({ namespace: ns, limit: 1 });
+    assert.ok(first.metadata?._continue);
+    const withRv = await apiError(
+      core.listNamespacedSecret({
+        namespace: ns,
+        limit: 1,
+        _continue: first.metadata?._continue,
+        resourceVersion: first.metadata?.resourceVersion,
+      }),
+      400,
+    );
+    assert.equal(withRv.message, 'specifying resource version is not allowed when using continue');
+    const badSelector = await apiError(
+      core.listNamespacedSecret({ namespace: ns, labelSelector: 'tier in (a' }),
+      400,
+    );
+    assert.equal(badSelector.reason, 'BadRequest');
+  });
+});
+
+describe('namespace and name rules', () => {
+  it('refuses objects in a missing namespace (404) and in a terminating one (403)', async () => {
+    const missing = await apiError(
+      core.createNamespacedSecret({ namespace: 'no-such-tenant', body: { metadata: { name: 'token' } } }),
+      404,
+    );
+    assert.equal(missing.message, 'namespaces "no-such-tenant" not found');
+
+    const ns = await namespace('tenant-offboarding');
+    await core.createNamespacedConfigMap({
+      namespace: ns,
+      body: { metadata: { name: 'retention-hold', finalizers: ['example.com/retention'] } },
+    });
+    await core.deleteNamespace({ name: ns });
+    await eventually('the namespace to be Terminating', async () => {
+      const n = await core.readNamespace({ name: ns });
+      return n.status?.phase === 'Terminating';
+    });
+    const forbidden = await apiError(
+      core.createNamespacedSecret({ namespace: ns, body: { metadata: { name: 'late-token' } } }),
+      403,
+    );
+    assert.equal(forbidden.reason, 'Forbidden');
+    assert.equal(
+      forbidden.message,
+      `secrets "late-token" is forbidden: unable to create new content in namespace ${ns} because it is being terminated`,
+    );
+    // Releasing the finalizer lets the namespace finish.
+    await core.patchNamespacedConfigMap(
+      { name: 'retention-hold', namespace: ns, body: { metadata: { finalizers: null } } },
+      mergePatch(),
+    );
+    await eventually('the namespace to go', async () => {
+      try {
+        await core.readNamespace({ name: ns });
+        return false;
+      } catch (err) {
+        return err instanceof ApiException && err.code === 404;
+      }
+    });
+  });
+
+  it('rejects an invalid object name with 422 and the field path', async () => {
+    const ns = await namespace('naming');
+    const badName = await apiError(
+      core.createNamespacedConfigMap({ namespace: ns, body: { metadata: { name: 'Bad_Name' } } }),
+      422,
+    );
+    assert.equal(badName.reason, 'Invalid');
+    assert.equal(badName.details?.kind, 'ConfigMap');
+    assert.ok(
+      badName.details?.causes?.some((c) => c.field === 'metadata.name' && c.reason === 'FieldValueInvalid'),
+      JSON.stringify(badName.details?.causes),
+    );
+  });
+});
+
+describe('informer across a server restart', () => {
+  it('resumes from its resourceVersion and converges after the server restarts', async () => {
+    const ns = await namespace('restart-inventory');
+    for (let i = 0; i < 10; i++) {
+      await core.createNamespacedConfigMap({
+        namespace: ns,
+        body: { metadata: { name: `bin-${i}` }, data: { n: '0' } },
+      });
+    }
+    const informer = makeInformer<V1ConfigMap>(kc, `/api/v1/namespaces/${ns}/configmaps`, () =>
+      core.listNamespacedConfigMap({ namespace: ns }),
+    );
+    const deleted: string[] = [];
+    const errors: unknown[] = [];
+    let stopped = false;
+    informer.on('delete', (o) => deleted.push(o.metadata?.name ?? ''));
+    // client-node's informer stops on a connection error; restarting it from the error handler is the
+    // documented pattern. It re-watches from its last resourceVersion.
+    informer.on('error', (err) => {
+      errors.push(err);
+      if (!stopped) setTimeout(() => void informer.start(), 200);
+    });
+    await informer.start();
+    try {
+      await eventually('the initial list', () => informer.list(ns).length === 10);
+      await t.restart();
+      // Changes right after the restart, possibly before the informer reconnects.
+      await core.deleteNamespacedConfigMap({ name: 'bin-3', namespace: ns });
+      await core.patchNamespacedConfigMap(
+        { name: 'bin-4', namespace: ns, body: { data: { n: '1' } } },
+        mergePatch(),
+      );
+      await core.createNamespacedConfigMap({ namespace: ns, body: { metadata: { name: 'bin-10' } } });
+      const expected = new Map(
+        (await core.listNamespacedConfigMap({ namespace: ns })).items.map((i) => [
+          i.metadata?.name ?? '',
+          i.metadata?.resourceVersion ?? '',
+        ]),
+      );
+      await eventually(
+        'the cache to converge after the restart',
+        () => {
+          const cache = new Map(
+            informer.list(ns).map((i) => [i.metadata?.name ?? '', i.metadata?.resourceVersion ?? '']),
+          );
+          return cache.size === expected.size && [...expected].every(([n, rv]) => cache.get(n) === rv);
+        },
+        20_000,
+      );
+      assert.ok(deleted.includes('bin-3'));
+    } finally {
+      stopped = true;
+      await informer.stop();
+    }
+  });
+});
+
 describe('informer (makeInformer / ListWatch)', () => {
   it('receives add, update and delete and converges to the server state after a burst of 200 writes', async () => {
     const ns = await namespace('catalog');
@@ -842,6 +1021,49 @@ describe('CustomResourceDefinitions and custom objects', () => {
       404,
     );
     assert.equal(status.message, 'crontabs.stable.example.com "hourly-cleanup" not found');
+  });
+
+  it('requires metadata.resourceVersion to replace a custom object (no unconditional update)', async () => {
+    const ns = await namespace('batch-replace');
+    const created = await customObjects.createNamespacedCustomObject({
+      group,
+      version,
+      namespace: ns,
+      plural,
+      body: {
+        apiVersion: `${group}/${version}`,
+        kind: 'CronTab',
+        metadata: { name: 'log-rotation' },
+        spec: { cronSpec: '0 0 * * *' },
+      },
+    });
+    const { resourceVersion: _rv, ...metadata } = created.metadata;
+    const status = await apiError(
+      customObjects.replaceNamespacedCustomObject({
+        group,
+        version,
+        namespace: ns,
+        plural,
+        name: 'log-rotation',
+        body: { ...created, metadata, spec: { cronSpec: '30 0 * * *' } },
+      }),
+      422,
+    );
+    assert.equal(status.reason, 'Invalid');
+    assert.ok(
+      status.details?.causes?.some((c) => c.field === 'metadata.resourceVersion'),
+      JSON.stringify(status.details?.causes),
+    );
+    const replaced = await customObjects.replaceNamespacedCustomObject({
+      group,
+      version,
+      namespace: ns,
+      plural,
+      name: 'log-rotation',
+      body: { ...created, spec: { cronSpec: '30 0 * * *' } },
+    });
+    assert.equal(replaced.spec.cronSpec, '30 0 * * *');
+    assert.equal(replaced.metadata.generation, 2);
   });
 
   it('rejects schema violations with 422 Invalid and the field path in the Status causes', async () => {

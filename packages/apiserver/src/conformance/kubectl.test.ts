@@ -92,15 +92,66 @@ async function eventually(what: string, check: () => Promise<boolean>, timeoutMs
   assert.fail(`timed out after ${timeoutMs} ms waiting for ${what}`);
 }
 
+/** A CRD with a free-form schema in meters.example.com. */
+function minimalCrd(plural: string, scope: 'Cluster' | 'Namespaced' = 'Cluster'): string {
+  const kind = plural[0].toUpperCase() + plural.slice(1, -1);
+  return `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: ${plural}.meters.example.com}
+spec:
+  group: meters.example.com
+  scope: ${scope}
+  names: {plural: ${plural}, singular: ${plural.slice(0, -1)}, kind: ${kind}}
+  versions:
+    - name: v1
+      served: true
+      storage: true
+      schema:
+        openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}
+`;
+}
+
+/** A ConfigMap `owner` and a Secret `owned-credentials` with an ownerReference to it; returns the owner uid. */
+async function ownerAndDependent(ns: string, blockOwnerDeletion = false): Promise<string> {
+  await ok('create', 'configmap', 'owner', '-n', ns, '--from-literal=release=v1');
+  const uid = (await ok('get', 'configmap', 'owner', '-n', ns, '-o', 'jsonpath={.metadata.uid}')).trim();
+  assert.match(uid, /^[0-9a-f-]{36}$/);
+  const out = await ok(
+    'apply',
+    '-f',
+    await manifest(`apiVersion: v1
+kind: Secret
+metadata:
+  name: owned-credentials
+  namespace: ${ns}
+  ownerReferences:
+    - apiVersion: v1
+      kind: ConfigMap
+      name: owner
+      uid: ${uid}
+      blockOwnerDeletion: ${blockOwnerDeletion}
+stringData:
+  token: abc123
+`),
+  );
+  assert.equal(out.trim(), 'secret/owned-credentials created');
+  return uid;
+}
+
 const b64 = (s: string) => Buffer.from(s).toString('base64');
 const unb64 = (s: string) => Buffer.from(s, 'base64').toString('utf8');
 
-/** Splits a kubectl human table into rows of cells (columns are separated by 2+ spaces). */
-const tableRows = (out: string) =>
-  out
-    .trim()
-    .split('\n')
-    .map((line) => line.trim().split(/\s{2,}/));
+/**
+ * Splits a kubectl human table into rows of cells, cutting every line at the header's column offsets
+ * (kubectl aligns columns with a tabwriter), so an empty cell stays an empty string.
+ */
+function tableRows(out: string): string[][] {
+  const lines = out.replace(/\n+$/, '').split('\n');
+  const starts = [...lines[0].matchAll(/(?:^|\s{2,})(\S)/g)].map((m) => (m.index ?? 0) + m[0].length - 1);
+  return lines.map((line) =>
+    starts.map((start, i) => line.slice(start, i + 1 < starts.length ? starts[i + 1] : undefined).trim()),
+  );
+}
 
 describe('kubectl', { skip }, () => {
   before(async () => {
@@ -152,6 +203,48 @@ data:
       // (With stringData kubectl would report "configured" every time, against any server: the live object
       // never carries stringData. So this manifest uses data only.)
       assert.equal((await ok('apply', '-f', path)).trim(), 'secret/postgres-credentials unchanged');
+    });
+
+    it('removes keys, labels and ownerReferences dropped from the manifest on the next apply', async () => {
+      const ns = await createNamespace('apply-prune');
+      await ok('create', 'configmap', 'parent-a', '-n', ns);
+      await ok('create', 'configmap', 'parent-b', '-n', ns);
+      const uid = async (name: string) =>
+        (await ok('get', 'configmap', name, '-n', ns, '-o', 'jsonpath={.metadata.uid}')).trim();
+      const refs = { a: await uid('parent-a'), b: await uid('parent-b') };
+      const yaml = (keys: string[], labels: string[], owners: ('a' | 'b')[]) => `apiVersion: v1
+kind: Secret
+metadata:
+  name: api-keys
+  namespace: ${ns}
+  labels: {${labels.map((l) => `${l}: "true"`).join(', ')}}
+  ownerReferences:
+${owners.map((o) => `    - {apiVersion: v1, kind: ConfigMap, name: parent-${o}, uid: ${refs[o]}}`).join('\n')}
+data: {${keys.map((k) => `${k}: ${b64(k)}`).join(', ')}}
+`;
+      const path = await manifest(yaml(['github', 'gitlab', 'slack'], ['billing', 'public'], ['a', 'b']));
+      await ok('apply', '-f', path);
+      // Something else adds a key kubectl never applied: apply must leave it alone.
+      await ok(
+        'patch',
+        'secret',
+        'api-keys',
+        '-n',
+        ns,
+        '--type',
+        'merge',
+        '-p',
+        `{"data":{"pagerduty":"${b64('pd')}"}}`,
+      );
+      await writeFile(path, yaml(['github'], ['billing'], ['b']));
+      assert.equal((await ok('apply', '-f', path)).trim(), 'secret/api-keys configured');
+      const secret = await getJson('secret', 'api-keys', '-n', ns);
+      assert.deepEqual(Object.keys(secret.data).sort(), ['github', 'pagerduty']);
+      assert.deepEqual(secret.metadata.labels, { billing: 'true' });
+      assert.deepEqual(
+        secret.metadata.ownerReferences.map((r: { name: string }) => r.name),
+        ['parent-b'],
+      );
     });
 
     it('does not persist a --dry-run=server apply', async () => {
@@ -225,11 +318,9 @@ datta:
         [a, b].flatMap((ns) => [0, 1, 2].map((i) => [ns, `shard-${i}`, `region=${ns}`])),
       );
       // --sort-by asks for Tables with includeObject=Object.
-      const sorted = tableRows(
-        await ok('get', 'configmaps', '-n', a, '--sort-by=.metadata.name', '--no-headers'),
-      );
+      const sorted = tableRows(await ok('get', 'configmaps', '-n', a, '--sort-by=.metadata.name'));
       assert.deepEqual(
-        sorted.map((r) => r[0]),
+        sorted.slice(1).map((r) => r[0]),
         ['shard-0', 'shard-1', 'shard-2'],
       );
       assert.match(
@@ -258,6 +349,103 @@ datta:
       const configMaps = tableRows(await ok('get', 'configmaps', '-n', ns));
       assert.deepEqual(configMaps[0], ['NAME', 'DATA', 'AGE']);
       assert.deepEqual(configMaps[1].slice(0, 2), ['feature-flags', '1']);
+    });
+  });
+
+  describe('other built-ins and errors', () => {
+    it('prints Leases, ServiceAccounts, Events and CRDs with the kube-apiserver columns', async () => {
+      const ns = await createNamespace('tables');
+      await ok(
+        'apply',
+        '-f',
+        await manifest(`apiVersion: coordination.k8s.io/v1
+kind: Lease
+metadata: {name: scheduler-lock, namespace: ${ns}}
+spec: {holderIdentity: node-a_7f3e, leaseDurationSeconds: 15}
+---
+apiVersion: v1
+kind: ServiceAccount
+metadata: {name: ci-deployer, namespace: ${ns}}
+---
+apiVersion: v1
+kind: Event
+metadata: {name: ci-deployer.17a1, namespace: ${ns}}
+involvedObject: {kind: ServiceAccount, name: ci-deployer, namespace: ${ns}}
+reason: TokenRotated
+message: rotated the token
+type: Normal
+`),
+      );
+      const leases = tableRows(await ok('get', 'leases', '-n', ns));
+      assert.deepEqual(leases[0], ['NAME', 'HOLDER', 'AGE']);
+      assert.deepEqual(leases[1].slice(0, 2), ['scheduler-lock', 'node-a_7f3e']);
+      const sas = tableRows(await ok('get', 'sa', '-n', ns));
+      assert.deepEqual(sas[0], ['NAME', 'SECRETS', 'AGE']);
+      assert.deepEqual(sas[1].slice(0, 2), ['ci-deployer', '0']);
+      const events = tableRows(await ok('get', 'events', '-n', ns));
+      assert.deepEqual(events[0], ['LAST SEEN', 'TYPE', 'REASON', 'OBJECT', 'MESSAGE']);
+      assert.deepEqual(events[1].slice(1), [
+        'Normal',
+        'TokenRotated',
+        'serviceaccount/ci-deployer',
+        'rotated the token',
+      ]);
+      await ok('apply', '-f', await manifest(minimalCrd('gauges')));
+      const crds = tableRows(await ok('get', 'crd', 'gauges.meters.example.com'));
+      assert.deepEqual(crds[0], ['NAME', 'CREATED AT']);
+      assert.equal(crds[1][0], 'gauges.meters.example.com');
+      assert.match(crds[1][1], /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
+    });
+
+    it('reports NotFound and AlreadyExists as kubectl does', async () => {
+      const ns = await createNamespace('errors');
+      const missing = await kubectl('get', 'secret', 'vault-token', '-n', ns);
+      assert.equal(missing.code, 1);
+      assert.equal(missing.stderr.trim(), 'Error from server (NotFound): secrets "vault-token" not found');
+      const path = await manifest(`apiVersion: v1
+kind: Secret
+metadata: {name: vault-token, namespace: ${ns}}
+stringData: {token: s.abc}
+`);
+      await ok('create', '-f', path);
+      const again = await kubectl('create', '-f', path);
+      assert.equal(again.code, 1);
+      assert.equal(
+        again.stderr.trim(),
+        `Error from server (AlreadyExists): error when creating "${path}": secrets "vault-token" already exists`,
+      );
+      const missingNs = await kubectl('get', 'namespace', 'no-such-team');
+      assert.equal(
+        missingNs.stderr.trim(),
+        'Error from server (NotFound): namespaces "no-such-team" not found',
+      );
+    });
+
+    it('replaces from a file and diffs against the live object with a server dry run', async () => {
+      const ns = await createNamespace('diffing');
+      const cm = (level: string) => `apiVersion: v1
+kind: ConfigMap
+metadata: {name: logging, namespace: ${ns}}
+data: {level: ${level}}
+`;
+      const path = await manifest(cm('info'));
+      await ok('create', '-f', path);
+      await writeFile(path, cm('debug'));
+      assert.equal((await ok('replace', '-f', path)).trim(), 'configmap/logging replaced');
+      assert.equal((await getJson('configmap', 'logging', '-n', ns)).data.level, 'debug');
+
+      const same = await kubectl('diff', '-f', path);
+      assert.equal(same.code, 0, `no differences: ${same.stdout}${same.stderr}`);
+      await writeFile(path, cm('warn'));
+      const changed = await kubectl('diff', '-f', path);
+      assert.equal(changed.code, 1, `differences: ${changed.stderr}`);
+      assert.match(changed.stdout, /^-  level: debug$/m);
+      assert.match(changed.stdout, /^\+  level: warn$/m);
+      assert.equal(
+        (await getJson('configmap', 'logging', '-n', ns)).data.level,
+        'debug',
+        'diff changes nothing',
+      );
     });
   });
 
@@ -531,7 +719,11 @@ ${spec}
       const rows = tableRows(await ok('get', 'lp', '-n', ns));
       assert.deepEqual(rows[0], ['NAME', 'COLOR', 'WATTS', 'LIT', 'AGE']);
       assert.equal(rows.length, 2);
-      assert.deepEqual(rows[1].slice(0, 3), ['desk-lamp', 'amber', '40']);
+      assert.deepEqual(
+        rows[1].slice(0, 4),
+        ['desk-lamp', 'amber', '40', ''],
+        'a missing value is an empty cell',
+      );
       assert.match(rows[1][rows[1].length - 1], /^\d+s$/, `an age like 3s in ${JSON.stringify(rows[1])}`);
 
       const lamp = await getJson('lamp', 'desk-lamp', '-n', ns);
@@ -543,8 +735,13 @@ ${spec}
 
       await ok('patch', 'lamp', 'desk-lamp', '-n', ns, '--type', 'merge', '-p', '{"spec":{"room":"study"}}');
       const wide = tableRows(await ok('get', 'lp', '-n', ns, '-o', 'wide'));
-      assert.deepEqual(wide[0], ['NAME', 'COLOR', 'WATTS', 'LIT', 'AGE', 'ROOM'], 'priority-1 columns only in -o wide');
-      assert.equal(wide[1][wide[1].length - 1], 'study');
+      // Declared order: Color, Watts, Lit, Room (priority 1), Age.
+      assert.deepEqual(
+        wide[0],
+        ['NAME', 'COLOR', 'WATTS', 'LIT', 'ROOM', 'AGE'],
+        'priority-1 columns only in -o wide',
+      );
+      assert.equal(wide[1][4], 'study', JSON.stringify(wide));
     });
 
     it('updates status only through the status subresource', async () => {
@@ -706,6 +903,25 @@ spec: {seats: 3, fabric: leather}
       await ok('delete', 'crd', 'sofas.furniture.example.com');
     });
 
+    it('refuses a strategic merge patch on a custom resource, naming the patch types it accepts', async () => {
+      await applyCrd();
+      const ns = await createNamespace('porch');
+      await ok('apply', '-f', await manifest(lampYaml(ns, 'porch-light', '  color: amber')));
+      const r = await kubectl('patch', 'lamp', 'porch-light', '-n', ns, '-p', '{"spec":{"watts":7}}');
+      assert.notEqual(r.code, 0);
+      const accepted = /accepted media types include: (.*?); got|accepted media types include: (.*)$/m.exec(
+        r.stderr,
+      );
+      assert.ok(accepted, r.stderr);
+      const types = (accepted[1] ?? accepted[2]).split(', ');
+      assert.ok(types.includes('application/merge-patch+json'), r.stderr);
+      assert.ok(types.includes('application/json-patch+json'), r.stderr);
+      assert.ok(
+        !types.includes('application/strategic-merge-patch+json'),
+        `custom resources do not take strategic merge patches, so it must not be listed as accepted: ${r.stderr}`,
+      );
+    });
+
     it('fails to apply an invalid custom resource with the field path in stderr', async () => {
       await applyCrd();
       const ns = await createNamespace('garage');
@@ -744,12 +960,13 @@ spec: {seats: 3, fabric: leather}
       await applyCrd();
       const rows = tableRows(await ok('api-resources'));
       assert.deepEqual(rows[0], ['NAME', 'SHORTNAMES', 'APIVERSION', 'NAMESPACED', 'KIND']);
-      const byName = new Map(rows.slice(1).map((r) => [`${r[0]} ${r[r.length - 3]}`, r]));
-      assert.deepEqual(byName.get('secrets v1'), ['secrets', 'v1', 'true', 'Secret']);
+      const byName = new Map(rows.slice(1).map((r) => [`${r[0]} ${r[2]}`, r]));
+      assert.deepEqual(byName.get('secrets v1'), ['secrets', '', 'v1', 'true', 'Secret']);
       assert.deepEqual(byName.get('configmaps v1'), ['configmaps', 'cm', 'v1', 'true', 'ConfigMap']);
       assert.deepEqual(byName.get('namespaces v1'), ['namespaces', 'ns', 'v1', 'false', 'Namespace']);
       assert.deepEqual(byName.get('leases coordination.k8s.io/v1'), [
         'leases',
+        '',
         'coordination.k8s.io/v1',
         'true',
         'Lease',
@@ -775,32 +992,6 @@ spec: {seats: 3, fabric: leather}
   });
 
   describe('deletion and garbage collection', () => {
-    async function ownerAndDependent(ns: string, blockOwnerDeletion = false): Promise<string> {
-      await ok('create', 'configmap', 'owner', '-n', ns, '--from-literal=release=v1');
-      const uid = (await ok('get', 'configmap', 'owner', '-n', ns, '-o', 'jsonpath={.metadata.uid}')).trim();
-      assert.match(uid, /^[0-9a-f-]{36}$/);
-      const out = await ok(
-        'apply',
-        '-f',
-        await manifest(`apiVersion: v1
-kind: Secret
-metadata:
-  name: owned-credentials
-  namespace: ${ns}
-  ownerReferences:
-    - apiVersion: v1
-      kind: ConfigMap
-      name: owner
-      uid: ${uid}
-      blockOwnerDeletion: ${blockOwnerDeletion}
-stringData:
-  token: abc123
-`),
-      );
-      assert.equal(out.trim(), 'secret/owned-credentials created');
-      return uid;
-    }
-
     it('deletes a dependent in the background after its owner is deleted', async () => {
       const ns = await createNamespace('gc-background');
       await ownerAndDependent(ns);
@@ -845,7 +1036,15 @@ stringData:
     it('keeps a foreground-deleting owner until a blocking dependent with a finalizer is gone', async () => {
       const ns = await createNamespace('gc-foreground-blocked');
       const uid = await ownerAndDependent(ns, true);
-      await ok('patch', 'secret', 'owned-credentials', '-n', ns, '-p', '{"metadata":{"finalizers":["example.com/audit"]}}');
+      await ok(
+        'patch',
+        'secret',
+        'owned-credentials',
+        '-n',
+        ns,
+        '-p',
+        '{"metadata":{"finalizers":["example.com/audit"]}}',
+      );
       await ok('delete', 'configmap', 'owner', '-n', ns, '--cascade=foreground', '--wait=false');
       await eventually('the dependent to be deleting', async () => {
         const secret = await getJson('secret', 'owned-credentials', '-n', ns);
@@ -857,8 +1056,21 @@ stringData:
       assert.ok(owner.metadata.deletionTimestamp, 'the owner is deleting');
       assert.deepEqual(owner.metadata.finalizers, ['foregroundDeletion']);
 
-      await ok('patch', 'secret', 'owned-credentials', '-n', ns, '--type', 'merge', '-p', '{"metadata":{"finalizers":null}}');
-      await eventually('the owner to go once the blocking dependent went', async () => !(await exists('configmap', 'owner', ns)));
+      await ok(
+        'patch',
+        'secret',
+        'owned-credentials',
+        '-n',
+        ns,
+        '--type',
+        'merge',
+        '-p',
+        '{"metadata":{"finalizers":null}}',
+      );
+      await eventually(
+        'the owner to go once the blocking dependent went',
+        async () => !(await exists('configmap', 'owner', ns)),
+      );
       assert.equal(await exists('secret', 'owned-credentials', ns), false);
     });
 
@@ -874,11 +1086,19 @@ metadata:
     - {apiVersion: v1, kind: ConfigMap, name: ${owner}, uid: ${uid}}
 stringData: {k: v}
 `;
-      await ok('apply', '-f', await manifest(dependent('orphaned-by-missing', 'never-existed', '0b6a3c52-5a1b-4d47-9a0e-2d1f0c7e6a11')));
       await ok(
         'apply',
         '-f',
-        await manifest(dependent('orphaned-by-uid', 'recreated-owner', '6f1c2e0a-7c3d-4b8e-8f21-93d5a4b0c7de')),
+        await manifest(
+          dependent('orphaned-by-missing', 'never-existed', '0b6a3c52-5a1b-4d47-9a0e-2d1f0c7e6a11'),
+        ),
+      );
+      await ok(
+        'apply',
+        '-f',
+        await manifest(
+          dependent('orphaned-by-uid', 'recreated-owner', '6f1c2e0a-7c3d-4b8e-8f21-93d5a4b0c7de'),
+        ),
       );
       await ok('create', 'secret', 'generic', 'unowned', '-n', ns, '--from-literal=k=v');
       await eventually('both dangling dependents to be collected', async () => {
@@ -908,8 +1128,13 @@ spec:
       );
       const ns = await createNamespace('gc-custom');
       await ok('create', 'configmap', 'catalogue', '-n', ns);
-      const cmUid = (await ok('get', 'configmap', 'catalogue', '-n', ns, '-o', 'jsonpath={.metadata.uid}')).trim();
-      await eventually('the Shelf resource to be served', async () => (await kubectl('get', 'shelves', '-n', ns)).code === 0);
+      const cmUid = (
+        await ok('get', 'configmap', 'catalogue', '-n', ns, '-o', 'jsonpath={.metadata.uid}')
+      ).trim();
+      await eventually(
+        'the Shelf resource to be served',
+        async () => (await kubectl('get', 'shelves', '-n', ns)).code === 0,
+      );
       await ok(
         'apply',
         '-f',
@@ -928,7 +1153,9 @@ metadata: {name: wall-shelf, namespace: ${ns}}
 spec: {boards: 2}
 `),
       );
-      const shelfUid = (await ok('get', 'shelf', 'wall-shelf', '-n', ns, '-o', 'jsonpath={.metadata.uid}')).trim();
+      const shelfUid = (
+        await ok('get', 'shelf', 'wall-shelf', '-n', ns, '-o', 'jsonpath={.metadata.uid}')
+      ).trim();
       await ok(
         'apply',
         '-f',
@@ -944,7 +1171,10 @@ data: {rows: "2"}
       );
       await ok('delete', 'configmap', 'catalogue', '-n', ns);
       await ok('delete', 'shelf', 'wall-shelf', '-n', ns);
-      await eventually('the custom dependent to be collected', async () => !(await exists('shelf', 'bookshelf', ns)));
+      await eventually(
+        'the custom dependent to be collected',
+        async () => !(await exists('shelf', 'bookshelf', ns)),
+      );
       await eventually(
         'the dependent of the custom owner to be collected',
         async () => !(await exists('configmap', 'wall-shelf-layout', ns)),
@@ -995,6 +1225,57 @@ data: {rows: "2"}
     });
   });
 
+  describe('watch events', () => {
+    it('kubectl get -w --output-watch-events prints ADDED, MODIFIED and DELETED', async () => {
+      const ns = await createNamespace('watch-events');
+      const child = spawn(kubectlPath!, ['get', 'configmaps', '-n', ns, '-w', '--output-watch-events'], {
+        env,
+      });
+      let stdout = '';
+      child.stdout.on('data', (c) => {
+        stdout += c;
+      });
+      let stderr = '';
+      child.stderr.on('data', (c) => {
+        stderr += c;
+      });
+      const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()));
+      try {
+        // An empty namespace prints nothing until the first event; give the watch time to start.
+        await sleep(1500);
+        await ok('create', 'configmap', 'cdn-origins', '-n', ns, '--from-literal=primary=a.example.com');
+        await ok(
+          'patch',
+          'configmap',
+          'cdn-origins',
+          '-n',
+          ns,
+          '-p',
+          '{"data":{"secondary":"b.example.com"}}',
+        );
+        await ok('delete', 'configmap', 'cdn-origins', '-n', ns);
+        await eventually('the DELETED event', async () => /DELETED\s+cdn-origins/.test(stdout)).catch(
+          (err) => {
+            throw new Error(`${(err as Error).message}; stdout=${stdout} stderr=${stderr}`);
+          },
+        );
+        const rows = tableRows(stdout);
+        assert.deepEqual(rows[0], ['EVENT', 'NAME', 'DATA', 'AGE']);
+        assert.deepEqual(
+          rows.slice(1).map((r) => r.slice(0, 3)),
+          [
+            ['ADDED', 'cdn-origins', '1'],
+            ['MODIFIED', 'cdn-origins', '2'],
+            ['DELETED', 'cdn-origins', '2'],
+          ],
+        );
+      } finally {
+        child.kill('SIGTERM');
+        await exited;
+      }
+    });
+  });
+
   describe('namespaces', () => {
     it('kubectl get ns shows the default namespaces', async () => {
       const rows = tableRows(await ok('get', 'ns'));
@@ -1020,6 +1301,20 @@ data: {rows: "2"}
         '--docker-password=pull-only',
       );
       await ok('create', 'configmap', 'acme-settings', '-n', ns, '--from-literal=plan=gold');
+      await ok('apply', '-f', await manifest(minimalCrd('quotas', 'Namespaced')));
+      await eventually(
+        'the Quota resource to be served',
+        async () => (await kubectl('get', 'quotas', '-n', ns)).code === 0,
+      );
+      await ok(
+        'apply',
+        '-f',
+        await manifest(`apiVersion: meters.example.com/v1
+kind: Quota
+metadata: {name: acme-api-calls, namespace: ${ns}}
+spec: {limit: 10000}
+`),
+      );
       assert.equal((await ok('get', 'secrets', '-n', ns, '-o', 'name')).trim().split('\n').length, 2);
 
       assert.equal((await ok('delete', 'namespace', ns)).trim(), `namespace "${ns}" deleted`);
@@ -1031,6 +1326,8 @@ data: {rows: "2"}
       assert.deepEqual(secrets.json.items, []);
       const configMaps = await t.fetch('GET', `/api/v1/namespaces/${ns}/configmaps`);
       assert.deepEqual(configMaps.json.items, []);
+      const quotas = await t.fetch('GET', `/apis/meters.example.com/v1/namespaces/${ns}/quotas`);
+      assert.deepEqual(quotas.json.items, [], 'custom resources in the namespace went too');
     });
   });
 });

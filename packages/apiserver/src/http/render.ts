@@ -1,6 +1,8 @@
 import { type StoredObject, toPartialObjectMetadata } from '@certkit/apimachinery';
 import type { ResourceDefinition } from '../registry/resource.ts';
 import type { ListResult } from '../registry/store.ts';
+import { type FrameRendering, objectJson } from '../watchcache/frames.ts';
+import type { CachedListResult } from '../watchcache/reader.ts';
 import type { Rendering } from './negotiate.ts';
 
 /** Shapes responses: full objects in the requested version, PartialObjectMetadata, or Tables for kubectl. */
@@ -80,4 +82,27 @@ export function renderList(def: ResourceDefinition, result: ListResult, options:
         items: result.items.map((o) => inVersion(o, options.apiVersion)),
       };
   }
+}
+
+/** A list from the watch cache, assembled from the entries' shared JSON without re-serialising them. */
+export function renderCachedList(
+  def: ResourceDefinition,
+  result: CachedListResult,
+  options: RenderOptions,
+): string {
+  const metadata = JSON.stringify({ resourceVersion: result.resourceVersion });
+  if (options.rendering === 'table') {
+    const objects = result.entries.map((e) => e.obj);
+    return JSON.stringify(table(def, objects, options, { resourceVersion: result.resourceVersion }));
+  }
+  const rendering: FrameRendering =
+    options.rendering === 'metadata'
+      ? { kind: 'metadata' }
+      : { kind: 'object', apiVersion: options.apiVersion };
+  const items = result.entries.map((e) => objectJson(e, rendering)).join(',');
+  const head =
+    options.rendering === 'metadata'
+      ? '"kind":"PartialObjectMetadataList","apiVersion":"meta.k8s.io/v1"'
+      : `"kind":${JSON.stringify(def.listKind)},"apiVersion":${JSON.stringify(options.apiVersion)}`;
+  return `{${head},"metadata":${metadata},"items":[${items}]}`;
 }

@@ -18,15 +18,23 @@ import {
   patchTypeFromContentType,
 } from '../registry/patch.ts';
 import type { Registry } from '../registry/registry.ts';
-import { apiVersionOf } from '../registry/resource.ts';
+import { apiVersionOf, type ResourceDefinition } from '../registry/resource.ts';
+import type { WatchCaches } from '../watchcache/caches.ts';
+import type { ReadRendering } from '../watchcache/reader.ts';
 import type { DeleteOptions, ObjectStore } from '../registry/store.ts';
 import { unknownFields } from './field-validation.ts';
 import { negotiate } from './negotiate.ts';
 import { parseObjectBody } from './protobuf.ts';
-import { type IncludeObject, type RenderOptions, renderList, renderObject } from './render.ts';
+import {
+  type IncludeObject,
+  type RenderOptions,
+  renderCachedList,
+  renderList,
+  renderObject,
+} from './render.ts';
 import type { ResourceRequest } from './request-info.ts';
-import { parseJsonBody, readBody, sendJson } from './respond.ts';
-import { serveWatch } from './watch.ts';
+import { parseJsonBody, readBody, sendJson, sendJsonText } from './respond.ts';
+import { serveWatch, type WatchCounters } from './watch.ts';
 
 /** The verbs on resources: get, list, watch, create, update, patch, delete, deletecollection. */
 
@@ -132,15 +140,29 @@ function patchSetsResourceVersion(type: string, patch: unknown): boolean {
   return meta?.resourceVersion !== undefined && meta.resourceVersion !== null;
 }
 
+/** What the resource handlers need from the server around them. */
+export interface ResourceContext {
+  registry: Registry;
+  caches: WatchCaches;
+  watchCounters(def: ResourceDefinition): WatchCounters | undefined;
+}
+
+function readRendering(render: RenderOptions): ReadRendering {
+  if (render.rendering === 'metadata') return { kind: 'metadata' };
+  if (render.rendering === 'table') return { kind: 'table' };
+  return { kind: 'object', apiVersion: render.apiVersion };
+}
+
 export async function handleResource(
-  registry: Registry,
+  context: ResourceContext,
   req: IncomingMessage,
   res: ServerResponse,
   request: ResourceRequest,
   query: URLSearchParams,
 ): Promise<void> {
-  const store = registry.lookup(request.group, request.version, request.resource);
+  const store = context.registry.lookup(request.group, request.version, request.resource);
   if (!store) throw notFoundResource();
+  const reader = context.caches.reader(store);
   const def = store.def;
   if (request.namespace !== undefined && !def.namespaced) throw notFoundResource();
   if (
@@ -176,18 +198,30 @@ export async function handleResource(
         const watchOptions: ListOptions = name
           ? { ...options, fieldSelector: withName(options, name) }
           : options;
-        await serveWatch(req, res, store, namespace, watchOptions, renderFor('watch'));
+        const render = renderFor('watch');
+        const rendering = readRendering(render);
+        await serveWatch(
+          req,
+          res,
+          def,
+          watchOptions,
+          render,
+          (sink) => reader.watch(namespace, watchOptions, rendering, sink),
+          context.watchCounters(def),
+        );
         return;
       }
       if (name !== undefined) {
         const render = renderFor('single');
-        const obj = await store.get(namespace, name);
+        const { resourceVersion } = parseListOptions(query, 'get');
+        const obj = await reader.get(namespace, name, resourceVersion);
         sendJson(res, 200, renderObject(def, obj, render));
         return;
       }
       const render = renderFor('list');
-      const result = await store.list(namespace, parseListOptions(query, 'list'));
-      sendJson(res, 200, renderList(def, result, render));
+      const result = await reader.list(namespace, parseListOptions(query, 'list'));
+      if ('entries' in result) sendJsonText(res, 200, renderCachedList(def, result, render));
+      else sendJson(res, 200, renderList(def, result, render));
       return;
     }
     case 'POST': {
@@ -221,7 +255,9 @@ export async function handleResource(
       const render = renderFor('single');
       const type = patchTypeFromContentType(req.headers['content-type'] ?? '');
       if (!type || type === 'apply' || (type === 'strategic' && !def.strategicMerge)) {
-        throw newUnsupportedMediaType(req.headers['content-type'] ?? '');
+        const accepted = ['application/json-patch+json', 'application/merge-patch+json'];
+        if (def.strategicMerge) accepted.push('application/strategic-merge-patch+json');
+        throw newUnsupportedMediaType(req.headers['content-type'] ?? '', accepted);
       }
       const patch = parseJsonBody(await readBody(req));
       const setsVersion = patchSetsResourceVersion(type, patch);

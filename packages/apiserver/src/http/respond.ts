@@ -16,7 +16,16 @@ export function sendJson(
   body: unknown,
   headers: Record<string, string> = {},
 ): void {
-  const text = JSON.stringify(body);
+  sendJsonText(res, code, JSON.stringify(body), headers);
+}
+
+/** For bodies assembled from shared serialisations (watch cache lists). */
+export function sendJsonText(
+  res: ServerResponse,
+  code: number,
+  text: string,
+  headers: Record<string, string> = {},
+): void {
   res.writeHead(code, {
     'Content-Type': 'application/json',
     'Content-Length': Buffer.byteLength(text),

@@ -16,7 +16,14 @@ import type { Storage } from '../storage/types.ts';
 import { coreVersions, group, groupList, resourceList } from './discovery.ts';
 import { groupVersionDocument, openApiRoot } from './openapi.ts';
 import { parseApiPath } from './request-info.ts';
-import { handleResource } from './resources.ts';
+import { handleResource, type ResourceContext } from './resources.ts';
+import type { ResourceDefinition } from '../registry/resource.ts';
+import type { WatchCacheOptions } from '../watchcache/cache.ts';
+import { WatchCaches } from '../watchcache/caches.ts';
+import { registerCacheMetrics } from '../watchcache/metrics.ts';
+import { STORAGE_READINESS_CHECK, StorageReadiness } from '../watchcache/readiness.ts';
+import { MetricsRegistry } from './metrics.ts';
+import type { WatchCounters } from './watch.ts';
 import { sendError, sendJson } from './respond.ts';
 
 export interface ApiServerOptions {
@@ -30,6 +37,12 @@ export interface ApiServerOptions {
   token?: string;
   /** Structured log sink; quiet by default. */
   log?: (entry: Record<string, unknown>) => void;
+  /** Serve reads and watches from per-resource watch caches (default true); false reads storage for everything. */
+  watchCache?: boolean;
+  /** Tuning of the watch caches (history bounds, relist delay). */
+  watchCacheOptions?: WatchCacheOptions;
+  /** How long /readyz waits for the built-in resources' caches at start (default 1 min; --storage-initialization-timeout). */
+  storageInitializationTimeoutMs?: number;
 }
 
 /** What `/version` reports: the Kubernetes API level certkit is compatible with. */
@@ -45,13 +58,14 @@ export const VERSION_INFO = {
   platform: `${process.platform}/${process.arch}`,
 };
 
-/** The checks /healthz, /livez and /readyz report; storage readiness joins them with the watch cache. */
+/** The checks /healthz, /livez and /readyz report. */
 const HEALTH_CHECKS = [
   'ping',
   'log',
   'etcd',
   'poststarthook/start-apiextensions-controllers',
   'poststarthook/crd-informer-synced',
+  STORAGE_READINESS_CHECK,
 ];
 
 /** Paths anyone may read, as kube-apiserver's system:public-info-viewer role allows. */
@@ -72,6 +86,14 @@ export class ApiServer {
   private readonly namespaces: NamespaceController;
   private readonly log: (entry: Record<string, unknown>) => void;
   private address = '';
+  readonly caches: WatchCaches;
+  readonly metrics = new MetricsRegistry();
+  private readonly requests = this.metrics.counter(
+    'apiserver_request_total',
+    'Counter of apiserver requests broken out for each verb, resource and HTTP response code.',
+  );
+  private readonly storageReadiness: StorageReadiness;
+  private readonly resourceContext: ResourceContext;
 
   private constructor(options: ApiServerOptions) {
     this.options = options;
@@ -96,6 +118,22 @@ export class ApiServer {
     this.gc.onError = logError('garbage-collector');
     this.namespaces = new NamespaceController(this.registry, options.storage);
     this.namespaces.onError = logError('namespace-controller');
+    this.caches = new WatchCaches(this.registry, options.storage, {
+      ...options.watchCacheOptions,
+      enabled: options.watchCache ?? true,
+    });
+    this.storageReadiness = new StorageReadiness(
+      () => this.caches.builtinsReady(),
+      options.storageInitializationTimeoutMs ?? 60_000,
+      () =>
+        this.log({ level: 'warn', msg: 'Deadline exceeded while waiting for storage readiness... ignoring' }),
+    );
+    registerCacheMetrics(this.metrics, this.caches);
+    this.resourceContext = {
+      registry: this.registry,
+      caches: this.caches,
+      watchCounters: (def) => this.watchCounters(def),
+    };
     const handler = (req: IncomingMessage, res: ServerResponse) => void this.handle(req, res);
     this.server = options.tls
       ? createHttpsServer({ cert: options.tls.cert, key: options.tls.key }, handler)
@@ -108,6 +146,9 @@ export class ApiServer {
   static async start(options: ApiServerOptions): Promise<ApiServer> {
     const server = new ApiServer(options);
     await server.crds.start();
+    // Caches initialise in the background: the server serves (KEP-4568 rules) while they do.
+    server.caches.start();
+    server.storageReadiness.start();
     await server.namespaces.ensureDefaults();
     server.namespaces.start();
     server.gc.start();
@@ -121,6 +162,11 @@ export class ApiServer {
     return server;
   }
 
+  /** True once /readyz passes: the built-in resources' caches were Ready (or the initialisation timeout passed). */
+  get ready(): boolean {
+    return this.storageReadiness.done;
+  }
+
   get port(): number {
     return (this.server.address() as AddressInfo).port;
   }
@@ -130,6 +176,8 @@ export class ApiServer {
   }
 
   async close(): Promise<void> {
+    this.storageReadiness.stop();
+    this.caches.stop();
     this.gc.stop();
     this.namespaces.stop();
     this.crds.stop();
@@ -139,8 +187,9 @@ export class ApiServer {
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const started = performance.now();
+    let url: URL | undefined;
     try {
-      const url = new URL(req.url ?? '/', 'http://apiserver');
+      url = new URL(req.url ?? '/', 'http://apiserver');
       if (
         !isPublic(url.pathname) &&
         this.options.token &&
@@ -154,9 +203,12 @@ export class ApiServer {
         this.log({ level: 'error', msg: 'request failed', err: String((e as Error)?.stack ?? e) }),
       );
     } finally {
+      const { verb, resource } = describeRequest(req.method ?? 'GET', url);
+      this.requests.inc({ verb, resource, code: String(res.statusCode) });
       this.log({
         level: 'debug',
-        verb: req.method,
+        verb,
+        resource,
         path: req.url,
         code: res.statusCode,
         ms: performance.now() - started,
@@ -179,9 +231,13 @@ export class ApiServer {
         return sendJson(res, 200, groupList(this.registry));
       case '/openapi/v3':
         return sendJson(res, 200, openApiRoot(this.registry));
+      case '/metrics':
+        res.writeHead(200, { 'Content-Type': 'text/plain; version=0.0.4; charset=utf-8' });
+        res.end(this.metrics.render());
+        return;
     }
     const check = /^\/(healthz|livez|readyz)\/(.+)$/.exec(path);
-    if (check) return this.singleCheck(res, check[2]);
+    if (check) return this.singleCheck(res, `/${check[1]}`, check[2]);
     if (path.startsWith('/openapi/v3/')) {
       const rest = path.slice('/openapi/v3/'.length).split('/');
       const doc =
@@ -193,7 +249,7 @@ export class ApiServer {
     }
     const parsed = parseApiPath(path);
     if (parsed.kind === 'resource') {
-      return handleResource(this.registry, req, res, parsed.request, url.searchParams);
+      return handleResource(this.resourceContext, req, res, parsed.request, url.searchParams);
     }
     if (req.method !== 'GET') throw newMethodNotAllowed(req.method ?? '', path);
     if (parsed.kind === 'groupVersion') {
@@ -209,27 +265,72 @@ export class ApiServer {
     throw pathNotFound();
   }
 
+  private readonly watchers = this.metrics.counter(
+    'apiserver_watch_requests_total',
+    'Watch streams opened, by resource.',
+  );
+
+  private watchCounters(def: ResourceDefinition): WatchCounters {
+    const resource = def.group ? `${def.resource}.${def.group}` : def.resource;
+    return {
+      opened: () => this.watchers.inc({ resource }),
+      closed: () => {},
+    };
+  }
+
+  /** Results of every check: /readyz adds storage readiness, which only it waits for (a post-start hook). */
+  private checkResults(path: string): [string, boolean][] {
+    return HEALTH_CHECKS.map((name) => [
+      name,
+      name === STORAGE_READINESS_CHECK && path === '/readyz' ? this.storageReadiness.done : true,
+    ]);
+  }
+
   /** `/readyz/ping` and friends: one check by name, as kube-apiserver serves them. */
-  private singleCheck(res: ServerResponse, name: string): void {
-    if (!HEALTH_CHECKS.includes(name)) throw pathNotFound();
-    res.writeHead(200, { 'Content-Type': 'text/plain; charset=utf-8', 'X-Content-Type-Options': 'nosniff' });
-    res.end('ok');
+  private singleCheck(res: ServerResponse, path: string, name: string): void {
+    const result = this.checkResults(path).find(([n]) => n === name);
+    if (!result) throw pathNotFound();
+    writeHealth(res, result[1], result[1] ? 'ok' : `internal server error: ${name} not finished\n`);
   }
 
   private health(res: ServerResponse, path: string, verbose: boolean): void {
-    const checks = HEALTH_CHECKS;
-    if (!verbose) {
-      res.writeHead(200, {
-        'Content-Type': 'text/plain; charset=utf-8',
-        'X-Content-Type-Options': 'nosniff',
-      });
-      res.end('ok');
+    const results = this.checkResults(path);
+    const healthy = results.every(([, ok]) => ok);
+    if (healthy && !verbose) {
+      writeHealth(res, true, 'ok');
       return;
     }
-    const lines = checks.map((c) => `[+]${c} ok`);
-    res.writeHead(200, { 'Content-Type': 'text/plain; charset=utf-8', 'X-Content-Type-Options': 'nosniff' });
-    res.end(`${lines.join('\n')}\n${path.slice(1)} check passed\n`);
+    const lines = results.map(([name, ok]) => (ok ? `[+]${name} ok` : `[-]${name} failed: reason withheld`));
+    const verdict = healthy ? `${path.slice(1)} check passed` : `${path.slice(1)} check failed`;
+    writeHealth(res, healthy, `${lines.join('\n')}\n${verdict}\n`);
   }
+}
+
+function writeHealth(res: ServerResponse, ok: boolean, body: string): void {
+  res.writeHead(ok ? 200 : 500, {
+    'Content-Type': 'text/plain; charset=utf-8',
+    'X-Content-Type-Options': 'nosniff',
+  });
+  res.end(body);
+}
+
+/** The verb and resource of a request, for metrics and logs, as kube-apiserver's RequestInfo names them. */
+function describeRequest(method: string, url: URL | undefined): { verb: string; resource: string } {
+  const parsed = url ? parseApiPath(url.pathname) : undefined;
+  if (parsed?.kind !== 'resource') return { verb: method.toLowerCase(), resource: '' };
+  const r = parsed.request;
+  const resource =
+    (r.group ? `${r.resource}.${r.group}` : r.resource) + (r.subresource ? `/${r.subresource}` : '');
+  const watch =
+    r.legacyWatch || url!.searchParams.get('watch') === 'true' || url!.searchParams.get('watch') === '1';
+  const verbs: Record<string, string> = {
+    GET: watch ? 'watch' : r.name ? 'get' : 'list',
+    POST: 'create',
+    PUT: 'update',
+    PATCH: 'patch',
+    DELETE: r.name ? 'delete' : 'deletecollection',
+  };
+  return { verb: verbs[method] ?? method.toLowerCase(), resource };
 }
 
 function pathNotFound(): Error {

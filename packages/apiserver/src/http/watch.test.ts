@@ -5,21 +5,31 @@ import { openWatch } from '../testing/watch-client.ts';
 
 /** Watch semantics over HTTPS: start points, selectors, initial events, bookmarks, 410, timeouts, metadata. */
 
-let t: TestServer;
-before(async () => {
-  t = await startTestServer();
-  await t.fetch('POST', '/api/v1/namespaces', { body: { metadata: { name: 'w' } } });
-});
-after(async () => {
-  await t.close();
-});
+for (const watchCache of [true, false]) {
+  describe(watchCache ? 'served from the watch cache' : 'served from storage', () => {
+    let t: TestServer;
+    before(async () => {
+      t = await startTestServer({ watchCache, maxHistory: 20 });
+      await t.fetch('POST', '/api/v1/namespaces', { body: { metadata: { name: 'w' } } });
+    });
+    after(async () => {
+      await t.close();
+    });
+    watchSuite(() => t, watchCache);
+  });
+}
 
 const cm = (name: string, labels: Record<string, string> = {}, data: Record<string, string> = {}) => ({
   metadata: { name, labels },
   data,
 });
 
-describe('watch', () => {
+function watchSuite(server: () => TestServer, watchCache: boolean): void {
+  let t: TestServer;
+  before(() => {
+    t = server();
+  });
+
   it('delivers ADDED, MODIFIED and DELETED in order from a resourceVersion', async () => {
     const list = await t.fetch('GET', '/api/v1/namespaces/w/configmaps');
     const rv = list.json.metadata.resourceVersion;
@@ -100,10 +110,12 @@ describe('watch', () => {
     assert.equal(events[1].object.metadata.labels.tier, 'b', 'DELETED carries the last state that matched');
   });
 
-  it('answers a compacted resourceVersion with an ERROR event carrying 410 Expired', async () => {
+  it('answers a resourceVersion older than the history with an ERROR event carrying 410 Expired', async () => {
     const rv = (await t.fetch('GET', '/api/v1/namespaces/w/configmaps')).json.metadata.resourceVersion;
-    await t.fetch('POST', '/api/v1/namespaces/w/configmaps', { body: cm('compact-me') });
-    await t.server.storage.compact(await t.server.storage.currentRevision());
+    // Storage forgets through compaction; the watch cache through its bounded history (20 events here).
+    for (let i = 0; i < 25; i++)
+      await t.fetch('POST', '/api/v1/namespaces/w/configmaps', { body: cm(`old-${i}`) });
+    if (!watchCache) await t.server.storage.compact(await t.server.storage.currentRevision());
     const w = await openWatch(t, `/api/v1/namespaces/w/configmaps?watch=true&resourceVersion=${rv}`);
     assert.equal(w.status, 200);
     const [event] = await w.waitFor(1);
@@ -175,4 +187,4 @@ describe('watch', () => {
     assert.equal(res.status, 422);
     assert.equal(res.json.reason, 'Invalid');
   });
-});
+}

@@ -7,13 +7,15 @@ import {
   toPartialObjectMetadata,
   type WatchEventType,
 } from '@certkit/apimachinery';
-import type { ObjectStore } from '../registry/store.ts';
+import type { ResourceDefinition } from '../registry/resource.ts';
+import type { WatchSink } from '../registry/store.ts';
 import { inVersion, type RenderOptions, table } from './render.ts';
 
 /**
  * Serves a watch as kube-apiserver does: a 200 response of newline-delimited WatchEvent JSON, bookmarks about
  * every minute (and 2 s before the deadline) when asked, the end-of-initial-events bookmark for
  * sendInitialEvents, ERROR events for failures after the stream started, and a clean end at timeoutSeconds.
+ * Events come from the watch cache as shared pre-serialised frames, or from storage as objects.
  */
 
 const BOOKMARK_INTERVAL_MS = 60_000;
@@ -21,36 +23,51 @@ const BOOKMARK_BEFORE_DEADLINE_MS = 2_000;
 /** Unset timeoutSeconds: kube-apiserver picks minRequestTimeout × (1 + rand), 30 to 60 minutes. */
 const MIN_REQUEST_TIMEOUT_S = 1800;
 /** A watcher that stops reading is cut off once this much is queued, so it cannot grow the server's memory. */
-const MAX_BUFFERED_BYTES = 16 * 1024 * 1024;
+export const MAX_WATCH_BUFFER_BYTES = 8 * 1024 * 1024;
+
+/** Starts the events flowing into the sink; returns the function that stops them. */
+export type WatchStarter = (sink: WatchSink) => Promise<() => void>;
+
+export interface WatchCounters {
+  opened(): void;
+  closed(): void;
+}
 
 export async function serveWatch(
   req: IncomingMessage,
   res: ServerResponse,
-  store: ObjectStore,
-  namespace: string | undefined,
+  def: ResourceDefinition,
   options: ListOptions,
   render: RenderOptions,
+  start: WatchStarter,
+  counters?: WatchCounters,
 ): Promise<void> {
-  const def = store.def;
   let lastResourceVersion = options.resourceVersion || '0';
   let headSent = false;
   let closed = false;
+  let corked = false;
   let stop: () => void = () => {};
   let tableColumnsSent = false;
 
-  const finish = () => {
+  const release = () => {
     if (closed) return;
     closed = true;
     stop();
     clearInterval(bookmarkTimer);
     clearTimeout(bookmarkBeforeDeadline);
     clearTimeout(deadline);
+    if (headSent) counters?.closed();
+  };
+
+  const finish = () => {
+    release();
     if (!res.writableEnded) res.end();
   };
 
   const ensureHead = () => {
     if (headSent) return;
     headSent = true;
+    counters?.opened();
     res.writeHead(200, {
       'Content-Type': 'application/json',
       'Cache-Control': 'no-cache, private',
@@ -58,12 +75,23 @@ export async function serveWatch(
     });
   };
 
-  const write = (type: WatchEventType, object: unknown) => {
+  /** Events of one tick go out together: one chunk and one TLS record instead of one per event. */
+  const writeRaw = (data: string | Buffer) => {
     if (closed) return;
     ensureHead();
-    res.write(`${JSON.stringify({ type, object })}\n`);
-    if (res.writableLength > MAX_BUFFERED_BYTES) finish();
+    if (!corked) {
+      corked = true;
+      res.cork();
+      process.nextTick(() => {
+        corked = false;
+        res.uncork();
+      });
+    }
+    res.write(data);
+    if (res.writableLength > MAX_WATCH_BUFFER_BYTES) finish();
   };
+
+  const write = (type: WatchEventType, object: unknown) => writeRaw(`${JSON.stringify({ type, object })}\n`);
 
   const render1 = (obj: StoredObject): unknown => {
     if (render.rendering === 'metadata') return toPartialObjectMetadata(obj);
@@ -111,10 +139,14 @@ export async function serveWatch(
   res.on('close', finish);
 
   try {
-    stop = await store.watch(namespace, options, {
+    stop = await start({
       added: (obj) => emit('ADDED', obj),
       modified: (obj) => emit('MODIFIED', obj),
       deleted: (obj) => emit('DELETED', obj),
+      frame: (bytes, resourceVersion) => {
+        lastResourceVersion = resourceVersion;
+        writeRaw(bytes);
+      },
       initialEventsEnd: (rv) => {
         lastResourceVersion = rv;
         if (options.allowWatchBookmarks) bookmark({ [INITIAL_EVENTS_END_ANNOTATION]: 'true' });
@@ -123,10 +155,15 @@ export async function serveWatch(
         write('ERROR', status.status);
         finish();
       },
+      end: finish,
     });
   } catch (err) {
+    // Before the stream started the caller answers with a Status; after, the stream just ends.
+    if (!headSent) {
+      release();
+      throw err;
+    }
     finish();
-    if (!headSent) throw err;
     return;
   }
   if (closed) {

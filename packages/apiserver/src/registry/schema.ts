@@ -163,7 +163,13 @@ function additionalSchema(schema: JSONSchemaProps): { schema: JSONSchemaProps | 
  * one) keep apiVersion, kind and metadata; under x-kubernetes-preserve-unknown-fields unknown fields stay
  * while known ones are still pruned below.
  */
-function prune(value: unknown, schema: JSONSchemaProps | undefined, embedded: boolean, path = '', removed?: string[]): void {
+function prune(
+  value: unknown,
+  schema: JSONSchemaProps | undefined,
+  embedded: boolean,
+  path = '',
+  removed?: string[],
+): void {
   if (preservesUnknown(schema)) {
     pruneKnownOnly(value, schema!, embedded, path, removed);
     return;
@@ -200,7 +206,13 @@ function join(path: string, key: string): string {
   return path === '' ? key : `${path}.${key}`;
 }
 
-function pruneKnownOnly(value: unknown, schema: JSONSchemaProps, embedded: boolean, path: string, removed?: string[]): void {
+function pruneKnownOnly(
+  value: unknown,
+  schema: JSONSchemaProps,
+  embedded: boolean,
+  path: string,
+  removed?: string[],
+): void {
   if (Array.isArray(value)) {
     // Upstream keeps skipping unknown fields through the items of a preserving array.
     if (schema.items !== undefined) {

@@ -75,6 +75,10 @@ export interface WatchSink {
   initialEventsEnd(resourceVersion: string): void;
   /** The watch cannot go on; the Status is sent as an ERROR event and the stream ends. */
   error(status: StatusError): void;
+  /** An event already serialised (shared by every watcher that wants these bytes); see watchcache/frames.ts. */
+  frame(bytes: Buffer, resourceVersion: string): void;
+  /** The source is gone (watch cache re-initialising): end the stream cleanly so the client re-watches. */
+  end(): void;
 }
 
 /** What a store needs from the rest of the server. */

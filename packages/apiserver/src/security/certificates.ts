@@ -184,9 +184,7 @@ const CURVES: Record<string, { namedCurve: string; hash: string }> = {
 /** Beyond the P-256 keys created here, also accepts the common key types of a CA someone put in place by hand. */
 function signingParameters(key: KeyObject): {
   importAlgorithm:
-    | webcrypto.AlgorithmIdentifier
-    | webcrypto.EcKeyImportParams
-    | webcrypto.RsaHashedImportParams;
+    webcrypto.AlgorithmIdentifier | webcrypto.EcKeyImportParams | webcrypto.RsaHashedImportParams;
   signingAlgorithm: webcrypto.Algorithm | webcrypto.EcdsaParams;
 } {
   if (key.asymmetricKeyType === 'ec') {

@@ -204,8 +204,7 @@ export class SqliteStorage implements Storage {
       const seq = db.prepare("SELECT seq FROM sqlite_sequence WHERE name = 'log'").get() as { seq: number };
       this.#revision = seq.seq;
       const compacted = db.prepare("SELECT value FROM meta WHERE key = 'compact_revision'").get() as
-        | { value: number }
-        | undefined;
+        { value: number } | undefined;
       this.#compactedRevision = compacted?.value ?? 0;
 
       this.#begin = db.prepare('BEGIN IMMEDIATE');

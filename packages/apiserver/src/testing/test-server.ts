@@ -41,7 +41,14 @@ export interface TestResponse {
   json: any;
 }
 
-export async function startTestServer(): Promise<TestServer> {
+export interface TestServerOptions {
+  /** Serve reads from watch caches (default true). */
+  watchCache?: boolean;
+  /** Watch cache history bounds, to make 410s reachable in tests. */
+  maxHistory?: number;
+}
+
+export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
   const dataDir = await mkdtemp(join(tmpdir(), 'certkit-test-'));
   const certificates = await ensureServingCertificates(dataDir, ['127.0.0.1']);
   const token = await ensureToken(dataDir);
@@ -54,11 +61,14 @@ export async function startTestServer(): Promise<TestServer> {
       port,
       tls: { cert: certificates.certPem, key: certificates.keyPem },
       token,
+      watchCache: options.watchCache ?? true,
+      watchCacheOptions: options.maxHistory ? { maxHistory: options.maxHistory, minHistory: 1 } : undefined,
       log: (e) => {
         if (e.level === 'error') console.error('apiserver:', e);
       },
     });
   let server = await startServer(0);
+  await waitReady(server);
   const port = server.port;
   await writeKubeconfig(kubeconfigPath, { server: server.url, caCertPem: certificates.caCertPem, token });
   let agent = new Agent({ ca: certificates.caCertPem, keepAlive: true });
@@ -105,6 +115,7 @@ export async function startTestServer(): Promise<TestServer> {
       await storage.close();
       storage = SqliteStorage.open(join(dataDir, 'state.db'));
       server = await startServer(port);
+      await waitReady(server);
       result.server = server;
       // Pooled connections died with the old server.
       agent.destroy();
@@ -118,4 +129,13 @@ export async function startTestServer(): Promise<TestServer> {
     },
   };
   return result;
+}
+
+/** Waits for the watch caches of the built-in resources, so tests start from a settled server. */
+async function waitReady(server: ApiServer): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  while (!server.ready) {
+    if (Date.now() > deadline) throw new Error('watch caches not ready within 10 s');
+    await new Promise((r) => setTimeout(r, 10));
+  }
 }

@@ -1,0 +1,308 @@
+import type { StoredObject } from '@certkit/apimachinery';
+import { CompactedError, type KeyValue, type Storage, type StorageEvent } from '../storage/types.ts';
+import { ReadyState } from './ready.ts';
+
+/**
+ * The watch cache of one resource: every object under its storage prefix in memory (with a namespace index),
+ * kept current by one storage watch, plus a bounded history of recent events so watchers can resume from a
+ * recent resourceVersion. It initialises by listing and then watching storage; when that watch breaks it goes
+ * back to Pending, tells its watchers to go, and lists again a second later (KEP-4568).
+ *
+ * Serialisation is shared: an object's JSON (and its PartialObjectMetadata JSON) is built once and reused by
+ * every list and every watcher; see frames.ts.
+ */
+
+/** An object as the cache holds it: parsed, plus its stored JSON (without resourceVersion) to reuse. */
+export interface CachedObject {
+  key: string;
+  namespace: string | undefined;
+  obj: StoredObject;
+  /** The storage value: the object's JSON without metadata.resourceVersion. */
+  value: string;
+  revision: number;
+  /** Serialisations built on first use, by rendering (see frames.ts). */
+  rendered?: Map<string, string>;
+}
+
+export type CacheEventType = 'ADDED' | 'MODIFIED' | 'DELETED';
+
+export interface CacheEvent {
+  type: CacheEventType;
+  revision: number;
+  /** The object after the change (for DELETED: its last state, at the deletion's revision). */
+  current: CachedObject;
+  /** The object before the change (absent for ADDED). */
+  previous?: CachedObject;
+  /** When the cache saw it, for the history's age bound. */
+  at: number;
+}
+
+/** Receives the cache's events; a listener that throws is removed. */
+export interface CacheListener {
+  event(event: CacheEvent): void;
+  /** The cache lost its storage watch (or stopped): the listener must end; it will not hear more. */
+  terminate(reason: string): void;
+}
+
+export interface WatchCacheOptions {
+  /** Events kept at least (kube-apiserver: 100). */
+  minHistory?: number;
+  /** Events kept at most (kube-apiserver's upper bound: 102,400). */
+  maxHistory?: number;
+  /** Events older than this go once more than minHistory are kept (kube-apiserver: 75 s). */
+  historyWindowMs?: number;
+  /** Delay before relisting after the storage watch broke (kube-apiserver: 1 s). */
+  relistDelayMs?: number;
+  now?: () => number;
+}
+
+export class WatchCache {
+  readonly prefix: string;
+  readonly ready: ReadyState;
+  private readonly storage: Storage;
+  private readonly objects = new Map<string, CachedObject>();
+  private readonly byNamespace = new Map<string, Set<string>>();
+  /** Keys in order, rebuilt lazily after inserts and deletes (lists are sorted by key, as from storage). */
+  private sortedKeys: string[] | undefined;
+  private history: CacheEvent[] = [];
+  private historyStart = 0;
+  private readonly listeners = new Set<CacheListener>();
+  private readonly revisionWaiters = new Set<{ revision: number; resolve: () => void }>();
+  private readonly options: Required<WatchCacheOptions>;
+  private closeWatch: (() => void) | undefined;
+  private relistTimer: NodeJS.Timeout | undefined;
+  private current = 0;
+  /** Oldest revision a watch may start after: events after it are all in the history. */
+  private oldest = 0;
+  /** How long the last (re)initialisation took, in ms. */
+  initDurationMs = 0;
+  eventsDispatched = 0;
+
+  constructor(storage: Storage, prefix: string, options: WatchCacheOptions = {}) {
+    this.storage = storage;
+    this.prefix = prefix;
+    this.options = {
+      minHistory: options.minHistory ?? 100,
+      maxHistory: options.maxHistory ?? 102_400,
+      historyWindowMs: options.historyWindowMs ?? 75_000,
+      relistDelayMs: options.relistDelayMs ?? 1000,
+      now: options.now ?? Date.now,
+    };
+    this.ready = new ReadyState(this.options.now);
+  }
+
+  /** The revision the cache is current to. */
+  get revision(): number {
+    return this.current;
+  }
+
+  get size(): number {
+    return this.objects.size;
+  }
+
+  get listenerCount(): number {
+    return this.listeners.size;
+  }
+
+  start(): void {
+    void this.initialise();
+  }
+
+  stop(): void {
+    this.ready.stop();
+    clearTimeout(this.relistTimer);
+    this.closeWatch?.();
+    this.terminateListeners('apiserver cacher is stopped');
+  }
+
+  private get stopped(): boolean {
+    return this.ready.state === 'Stopped';
+  }
+
+  private async initialise(): Promise<void> {
+    if (this.stopped) return;
+    const started = performance.now();
+    try {
+      const page = await this.storage.range(this.prefix, {});
+      if (this.stopped) return;
+      this.replace(page.kvs, page.revision);
+      const watch = this.storage.watch(this.prefix, page.revision, {
+        event: (ev) => this.apply(ev),
+        error: (err) => this.fail(err),
+      });
+      this.closeWatch = () => watch.close();
+      this.initDurationMs = performance.now() - started;
+      this.ready.setReady();
+    } catch (err) {
+      this.fail(err as Error);
+    }
+  }
+
+  /** The storage watch broke: watchers go, the cache is Pending, and relists shortly. */
+  private fail(err: Error): void {
+    if (this.stopped) return;
+    this.closeWatch?.();
+    this.closeWatch = undefined;
+    this.ready.setPending(err instanceof CompactedError ? 'the storage watch was compacted' : err.message);
+    this.terminateListeners(this.ready.message());
+    clearTimeout(this.relistTimer);
+    this.relistTimer = setTimeout(() => void this.initialise(), this.options.relistDelayMs);
+    this.relistTimer.unref();
+  }
+
+  private terminateListeners(reason: string): void {
+    for (const l of [...this.listeners]) {
+      this.listeners.delete(l);
+      l.terminate(reason);
+    }
+  }
+
+  private replace(kvs: KeyValue[], revision: number): void {
+    this.objects.clear();
+    this.byNamespace.clear();
+    this.sortedKeys = kvs.map((kv) => kv.key);
+    for (const kv of kvs) this.insert(this.cached(kv.key, kv.value, kv.modRevision), false);
+    this.current = revision;
+    this.oldest = revision;
+    this.history = [];
+    this.historyStart = 0;
+    this.wakeWaiters();
+  }
+
+  private cached(key: string, value: string, revision: number): CachedObject {
+    const obj = JSON.parse(value) as StoredObject;
+    obj.metadata.resourceVersion = String(revision);
+    return { key, namespace: obj.metadata.namespace, obj, value, revision };
+  }
+
+  private insert(entry: CachedObject, invalidate: boolean): void {
+    const existed = this.objects.has(entry.key);
+    this.objects.set(entry.key, entry);
+    if (entry.namespace !== undefined) {
+      let keys = this.byNamespace.get(entry.namespace);
+      if (!keys) {
+        keys = new Set();
+        this.byNamespace.set(entry.namespace, keys);
+      }
+      keys.add(entry.key);
+    }
+    if (invalidate && !existed) this.sortedKeys = undefined;
+  }
+
+  private remove(key: string): void {
+    const entry = this.objects.get(key);
+    if (!entry) return;
+    this.objects.delete(key);
+    if (entry.namespace !== undefined) this.byNamespace.get(entry.namespace)?.delete(key);
+    this.sortedKeys = undefined;
+  }
+
+  private apply(ev: StorageEvent): void {
+    const previous = this.objects.get(ev.key);
+    const current = this.cached(ev.key, ev.value, ev.revision);
+    let type: CacheEventType;
+    if (ev.type === 'DELETE') {
+      type = 'DELETED';
+      this.remove(ev.key);
+    } else {
+      type = previous ? 'MODIFIED' : 'ADDED';
+      this.insert(current, true);
+    }
+    const event: CacheEvent = { type, revision: ev.revision, current, previous, at: this.options.now() };
+    this.current = ev.revision;
+    this.record(event);
+    for (const l of this.listeners) {
+      try {
+        l.event(event);
+        this.eventsDispatched++;
+      } catch {
+        this.listeners.delete(l);
+      }
+    }
+    this.wakeWaiters();
+  }
+
+  /** Appends to the history, dropping events beyond the count bound or (above the minimum) the age bound. */
+  private record(event: CacheEvent): void {
+    this.history.push(event);
+    const { minHistory, maxHistory, historyWindowMs, now } = this.options;
+    const horizon = now() - historyWindowMs;
+    while (
+      this.history.length - this.historyStart > maxHistory ||
+      (this.history.length - this.historyStart > minHistory && this.history[this.historyStart].at < horizon)
+    ) {
+      this.oldest = this.history[this.historyStart].revision;
+      this.historyStart++;
+    }
+    // Compact the array once the dropped prefix dominates, keeping trimming O(1) amortised.
+    if (this.historyStart > 1024 && this.historyStart * 2 > this.history.length) {
+      this.history = this.history.slice(this.historyStart);
+      this.historyStart = 0;
+    }
+  }
+
+  /** Resolves once the cache has seen the revision, or rejects after the timeout (a 504 for the caller). */
+  waitForRevision(revision: number, timeoutMs: number): Promise<boolean> {
+    if (this.current >= revision) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const waiter = {
+        revision,
+        resolve: () => {
+          clearTimeout(timer);
+          resolve(true);
+        },
+      };
+      const timer = setTimeout(() => {
+        this.revisionWaiters.delete(waiter);
+        resolve(false);
+      }, timeoutMs);
+      this.revisionWaiters.add(waiter);
+    });
+  }
+
+  private wakeWaiters(): void {
+    for (const w of this.revisionWaiters) {
+      if (this.current >= w.revision) {
+        this.revisionWaiters.delete(w);
+        w.resolve();
+      }
+    }
+  }
+
+  get(key: string): CachedObject | undefined {
+    return this.objects.get(key);
+  }
+
+  /** The objects under a namespace (or all), sorted by key. */
+  list(namespace: string | undefined): CachedObject[] {
+    if (namespace !== undefined) {
+      const keys = [...(this.byNamespace.get(namespace) ?? [])].sort();
+      return keys.map((k) => this.objects.get(k)!);
+    }
+    if (!this.sortedKeys) this.sortedKeys = [...this.objects.keys()].sort();
+    return this.sortedKeys.map((k) => this.objects.get(k)!);
+  }
+
+  /**
+   * Registers a listener for every event after `afterRevision`, replaying the history it missed first.
+   * Returns false when the revision is older than the history (the caller answers 410).
+   */
+  subscribe(afterRevision: number, listener: CacheListener): boolean {
+    if (afterRevision < this.oldest) return false;
+    for (let i = this.historyStart; i < this.history.length; i++) {
+      const event = this.history[i];
+      if (event.revision > afterRevision) listener.event(event);
+    }
+    this.listeners.add(listener);
+    return true;
+  }
+
+  unsubscribe(listener: CacheListener): void {
+    this.listeners.delete(listener);
+  }
+
+  /** The oldest resourceVersion a watch can start from. */
+  get oldestRevision(): number {
+    return this.oldest;
+  }
+}

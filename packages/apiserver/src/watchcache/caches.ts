@@ -1,0 +1,82 @@
+import type { Registry } from '../registry/registry.ts';
+import type { ObjectStore } from '../registry/store.ts';
+import type { Storage } from '../storage/types.ts';
+import { WatchCache, type WatchCacheOptions } from './cache.ts';
+import { ResourceReader } from './reader.ts';
+
+/**
+ * One watch cache per served resource, created when the resource is served (built-ins at start, CRDs when
+ * established) and stopped when it goes. Without caching every read goes to storage, for comparison.
+ */
+export class WatchCaches {
+  private readonly registry: Registry;
+  private readonly storage: Storage;
+  private readonly enabled: boolean;
+  private readonly options: WatchCacheOptions;
+  private readonly caches = new Map<string, WatchCache>();
+  private unsubscribe: (() => void) | undefined;
+
+  constructor(registry: Registry, storage: Storage, options: WatchCacheOptions & { enabled?: boolean } = {}) {
+    this.registry = registry;
+    this.storage = storage;
+    this.enabled = options.enabled ?? true;
+    this.options = options;
+  }
+
+  start(): void {
+    if (!this.enabled) return;
+    this.sync();
+    this.unsubscribe = this.registry.onChange(() => this.sync());
+  }
+
+  stop(): void {
+    this.unsubscribe?.();
+    for (const cache of this.caches.values()) cache.stop();
+    this.caches.clear();
+  }
+
+  /** Starts caches for new resources and stops those of resources no longer served. */
+  private sync(): void {
+    const served = new Set<string>();
+    for (const store of this.registry.all()) {
+      served.add(store.prefix);
+      if (!this.caches.has(store.prefix)) {
+        const cache = new WatchCache(this.storage, store.prefix, this.options);
+        this.caches.set(store.prefix, cache);
+        cache.start();
+      }
+    }
+    for (const [prefix, cache] of this.caches) {
+      if (!served.has(prefix)) {
+        cache.stop();
+        this.caches.delete(prefix);
+      }
+    }
+  }
+
+  reader(store: ObjectStore): ResourceReader {
+    return new ResourceReader(store, this.caches.get(store.prefix));
+  }
+
+  cacheFor(store: ObjectStore): WatchCache | undefined {
+    return this.caches.get(store.prefix);
+  }
+
+  /** True once the caches of every built-in resource have been Ready (the storage-readiness hook's condition). */
+  builtinsReady(): boolean {
+    if (!this.enabled) return true;
+    return this.registry
+      .all()
+      .filter((s) => !s.def.custom)
+      .every((s) => this.caches.get(s.prefix)?.ready.ready);
+  }
+
+  entries(): { store: ObjectStore; cache: WatchCache }[] {
+    const result: { store: ObjectStore; cache: WatchCache }[] = [];
+    for (const store of this.registry.all()) {
+      const cache = this.caches.get(store.prefix);
+      if (cache) result.push({ store, cache });
+    }
+    return result;
+  }
+}

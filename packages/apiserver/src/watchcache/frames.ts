@@ -1,0 +1,84 @@
+import { toPartialObjectMetadata } from '@certkit/apimachinery';
+import type { CacheEvent, CacheEventType, CachedObject } from './cache.ts';
+
+/**
+ * Shared serialisations. A cached object's JSON is its stored value with the resourceVersion spliced in
+ * (no parse or stringify); its PartialObjectMetadata JSON is built once; a watch event's bytes are built once
+ * per rendering and written to every watcher that wants them.
+ */
+
+/** How a watcher or list wants objects: full objects at an apiVersion, or metadata only. */
+export type FrameRendering = { kind: 'object'; apiVersion: string } | { kind: 'metadata' };
+
+function renderingKey(r: FrameRendering): string {
+  return r.kind === 'metadata' ? 'm' : `o:${r.apiVersion}`;
+}
+
+const METADATA_FIELD = '"metadata":{';
+
+/** The stored JSON with metadata.resourceVersion added; stored values always put metadata near the front. */
+function withResourceVersion(value: string, revision: number): string | undefined {
+  const at = value.indexOf(METADATA_FIELD);
+  if (at < 0) return undefined;
+  const insertAt = at + METADATA_FIELD.length;
+  const separator = value[insertAt] === '}' ? '' : ',';
+  return `${value.slice(0, insertAt)}"resourceVersion":"${revision}"${separator}${value.slice(insertAt)}`;
+}
+
+export function objectJson(entry: CachedObject, rendering: FrameRendering): string {
+  const key = renderingKey(rendering);
+  const hit = entry.rendered?.get(key);
+  if (hit !== undefined) return hit;
+  let json: string;
+  if (rendering.kind === 'metadata') {
+    json = JSON.stringify(toPartialObjectMetadata(entry.obj));
+  } else if (entry.obj.apiVersion === rendering.apiVersion) {
+    json = withResourceVersion(entry.value, entry.revision) ?? JSON.stringify(entry.obj);
+  } else {
+    json = JSON.stringify({ ...entry.obj, apiVersion: rendering.apiVersion });
+  }
+  entry.rendered ??= new Map();
+  entry.rendered.set(key, json);
+  return json;
+}
+
+const eventFrames = new WeakMap<CacheEvent, Map<string, Buffer>>();
+
+/** The bytes of one watch event line; a selector transition may turn the event's type, hence the parameter. */
+export function eventFrame(
+  event: CacheEvent,
+  type: CacheEventType,
+  object: CachedObject,
+  rendering: FrameRendering,
+): Buffer {
+  const key = `${type}|${object === event.current ? 'c' : 'p'}|${renderingKey(rendering)}`;
+  let frames = eventFrames.get(event);
+  const hit = frames?.get(key);
+  if (hit) return hit;
+  const frame = Buffer.from(`{"type":"${type}","object":${objectJson(object, rendering)}}\n`);
+  if (!frames) {
+    frames = new Map();
+    eventFrames.set(event, frames);
+  }
+  frames.set(key, frame);
+  return frame;
+}
+
+const previousAtEvent = new WeakMap<CacheEvent, CachedObject>();
+
+/**
+ * The object before the change, at the change's resourceVersion: what a watcher whose selector the object
+ * stopped matching receives as DELETED (kube-apiserver sends the last matching state with the new RV).
+ */
+export function previousAtRevision(event: CacheEvent): CachedObject {
+  const hit = previousAtEvent.get(event);
+  if (hit) return hit;
+  const previous = event.previous ?? event.current;
+  const obj = {
+    ...previous.obj,
+    metadata: { ...previous.obj.metadata, resourceVersion: String(event.revision) },
+  };
+  const entry: CachedObject = { ...previous, obj, revision: event.revision, rendered: undefined };
+  previousAtEvent.set(event, entry);
+  return entry;
+}

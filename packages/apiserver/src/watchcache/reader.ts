@@ -1,0 +1,221 @@
+import {
+  type ListOptions,
+  newExpired,
+  newNotFound,
+  newTimeout,
+  newTooManyRequests,
+  type StatusError,
+  type StoredObject,
+} from '@certkit/apimachinery';
+import { listPrefix, objectKey } from '../registry/resource.ts';
+import type { ListResult, ObjectStore, WatchSink } from '../registry/store.ts';
+import type { CacheEvent, CacheEventType, CachedObject, CacheListener, WatchCache } from './cache.ts';
+import { eventFrame, type FrameRendering, objectJson, previousAtRevision } from './frames.ts';
+
+/**
+ * Reads of one resource, served from its watch cache or from storage by kube-apiserver's rules
+ * (cacher/delegator.go, KEP-4568):
+ * - get: storage for resourceVersion "" or while the cache is not Ready; the cache otherwise;
+ * - list: storage for consistent reads, Exact, continue tokens and "legacy exact" (N with a limit); the cache
+ *   for "0" and NotOlderThan when Ready; while Pending, storage only for unselective lists with a limit, and
+ *   429 for the rest, as those would be costly from storage;
+ * - watch: the cache when Ready, 429 with Retry-After otherwise: never a request that hangs.
+ */
+
+/** How long a read waits for the cache to reach a requested resourceVersion (kube-apiserver's blockTimeout). */
+const FRESHNESS_WAIT_MS = 3000;
+
+/** A list served from the cache: entries keep their shared serialisations. */
+export interface CachedListResult {
+  entries: CachedObject[];
+  resourceVersion: string;
+}
+
+export type ReadRendering = FrameRendering | { kind: 'table' };
+
+function tooManyRequests(cache: WatchCache): StatusError {
+  return newTooManyRequests(cache.ready.message(), cache.ready.retryAfterSeconds());
+}
+
+function alwaysFromStorage(options: ListOptions): boolean {
+  const rv = options.resourceVersion;
+  if (options.continue) return true;
+  if (options.resourceVersionMatch === 'Exact') return true;
+  if (options.resourceVersionMatch === 'NotOlderThan') return false;
+  // A consistent read: storage, since our etcd (3.4) cannot confirm the cache is current (no progress requests).
+  if (rv === '') return true;
+  // "Legacy exact": a resourceVersion N with a limit pages storage at revision N.
+  return rv !== '0' && options.limit > 0;
+}
+
+export class ResourceReader {
+  readonly store: ObjectStore;
+  readonly cache: WatchCache | undefined;
+
+  constructor(store: ObjectStore, cache: WatchCache | undefined) {
+    this.store = store;
+    this.cache = cache;
+  }
+
+  private async waitFresh(cache: WatchCache, resourceVersion: string): Promise<void> {
+    if (resourceVersion === '' || resourceVersion === '0') return;
+    const wanted = Number(resourceVersion);
+    if (await cache.waitForRevision(wanted, FRESHNESS_WAIT_MS)) return;
+    const err = newTimeout(`Too large resource version: ${wanted}, current: ${cache.revision}`, 1);
+    err.status.details!.causes = [
+      { reason: 'ResourceVersionTooLarge', message: 'Too large resource version' },
+    ];
+    throw err;
+  }
+
+  async get(namespace: string | undefined, name: string, resourceVersion: string): Promise<StoredObject> {
+    const cache = this.cache;
+    if (!cache || resourceVersion === '' || !cache.ready.ready) return this.store.get(namespace, name);
+    await this.waitFresh(cache, resourceVersion);
+    const entry = cache.get(objectKey(this.store.def, namespace, name));
+    if (!entry) throw newNotFound(this.store.def, name);
+    return entry.obj;
+  }
+
+  async list(namespace: string | undefined, options: ListOptions): Promise<ListResult | CachedListResult> {
+    const cache = this.cache;
+    if (!cache || alwaysFromStorage(options)) return this.store.list(namespace, options);
+    if (!cache.ready.ready) {
+      const unselective = options.labelSelector.empty && options.fieldSelector.empty;
+      if (unselective && options.limit > 0) return this.store.list(namespace, options);
+      throw tooManyRequests(cache);
+    }
+    this.store.checkFieldSelector(options.fieldSelector);
+    await this.waitFresh(cache, options.resourceVersion);
+    const matches = this.store.matcher(options.labelSelector, options.fieldSelector);
+    const ns = namespace || options.fieldSelector.requiresExactMatch('metadata.namespace') || undefined;
+    const name = options.fieldSelector.requiresExactMatch('metadata.name');
+    let candidates: CachedObject[];
+    if (name !== undefined && (ns || !this.store.def.namespaced)) {
+      const entry = cache.get(objectKey(this.store.def, ns, name));
+      candidates = entry ? [entry] : [];
+    } else {
+      candidates = cache.list(this.store.def.namespaced ? ns : undefined);
+    }
+    // The cache ignores limit, as kube-apiserver's does: the whole list in one response.
+    const entries = candidates.filter((e) => matches(e.obj));
+    return { entries, resourceVersion: String(cache.revision) };
+  }
+
+  /**
+   * Starts a watch. From the cache when there is one: 429 while it is not Ready, the initial events from its
+   * contents, then its events, each serialised once for all watchers.
+   */
+  async watch(
+    namespace: string | undefined,
+    options: ListOptions,
+    rendering: ReadRendering,
+    sink: WatchSink,
+  ): Promise<() => void> {
+    const cache = this.cache;
+    if (!cache) return this.store.watch(namespace, options, sink);
+    this.store.checkFieldSelector(options.fieldSelector);
+    if (!cache.ready.ready) throw tooManyRequests(cache);
+    const generation = cache.ready.generation;
+    const rv = options.resourceVersion;
+    const initial =
+      options.sendInitialEvents === true ||
+      (options.sendInitialEvents === undefined && (rv === '' || rv === '0'));
+    if (options.sendInitialEvents && rv === '') {
+      // "At least as fresh as storage now": wait for the cache to reach storage's current revision.
+      await this.waitFresh(cache, String(await this.store.storage.currentRevision()));
+    } else if (rv !== '' && rv !== '0' && options.sendInitialEvents) {
+      await this.waitFresh(cache, rv);
+    }
+    // The cache re-initialised while we waited: end at once; the client re-watches (and gets a 429 or a fresh start).
+    if (!cache.ready.ready || cache.ready.generation !== generation) {
+      sink.end();
+      return () => {};
+    }
+    const watcher = new CacheWatcher(this.store, namespace, options, rendering, sink);
+    let after: number;
+    if (initial) {
+      after = cache.revision;
+      const ns = this.store.def.namespaced ? namespace : undefined;
+      for (const entry of cache.list(ns)) watcher.initial(entry);
+      if (options.sendInitialEvents) sink.initialEventsEnd(String(after));
+    } else {
+      after = Number(rv);
+    }
+    watcher.after = after;
+    if (!cache.subscribe(after, watcher)) {
+      sink.error(newExpired(`too old resource version: ${after} (${cache.oldestRevision})`));
+      return () => {};
+    }
+    return () => cache.unsubscribe(watcher);
+  }
+}
+
+/** One watcher of the cache: applies its namespace and selectors to each event and writes shared frames. */
+class CacheWatcher implements CacheListener {
+  after = 0;
+  private readonly namespace: string | undefined;
+  private readonly matches: (obj: StoredObject) => boolean;
+  private readonly rendering: ReadRendering;
+  private readonly sink: WatchSink;
+
+  constructor(
+    store: ObjectStore,
+    namespace: string | undefined,
+    options: ListOptions,
+    rendering: ReadRendering,
+    sink: WatchSink,
+  ) {
+    this.namespace = store.def.namespaced
+      ? namespace || options.fieldSelector.requiresExactMatch('metadata.namespace')
+      : undefined;
+    this.matches = store.matcher(options.labelSelector, options.fieldSelector);
+    this.rendering = rendering;
+    this.sink = sink;
+    // A namespace is a key prefix: checking the key is cheaper than reading metadata.
+    this.prefix = this.namespace ? listPrefix(store.def, this.namespace) : undefined;
+  }
+
+  private readonly prefix: string | undefined;
+
+  initial(entry: CachedObject): void {
+    if (this.prefix && !entry.key.startsWith(this.prefix)) return;
+    if (!this.matches(entry.obj)) return;
+    if (this.rendering.kind === 'table') this.sink.added(entry.obj);
+    else
+      this.sink.frame(
+        Buffer.from(`{"type":"ADDED","object":${objectJson(entry, this.rendering)}}\n`),
+        String(entry.revision),
+      );
+  }
+
+  event(event: CacheEvent): void {
+    if (event.revision <= this.after) return;
+    if (this.prefix && !event.current.key.startsWith(this.prefix)) return;
+    let type: CacheEventType | undefined;
+    let object = event.current;
+    if (event.type === 'DELETED') {
+      if (this.matches(event.current.obj)) type = 'DELETED';
+    } else {
+      const now = this.matches(event.current.obj);
+      const before = event.previous !== undefined && this.matches(event.previous.obj);
+      if (now) type = before ? 'MODIFIED' : 'ADDED';
+      else if (before) {
+        type = 'DELETED';
+        object = previousAtRevision(event);
+      }
+    }
+    if (type === undefined) return;
+    if (this.rendering.kind === 'table') {
+      if (type === 'ADDED') this.sink.added(object.obj);
+      else if (type === 'MODIFIED') this.sink.modified(object.obj);
+      else this.sink.deleted(object.obj);
+      return;
+    }
+    this.sink.frame(eventFrame(event, type, object, this.rendering), String(event.revision));
+  }
+
+  terminate(): void {
+    this.sink.end();
+  }
+}
