@@ -1,3 +1,4 @@
+import { rangeAllPaged } from '../storage/paged-range.ts';
 import { CompactedError, type KeyValue, type Storage, type StorageEvent } from '../storage/types.ts';
 
 /**
@@ -28,11 +29,14 @@ export function followPrefix(storage: Storage, prefix: string, handlers: Followe
 
   const start = async () => {
     try {
-      const page = await storage.range(prefix, {});
+      const kvs: KeyValue[] = [];
+      const revision = await rangeAllPaged(storage, prefix, (page) => {
+        for (const kv of page) kvs.push(kv);
+      });
       if (stopped) return;
-      await handlers.sync(page.kvs, page.revision);
+      await handlers.sync(kvs, revision);
       if (stopped) return;
-      const watch = storage.watch(prefix, page.revision, {
+      const watch = storage.watch(prefix, revision, {
         event: (ev) => handlers.event(ev),
         error: (err) => {
           if (!(err instanceof CompactedError) && stopped) return;

@@ -46,6 +46,10 @@ export interface TestServerOptions {
   watchCache?: boolean;
   /** Watch cache history bounds, to make 410s reachable in tests. */
   maxHistory?: number;
+  /** Fills storage before the server starts (e.g. thousands of objects for initialisation tests). */
+  seed?: (storage: SqliteStorage) => Promise<void>;
+  /** Wait for /readyz before returning (default true). */
+  waitReady?: boolean;
 }
 
 export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
@@ -54,6 +58,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
   const token = await ensureToken(dataDir);
   const kubeconfigPath = join(dataDir, 'kubeconfig');
   let storage = SqliteStorage.open(join(dataDir, 'state.db'));
+  await options.seed?.(storage);
   const startServer = (port: number) =>
     ApiServer.start({
       storage,
@@ -68,7 +73,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
       },
     });
   let server = await startServer(0);
-  await waitReady(server);
+  if (options.waitReady ?? true) await waitReady(server);
   const port = server.port;
   await writeKubeconfig(kubeconfigPath, { server: server.url, caCertPem: certificates.caCertPem, token });
   let agent = new Agent({ ca: certificates.caCertPem, keepAlive: true });

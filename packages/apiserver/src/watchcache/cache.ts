@@ -1,5 +1,6 @@
 import type { StoredObject } from '@certkit/apimachinery';
-import { CompactedError, type KeyValue, type Storage, type StorageEvent } from '../storage/types.ts';
+import { rangeAllPaged } from '../storage/paged-range.ts';
+import { CompactedError, type Storage, type StorageEvent } from '../storage/types.ts';
 import { ReadyState } from './ready.ts';
 
 /**
@@ -123,10 +124,14 @@ export class WatchCache {
     if (this.stopped) return;
     const started = performance.now();
     try {
-      const page = await this.storage.range(this.prefix, {});
+      // Parse page by page, so the work is spread between the yields of the paged read.
+      const entries: CachedObject[] = [];
+      const revision = await rangeAllPaged(this.storage, this.prefix, (page) => {
+        for (const kv of page) entries.push(this.cached(kv.key, kv.value, kv.modRevision));
+      });
       if (this.stopped) return;
-      this.replace(page.kvs, page.revision);
-      const watch = this.storage.watch(this.prefix, page.revision, {
+      this.replace(entries, revision);
+      const watch = this.storage.watch(this.prefix, revision, {
         event: (ev) => this.apply(ev),
         error: (err) => this.fail(err),
       });
@@ -157,11 +162,11 @@ export class WatchCache {
     }
   }
 
-  private replace(kvs: KeyValue[], revision: number): void {
+  private replace(entries: CachedObject[], revision: number): void {
     this.objects.clear();
     this.byNamespace.clear();
-    this.sortedKeys = kvs.map((kv) => kv.key);
-    for (const kv of kvs) this.insert(this.cached(kv.key, kv.value, kv.modRevision), false);
+    this.sortedKeys = entries.map((e) => e.key);
+    for (const entry of entries) this.insert(entry, false);
     this.current = revision;
     this.oldest = revision;
     this.history = [];

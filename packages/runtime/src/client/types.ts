@@ -1,0 +1,95 @@
+import type { KubeList, KubeObject, ListMeta, Status, WatchEventType } from '@certkit/apimachinery';
+
+/**
+ * The runtime's client contract: what informers, caches, the manager and leader election use to talk to any
+ * Kubernetes API server (ours or kube-apiserver), over plain JSON objects. client/ implements it.
+ */
+
+/** A resource as discovery describes it; `kind` is the kind of its objects. */
+export interface ResourceRef {
+  group: string;
+  version: string;
+  /** Plural name, as in the URL: `secrets`, `certificates`. */
+  resource: string;
+  kind: string;
+  namespaced: boolean;
+}
+
+/** Objects as full JSON, or as PartialObjectMetadata (`metadata` mode: nothing but metadata crosses the wire). */
+export type ReadMode = 'full' | 'metadata';
+
+export interface ListOptions {
+  labelSelector?: string;
+  fieldSelector?: string;
+  limit?: number;
+  continue?: string;
+  resourceVersion?: string;
+  resourceVersionMatch?: 'NotOlderThan' | 'Exact';
+  timeoutSeconds?: number;
+}
+
+export interface WatchOptions extends ListOptions {
+  allowWatchBookmarks?: boolean;
+  sendInitialEvents?: boolean;
+}
+
+export interface WriteOptions {
+  dryRun?: boolean;
+  fieldManager?: string;
+  /** `status` to write the status subresource. */
+  subresource?: string;
+}
+
+export type PatchType = 'merge' | 'json' | 'strategic';
+
+export interface DeleteOptions {
+  propagationPolicy?: 'Orphan' | 'Background' | 'Foreground';
+  preconditions?: { uid?: string; resourceVersion?: string };
+  gracePeriodSeconds?: number;
+  dryRun?: boolean;
+}
+
+/** One event of a watch; ERROR events carry a Status (the reflector turns them into errors). */
+export interface WatchEvent<T extends KubeObject = KubeObject> {
+  type: WatchEventType;
+  object: T | Status;
+}
+
+export interface RequestOptions {
+  signal?: AbortSignal;
+}
+
+/** CRUD, list and watch of one resource. Failures are StatusErrors (isNotFound(err), isConflict(err), …). */
+export interface ResourceClient<T extends KubeObject = KubeObject> {
+  readonly ref: ResourceRef;
+  readonly mode: ReadMode;
+  get(namespace: string | undefined, name: string, options?: RequestOptions): Promise<T>;
+  list(namespace: string | undefined, options?: ListOptions & RequestOptions): Promise<KubeList<T>>;
+  /**
+   * Lists one page, decoding the response item by item: each item is passed to onItem (after which the
+   * caller may transform or drop it) before the next is decoded, so a large list never sits in memory whole.
+   * Returns the list's metadata (resourceVersion, continue).
+   */
+  listEach(
+    namespace: string | undefined,
+    options: ListOptions & RequestOptions,
+    onItem: (item: T) => void,
+  ): Promise<ListMeta>;
+  create(namespace: string | undefined, obj: T, options?: WriteOptions & RequestOptions): Promise<T>;
+  update(obj: T, options?: WriteOptions & RequestOptions): Promise<T>;
+  patch(
+    namespace: string | undefined,
+    name: string,
+    type: PatchType,
+    patch: unknown,
+    options?: WriteOptions & RequestOptions,
+  ): Promise<T>;
+  delete(namespace: string | undefined, name: string, options?: DeleteOptions & RequestOptions): Promise<void>;
+  /**
+   * Opens a watch. Resolves once the server accepted it (HTTP errors, e.g. 429 or 410, reject with a
+   * StatusError); the events then arrive through the async iterator, which ends when the server ends the
+   * stream, and throws if the connection breaks or stays silent longer than the inactivity timeout.
+   * Aborting the signal ends it.
+   */
+  watch(namespace: string | undefined, options: WatchOptions & RequestOptions): Promise<AsyncIterable<WatchEvent<T>>>;
+}
