@@ -19,12 +19,12 @@ export interface ServerProcess {
   stop(): Promise<void>;
 }
 
-/** Starts `certkit apiserver` on a free port in a fresh data dir (or the given one). */
-export async function startServerProcess(dataDir?: string): Promise<ServerProcess> {
+/** Starts `certkit apiserver` on a free port in a fresh data dir (or the given one), with extra flags. */
+export async function startServerProcess(dataDir?: string, flags: string[] = []): Promise<ServerProcess> {
   const dir = dataDir ?? (await mkdtemp(join(tmpdir(), 'certkit-bench-')));
   const child = spawn(
     process.execPath,
-    [join(root, 'packages/cli/src/main.ts'), 'apiserver', '--data-dir', dir, '--port', '0'],
+    [join(root, 'packages/cli/src/main.ts'), 'apiserver', '--data-dir', dir, '--port', '0', ...flags],
     {
       stdio: ['ignore', 'pipe', 'inherit'],
     },
@@ -114,11 +114,21 @@ export function median(values: number[]): number {
   return sorted[Math.floor(sorted.length / 2)];
 }
 
-/** Reads a process's resident memory from /proc, in MiB. */
-export async function rssMiB(pid: number): Promise<number> {
+/** Reads a process's resident memory from /proc, in MiB: current (VmRSS) or peak (VmHWM). */
+export async function rssMiB(pid: number, which: 'VmRSS' | 'VmHWM' = 'VmRSS'): Promise<number> {
   const status = await readFile(`/proc/${pid}/status`, 'utf8');
-  const kb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
+  const kb = Number(new RegExp(`${which}:\\s+(\\d+)`).exec(status)?.[1] ?? 0);
   return kb / 1024;
+}
+
+/** Polls /readyz until it answers 200; returns the milliseconds it took. */
+export async function waitReadyz(client: Client, timeoutMs = 120_000): Promise<number> {
+  const started = performance.now();
+  while ((await client.call('GET', '/readyz')).status !== 200) {
+    if (performance.now() - started > timeoutMs) throw new Error('/readyz did not pass');
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  return performance.now() - started;
 }
 
 export async function writeResults(name: string, results: unknown, table: string): Promise<void> {

@@ -3,5 +3,6 @@ export { ensureServingCertificates, type ServingCertificates } from './security/
 export { kubeconfigYaml, writeKubeconfig } from './security/kubeconfig.ts';
 export { ensureToken } from './security/token.ts';
 export { startCompactor } from './storage/compactor.ts';
+export { EtcdStorage } from './storage/etcd.ts';
 export { SqliteStorage } from './storage/sqlite.ts';
 export type { Storage } from './storage/types.ts';

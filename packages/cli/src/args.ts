@@ -1,4 +1,5 @@
 import { parseArgs } from 'node:util';
+import { parseDuration } from './duration.ts';
 
 /** A command-line mistake: printed as one line, exit status 2. */
 export class UsageError extends Error {}
@@ -7,6 +8,18 @@ export interface ServeFlags {
   dataDir: string;
   port: number;
   host: string;
+  storage: 'sqlite' | 'etcd';
+  etcdEndpoints: string[];
+  /** kube-apiserver's --watch-cache: serve reads and watches from per-resource caches. */
+  watchCache: boolean;
+  /** kube-apiserver's --storage-initialization-timeout, in ms. */
+  storageInitializationTimeoutMs: number;
+}
+
+function parseBoolean(flag: string, value: string): boolean {
+  if (value === 'true') return true;
+  if (value === 'false') return false;
+  throw new UsageError(`--${flag} must be true or false, got ${JSON.stringify(value)}`);
 }
 
 /** Flags shared by `up` and `apiserver`. */
@@ -19,6 +32,10 @@ export function parseServeFlags(args: string[]): ServeFlags {
         'data-dir': { type: 'string', default: '.certkit' },
         port: { type: 'string', default: '6443' },
         host: { type: 'string', default: '127.0.0.1' },
+        storage: { type: 'string', default: 'sqlite' },
+        'etcd-endpoints': { type: 'string' },
+        'watch-cache': { type: 'string', default: 'true' },
+        'storage-initialization-timeout': { type: 'string', default: '1m' },
       },
       strict: true,
       allowPositionals: false,
@@ -32,5 +49,38 @@ export function parseServeFlags(args: string[]): ServeFlags {
   }
   const dataDir = String(values['data-dir']);
   if (dataDir === '') throw new UsageError('--data-dir must not be empty');
-  return { dataDir, port, host: String(values.host) };
+  const storage = String(values.storage);
+  if (storage !== 'sqlite' && storage !== 'etcd') {
+    throw new UsageError(`--storage must be sqlite or etcd, got ${JSON.stringify(storage)}`);
+  }
+  const etcdEndpoints = String(values['etcd-endpoints'] ?? '')
+    .split(',')
+    .map((e) => e.trim())
+    .filter(Boolean);
+  if (storage === 'etcd' && etcdEndpoints.length === 0) {
+    throw new UsageError('--storage etcd needs --etcd-endpoints URL[,URL...]');
+  }
+  for (const endpoint of etcdEndpoints) {
+    if (!/^https?:\/\/[^/]+$/.test(endpoint)) {
+      throw new UsageError(`--etcd-endpoints: ${JSON.stringify(endpoint)} is not a URL like http://127.0.0.1:2379`);
+    }
+  }
+  let storageInitializationTimeoutMs: number;
+  try {
+    storageInitializationTimeoutMs = parseDuration(String(values['storage-initialization-timeout']));
+  } catch (err) {
+    throw new UsageError(`--storage-initialization-timeout: ${(err as Error).message}`);
+  }
+  if (storageInitializationTimeoutMs < 0) {
+    throw new UsageError('--storage-initialization-timeout must not be negative');
+  }
+  return {
+    dataDir,
+    port,
+    host: String(values.host),
+    storage,
+    etcdEndpoints,
+    watchCache: parseBoolean('watch-cache', String(values['watch-cache'])),
+    storageInitializationTimeoutMs,
+  };
 }

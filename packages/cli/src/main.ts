@@ -12,6 +12,10 @@ flags of up and apiserver:
   --data-dir DIR   where state, certificates, the token and the kubeconfig live (default .certkit)
   --port N         port to listen on (default 6443; 0 picks a free one)
   --host ADDR      address to bind (default 127.0.0.1)
+  --storage KIND   sqlite (default, in the data dir) or etcd
+  --etcd-endpoints URL[,URL...]         etcd members, with --storage etcd
+  --watch-cache true|false              serve reads and watches from caches (default true)
+  --storage-initialization-timeout D    how long /readyz waits for the caches (default 1m)
 `;
 
 async function serve(command: string, args: string[]): Promise<void> {

@@ -3,8 +3,10 @@ import { resolve } from 'node:path';
 import {
   ApiServer,
   ensureServingCertificates,
+  EtcdStorage,
   ensureToken,
   SqliteStorage,
+  type Storage,
   startCompactor,
   writeKubeconfig,
 } from '@certkit/apiserver';
@@ -29,7 +31,11 @@ export async function startControlPlane(flags: ServeFlags): Promise<ControlPlane
   await mkdir(dataDir, { recursive: true, mode: 0o700 });
   const certificates = await ensureServingCertificates(dataDir, [flags.host]);
   const token = await ensureToken(dataDir);
-  const storage = SqliteStorage.open(resolve(dataDir, 'state.db'));
+  const storage: Storage =
+    flags.storage === 'etcd'
+      ? await EtcdStorage.connect({ endpoints: flags.etcdEndpoints })
+      : SqliteStorage.open(resolve(dataDir, 'state.db'));
+  // With several API servers on one etcd each compacts; compaction never goes backwards, so that is harmless.
   const compactor = startCompactor(storage, {});
   let server: ApiServer;
   try {
@@ -39,8 +45,10 @@ export async function startControlPlane(flags: ServeFlags): Promise<ControlPlane
       port: flags.port,
       tls: { cert: certificates.certPem, key: certificates.keyPem },
       token,
+      watchCache: flags.watchCache,
+      storageInitializationTimeoutMs: flags.storageInitializationTimeoutMs,
       log: (entry) => {
-        if (entry.level === 'error')
+        if (entry.level === 'error' || entry.level === 'warn')
           process.stderr.write(`${JSON.stringify({ time: new Date().toISOString(), ...entry })}\n`);
       },
     });

@@ -1,0 +1,295 @@
+import { Agent as HttpAgent, type ClientRequest, type IncomingMessage, request as httpRequest } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { StatusError, isStatus } from '@certkit/apimachinery';
+import packageJson from '../../package.json' with { type: 'json' };
+import { type ClientConfig, type CredentialProvider, type Credentials, credentialProviderOf } from './config.ts';
+import { type ErrorContext, errorFromResponse } from './errors.ts';
+import type { RateLimiter } from './ratelimit.ts';
+
+/**
+ * HTTP(S) to one API server, with client-go's REST-layer behaviour: every attempt first takes a token from
+ * the shared rate limiter; 429 and 5xx answers that carry Retry-After are retried after that many seconds, at
+ * most 10 times; failures become StatusErrors. One keep-alive Agent carries all requests of a client.
+ */
+
+export const USER_AGENT = `certkit/${packageJson.version} (${process.platform}/${process.arch})`;
+
+/** client-go's rest.Request maxRetries. */
+export const DEFAULT_MAX_RETRIES = 10;
+
+/** What the metrics hook learns about each HTTP exchange (each retry counts on its own, as in client-go). */
+export interface RequestInfo {
+  /** Kubernetes verb: get, list, watch, create, update, patch, delete, or the HTTP method for other paths. */
+  verb: string;
+  /** Resource, group-qualified (`secrets`, `leases.coordination.k8s.io`); '' for non-resource paths. */
+  resource: string;
+  /** HTTP status; 0 when no response arrived (connection refused, reset, aborted). */
+  code: number;
+  /** Until the response headers arrived (or the request failed). */
+  durationMs: number;
+}
+
+export type RequestHook = (info: RequestInfo) => void;
+
+export interface TransportOptions {
+  limiter: RateLimiter;
+  onRequest?: RequestHook;
+  /** Default DEFAULT_MAX_RETRIES. */
+  maxRetries?: number;
+  userAgent?: string;
+}
+
+export interface HttpRequestSpec {
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+  /** Absolute API path, e.g. `/api/v1/namespaces/default/secrets`. */
+  path: string;
+  query?: URLSearchParams;
+  /** A value to send as JSON. Encoded once; retries re-send the same bytes. */
+  body?: unknown;
+  contentType?: string;
+  accept?: string;
+  /** For metrics; defaults to the lower-cased method. */
+  verb?: string;
+  /** What is acted on, for metrics and for the wording of errors without a Status body. */
+  target?: Omit<ErrorContext, 'method'>;
+  signal?: AbortSignal;
+}
+
+type Agent = HttpAgent | HttpsAgent;
+
+/** A socket Node reused from the pool may have been closed by the server meanwhile; these say it was. */
+const STALE_SOCKET_ERRORS = new Set(['ECONNRESET', 'EPIPE', 'ECONNABORTED']);
+
+export class Transport {
+  readonly #base: URL;
+  readonly #config: ClientConfig;
+  readonly #provider: CredentialProvider;
+  readonly #options: TransportOptions;
+  readonly #maxRetries: number;
+  readonly #userAgent: string;
+  readonly #secure: boolean;
+  #agent: Agent | undefined;
+  /** The client certificate the current agent presents; a new one means a new agent. */
+  #agentCert: string | undefined;
+  #closed = false;
+
+  constructor(config: ClientConfig, options: TransportOptions) {
+    this.#base = new URL(config.server);
+    if (this.#base.protocol !== 'https:' && this.#base.protocol !== 'http:') {
+      throw new Error(`server URL must be http or https: ${config.server}`);
+    }
+    this.#secure = this.#base.protocol === 'https:';
+    this.#config = config;
+    this.#provider = credentialProviderOf(config);
+    this.#options = options;
+    this.#maxRetries = options.maxRetries ?? DEFAULT_MAX_RETRIES;
+    this.#userAgent = options.userAgent ?? USER_AGENT;
+  }
+
+  get limiter(): RateLimiter {
+    return this.#options.limiter;
+  }
+
+  /** Sends a request and decodes the JSON answer; failures reject with a StatusError. */
+  async json<T>(spec: HttpRequestSpec): Promise<T> {
+    const { response } = await this.#exchange(spec);
+    const text = await readBody(response);
+    if (!isSuccess(response.statusCode)) throw this.#error(spec, response, text);
+    if (text === '') return undefined as T;
+    const value: unknown = JSON.parse(text);
+    // client-go treats a failure Status as an error whatever the HTTP code said.
+    if (isStatus(value) && value.status === 'Failure') throw new StatusError(value);
+    return value as T;
+  }
+
+  /**
+   * Sends a request and resolves with the response once a 2xx status arrived, its body not yet read: for
+   * watches and streamed lists. The caller must consume or destroy the response.
+   */
+  async stream(spec: HttpRequestSpec): Promise<{ response: IncomingMessage; request: ClientRequest }> {
+    const exchange = await this.#exchange(spec);
+    if (!isSuccess(exchange.response.statusCode)) {
+      const text = await readBody(exchange.response);
+      throw this.#error(spec, exchange.response, text);
+    }
+    return exchange;
+  }
+
+  /** Closes every connection, watches included; later requests fail. */
+  close(): void {
+    this.#closed = true;
+    this.#agent?.destroy();
+    this.#agent = undefined;
+  }
+
+  async #exchange(spec: HttpRequestSpec): Promise<{ response: IncomingMessage; request: ClientRequest }> {
+    const body = spec.body === undefined ? undefined : Buffer.from(JSON.stringify(spec.body), 'utf8');
+    const verb = spec.verb ?? spec.method.toLowerCase();
+    const resource = spec.target?.resource
+      ? spec.target.group
+        ? `${spec.target.resource}.${spec.target.group}`
+        : spec.target.resource
+      : '';
+    let retries = 0;
+    let refreshedAfter401 = false;
+    for (;;) {
+      if (this.#closed) throw new Error('the client is closed');
+      await this.#options.limiter.take(spec.signal);
+      const dynamic = await this.#provider.get(spec.signal);
+      const started = performance.now();
+      let exchange: { response: IncomingMessage; request: ClientRequest };
+      try {
+        exchange = await this.#send(spec, body, this.#effective(dynamic));
+      } catch (err) {
+        this.#report({ verb, resource, code: 0, durationMs: performance.now() - started });
+        throw err;
+      }
+      const code = exchange.response.statusCode ?? 0;
+      this.#report({ verb, resource, code, durationMs: performance.now() - started });
+
+      if (code === 401 && !refreshedAfter401 && this.#provider.invalidate) {
+        // Expired exec or rotated file credentials: client-go only refreshes for the next request; we also
+        // retry this one once, since every request we send can be re-sent.
+        this.#provider.invalidate(dynamic);
+        refreshedAfter401 = true;
+        if ((await this.#provider.get(spec.signal)) !== dynamic) {
+          exchange.response.resume();
+          continue;
+        }
+      }
+      const retryAfter = code === 429 || code >= 500 ? retryAfterSeconds(exchange.response) : undefined;
+      if (retryAfter !== undefined && retries < this.#maxRetries) {
+        retries++;
+        exchange.response.resume();
+        await sleep(retryAfter * 1000, undefined, spec.signal ? { signal: spec.signal } : {});
+        continue;
+      }
+      return exchange;
+    }
+  }
+
+  #effective(dynamic: Credentials): Credentials {
+    return {
+      token: dynamic.token ?? this.#config.token,
+      cert: dynamic.cert ?? this.#config.cert,
+      key: dynamic.key ?? this.#config.key,
+    };
+  }
+
+  #report(info: RequestInfo): void {
+    try {
+      this.#options.onRequest?.(info);
+    } catch {
+      // A metrics hook must not fail requests.
+    }
+  }
+
+  /** One HTTP exchange up to the response headers; a stale pooled socket is retried once at once. */
+  async #send(
+    spec: HttpRequestSpec,
+    body: Buffer | undefined,
+    credentials: Credentials,
+  ): Promise<{ response: IncomingMessage; request: ClientRequest }> {
+    try {
+      return await this.#sendOnce(spec, body, credentials);
+    } catch (err) {
+      const stale = (err as { staleSocket?: boolean }).staleSocket;
+      if (!stale || spec.signal?.aborted) throw err;
+      // Go's http.Transport does the same for a request on a reused connection the server closed while idle.
+      return this.#sendOnce(spec, body, credentials);
+    }
+  }
+
+  #sendOnce(
+    spec: HttpRequestSpec,
+    body: Buffer | undefined,
+    credentials: Credentials,
+  ): Promise<{ response: IncomingMessage; request: ClientRequest }> {
+    const url = new URL(this.#base.href);
+    url.pathname = this.#base.pathname.replace(/\/+$/, '') + spec.path;
+    url.search = spec.query?.toString() ?? '';
+    const headers: Record<string, string> = {
+      Accept: spec.accept ?? 'application/json',
+      'User-Agent': this.#userAgent,
+    };
+    if (credentials.token) headers.Authorization = `Bearer ${credentials.token}`;
+    if (body) {
+      headers['Content-Type'] = spec.contentType ?? 'application/json';
+      headers['Content-Length'] = String(body.length);
+    }
+    const agent = this.#agentFor(credentials);
+    const send = this.#secure ? httpsRequest : httpRequest;
+    return new Promise((resolve, reject) => {
+      const request = send(url, {
+        method: spec.method,
+        headers,
+        agent,
+        ...(spec.signal ? { signal: spec.signal } : {}),
+      });
+      request.once('response', (response) => resolve({ response, request }));
+      // Kept for the request's whole life: destroying it later (abort, end of a watch) emits errors too.
+      request.on('error', (err: NodeJS.ErrnoException) => {
+        if (request.reusedSocket && err.code && STALE_SOCKET_ERRORS.has(err.code)) {
+          Object.assign(err, { staleSocket: true });
+        }
+        reject(err);
+      });
+      request.end(body);
+    });
+  }
+
+  /**
+   * The agent for these credentials. A changed client certificate (an exec plugin rotated it) replaces the
+   * agent and closes the old one's connections, as client-go's certificate rotation closes all connections.
+   */
+  #agentFor(credentials: Credentials): Agent {
+    const certIdentity = credentials.cert ? `${credentials.cert}\0${credentials.key ?? ''}` : undefined;
+    if (this.#agent && this.#agentCert === certIdentity) return this.#agent;
+    this.#agent?.destroy();
+    const common = { keepAlive: true, keepAliveMsecs: 30_000 };
+    if (!this.#secure) {
+      this.#agent = new HttpAgent(common);
+    } else {
+      this.#agent = new HttpsAgent({
+        ...common,
+        ...(this.#config.ca ? { ca: this.#config.ca } : {}),
+        rejectUnauthorized: !this.#config.insecureSkipTlsVerify,
+        ...(this.#config.tlsServerName ? { servername: this.#config.tlsServerName } : {}),
+        ...(credentials.cert ? { cert: credentials.cert, key: credentials.key } : {}),
+      });
+    }
+    this.#agentCert = certIdentity;
+    return this.#agent;
+  }
+
+  #error(spec: HttpRequestSpec, response: IncomingMessage, text: string): StatusError {
+    return errorFromResponse(
+      response.statusCode ?? 0,
+      text,
+      response.headers['content-type'],
+      retryAfterSeconds(response),
+      { method: spec.method, ...spec.target },
+    );
+  }
+}
+
+function isSuccess(code: number | undefined): boolean {
+  return code !== undefined && code >= 200 && code < 300;
+}
+
+/** Retry-After in whole seconds, as client-go reads it (strconv.Atoi: HTTP dates are ignored). */
+export function retryAfterSeconds(response: IncomingMessage): number | undefined {
+  const header = response.headers['retry-after'];
+  if (typeof header !== 'string' || !/^[+-]?\d+$/.test(header.trim())) return undefined;
+  return Math.max(0, Number(header.trim()));
+}
+
+export function readBody(response: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    response.on('data', (chunk: Buffer) => chunks.push(chunk));
+    response.once('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    response.on('error', reject);
+  });
+}

@@ -1,0 +1,187 @@
+import type { RateLimiter } from '../workqueue/ratelimiter.ts';
+import { RateLimitingQueue } from '../workqueue/rate-limiting-queue.ts';
+import { describeError, jsonLogger, type Logger } from './log.ts';
+import {
+  ControllerMetrics,
+  defaultRegistry,
+  workqueueMetrics,
+  type MetricsRegistry,
+  type ReconcileResult,
+} from './metrics.ts';
+
+/**
+ * controller-runtime's controller (`pkg/internal/controller`): a rate-limiting queue of request keys and up
+ * to `maxConcurrentReconciles` workers calling `reconcile`. The queue guarantees one object is never
+ * reconciled by two workers at once; the result decides what happens to the key next.
+ */
+
+/** What to reconcile: an object's namespace (absent for cluster-scoped objects) and name. */
+export interface Request {
+  namespace?: string;
+  name: string;
+}
+
+export interface Result {
+  /** Reconcile again after this many milliseconds (the backoff is reset). */
+  requeueAfter?: number;
+  /** Reconcile again after the rate limiter's backoff. */
+  requeue?: boolean;
+}
+
+/**
+ * Reconciles one object. `signal` aborts when the controller stops; a reconcile should give up soon after,
+ * since the controller waits for in-flight reconciles before it reports stopped.
+ */
+export type Reconciler = (request: Request, signal: AbortSignal) => Promise<Result | void> | Result | void;
+
+/** An error that retrying cannot fix (controller-runtime's `reconcile.TerminalError`): counted, logged, not requeued. */
+export class TerminalError extends Error {
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = 'TerminalError';
+  }
+}
+
+export interface ControllerOptions {
+  /** Names the controller in logs and metrics; must be unique in a manager. */
+  name: string;
+  reconcile: Reconciler;
+  /** Default 1, as controller-runtime. */
+  maxConcurrentReconciles?: number;
+  /** Default: client-go's `DefaultTypedControllerRateLimiter` (5 ms → 1000 s per item, 10 qps / burst 100). */
+  rateLimiter?: RateLimiter<string>;
+  /** Default true: controllers only run while their manager holds the leader lease. */
+  needLeaderElection?: boolean;
+  metrics?: MetricsRegistry;
+  /** Default: errors as JSON lines on stderr. */
+  log?: Logger;
+}
+
+/** `namespace/name`, or `name` for cluster-scoped objects (client-go's `MetaNamespaceKeyFunc`). */
+export function requestKey(request: Request): string {
+  return request.namespace ? `${request.namespace}/${request.name}` : request.name;
+}
+
+/** The inverse of `requestKey`; names and namespaces cannot contain `/`. */
+export function parseRequestKey(key: string): Request {
+  const slash = key.indexOf('/');
+  return slash < 0 ? { name: key } : { namespace: key.slice(0, slash), name: key.slice(slash + 1) };
+}
+
+export class Controller {
+  readonly name: string;
+  readonly needLeaderElection: boolean;
+  readonly maxConcurrentReconciles: number;
+  /** Keys are request keys; exposed for event handlers that need addAfter/addRateLimited directly. */
+  readonly queue: RateLimitingQueue<string>;
+  private readonly reconciler: Reconciler;
+  private readonly metrics: ControllerMetrics;
+  private readonly log: Logger;
+  private started = false;
+
+  constructor(options: ControllerOptions) {
+    const max = options.maxConcurrentReconciles ?? 1;
+    if (!Number.isInteger(max) || max < 1)
+      throw new Error('maxConcurrentReconciles must be a positive integer');
+    this.name = options.name;
+    this.reconciler = options.reconcile;
+    this.maxConcurrentReconciles = max;
+    this.needLeaderElection = options.needLeaderElection ?? true;
+    this.log = options.log ?? jsonLogger();
+    const registry = options.metrics ?? defaultRegistry;
+    this.metrics = new ControllerMetrics(registry);
+    this.metrics.init(this.name, max);
+    // Created up front so event handlers may enqueue before the controller starts (e.g. while it waits
+    // for leadership); the backlog is processed once it does.
+    this.queue = new RateLimitingQueue<string>({
+      rateLimiter: options.rateLimiter,
+      metrics: workqueueMetrics(registry, this.name),
+    });
+  }
+
+  /** Queues a request; requests for the same object collapse until a worker takes it. */
+  enqueue(request: Request): void {
+    this.queue.add(requestKey(request));
+  }
+
+  /** Queues a request after a delay (an earlier pending time for the same object wins). */
+  enqueueAfter(request: Request, ms: number): void {
+    this.queue.addAfter(requestKey(request), ms);
+  }
+
+  /**
+   * Runs the workers until `signal` aborts, then stops taking work and resolves once in-flight reconciles
+   * have finished. A controller runs once: its queue is shut down when it stops.
+   */
+  async start(signal: AbortSignal): Promise<void> {
+    if (this.started) throw new Error(`controller ${this.name} was started more than once`);
+    this.started = true;
+    const stop = () => this.queue.shutDown();
+    if (signal.aborted) stop();
+    else signal.addEventListener('abort', stop, { once: true });
+    this.log({
+      level: 'info',
+      msg: 'Starting workers',
+      controller: this.name,
+      workerCount: this.maxConcurrentReconciles,
+    });
+    const workers = Array.from({ length: this.maxConcurrentReconciles }, () => this.worker(signal));
+    await Promise.all(workers);
+    signal.removeEventListener('abort', stop);
+    this.log({ level: 'info', msg: 'All workers finished', controller: this.name });
+  }
+
+  private async worker(signal: AbortSignal): Promise<void> {
+    for (;;) {
+      const key = await this.queue.get();
+      if (key === undefined) return;
+      try {
+        // After stop, the backlog drains without reconciling: the reconcile's signal is already aborted.
+        if (!signal.aborted) await this.reconcileHandler(key, signal);
+      } finally {
+        this.queue.done(key);
+      }
+    }
+  }
+
+  private async reconcileHandler(key: string, signal: AbortSignal): Promise<void> {
+    const controller = this.name;
+    const request = parseRequestKey(key);
+    const started = performance.now();
+    this.metrics.activeWorkers.inc({ controller });
+    let outcome: ReconcileResult;
+    try {
+      // Inside try: a reconciler that throws synchronously is handled like one that rejects.
+      const result = (await this.reconciler(request, signal)) ?? {};
+      if (result.requeueAfter !== undefined && result.requeueAfter > 0) {
+        this.queue.forget(key);
+        this.queue.addAfter(key, result.requeueAfter);
+        outcome = 'requeue_after';
+      } else if (result.requeue) {
+        this.queue.addRateLimited(key);
+        outcome = 'requeue';
+      } else {
+        this.queue.forget(key);
+        outcome = 'success';
+      }
+    } catch (err) {
+      outcome = 'error';
+      this.metrics.reconcileErrors.inc({ controller });
+      const terminal = err instanceof TerminalError;
+      // No forget on error: the backoff keeps growing until a reconcile succeeds.
+      if (!terminal) this.queue.addRateLimited(key);
+      this.log({
+        level: 'error',
+        msg: terminal ? 'Reconciler error (terminal, not requeued)' : 'Reconciler error',
+        controller,
+        namespace: request.namespace,
+        name: request.name,
+        error: describeError(err),
+      });
+    } finally {
+      this.metrics.activeWorkers.dec({ controller });
+      this.metrics.reconcileTime.observe({ controller }, (performance.now() - started) / 1000);
+    }
+    this.metrics.reconcileTotal.inc({ controller, result: outcome });
+  }
+}

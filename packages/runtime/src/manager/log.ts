@@ -1,0 +1,39 @@
+/**
+ * Structured logs: one JSON object per line, quiet by default (errors only), as DESIGN.md asks. A Logger is
+ * a plain function so tests can capture entries and programs can forward them anywhere.
+ */
+
+export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
+
+export interface LogEntry {
+  level: LogLevel;
+  msg: string;
+  [field: string]: unknown;
+}
+
+export type Logger = (entry: LogEntry) => void;
+
+const rank: Record<LogLevel, number> = { debug: 0, info: 1, warn: 2, error: 3 };
+
+/** Writes entries at `minLevel` or above to `out` (stderr by default) as JSON lines with a timestamp. */
+export function jsonLogger(
+  minLevel: LogLevel = 'error',
+  out: { write(s: string): unknown } = process.stderr,
+): Logger {
+  return (entry) => {
+    if (rank[entry.level] < rank[minLevel]) return;
+    out.write(`${JSON.stringify({ ts: new Date().toISOString(), ...entry }, errorReplacer)}\n`);
+  };
+}
+
+export const silentLogger: Logger = () => {};
+
+/** Errors serialise as `{}` by default; keep their message and stack. */
+function errorReplacer(_key: string, value: unknown): unknown {
+  return value instanceof Error ? { message: value.message, stack: value.stack } : value;
+}
+
+/** An error's message for a log field, whatever was thrown. */
+export function describeError(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}

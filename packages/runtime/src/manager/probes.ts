@@ -1,0 +1,124 @@
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { describeError } from './log.ts';
+import { PROMETHEUS_CONTENT_TYPE, type MetricsRegistry } from './metrics.ts';
+
+/**
+ * The manager's HTTP endpoints: `/healthz`, `/readyz` (kube-style checks, `?verbose` lists them) and
+ * `/metrics` (Prometheus text).
+ */
+
+/** A named health check: passes unless it throws or rejects. */
+export type Check = () => void | Promise<void>;
+
+export interface BindAddress {
+  /** Undefined binds every interface, as Go's `:8080` does. */
+  host: string | undefined;
+  port: number;
+}
+
+/**
+ * Parses a controller-runtime style bind address: `host:port`, `:port`, `[v6]:port`; `0` disables the
+ * endpoint (returns undefined). `host:0` picks a free port.
+ */
+export function parseBindAddress(address: string): BindAddress | undefined {
+  if (address === '0' || address === '') return undefined;
+  const m = /^(?:\[([^\]]+)\]|([^:]*)):(\d+)$/.exec(address);
+  if (!m) throw new Error(`invalid bind address ${JSON.stringify(address)}: want host:port, :port or 0`);
+  const host = m[1] ?? m[2];
+  const port = Number(m[3]);
+  if (port > 65535) throw new Error(`invalid bind address ${JSON.stringify(address)}: port out of range`);
+  return { host: host || undefined, port };
+}
+
+export interface ProbeServerOptions {
+  address: BindAddress;
+  metrics: MetricsRegistry;
+  healthz: ReadonlyMap<string, Check>;
+  readyz: ReadonlyMap<string, Check>;
+}
+
+export interface ProbeServer {
+  /** `http://host:port`, with the port actually bound. */
+  url: string;
+  close(): Promise<void>;
+}
+
+export async function startProbeServer(options: ProbeServerOptions): Promise<ProbeServer> {
+  const server = createServer((req, res) => {
+    handle(req, res, options).catch((err) => {
+      if (!res.headersSent) res.writeHead(500, { 'Content-Type': 'text/plain; charset=utf-8' });
+      res.end(describeError(err));
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.address.port, options.address.host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const addr = server.address() as AddressInfo;
+  const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
+  return {
+    url: `http://${host}:${addr.port}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        // Scrapers keep connections alive; they must not hold shutdown open.
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+async function handle(req: IncomingMessage, res: ServerResponse, options: ProbeServerOptions): Promise<void> {
+  const url = new URL(req.url ?? '/', 'http://probe');
+  if (req.method !== 'GET' && req.method !== 'HEAD') {
+    res.writeHead(405, { Allow: 'GET, HEAD' }).end();
+    return;
+  }
+  if (url.pathname === '/metrics') {
+    res.writeHead(200, { 'Content-Type': PROMETHEUS_CONTENT_TYPE }).end(options.metrics.render());
+    return;
+  }
+  const m = /^\/(healthz|readyz)(?:\/(.+))?$/.exec(url.pathname);
+  if (!m) {
+    res.writeHead(404, { 'Content-Type': 'text/plain; charset=utf-8' }).end('404 page not found\n');
+    return;
+  }
+  const kind = m[1];
+  const all = kind === 'healthz' ? options.healthz : options.readyz;
+  let checks = [...all];
+  if (m[2] !== undefined) {
+    checks = checks.filter(([name]) => name === m[2]);
+    if (checks.length === 0) {
+      res.writeHead(404, { 'Content-Type': 'text/plain; charset=utf-8' }).end('404 page not found\n');
+      return;
+    }
+  }
+  const results = await Promise.all(
+    checks.map(async ([name, check]) => {
+      try {
+        await check();
+        return { name, ok: true, reason: '' };
+      } catch (err) {
+        return { name, ok: false, reason: describeError(err) };
+      }
+    }),
+  );
+  const failed = results.some((r) => !r.ok);
+  // kube's healthz format: terse "ok" unless verbose or failing; reasons are withheld from callers.
+  let body: string;
+  if (!failed && !url.searchParams.has('verbose')) body = 'ok';
+  else {
+    const lines = results.map((r) => (r.ok ? `[+]${r.name} ok` : `[-]${r.name} failed: reason withheld`));
+    lines.push(failed ? `${kind} check failed` : `${kind} check passed`);
+    body = `${lines.join('\n')}\n`;
+  }
+  res
+    .writeHead(failed ? 500 : 200, {
+      'Content-Type': 'text/plain; charset=utf-8',
+      'X-Content-Type-Options': 'nosniff',
+    })
+    .end(body);
+}
