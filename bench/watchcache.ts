@@ -6,7 +6,16 @@ import type { Storage } from '../packages/apiserver/src/storage/types.ts';
 import { EtcdStorage } from '../packages/apiserver/src/storage/etcd.ts';
 import { SqliteStorage } from '../packages/apiserver/src/storage/sqlite.ts';
 import { etcdAvailable, startEtcd } from '../packages/apiserver/src/testing/etcd.ts';
-import { Client, median, rssMiB, type ServerProcess, startServerProcess, throughput, waitReadyz, writeResults } from './lib.ts';
+import {
+  Client,
+  median,
+  rssMiB,
+  type ServerProcess,
+  startServerProcess,
+  throughput,
+  waitReadyz,
+  writeResults,
+} from './lib.ts';
 
 /**
  * The watch cache against the same data with and without it (--watch-cache=false), in one run:
@@ -43,7 +52,13 @@ async function seed(storage: Storage): Promise<void> {
       JSON.stringify({
         apiVersion: 'v1',
         kind: 'Secret',
-        metadata: { name, namespace: 'bulk', uid: `uid-${i}`, creationTimestamp: now, labels: { app: 'bench' } },
+        metadata: {
+          name,
+          namespace: 'bulk',
+          uid: `uid-${i}`,
+          creationTimestamp: now,
+          labels: { app: 'bench' },
+        },
         type: 'Opaque',
         data,
       }),
@@ -53,12 +68,19 @@ async function seed(storage: Storage): Promise<void> {
 
 async function cacheInitSeconds(client: Client): Promise<number> {
   const text = (await client.call('GET', '/metrics')).text;
-  const m = /apiserver_watch_cache_initialization_duration_seconds\{resource="secrets"\} ([\d.e-]+)/.exec(text);
+  const m = /apiserver_watch_cache_initialization_duration_seconds\{resource="secrets"\} ([\d.e-]+)/.exec(
+    text,
+  );
   return m ? Number(m[1]) : 0;
 }
 
 /** Opens a watch and counts event lines without parsing them (the client must not be the bottleneck). */
-function countingWatch(server: ServerProcess, agent: Client['agent'], path: string, onEvents: (n: number) => void) {
+function countingWatch(
+  server: ServerProcess,
+  agent: Client['agent'],
+  path: string,
+  onEvents: (n: number) => void,
+) {
   return new Promise<() => void>((resolve, reject) => {
     const req = request(
       `${server.url}${path}`,
@@ -103,12 +125,18 @@ async function runMode(label: string, dataDir: string, flags: string[]): Promise
     let listedItems = 0;
     for (let i = 0; i < 7; i++) {
       const started = performance.now();
-      const res = await client.call('GET', '/api/v1/namespaces/bulk/secrets?resourceVersion=0', undefined, accept);
+      const res = await client.call(
+        'GET',
+        '/api/v1/namespaces/bulk/secrets?resourceVersion=0',
+        undefined,
+        accept,
+      );
       times.push(performance.now() - started);
       listedItems = (JSON.parse(res.text).items as unknown[]).length;
     }
 
-    const rv = JSON.parse((await client.call('GET', '/api/v1/namespaces/events/configmaps')).text).metadata.resourceVersion;
+    const rv = JSON.parse((await client.call('GET', '/api/v1/namespaces/events/configmaps')).text).metadata
+      .resourceVersion;
     const watchAgent = new Client(server, WATCHERS + 10).agent;
     const rssBeforeWatchersMiB = await rssMiB(server.pid);
     let deliveries = 0;
@@ -121,11 +149,17 @@ async function runMode(label: string, dataDir: string, flags: string[]): Promise
     const closers: (() => void)[] = [];
     for (let i = 0; i < WATCHERS; i++) {
       closers.push(
-        await countingWatch(server, watchAgent, `/api/v1/namespaces/events/configmaps?watch=true&resourceVersion=${rv}`, (n) => {
-          deliveries += n;
-          perWatcher[i] += n;
-          if (perWatcher[i] >= EVENTS && perWatcher[i] - n < EVENTS && ++doneWatchers === WATCHERS) allDone();
-        }),
+        await countingWatch(
+          server,
+          watchAgent,
+          `/api/v1/namespaces/events/configmaps?watch=true&resourceVersion=${rv}`,
+          (n) => {
+            deliveries += n;
+            perWatcher[i] += n;
+            if (perWatcher[i] >= EVENTS && perWatcher[i] - n < EVENTS && ++doneWatchers === WATCHERS)
+              allDone();
+          },
+        ),
       );
     }
     const started = performance.now();
@@ -225,7 +259,8 @@ try {
     initialisation: init,
     targets: { listMetadataMs: 150, watchSeconds: 5, memoryGrowthMiB: 100 },
   };
-  const fmt = (v: number | null, unit: string) => (v === null ? `timed out (>${WATCH_TIMEOUT_MS / 1000} s)` : `${v} ${unit}`);
+  const fmt = (v: number | null, unit: string) =>
+    v === null ? `timed out (>${WATCH_TIMEOUT_MS / 1000} s)` : `${v} ${unit}`;
   const table = [
     '| measure | watch cache | no cache | cache / no cache | target |',
     '|---|---|---|---|---|',
@@ -236,7 +271,9 @@ try {
     '',
     '| cache initialisation over 30,000 Secrets | cache init | /readyz ok after listen | peak RSS |',
     '|---|---|---|---|',
-    ...init.map((i) => `| ${i.storage} | ${i.cacheInitSeconds} s | ${i.readyAfterListenMs} ms | ${i.peakRssMiB} MiB |`),
+    ...init.map(
+      (i) => `| ${i.storage} | ${i.cacheInitSeconds} s | ${i.readyAfterListenMs} ms | ${i.peakRssMiB} MiB |`,
+    ),
   ].join('\n');
   await writeResults('watchcache', results, table);
 } finally {

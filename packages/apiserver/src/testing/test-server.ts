@@ -7,6 +7,8 @@ import { ensureServingCertificates } from '../security/certificates.ts';
 import { writeKubeconfig } from '../security/kubeconfig.ts';
 import { ensureToken } from '../security/token.ts';
 import { SqliteStorage } from '../storage/sqlite.ts';
+import type { Storage } from '../storage/types.ts';
+import type { WatchCacheOptions } from '../watchcache/cache.ts';
 
 /**
  * A real API server for tests: HTTPS with a generated CA, bearer token and a kubeconfig, over SQLite in a
@@ -46,8 +48,12 @@ export interface TestServerOptions {
   watchCache?: boolean;
   /** Watch cache history bounds, to make 410s reachable in tests. */
   maxHistory?: number;
+  /** Other watch cache tuning (e.g. a shorter relist delay). */
+  watchCacheOptions?: WatchCacheOptions;
   /** Fills storage before the server starts (e.g. thousands of objects for initialisation tests). */
-  seed?: (storage: SqliteStorage) => Promise<void>;
+  seed?: (storage: Storage) => Promise<void>;
+  /** Opens the storage (default: SQLite in the data dir); called again on restart. */
+  openStorage?: (dataDir: string) => Promise<Storage>;
   /** Wait for /readyz before returning (default true). */
   waitReady?: boolean;
 }
@@ -57,7 +63,9 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
   const certificates = await ensureServingCertificates(dataDir, ['127.0.0.1']);
   const token = await ensureToken(dataDir);
   const kubeconfigPath = join(dataDir, 'kubeconfig');
-  let storage = SqliteStorage.open(join(dataDir, 'state.db'));
+  const openStorage =
+    options.openStorage ?? (async (dir: string) => SqliteStorage.open(join(dir, 'state.db')));
+  let storage = await openStorage(dataDir);
   await options.seed?.(storage);
   const startServer = (port: number) =>
     ApiServer.start({
@@ -67,7 +75,10 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
       tls: { cert: certificates.certPem, key: certificates.keyPem },
       token,
       watchCache: options.watchCache ?? true,
-      watchCacheOptions: options.maxHistory ? { maxHistory: options.maxHistory, minHistory: 1 } : undefined,
+      watchCacheOptions: {
+        ...options.watchCacheOptions,
+        ...(options.maxHistory ? { maxHistory: options.maxHistory, minHistory: 1 } : {}),
+      },
       log: (e) => {
         if (e.level === 'error') console.error('apiserver:', e);
       },
@@ -118,7 +129,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     async restart() {
       await server.close();
       await storage.close();
-      storage = SqliteStorage.open(join(dataDir, 'state.db'));
+      storage = await openStorage(dataDir);
       server = await startServer(port);
       await waitReady(server);
       result.server = server;

@@ -38,7 +38,10 @@ export interface CacheEvent {
   at: number;
 }
 
-/** Receives the cache's events; a listener that throws is removed. */
+/**
+ * Receives the cache's events; a listener that throws is removed. A listener may see an event twice (once from
+ * the history replay at subscription, once from the dispatch that follows) and must skip revisions it has seen.
+ */
 export interface CacheListener {
   event(event: CacheEvent): void;
   /** The cache lost its storage watch (or stopped): the listener must end; it will not hear more. */
@@ -68,6 +71,9 @@ export class WatchCache {
   private history: CacheEvent[] = [];
   private historyStart = 0;
   private readonly listeners = new Set<CacheListener>();
+  /** Events recorded but not yet delivered to listeners (see dispatch). */
+  private pending: CacheEvent[] = [];
+  private dispatchScheduled = false;
   private readonly revisionWaiters = new Set<{ revision: number; resolve: () => void }>();
   private readonly options: Required<WatchCacheOptions>;
   private closeWatch: (() => void) | undefined;
@@ -171,6 +177,7 @@ export class WatchCache {
     this.oldest = revision;
     this.history = [];
     this.historyStart = 0;
+    this.pending = [];
     this.wakeWaiters();
   }
 
@@ -216,15 +223,30 @@ export class WatchCache {
     const event: CacheEvent = { type, revision: ev.revision, current, previous, at: this.options.now() };
     this.current = ev.revision;
     this.record(event);
+    this.pending.push(event);
+    if (!this.dispatchScheduled) {
+      this.dispatchScheduled = true;
+      setImmediate(() => this.dispatch());
+    }
+    this.wakeWaiters();
+  }
+
+  /**
+   * Delivers the events that arrived since the last dispatch, all in one tick: a watcher then writes them as
+   * one chunk (one TLS record) instead of one per event, which is what lets a thousand watchers keep up.
+   */
+  private dispatch(): void {
+    this.dispatchScheduled = false;
+    const batch = this.pending;
+    this.pending = [];
     for (const l of this.listeners) {
       try {
-        l.event(event);
-        this.eventsDispatched++;
+        for (const event of batch) l.event(event);
+        this.eventsDispatched += batch.length;
       } catch {
         this.listeners.delete(l);
       }
     }
-    this.wakeWaiters();
   }
 
   /** Appends to the history, dropping events beyond the count bound or (above the minimum) the age bound. */

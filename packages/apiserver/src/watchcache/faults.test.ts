@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
-import type { SqliteStorage } from '../storage/sqlite.ts';
+import type { Storage } from '../storage/types.ts';
 import { startTestServer, type TestServer } from '../testing/test-server.ts';
 import { openWatch } from '../testing/watch-client.ts';
 
@@ -11,7 +11,7 @@ import { openWatch } from '../testing/watch-client.ts';
 
 const SECRETS = 30_000;
 
-async function seedSecrets(storage: SqliteStorage): Promise<void> {
+async function seedSecrets(storage: Storage): Promise<void> {
   const now = new Date().toISOString().slice(0, 19) + 'Z';
   await storage.create(
     '/registry/core/namespaces/bulk',
@@ -31,7 +31,13 @@ async function seedSecrets(storage: SqliteStorage): Promise<void> {
       JSON.stringify({
         apiVersion: 'v1',
         kind: 'Secret',
-        metadata: { name, namespace: 'bulk', uid: `uid-${i}`, creationTimestamp: now, labels: { shard: String(i % 10) } },
+        metadata: {
+          name,
+          namespace: 'bulk',
+          uid: `uid-${i}`,
+          creationTimestamp: now,
+          labels: { shard: String(i % 10) },
+        },
         type: 'Opaque',
         data,
       }),
@@ -85,12 +91,19 @@ describe('a server starting over 30,000 Secrets', () => {
     }
     const verbose = await t.fetch('GET', '/readyz?verbose', { anonymous: true });
     assert.match(verbose.text, /\[\+\]poststarthook\/storage-readiness ok/);
-    const all = await t.fetch('GET', '/api/v1/namespaces/bulk/secrets?resourceVersion=0&labelSelector=shard%3D3', {
-      headers: { Accept: 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1' },
-    });
+    const all = await t.fetch(
+      'GET',
+      '/api/v1/namespaces/bulk/secrets?resourceVersion=0&labelSelector=shard%3D3',
+      {
+        headers: { Accept: 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1' },
+      },
+    );
     assert.equal(all.status, 200);
     assert.equal(all.json.items.length, SECRETS / 10);
-    const w = await openWatch(t, '/api/v1/namespaces/bulk/secrets?watch=true&resourceVersion=' + all.json.metadata.resourceVersion);
+    const w = await openWatch(
+      t,
+      '/api/v1/namespaces/bulk/secrets?watch=true&resourceVersion=' + all.json.metadata.resourceVersion,
+    );
     assert.equal(w.status, 200);
     w.close();
   });
@@ -126,18 +139,25 @@ for (const watchCache of [true, false]) {
       t = await startTestServer({ watchCache, maxHistory: 50 });
       await t.fetch('POST', '/api/v1/namespaces', { body: { metadata: { name: 'behind' } } });
       for (let i = 0; i < 10; i++) {
-        await t.fetch('POST', '/api/v1/namespaces/behind/configmaps', { body: { metadata: { name: `c-${i}` } } });
+        await t.fetch('POST', '/api/v1/namespaces/behind/configmaps', {
+          body: { metadata: { name: `c-${i}` } },
+        });
       }
       const first = await t.fetch('GET', '/api/v1/namespaces/behind/configmaps');
       const seen = first.json.metadata.resourceVersion;
       // While the watcher is away: more changes than the history holds, and a compaction of storage.
       for (let i = 10; i < 80; i++) {
-        await t.fetch('POST', '/api/v1/namespaces/behind/configmaps', { body: { metadata: { name: `c-${i}` } } });
+        await t.fetch('POST', '/api/v1/namespaces/behind/configmaps', {
+          body: { metadata: { name: `c-${i}` } },
+        });
       }
       for (let i = 0; i < 5; i++) await t.fetch('DELETE', `/api/v1/namespaces/behind/configmaps/c-${i}`);
       await t.server.storage.compact(await t.server.storage.currentRevision());
 
-      const resumed = await openWatch(t, `/api/v1/namespaces/behind/configmaps?watch=true&resourceVersion=${seen}`);
+      const resumed = await openWatch(
+        t,
+        `/api/v1/namespaces/behind/configmaps?watch=true&resourceVersion=${seen}`,
+      );
       const [event] = await resumed.waitFor(1);
       await resumed.ended;
       assert.equal(event.type, 'ERROR');

@@ -191,6 +191,7 @@ class CacheWatcher implements CacheListener {
 
   event(event: CacheEvent): void {
     if (event.revision <= this.after) return;
+    this.after = event.revision;
     if (this.prefix && !event.current.key.startsWith(this.prefix)) return;
     let type: CacheEventType | undefined;
     let object = event.current;

@@ -31,7 +31,8 @@ export function errorFromResponse(
     return new StatusError(status.code ? status : { ...status, code });
   }
   const isJson = (contentType ?? '').toLowerCase().includes('json');
-  const serverMessage = body.length > MAX_UNSTRUCTURED_BODY ? body.slice(0, MAX_UNSTRUCTURED_BODY) : body.trim();
+  const serverMessage =
+    body.length > MAX_UNSTRUCTURED_BODY ? body.slice(0, MAX_UNSTRUCTURED_BODY) : body.trim();
   return genericServerResponse(code, context, serverMessage, retryAfterSeconds, !isJson);
 }
 
@@ -135,7 +136,9 @@ export function genericServerResponse(
       group: context.group ?? '',
       kind: context.resource ?? '',
       ...(context.name ? { name: context.name } : {}),
-      ...(unexpectedResponse ? { causes: [{ reason: 'UnexpectedServerResponse', message: serverMessage }] } : {}),
+      ...(unexpectedResponse
+        ? { causes: [{ reason: 'UnexpectedServerResponse', message: serverMessage }] }
+        : {}),
       ...(retryAfterSeconds ? { retryAfterSeconds } : {}),
     },
   };

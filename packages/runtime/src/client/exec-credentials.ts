@@ -48,7 +48,8 @@ interface ExecCredentialStatus {
 
 /** Checks what client-go's kubeconfig validation and exec.newAuthenticator check before ever running it. */
 export function validateExecConfig(exec: ExecConfig, user: string): void {
-  if (!exec.command) throw new Error(`command must be specified for ${user} to use exec authentication plugin`);
+  if (!exec.command)
+    throw new Error(`command must be specified for ${user} to use exec authentication plugin`);
   if (!EXEC_API_VERSIONS.includes(exec.apiVersion)) {
     throw new Error(`exec plugin: invalid apiVersion ${JSON.stringify(exec.apiVersion ?? '')}`);
   }
@@ -102,7 +103,10 @@ export function execCredentials(exec: ExecConfig, options: ExecCredentialsOption
   };
 }
 
-async function runPlugin(exec: ExecConfig, cluster: ExecClusterInfo | undefined): Promise<ExecCredentialStatus> {
+async function runPlugin(
+  exec: ExecConfig,
+  cluster: ExecClusterInfo | undefined,
+): Promise<ExecCredentialStatus> {
   const execInfo = {
     apiVersion: exec.apiVersion,
     kind: 'ExecCredential',

@@ -3,7 +3,12 @@ import { homedir } from 'node:os';
 import { delimiter, dirname, isAbsolute, join, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import type { ClientConfig } from './config.ts';
-import { type ExecClusterInfo, type ExecConfig, execCredentials, validateExecConfig } from './exec-credentials.ts';
+import {
+  type ExecClusterInfo,
+  type ExecConfig,
+  execCredentials,
+  validateExecConfig,
+} from './exec-credentials.ts';
 import { tokenFileCredentials } from './token-file.ts';
 
 /**
@@ -79,7 +84,8 @@ async function kubeconfigFiles(options: LoadKubeconfigOptions): Promise<string[]
   if (list.length > 0) {
     const existing: string[] = [];
     for (const file of list) if (await isFile(file)) existing.push(resolve(file));
-    if (existing.length === 0) throw new Error(`none of the kubeconfig files in KUBECONFIG exist: ${list.join(', ')}`);
+    if (existing.length === 0)
+      throw new Error(`none of the kubeconfig files in KUBECONFIG exist: ${list.join(', ')}`);
     return [...new Set(existing)];
   }
   const home = env.HOME || homedir();
@@ -111,7 +117,8 @@ async function mergeFiles(files: string[]): Promise<MergedKubeconfig> {
     if (typeof doc !== 'object' || Array.isArray(doc)) throw new Error(`kubeconfig ${file}: not a mapping`);
     const config = doc as Record<string, unknown>;
     const current = config['current-context'];
-    if (!merged.currentContext && typeof current === 'string' && current !== '') merged.currentContext = current;
+    if (!merged.currentContext && typeof current === 'string' && current !== '')
+      merged.currentContext = current;
     collect(merged.clusters, config.clusters, 'cluster', file);
     collect(merged.users, config.users, 'user', file);
     collect(merged.contexts, config.contexts, 'context', file);
@@ -129,10 +136,14 @@ function collect<T>(into: Map<string, Named<T>>, list: unknown, field: string, f
   }
 }
 
-async function resolveContext(config: MergedKubeconfig, requested: string | undefined): Promise<ClientConfig> {
+async function resolveContext(
+  config: MergedKubeconfig,
+  requested: string | undefined,
+): Promise<ClientConfig> {
   const where = config.files.join(', ');
   const contextName = requested ?? config.currentContext;
-  if (!contextName) throw new Error(`kubeconfig ${where}: no current-context is set and no context was given`);
+  if (!contextName)
+    throw new Error(`kubeconfig ${where}: no current-context is set and no context was given`);
   const context = config.contexts.get(contextName);
   if (!context) throw new Error(`context "${contextName}" not found in ${where}`);
   const { cluster: clusterName, user: userName, namespace } = context.value;
@@ -140,7 +151,8 @@ async function resolveContext(config: MergedKubeconfig, requested: string | unde
   const cluster = config.clusters.get(clusterName);
   if (!cluster) throw new Error(`cluster "${clusterName}" of context "${contextName}" not found in ${where}`);
   const user = userName ? config.users.get(userName) : undefined;
-  if (userName && !user) throw new Error(`user "${userName}" of context "${contextName}" not found in ${where}`);
+  if (userName && !user)
+    throw new Error(`user "${userName}" of context "${contextName}" not found in ${where}`);
 
   const result = await clusterConfig(clusterName, cluster);
   if (user) await applyUser(result, userName!, user, cluster.value);
@@ -148,9 +160,13 @@ async function resolveContext(config: MergedKubeconfig, requested: string | unde
   return result;
 }
 
-async function clusterConfig(name: string, { value: cluster, file }: Named<RawCluster>): Promise<ClientConfig> {
+async function clusterConfig(
+  name: string,
+  { value: cluster, file }: Named<RawCluster>,
+): Promise<ClientConfig> {
   if (!cluster.server) throw new Error(`cluster "${name}" in ${file} has no server`);
-  if (!URL.canParse(cluster.server)) throw new Error(`cluster "${name}" in ${file}: server is not a URL: ${cluster.server}`);
+  if (!URL.canParse(cluster.server))
+    throw new Error(`cluster "${name}" in ${file}: server is not a URL: ${cluster.server}`);
   if (cluster['proxy-url']) {
     // Failing loudly beats connecting directly and timing out somewhere behind a proxy.
     throw new Error(`cluster "${name}" in ${file}: proxy-url is not supported`);
@@ -164,7 +180,10 @@ async function clusterConfig(name: string, { value: cluster, file }: Named<RawCl
   );
   if (ca) config.ca = ca;
   if (cluster['insecure-skip-tls-verify']) {
-    if (ca) throw new Error(`cluster "${name}" in ${file}: specifying a root certificates file with the insecure flag is not allowed`);
+    if (ca)
+      throw new Error(
+        `cluster "${name}" in ${file}: specifying a root certificates file with the insecure flag is not allowed`,
+      );
     config.insecureSkipTlsVerify = true;
   }
   if (cluster['tls-server-name']) config.tlsServerName = cluster['tls-server-name'];
@@ -182,10 +201,26 @@ async function applyUser(
       `user "${name}" in ${file}: auth-provider "${user['auth-provider'].name ?? ''}" is not supported; use an exec credential plugin`,
     );
   }
-  const cert = await dataOrFile(user['client-certificate-data'], user['client-certificate'], file, `client-certificate of user "${name}"`);
-  const key = await dataOrFile(user['client-key-data'], user['client-key'], file, `client-key of user "${name}"`);
-  if (cert && !key) throw new Error(`client-key-data or client-key must be specified for ${name} to use the clientCert authentication method`);
-  if (key && !cert) throw new Error(`client-certificate-data or client-certificate must be specified for ${name} to use the clientCert authentication method`);
+  const cert = await dataOrFile(
+    user['client-certificate-data'],
+    user['client-certificate'],
+    file,
+    `client-certificate of user "${name}"`,
+  );
+  const key = await dataOrFile(
+    user['client-key-data'],
+    user['client-key'],
+    file,
+    `client-key of user "${name}"`,
+  );
+  if (cert && !key)
+    throw new Error(
+      `client-key-data or client-key must be specified for ${name} to use the clientCert authentication method`,
+    );
+  if (key && !cert)
+    throw new Error(
+      `client-certificate-data or client-certificate must be specified for ${name} to use the clientCert authentication method`,
+    );
   if (cert && key) {
     config.cert = cert;
     config.key = key;
@@ -196,7 +231,8 @@ async function applyUser(
     validateExecConfig(exec, name);
     exec.interactiveMode ??= 'IfAvailable';
     // Only a command given as a path is relative to the kubeconfig; a bare name is looked up in PATH.
-    if (exec.command.includes('/') && !isAbsolute(exec.command)) exec.command = join(dirname(file), exec.command);
+    if (exec.command.includes('/') && !isAbsolute(exec.command))
+      exec.command = join(dirname(file), exec.command);
     config.credentials = execCredentials(exec, { cluster: execClusterInfo(cluster, config.ca) });
   } else if (user.tokenFile) {
     const path = isAbsolute(user.tokenFile) ? user.tokenFile : join(dirname(file), user.tokenFile);

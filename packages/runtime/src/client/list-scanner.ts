@@ -25,6 +25,8 @@ const CLOSE_BRACKET = 0x5d;
 const COMMA = 0x2c;
 const COLON = 0x3a;
 
+const STRING_SPECIAL = /["\\]/g;
+
 function isWhitespace(c: number): boolean {
   return c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
 }
@@ -87,7 +89,12 @@ export class ListScanner {
       if (this.#inString) {
         if (this.#escaped) this.#escaped = false;
         else if (c === BACKSLASH) this.#escaped = true;
-        else if (c === QUOTE) {
+        else if (c !== QUOTE) {
+          // Long strings (base64 Secret data) dominate list bodies: jump to the next quote or backslash.
+          STRING_SPECIAL.lastIndex = i + 1;
+          const next = STRING_SPECIAL.exec(text);
+          i = (next ? next.index : length) - 1;
+        } else if (c === QUOTE) {
           this.#inString = false;
           // A string that is itself the captured key or value ends here.
           if (this.#capture !== 'none' && !this.#captureScalar && this.#depth === this.#captureDepth) {
@@ -96,7 +103,10 @@ export class ListScanner {
         }
         continue;
       }
-      if (this.#captureScalar && (c === COMMA || c === CLOSE_BRACE || c === CLOSE_BRACKET || isWhitespace(c))) {
+      if (
+        this.#captureScalar &&
+        (c === COMMA || c === CLOSE_BRACE || c === CLOSE_BRACKET || isWhitespace(c))
+      ) {
         this.#finishCapture(text, i);
       }
       if (isWhitespace(c)) continue;

@@ -36,7 +36,8 @@ export class RateLimiter {
   constructor(options: RateLimiterOptions = {}) {
     this.qps = options.qps || DEFAULT_QPS;
     this.burst = options.burst || DEFAULT_BURST;
-    if (this.burst < 1 || !Number.isFinite(this.burst)) throw new RangeError(`burst must be ≥ 1, got ${this.burst}`);
+    if (this.burst < 1 || !Number.isFinite(this.burst))
+      throw new RangeError(`burst must be ≥ 1, got ${this.burst}`);
     if (!Number.isFinite(this.qps)) throw new RangeError(`qps must be finite, got ${this.qps}`);
     this.#now = options.now ?? performance.now.bind(performance);
     this.#tokens = this.burst;

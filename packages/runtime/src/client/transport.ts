@@ -1,9 +1,14 @@
-import { Agent as HttpAgent, type ClientRequest, type IncomingMessage, request as httpRequest } from 'node:http';
+import {
+  Agent as HttpAgent,
+  type ClientRequest,
+  type IncomingMessage,
+  request as httpRequest,
+} from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { StatusError, isStatus } from '@certkit/apimachinery';
 import packageJson from '../../package.json' with { type: 'json' };
-import { type ClientConfig, type CredentialProvider, type Credentials, credentialProviderOf } from './config.ts';
+import { type ClientConfig, type CredentialProvider, type Credentials, staticCredentials } from './config.ts';
 import { type ErrorContext, errorFromResponse } from './errors.ts';
 import type { RateLimiter } from './ratelimit.ts';
 
@@ -81,7 +86,8 @@ export class Transport {
     }
     this.#secure = this.#base.protocol === 'https:';
     this.#config = config;
-    this.#provider = credentialProviderOf(config);
+    // Static token, cert and key are merged in per request (#effective); a provider only adds to them.
+    this.#provider = config.credentials ?? staticCredentials({});
     this.#options = options;
     this.#maxRetries = options.maxRetries ?? DEFAULT_MAX_RETRIES;
     this.#userAgent = options.userAgent ?? USER_AGENT;
@@ -94,7 +100,9 @@ export class Transport {
   /** Sends a request and decodes the JSON answer; failures reject with a StatusError. */
   async json<T>(spec: HttpRequestSpec): Promise<T> {
     const { response } = await this.#exchange(spec);
-    const text = await readBody(response);
+    const text = await readBody(response).catch((err: unknown) => {
+      throw spec.signal?.aborted ? spec.signal.reason : err;
+    });
     if (!isSuccess(response.statusCode)) throw this.#error(spec, response, text);
     if (text === '') return undefined as T;
     const value: unknown = JSON.parse(text);
@@ -110,7 +118,9 @@ export class Transport {
   async stream(spec: HttpRequestSpec): Promise<{ response: IncomingMessage; request: ClientRequest }> {
     const exchange = await this.#exchange(spec);
     if (!isSuccess(exchange.response.statusCode)) {
-      const text = await readBody(exchange.response);
+      const text = await readBody(exchange.response).catch((err: unknown) => {
+        throw spec.signal?.aborted ? spec.signal.reason : err;
+      });
       throw this.#error(spec, exchange.response, text);
     }
     return exchange;
@@ -123,7 +133,19 @@ export class Transport {
     this.#agent = undefined;
   }
 
+  /** Like fetch, an aborted request rejects with the signal's reason, whatever step it was at. */
   async #exchange(spec: HttpRequestSpec): Promise<{ response: IncomingMessage; request: ClientRequest }> {
+    try {
+      return await this.#exchangeWithRetries(spec);
+    } catch (err) {
+      if (spec.signal?.aborted) throw spec.signal.reason;
+      throw err;
+    }
+  }
+
+  async #exchangeWithRetries(
+    spec: HttpRequestSpec,
+  ): Promise<{ response: IncomingMessage; request: ClientRequest }> {
     const body = spec.body === undefined ? undefined : Buffer.from(JSON.stringify(spec.body), 'utf8');
     const verb = spec.verb ?? spec.method.toLowerCase();
     const resource = spec.target?.resource

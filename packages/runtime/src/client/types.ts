@@ -31,6 +31,11 @@ export interface ListOptions {
 export interface WatchOptions extends ListOptions {
   allowWatchBookmarks?: boolean;
   sendInitialEvents?: boolean;
+  /**
+   * Client-side only: how long the stream may stay silent before the iterator fails with a
+   * WatchInactivityError (a half-open connection). Default timeoutSeconds + 30 s, or 5 minutes without it.
+   */
+  inactivityTimeoutMs?: number;
 }
 
 export interface WriteOptions {
@@ -84,12 +89,19 @@ export interface ResourceClient<T extends KubeObject = KubeObject> {
     patch: unknown,
     options?: WriteOptions & RequestOptions,
   ): Promise<T>;
-  delete(namespace: string | undefined, name: string, options?: DeleteOptions & RequestOptions): Promise<void>;
+  delete(
+    namespace: string | undefined,
+    name: string,
+    options?: DeleteOptions & RequestOptions,
+  ): Promise<void>;
   /**
    * Opens a watch. Resolves once the server accepted it (HTTP errors, e.g. 429 or 410, reject with a
    * StatusError); the events then arrive through the async iterator, which ends when the server ends the
    * stream, and throws if the connection breaks or stays silent longer than the inactivity timeout.
    * Aborting the signal ends it.
    */
-  watch(namespace: string | undefined, options: WatchOptions & RequestOptions): Promise<AsyncIterable<WatchEvent<T>>>;
+  watch(
+    namespace: string | undefined,
+    options: WatchOptions & RequestOptions,
+  ): Promise<AsyncIterable<WatchEvent<T>>>;
 }

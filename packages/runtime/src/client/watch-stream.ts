@@ -1,5 +1,6 @@
 import type { ClientRequest, IncomingMessage } from 'node:http';
 import { StringDecoder } from 'node:string_decoder';
+import type { KubeObject } from '@certkit/apimachinery';
 import type { WatchEvent } from './types.ts';
 
 /**
@@ -16,13 +17,15 @@ import type { WatchEvent } from './types.ts';
 export class WatchInactivityError extends Error {
   readonly timeoutMs: number;
   constructor(what: string, timeoutMs: number) {
-    super(`watch of ${what} received nothing for ${Math.round(timeoutMs / 1000)} s; assuming the connection is dead`);
+    super(
+      `watch of ${what} received nothing for ${Math.round(timeoutMs / 1000)} s; assuming the connection is dead`,
+    );
     this.name = 'WatchInactivityError';
     this.timeoutMs = timeoutMs;
   }
 }
 
-export interface WatchStreamOptions<T> {
+export interface WatchStreamOptions<T extends KubeObject> {
   /** For error messages: `configmaps in namespace "x"`. */
   what: string;
   inactivityTimeoutMs: number;
@@ -34,7 +37,7 @@ export interface WatchStreamOptions<T> {
 /** Unread events beyond which reading from the socket pauses. */
 const HIGH_WATER_EVENTS = 1000;
 
-export class WatchStream<T> implements AsyncIterableIterator<WatchEvent<T>> {
+export class WatchStream<T extends KubeObject> implements AsyncIterableIterator<WatchEvent<T>> {
   readonly #request: ClientRequest;
   readonly #response: IncomingMessage;
   readonly #options: WatchStreamOptions<T>;
@@ -106,7 +109,11 @@ export class WatchStream<T> implements AsyncIterableIterator<WatchEvent<T>> {
       this.#queue.splice(0, this.#head);
       this.#head = 0;
     }
-    if (this.#response.isPaused() && !this.#finished && this.#queue.length - this.#head < HIGH_WATER_EVENTS / 2) {
+    if (
+      this.#response.isPaused() &&
+      !this.#finished &&
+      this.#queue.length - this.#head < HIGH_WATER_EVENTS / 2
+    ) {
       this.#response.resume();
     }
     return event;

@@ -27,6 +27,8 @@ const PROBABLE_EOF_MESSAGES = [
   'use of closed network connection',
   'other side closed',
   'premature close',
+  'connection closed',
+  'connection is dead',
   'aborted',
   'terminated',
   'inactivity',
@@ -64,6 +66,8 @@ export function isConnectionRefused(err: unknown): boolean {
 export function isProbableEOF(err: unknown): boolean {
   if (err instanceof StatusError) return false;
   if (codes(err).some((c) => PROBABLE_EOF_CODES.has(c))) return true;
+  // The client's inactivity timeout: a half-open connection, which re-watching replaces.
+  if (err instanceof Error && err.name === 'WatchInactivityError') return true;
   return messages(err).some((m) => PROBABLE_EOF_MESSAGES.some((p) => m.includes(p)));
 }
 

@@ -8,12 +8,7 @@ import {
 } from '@certkit/apimachinery';
 import type { ResourceClient, WatchEvent, WatchOptions } from '../client/types.ts';
 import { Backoff, type BackoffOptions, sleep } from './backoff.ts';
-import {
-  isClientRequestError,
-  isProbableEOF,
-  isRetriableWatchStartError,
-  retryAfterMs,
-} from './errors.ts';
+import { isClientRequestError, isProbableEOF, isRetriableWatchStartError, retryAfterMs } from './errors.ts';
 import { defaultLogger, describeError, type Logger } from './log.ts';
 import type { TransformFunc } from './objects.ts';
 import { objectKey } from './store.ts';
@@ -165,7 +160,12 @@ export class Reflector {
           await this.#listAndWatch(signal);
         } catch (err) {
           if (signal.aborted) break;
-          this.#log({ level: 'warn', msg: 'list and watch failed', reflector: this.#name, err: describeError(err) });
+          this.#log({
+            level: 'warn',
+            msg: 'list and watch failed',
+            reflector: this.#name,
+            err: describeError(err),
+          });
         }
         if (signal.aborted) break;
         await sleep(this.#backoff.next(), signal);
@@ -314,10 +314,20 @@ export class Reflector {
         }
         if (isClientRequestError(err)) {
           this.#watchListSupport.markUnsupported();
-          this.#log({ level: 'info', msg: 'watch-list refused, using LIST', reflector: this.#name, err: describeError(err) });
+          this.#log({
+            level: 'info',
+            msg: 'watch-list refused, using LIST',
+            reflector: this.#name,
+            err: describeError(err),
+          });
           return undefined;
         }
-        this.#log({ level: 'warn', msg: 'watch-list failed, falling back to LIST', reflector: this.#name, err: describeError(err) });
+        this.#log({
+          level: 'warn',
+          msg: 'watch-list failed, falling back to LIST',
+          reflector: this.#name,
+          err: describeError(err),
+        });
         return undefined;
       }
 
@@ -342,7 +352,11 @@ export class Reflector {
         if (idledOut) {
           // A server that ignores sendInitialEvents streams a plain watch and never sends the end bookmark.
           this.#watchListSupport.markUnsupported();
-          this.#log({ level: 'warn', msg: 'watch-list sent no end bookmark, using LIST', reflector: this.#name });
+          this.#log({
+            level: 'warn',
+            msg: 'watch-list sent no end bookmark, using LIST',
+            reflector: this.#name,
+          });
           return undefined;
         }
         if (isGone(err)) {
@@ -353,7 +367,12 @@ export class Reflector {
           await this.#backoffSleep(err, signal);
           continue;
         }
-        this.#log({ level: 'warn', msg: 'watch-list failed, falling back to LIST', reflector: this.#name, err: describeError(err) });
+        this.#log({
+          level: 'warn',
+          msg: 'watch-list failed, falling back to LIST',
+          reflector: this.#name,
+          err: describeError(err),
+        });
         return undefined;
       } finally {
         clearTimeout(idleTimer);
@@ -363,7 +382,12 @@ export class Reflector {
         // the end bookmark; a LIST makes progress either way.
         await closeQuietly(events);
         if (signal.aborted) return undefined;
-        this.#log({ level: 'warn', msg: 'watch-list ended before its initial events did, using LIST', reflector: this.#name });
+        if (idledOut) this.#watchListSupport.markUnsupported();
+        this.#log({
+          level: 'warn',
+          msg: 'watch-list ended before its initial events did, using LIST',
+          reflector: this.#name,
+        });
         return undefined;
       }
       this.#watchListSupport.markSupported();
@@ -410,7 +434,12 @@ export class Reflector {
             if (isRetriableWatchStartError(err)) {
               // The server is down or overloaded: wait, then pick up where we were; a relist would only
               // add load and lose nothing the watch would not replay.
-              this.#log({ level: 'info', msg: 'watch failed to start, backing off', reflector: this.#name, err: describeError(err) });
+              this.#log({
+                level: 'info',
+                msg: 'watch failed to start, backing off',
+                reflector: this.#name,
+                err: describeError(err),
+              });
               await this.#backoffSleep(err, signal);
               continue;
             }
@@ -429,7 +458,12 @@ export class Reflector {
           if (isGone(err)) {
             // Relist at the last synced RV: a LIST with an RV returns data at least that fresh, so it is
             // not marked unavailable (client-go does the same).
-            this.#log({ level: 'info', msg: 'watch expired, relisting', reflector: this.#name, err: describeError(err) });
+            this.#log({
+              level: 'info',
+              msg: 'watch expired, relisting',
+              reflector: this.#name,
+              err: describeError(err),
+            });
             return;
           }
           if (isTooManyRequests(err)) {
@@ -438,7 +472,12 @@ export class Reflector {
           }
           // A dropped connection is the end of the stream, not a failure (client-go's IsProbableEOF).
           if (!isProbableEOF(err)) throw err;
-          this.#log({ level: 'debug', msg: 'watch stream broke', reflector: this.#name, err: describeError(err) });
+          this.#log({
+            level: 'debug',
+            msg: 'watch stream broke',
+            reflector: this.#name,
+            err: describeError(err),
+          });
         }
         events = undefined;
         if (progress.events === 0 && Date.now() - started < this.#shortWatchMs) {
@@ -464,7 +503,8 @@ export class Reflector {
   ): Promise<StreamEnd> {
     // A watch started at "" or "0" opens with synthetic ADDED events in no particular RV order; the RV is
     // only trustworthy from the first other event on.
-    let propagateResourceVersion = initial === undefined && !['', '0'].includes(this.#lastSyncResourceVersion);
+    let propagateResourceVersion =
+      initial === undefined && !['', '0'].includes(this.#lastSyncResourceVersion);
     for (;;) {
       const next = await events.next();
       if (next.done) return 'ended';
@@ -475,7 +515,12 @@ export class Reflector {
       const obj = event.object as KubeObject;
       const resourceVersion = obj?.metadata?.resourceVersion;
       if (typeof resourceVersion !== 'string') {
-        this.#log({ level: 'error', msg: 'watch event without metadata, skipped', reflector: this.#name, type: event.type });
+        this.#log({
+          level: 'error',
+          msg: 'watch event without metadata, skipped',
+          reflector: this.#name,
+          type: event.type,
+        });
         continue;
       }
       if (event.type === 'BOOKMARK') {
@@ -507,7 +552,12 @@ export class Reflector {
           this.#store.delete(transformed);
           break;
         default:
-          this.#log({ level: 'error', msg: 'unknown watch event type, skipped', reflector: this.#name, type: event.type });
+          this.#log({
+            level: 'error',
+            msg: 'unknown watch event type, skipped',
+            reflector: this.#name,
+            type: event.type,
+          });
           continue;
       }
       if (event.type !== 'ADDED') propagateResourceVersion = true;

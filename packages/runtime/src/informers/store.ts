@@ -97,6 +97,11 @@ export class Indexer<T extends KubeObject = KubeObject> {
     this.#resourceVersion = resourceVersion;
   }
 
+  /** Records the resourceVersion the contents now correspond to (after an incremental relist). */
+  setResourceVersion(resourceVersion: string): void {
+    this.#resourceVersion = resourceVersion;
+  }
+
   get(key: string): T | undefined {
     return this.#items.get(key);
   }

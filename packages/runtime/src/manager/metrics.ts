@@ -290,16 +290,34 @@ export function workqueueMetrics(registry: MetricsRegistry, name: string): Queue
   };
 }
 
-/** What the REST client reports per request through its `onRequest` hook. */
+/**
+ * What the REST client reports per request through its `onRequest` hook (client/transport.ts's
+ * RequestInfo fits: it carries the Kubernetes verb, from which the HTTP method follows).
+ */
 export interface RequestEvent {
-  method: string;
-  /** HTTP status code, or `<error>` when no response arrived (as client-go labels it). */
+  /** HTTP method; derived from `verb` when absent. */
+  method?: string;
+  /** Kubernetes verb: get, list, watch, create, update, patch, delete, … or an HTTP method. */
+  verb?: string;
+  /** HTTP status; 0 or a string when no response arrived. */
   code: number | string;
-  url?: string;
-  durationMs?: number;
 }
 
-/** A client `onRequest` hook counting requests into `rest_client_requests_total{code,method}`. */
+const VERB_METHODS: Record<string, string> = {
+  get: 'GET',
+  list: 'GET',
+  watch: 'GET',
+  create: 'POST',
+  update: 'PUT',
+  patch: 'PATCH',
+  delete: 'DELETE',
+  deletecollection: 'DELETE',
+};
+
+/**
+ * A client `onRequest` hook counting requests into `rest_client_requests_total{code,method}`. A request
+ * that got no response is counted with code `<error>`, as client-go does.
+ */
 export function restClientMetricsHook(
   registry: MetricsRegistry = defaultRegistry,
 ): (event: RequestEvent) => void {
@@ -308,7 +326,12 @@ export function restClientMetricsHook(
     'Number of HTTP requests, partitioned by status code and method.',
     ['code', 'method'],
   );
-  return (event) => requests.inc({ code: String(event.code), method: event.method.toUpperCase() });
+  return (event) => {
+    const verb = event.verb?.toLowerCase() ?? '';
+    const method = (event.method ?? VERB_METHODS[verb] ?? verb).toUpperCase();
+    const code = event.code === 0 || event.code === '' ? '<error>' : String(event.code);
+    requests.inc({ code, method });
+  };
 }
 
 /** The `leader_election_master_status` gauge controller-runtime exports (1 while leading). */

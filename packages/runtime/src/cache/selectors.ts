@@ -1,0 +1,63 @@
+import {
+  escapeFieldValue,
+  type FieldRequirement,
+  type FieldSelector,
+  type LabelSelector,
+  parseFieldSelector,
+  parseLabelSelector,
+} from '@certkit/apimachinery';
+
+/** Selectors may be given as text (`app=x,tier!=db`) or as parsed selectors. */
+export type LabelSelectorInput = string | LabelSelector;
+export type FieldSelectorInput = string | FieldSelector;
+
+export function toLabelSelector(input: LabelSelectorInput | undefined): LabelSelector | undefined {
+  if (input === undefined) return undefined;
+  return typeof input === 'string' ? parseLabelSelector(input) : input;
+}
+
+export function toFieldSelector(input: FieldSelectorInput | undefined): FieldSelector | undefined {
+  if (input === undefined) return undefined;
+  return typeof input === 'string' ? parseFieldSelector(input) : input;
+}
+
+/**
+ * fields.AndSelectors: the terms of all selectors, in the given order (not re-sorted, so the string form
+ * is upstream's: `metadata.namespace!=a,metadata.namespace!=b,spec.x=y`). Empty selectors contribute
+ * nothing (upstream would render them as a trailing ',', which means the same).
+ */
+export function andFieldSelectors(selectors: readonly FieldSelector[]): FieldSelector {
+  return new AndFieldSelector(selectors.flatMap((s) => s.requirements));
+}
+
+/** fields.OneTermNotEqualSelector. */
+export function notEqualFieldSelector(field: string, value: string): FieldSelector {
+  return new AndFieldSelector([{ field, operator: '!=', value }]);
+}
+
+class AndFieldSelector implements FieldSelector {
+  readonly requirements: readonly FieldRequirement[];
+
+  constructor(requirements: FieldRequirement[]) {
+    this.requirements = Object.freeze(requirements.map((r) => Object.freeze({ ...r })));
+  }
+
+  get empty(): boolean {
+    return this.requirements.length === 0;
+  }
+
+  matches(fields: Record<string, string>): boolean {
+    return this.requirements.every((r) => {
+      const actual = Object.hasOwn(fields, r.field) ? fields[r.field] : '';
+      return r.operator === '=' ? actual === r.value : actual !== r.value;
+    });
+  }
+
+  requiresExactMatch(field: string): string | undefined {
+    return this.requirements.find((r) => r.operator === '=' && r.field === field)?.value;
+  }
+
+  toString(): string {
+    return this.requirements.map((r) => `${r.field}${r.operator}${escapeFieldValue(r.value)}`).join(',');
+  }
+}

@@ -1,0 +1,52 @@
+import type { ResourceRef } from './types.ts';
+
+/** The built-in resources the runtime and the certificate controller use, so they need no discovery. */
+
+export const secrets: ResourceRef = {
+  group: '',
+  version: 'v1',
+  resource: 'secrets',
+  kind: 'Secret',
+  namespaced: true,
+};
+
+export const configMaps: ResourceRef = {
+  group: '',
+  version: 'v1',
+  resource: 'configmaps',
+  kind: 'ConfigMap',
+  namespaced: true,
+};
+
+export const namespaces: ResourceRef = {
+  group: '',
+  version: 'v1',
+  resource: 'namespaces',
+  kind: 'Namespace',
+  namespaced: false,
+};
+
+/** core/v1 Events, which client-go's record.EventRecorder (and so cert-manager) writes. */
+export const events: ResourceRef = {
+  group: '',
+  version: 'v1',
+  resource: 'events',
+  kind: 'Event',
+  namespaced: true,
+};
+
+export const leases: ResourceRef = {
+  group: 'coordination.k8s.io',
+  version: 'v1',
+  resource: 'leases',
+  kind: 'Lease',
+  namespaced: true,
+};
+
+export const customResourceDefinitions: ResourceRef = {
+  group: 'apiextensions.k8s.io',
+  version: 'v1',
+  resource: 'customresourcedefinitions',
+  kind: 'CustomResourceDefinition',
+  namespaced: false,
+};

@@ -1,0 +1,26 @@
+export * as builtins from './client/builtins.ts';
+export {
+  type ClientConfig,
+  type CredentialProvider,
+  type Credentials,
+  staticCredentials,
+} from './client/config.ts';
+export { isNoKindMatch, NoKindMatchError, RestMapper } from './client/discovery.ts';
+export { genericServerResponse } from './client/errors.ts';
+export { type ExecConfig, execCredentials } from './client/exec-credentials.ts';
+export { type InClusterOptions, inClusterConfig } from './client/in-cluster.ts';
+export { KubeClient, type KubeClientOptions } from './client/kube-client.ts';
+export { type LoadKubeconfigOptions, loadKubeconfig } from './client/kubeconfig.ts';
+export { ListScanner } from './client/list-scanner.ts';
+export { DEFAULT_BURST, DEFAULT_QPS, RateLimiter, type RateLimiterOptions } from './client/ratelimit.ts';
+export {
+  DEFAULT_WATCH_INACTIVITY_MS,
+  METADATA_ACCEPT,
+  METADATA_LIST_ACCEPT,
+  PATCH_CONTENT_TYPES,
+  resourcePath,
+} from './client/resource-client.ts';
+export { tokenFileCredentials } from './client/token-file.ts';
+export { type RequestHook, type RequestInfo, USER_AGENT } from './client/transport.ts';
+export type * from './client/types.ts';
+export { WatchInactivityError } from './client/watch-stream.ts';

@@ -1,0 +1,81 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { parsePrometheus } from './testdata/prometheus.ts';
+import {
+  MetricsRegistry,
+  restClientMetricsHook,
+  WORKQUEUE_DURATION_BUCKETS,
+  workqueueMetrics,
+} from './metrics.ts';
+
+describe('MetricsRegistry', () => {
+  it('renders counters, gauges and cumulative histograms in the text format', () => {
+    const r = new MetricsRegistry();
+    const c = r.counter('things_total', 'Things.', ['kind']);
+    c.inc({ kind: 'a' });
+    c.inc({ kind: 'a' }, 2);
+    c.inc({ kind: 'q"uote\\' });
+    r.gauge('level', 'Level.').set({}, 7);
+    const h = r.histogram('latency_seconds', 'Latency.', ['op'], [0.1, 1]);
+    h.observe({ op: 'get' }, 0.05);
+    h.observe({ op: 'get' }, 0.5);
+    h.observe({ op: 'get' }, 5);
+    const text = r.render();
+    assert.match(text, /^# HELP things_total Things\.\n# TYPE things_total counter\n/);
+    const s = parsePrometheus(text);
+    assert.equal(s.get('things_total{kind="a"}'), 3);
+    assert.equal(s.get('things_total{kind="q\\"uote\\\\"}'), 1);
+    assert.equal(s.get('level'), 7);
+    assert.equal(s.get('latency_seconds_bucket{op="get",le="0.1"}'), 1);
+    assert.equal(s.get('latency_seconds_bucket{op="get",le="1"}'), 2);
+    assert.equal(s.get('latency_seconds_bucket{op="get",le="+Inf"}'), 3);
+    assert.equal(s.get('latency_seconds_sum{op="get"}'), 5.55);
+    assert.equal(s.get('latency_seconds_count{op="get"}'), 3);
+  });
+
+  it('returns the same metric for the same name and refuses a type clash', () => {
+    const r = new MetricsRegistry();
+    assert.equal(r.counter('x', 'X'), r.counter('x', 'X'));
+    assert.throws(() => r.gauge('x', 'X'), /already registered as a counter/);
+  });
+
+  it('uses controller-runtime workqueue buckets and labels', () => {
+    assert.deepEqual(
+      WORKQUEUE_DURATION_BUCKETS,
+      [1e-8, 1e-7, 1e-6, 1e-5, 1e-4, 1e-3, 0.01, 0.1, 1, 10, 100, 1000],
+    );
+    const r = new MetricsRegistry();
+    const hooks = workqueueMetrics(r, 'certs');
+    hooks.add!();
+    hooks.depth!(4);
+    hooks.queueLatency!(0.002);
+    hooks.workDuration!(0.3);
+    hooks.retry!();
+    const s = parsePrometheus(r.render());
+    assert.equal(s.get('workqueue_depth{name="certs",controller="certs"}'), 4);
+    assert.equal(s.get('workqueue_adds_total{name="certs",controller="certs"}'), 1);
+    assert.equal(s.get('workqueue_retries_total{name="certs",controller="certs"}'), 1);
+    assert.equal(
+      s.get('workqueue_queue_duration_seconds_bucket{name="certs",controller="certs",le="0.01"}'),
+      1,
+    );
+    assert.equal(s.get('workqueue_work_duration_seconds_count{name="certs",controller="certs"}'), 1);
+  });
+
+  it('counts client requests by code and method', () => {
+    const r = new MetricsRegistry();
+    const onRequest = restClientMetricsHook(r);
+    onRequest({ method: 'get', code: 200 });
+    onRequest({ method: 'GET', code: 200 });
+    onRequest({ method: 'PUT', code: 409 });
+    onRequest({ method: 'GET', code: '<error>' });
+    // The client's RequestInfo: a verb and 0 for no response.
+    onRequest({ verb: 'update', code: 200 });
+    onRequest({ verb: 'list', code: 0 });
+    const s = parsePrometheus(r.render());
+    assert.equal(s.get('rest_client_requests_total{code="200",method="GET"}'), 2);
+    assert.equal(s.get('rest_client_requests_total{code="409",method="PUT"}'), 1);
+    assert.equal(s.get('rest_client_requests_total{code="<error>",method="GET"}'), 2);
+    assert.equal(s.get('rest_client_requests_total{code="200",method="PUT"}'), 1);
+  });
+});
