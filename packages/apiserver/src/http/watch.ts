@@ -88,7 +88,11 @@ export async function serveWatch(
       });
     }
     res.write(data);
-    if (res.writableLength > MAX_WATCH_BUFFER_BYTES) finish();
+    if (res.writableLength > MAX_WATCH_BUFFER_BYTES) {
+      // Ending politely would queue behind the backlog; drop the connection and its buffers now.
+      release();
+      res.destroy();
+    }
   };
 
   const write = (type: WatchEventType, object: unknown) => writeRaw(`${JSON.stringify({ type, object })}\n`);

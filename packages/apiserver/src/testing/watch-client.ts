@@ -10,6 +10,8 @@ export interface WatchStream {
   /** Resolves when the server ends the stream. */
   ended: Promise<void>;
   close(): void;
+  /** Stops reading: the server's writes back up, as with a client that hangs. */
+  pause(): void;
 }
 
 export function openWatch(t: TestServer, path: string, accept = 'application/json'): Promise<WatchStream> {
@@ -65,6 +67,9 @@ export function openWatch(t: TestServer, path: string, accept = 'application/jso
                 },
               });
             });
+          },
+          pause() {
+            res.pause();
           },
           close() {
             req.destroy();

@@ -175,3 +175,36 @@ for (const watchCache of [true, false]) {
     });
   });
 }
+
+describe('a watcher that stops reading', () => {
+  let t: TestServer;
+  after(async () => {
+    await t?.close();
+  });
+
+  it('is cut off once its buffer fills, while other watchers get every event', async () => {
+    t = await startTestServer();
+    await t.fetch('POST', '/api/v1/namespaces', { body: { metadata: { name: 'flood' } } });
+    const rv = (await t.fetch('GET', '/api/v1/namespaces/flood/configmaps')).json.metadata.resourceVersion;
+    const path = `/api/v1/namespaces/flood/configmaps?watch=true&resourceVersion=${rv}`;
+    const stalled = await openWatch(t, path);
+    stalled.pause();
+    const reader = await openWatch(t, path);
+    const store = t.server.registry.byResource('', 'configmaps')!;
+    const cache = t.server.caches.cacheFor(store)!;
+    assert.equal(cache.listenerCount, 2);
+
+    // 600 events of 60 KiB: 36 MiB, far more than socket buffers and the server's 8 MiB per-watcher bound.
+    const blob = 'x'.repeat(60 * 1024);
+    for (let i = 0; i < 600; i++) {
+      const res = await t.fetch('POST', '/api/v1/namespaces/flood/configmaps', {
+        body: { metadata: { name: `big-${i}` }, data: { blob } },
+      });
+      assert.equal(res.status, 201);
+    }
+    await reader.waitFor(600, 30_000);
+    assert.equal(cache.listenerCount, 1, 'the stalled watcher was cut off');
+    reader.close();
+    stalled.close();
+  });
+});

@@ -6,7 +6,7 @@ import {
   isInvalid,
   isNotFound,
   type KubeObject,
-  type PartialObjectMetadata,
+  type PartialObjectMetadata as PartialObjectMetadataShape,
   type Status,
   StatusError,
 } from '@certkit/apimachinery';
@@ -221,6 +221,9 @@ describe('listEach', () => {
     assert.equal(err.code, 400);
   });
 });
+
+/** PartialObjectMetadata as a KubeObject (the interface lacks the index signature ResourceClient asks for). */
+type PartialObjectMetadata = PartialObjectMetadataShape & KubeObject;
 
 describe('metadata mode', () => {
   it('gets, lists, streams and watches PartialObjectMetadata without data', async () => {

@@ -199,7 +199,7 @@ describe('watch', () => {
     });
     const names: string[] = [];
     for await (const e of await kube.resource(configMaps).watch('ns', {}))
-      names.push(e.object.metadata!.name!);
+      names.push((e.object as KubeObject).metadata!.name!);
     assert.deepEqual(names, ['a', 'b', 'c']);
   });
 
@@ -212,7 +212,7 @@ describe('watch', () => {
     const names: string[] = [];
     await assert.rejects(async () => {
       for await (const e of await kube.resource(configMaps).watch('ns', {}))
-        names.push(e.object.metadata!.name!);
+        names.push((e.object as KubeObject).metadata!.name!);
     });
     assert.deepEqual(names, ['before']);
   });

@@ -170,15 +170,9 @@ export class Transport {
       const code = exchange.response.statusCode ?? 0;
       this.#report({ verb, resource, code, durationMs: performance.now() - started });
 
-      if (code === 401 && !refreshedAfter401 && this.#provider.invalidate) {
-        // Expired exec or rotated file credentials: client-go only refreshes for the next request; we also
-        // retry this one once, since every request we send can be re-sent.
-        this.#provider.invalidate(dynamic);
+      if (code === 401 && !refreshedAfter401) {
         refreshedAfter401 = true;
-        if ((await this.#provider.get(spec.signal)) !== dynamic) {
-          exchange.response.resume();
-          continue;
-        }
+        if (await this.#refreshedAfter401(dynamic, exchange.response, spec.signal)) continue;
       }
       const retryAfter = code === 429 || code >= 500 ? retryAfterSeconds(exchange.response) : undefined;
       if (retryAfter !== undefined && retries < this.#maxRetries) {
@@ -189,6 +183,30 @@ export class Transport {
       }
       return exchange;
     }
+  }
+
+  /**
+   * Expired exec or rotated file credentials: drops them and says whether fresh ones differ. client-go only
+   * refreshes them for the next request; we also retry this one once, since every request we send can be
+   * re-sent. The 401 response is drained when it will not be returned.
+   */
+  async #refreshedAfter401(
+    used: Credentials,
+    response: IncomingMessage,
+    signal?: AbortSignal,
+  ): Promise<boolean> {
+    if (!this.#provider.invalidate) return false;
+    this.#provider.invalidate(used);
+    let fresh: Credentials;
+    try {
+      fresh = await this.#provider.get(signal);
+    } catch (err) {
+      response.resume(); // the plugin's failure says more than the 401
+      throw err;
+    }
+    if (fresh === used) return false;
+    response.resume();
+    return true;
   }
 
   #effective(dynamic: Credentials): Credentials {
@@ -240,6 +258,8 @@ export class Transport {
       headers['Content-Type'] = spec.contentType ?? 'application/json';
       headers['Content-Length'] = String(body.length);
     }
+    // Checked here too: a request that waited for a token while close() ran must not open a new pool.
+    if (this.#closed) return Promise.reject(new Error('the client is closed'));
     const agent = this.#agentFor(credentials);
     const send = this.#secure ? httpsRequest : httpRequest;
     return new Promise((resolve, reject) => {

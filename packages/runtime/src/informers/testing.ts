@@ -34,12 +34,12 @@ type HistoryEvent = { rv: number; type: 'ADDED' | 'MODIFIED' | 'DELETED'; obj: K
 export type CallHook<O> = (options: O, callIndex: number) => Error | undefined;
 
 export class FakeWatch implements AsyncIterable<WatchEvent> {
-  readonly options: WatchOptions;
+  readonly options: WatchOptions & RequestOptions;
   #queue: (WatchEvent | { end: true } | { error: Error })[] = [];
   #wake: (() => void) | undefined;
   #closed = false;
 
-  constructor(options: WatchOptions) {
+  constructor(options: WatchOptions & RequestOptions) {
     this.options = options;
     options.signal?.addEventListener('abort', () => this.end(), { once: true });
   }
