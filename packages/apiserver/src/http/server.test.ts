@@ -358,6 +358,26 @@ describe('content negotiation', () => {
   });
 });
 
+describe('metrics', () => {
+  it('counts requests by verb, resource and code, and reports the watch caches', async () => {
+    await t.fetch('GET', '/api/v1/namespaces/default/secrets/does-not-exist');
+    const res = await t.fetch('GET', '/metrics');
+    assert.equal(res.status, 200);
+    assert.match(res.text, /# TYPE apiserver_request_total counter/);
+    assert.match(res.text, /apiserver_request_total\{verb="get",resource="secrets",code="404"\} \d+/);
+    assert.match(res.text, /apiserver_request_total\{verb="create",resource="secrets",code="201"\} \d+/);
+    assert.match(res.text, /apiserver_watch_cache_ready\{resource="secrets",state="Ready"\} 1/);
+    assert.match(
+      res.text,
+      /apiserver_watch_cache_initialization_duration_seconds\{resource="secrets"\} [\d.e-]+/,
+    );
+    assert.match(res.text, /apiserver_watch_cache_watchers\{resource="configmaps"\} \d+/);
+    assert.match(res.text, /apiserver_watch_cache_events_dispatched_total\{resource="secrets"\} \d+/);
+    const anonymous = await t.fetch('GET', '/metrics', { anonymous: true });
+    assert.equal(anonymous.status, 401);
+  });
+});
+
 describe('discovery and OpenAPI', () => {
   it('serves legacy discovery documents', async () => {
     const api = await t.fetch('GET', '/api');
