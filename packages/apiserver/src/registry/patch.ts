@@ -7,8 +7,7 @@
  */
 
 import { newBadRequest, StatusError } from '@certkit/apimachinery';
-
-type JsonObject = Record<string, unknown>;
+import { isObject, type JsonObject, jsonEqual } from './json.ts';
 
 export type PatchType = 'json' | 'merge' | 'strategic' | 'apply';
 
@@ -29,10 +28,6 @@ export function patchTypeFromContentType(contentType: string): PatchType | undef
 // JSON helpers. Keys are read with Object.hasOwn and written with defineProperty for `__proto__`, so a
 // document carrying a `__proto__` member stays plain data instead of reaching the prototype chain.
 
-function isObject(value: unknown): value is JsonObject {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 function getOwn(object: JsonObject, key: string): unknown {
   return Object.hasOwn(object, key) ? object[key] : undefined;
 }
@@ -47,20 +42,6 @@ function setOwn(object: JsonObject, key: string, value: unknown): void {
 
 function cloneJson<T>(value: T): T {
   return value === undefined ? value : structuredClone(value);
-}
-
-/** JSON equality: objects compare by members regardless of order, arrays element-wise. */
-function jsonEqual(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if (Array.isArray(a)) {
-    return Array.isArray(b) && a.length === b.length && a.every((item, i) => jsonEqual(item, b[i]));
-  }
-  if (isObject(a) && isObject(b)) {
-    const keys = Object.keys(a);
-    if (keys.length !== Object.keys(b).length) return false;
-    return keys.every((key) => Object.hasOwn(b, key) && jsonEqual(a[key], b[key]));
-  }
-  return false;
 }
 
 function describe(value: unknown): string {

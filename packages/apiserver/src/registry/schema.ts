@@ -12,6 +12,7 @@
 
 import { isIPv6 as isIPv6Address } from 'node:net';
 import { type CauseType, type FieldError, formatFieldError } from '@certkit/apimachinery';
+import { isObject, type JsonObject, jsonEqual } from './json.ts';
 
 /** The subset of apiextensions.k8s.io/v1 JSONSchemaProps a structural schema uses. */
 export interface JSONSchemaProps {
@@ -54,17 +55,11 @@ export interface JSONSchemaProps {
   'x-kubernetes-validations'?: unknown[];
 }
 
-type JsonObject = Record<string, unknown>;
-
 /** Fields every resource has that the schema neither prunes, defaults nor validates at the root. */
 const META_FIELDS = new Set(['apiVersion', 'kind', 'metadata']);
 
 // ---------------------------------------------------------------------------------------------------------
 // JSON helpers
-
-function isObject(value: unknown): value is JsonObject {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 function getOwn(object: JsonObject, key: string): unknown {
   return Object.hasOwn(object, key) ? object[key] : undefined;
@@ -83,19 +78,6 @@ function ownSchema(
   key: string,
 ): JSONSchemaProps | undefined {
   return map !== undefined && Object.hasOwn(map, key) ? map[key] : undefined;
-}
-
-function jsonEqual(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if (Array.isArray(a)) {
-    return Array.isArray(b) && a.length === b.length && a.every((item, i) => jsonEqual(item, b[i]));
-  }
-  if (isObject(a) && isObject(b)) {
-    const keys = Object.keys(a);
-    if (keys.length !== Object.keys(b).length) return false;
-    return keys.every((key) => Object.hasOwn(b, key) && jsonEqual(a[key], b[key]));
-  }
-  return false;
 }
 
 /** JSON with object members sorted, as Go's json.Marshal writes maps: equal values give equal text. */

@@ -54,6 +54,7 @@ import {
   type IWatchResponse,
   type KVClient,
 } from 'etcd3';
+import { EventDelivery } from './delivery.ts';
 import {
   CompactedError,
   ConflictError,
@@ -735,12 +736,7 @@ class EtcdWatch implements StorageWatch {
   /** The stream the watch was last created on. */
   sentOn: WatchStream | undefined;
   readonly #mux: WatchMux;
-  readonly #listener: WatchListener;
-  #queue: StorageEvent[] = [];
-  #head = 0;
-  #done = false;
-  #pendingError: Error | undefined;
-  #flushing = false;
+  readonly #delivery: EventDelivery;
 
   constructor(mux: WatchMux, key: Buffer, rangeEnd: Buffer, afterRevision: number, listener: WatchListener) {
     this.#mux = mux;
@@ -750,68 +746,31 @@ class EtcdWatch implements StorageWatch {
     this.rangeEnd = rangeEnd;
     this.cursor = afterRevision;
     this.floor = afterRevision;
-    this.#listener = listener;
+    this.#delivery = new EventDelivery(listener, () => mux.remove(this));
   }
 
   /** Queues a response's events. One response holds whole revisions, so the floor is checked per response. */
   offer(events: IEvent[]): void {
-    if (this.#done || this.#pendingError !== undefined) return;
+    if (!this.#delivery.active) return;
     const floor = this.floor;
     const prefixBytes = this.#mux.prefixBytes;
+    const queued: StorageEvent[] = [];
     for (const e of events) {
       const revision = Number(e.kv.mod_revision);
       if (revision <= floor) continue;
-      this.#queue.push(toStorageEvent(e, prefixBytes));
+      queued.push(toStorageEvent(e, prefixBytes));
       if (revision > this.cursor) this.cursor = revision;
     }
     this.floor = this.cursor;
-    this.#schedule();
+    this.#delivery.pushAll(queued);
   }
 
   /** Ends the watch with an error, after the events already queued. */
   fail(err: Error): void {
-    if (this.#done || this.#pendingError !== undefined) return;
-    this.#pendingError = err;
-    this.#mux.remove(this);
-    this.#schedule();
+    this.#delivery.fail(err);
   }
 
   close(): void {
-    if (this.#done) return;
-    this.#done = true;
-    this.#queue = [];
-    this.#head = 0;
-    this.#mux.remove(this);
-  }
-
-  #schedule(): void {
-    if (!this.#flushing) {
-      this.#flushing = true;
-      queueMicrotask(() => this.#flush());
-    }
-  }
-
-  #flush(): void {
-    try {
-      while (!this.#done && this.#head < this.#queue.length) {
-        const event = this.#queue[this.#head++];
-        try {
-          this.#listener.event(event);
-        } catch (err) {
-          this.#finish(err instanceof Error ? err : new Error(String(err)));
-          return;
-        }
-      }
-      this.#queue = [];
-      this.#head = 0;
-      if (!this.#done && this.#pendingError !== undefined) this.#finish(this.#pendingError);
-    } finally {
-      this.#flushing = false;
-    }
-  }
-
-  #finish(err: Error): void {
-    this.close();
-    this.#listener.error(err);
+    this.#delivery.close();
   }
 }

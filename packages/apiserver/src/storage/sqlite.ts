@@ -11,6 +11,7 @@
 import { Buffer } from 'node:buffer';
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
+import { EventDelivery } from './delivery.ts';
 import {
   CompactedError,
   ConflictError,
@@ -485,23 +486,17 @@ class SqliteWatch implements StorageWatch {
   readonly #source: WatchSource;
   readonly #prefix: string;
   readonly #end: string | Uint8Array;
-  readonly #listener: WatchListener;
+  readonly #delivery: EventDelivery;
   /** The highest revision queued or known to hold nothing for this watch. */
   #cursor: number;
   #live = false;
-  /** Set once the listener must hear no more (closed by the caller, or failed). */
-  #done = false;
-  #queue: StorageEvent[] = [];
-  #head = 0;
-  #pendingError: Error | undefined;
-  #flushing = false;
 
   constructor(source: WatchSource, prefix: string, afterRevision: number, listener: WatchListener) {
     this.#source = source;
     this.#prefix = prefix;
     this.#end = prefixEnd(prefix);
     this.#cursor = afterRevision;
-    this.#listener = listener;
+    this.#delivery = new EventDelivery(listener, () => source.remove(this));
   }
 
   start(): void {
@@ -509,31 +504,23 @@ class SqliteWatch implements StorageWatch {
   }
 
   offer(event: StorageEvent): void {
-    if (!this.#live || this.#done || this.#pendingError !== undefined) return;
+    if (!this.#live || !this.#delivery.active) return;
     if (event.revision <= this.#cursor || !event.key.startsWith(this.#prefix)) return;
     this.#cursor = event.revision;
-    this.#queue.push(event);
-    this.#schedule();
+    this.#delivery.push(event);
   }
 
   /** Ends the watch with an error, after the events already queued. */
   fail(err: Error): void {
-    if (this.#done || this.#pendingError !== undefined) return;
-    this.#pendingError = err;
-    this.#source.remove(this);
-    this.#schedule();
+    this.#delivery.fail(err);
   }
 
   close(): void {
-    if (this.#done) return;
-    this.#done = true;
-    this.#queue = [];
-    this.#head = 0;
-    this.#source.remove(this);
+    this.#delivery.close();
   }
 
   #catchUp(): void {
-    if (this.#done || this.#pendingError !== undefined) return;
+    if (!this.#delivery.active) return;
     if (this.#source.closed()) {
       this.fail(new UnavailableError('storage is closed'));
       return;
@@ -544,7 +531,6 @@ class SqliteWatch implements StorageWatch {
       return;
     }
     const { events, complete } = this.#source.readHistory(this.#prefix, this.#end, this.#cursor);
-    for (const event of events) this.#queue.push(event);
     if (events.length > 0) this.#cursor = events[events.length - 1].revision;
     if (complete) {
       this.#cursor = Math.max(this.#cursor, this.#source.revision());
@@ -552,38 +538,6 @@ class SqliteWatch implements StorageWatch {
     } else {
       setImmediate(() => this.#catchUp());
     }
-    this.#schedule();
-  }
-
-  #schedule(): void {
-    if (!this.#flushing) {
-      this.#flushing = true;
-      queueMicrotask(() => this.#flush());
-    }
-  }
-
-  // Events queued by the listener's own writes are picked up by the same loop, so calls never overlap.
-  #flush(): void {
-    try {
-      while (!this.#done && this.#head < this.#queue.length) {
-        const event = this.#queue[this.#head++];
-        try {
-          this.#listener.event(event);
-        } catch (err) {
-          this.#finish(err instanceof Error ? err : new Error(String(err)));
-          return;
-        }
-      }
-      this.#queue = [];
-      this.#head = 0;
-      if (!this.#done && this.#pendingError !== undefined) this.#finish(this.#pendingError);
-    } finally {
-      this.#flushing = false;
-    }
-  }
-
-  #finish(err: Error): void {
-    this.close();
-    this.#listener.error(err);
+    this.#delivery.pushAll(events);
   }
 }

@@ -5,7 +5,7 @@ import { KubeClient } from '../client/kube-client.ts';
 import type { ResourceRef } from '../client/types.ts';
 import { SharedInformerFactory } from './factory.ts';
 import { type Cluster, FaultProxy, keyOf, startCluster, until } from './integration-support.ts';
-import { silentLogger } from './log.ts';
+import { type LogEntry, type Logger, silentLogger } from './log.ts';
 import type { SharedInformer } from './shared-informer.ts';
 
 /**
@@ -58,8 +58,11 @@ async function churn(cluster: Cluster, prefix: string, count: number): Promise<v
   for (let i = 1; i < count; i += 3) await resource.delete(NS, `${prefix}-${i}`);
 }
 
-function startInformer(client: KubeClient): { informer: SharedInformer; factory: SharedInformerFactory; stop: () => Promise<void> } {
-  const factory = new SharedInformerFactory({ client, log: silentLogger, backoff: { initialMs: 100, capMs: 400 } });
+function startInformer(
+  client: KubeClient,
+  log: Logger = silentLogger,
+): { informer: SharedInformer; factory: SharedInformerFactory; stop: () => Promise<void> } {
+  const factory = new SharedInformerFactory({ client, log, backoff: { initialMs: 100, capMs: 400 } });
   const informer = factory.informerFor(secrets, { namespace: NS });
   const controller = new AbortController();
   factory.start(controller.signal);
@@ -103,10 +106,13 @@ describe('informer convergence against the real API server', () => {
   it('converges after a 410 during the watch (history gone while away), by relisting', async () => {
     const proxy = await FaultProxy.start(cluster.server);
     const client = new KubeClient({ ...proxy.clientConfig(cluster.config), qps: -1 });
-    const { informer, stop } = startInformer(client);
+    const logs: LogEntry[] = [];
+    const { informer, stop } = startInformer(client, (e) => logs.push(e));
     try {
       assert.equal(await informer.waitForSync(AbortSignal.timeout(10_000)), true);
       await converged(cluster, informer);
+      // Past the 1 s "very short watch" threshold, so that only the 410 can cause the relist.
+      await new Promise((r) => setTimeout(r, 1100));
       const initialLists = proxy.requests.filter((r) => r.query.has('sendInitialEvents') || !r.query.has('watch')).length;
 
       await proxy.refuse();
@@ -119,6 +125,10 @@ describe('informer convergence against the real API server', () => {
       await converged(cluster, informer);
       const relists = proxy.requests.filter((r) => r.query.has('sendInitialEvents') || !r.query.has('watch')).length;
       assert.ok(relists > initialLists, 'the informer relisted');
+      assert.ok(
+        logs.some((e) => e.msg === 'watch expired, relisting'),
+        `a 410 ended the watch: ${JSON.stringify(logs.map((e) => e.msg))}`,
+      );
     } finally {
       await stop();
       client.close();
