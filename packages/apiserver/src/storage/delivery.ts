@@ -8,7 +8,8 @@ import type { StorageEvent, WatchListener } from './types.ts';
 export class EventDelivery {
   readonly #listener: WatchListener;
   readonly #onFinish: () => void;
-  #queue: StorageEvent[] = [];
+  /** Events, and progress marks (revision numbers) that follow the events before them. */
+  #queue: (StorageEvent | number)[] = [];
   #head = 0;
   #done = false;
   #finished = false;
@@ -28,6 +29,17 @@ export class EventDelivery {
 
   push(event: StorageEvent): void {
     this.#queue.push(event);
+    this.#schedule();
+  }
+
+  /** Queues a progress mark; consecutive marks collapse into the latest, so a busy store costs one per batch. */
+  pushProgress(revision: number): void {
+    if (this.#listener.progress === undefined) return;
+    if (this.#queue.length > this.#head && typeof this.#queue[this.#queue.length - 1] === 'number') {
+      this.#queue[this.#queue.length - 1] = revision;
+      return;
+    }
+    this.#queue.push(revision);
     this.#schedule();
   }
 
@@ -68,9 +80,10 @@ export class EventDelivery {
   #flush(): void {
     try {
       while (!this.#done && this.#head < this.#queue.length) {
-        const event = this.#queue[this.#head++];
+        const item = this.#queue[this.#head++];
         try {
-          this.#listener.event(event);
+          if (typeof item === 'number') this.#listener.progress?.(item);
+          else this.#listener.event(item);
         } catch (err) {
           this.#end(err instanceof Error ? err : new Error(String(err)));
           return;

@@ -61,6 +61,24 @@ function rowCount(path: string): number {
 }
 
 describe('sqlite storage', () => {
+  it('tells a watch of one prefix that it is current when other prefixes change, after its own events', async () => {
+    const storage = SqliteStorage.open(':memory:');
+    const seen: string[] = [];
+    const watch = storage.watch('/a/', await storage.currentRevision(), {
+      event: (e) => seen.push(`event ${e.revision}`),
+      error: (err) => seen.push(`error ${err.message}`),
+      progress: (rev) => seen.push(`progress ${rev}`),
+    });
+    await setTimeout(5);
+    const a1 = await storage.create('/a/1', 'x');
+    // Written in one turn: the two writes elsewhere collapse into one progress mark, at the later revision.
+    const [, b2] = await Promise.all([storage.create('/b/1', 'x'), storage.create('/b/2', 'x')]);
+    await setTimeout(5);
+    watch.close();
+    await storage.close();
+    assert.deepEqual(seen, [`event ${a1}`, `progress ${b2}`]);
+  });
+
   it('uses WAL journaling', async () => {
     const f = await fileFixture();
     try {

@@ -505,9 +505,11 @@ class SqliteWatch implements StorageWatch {
 
   offer(event: StorageEvent): void {
     if (!this.#live || !this.#delivery.active) return;
-    if (event.revision <= this.#cursor || !event.key.startsWith(this.#prefix)) return;
+    if (event.revision <= this.#cursor) return;
     this.#cursor = event.revision;
-    this.#delivery.push(event);
+    // We see every write, so a change elsewhere tells this watch it is current up to that revision.
+    if (event.key.startsWith(this.#prefix)) this.#delivery.push(event);
+    else this.#delivery.pushProgress(event.revision);
   }
 
   /** Ends the watch with an error, after the events already queued. */

@@ -57,6 +57,12 @@ export interface WatchListener {
   event(event: StorageEvent): void;
   /** Called once when the watch can no longer deliver events (compaction, lost connection, close of the store). */
   error(err: Error): void;
+  /**
+   * Optional progress notification: every change under the prefix up to this revision has been delivered, though
+   * the store moved on through changes elsewhere. A cache uses it to know it is current (as etcd's progress
+   * notifications let kube-apiserver's watch cache serve consistent reads). Backends that cannot tell never call it.
+   */
+  progress?(revision: number): void;
 }
 
 export interface StorageWatch {

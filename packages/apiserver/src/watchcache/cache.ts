@@ -140,6 +140,7 @@ export class WatchCache {
       const watch = this.storage.watch(this.prefix, revision, {
         event: (ev) => this.apply(ev),
         error: (err) => this.fail(err),
+        progress: (rev) => this.progress(rev),
       });
       this.closeWatch = () => watch.close();
       this.initDurationMs = performance.now() - started;
@@ -221,13 +222,20 @@ export class WatchCache {
       this.insert(current, true);
     }
     const event: CacheEvent = { type, revision: ev.revision, current, previous, at: this.options.now() };
-    this.current = ev.revision;
+    this.current = Math.max(this.current, ev.revision);
     this.record(event);
     this.pending.push(event);
     if (!this.dispatchScheduled) {
       this.dispatchScheduled = true;
       setImmediate(() => this.dispatch());
     }
+    this.wakeWaiters();
+  }
+
+  /** Storage says nothing changed under our prefix up to this revision: we are current to it. */
+  private progress(revision: number): void {
+    if (revision <= this.current) return;
+    this.current = revision;
     this.wakeWaiters();
   }
 

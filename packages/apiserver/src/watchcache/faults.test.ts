@@ -208,3 +208,37 @@ describe('a watcher that stops reading', () => {
     stalled.close();
   });
 });
+
+describe('a consistent watch-list on a quiet resource', () => {
+  let t: TestServer;
+  after(async () => {
+    await t?.close();
+  });
+
+  it('is served at once: storage tells the cache it is current although only other resources changed', async () => {
+    t = await startTestServer();
+    await t.fetch('POST', '/api/v1/namespaces', { body: { metadata: { name: 'quiet' } } });
+    await t.fetch('POST', '/api/v1/namespaces/quiet/configmaps', { body: { metadata: { name: 'only' } } });
+    // Many writes to another resource move the global revision past the configmaps' last change.
+    for (let i = 0; i < 20; i++) {
+      await t.fetch('POST', '/api/v1/namespaces/quiet/secrets', { body: { metadata: { name: `s-${i}` } } });
+    }
+    const started = performance.now();
+    const w = await openWatch(
+      t,
+      '/api/v1/namespaces/quiet/configmaps?watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true',
+    );
+    const [added, bookmark] = await w.waitFor(2);
+    const ms = performance.now() - started;
+    w.close();
+    assert.equal(added.type, 'ADDED');
+    assert.equal(bookmark.type, 'BOOKMARK');
+    const current = await t.server.storage.currentRevision();
+    assert.equal(
+      bookmark.object.metadata.resourceVersion,
+      String(current),
+      'the bookmark is at the store’s revision',
+    );
+    assert.ok(ms < 1000, `served in ${ms.toFixed(0)} ms`);
+  });
+});

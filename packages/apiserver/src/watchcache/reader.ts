@@ -121,11 +121,17 @@ export class ResourceReader {
     const initial =
       options.sendInitialEvents === true ||
       (options.sendInitialEvents === undefined && (rv === '' || rv === '0'));
-    if (options.sendInitialEvents && rv === '') {
-      // "At least as fresh as storage now": wait for the cache to reach storage's current revision.
-      await this.waitFresh(cache, String(await this.store.storage.currentRevision()));
-    } else if (rv !== '' && rv !== '0' && options.sendInitialEvents) {
-      await this.waitFresh(cache, rv);
+    try {
+      if (options.sendInitialEvents && rv === '') {
+        // "At least as fresh as storage now": wait for the cache to reach storage's current revision.
+        await this.waitFresh(cache, String(await this.store.storage.currentRevision()));
+      } else if (rv !== '' && rv !== '0' && options.sendInitialEvents) {
+        await this.waitFresh(cache, rv);
+      }
+    } catch (err) {
+      // Past admission, as in kube-apiserver: an ERROR event (clients fall back to list and watch), not an HTTP 504.
+      sink.error(err as StatusError);
+      return () => {};
     }
     // The cache re-initialised while we waited: end at once; the client re-watches (and gets a 429 or a fresh start).
     if (!cache.ready.ready || cache.ready.generation !== generation) {

@@ -105,7 +105,10 @@ describe('Cache (unit)', () => {
       const client = server.clients.get('v1/ConfigMap|full')!;
       client.onList = undefined;
       client.onWatch = undefined;
-      assert.deepEqual((await cache.list('v1', 'ConfigMap', { signal: AbortSignal.timeout(5000) })).items, []);
+      assert.deepEqual(
+        (await cache.list('v1', 'ConfigMap', { signal: AbortSignal.timeout(5000) })).items,
+        [],
+      );
       await assert.rejects(cache.get('v1', 'ConfigMap', { namespace: 'ns', name: 'x' }), (err) => {
         assert.ok(isNotFound(err));
         assert.equal((err as Error).message, 'ConfigMap "x" not found');
@@ -130,9 +133,12 @@ describe('Cache (unit)', () => {
     const started = Date.now();
     await cache.indexField('v1', 'ConfigMap', 'data.other', () => []);
     assert.ok(Date.now() - started < 500);
-    await assert.rejects(cache.indexField('v1', 'ConfigMap', 'data.k', () => []), {
-      message: 'indexer conflict: field:data.k',
-    });
+    await assert.rejects(
+      cache.indexField('v1', 'ConfigMap', 'data.k', () => []),
+      {
+        message: 'indexer conflict: field:data.k',
+      },
+    );
   });
 
   it('readerFailOnMissingInformer: reads fail with ErrResourceNotCached until an informer exists', async () => {

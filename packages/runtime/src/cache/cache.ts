@@ -13,14 +13,14 @@ import {
   type ScopedCache,
 } from './informer-cache.ts';
 import { MultiNamespaceCache } from './multi-namespace-cache.ts';
-import {
-  byObjectKey,
-  type CacheConfigOptions,
-  type DefaultedOptions,
-  defaultOptions,
-} from './options.ts';
+import { byObjectKey, type CacheConfigOptions, type DefaultedOptions, defaultOptions } from './options.ts';
 import { CONTINUE_NOT_SUPPORTED } from './reader.ts';
-import { type FieldSelectorInput, type LabelSelectorInput, toFieldSelector, toLabelSelector } from './selectors.ts';
+import {
+  type FieldSelectorInput,
+  type LabelSelectorInput,
+  toFieldSelector,
+  toLabelSelector,
+} from './selectors.ts';
 
 /**
  * controller-runtime's Cache: reads served from informers that start on first use (or fail, with
@@ -113,8 +113,12 @@ export class Cache {
 
     if (defaulted.defaultNamespaces.size > 0) {
       const namespaces = new Map<string, InformerCache>();
-      for (const [ns, config] of defaulted.defaultNamespaces) namespaces.set(ns, new InformerCache(context, ns, config));
-      this.#defaultCache = new MultiNamespaceCache(namespaces, new InformerCache(context, '', defaulted.global));
+      for (const [ns, config] of defaulted.defaultNamespaces)
+        namespaces.set(ns, new InformerCache(context, ns, config));
+      this.#defaultCache = new MultiNamespaceCache(
+        namespaces,
+        new InformerCache(context, '', defaulted.global),
+      );
     } else {
       this.#defaultCache = new InformerCache(context, '', defaulted.global);
     }
@@ -122,7 +126,8 @@ export class Cache {
     for (const [key, entry] of defaulted.byObject) {
       if (entry.namespaces && entry.namespaces.size > 0) {
         const namespaces = new Map<string, InformerCache>();
-        for (const [ns, config] of entry.namespaces) namespaces.set(ns, new InformerCache(context, ns, config));
+        for (const [ns, config] of entry.namespaces)
+          namespaces.set(ns, new InformerCache(context, ns, config));
         this.#byObject.set(key, new MultiNamespaceCache(namespaces, undefined));
       } else {
         this.#byObject.set(key, new InformerCache(context, '', entry.config));
@@ -141,7 +146,8 @@ export class Cache {
     key: ObjectKey | string,
     options: CacheGetOptions = {},
   ): Promise<T> {
-    const { namespace, name } = typeof key === 'string' ? splitKey(key) : { namespace: key.namespace ?? '', name: key.name };
+    const { namespace, name } =
+      typeof key === 'string' ? splitKey(key) : { namespace: key.namespace ?? '', name: key.name };
     const target = await this.#target(apiVersion, kind, options.mode);
     return (await this.#cacheFor(target).get(target, namespace, name, options)) as T;
   }
@@ -208,7 +214,8 @@ export class Cache {
     for (const waiter of this.#startWaiters) waiter();
     this.#startWaiters.clear();
     this.#factory.start(signal);
-    if (!signal.aborted) await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
+    if (!signal.aborted)
+      await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
     await this.#factory.stopped();
   }
 

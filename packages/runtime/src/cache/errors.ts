@@ -29,7 +29,8 @@ export class ErrResourceNotCached extends Error {
   }
 }
 
-export const isCacheNotStarted = (err: unknown): err is ErrCacheNotStarted => err instanceof ErrCacheNotStarted;
+export const isCacheNotStarted = (err: unknown): err is ErrCacheNotStarted =>
+  err instanceof ErrCacheNotStarted;
 export const isResourceNotCached = (err: unknown): err is ErrResourceNotCached =>
   err instanceof ErrResourceNotCached;
 

@@ -76,7 +76,12 @@ export class InformerCache implements ScopedCache {
     this.config = config;
   }
 
-  async get(target: KindTarget, namespace: string, name: string, options: ScopedGetOptions): Promise<KubeObject> {
+  async get(
+    target: KindTarget,
+    namespace: string,
+    name: string,
+    options: ScopedGetOptions,
+  ): Promise<KubeObject> {
     const informer = await this.#readable(target, options.signal);
     const unsafe = this.config.unsafeDisableDeepCopy === true || options.unsafeDisableDeepCopy === true;
     return readOne(informer.getStore(), target, namespace, name, unsafe);
@@ -90,7 +95,8 @@ export class InformerCache implements ScopedCache {
 
   async getInformer(target: KindTarget, options: ScopedInformerOptions): Promise<Informer> {
     const informer = this.#informer(target, false);
-    if ((options.blockUntilSynced ?? true) && this.#context.isStarted()) await this.#waitForSync(target, informer, options.signal);
+    if ((options.blockUntilSynced ?? true) && this.#context.isStarted())
+      await this.#waitForSync(target, informer, options.signal);
     return informer;
   }
 
@@ -130,7 +136,11 @@ export class InformerCache implements ScopedCache {
     return informer;
   }
 
-  async #waitForSync(target: KindTarget, informer: SharedInformer, signal: AbortSignal | undefined): Promise<void> {
+  async #waitForSync(
+    target: KindTarget,
+    informer: SharedInformer,
+    signal: AbortSignal | undefined,
+  ): Promise<void> {
     if (informer.hasSynced()) return;
     if (!(await informer.waitForSync(signal))) throw syncTimeout(informerTypeName(target));
   }

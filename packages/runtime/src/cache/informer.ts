@@ -27,7 +27,8 @@ export class MultiNamespaceInformer<T extends KubeObject = KubeObject> implement
 
   addEventHandler(handler: ResourceEventHandler<T>, resyncMs?: number): HandlerRegistration {
     const registrations = new Map<string, HandlerRegistration>();
-    for (const [ns, informer] of this.informers) registrations.set(ns, informer.addEventHandler(handler, resyncMs));
+    for (const [ns, informer] of this.informers)
+      registrations.set(ns, informer.addEventHandler(handler, resyncMs));
     return new MultiNamespaceRegistration(registrations);
   }
 

@@ -29,10 +29,16 @@ export class MultiNamespaceCache implements ScopedCache {
     this.#cluster = cluster;
   }
 
-  async get(target: KindTarget, namespace: string, name: string, options: ScopedGetOptions): Promise<KubeObject> {
+  async get(
+    target: KindTarget,
+    namespace: string,
+    name: string,
+    options: ScopedGetOptions,
+  ): Promise<KubeObject> {
     if (!target.namespaced) return this.#clusterCache(target).get(target, namespace, name, options);
     const cache = this.#namespaces.get(namespace) ?? this.#namespaces.get(ALL_NAMESPACES);
-    if (!cache) throw new Error(`unable to get: ${namespace}/${name} because of unknown namespace for the cache`);
+    if (!cache)
+      throw new Error(`unable to get: ${namespace}/${name} because of unknown namespace for the cache`);
     return cache.get(target, namespace, name, options);
   }
 
@@ -40,7 +46,8 @@ export class MultiNamespaceCache implements ScopedCache {
     if (!target.namespaced) return this.#clusterCache(target).list(target, options);
     if (options.namespace) {
       const cache = this.#namespaces.get(options.namespace) ?? this.#namespaces.get(ALL_NAMESPACES);
-      if (!cache) throw new Error(`unable to list: ${options.namespace} because of unknown namespace for the cache`);
+      if (!cache)
+        throw new Error(`unable to list: ${options.namespace} because of unknown namespace for the cache`);
       return cache.list(target, options);
     }
     // Every namespace, in map order; a limit is spent across them.

@@ -60,7 +60,8 @@ const cases: Case[] = [
       defaultNamespaces: { default: { labelSelector: 'from=default-namespaces' } },
       defaultLabelSelector: 'from=default-label-selector',
     },
-    verify: (o) => assert.deepEqual(podNamespaces(o), { default: { labelSelector: 'from=default-namespaces' } }),
+    verify: (o) =>
+      assert.deepEqual(podNamespaces(o), { default: { labelSelector: 'from=default-namespaces' } }),
   },
   {
     name: 'ByObject.Namespaces gets defaulted from DefaultLabelSelector',
@@ -77,7 +78,8 @@ const cases: Case[] = [
       byObject: { [POD]: {} },
       defaultNamespaces: { default: { labelSelector: 'from=default-namespaces' } },
     },
-    verify: (o) => assert.deepEqual(podNamespaces(o), { default: { labelSelector: 'from=default-namespaces' } }),
+    verify: (o) =>
+      assert.deepEqual(podNamespaces(o), { default: { labelSelector: 'from=default-namespaces' } }),
   },
   {
     name: "ByObject.Namespaces doesn't get defaulted when its empty",
@@ -94,7 +96,10 @@ const cases: Case[] = [
   },
   {
     name: "ByObject.Labels doesn't get defaulted when set",
-    in: { byObject: { [POD]: { label: 'from=by-object' } }, defaultLabelSelector: 'from=default-label-selector' },
+    in: {
+      byObject: { [POD]: { label: 'from=by-object' } },
+      defaultLabelSelector: 'from=default-label-selector',
+    },
     verify: (o) => assert.equal(podConfig(o)!.labelSelector, 'from=by-object'),
   },
   {
@@ -104,7 +109,10 @@ const cases: Case[] = [
   },
   {
     name: "ByObject.Fields doesn't get defaulted when set",
-    in: { byObject: { [POD]: { field: 'from=by-object' } }, defaultFieldSelector: 'from=default-field-selector' },
+    in: {
+      byObject: { [POD]: { field: 'from=by-object' } },
+      defaultFieldSelector: 'from=default-field-selector',
+    },
     verify: (o) => assert.equal(podConfig(o)!.fieldSelector, 'from=by-object'),
   },
   {
@@ -141,7 +149,9 @@ const cases: Case[] = [
     name: 'DefaultNamespace label selector gets defaulted from DefaultLabelSelector',
     in: { defaultNamespaces: { default: {} }, defaultLabelSelector: 'from=default-label-selector' },
     verify: (o) =>
-      assert.deepEqual(renderMap(o.defaultNamespaces), { default: { labelSelector: 'from=default-label-selector' } }),
+      assert.deepEqual(renderMap(o.defaultNamespaces), {
+        default: { labelSelector: 'from=default-label-selector' },
+      }),
   },
   {
     name: 'ByObject.Namespaces get selector from DefaultNamespaces before DefaultSelector',
@@ -185,7 +195,9 @@ const cases: Case[] = [
       assert.deepEqual(renderMap(o.defaultNamespaces), {
         'kube-public': { labelSelector: 'from=kube-public' },
         'kube-system': { labelSelector: 'from=kube-system' },
-        '': { fieldSelector: 'metadata.namespace!=kube-public,metadata.namespace!=kube-system,spec.nodeName=foo' },
+        '': {
+          fieldSelector: 'metadata.namespace!=kube-public,metadata.namespace!=kube-system,spec.nodeName=foo',
+        },
       }),
   },
   {
@@ -225,7 +237,9 @@ const cases: Case[] = [
       assert.deepEqual(podNamespaces(o), {
         'kube-public': { labelSelector: 'from=kube-public' },
         'kube-system': { labelSelector: 'from=kube-system' },
-        '': { fieldSelector: 'metadata.namespace!=kube-public,metadata.namespace!=kube-system,spec.nodeName=foo' },
+        '': {
+          fieldSelector: 'metadata.namespace!=kube-public,metadata.namespace!=kube-system,spec.nodeName=foo',
+        },
       }),
   },
   {
@@ -301,7 +315,10 @@ describe('defaultOptions (defaulting_test.go)', () => {
       defaultOptions({ byObject: { 'example.com/v1/Nope': {} } }, async () => {
         throw new Error('no matches for kind "Nope" in version "example.com/v1"');
       }),
-      { message: 'failed to determine if *v1.Nope is namespaced: no matches for kind "Nope" in version "example.com/v1"' },
+      {
+        message:
+          'failed to determine if *v1.Nope is namespaced: no matches for kind "Nope" in version "example.com/v1"',
+      },
     );
   });
 
@@ -317,7 +334,10 @@ describe('defaultOptions (defaulting_test.go)', () => {
 
 describe('jitteredSyncPeriod', () => {
   it('is 10 h × U[0.9, 1.1) by default', () => {
-    assert.equal(jitteredSyncPeriod(undefined, () => 0), 9 * 3600_000);
+    assert.equal(
+      jitteredSyncPeriod(undefined, () => 0),
+      9 * 3600_000,
+    );
     assert.ok(jitteredSyncPeriod(undefined, () => 0.9999) < 11 * 3600_000);
     const p = jitteredSyncPeriod(1000);
     assert.ok(p >= 900 && p < 1100);

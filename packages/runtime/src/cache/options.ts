@@ -194,9 +194,12 @@ export async function defaultOptions(
     try {
       namespaced = await isNamespaced(apiVersion, kind);
     } catch (err) {
-      throw new Error(`failed to determine if ${typeName(apiVersion, kind)} is namespaced: ${describe(err)}`, {
-        cause: err,
-      });
+      throw new Error(
+        `failed to determine if ${typeName(apiVersion, kind)} is namespaced: ${describe(err)}`,
+        {
+          cause: err,
+        },
+      );
     }
     if (!namespaced && entry.namespaces !== undefined) {
       throw new Error(
@@ -209,7 +212,9 @@ export async function defaultOptions(
       // Cloned from the *undefaulted* DefaultNamespaces (an empty map stays "nothing to default from").
       namespaces = options.defaultNamespaces === undefined ? undefined : new Map(defaultNamespacesRaw);
     } else if (entry.namespaces !== undefined) {
-      namespaces = new Map(Object.entries(entry.namespaces).map(([ns, c]) => [ns, resolveConfig(c)] as const));
+      namespaces = new Map(
+        Object.entries(entry.namespaces).map(([ns, c]) => [ns, resolveConfig(c)] as const),
+      );
     }
 
     // Namespace entries first: they must see the undefaulted type-level config to fall through to
@@ -227,7 +232,8 @@ export async function defaultOptions(
     }
 
     // The type-level settings only matter (and are only defaulted) without namespace entries.
-    const config = !namespaced || !namespaces || namespaces.size === 0 ? defaultConfig(typeLevel, global) : typeLevel;
+    const config =
+      !namespaced || !namespaces || namespaces.size === 0 ? defaultConfig(typeLevel, global) : typeLevel;
     byObject.set(byObjectKey(apiVersion, kind), { apiVersion, kind, namespaced, namespaces, config });
   }
 

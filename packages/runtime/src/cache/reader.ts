@@ -59,7 +59,11 @@ export function readOne<T extends KubeObject>(
   return output(obj, unsafe);
 }
 
-export function readMany<T extends KubeObject>(store: Indexer<T>, options: ReaderListOptions, unsafe: boolean): T[] {
+export function readMany<T extends KubeObject>(
+  store: Indexer<T>,
+  options: ReaderListOptions,
+  unsafe: boolean,
+): T[] {
   let candidates: Iterable<T>;
   if (options.fieldSelector && !options.fieldSelector.empty) {
     candidates = byFieldIndexes(store, options.fieldSelector, options.namespace);
@@ -82,7 +86,11 @@ export function readMany<T extends KubeObject>(store: Indexer<T>, options: Reade
  * byIndexes: the first requirement picks candidates from its index, the others filter them by re-running
  * their index functions. Only exact matches can be answered from an index.
  */
-function byFieldIndexes<T extends KubeObject>(store: Indexer<T>, selector: FieldSelector, namespace?: string): T[] {
+function byFieldIndexes<T extends KubeObject>(
+  store: Indexer<T>,
+  selector: FieldSelector,
+  namespace?: string,
+): T[] {
   if (!selector.requirements.every((r) => r.operator === '=')) {
     throw new Error('non-exact field matches are not supported by the cache');
   }

@@ -88,3 +88,13 @@ export function isClientRequestError(err: unknown): boolean {
   if (!(err instanceof StatusError)) return false;
   return err.code >= 400 && err.code < 500 && err.code !== 410 && err.code !== 429;
 }
+
+/**
+ * 504 "Too large resource version": the server's cache has not caught up with the RV asked for
+ * (client-go's isTooLargeResourceVersionError).
+ */
+export function isTooLargeResourceVersion(err: unknown): boolean {
+  if (!(err instanceof StatusError)) return false;
+  if (err.status.details?.causes?.some((c) => c.reason === 'ResourceVersionTooLarge')) return true;
+  return err.code === 504 && (err.status.message ?? '').includes('Too large resource version');
+}

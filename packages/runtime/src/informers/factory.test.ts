@@ -6,7 +6,13 @@ import { SharedInformerFactory, stripManagedFields } from './factory.ts';
 import { silentLogger } from './log.ts';
 import { eventually, FakeResourceClient } from './testing.ts';
 
-const secrets: ResourceRef = { group: '', version: 'v1', resource: 'secrets', kind: 'Secret', namespaced: true };
+const secrets: ResourceRef = {
+  group: '',
+  version: 'v1',
+  resource: 'secrets',
+  kind: 'Secret',
+  namespaced: true,
+};
 
 /** A client source that hands out one fake per (resource, mode), sharing the same data. */
 function source() {
@@ -39,11 +45,20 @@ describe('SharedInformerFactory', () => {
     const a = factory.informerFor(secrets, { namespace: 'ns', labelSelector: 'x=y' });
     assert.equal(factory.informerFor(secrets, { namespace: 'ns', labelSelector: 'x=y' }), a);
     assert.equal(factory.informerFor(secrets, { namespace: 'ns', labelSelector: 'x=y', mode: 'full' }), a);
-    assert.notEqual(factory.informerFor(secrets, { namespace: 'ns', labelSelector: 'x=y', mode: 'metadata' }), a);
+    assert.notEqual(
+      factory.informerFor(secrets, { namespace: 'ns', labelSelector: 'x=y', mode: 'metadata' }),
+      a,
+    );
     assert.notEqual(factory.informerFor(secrets, { namespace: 'other', labelSelector: 'x=y' }), a);
     assert.notEqual(factory.informerFor(secrets, { namespace: 'ns' }), a);
-    assert.notEqual(factory.informerFor(secrets, { namespace: 'ns', labelSelector: 'x=y', fieldSelector: 'type=a' }), a);
-    assert.equal(factory.metadataInformer(secrets, { namespace: 'ns', labelSelector: 'x=y' }).client.mode, 'metadata');
+    assert.notEqual(
+      factory.informerFor(secrets, { namespace: 'ns', labelSelector: 'x=y', fieldSelector: 'type=a' }),
+      a,
+    );
+    assert.equal(
+      factory.metadataInformer(secrets, { namespace: 'ns', labelSelector: 'x=y' }).client.mode,
+      'metadata',
+    );
     assert.equal(factory.informers().length, 5);
   });
 

@@ -14,7 +14,13 @@ import type { SharedInformer } from './shared-informer.ts';
  */
 
 const NS = 'converge';
-const secrets: ResourceRef = { group: '', version: 'v1', resource: 'secrets', kind: 'Secret', namespaced: true };
+const secrets: ResourceRef = {
+  group: '',
+  version: 'v1',
+  resource: 'secrets',
+  kind: 'Secret',
+  namespaced: true,
+};
 
 const secret = (name: string, value = 'v'): KubeObject => ({
   apiVersion: 'v1',
@@ -24,7 +30,12 @@ const secret = (name: string, value = 'v'): KubeObject => ({
 });
 
 function contentsOf(informer: SharedInformer): Map<string, string> {
-  return new Map(informer.getStore().list().map((o) => [keyOf(o), o.metadata?.resourceVersion ?? '']));
+  return new Map(
+    informer
+      .getStore()
+      .list()
+      .map((o) => [keyOf(o), o.metadata?.resourceVersion ?? '']),
+  );
 }
 
 function same(a: Map<string, string>, b: Map<string, string>): boolean {
@@ -113,7 +124,9 @@ describe('informer convergence against the real API server', () => {
       await converged(cluster, informer);
       // Past the 1 s "very short watch" threshold, so that only the 410 can cause the relist.
       await new Promise((r) => setTimeout(r, 1100));
-      const initialLists = proxy.requests.filter((r) => r.query.has('sendInitialEvents') || !r.query.has('watch')).length;
+      const initialLists = proxy.requests.filter(
+        (r) => r.query.has('sendInitialEvents') || !r.query.has('watch'),
+      ).length;
 
       await proxy.refuse();
       await churn(cluster, 'while-away', 90); // well past the 50 events of history
@@ -123,7 +136,9 @@ describe('informer convergence against the real API server', () => {
       await proxy.accept();
 
       await converged(cluster, informer);
-      const relists = proxy.requests.filter((r) => r.query.has('sendInitialEvents') || !r.query.has('watch')).length;
+      const relists = proxy.requests.filter(
+        (r) => r.query.has('sendInitialEvents') || !r.query.has('watch'),
+      ).length;
       assert.ok(relists > initialLists, 'the informer relisted');
       assert.ok(
         logs.some((e) => e.msg === 'watch expired, relisting'),
@@ -146,7 +161,8 @@ describe('informer convergence against the real API server', () => {
         assert.equal(await informer.waitForSync(AbortSignal.timeout(10_000)), true);
         // Let the watch live past the 1 s "very short watch" threshold, so its cut is a plain reconnect.
         await new Promise((r) => setTimeout(r, 1100));
-        const lists = () => proxy.requests.filter((r) => r.query.has('sendInitialEvents') || !r.query.has('watch'));
+        const lists = () =>
+          proxy.requests.filter((r) => r.query.has('sendInitialEvents') || !r.query.has('watch'));
         const listsBefore = lists().length;
 
         proxy.retryAfterSeconds = 1;
@@ -173,7 +189,8 @@ describe('informer convergence against the real API server', () => {
     try {
       assert.equal(await informer.waitForSync(AbortSignal.timeout(10_000)), true);
       await new Promise((r) => setTimeout(r, 1100));
-      const lists = () => proxy.requests.filter((r) => r.query.has('sendInitialEvents') || !r.query.has('watch'));
+      const lists = () =>
+        proxy.requests.filter((r) => r.query.has('sendInitialEvents') || !r.query.has('watch'));
       const listsBefore = lists().length;
       await proxy.refuse();
       await churn(cluster, 'refused', 6);

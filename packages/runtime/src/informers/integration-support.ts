@@ -8,7 +8,11 @@ import { Agent, createServer, request, type Server } from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { KubeObject } from '@certkit/apimachinery';
 import { ensureServingCertificates } from '../../../apiserver/src/security/certificates.ts';
-import { startTestServer, type TestServer, type TestServerOptions } from '../../../apiserver/src/testing/test-server.ts';
+import {
+  startTestServer,
+  type TestServer,
+  type TestServerOptions,
+} from '../../../apiserver/src/testing/test-server.ts';
 import type { ClientConfig } from '../client/config.ts';
 import { KubeClient } from '../client/kube-client.ts';
 import { loadKubeconfig } from '../client/kubeconfig.ts';
@@ -60,11 +64,17 @@ export async function startCluster(options: TestServerOptions = {}): Promise<Clu
 }
 
 export function keyOf(obj: KubeObject): string {
-  return obj.metadata?.namespace ? `${obj.metadata.namespace}/${obj.metadata.name}` : (obj.metadata?.name ?? '');
+  return obj.metadata?.namespace
+    ? `${obj.metadata.namespace}/${obj.metadata.name}`
+    : (obj.metadata?.name ?? '');
 }
 
 /** Polls until `predicate` resolves true, or throws after timeoutMs. */
-export async function until(predicate: () => boolean | Promise<boolean>, what: string, timeoutMs = 10_000): Promise<void> {
+export async function until(
+  predicate: () => boolean | Promise<boolean>,
+  what: string,
+  timeoutMs = 10_000,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     if (await predicate()) return;
@@ -98,7 +108,9 @@ export class FaultProxy {
     this.#target = new URL(target);
     this.#ca = ca;
     this.#agent = new Agent({ ca, keepAlive: true });
-    this.#server = createServer({ cert: cert.certPem, key: cert.keyPem }, (req, res) => this.#handle(req, res));
+    this.#server = createServer({ cert: cert.certPem, key: cert.keyPem }, (req, res) =>
+      this.#handle(req, res),
+    );
     this.#server.on('secureConnection', (socket: Socket) => {
       this.#sockets.add(socket);
       socket.on('close', () => this.#sockets.delete(socket));
@@ -166,7 +178,12 @@ export class FaultProxy {
 
   #handle(req: IncomingMessage, res: ServerResponse): void {
     const url = new URL(req.url ?? '/', this.url);
-    const record: RequestRecord = { method: req.method ?? 'GET', path: url.pathname, query: url.searchParams, status: 0 };
+    const record: RequestRecord = {
+      method: req.method ?? 'GET',
+      path: url.pathname,
+      query: url.searchParams,
+      status: 0,
+    };
     this.requests.push(record);
     if (isWatch(url.searchParams) && !url.searchParams.has('sendInitialEvents') && this.tooManyWatches > 0) {
       this.tooManyWatches--;
@@ -181,7 +198,10 @@ export class FaultProxy {
         details: { retryAfterSeconds: this.retryAfterSeconds },
         code: 429,
       });
-      res.writeHead(429, { 'Content-Type': 'application/json', 'Retry-After': String(this.retryAfterSeconds) });
+      res.writeHead(429, {
+        'Content-Type': 'application/json',
+        'Retry-After': String(this.retryAfterSeconds),
+      });
       res.end(body);
       return;
     }

@@ -31,7 +31,8 @@ async function syncInformer(client: KubeClient, kind: string, readMode: ReadMode
   const informer = factory.informerFor(resource);
   const controller = new AbortController();
   factory.start(controller.signal);
-  if (!(await informer.waitForSync(AbortSignal.timeout(60_000)))) throw new Error(`${kind} informer did not sync`);
+  if (!(await informer.waitForSync(AbortSignal.timeout(60_000))))
+    throw new Error(`${kind} informer did not sync`);
   return {
     informer,
     stop: async () => {
@@ -54,6 +55,8 @@ const { informer, stop } = await syncInformer(client, 'Secret', mode);
 const syncMs = performance.now() - started;
 const after = await settledHeap();
 const objects = informer.getStore().size;
-process.stdout.write(`${JSON.stringify({ mode, objects, heapGrowthBytes: after - before, syncMs: Math.round(syncMs) })}\n`);
+process.stdout.write(
+  `${JSON.stringify({ mode, objects, heapGrowthBytes: after - before, syncMs: Math.round(syncMs) })}\n`,
+);
 await stop();
 client.close();

@@ -59,13 +59,20 @@ describe('informer memory', () => {
 
   it(`a metadata-only informer over ${SECRETS} Secrets of 1 MiB grows the heap by less than 5 MB`, async (t) => {
     const metadata = await measure(cluster.server.kubeconfigPath, 'metadata');
-    t.diagnostic(`metadata informer: ${metadata.objects} objects, heap +${mb(metadata.heapGrowthBytes)}, sync ${metadata.syncMs} ms`);
+    t.diagnostic(
+      `metadata informer: ${metadata.objects} objects, heap +${mb(metadata.heapGrowthBytes)}, sync ${metadata.syncMs} ms`,
+    );
     assert.equal(metadata.objects, SECRETS);
     assert.ok(metadata.heapGrowthBytes < 5 * 1024 * 1024, `heap grew by ${mb(metadata.heapGrowthBytes)}`);
 
     const full = await measure(cluster.server.kubeconfigPath, 'full');
-    t.diagnostic(`full informer (for comparison): ${full.objects} objects, heap +${mb(full.heapGrowthBytes)}, sync ${full.syncMs} ms`);
+    t.diagnostic(
+      `full informer (for comparison): ${full.objects} objects, heap +${mb(full.heapGrowthBytes)}, sync ${full.syncMs} ms`,
+    );
     assert.equal(full.objects, SECRETS);
-    assert.ok(full.heapGrowthBytes > 50 * metadata.heapGrowthBytes, 'the full figure dwarfs the metadata one');
+    assert.ok(
+      full.heapGrowthBytes > 50 * metadata.heapGrowthBytes,
+      'the full figure dwarfs the metadata one',
+    );
   });
 });

@@ -82,7 +82,7 @@ describe('Reflector', () => {
     assert.equal(request.sendInitialEvents, true);
     assert.equal(request.allowWatchBookmarks, true);
     assert.equal(request.resourceVersionMatch, 'NotOlderThan');
-    assert.equal(request.resourceVersion, '');
+    assert.equal(request.resourceVersion, '0', 'any RV, as the LIST path asks');
     assert.deepEqual(store.rvs(), serverRvs(client));
     assert.equal(reflector.lastSyncResourceVersion, client.resourceVersion);
 
@@ -137,7 +137,12 @@ describe('Reflector', () => {
       ],
     );
     assert.equal(store.items.size, 1203);
-    assert.deepEqual(order.slice(0, 4), ['decode:cm-0000', 'transform:cm-0000', 'decode:cm-0001', 'transform:cm-0001']);
+    assert.deepEqual(order.slice(0, 4), [
+      'decode:cm-0000',
+      'transform:cm-0000',
+      'decode:cm-0001',
+      'transform:cm-0001',
+    ]);
     assert.ok([...store.items.values()].every((o) => o.data === undefined));
   });
 
@@ -201,7 +206,8 @@ describe('Reflector', () => {
     const { reflector, store } = start(client, { useWatchList: false });
     await eventually(() => client.openWatches.length === 1, 'watch');
     // Miss events while disconnected, then lose the history they were in.
-    client.onWatch = () => Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:1'), { code: 'ECONNREFUSED' });
+    client.onWatch = () =>
+      Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:1'), { code: 'ECONNREFUSED' });
     client.breakWatches(Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' }));
     client.put(cm('b'));
     client.remove('ns', 'a');
@@ -234,7 +240,9 @@ describe('Reflector', () => {
     client.put(cm('before'));
     await eventually(() => store.items.has('ns/before'), 'an event on the first watch');
     client.onWatch = (_o, i) =>
-      i < 4 ? Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:1'), { code: 'ECONNREFUSED' }) : undefined;
+      i < 4
+        ? Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:1'), { code: 'ECONNREFUSED' })
+        : undefined;
     client.breakWatches(Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' }));
     client.put(cm('b'));
     await eventually(() => store.items.has('ns/b'), 'b after reconnect');
@@ -298,7 +306,17 @@ describe('Reflector', () => {
     const client = new FakeResourceClient();
     start(client, { useWatchList: false });
     await eventually(() => client.openWatches.length === 1, 'watch');
-    client.errorWatches(new StatusError({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', code: 500, reason: 'InternalError', message: 'boom' }).status);
+    client.errorWatches(
+      new StatusError({
+        kind: 'Status',
+        apiVersion: 'v1',
+        metadata: {},
+        status: 'Failure',
+        code: 500,
+        reason: 'InternalError',
+        message: 'boom',
+      }).status,
+    );
     await eventually(() => client.listCalls.length === 2, 'relist');
   });
 });

@@ -8,8 +8,14 @@ import {
 } from '@certkit/apimachinery';
 import type { ResourceClient, WatchEvent, WatchOptions } from '../client/types.ts';
 import { Backoff, type BackoffOptions, sleep } from './backoff.ts';
-import { isClientRequestError, isProbableEOF, isRetriableWatchStartError, retryAfterMs } from './errors.ts';
-import { defaultLogger, describeError, type Logger } from './log.ts';
+import {
+  isClientRequestError,
+  isProbableEOF,
+  isRetriableWatchStartError,
+  isTooLargeResourceVersion,
+  retryAfterMs,
+} from './errors.ts';
+import { defaultLogger, describeError, type LogEntry, type Logger } from './log.ts';
 import type { TransformFunc } from './objects.ts';
 import { objectKey } from './store.ts';
 
@@ -160,12 +166,7 @@ export class Reflector {
           await this.#listAndWatch(signal);
         } catch (err) {
           if (signal.aborted) break;
-          this.#log({
-            level: 'warn',
-            msg: 'list and watch failed',
-            reflector: this.#name,
-            err: describeError(err),
-          });
+          this.#note('warn', 'list and watch failed', err);
         }
         if (signal.aborted) break;
         await sleep(this.#backoff.next(), signal);
@@ -200,9 +201,9 @@ export class Reflector {
     try {
       result = await this.#listPages(resourceVersion, signal);
     } catch (err) {
-      if (!isGone(err) || signal.aborted) throw err;
-      // The RV we asked for is compacted (or the cache is not there yet): ask for the latest state instead,
-      // right away, so the reflector makes progress.
+      if (!(isGone(err) || isTooLargeResourceVersion(err)) || signal.aborted) throw err;
+      // The RV we asked for is compacted, or the server's cache has not reached it: ask for the latest
+      // state instead, right away, so the reflector makes progress.
       this.#resourceVersionUnavailable = true;
       resourceVersion = this.#relistResourceVersion();
       result = await this.#listPages(resourceVersion, signal);
@@ -295,7 +296,11 @@ export class Reflector {
       let events: AsyncIterator<WatchEvent>;
       try {
         const stream = await this.#client.watch(this.#namespace, {
-          ...this.#watchOptions(this.#resourceVersionUnavailable ? '' : this.#lastSyncResourceVersion),
+          // Deviation: client-go asks for "" (a consistent read) on the first watch-list; we ask for what
+          // the LIST path asks for ("0" first, then the last synced RV, "" after a 410), so both paths
+          // promise the same freshness and a watch cache that cannot prove it is current (no progress
+          // notifications) still answers at once instead of timing out with "Too large resource version".
+          ...this.#watchOptions(this.#relistResourceVersion()),
           allowWatchBookmarks: true,
           sendInitialEvents: true,
           resourceVersionMatch: 'NotOlderThan',
@@ -312,22 +317,17 @@ export class Reflector {
           this.#resourceVersionUnavailable = true;
           continue;
         }
-        if (isClientRequestError(err)) {
-          this.#watchListSupport.markUnsupported();
-          this.#log({
-            level: 'info',
-            msg: 'watch-list refused, using LIST',
-            reflector: this.#name,
-            err: describeError(err),
-          });
+        if (isTooLargeResourceVersion(err)) {
+          // The server's cache is behind the RV we asked for; a LIST at "" is served from storage.
+          this.#resourceVersionUnavailable = true;
           return undefined;
         }
-        this.#log({
-          level: 'warn',
-          msg: 'watch-list failed, falling back to LIST',
-          reflector: this.#name,
-          err: describeError(err),
-        });
+        if (isClientRequestError(err)) {
+          this.#watchListSupport.markUnsupported();
+          this.#note('info', 'watch-list refused, using LIST', err);
+          return undefined;
+        }
+        this.#note('warn', 'watch-list failed, falling back to LIST', err);
         return undefined;
       }
 
@@ -352,11 +352,7 @@ export class Reflector {
         if (idledOut) {
           // A server that ignores sendInitialEvents streams a plain watch and never sends the end bookmark.
           this.#watchListSupport.markUnsupported();
-          this.#log({
-            level: 'warn',
-            msg: 'watch-list sent no end bookmark, using LIST',
-            reflector: this.#name,
-          });
+          this.#note('warn', 'watch-list sent no end bookmark, using LIST');
           return undefined;
         }
         if (isGone(err)) {
@@ -367,12 +363,7 @@ export class Reflector {
           await this.#backoffSleep(err, signal);
           continue;
         }
-        this.#log({
-          level: 'warn',
-          msg: 'watch-list failed, falling back to LIST',
-          reflector: this.#name,
-          err: describeError(err),
-        });
+        this.#note('warn', 'watch-list failed, falling back to LIST', err);
         return undefined;
       } finally {
         clearTimeout(idleTimer);
@@ -383,11 +374,7 @@ export class Reflector {
         await closeQuietly(events);
         if (signal.aborted) return undefined;
         if (idledOut) this.#watchListSupport.markUnsupported();
-        this.#log({
-          level: 'warn',
-          msg: 'watch-list ended before its initial events did, using LIST',
-          reflector: this.#name,
-        });
+        this.#note('warn', 'watch-list ended before its initial events did, using LIST');
         return undefined;
       }
       this.#watchListSupport.markSupported();
@@ -434,12 +421,7 @@ export class Reflector {
             if (isRetriableWatchStartError(err)) {
               // The server is down or overloaded: wait, then pick up where we were; a relist would only
               // add load and lose nothing the watch would not replay.
-              this.#log({
-                level: 'info',
-                msg: 'watch failed to start, backing off',
-                reflector: this.#name,
-                err: describeError(err),
-              });
+              this.#note('info', 'watch failed to start, backing off', err);
               await this.#backoffSleep(err, signal);
               continue;
             }
@@ -458,12 +440,7 @@ export class Reflector {
           if (isGone(err)) {
             // Relist at the last synced RV: a LIST with an RV returns data at least that fresh, so it is
             // not marked unavailable (client-go does the same).
-            this.#log({
-              level: 'info',
-              msg: 'watch expired, relisting',
-              reflector: this.#name,
-              err: describeError(err),
-            });
+            this.#note('info', 'watch expired, relisting', err);
             return;
           }
           if (isTooManyRequests(err)) {
@@ -472,12 +449,7 @@ export class Reflector {
           }
           // A dropped connection is the end of the stream, not a failure (client-go's IsProbableEOF).
           if (!isProbableEOF(err)) throw err;
-          this.#log({
-            level: 'debug',
-            msg: 'watch stream broke',
-            reflector: this.#name,
-            err: describeError(err),
-          });
+          this.#note('debug', 'watch stream broke', err);
         }
         events = undefined;
         if (progress.events === 0 && Date.now() - started < this.#shortWatchMs) {
@@ -563,6 +535,12 @@ export class Reflector {
       if (event.type !== 'ADDED') propagateResourceVersion = true;
       if (propagateResourceVersion) this.#lastSyncResourceVersion = resourceVersion;
     }
+  }
+
+  #note(level: LogEntry['level'], msg: string, err?: unknown): void {
+    const entry: LogEntry = { level, msg, reflector: this.#name };
+    if (err !== undefined) entry.err = describeError(err);
+    this.#log(entry);
   }
 
   #transformed(obj: KubeObject): KubeObject | undefined {

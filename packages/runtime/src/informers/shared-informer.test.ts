@@ -44,7 +44,9 @@ function recorder(): { events: string[]; handler: ResourceEventHandler } {
       onAdd: (o, initial) => events.push(`add ${name(o)}${initial ? ' initial' : ''}`),
       onUpdate: (old, o) =>
         events.push(
-          old === o ? `resync ${name(o)}` : `update ${name(o)} ${old.metadata?.resourceVersion}->${o.metadata?.resourceVersion}`,
+          old === o
+            ? `resync ${name(o)}`
+            : `update ${name(o)} ${old.metadata?.resourceVersion}->${o.metadata?.resourceVersion}`,
         ),
       onDelete: (o) => events.push(`delete ${name(o)}`),
     },
@@ -223,7 +225,13 @@ describe('SharedInformer', () => {
     void run();
     await informer.waitForSync();
     informer.addIndexers({ color: (o) => [String((o.data as Record<string, string>).color)] });
-    assert.deepEqual(informer.getStore().byIndex('color', 'red').map((o) => o.metadata?.name), ['a']);
+    assert.deepEqual(
+      informer
+        .getStore()
+        .byIndex('color', 'red')
+        .map((o) => o.metadata?.name),
+      ['a'],
+    );
     assert.throws(() => informer.addIndexers({ color: () => [] }), { message: 'indexer conflict: color' });
   });
 

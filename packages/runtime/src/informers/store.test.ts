@@ -38,7 +38,10 @@ describe('Indexer', () => {
     store.add(obj('ns2', 'c'));
     store.add(obj(undefined, 'cluster'));
     assert.deepEqual(
-      store.byIndex(NAMESPACE_INDEX, 'ns1').map((o) => o.metadata?.name).sort(),
+      store
+        .byIndex(NAMESPACE_INDEX, 'ns1')
+        .map((o) => o.metadata?.name)
+        .sort(),
       ['a', 'b'],
     );
     assert.deepEqual(store.byIndex(NAMESPACE_INDEX, '').map(objectKey), ['cluster']);
@@ -68,7 +71,7 @@ describe('Indexer', () => {
     });
   });
 
-  it('fails on unknown indices with client-go\'s message', () => {
+  it("fails on unknown indices with client-go's message", () => {
     const store = new Indexer();
     assert.throws(() => store.byIndex('field:spec.x', 'v'), {
       message: 'Index with name field:spec.x does not exist',

@@ -216,7 +216,8 @@ export class FakeResourceClient implements ResourceClient {
     let listRv = this.#rv;
     if (options.continue) {
       const [generation, offset, rv] = options.continue.split(':').map(Number);
-      if (generation !== this.#tokenGeneration) throw newExpired('The provided continue parameter is too old');
+      if (generation !== this.#tokenGeneration)
+        throw newExpired('The provided continue parameter is too old');
       start = offset;
       listRv = rv;
     } else if (options.resourceVersion && options.resourceVersion !== '0') {
@@ -231,7 +232,10 @@ export class FakeResourceClient implements ResourceClient {
     return meta;
   }
 
-  async watch(namespace: string | undefined, options: WatchOptions & RequestOptions): Promise<AsyncIterable<WatchEvent>> {
+  async watch(
+    namespace: string | undefined,
+    options: WatchOptions & RequestOptions,
+  ): Promise<AsyncIterable<WatchEvent>> {
     const index = this.watchCalls.push({ ...options, signal: undefined } as WatchOptions) - 1;
     const failure = this.onWatch?.(options, index);
     if (failure) throw failure;

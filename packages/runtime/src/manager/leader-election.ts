@@ -234,7 +234,22 @@ export class LeaderElector {
 
   /** client-go's tryAcquireOrRenew; `timeoutMs` bounds each request so a hung server cannot stall renewal. */
   private async tryAcquireOrRenew(signal: AbortSignal | undefined, timeoutMs: number): Promise<boolean> {
-    const timeout = AbortSignal.timeout(Math.max(1, timeoutMs));
+    try {
+      return await this.acquireOrRenewOnce(signal, timeoutMs);
+    } catch (err) {
+      // Nothing here may end the campaign or the renew loop: an unexpected failure is a failed attempt.
+      this.log({
+        level: 'error',
+        msg: 'lease attempt failed',
+        lease: this.describe(),
+        error: describeError(err),
+      });
+      return false;
+    }
+  }
+
+  private async acquireOrRenewOnce(signal: AbortSignal | undefined, timeoutMs: number): Promise<boolean> {
+    const timeout = AbortSignal.timeout(Math.max(1, Math.ceil(timeoutMs)));
     const reqSignal = signal ? AbortSignal.any([signal, timeout]) : timeout;
     const now = formatMicroTime(new Date());
     const record: LeaderElectionRecord = {

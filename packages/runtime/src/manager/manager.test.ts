@@ -2,11 +2,16 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { createInterface } from 'node:readline';
-import { describe, it } from 'node:test';
+import { after, before, describe, it } from 'node:test';
+import { startTestServer, type TestServer } from '@certkit/apiserver/testing/test-server';
+import type { Cache } from '../cache/cache.ts';
+import { KubeClient } from '../client/kube-client.ts';
+import { loadKubeconfig } from '../client/kubeconfig.ts';
+import { LEASE_RESOURCE, type Lease } from './leader-election.ts';
 import { fileURLToPath } from 'node:url';
 import { Controller } from './controller.ts';
 import { Manager, type Runnable } from './manager.ts';
-import { MetricsRegistry } from './metrics.ts';
+import { MetricsRegistry, restClientMetricsHook } from './metrics.ts';
 import { parseBindAddress } from './probes.ts';
 import { parsePrometheus } from './testdata/prometheus.ts';
 
@@ -31,10 +36,21 @@ function fakeCache(events: string[], name = 'cache') {
   return { runnable, sync: () => synced.resolve() };
 }
 
+async function until(cond: () => boolean, timeoutMs = 3000): Promise<void> {
+  const deadline = performance.now() + timeoutMs;
+  while (!cond()) {
+    if (performance.now() > deadline) throw new Error('condition not met in time');
+    await sleep(5);
+  }
+}
+
 async function get(url: string): Promise<{ status: number; text: string }> {
   const res = await fetch(url);
   return { status: res.status, text: await res.text() };
 }
+
+// cache/'s Cache is a Runnable as it stands: the manager starts it at once and waits for its sync.
+export const cacheIsRunnable = (cache: Cache): Runnable => cache;
 
 describe('parseBindAddress', () => {
   it('parses controller-runtime bind addresses', () => {
@@ -107,9 +123,33 @@ describe('Manager', () => {
     const manager = new Manager({ metricsBindAddress: '0', cacheSyncTimeoutMs: 50, log: () => {} });
     manager.add(fakeCache(events).runnable);
     manager.add({ start: async () => void events.push('controller start') });
-    assert.equal(await manager.listening.then(() => undefined), undefined);
-    await assert.rejects(manager.start(), /timed out waiting for cache to be synced/);
+    const running = manager.start();
+    assert.equal(await manager.listening, undefined, 'metrics disabled');
+    await assert.rejects(running, /timed out waiting for cache to be synced/);
     assert.deepEqual(events, ['cache start', 'cache stop']);
+  });
+
+  it("accepts controller-runtime's waitForCacheSync name for caches", async () => {
+    const events: string[] = [];
+    let synced = false;
+    const manager = new Manager({ metricsBindAddress: '0', log: () => {} });
+    manager.add({
+      async start(signal) {
+        events.push('cache start');
+        await new Promise((r) => signal.addEventListener('abort', r, { once: true }));
+      },
+      waitForCacheSync: async () => {
+        await sleep(20);
+        return (synced = true);
+      },
+    });
+    manager.add({ start: async () => void events.push(`controller start, synced=${synced}`) });
+    const running = manager.start();
+    while (!manager.synced) await sleep(2);
+    await sleep(5);
+    await manager.stop();
+    await running;
+    assert.deepEqual(events, ['cache start', 'controller start, synced=true']);
   });
 
   it('stops everything when a runnable fails, and reports its error', async () => {
@@ -147,14 +187,115 @@ describe('Manager', () => {
     const child = spawn(process.execPath, [fixture], { stdio: ['ignore', 'pipe', 'inherit'] });
     const lines = createInterface({ input: child.stdout });
     const iterator = lines[Symbol.asyncIterator]();
-    const first = JSON.parse((await iterator.next()).value);
+    const nextLine = async () => JSON.parse(String((await iterator.next()).value));
+    const first = await nextLine();
     assert.equal((await get(`${first.url}/readyz`)).status, 200);
     const started = performance.now();
     child.kill('SIGTERM');
-    assert.deepEqual(JSON.parse((await iterator.next()).value), { stopped: true });
+    assert.deepEqual(await nextLine(), { stopped: true });
     const [code, signal] = await once(child, 'exit');
     assert.equal(signal, null);
     assert.equal(code, 0);
     assert.ok(performance.now() - started < 3000, 'exited promptly');
+  });
+});
+
+describe('Manager with leader election', () => {
+  let server: TestServer;
+  const clients: KubeClient[] = [];
+  const managers: Manager[] = [];
+
+  before(async () => {
+    server = await startTestServer();
+  });
+
+  after(async () => {
+    await Promise.all(managers.map((m) => m.stop()));
+    for (const c of clients) c.close();
+    await server?.close();
+  });
+
+  async function replica(identity: string) {
+    const config = await loadKubeconfig({ path: server.kubeconfigPath });
+    const metrics = new MetricsRegistry();
+    // The client reports its requests into the manager's registry.
+    const client = new KubeClient({ ...config, qps: -1, onRequest: restClientMetricsHook(metrics) });
+    clients.push(client);
+    const events: string[] = [];
+    const cache = fakeCache(events);
+    cache.sync();
+    const manager = new Manager({
+      metrics,
+      metricsBindAddress: '0',
+      onLeadershipLost: 'stop',
+      log: () => {},
+      leaderElection: {
+        client: client.resource<Lease>(LEASE_RESOURCE),
+        id: 'manager-lease',
+        namespace: 'default',
+        identity,
+        leaseDurationMs: 2000,
+        renewDeadlineMs: 1500,
+        retryPeriodMs: 200,
+        releaseOnCancel: true,
+      },
+    });
+    manager.add(cache.runnable);
+    manager.add({
+      needLeaderElection: true,
+      async start(signal) {
+        events.push('leader start');
+        await new Promise((r) => signal.addEventListener('abort', r, { once: true }));
+        events.push('leader stop');
+      },
+    });
+    managers.push(manager);
+    const running = manager.start();
+    running.catch(() => {}); // inspected by the test
+    return { manager, events, metrics, running };
+  }
+
+  const leasePath = '/apis/coordination.k8s.io/v1/namespaces/default/leases/manager-lease';
+
+  it('runs leader runnables only while leading, stops on loss, and releases on clean stop', async () => {
+    const a = await replica('a');
+    await until(() => a.events.includes('leader start'));
+    assert.match(a.metrics.render(), /leader_election_master_status\{name="manager-lease"\} 1/);
+    const b = await replica('b');
+    await until(() => b.manager.synced);
+    await sleep(600);
+    assert.deepEqual(
+      b.events,
+      ['cache start'],
+      'caches run on every replica; leader runnables only on the leader',
+    );
+    const samples = parsePrometheus(a.metrics.render());
+    assert.equal(samples.get('rest_client_requests_total{code="404",method="GET"}'), 1, 'no lease at first');
+    assert.equal(samples.get('rest_client_requests_total{code="201",method="POST"}'), 1, 'so a created it');
+    assert.ok(samples.get('rest_client_requests_total{code="200",method="PUT"}')! >= 2, 'and renews it');
+
+    // Someone else takes the lease (for 2 s, then lets it lapse): a must stop leading and fail.
+    // a renews every 200 ms: retry on conflict, as any optimistic writer would.
+    for (let attempt = 0; ; attempt++) {
+      assert.ok(attempt < 10, 'could not take the lease');
+      const current = (await server.fetch('GET', leasePath)).json as Lease;
+      const put = await server.fetch('PUT', leasePath, {
+        body: { ...current, spec: { ...current.spec, holderIdentity: 'intruder', leaseDurationSeconds: 2 } },
+      });
+      if (put.status === 200) break;
+      assert.equal(put.status, 409, put.text);
+    }
+    await assert.rejects(a.running, /leader election lost/);
+    assert.deepEqual(a.events, ['cache start', 'leader start', 'leader stop', 'cache stop']);
+    assert.match(a.metrics.render(), /leader_election_master_status\{name="manager-lease"\} 0/);
+
+    // Once the intruder's lease lapses, b leads; a clean stop releases the lease.
+    await until(() => b.events.includes('leader start'), 4000);
+    await b.manager.stop();
+    await b.running;
+    assert.deepEqual(b.events, ['cache start', 'leader start', 'leader stop', 'cache stop']);
+    const released = (await server.fetch('GET', leasePath)).json as Lease;
+    assert.equal(released.spec?.holderIdentity, '');
+    assert.equal(released.spec?.leaseDurationSeconds, 1);
   });
 });

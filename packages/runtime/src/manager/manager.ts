@@ -23,8 +23,10 @@ export interface Runnable {
   start(signal: AbortSignal): Promise<void>;
   /** For caches: resolves true once synced, false if it gave up (e.g. `signal` aborted). */
   waitForSync?(signal: AbortSignal): Promise<boolean>;
+  /** The same under controller-runtime's name, which cache/ uses; either is accepted. */
+  waitForCacheSync?(signal: AbortSignal): Promise<boolean>;
   /**
-   * Whether it may only run while this manager leads. Default: false for runnables with `waitForSync`
+   * Whether it may only run while this manager leads. Default: false for runnables that can sync
    * (caches serve every replica), true otherwise (as controller-runtime treats runnables that do not say).
    */
   needLeaderElection?: boolean;
@@ -75,21 +77,10 @@ class RunGroup {
   private readonly runs: Promise<void>[] = [];
   private readonly abort = new AbortController();
 
-  constructor(parent?: AbortSignal) {
-    if (parent) {
-      if (parent.aborted) this.abort.abort();
-      else parent.addEventListener('abort', () => this.abort.abort(), { once: true });
-    }
-  }
-
   start(runnables: Runnable[], onError: (err: unknown) => void): void {
     for (const r of runnables) {
       this.runs.push(attempt(() => r.start(this.abort.signal)).catch(onError));
     }
-  }
-
-  get signal(): AbortSignal {
-    return this.abort.signal;
   }
 
   /** Resolves once every runnable has returned. */
@@ -184,7 +175,7 @@ export class Manager {
     try {
       this.probeServer = await this.serveProbes();
       this.resolveListening(this.probeServer?.url);
-      const needsLeader = (r: Runnable) => r.needLeaderElection ?? r.waitForSync === undefined;
+      const needsLeader = (r: Runnable) => r.needLeaderElection ?? syncOf(r) === undefined;
       caches.start(
         this.runnables.filter((r) => !needsLeader(r)),
         (err) => this.fail(err),
@@ -296,9 +287,10 @@ export class Manager {
     // A cache that ignores the signal must not hold the manager: the wait ends when the signal aborts.
     const gaveUp = aborted(signal).then(() => false);
     const results = await Promise.all(
-      this.runnables.map((r) =>
-        r.waitForSync ? Promise.race([attempt(() => r.waitForSync!(signal)), gaveUp]) : true,
-      ),
+      this.runnables.map((r) => {
+        const sync = syncOf(r);
+        return sync ? Promise.race([attempt(() => sync(signal)), gaveUp]) : true;
+      }),
     );
     if (this.stopping.signal.aborted) return;
     if (timeout.aborted || results.some((ok) => !ok))
@@ -345,6 +337,12 @@ export class Manager {
       process.off('SIGINT', onSignal);
     };
   }
+}
+
+function syncOf(r: Runnable): ((signal: AbortSignal) => Promise<boolean>) | undefined {
+  if (r.waitForSync) return (signal) => r.waitForSync!(signal);
+  if (r.waitForCacheSync) return (signal) => r.waitForCacheSync!(signal);
+  return undefined;
 }
 
 /** Calls fn; a synchronous throw becomes a rejection, so a faulty runnable fails like one that rejects. */

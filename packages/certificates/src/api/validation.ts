@@ -1,0 +1,13 @@
+/**
+ * What cert-manager's validating webhook checks, as functions over plain objects answering field errors
+ * with upstream's paths and details. An empty list means valid. Render them as kube-apiserver would with
+ * `newInvalid(GROUP, kind, name, errors)` from @certkit/apimachinery.
+ */
+
+export { validateCertificate, validateCertificateSpec, validateIssuerRef } from './validation/certificate.ts';
+export {
+  validateApprovalConditions,
+  validateCertificateRequest,
+  validateCertificateRequestSpec,
+} from './validation/certificaterequest.ts';
+export { validateClusterIssuer, validateIssuer, validateIssuerSpec } from './validation/issuer.ts';

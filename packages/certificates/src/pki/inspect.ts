@@ -1,0 +1,128 @@
+/**
+ * Reading issued certificates: what readiness and the policy checks need to know about `tls.crt`, and the
+ * Secret annotations cert-manager derives from it (AnnotationsForCertificate).
+ */
+
+import { X509Certificate, type KeyObject } from 'node:crypto';
+import { signatureAlgorithmName } from './algorithms.ts';
+import { decodeCertificateDer, type DecodedCertificate } from './certificate-der.ts';
+import { joinWithEscapeCsv } from './csv.ts';
+import {
+  decodeAuthorityKeyIdentifier,
+  decodeBasicConstraints,
+  decodeSubjectKeyIdentifier,
+  ExtensionOid,
+  findExtension,
+  type Extension,
+} from './extensions.ts';
+import { publicKeysEqual } from './keys.ts';
+import { decodeRdnSequence, distinguishedName, type DistinguishedName } from './names.ts';
+import { decodePemBlock } from './pem.ts';
+import { decodeSubjectAltNames, emptySubjectAltNames, type SubjectAltNames } from './sans.ts';
+import { decodeExtKeyUsage, decodeKeyUsage, extKeyUsageNames, keyUsageNames } from './usages.ts';
+
+export interface CertificateInfo extends SubjectAltNames {
+  notBefore: Date;
+  notAfter: Date;
+  subject: DistinguishedName;
+  issuer: DistinguishedName;
+  /** From BasicConstraints (false when absent). */
+  isCA: boolean;
+  /** cert-manager usage names of the KeyUsage bits ("digital signature", "cert sign", …). */
+  keyUsages: string[];
+  /** cert-manager usage names of the EKUs ("server auth", …); EKUs it has no name for stay dotted OIDs. */
+  extKeyUsages: string[];
+  /** Upper-case hex, as node:crypto prints it. */
+  serialNumber: string;
+  /** cert-manager's name for the signature algorithm, or its OID. */
+  signatureAlgorithm: string;
+  subjectKeyId?: string;
+  authorityKeyId?: string;
+  publicKey: KeyObject;
+  extensions: Extension[];
+  /** The leaf's DER (the first certificate of the PEM). */
+  der: Buffer;
+}
+
+/**
+ * Parses the first certificate of a PEM bundle (the leaf of `tls.crt`). node:crypto parses and validates the
+ * certificate as a whole; names and extensions are read from its DER.
+ */
+export function parseCertificate(pem: string | Buffer): CertificateInfo {
+  const { der } = decodePemBlock(pem, ['CERTIFICATE']);
+  const x509 = new X509Certificate(der);
+  const decoded: DecodedCertificate = decodeCertificateDer(der);
+  const ext = (oid: string) => findExtension(decoded.extensions, oid);
+  const san = ext(ExtensionOid.subjectAltName);
+  const bc = ext(ExtensionOid.basicConstraints);
+  const ku = ext(ExtensionOid.keyUsage);
+  const eku = ext(ExtensionOid.extKeyUsage);
+  const ski = ext(ExtensionOid.subjectKeyIdentifier);
+  const aki = ext(ExtensionOid.authorityKeyIdentifier);
+  return {
+    ...(san ? decodeSubjectAltNames(san.value) : emptySubjectAltNames()),
+    notBefore: x509.validFromDate,
+    notAfter: x509.validToDate,
+    subject: distinguishedName(decodeRdnSequence(decoded.subject)),
+    issuer: distinguishedName(decodeRdnSequence(decoded.issuer)),
+    isCA: bc ? decodeBasicConstraints(bc.value).isCA : false,
+    keyUsages: keyUsageNames(ku ? decodeKeyUsage(ku.value) : 0),
+    extKeyUsages: extKeyUsageNames(eku ? decodeExtKeyUsage(eku.value) : []),
+    serialNumber: x509.serialNumber,
+    signatureAlgorithm: signatureAlgorithmName(decoded.signatureAlgorithmOid) ?? decoded.signatureAlgorithmOid,
+    subjectKeyId: ski && decodeSubjectKeyIdentifier(ski.value).toString('hex'),
+    authorityKeyId: aki && decodeAuthorityKeyIdentifier(aki.value)?.toString('hex'),
+    publicKey: x509.publicKey,
+    extensions: decoded.extensions,
+    der,
+  };
+}
+
+/** Whether the leaf certificate of `certPem` carries the public half of `key` (private or public). */
+export function certificateMatchesKey(certPem: string | Buffer | CertificateInfo, key: KeyObject): boolean {
+  const cert = typeof certPem === 'string' || Buffer.isBuffer(certPem) ? parseCertificate(certPem) : certPem;
+  return publicKeysEqual(cert.publicKey, key);
+}
+
+export const SecretAnnotation = {
+  commonName: 'cert-manager.io/common-name',
+  altNames: 'cert-manager.io/alt-names',
+  ipSans: 'cert-manager.io/ip-sans',
+  uriSans: 'cert-manager.io/uri-sans',
+  emailSans: 'cert-manager.io/email-sans',
+  subjectOrganizations: 'cert-manager.io/subject-organizations',
+  subjectOrganizationalUnits: 'cert-manager.io/subject-organizationalunits',
+  subjectCountries: 'cert-manager.io/subject-countries',
+  subjectProvinces: 'cert-manager.io/subject-provinces',
+  subjectLocalities: 'cert-manager.io/subject-localities',
+  subjectPostalCodes: 'cert-manager.io/subject-postalcodes',
+  subjectStreetAddresses: 'cert-manager.io/subject-streetaddresses',
+  subjectSerialNumber: 'cert-manager.io/subject-serialnumber',
+} as const;
+
+/**
+ * The certificate-derived annotations on the Secret, from the ISSUED certificate (not the spec): common name
+ * and the DNS/IP/URI SAN lists always (possibly empty), emails and subject fields only when non-empty. Lists
+ * are joined as CSV with Go's quoting, so values containing commas or quotes survive.
+ */
+export function secretAnnotationsFor(cert: CertificateInfo | string | Buffer): Record<string, string> {
+  const info = typeof cert === 'string' || Buffer.isBuffer(cert) ? parseCertificate(cert) : cert;
+  const annotations: Record<string, string> = {};
+  const list = (key: string, values: readonly string[], keepEmpty: boolean) => {
+    if (values.length || keepEmpty) annotations[key] = joinWithEscapeCsv(values);
+  };
+  annotations[SecretAnnotation.commonName] = info.subject.commonName;
+  if (info.subject.serialNumber) annotations[SecretAnnotation.subjectSerialNumber] = info.subject.serialNumber;
+  list(SecretAnnotation.subjectOrganizations, info.subject.organizations, false);
+  list(SecretAnnotation.subjectOrganizationalUnits, info.subject.organizationalUnits, false);
+  list(SecretAnnotation.subjectCountries, info.subject.countries, false);
+  list(SecretAnnotation.subjectProvinces, info.subject.provinces, false);
+  list(SecretAnnotation.subjectLocalities, info.subject.localities, false);
+  list(SecretAnnotation.subjectPostalCodes, info.subject.postalCodes, false);
+  list(SecretAnnotation.subjectStreetAddresses, info.subject.streetAddresses, false);
+  list(SecretAnnotation.emailSans, info.emailAddresses, false);
+  list(SecretAnnotation.altNames, info.dnsNames, true);
+  list(SecretAnnotation.ipSans, info.ipAddresses, true);
+  list(SecretAnnotation.uriSans, info.uris, true);
+  return annotations;
+}

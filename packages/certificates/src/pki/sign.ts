@@ -1,0 +1,291 @@
+/**
+ * Signs a CSR as cert-manager's SelfSigned and CA issuers do (CertificateTemplateFromCertificateRequest, then
+ * SignCertificate / SignCSRTemplate): subject, SANs and name constraints come from the CSR; lifetime, usages
+ * and basic constraints come from the CertificateRequest, checked against any the CSR itself asks for.
+ */
+
+import { createPublicKey, randomBytes, type KeyObject } from 'node:crypto';
+import { defaultSignatureAlgorithm, webCryptoSigner } from './algorithms.ts';
+import { decodeCertificateDer, decodeCertificatePems, type DecodedCertificate } from './certificate-der.ts';
+import { buildPemBundle, type PemBundle } from './chain.ts';
+import { decodeCertificateRequestPem, verifyCertificateRequest, type DecodedCertificateRequest } from './csr.ts';
+import {
+  decodeBasicConstraints,
+  decodeSubjectKeyIdentifier,
+  encodeAuthorityInfoAccess,
+  encodeAuthorityKeyIdentifier,
+  encodeBasicConstraints,
+  encodeCrlDistributionPoints,
+  encodeSubjectKeyIdentifier,
+  ExtensionOid,
+  findExtension,
+  keyIdentifier,
+  type Extension,
+} from './extensions.ts';
+import { publicKeysEqual } from './keys.ts';
+import { isEmptyName } from './names.ts';
+import { encodePem } from './pem.ts';
+import {
+  decodeExtKeyUsage,
+  decodeKeyUsage,
+  encodeExtKeyUsage,
+  encodeKeyUsage,
+  extKeyUsageNames,
+  isKnownExtKeyUsage,
+  keyUsageNames,
+  keyUsagesFor,
+  type KeyUsages,
+} from './usages.ts';
+import { x509 } from './x509-lib.ts';
+
+export type CertificateIssuer =
+  /** A CA issuer: `certPem` is the CA's certificate first, optionally followed by the rest of its chain. */
+  | { certPem: string; key: KeyObject }
+  /** A SelfSigned issuer: the key named by the CertificateRequest's private-key-secret-name annotation. */
+  | { selfSignedKey: KeyObject };
+
+export interface SignCertificateOptions {
+  csrPem: string;
+  /** Requested lifetime in milliseconds (the CertificateRequest's duration, already defaulted). */
+  duration: number;
+  isCA: boolean;
+  /** The CertificateRequest's usages; empty or absent means "digital signature", "key encipherment". */
+  usages?: readonly string[];
+  issuer: CertificateIssuer;
+  crlDistributionPoints?: readonly string[];
+  ocspServers?: readonly string[];
+  issuingCertificateURLs?: readonly string[];
+  now?: Date;
+}
+
+/** `certPem` is what goes into CertificateRequest.status.certificate (leaf + intermediates), `caPem` into .ca. */
+export interface SignedCertificate {
+  certPem: string;
+  caPem: string;
+}
+
+/**
+ * Why signing failed: `InvalidRequest` (the CSR or the request's fields are unusable), `KeyMismatch` (the
+ * self-signed key is not the CSR's key), `InvalidIssuer` (the CA certificate or key cannot sign).
+ */
+export type SigningFailure = 'InvalidRequest' | 'KeyMismatch' | 'InvalidIssuer';
+
+export class SigningError extends Error {
+  readonly reason: SigningFailure;
+
+  constructor(reason: SigningFailure, message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = 'SigningError';
+    this.reason = reason;
+  }
+}
+
+function quoted(names: readonly string[]): string {
+  return names.length ? `[ ${names.map((name) => `'${name}'`).join(', ')} ]` : '[]';
+}
+
+/**
+ * CertificateTemplateValidateAndOverride{BasicConstraints,KeyUsages}: whatever the CSR encodes must agree with
+ * the request's isCA and usages. Returns the CSR's unknown EKUs, which Go carries into the certificate.
+ */
+function checkRequestedConstraints(csr: DecodedCertificateRequest, isCA: boolean, expected: KeyUsages): string[] {
+  const bc = findExtension(csr.extensions, ExtensionOid.basicConstraints);
+  if (bc) {
+    const requested = decodeBasicConstraints(bc.value).isCA;
+    if (requested !== isCA) {
+      throw new SigningError('InvalidRequest', `encoded CSR error: IsCA ${requested} does not match expected value ${isCA}`);
+    }
+  }
+  const ku = findExtension(csr.extensions, ExtensionOid.keyUsage);
+  const eku = findExtension(csr.extensions, ExtensionOid.extKeyUsage);
+  const requestedEkus = eku ? decodeExtKeyUsage(eku.value) : [];
+  if (ku || eku) {
+    const requestedKu = ku ? decodeKeyUsage(ku.value) : 0;
+    if (requestedKu !== expected.keyUsage) {
+      throw new SigningError(
+        'InvalidRequest',
+        `encoded CSR error: the KeyUsages ${quoted(keyUsageNames(requestedKu))} do not match the expected KeyUsages ${quoted(keyUsageNames(expected.keyUsage))}`,
+      );
+    }
+    const known = requestedEkus.filter(isKnownExtKeyUsage);
+    if (known.length !== expected.extKeyUsages.length || known.some((oid, i) => oid !== expected.extKeyUsages[i])) {
+      throw new SigningError(
+        'InvalidRequest',
+        `encoded CSR error: the ExtKeyUsages ${quoted(extKeyUsageNames(known))} do not match the expected ExtKeyUsages ${quoted(extKeyUsageNames(expected.extKeyUsages))}`,
+      );
+    }
+  }
+  return requestedEkus.filter((oid) => !isKnownExtKeyUsage(oid));
+}
+
+interface ResolvedIssuer {
+  key: KeyObject;
+  /** DER Name written as the certificate's issuer. */
+  name: Buffer;
+  /** The issuer's SubjectKeyIdentifier, for the AuthorityKeyIdentifier. */
+  keyId?: Buffer;
+  /** The CA's certificates (signing CA first), absent for self-signed. */
+  chain?: DecodedCertificate[];
+}
+
+function resolveIssuer(issuer: CertificateIssuer, csr: DecodedCertificateRequest, now: Date): ResolvedIssuer {
+  if ('selfSignedKey' in issuer) {
+    const csrKey = createPublicKey({ key: csr.publicKeyInfo, format: 'der', type: 'spki' });
+    if (!publicKeysEqual(issuer.selfSignedKey, csrKey)) {
+      throw new SigningError(
+        'KeyMismatch',
+        "CSR not signed by referenced private key: the CSR's public key does not match the self-signed issuer's private key",
+      );
+    }
+    return { key: issuer.selfSignedKey, name: csr.subject };
+  }
+  let chain: DecodedCertificate[];
+  try {
+    chain = decodeCertificatePems(issuer.certPem);
+  } catch (err) {
+    throw new SigningError('InvalidIssuer', `failed to parse the CA certificate: ${(err as Error).message}`, { cause: err });
+  }
+  const ca = chain[0];
+  if (!ca) throw new SigningError('InvalidIssuer', 'no CA certificate found in the issuer certificate PEM');
+  const caKey = createPublicKey({ key: ca.publicKeyInfo, format: 'der', type: 'spki' });
+  if (!publicKeysEqual(issuer.key, caKey)) {
+    throw new SigningError('InvalidIssuer', "x509: provided PrivateKey doesn't match parent's PublicKey");
+  }
+  const bc = findExtension(ca.extensions, ExtensionOid.basicConstraints);
+  if (!bc || !decodeBasicConstraints(bc.value).isCA) {
+    throw new SigningError('InvalidIssuer', 'the issuer certificate is not a CA (basicConstraints CA:TRUE is missing)');
+  }
+  if (ca.notAfter.getTime() <= now.getTime()) {
+    throw new SigningError('InvalidIssuer', `the CA certificate expired at ${ca.notAfter.toISOString()}`);
+  }
+  const ski = findExtension(ca.extensions, ExtensionOid.subjectKeyIdentifier);
+  return { key: issuer.key, name: ca.subject, keyId: ski && decodeSubjectKeyIdentifier(ski.value), chain };
+}
+
+/** A uniformly random serial below 2^128 (Go's rand.Int(2^128)), never zero so that it is strictly positive. */
+function randomSerialHex(): string {
+  for (;;) {
+    const bytes = randomBytes(16);
+    if (bytes.some((b) => b !== 0)) return bytes.toString('hex');
+  }
+}
+
+/**
+ * The certificate's extensions in the order Go's crypto/x509 writes them: KeyUsage, ExtKeyUsage,
+ * BasicConstraints, SubjectKeyId, AuthorityKeyId, AuthorityInfoAccess, NameConstraints, CRL distribution
+ * points, then the SAN extension copied from the CSR.
+ */
+function certificateExtensions(
+  options: SignCertificateOptions,
+  csr: DecodedCertificateRequest,
+  usages: KeyUsages,
+  unknownEkus: string[],
+  issuer: ResolvedIssuer,
+): Extension[] {
+  const extensions: Extension[] = [];
+  if (usages.keyUsage) {
+    extensions.push({ oid: ExtensionOid.keyUsage, critical: true, value: encodeKeyUsage(usages.keyUsage) });
+  }
+  const ekus = [...usages.extKeyUsages, ...unknownEkus];
+  if (ekus.length) extensions.push({ oid: ExtensionOid.extKeyUsage, critical: false, value: encodeExtKeyUsage(ekus) });
+  extensions.push({ oid: ExtensionOid.basicConstraints, critical: true, value: encodeBasicConstraints(options.isCA) });
+  // Go only invents a SubjectKeyId for CA certificates; RFC 5280 §4.2.1.2 asks for one on end-entity
+  // certificates too, and tools that build chains by key id (openssl, browsers) use it, so every certificate
+  // gets one, computed as Go computes it.
+  extensions.push({
+    oid: ExtensionOid.subjectKeyIdentifier,
+    critical: false,
+    value: encodeSubjectKeyIdentifier(keyIdentifier(csr.publicKeyInfo)),
+  });
+  // As Go: the issuer's key id, except on a self-issued certificate (issuer name = subject name).
+  if (issuer.keyId && !issuer.name.equals(csr.subject)) {
+    extensions.push({
+      oid: ExtensionOid.authorityKeyIdentifier,
+      critical: false,
+      value: encodeAuthorityKeyIdentifier(issuer.keyId),
+    });
+  }
+  const ocsp = options.ocspServers ?? [];
+  const issuing = options.issuingCertificateURLs ?? [];
+  if (ocsp.length || issuing.length) {
+    extensions.push({
+      oid: ExtensionOid.authorityInfoAccess,
+      critical: false,
+      value: encodeAuthorityInfoAccess(ocsp, issuing),
+    });
+  }
+  const nameConstraints = findExtension(csr.extensions, ExtensionOid.nameConstraints);
+  if (nameConstraints) extensions.push(nameConstraints);
+  if (options.crlDistributionPoints?.length) {
+    extensions.push({
+      oid: ExtensionOid.crlDistributionPoints,
+      critical: false,
+      value: encodeCrlDistributionPoints(options.crlDistributionPoints),
+    });
+  }
+  const sans = findExtension(csr.extensions, ExtensionOid.subjectAltName);
+  // Critical exactly when the subject is empty (RFC 5280 §4.2.1.6), whatever the CSR said.
+  if (sans) extensions.push({ ...sans, critical: isEmptyName(csr.subject) });
+  return extensions;
+}
+
+/** Issues a certificate for `options.csrPem`; throws a SigningError saying why it cannot. */
+export async function signCertificate(options: SignCertificateOptions): Promise<SignedCertificate> {
+  let csr: DecodedCertificateRequest;
+  let signatureValid: boolean;
+  try {
+    csr = decodeCertificateRequestPem(options.csrPem);
+    signatureValid = verifyCertificateRequest(csr);
+  } catch (err) {
+    throw new SigningError('InvalidRequest', `failed to decode CSR: ${(err as Error).message}`, { cause: err });
+  }
+  if (!signatureValid) throw new SigningError('InvalidRequest', 'CSR signature is invalid');
+  if (!(options.duration > 0)) {
+    throw new SigningError('InvalidRequest', `duration must be positive, got ${options.duration}ms`);
+  }
+  let usages: KeyUsages;
+  try {
+    usages = keyUsagesFor(options.usages, options.isCA);
+  } catch (err) {
+    throw new SigningError('InvalidRequest', (err as Error).message, { cause: err });
+  }
+  const unknownEkus = checkRequestedConstraints(csr, options.isCA, usages);
+
+  // cert-manager starts certificates at the moment of signing, without backdating.
+  const now = options.now ?? new Date();
+  const issuer = resolveIssuer(options.issuer, csr, now);
+  let notAfter = new Date(now.getTime() + options.duration);
+  // cert-manager lets a leaf outlive its CA (cert-manager#5864, still open); we cap it, because a certificate
+  // whose chain has expired fails verification anyway, and its notAfter would make renewal come too late.
+  const caNotAfter = issuer.chain?.[0].notAfter;
+  if (caNotAfter && notAfter > caNotAfter) notAfter = caNotAfter;
+
+  const signer = webCryptoSigner(issuer.key, defaultSignatureAlgorithm(issuer.key));
+  const certificate = await x509.X509CertificateGenerator.create({
+    serialNumber: randomSerialHex(),
+    notBefore: now,
+    notAfter,
+    subject: new x509.Name(csr.subject),
+    issuer: new x509.Name(issuer.name),
+    publicKey: csr.publicKeyInfo,
+    signingKey: signer.privateKey,
+    signingAlgorithm: signer.algorithm,
+    extensions: certificateExtensions(options, csr, usages, unknownEkus, issuer).map(
+      (ext) => new x509.Extension(ext.oid, ext.critical, ext.value),
+    ),
+  });
+  const der = Buffer.from(certificate.rawData);
+  if (!issuer.chain) {
+    const pem = encodePem('CERTIFICATE', der);
+    return { certPem: pem, caPem: pem };
+  }
+  let bundle: PemBundle;
+  try {
+    bundle = buildPemBundle([...issuer.chain, decodeCertificateDer(der)]);
+  } catch (err) {
+    throw new SigningError('InvalidIssuer', `the CA certificates do not form a chain: ${(err as Error).message}`, {
+      cause: err,
+    });
+  }
+  return { certPem: bundle.chainPem, caPem: bundle.caPem };
+}

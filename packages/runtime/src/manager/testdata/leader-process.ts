@@ -1,0 +1,46 @@
+/**
+ * One replica for the multi-process leader election test: a Manager with leader election and a
+ * controller, against the kubeconfig given. Prints one JSON line when it starts leading (the controller's
+ * first reconcile) and exits as controller-runtime does when leadership is lost.
+ *
+ * Usage: node leader-process.ts <kubeconfig> <identity> <lease-name>
+ */
+import { KubeClient } from '../../client/kube-client.ts';
+import { loadKubeconfig } from '../../client/kubeconfig.ts';
+import { Controller } from '../controller.ts';
+import { LEASE_RESOURCE, type Lease } from '../leader-election.ts';
+import { Manager } from '../manager.ts';
+import { MetricsRegistry } from '../metrics.ts';
+
+const [kubeconfig, identity, leaseName] = process.argv.slice(2);
+const client = new KubeClient({ ...(await loadKubeconfig({ path: kubeconfig })), qps: -1 });
+const metrics = new MetricsRegistry();
+const controller = new Controller({
+  name: 'leader-demo',
+  metrics,
+  reconcile: () => {
+    console.log(JSON.stringify({ leading: identity, at: Date.now() }));
+  },
+});
+// Queued before leadership; reconciled only once this replica leads.
+controller.enqueue({ name: 'hello' });
+
+const manager = new Manager({
+  metrics,
+  metricsBindAddress: '0',
+  installSignalHandlers: true,
+  onLeadershipLost: 'exit',
+  leaderElection: {
+    client: client.resource<Lease>(LEASE_RESOURCE),
+    id: leaseName,
+    namespace: 'default',
+    identity,
+    leaseDurationMs: 3000,
+    renewDeadlineMs: 2000,
+    retryPeriodMs: 300,
+  },
+});
+manager.add(controller);
+console.log(JSON.stringify({ started: identity }));
+await manager.start();
+client.close();
