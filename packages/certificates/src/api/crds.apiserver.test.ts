@@ -74,7 +74,9 @@ describe('cert-manager.io CRDs on the embedded API server', () => {
 
   it('installs the four CRDs', async () => {
     for (const crd of certManagerCrds()) {
-      const res = await t.fetch('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', { body: crd });
+      const res = await t.fetch('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', {
+        body: crd,
+      });
       assert.equal(res.status, 201, res.text);
     }
   });
@@ -82,14 +84,19 @@ describe('cert-manager.io CRDs on the embedded API server', () => {
   it('creates every example manifest under strict field validation, unchanged', async () => {
     for (const { file, object } of loadExamples()) {
       const { status, ...withoutStatus } = object;
-      const res = await createWhenServed(collectionPath(object.kind!, object.metadata.namespace), withoutStatus);
+      const res = await createWhenServed(
+        collectionPath(object.kind!, object.metadata.namespace),
+        withoutStatus,
+      );
       assert.equal(res.status, 201, `${file} ${object.kind}/${object.metadata.name}: ${res.text}`);
       assert.equal(res.headers.warning, undefined, `${file}: ${res.headers.warning}`);
       assert.deepEqual(res.json.spec, object.spec, `${file} ${object.kind}/${object.metadata.name}`);
       if (status === undefined) continue;
       // Status is dropped on create; it is written through the status subresource, as controllers do.
       const url = `${collectionPath(object.kind!, object.metadata.namespace)}/${object.metadata.name}/status`;
-      const updated = await t.fetch('PUT', `${url}?fieldValidation=Strict`, { body: { ...res.json, status } });
+      const updated = await t.fetch('PUT', `${url}?fieldValidation=Strict`, {
+        body: { ...res.json, status },
+      });
       assert.equal(updated.status, 200, `${file} status: ${updated.text}`);
       assert.deepEqual(updated.json.status, status);
     }
@@ -118,7 +125,10 @@ describe('cert-manager.io CRDs on the embedded API server', () => {
       },
     });
     assert.equal(res.status, 422, res.text);
-    assert.match(res.json.message, /spec\.cleanupPolicy: Unsupported value: "Always": supported values: "OnDelete", "Never"/);
+    assert.match(
+      res.json.message,
+      /spec\.cleanupPolicy: Unsupported value: "Always": supported values: "OnDelete", "Never"/,
+    );
   });
 
   describe('kubectl', { skip: skipKubectl }, () => {

@@ -68,9 +68,11 @@ function usedPaths(value: unknown, schema: JSONSchemaProps | undefined, path = '
 
 function walkSchemas(schema: JSONSchemaProps, visit: (s: JSONSchemaProps, path: string) => void, path = '') {
   visit(schema, path);
-  for (const [key, property] of Object.entries(schema.properties ?? {})) walkSchemas(property, visit, `${path}.${key}`);
+  for (const [key, property] of Object.entries(schema.properties ?? {}))
+    walkSchemas(property, visit, `${path}.${key}`);
   if (schema.items) walkSchemas(schema.items, visit, `${path}[]`);
-  if (typeof schema.additionalProperties === 'object') walkSchemas(schema.additionalProperties, visit, `${path}{}`);
+  if (typeof schema.additionalProperties === 'object')
+    walkSchemas(schema.additionalProperties, visit, `${path}{}`);
 }
 
 describe('certManagerCrds', () => {
@@ -102,7 +104,9 @@ describe('certManagerCrds', () => {
 
   it('has cert-manager’s printer columns', () => {
     const columns = (kind: string) =>
-      crdFor(kind).spec.versions[0].additionalPrinterColumns!.map((c) => `${c.name}:${c.priority ?? 0}:${c.jsonPath}`);
+      crdFor(kind).spec.versions[0].additionalPrinterColumns!.map(
+        (c) => `${c.name}:${c.priority ?? 0}:${c.jsonPath}`,
+      );
     const ready = (f: string) => `.status.conditions[?(@.type == "Ready")].${f}`;
     assert.deepEqual(columns('Certificate'), [
       `Ready:0:${ready('status')}`,
@@ -142,7 +146,10 @@ describe('certManagerCrds', () => {
       const schema = crd.spec.versions[0].schema!.openAPIV3Schema as JSONSchemaProps;
       const structural = validateStructuralSchema(schema, 'spec.versions[0].schema.openAPIV3Schema');
       assert.deepEqual(structural.map(formatFieldError), []);
-      const errors = validateCustomResourceDefinition(structuredClone(crd) as unknown as StoredObject, undefined);
+      const errors = validateCustomResourceDefinition(
+        structuredClone(crd) as unknown as StoredObject,
+        undefined,
+      );
       assert.deepEqual(errors.map(formatFieldError), []);
     });
 
@@ -177,7 +184,12 @@ describe('certManagerCrds', () => {
       apiVersion: 'cert-manager.io/v1',
       kind: 'Certificate',
       metadata: { name: 'c' },
-      spec: { secretName: 's', issuerRef: { name: 'i', namespace: 'x' }, dnsName: ['a'], privateKey: { bits: 1 } },
+      spec: {
+        secretName: 's',
+        issuerRef: { name: 'i', namespace: 'x' },
+        dnsName: ['a'],
+        privateKey: { bits: 1 },
+      },
     });
     assert.deepEqual(pruned.sort(), ['spec.dnsName', 'spec.issuerRef.namespace', 'spec.privateKey.bits']);
   });
@@ -187,10 +199,12 @@ describe('example manifests', () => {
   const examples = loadExamples();
 
   it('cover every kind', () => {
-    assert.deepEqual(
-      [...new Set(examples.map((e) => e.object.kind))].sort(),
-      ['Certificate', 'CertificateRequest', 'ClusterIssuer', 'Issuer'],
-    );
+    assert.deepEqual([...new Set(examples.map((e) => e.object.kind))].sort(), [
+      'Certificate',
+      'CertificateRequest',
+      'ClusterIssuer',
+      'Issuer',
+    ]);
   });
 
   for (const { file, object } of examples) {
@@ -209,7 +223,8 @@ describe('example manifests', () => {
       for (const e of examples.filter((x) => x.object.kind === kind)) usedPaths(e.object, schema, '', used);
       // Issuer and ClusterIssuer share one spec; their examples count for both.
       if (kind.endsWith('Issuer')) {
-        for (const e of examples.filter((x) => x.object.kind?.endsWith('Issuer'))) usedPaths(e.object, schema, '', used);
+        for (const e of examples.filter((x) => x.object.kind?.endsWith('Issuer')))
+          usedPaths(e.object, schema, '', used);
       }
       const missing = [...declaredPaths(schema)].filter((p) => !used.has(p));
       assert.deepEqual(missing, []);

@@ -50,7 +50,7 @@ async function get(url: string): Promise<{ status: number; text: string }> {
 }
 
 // cache/'s Cache is a Runnable as it stands: the manager starts it at once and waits for its sync.
-export const cacheIsRunnable = (cache: Cache): Runnable => cache;
+void ((cache: Cache): Runnable => cache);
 
 describe('parseBindAddress', () => {
   it('parses controller-runtime bind addresses', () => {

@@ -37,7 +37,7 @@ const manager = new Manager({
     identity,
     leaseDurationMs: 3000,
     renewDeadlineMs: 2000,
-    retryPeriodMs: 300,
+    retryPeriodMs: 200,
   },
 });
 manager.add(controller);

@@ -1,0 +1,48 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { decodeOid, isValidOid, oid, readChildren, readOne, readTlv, sequence, setOf, Tag, tlv, unsignedInteger } from './der.ts';
+
+describe('der', () => {
+  it('round-trips OIDs, including arcs beyond 2^53', () => {
+    for (const text of ['2.5.4.3', '1.3.6.1.4.1.311.20.2.3', '0.9.2342.19200300.100.1.25', '2.999.1', '2.25.329800735698586629295641978511506172918']) {
+      assert.equal(decodeOid(readOne(oid(text), Tag.OID).value), text);
+    }
+    assert.equal(oid('2.5.4.3').toString('hex'), '0603550403');
+    assert.equal(isValidOid('3.1'), false);
+    assert.equal(isValidOid('1.40'), false);
+    assert.equal(isValidOid('1'), false);
+    assert.equal(isValidOid('1.-2'), false);
+    assert.throws(() => oid('1.2.x'), /invalid object identifier/);
+  });
+
+  it('writes short and long lengths and reads them back', () => {
+    for (const size of [0, 1, 127, 128, 255, 256, 70000]) {
+      const element = tlv(Tag.OCTET_STRING, Buffer.alloc(size, 7));
+      const read = readOne(element, Tag.OCTET_STRING);
+      assert.equal(read.value.length, size);
+      assert.equal(read.raw.length, element.length);
+    }
+  });
+
+  it('encodes INTEGERs minimally and positive', () => {
+    assert.equal(unsignedInteger(Buffer.from([0x00, 0x00, 0x7f])).toString('hex'), '02017f');
+    assert.equal(unsignedInteger(Buffer.from([0x80])).toString('hex'), '02020080');
+    assert.equal(unsignedInteger(Buffer.alloc(0)).toString('hex'), '020100');
+  });
+
+  it('sorts SET OF members by encoding', () => {
+    const set = setOf(sequence(oid('2.5.4.10')), sequence(oid('2.5.4.3')));
+    assert.deepEqual(
+      readChildren(readOne(set, Tag.SET).value).map((c) => c.raw.toString('hex')),
+      ['30050603550403', '3005060355040a'],
+    );
+  });
+
+  it('rejects what DER forbids or what is truncated', () => {
+    assert.throws(() => readTlv(Buffer.from([0x30, 0x80, 0x00, 0x00])), /indefinite length/);
+    assert.throws(() => readTlv(Buffer.from([0x30, 0x05, 0x00])), /runs past the end/);
+    assert.throws(() => readTlv(Buffer.from([0x1f, 0x01, 0x00])), /high tag numbers/);
+    assert.throws(() => readOne(Buffer.from([0x05, 0x00, 0x00])), /trailing data/);
+    assert.throws(() => readOne(Buffer.from([0x05, 0x00]), Tag.SEQUENCE), /expected tag 0x30/);
+  });
+});
