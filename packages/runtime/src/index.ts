@@ -24,3 +24,8 @@ export { tokenFileCredentials } from './client/token-file.ts';
 export { type RequestHook, type RequestInfo, USER_AGENT } from './client/transport.ts';
 export type * from './client/types.ts';
 export { WatchInactivityError } from './client/watch-stream.ts';
+export * from './cache/index.ts';
+export * from './informers/index.ts';
+export * from './log.ts';
+export * from './manager/index.ts';
+export * from './workqueue/index.ts';

@@ -115,7 +115,10 @@ export function signatureAlgorithmName(oid: string): SignatureAlgorithm | undefi
 /** Algorithms accepted when verifying: cert-manager's seven plus SHA-1, which Go still accepts on CSRs. */
 const VERIFY_ALGORITHMS: Readonly<Record<string, { key: PrivateKeyAlgorithm; hash: string | null }>> = {
   ...Object.fromEntries(
-    Object.values(ALGORITHMS).map((info) => [info.oid, { key: info.key, hash: info.hash?.replace('-', '') ?? null }]),
+    Object.values(ALGORITHMS).map((info) => [
+      info.oid,
+      { key: info.key, hash: info.hash?.replace('-', '') ?? null },
+    ]),
   ),
   '1.2.840.113549.1.1.5': { key: 'RSA', hash: 'SHA1' },
   '1.2.840.10045.4.1': { key: 'ECDSA', hash: 'SHA1' },
@@ -125,12 +128,21 @@ const VERIFY_ALGORITHMS: Readonly<Record<string, { key: PrivateKeyAlgorithm; has
  * Checks a signature over `data` made by the key in `spki` (DER SubjectPublicKeyInfo or a KeyObject) with the
  * algorithm `oid`. Signatures are in X.509 form (DER for ECDSA).
  */
-export function verifySignature(oid: string, data: Buffer, publicKey: Buffer | KeyObject, signature: Buffer): boolean {
+export function verifySignature(
+  oid: string,
+  data: Buffer,
+  publicKey: Buffer | KeyObject,
+  signature: Buffer,
+): boolean {
   const algorithm = VERIFY_ALGORITHMS[oid];
   if (!algorithm) throw new Error(`x509: cannot verify signature: algorithm ${oid} is unimplemented`);
-  const key = Buffer.isBuffer(publicKey) ? createPublicKey({ key: publicKey, format: 'der', type: 'spki' }) : publicKey;
+  const key = Buffer.isBuffer(publicKey)
+    ? createPublicKey({ key: publicKey, format: 'der', type: 'spki' })
+    : publicKey;
   if (privateKeyAlgorithm(key) !== algorithm.key) {
-    throw new Error(`x509: signature algorithm specifies an ${algorithm.key} public key, but have a ${key.asymmetricKeyType} key`);
+    throw new Error(
+      `x509: signature algorithm specifies an ${algorithm.key} public key, but have a ${key.asymmetricKeyType} key`,
+    );
   }
   return verify(algorithm.hash, data, { key, dsaEncoding: 'der' }, signature);
 }

@@ -3,7 +3,16 @@
  * certificates but exposes neither raw names (which chains must match byte for byte) nor most extensions.
  */
 
-import { bitStringBytes, contextTag, decodeTime, expectTag, readChildren, readOid, readOne, Tag } from './der.ts';
+import {
+  bitStringBytes,
+  contextTag,
+  decodeTime,
+  expectTag,
+  readChildren,
+  readOid,
+  readOne,
+  Tag,
+} from './der.ts';
 import { decodeExtensions, type Extension } from './extensions.ts';
 import { decodePemBlocks, encodePem } from './pem.ts';
 

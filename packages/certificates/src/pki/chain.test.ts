@@ -7,8 +7,14 @@ import { issue, rootCa } from './test-support.ts';
 describe('buildPemBundle', () => {
   it('orders certificates given in any order, drops duplicates and the root from the chain', async () => {
     const root = await rootCa();
-    const intermediate = await issue({ spec: { commonName: 'int', isCA: true }, issuer: { certPem: root.certPem, key: root.key } });
-    const leaf = await issue({ spec: { commonName: 'leaf' }, issuer: { certPem: intermediate.certPem, key: intermediate.key } });
+    const intermediate = await issue({
+      spec: { commonName: 'int', isCA: true },
+      issuer: { certPem: root.certPem, key: root.key },
+    });
+    const leaf = await issue({
+      spec: { commonName: 'leaf' },
+      issuer: { certPem: intermediate.certPem, key: intermediate.key },
+    });
     const [leafCert] = decodeCertificatePems(leaf.certPem);
     const [intCert] = decodeCertificatePems(intermediate.certPem);
     const [rootCert] = decodeCertificatePems(root.certPem);

@@ -33,7 +33,11 @@ async function peculiarCsr(spec: CertificateRequestSpec, key = ecKey) {
   return { pem, csr };
 }
 
-function extension<T extends x509.Extension>(csr: x509.Pkcs10CertificateRequest, type: new (raw: BufferSource) => T, oid: string) {
+function extension<T extends x509.Extension>(
+  csr: x509.Pkcs10CertificateRequest,
+  type: new (raw: ArrayBuffer) => T,
+  oid: string,
+) {
   // CSR extensions live in the extensionRequest attribute; getExtension() does not look there.
   const ext = csr.extensions.find((e) => e.type === oid);
   return ext && new type(ext.rawData);
@@ -41,7 +45,11 @@ function extension<T extends x509.Extension>(csr: x509.Pkcs10CertificateRequest,
 
 /** Each RDN as [[type, value], …], in encoding order, as @peculiar/x509 reads them. */
 function rdnsOf(name: x509.Name): [string, string][][] {
-  return name.toJSON().map((rdn) => Object.entries(rdn).flatMap(([type, values]) => values.map((v) => [type, v] as [string, string])));
+  return name
+    .toJSON()
+    .map((rdn) =>
+      Object.entries(rdn).flatMap(([type, values]) => values.map((v) => [type, v] as [string, string])),
+    );
 }
 
 describe('buildCertificateRequest: subject', () => {
@@ -138,17 +146,26 @@ describe('buildCertificateRequest: subject', () => {
     await assert.rejects(buildCertificateRequest({ literalSubject: 'UNKNOWN=blah' }, ecKey), {
       message: 'Literal subject contains unrecognized key with value [blah]',
     });
-    await assert.rejects(buildCertificateRequest({ literalSubject: 'cn=foo' }, ecKey), /unrecognized key with value \[foo\]/);
+    await assert.rejects(
+      buildCertificateRequest({ literalSubject: 'cn=foo' }, ecKey),
+      /unrecognized key with value \[foo\]/,
+    );
   });
 
   it('requires a common name or at least one SAN', async () => {
-    await assert.rejects(buildCertificateRequest({ subject: { organizations: ['x'] } }, ecKey), /at least one of commonName/);
-    await assert.rejects(buildCertificateRequest({ literalSubject: 'O=x' }, ecKey), /at least one of commonName/);
+    await assert.rejects(
+      buildCertificateRequest({ subject: { organizations: ['x'] } }, ecKey),
+      /at least one of commonName/,
+    );
+    await assert.rejects(
+      buildCertificateRequest({ literalSubject: 'O=x' }, ecKey),
+      /at least one of commonName/,
+    );
   });
 });
 
 describe('buildCertificateRequest: subject alternative names', () => {
-  it('writes DNS, email, IP, URI and UPN otherName SANs in Go\'s order', async () => {
+  it("writes DNS, email, IP, URI and UPN otherName SANs in Go's order", async () => {
     const { csr } = await peculiarCsr({
       commonName: 'cn',
       otherNames: [{ oid: UPN_OID, utf8Value: 'upn@domain.test' }],
@@ -196,7 +213,9 @@ cKK5t8N1YDX5CV+01X3vvxpM3ciYuCY9y+lSegrIEI+izRyD7P9KaZlwMaYmsBZq
 /XMa5c3nWcbXcA==
 -----END CERTIFICATE-----
 `;
-    const referenceSan = new x509.X509Certificate(reference).getExtension(x509.SubjectAlternativeNameExtension)!;
+    const referenceSan = new x509.X509Certificate(reference).getExtension(
+      x509.SubjectAlternativeNameExtension,
+    )!;
     const pem = await buildCertificateRequest(
       {
         commonName: 'someCN-abc',
@@ -229,14 +248,26 @@ cKK5t8N1YDX5CV+01X3vvxpM3ciYuCY9y+lSegrIEI+izRyD7P9KaZlwMaYmsBZq
   });
 
   it('rejects names that cannot be encoded', async () => {
-    await assert.rejects(buildCertificateRequest({ dnsNames: ['bücher.example'] }, ecKey), /cannot be encoded as an IA5String/);
-    await assert.rejects(buildCertificateRequest({ ipAddresses: ['10.0.0.256'] }, ecKey), /failed to parse IP address/);
-    await assert.rejects(buildCertificateRequest({ ipAddresses: ['fe80::1%eth0'] }, ecKey), /failed to parse IP address/);
+    await assert.rejects(
+      buildCertificateRequest({ dnsNames: ['bücher.example'] }, ecKey),
+      /cannot be encoded as an IA5String/,
+    );
+    await assert.rejects(
+      buildCertificateRequest({ ipAddresses: ['10.0.0.256'] }, ecKey),
+      /failed to parse IP address/,
+    );
+    await assert.rejects(
+      buildCertificateRequest({ ipAddresses: ['fe80::1%eth0'] }, ecKey),
+      /failed to parse IP address/,
+    );
     await assert.rejects(
       buildCertificateRequest({ otherNames: [{ oid: 'not-an-oid', utf8Value: 'x' }] }, ecKey),
       /invalid oid/,
     );
-    await assert.rejects(buildCertificateRequest({ otherNames: [{ oid: UPN_OID }] }, ecKey), /has no utf8Value/);
+    await assert.rejects(
+      buildCertificateRequest({ otherNames: [{ oid: UPN_OID }] }, ecKey),
+      /has no utf8Value/,
+    );
   });
 });
 
@@ -260,28 +291,73 @@ describe('buildCertificateRequest: usages and basic constraints', () => {
       commonName: 'x',
       usages: ['signing', 'data encipherment', 'server auth', 'client auth'],
     });
-    assert.equal(extension(csr, x509.KeyUsagesExtension, '2.5.29.15')!.usages, flags.digitalSignature | flags.dataEncipherment);
+    assert.equal(
+      extension(csr, x509.KeyUsagesExtension, '2.5.29.15')!.usages,
+      flags.digitalSignature | flags.dataEncipherment,
+    );
     const eku = extension(csr, x509.ExtendedKeyUsageExtension, '2.5.29.37')!;
     assert.equal(eku.critical, false);
     assert.deepEqual([...eku.usages], ['1.3.6.1.5.5.7.3.1', '1.3.6.1.5.5.7.3.2']);
-    assert.deepEqual(parseCertificateRequest(pem).usages, ['digital signature', 'data encipherment', 'server auth', 'client auth']);
+    assert.deepEqual(parseCertificateRequest(pem).usages, [
+      'digital signature',
+      'data encipherment',
+      'server auth',
+      'client auth',
+    ]);
   });
 
   it('maps every cert-manager usage', async () => {
     const { pem } = await peculiarCsr({
       commonName: 'x',
       usages: [
-        'signing', 'digital signature', 'content commitment', 'key encipherment', 'key agreement', 'data encipherment',
-        'cert sign', 'crl sign', 'encipher only', 'decipher only', 'any', 'server auth', 'client auth', 'code signing',
-        'email protection', 's/mime', 'ipsec end system', 'ipsec tunnel', 'ipsec user', 'timestamping', 'ocsp signing',
-        'microsoft sgc', 'netscape sgc',
+        'signing',
+        'digital signature',
+        'content commitment',
+        'key encipherment',
+        'key agreement',
+        'data encipherment',
+        'cert sign',
+        'crl sign',
+        'encipher only',
+        'decipher only',
+        'any',
+        'server auth',
+        'client auth',
+        'code signing',
+        'email protection',
+        's/mime',
+        'ipsec end system',
+        'ipsec tunnel',
+        'ipsec user',
+        'timestamping',
+        'ocsp signing',
+        'microsoft sgc',
+        'netscape sgc',
       ],
     });
     assert.deepEqual(parseCertificateRequest(pem).usages, [
-      'digital signature', 'content commitment', 'key encipherment', 'data encipherment', 'key agreement', 'cert sign',
-      'crl sign', 'encipher only', 'decipher only', 'any', 'server auth', 'client auth', 'code signing',
-      'email protection', 'email protection', 'ipsec end system', 'ipsec tunnel', 'ipsec user', 'timestamping',
-      'ocsp signing', 'microsoft sgc', 'netscape sgc',
+      'digital signature',
+      'content commitment',
+      'key encipherment',
+      'data encipherment',
+      'key agreement',
+      'cert sign',
+      'crl sign',
+      'encipher only',
+      'decipher only',
+      'any',
+      'server auth',
+      'client auth',
+      'code signing',
+      'email protection',
+      'email protection',
+      'ipsec end system',
+      'ipsec tunnel',
+      'ipsec user',
+      'timestamping',
+      'ocsp signing',
+      'microsoft sgc',
+      'netscape sgc',
     ]);
   });
 
@@ -298,7 +374,11 @@ describe('buildCertificateRequest: usages and basic constraints', () => {
   });
 
   it('leaves usages out when encodeUsagesInRequest is false', async () => {
-    const { pem } = await peculiarCsr({ commonName: 'x', usages: ['server auth'], encodeUsagesInRequest: false });
+    const { pem } = await peculiarCsr({
+      commonName: 'x',
+      usages: ['server auth'],
+      encodeUsagesInRequest: false,
+    });
     const view = parseCertificateRequest(pem);
     assert.equal(view.hasUsages, false);
     assert.deepEqual(view.extensions, []);
@@ -342,7 +422,10 @@ describe('buildCertificateRequest: signature algorithms', () => {
       buildCertificateRequest({ commonName: 'x', signatureAlgorithm: 'SHA256WithRSA' }, ecKey),
       /cannot be used with an ECDSA key/,
     );
-    await assert.rejects(buildCertificateRequest({ commonName: 'x', signatureAlgorithm: 'MD5WithRSA' }, rsaKey), /unsupported signature algorithm/);
+    await assert.rejects(
+      buildCertificateRequest({ commonName: 'x', signatureAlgorithm: 'MD5WithRSA' }, rsaKey),
+      /unsupported signature algorithm/,
+    );
   });
 });
 
@@ -389,10 +472,17 @@ describe('parseCertificateRequest / verifyCertificateRequest', () => {
     if (reason) return t.skip(reason);
     for (const key of [ecKey, rsaKey, await generatePrivateKey({ algorithm: 'Ed25519' })]) {
       const pem = await buildCertificateRequest(
-        { literalSubject: 'CN=x,O=y', dnsNames: ['a.example'], otherNames: [{ oid: UPN_OID, utf8Value: 'u@x' }], isCA: true },
+        {
+          literalSubject: 'CN=x,O=y',
+          dnsNames: ['a.example'],
+          otherNames: [{ oid: UPN_OID, utf8Value: 'u@x' }],
+          isCA: true,
+        },
         key,
       );
-      const result = openssl((dir) => ['req', '-verify', '-noout', '-in', `${dir}/csr.pem`], { 'csr.pem': pem });
+      const result = openssl((dir) => ['req', '-verify', '-noout', '-in', `${dir}/csr.pem`], {
+        'csr.pem': pem,
+      });
       assert.ok(result.ok, result.output);
       assert.match(result.output, /verify OK/i);
     }

@@ -5,7 +5,12 @@
  */
 
 import { createPublicKey, type KeyObject } from 'node:crypto';
-import { signatureAlgorithmFor, signatureAlgorithmName, verifySignature, webCryptoSigner } from './algorithms.ts';
+import {
+  signatureAlgorithmFor,
+  signatureAlgorithmName,
+  verifySignature,
+  webCryptoSigner,
+} from './algorithms.ts';
 import { bitStringBytes, contextTag, expectTag, readChildren, readOid, readOne, Tag } from './der.ts';
 import {
   decodeBasicConstraints,
@@ -68,22 +73,35 @@ const PEM_TYPES = ['CERTIFICATE REQUEST', 'NEW CERTIFICATE REQUEST'];
 const EXTENSION_REQUEST_OID = '1.2.840.113549.1.9.14';
 
 /** The request's extensions, in GenerateCSR's order: SAN, KeyUsage, ExtendedKeyUsage, BasicConstraints. */
-function requestExtensions(spec: CertificateRequestSpec, subjectIsEmpty: boolean, sans: Buffer | undefined): Extension[] {
+function requestExtensions(
+  spec: CertificateRequestSpec,
+  subjectIsEmpty: boolean,
+  sans: Buffer | undefined,
+): Extension[] {
   const extensions: Extension[] = [];
   // A SAN extension must be critical when the subject is empty (RFC 5280 §4.2.1.6).
   if (sans) extensions.push({ oid: ExtensionOid.subjectAltName, critical: subjectIsEmpty, value: sans });
   if (spec.encodeUsagesInRequest ?? true) {
     const { keyUsage, extKeyUsages } = keyUsagesFor(spec.usages, spec.isCA);
-    if (keyUsage) extensions.push({ oid: ExtensionOid.keyUsage, critical: true, value: encodeKeyUsage(keyUsage) });
+    if (keyUsage)
+      extensions.push({ oid: ExtensionOid.keyUsage, critical: true, value: encodeKeyUsage(keyUsage) });
     if (extKeyUsages.length) {
-      extensions.push({ oid: ExtensionOid.extKeyUsage, critical: false, value: encodeExtKeyUsage(extKeyUsages) });
+      extensions.push({
+        oid: ExtensionOid.extKeyUsage,
+        critical: false,
+        value: encodeExtKeyUsage(extKeyUsages),
+      });
     }
   }
   // cert-manager only writes BasicConstraints into requests behind its alpha UseCertificateRequestBasicConstraints
   // gate (and then also CA:false). We mark CA requests, so that a CSR alone says what it asks for, and leave
   // non-CA requests as cert-manager's defaults do; signers check a present extension against spec.isCA.
   if (spec.isCA) {
-    extensions.push({ oid: ExtensionOid.basicConstraints, critical: true, value: encodeBasicConstraints(true) });
+    extensions.push({
+      oid: ExtensionOid.basicConstraints,
+      critical: true,
+      value: encodeBasicConstraints(true),
+    });
   }
   return extensions;
 }
@@ -160,7 +178,12 @@ export function decodeCertificateRequestPem(pem: string | Buffer): DecodedCertif
 /** Whether the CSR is signed by the key it carries (CheckSignature). */
 export function verifyCertificateRequest(csr: string | Buffer | DecodedCertificateRequest): boolean {
   const decoded = typeof csr === 'string' || Buffer.isBuffer(csr) ? decodeCertificateRequestPem(csr) : csr;
-  return verifySignature(decoded.signatureAlgorithmOid, decoded.info, decoded.publicKeyInfo, decoded.signature);
+  return verifySignature(
+    decoded.signatureAlgorithmOid,
+    decoded.info,
+    decoded.publicKeyInfo,
+    decoded.signature,
+  );
 }
 
 /** A CSR seen as the Certificate spec it asks for. */
@@ -205,7 +228,8 @@ export function parseCertificateRequest(pem: string | Buffer): CertificateReques
     ],
     hasUsages: Boolean(kuExtension || ekuExtension),
     isCA: bcExtension ? decodeBasicConstraints(bcExtension.value).isCA : false,
-    signatureAlgorithm: signatureAlgorithmName(decoded.signatureAlgorithmOid) ?? decoded.signatureAlgorithmOid,
+    signatureAlgorithm:
+      signatureAlgorithmName(decoded.signatureAlgorithmOid) ?? decoded.signatureAlgorithmOid,
     publicKey: createPublicKey({ key: decoded.publicKeyInfo, format: 'der', type: 'spki' }),
     extensions: decoded.extensions,
   };

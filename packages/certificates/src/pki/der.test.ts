@@ -1,10 +1,28 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { decodeOid, isValidOid, oid, readChildren, readOne, readTlv, sequence, setOf, Tag, tlv, unsignedInteger } from './der.ts';
+import {
+  decodeOid,
+  isValidOid,
+  oid,
+  readChildren,
+  readOne,
+  readTlv,
+  sequence,
+  setOf,
+  Tag,
+  tlv,
+  unsignedInteger,
+} from './der.ts';
 
 describe('der', () => {
   it('round-trips OIDs, including arcs beyond 2^53', () => {
-    for (const text of ['2.5.4.3', '1.3.6.1.4.1.311.20.2.3', '0.9.2342.19200300.100.1.25', '2.999.1', '2.25.329800735698586629295641978511506172918']) {
+    for (const text of [
+      '2.5.4.3',
+      '1.3.6.1.4.1.311.20.2.3',
+      '0.9.2342.19200300.100.1.25',
+      '2.999.1',
+      '2.25.329800735698586629295641978511506172918',
+    ]) {
       assert.equal(decodeOid(readOne(oid(text), Tag.OID).value), text);
     }
     assert.equal(oid('2.5.4.3').toString('hex'), '0603550403');

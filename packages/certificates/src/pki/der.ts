@@ -160,7 +160,8 @@ function base128(value: bigint): number[] {
 
 /** Content octets of an OBJECT IDENTIFIER; arcs are BigInts because UUID OIDs (2.25.…) exceed 2^53. */
 export function encodeOidValue(text: string): Buffer {
-  if (!isValidOid(text)) throw new Error(`asn1: structure error: invalid object identifier ${JSON.stringify(text)}`);
+  if (!isValidOid(text))
+    throw new Error(`asn1: structure error: invalid object identifier ${JSON.stringify(text)}`);
   const arcs = text.split('.').map((arc) => BigInt(arc));
   const bytes = base128(arcs[0] * 40n + arcs[1]);
   for (const arc of arcs.slice(2)) bytes.push(...base128(arc));
@@ -196,9 +197,9 @@ export function decodeTime(element: Tlv): Date {
   const text = element.value.toString('latin1');
   const utc = element.tag === Tag.UTC_TIME;
   if (!utc && element.tag !== Tag.GENERALIZED_TIME) throw new DerError('expected a time');
-  const match = (utc ? /^(\d{2})(\d{2})(\d{2})(\d{2})(\d{2})(\d{2})Z$/ : /^(\d{4})(\d{2})(\d{2})(\d{2})(\d{2})(\d{2})Z$/).exec(
-    text,
-  );
+  const match = (
+    utc ? /^(\d{2})(\d{2})(\d{2})(\d{2})(\d{2})(\d{2})Z$/ : /^(\d{4})(\d{2})(\d{2})(\d{2})(\d{2})(\d{2})Z$/
+  ).exec(text);
   if (!match) throw new DerError(`bad time ${JSON.stringify(text)}`);
   let year = Number(match[1]);
   if (utc) year += year < 50 ? 2000 : 1900;

@@ -38,14 +38,20 @@ describe('additionalOutputData', () => {
   });
 
   it('rejects unknown formats', () => {
-    assert.throws(() => additionalOutputData([{ type: 'JKS' }], '', ''), /unknown additional output format JKS/);
+    assert.throws(
+      () => additionalOutputData([{ type: 'JKS' }], '', ''),
+      /unknown additional output format JKS/,
+    );
   });
 });
 
 describe('splitCertificateChain / joinCertificateChain', () => {
   it('splits a bundle into certificates and joins them back', async () => {
     const root = await rootCa();
-    const intermediate = await issue({ spec: { commonName: 'int', isCA: true }, issuer: { certPem: root.certPem, key: root.key } });
+    const intermediate = await issue({
+      spec: { commonName: 'int', isCA: true },
+      issuer: { certPem: root.certPem, key: root.key },
+    });
     const leaf = await issue({
       spec: { commonName: 'leaf' },
       issuer: { certPem: intermediate.certPem + root.certPem, key: intermediate.key },

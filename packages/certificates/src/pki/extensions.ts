@@ -73,7 +73,10 @@ export function decodeBasicConstraints(value: Buffer): { isCA: boolean; maxPathL
   const pathLen = parts[index];
   if (!pathLen) return { isCA };
   const bytes = expectTag(pathLen, Tag.INTEGER).value;
-  return { isCA, maxPathLen: bytes.length <= 6 ? bytes.readUIntBE(0, bytes.length) : Number.MAX_SAFE_INTEGER };
+  return {
+    isCA,
+    maxPathLen: bytes.length <= 6 ? bytes.readUIntBE(0, bytes.length) : Number.MAX_SAFE_INTEGER,
+  };
 }
 
 /** The subjectPublicKey BIT STRING's bytes inside a SubjectPublicKeyInfo. */
@@ -104,7 +107,9 @@ export function encodeAuthorityKeyIdentifier(keyId: Buffer): Buffer {
 }
 
 export function decodeAuthorityKeyIdentifier(value: Buffer): Buffer | undefined {
-  const keyId = readChildren(readOne(value, Tag.SEQUENCE).value).find((part) => part.tag === contextTag(0, false));
+  const keyId = readChildren(readOne(value, Tag.SEQUENCE).value).find(
+    (part) => part.tag === contextTag(0, false),
+  );
   return keyId?.value;
 }
 
@@ -116,7 +121,10 @@ function uriName(uri: string): Buffer {
 }
 
 /** AuthorityInfoAccess: every OCSP server, then every CA issuers URL (Go's order). */
-export function encodeAuthorityInfoAccess(ocspServers: readonly string[], issuingCertificateURLs: readonly string[]): Buffer {
+export function encodeAuthorityInfoAccess(
+  ocspServers: readonly string[],
+  issuingCertificateURLs: readonly string[],
+): Buffer {
   return sequence(
     ...ocspServers.map((uri) => sequence(oid(ACCESS_METHOD.ocsp), uriName(uri))),
     ...issuingCertificateURLs.map((uri) => sequence(oid(ACCESS_METHOD.caIssuers), uriName(uri))),
@@ -144,7 +152,10 @@ export function decodeCrlDistributionPoints(value: Buffer): string[] {
 }
 
 /** The OCSP and CA issuers URIs in an AuthorityInfoAccess value. */
-export function decodeAuthorityInfoAccess(value: Buffer): { ocspServers: string[]; issuingCertificateURLs: string[] } {
+export function decodeAuthorityInfoAccess(value: Buffer): {
+  ocspServers: string[];
+  issuingCertificateURLs: string[];
+} {
   const result = { ocspServers: [] as string[], issuingCertificateURLs: [] as string[] };
   for (const description of readChildren(readOne(value, Tag.SEQUENCE).value)) {
     const [method, location] = readChildren(description.value);

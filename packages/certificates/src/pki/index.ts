@@ -1,8 +1,4 @@
-export {
-  defaultSignatureAlgorithm,
-  signatureAlgorithmFor,
-  type SignatureAlgorithm,
-} from './algorithms.ts';
+export { defaultSignatureAlgorithm, signatureAlgorithmFor, type SignatureAlgorithm } from './algorithms.ts';
 export { buildPemBundle, type PemBundle } from './chain.ts';
 export {
   buildCertificateRequest,

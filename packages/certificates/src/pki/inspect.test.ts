@@ -1,6 +1,11 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { certificateMatchesKey, parseCertificate, SecretAnnotation, secretAnnotationsFor } from './inspect.ts';
+import {
+  certificateMatchesKey,
+  parseCertificate,
+  SecretAnnotation,
+  secretAnnotationsFor,
+} from './inspect.ts';
 import { generatePrivateKey } from './keys.ts';
 import { UPN_OID } from './sans.ts';
 import { DAY, issue, rootCa } from './test-support.ts';
@@ -45,12 +50,19 @@ describe('parseCertificate', () => {
     assert.equal(info.signatureAlgorithm, 'ECDSAWithSHA256');
     assert.equal(info.authorityKeyId, parseCertificate(root.certPem).subjectKeyId);
     assert.equal(parseCertificate(root.certPem).isCA, true);
-    assert.deepEqual(parseCertificate(root.certPem).keyUsages, ['digital signature', 'key encipherment', 'cert sign']);
+    assert.deepEqual(parseCertificate(root.certPem).keyUsages, [
+      'digital signature',
+      'key encipherment',
+      'cert sign',
+    ]);
   });
 
   it('reads the leaf of a chain', async () => {
     const root = await rootCa();
-    const intermediate = await issue({ spec: { commonName: 'int', isCA: true }, issuer: { certPem: root.certPem, key: root.key } });
+    const intermediate = await issue({
+      spec: { commonName: 'int', isCA: true },
+      issuer: { certPem: root.certPem, key: root.key },
+    });
     const leaf = await issue({
       spec: { commonName: 'leaf' },
       issuer: { certPem: intermediate.certPem + root.certPem, key: intermediate.key },

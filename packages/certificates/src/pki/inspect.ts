@@ -8,8 +8,10 @@ import { signatureAlgorithmName } from './algorithms.ts';
 import { decodeCertificateDer, type DecodedCertificate } from './certificate-der.ts';
 import { joinWithEscapeCsv } from './csv.ts';
 import {
+  decodeAuthorityInfoAccess,
   decodeAuthorityKeyIdentifier,
   decodeBasicConstraints,
+  decodeCrlDistributionPoints,
   decodeSubjectKeyIdentifier,
   ExtensionOid,
   findExtension,
@@ -38,6 +40,9 @@ export interface CertificateInfo extends SubjectAltNames {
   signatureAlgorithm: string;
   subjectKeyId?: string;
   authorityKeyId?: string;
+  crlDistributionPoints: string[];
+  ocspServers: string[];
+  issuingCertificateURLs: string[];
   publicKey: KeyObject;
   extensions: Extension[];
   /** The leaf's DER (the first certificate of the PEM). */
@@ -59,6 +64,8 @@ export function parseCertificate(pem: string | Buffer): CertificateInfo {
   const eku = ext(ExtensionOid.extKeyUsage);
   const ski = ext(ExtensionOid.subjectKeyIdentifier);
   const aki = ext(ExtensionOid.authorityKeyIdentifier);
+  const crl = ext(ExtensionOid.crlDistributionPoints);
+  const aia = ext(ExtensionOid.authorityInfoAccess);
   return {
     ...(san ? decodeSubjectAltNames(san.value) : emptySubjectAltNames()),
     notBefore: x509.validFromDate,
@@ -69,9 +76,12 @@ export function parseCertificate(pem: string | Buffer): CertificateInfo {
     keyUsages: keyUsageNames(ku ? decodeKeyUsage(ku.value) : 0),
     extKeyUsages: extKeyUsageNames(eku ? decodeExtKeyUsage(eku.value) : []),
     serialNumber: x509.serialNumber,
-    signatureAlgorithm: signatureAlgorithmName(decoded.signatureAlgorithmOid) ?? decoded.signatureAlgorithmOid,
+    signatureAlgorithm:
+      signatureAlgorithmName(decoded.signatureAlgorithmOid) ?? decoded.signatureAlgorithmOid,
     subjectKeyId: ski && decodeSubjectKeyIdentifier(ski.value).toString('hex'),
     authorityKeyId: aki && decodeAuthorityKeyIdentifier(aki.value)?.toString('hex'),
+    crlDistributionPoints: crl ? decodeCrlDistributionPoints(crl.value) : [],
+    ...(aia ? decodeAuthorityInfoAccess(aia.value) : { ocspServers: [], issuingCertificateURLs: [] }),
     publicKey: x509.publicKey,
     extensions: decoded.extensions,
     der,
@@ -112,7 +122,8 @@ export function secretAnnotationsFor(cert: CertificateInfo | string | Buffer): R
     if (values.length || keepEmpty) annotations[key] = joinWithEscapeCsv(values);
   };
   annotations[SecretAnnotation.commonName] = info.subject.commonName;
-  if (info.subject.serialNumber) annotations[SecretAnnotation.subjectSerialNumber] = info.subject.serialNumber;
+  if (info.subject.serialNumber)
+    annotations[SecretAnnotation.subjectSerialNumber] = info.subject.serialNumber;
   list(SecretAnnotation.subjectOrganizations, info.subject.organizations, false);
   list(SecretAnnotation.subjectOrganizationalUnits, info.subject.organizationalUnits, false);
   list(SecretAnnotation.subjectCountries, info.subject.countries, false);

@@ -60,7 +60,12 @@ export function parseIpAddress(text: string): Buffer {
 /** net.IP.To4: the 4-byte form of an IPv4 or IPv4-mapped IPv6 address, else undefined. */
 export function toIPv4(bytes: Buffer): Buffer | undefined {
   if (bytes.length === 4) return bytes;
-  if (bytes.length === 16 && bytes.subarray(0, 10).every((b) => b === 0) && bytes[10] === 0xff && bytes[11] === 0xff) {
+  if (
+    bytes.length === 16 &&
+    bytes.subarray(0, 10).every((b) => b === 0) &&
+    bytes[10] === 0xff &&
+    bytes[11] === 0xff
+  ) {
     return bytes.subarray(12);
   }
   return undefined;
@@ -74,7 +79,7 @@ export function formatIpAddress(bytes: Buffer): string {
   // RFC 5952: the longest run of two or more zero groups (the first on a tie) becomes "::".
   let bestStart = -1;
   let bestLength = 1;
-  for (let i = 0; i < 8; ) {
+  for (let i = 0; i < 8;) {
     if (groups[i] !== 0) {
       i++;
       continue;

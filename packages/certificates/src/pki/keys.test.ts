@@ -72,12 +72,18 @@ describe('generatePrivateKey / encodePrivateKey / parsePrivateKey', () => {
     await assert.rejects(generatePrivateKey({ algorithm: 'ECDSA', size: 224 }), {
       message: 'unsupported ecdsa key size specified: 224',
     });
-    await assert.rejects(generatePrivateKey({ algorithm: 'DSA' as never }), /unsupported private key algorithm/);
+    await assert.rejects(
+      generatePrivateKey({ algorithm: 'DSA' as never }),
+      /unsupported private key algorithm/,
+    );
   });
 
   it('rejects PEM that is not a usable private key', () => {
     assert.throws(() => parsePrivateKey('not pem'), /no PEM data/);
-    assert.throws(() => parsePrivateKey('-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n'), /unexpected PEM block type/);
+    assert.throws(
+      () => parsePrivateKey('-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n'),
+      /unexpected PEM block type/,
+    );
     const encrypted = generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({
       type: 'pkcs8',
       format: 'pem',
@@ -87,9 +93,15 @@ describe('generatePrivateKey / encodePrivateKey / parsePrivateKey', () => {
     assert.throws(() => parsePrivateKey(encrypted), /unexpected PEM block type "ENCRYPTED PRIVATE KEY"/);
     const x25519 = generateKeyPairSync('x25519').privateKey.export({ type: 'pkcs8', format: 'pem' });
     assert.throws(() => parsePrivateKey(x25519), /unsupported key type x25519/);
-    const p224 = generateKeyPairSync('ec', { namedCurve: 'P-224' }).privateKey.export({ type: 'sec1', format: 'pem' });
+    const p224 = generateKeyPairSync('ec', { namedCurve: 'P-224' }).privateKey.export({
+      type: 'sec1',
+      format: 'pem',
+    });
     assert.throws(() => parsePrivateKey(p224), /unsupported ECDSA curve/);
-    assert.throws(() => parsePrivateKey('-----BEGIN RSA PRIVATE KEY-----\nAAAA\n-----END RSA PRIVATE KEY-----\n'), /error parsing RSA PRIVATE KEY/);
+    assert.throws(
+      () => parsePrivateKey('-----BEGIN RSA PRIVATE KEY-----\nAAAA\n-----END RSA PRIVATE KEY-----\n'),
+      /error parsing RSA PRIVATE KEY/,
+    );
   });
 
   it('parses only the first PEM block, as cert-manager does', async () => {
@@ -107,7 +119,9 @@ describe('privateKeySpecViolations', () => {
     const ed = await generatePrivateKey({ algorithm: 'Ed25519' });
     assert.deepEqual(privateKeySpecViolations(rsa, {}), []);
     assert.deepEqual(privateKeySpecViolations(rsa, { size: 0 }), []);
-    assert.deepEqual(privateKeySpecViolations(rsa, { algorithm: 'RSA', size: 4096 }), ['spec.privateKey.size']);
+    assert.deepEqual(privateKeySpecViolations(rsa, { algorithm: 'RSA', size: 4096 }), [
+      'spec.privateKey.size',
+    ]);
     assert.deepEqual(privateKeySpecViolations(rsa, { algorithm: 'ECDSA' }), ['spec.privateKey.algorithm']);
     assert.deepEqual(privateKeySpecViolations(p384, { algorithm: 'ECDSA' }), ['spec.privateKey.size']);
     assert.deepEqual(privateKeySpecViolations(p384, { algorithm: 'ECDSA', size: 384 }), []);

@@ -24,7 +24,11 @@ export const DEFAULT_ECDSA_KEY_SIZE = 256;
 /** ECDSA `size` ↔ named curve (Node's JWK/WebCrypto names). */
 const CURVE_BY_SIZE: Readonly<Record<number, string>> = { 256: 'P-256', 384: 'P-384', 521: 'P-521' };
 /** Node reports OpenSSL's curve names in asymmetricKeyDetails. */
-const SIZE_BY_OPENSSL_CURVE: Readonly<Record<string, number>> = { prime256v1: 256, secp384r1: 384, secp521r1: 521 };
+const SIZE_BY_OPENSSL_CURVE: Readonly<Record<string, number>> = {
+  prime256v1: 256,
+  secp384r1: 384,
+  secp521r1: 521,
+};
 
 const generateKeyPairAsync = promisify(generateKeyPair);
 

@@ -27,15 +27,23 @@ describe('names', () => {
     for (const literal of tricky) {
       const rdns = parseLiteralSubject(literal);
       const formatted = formatRdnSequence(rdns);
-      assert.ok(encodeRdnSequence(parseLiteralSubject(formatted)).equals(encodeRdnSequence(rdns)), `${literal} → ${formatted}`);
+      assert.ok(
+        encodeRdnSequence(parseLiteralSubject(formatted)).equals(encodeRdnSequence(rdns)),
+        `${literal} → ${formatted}`,
+      );
     }
     assert.equal(formatRdnSequence(parseLiteralSubject('CN=x,O=y')), 'CN=x,O=y');
   });
 
-  it("reads names as pkix.Name does: the last CN wins, non-string values are skipped", () => {
+  it('reads names as pkix.Name does: the last CN wins, non-string values are skipped', () => {
     const der = sequence(
       setOf(sequence(oid(NameOid.commonName), tlv(Tag.PRINTABLE_STRING, Buffer.from('first')))),
-      setOf(sequence(oid(NameOid.organization), tlv(Tag.BMP_STRING, Buffer.from('\u0000A\u0000c\u0000m\u0000e', 'latin1')))),
+      setOf(
+        sequence(
+          oid(NameOid.organization),
+          tlv(Tag.BMP_STRING, Buffer.from('\u0000A\u0000c\u0000m\u0000e', 'latin1')),
+        ),
+      ),
       setOf(sequence(oid(NameOid.organization), tlv(Tag.OCTET_STRING, Buffer.from('raw')))),
       setOf(sequence(oid(NameOid.commonName), tlv(Tag.UTF8_STRING, Buffer.from('last')))),
     );

@@ -5,7 +5,18 @@
  */
 
 import { attributeOid, parseDN } from '../api/dn.ts';
-import { expectTag, oid, readChildren, readOid, readOne, sequence, setOf, Tag, tlv, type Tlv } from './der.ts';
+import {
+  expectTag,
+  oid,
+  readChildren,
+  readOid,
+  readOne,
+  sequence,
+  setOf,
+  Tag,
+  tlv,
+  type Tlv,
+} from './der.ts';
 
 export const NameOid = {
   commonName: '2.5.4.3',
@@ -56,7 +67,10 @@ export interface DistinguishedName extends Required<Omit<X509Subject, 'serialNum
  * pkix.Name.ToRDNSequence: one RDN per attribute type, in Go's fixed order, all values of a type in the same
  * (multi-valued) RDN.
  */
-export function subjectRdnSequence(commonName: string | undefined, subject: X509Subject | undefined): RdnSequence {
+export function subjectRdnSequence(
+  commonName: string | undefined,
+  subject: X509Subject | undefined,
+): RdnSequence {
   const s = subject ?? {};
   const groups: [string, readonly string[] | undefined][] = [
     [NameOid.country, s.countries],
@@ -219,7 +233,8 @@ function escapeValue(value: string): string {
   let out = '';
   for (let i = 0; i < value.length; i++) {
     const char = value[i];
-    if ((i === 0 && (char === ' ' || char === '#')) || (i === value.length - 1 && char === ' ')) out += `\\${char}`;
+    if ((i === 0 && (char === ' ' || char === '#')) || (i === value.length - 1 && char === ' '))
+      out += `\\${char}`;
     else if ('"+,;<>\\'.includes(char)) out += `\\${char}`;
     else if (char < ' ' || char === '\x7f') out += `\\${char.charCodeAt(0).toString(16).padStart(2, '0')}`;
     else out += char;
@@ -231,6 +246,8 @@ function escapeValue(value: string): string {
 export function formatRdnSequence(rdns: RdnSequence): string {
   return [...rdns]
     .reverse()
-    .map((rdn) => rdn.map((atv) => `${SHORT_NAMES[atv.type] ?? atv.type}=${escapeValue(atv.value)}`).join('+'))
+    .map((rdn) =>
+      rdn.map((atv) => `${SHORT_NAMES[atv.type] ?? atv.type}=${escapeValue(atv.value)}`).join('+'),
+    )
     .join(',');
 }

@@ -43,10 +43,17 @@ export type SubjectAltNamesInput = Partial<{
   otherNames: readonly OtherName[];
 }>;
 
-const GeneralNameTag = { otherName: 0, rfc822Name: 1, dNSName: 2, uniformResourceIdentifier: 6, iPAddress: 7 };
+const GeneralNameTag = {
+  otherName: 0,
+  rfc822Name: 1,
+  dNSName: 2,
+  uniformResourceIdentifier: 6,
+  iPAddress: 7,
+};
 
 function ia5(tagNumber: number, value: string): Buffer {
-  if (!/^[\x00-\x7f]*$/.test(value)) throw new Error(`x509: ${JSON.stringify(value)} cannot be encoded as an IA5String`);
+  if (!/^[\x00-\x7f]*$/.test(value))
+    throw new Error(`x509: ${JSON.stringify(value)} cannot be encoded as an IA5String`);
   return tlv(contextTag(tagNumber, false), Buffer.from(value, 'latin1'));
 }
 

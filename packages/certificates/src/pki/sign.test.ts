@@ -3,6 +3,7 @@ import { X509Certificate } from 'node:crypto';
 import { before, describe, it } from 'node:test';
 import { decodeCertificateDer, decodeCertificatePems } from './certificate-der.ts';
 import { buildCertificateRequest } from './csr.ts';
+import { parseCertificate } from './inspect.ts';
 import { generatePrivateKey, type PrivateKeySpec } from './keys.ts';
 import { decodePemBlock, encodePem } from './pem.ts';
 import { signCertificate, SigningError, type SigningFailure } from './sign.ts';
@@ -18,7 +19,12 @@ function peculiar(pem: string): x509.X509Certificate {
 }
 
 /** openssl verify, or a skip with the reason when openssl is missing. */
-function assertOpensslVerifies(t: { diagnostic(message: string): void }, root: string, leaf: string, intermediates?: string) {
+function assertOpensslVerifies(
+  t: { diagnostic(message: string): void },
+  root: string,
+  leaf: string,
+  intermediates?: string,
+) {
   const reason = opensslUnavailable();
   if (reason) {
     t.diagnostic(`openssl cross-check skipped: ${reason}`);
@@ -119,8 +125,14 @@ describe('signCertificate: CA', () => {
   for (const keySpec of KEY_SPECS.slice(1)) {
     it(`signs with the issuer key's default algorithm (${JSON.stringify(keySpec)} CA)`, async () => {
       const ca = await rootCa(keySpec);
-      const leaf = await issue({ spec: { commonName: 'leaf' }, issuer: { certPem: ca.certPem, key: ca.key } });
-      assert.equal(decodeCertificateDer(cert(leaf.certPem).raw).signatureAlgorithmOid, signatureOidFor(keySpec));
+      const leaf = await issue({
+        spec: { commonName: 'leaf' },
+        issuer: { certPem: ca.certPem, key: ca.key },
+      });
+      assert.equal(
+        decodeCertificateDer(cert(leaf.certPem).raw).signatureAlgorithmOid,
+        signatureOidFor(keySpec),
+      );
       assert.ok(cert(leaf.certPem).verify(cert(ca.certPem).publicKey));
     });
   }
@@ -148,7 +160,13 @@ describe('signCertificate: CA', () => {
     assertOpensslVerifies(t, leaf.caPem, leaf.certPem, intermediate.certPem);
     if (!opensslUnavailable()) {
       // Sanity check of the cross-check itself: without the intermediate the chain cannot be built.
-      assert.equal(opensslVerify(leaf.caPem, decodeCertificatePems(leaf.certPem).map((c) => encodePem('CERTIFICATE', c.der))[0]).ok, false);
+      assert.equal(
+        opensslVerify(
+          leaf.caPem,
+          decodeCertificatePems(leaf.certPem).map((c) => encodePem('CERTIFICATE', c.der))[0],
+        ).ok,
+        false,
+      );
     }
 
     // Without the root, the intermediate is the top of the chain and becomes ca.crt.
@@ -204,13 +222,28 @@ describe('signCertificate: CA', () => {
     const p = peculiar(certPem);
     const crl = p.getExtension(x509.CRLDistributionPointsExtension)!;
     assert.deepEqual(
-      [...crl.distributionPoints].map((dp) => dp.distributionPoint?.fullName?.map((n) => n.uniformResourceIdentifier)),
+      [...crl.distributionPoints].map((dp) =>
+        dp.distributionPoint?.fullName?.map((n) => n.uniformResourceIdentifier),
+      ),
       [['http://crl.example/ca.crl']],
     );
     const aia = p.getExtension(x509.AuthorityInfoAccessExtension)!;
-    assert.deepEqual(aia.ocsp.map((n) => n.value), ['http://ocsp.example']);
-    assert.deepEqual(aia.caIssuers.map((n) => n.value), ['http://ca.example/ca.crt']);
-    assert.equal(cert(certPem).infoAccess, 'OCSP - URI:http://ocsp.example\nCA Issuers - URI:http://ca.example/ca.crt');
+    assert.deepEqual(
+      aia.ocsp.map((n) => n.value),
+      ['http://ocsp.example'],
+    );
+    assert.deepEqual(
+      aia.caIssuers.map((n) => n.value),
+      ['http://ca.example/ca.crt'],
+    );
+    const info = parseCertificate(certPem);
+    assert.deepEqual(info.crlDistributionPoints, ['http://crl.example/ca.crl']);
+    assert.deepEqual(info.ocspServers, ['http://ocsp.example']);
+    assert.deepEqual(info.issuingCertificateURLs, ['http://ca.example/ca.crt']);
+    assert.equal(
+      cert(certPem).infoAccess,
+      'OCSP - URI:http://ocsp.example\nCA Issuers - URI:http://ca.example/ca.crt',
+    );
   });
 });
 
@@ -220,16 +253,32 @@ describe('signCertificate: validity', () => {
     const { certPem } = await issue({ spec: { commonName: 'x' }, duration: 896 * HOUR, now });
     const c = cert(certPem);
     assert.equal(c.validFromDate.toISOString(), '2026-03-01T12:34:56.000Z');
-    assert.equal(c.validToDate.toISOString(), new Date(now.getTime() + 896 * HOUR).toISOString().replace('.789', '.000'));
+    assert.equal(
+      c.validToDate.toISOString(),
+      new Date(now.getTime() + 896 * HOUR).toISOString().replace('.789', '.000'),
+    );
   });
 
   it('never outlives its CA: notAfter is capped at the CA certificate’s notAfter', async () => {
     const now = new Date();
     const ca = await rootCa({ algorithm: 'ECDSA' }, 2 * HOUR, now);
-    const leaf = await issue({ spec: { commonName: 'x' }, duration: 90 * DAY, now, issuer: { certPem: ca.certPem, key: ca.key } });
+    const leaf = await issue({
+      spec: { commonName: 'x' },
+      duration: 90 * DAY,
+      now,
+      issuer: { certPem: ca.certPem, key: ca.key },
+    });
     assert.equal(cert(leaf.certPem).validTo, cert(ca.certPem).validTo);
-    const short = await issue({ spec: { commonName: 'y' }, duration: HOUR, now, issuer: { certPem: ca.certPem, key: ca.key } });
-    assert.equal(cert(short.certPem).validToDate.getTime() - cert(short.certPem).validFromDate.getTime(), HOUR);
+    const short = await issue({
+      spec: { commonName: 'y' },
+      duration: HOUR,
+      now,
+      issuer: { certPem: ca.certPem, key: ca.key },
+    });
+    assert.equal(
+      cert(short.certPem).validToDate.getTime() - cert(short.certPem).validFromDate.getTime(),
+      HOUR,
+    );
   });
 
   it('refuses to sign with an expired CA rather than issue an expired certificate', async () => {
@@ -242,12 +291,19 @@ describe('signCertificate: validity', () => {
   });
 
   it('uses GeneralizedTime past 2049', async () => {
-    const { certPem } = await issue({ spec: { commonName: 'x' }, duration: 40 * 365 * DAY, now: new Date('2026-01-01T00:00:00Z') });
+    const { certPem } = await issue({
+      spec: { commonName: 'x' },
+      duration: 40 * 365 * DAY,
+      now: new Date('2026-01-01T00:00:00Z'),
+    });
     assert.equal(cert(certPem).validToDate.getUTCFullYear(), 2065);
   });
 
   it('rejects a non-positive duration', async () => {
-    await assert.rejects(issue({ spec: { commonName: 'x' }, duration: 0 }), rejectsWith('InvalidRequest', /duration/));
+    await assert.rejects(
+      issue({ spec: { commonName: 'x' }, duration: 0 }),
+      rejectsWith('InvalidRequest', /duration/),
+    );
   });
 });
 
@@ -257,10 +313,18 @@ describe('signCertificate: serial numbers', () => {
     const csrPem = await buildCertificateRequest({ commonName: 'x' }, key);
     const serials = new Set<string>();
     for (let i = 0; i < 50; i++) {
-      const { certPem } = await signCertificate({ csrPem, duration: HOUR, isCA: false, issuer: { selfSignedKey: key } });
+      const { certPem } = await signCertificate({
+        csrPem,
+        duration: HOUR,
+        isCA: false,
+        issuer: { selfSignedKey: key },
+      });
       const serial = decodeCertificateDer(cert(certPem).raw).serial;
       assert.equal(serial[0] & 0x80, 0, 'positive');
-      assert.ok(serial.some((b) => b !== 0), 'non-zero');
+      assert.ok(
+        serial.some((b) => b !== 0),
+        'non-zero',
+      );
       assert.ok(serial.length <= 17, `${serial.length} bytes`);
       serials.add(serial.toString('hex'));
     }
@@ -280,7 +344,10 @@ describe('signCertificate: extensions', () => {
     const ku = p.getExtension(x509.KeyUsagesExtension)!;
     assert.equal(ku.critical, true);
     assert.equal(ku.usages, x509.KeyUsageFlags.digitalSignature | x509.KeyUsageFlags.dataEncipherment);
-    assert.deepEqual([...p.getExtension(x509.ExtendedKeyUsageExtension)!.usages], ['1.3.6.1.5.5.7.3.1', '1.3.6.1.5.5.7.3.2']);
+    assert.deepEqual(
+      [...p.getExtension(x509.ExtendedKeyUsageExtension)!.usages],
+      ['1.3.6.1.5.5.7.3.1', '1.3.6.1.5.5.7.3.2'],
+    );
   });
 
   it('issues CA certificates with CA:TRUE critical and cert sign', async () => {
@@ -306,7 +373,10 @@ describe('signCertificate: extensions', () => {
       { type: 'ip', value: '::1' },
     ]);
     const anonymous = await issue({ spec: { dnsNames: ['only.example'] } });
-    assert.equal(peculiar(anonymous.certPem).getExtension(x509.SubjectAlternativeNameExtension)!.critical, true);
+    assert.equal(
+      peculiar(anonymous.certPem).getExtension(x509.SubjectAlternativeNameExtension)!.critical,
+      true,
+    );
   });
 
   it('honours KeyUsage/BasicConstraints in the CSR only when they agree with the request', async () => {
@@ -333,9 +403,18 @@ describe('signCertificate: extensions', () => {
       usages: ['client auth'],
       issuer: { selfSignedKey: key },
     });
-    assert.deepEqual([...peculiar(certPem).getExtension(x509.ExtendedKeyUsageExtension)!.usages], ['1.3.6.1.5.5.7.3.2']);
+    assert.deepEqual(
+      [...peculiar(certPem).getExtension(x509.ExtendedKeyUsageExtension)!.usages],
+      ['1.3.6.1.5.5.7.3.2'],
+    );
     await assert.rejects(
-      signCertificate({ csrPem: bare, duration: HOUR, isCA: false, usages: ['bogus'], issuer: { selfSignedKey: key } }),
+      signCertificate({
+        csrPem: bare,
+        duration: HOUR,
+        isCA: false,
+        usages: ['bogus'],
+        issuer: { selfSignedKey: key },
+      }),
       rejectsWith('InvalidRequest', /unknown key usages: \[bogus\]/),
     );
   });
@@ -348,7 +427,12 @@ describe('signCertificate: bad requests', () => {
     const der = Buffer.from(decodePemBlock(csrPem, ['CERTIFICATE REQUEST']).der);
     der[der.indexOf(Buffer.from('abc'))] = 'x'.charCodeAt(0);
     await assert.rejects(
-      signCertificate({ csrPem: encodePem('CERTIFICATE REQUEST', der), duration: HOUR, isCA: false, issuer: { selfSignedKey: key } }),
+      signCertificate({
+        csrPem: encodePem('CERTIFICATE REQUEST', der),
+        duration: HOUR,
+        isCA: false,
+        issuer: { selfSignedKey: key },
+      }),
       rejectsWith('InvalidRequest', /CSR signature is invalid/),
     );
   });

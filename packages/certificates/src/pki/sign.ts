@@ -8,7 +8,11 @@ import { createPublicKey, randomBytes, type KeyObject } from 'node:crypto';
 import { defaultSignatureAlgorithm, webCryptoSigner } from './algorithms.ts';
 import { decodeCertificateDer, decodeCertificatePems, type DecodedCertificate } from './certificate-der.ts';
 import { buildPemBundle, type PemBundle } from './chain.ts';
-import { decodeCertificateRequestPem, verifyCertificateRequest, type DecodedCertificateRequest } from './csr.ts';
+import {
+  decodeCertificateRequestPem,
+  verifyCertificateRequest,
+  type DecodedCertificateRequest,
+} from './csr.ts';
 import {
   decodeBasicConstraints,
   decodeSubjectKeyIdentifier,
@@ -88,12 +92,19 @@ function quoted(names: readonly string[]): string {
  * CertificateTemplateValidateAndOverride{BasicConstraints,KeyUsages}: whatever the CSR encodes must agree with
  * the request's isCA and usages. Returns the CSR's unknown EKUs, which Go carries into the certificate.
  */
-function checkRequestedConstraints(csr: DecodedCertificateRequest, isCA: boolean, expected: KeyUsages): string[] {
+function checkRequestedConstraints(
+  csr: DecodedCertificateRequest,
+  isCA: boolean,
+  expected: KeyUsages,
+): string[] {
   const bc = findExtension(csr.extensions, ExtensionOid.basicConstraints);
   if (bc) {
     const requested = decodeBasicConstraints(bc.value).isCA;
     if (requested !== isCA) {
-      throw new SigningError('InvalidRequest', `encoded CSR error: IsCA ${requested} does not match expected value ${isCA}`);
+      throw new SigningError(
+        'InvalidRequest',
+        `encoded CSR error: IsCA ${requested} does not match expected value ${isCA}`,
+      );
     }
   }
   const ku = findExtension(csr.extensions, ExtensionOid.keyUsage);
@@ -108,7 +119,10 @@ function checkRequestedConstraints(csr: DecodedCertificateRequest, isCA: boolean
       );
     }
     const known = requestedEkus.filter(isKnownExtKeyUsage);
-    if (known.length !== expected.extKeyUsages.length || known.some((oid, i) => oid !== expected.extKeyUsages[i])) {
+    if (
+      known.length !== expected.extKeyUsages.length ||
+      known.some((oid, i) => oid !== expected.extKeyUsages[i])
+    ) {
       throw new SigningError(
         'InvalidRequest',
         `encoded CSR error: the ExtKeyUsages ${quoted(extKeyUsageNames(known))} do not match the expected ExtKeyUsages ${quoted(extKeyUsageNames(expected.extKeyUsages))}`,
@@ -143,7 +157,9 @@ function resolveIssuer(issuer: CertificateIssuer, csr: DecodedCertificateRequest
   try {
     chain = decodeCertificatePems(issuer.certPem);
   } catch (err) {
-    throw new SigningError('InvalidIssuer', `failed to parse the CA certificate: ${(err as Error).message}`, { cause: err });
+    throw new SigningError('InvalidIssuer', `failed to parse the CA certificate: ${(err as Error).message}`, {
+      cause: err,
+    });
   }
   const ca = chain[0];
   if (!ca) throw new SigningError('InvalidIssuer', 'no CA certificate found in the issuer certificate PEM');
@@ -153,7 +169,10 @@ function resolveIssuer(issuer: CertificateIssuer, csr: DecodedCertificateRequest
   }
   const bc = findExtension(ca.extensions, ExtensionOid.basicConstraints);
   if (!bc || !decodeBasicConstraints(bc.value).isCA) {
-    throw new SigningError('InvalidIssuer', 'the issuer certificate is not a CA (basicConstraints CA:TRUE is missing)');
+    throw new SigningError(
+      'InvalidIssuer',
+      'the issuer certificate is not a CA (basicConstraints CA:TRUE is missing)',
+    );
   }
   if (ca.notAfter.getTime() <= now.getTime()) {
     throw new SigningError('InvalidIssuer', `the CA certificate expired at ${ca.notAfter.toISOString()}`);
@@ -187,8 +206,13 @@ function certificateExtensions(
     extensions.push({ oid: ExtensionOid.keyUsage, critical: true, value: encodeKeyUsage(usages.keyUsage) });
   }
   const ekus = [...usages.extKeyUsages, ...unknownEkus];
-  if (ekus.length) extensions.push({ oid: ExtensionOid.extKeyUsage, critical: false, value: encodeExtKeyUsage(ekus) });
-  extensions.push({ oid: ExtensionOid.basicConstraints, critical: true, value: encodeBasicConstraints(options.isCA) });
+  if (ekus.length)
+    extensions.push({ oid: ExtensionOid.extKeyUsage, critical: false, value: encodeExtKeyUsage(ekus) });
+  extensions.push({
+    oid: ExtensionOid.basicConstraints,
+    critical: true,
+    value: encodeBasicConstraints(options.isCA),
+  });
   // Go only invents a SubjectKeyId for CA certificates; RFC 5280 §4.2.1.2 asks for one on end-entity
   // certificates too, and tools that build chains by key id (openssl, browsers) use it, so every certificate
   // gets one, computed as Go computes it.
@@ -237,7 +261,9 @@ export async function signCertificate(options: SignCertificateOptions): Promise<
     csr = decodeCertificateRequestPem(options.csrPem);
     signatureValid = verifyCertificateRequest(csr);
   } catch (err) {
-    throw new SigningError('InvalidRequest', `failed to decode CSR: ${(err as Error).message}`, { cause: err });
+    throw new SigningError('InvalidRequest', `failed to decode CSR: ${(err as Error).message}`, {
+      cause: err,
+    });
   }
   if (!signatureValid) throw new SigningError('InvalidRequest', 'CSR signature is invalid');
   if (!(options.duration > 0)) {
@@ -283,9 +309,13 @@ export async function signCertificate(options: SignCertificateOptions): Promise<
   try {
     bundle = buildPemBundle([...issuer.chain, decodeCertificateDer(der)]);
   } catch (err) {
-    throw new SigningError('InvalidIssuer', `the CA certificates do not form a chain: ${(err as Error).message}`, {
-      cause: err,
-    });
+    throw new SigningError(
+      'InvalidIssuer',
+      `the CA certificates do not form a chain: ${(err as Error).message}`,
+      {
+        cause: err,
+      },
+    );
   }
   return { certPem: bundle.chainPem, caPem: bundle.caPem };
 }

@@ -86,6 +86,10 @@ export async function issue(options: {
 }
 
 /** A self-signed root CA. */
-export async function rootCa(keySpec: PrivateKeySpec = { algorithm: 'ECDSA' }, duration = 365 * DAY, now?: Date) {
+export async function rootCa(
+  keySpec: PrivateKeySpec = { algorithm: 'ECDSA' },
+  duration = 365 * DAY,
+  now?: Date,
+) {
   return issue({ spec: { commonName: 'certkit test root', isCA: true }, keySpec, duration, now });
 }

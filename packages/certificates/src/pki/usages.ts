@@ -119,7 +119,9 @@ export function keyUsageNames(mask: number): string[] {
   for (let bit = 0; bit < 9; bit++) {
     if (!(mask & (1 << bit))) continue;
     // "digital signature" rather than "signing": cert-manager parses bit 0 to the former.
-    names.push(Object.keys(KEY_USAGE_BITS).find((name) => name !== 'signing' && KEY_USAGE_BITS[name] === bit)!);
+    names.push(
+      Object.keys(KEY_USAGE_BITS).find((name) => name !== 'signing' && KEY_USAGE_BITS[name] === bit)!,
+    );
   }
   return names;
 }
@@ -127,6 +129,8 @@ export function keyUsageNames(mask: number): string[] {
 /** cert-manager names for EKU OIDs ("email protection" rather than "s/mime"); unknown OIDs stay dotted. */
 export function extKeyUsageNames(oids: readonly string[]): string[] {
   return oids.map(
-    (eku) => Object.keys(EXT_KEY_USAGE_OIDS).find((name) => name !== 's/mime' && EXT_KEY_USAGE_OIDS[name] === eku) ?? eku,
+    (eku) =>
+      Object.keys(EXT_KEY_USAGE_OIDS).find((name) => name !== 's/mime' && EXT_KEY_USAGE_OIDS[name] === eku) ??
+      eku,
   );
 }

@@ -4,7 +4,7 @@ import { isNotFound, isTimeout, type KubeObject } from '@certkit/apimachinery';
 import type { ReadMode, ResourceClient, WatchOptions } from '../client/types.ts';
 import { isDeletedFinalStateUnknown } from '../informers/handlers.ts';
 import { type Cluster, startCluster, until } from '../informers/integration-support.ts';
-import { silentLogger } from '../informers/log.ts';
+import { silentLogger } from '../log.ts';
 import { Cache, type CacheOptions, type KindResolver } from './cache.ts';
 import { ErrResourceNotCached } from './errors.ts';
 import type { CacheConfigOptions } from './options.ts';

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { afterEach, describe, it } from 'node:test';
 import { isNotFound, isTimeout } from '@certkit/apimachinery';
 import type { ReadMode, ResourceRef } from '../client/types.ts';
-import { silentLogger } from '../informers/log.ts';
+import { silentLogger } from '../log.ts';
 import { eventually, FakeResourceClient } from '../informers/testing.ts';
 import { Cache, type CacheOptions } from './cache.ts';
 import { ErrCacheNotStarted, ErrResourceNotCached, isCacheNotStarted } from './errors.ts';

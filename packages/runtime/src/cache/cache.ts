@@ -2,7 +2,7 @@ import { type KubeList, type KubeObject, parseApiVersion } from '@certkit/apimac
 import type { ReadMode, ResourceClient } from '../client/types.ts';
 import type { BackoffOptions } from '../informers/backoff.ts';
 import { SharedInformerFactory } from '../informers/factory.ts';
-import { defaultLogger, type Logger } from '../informers/log.ts';
+import { defaultLogger, type Logger } from '../log.ts';
 import { splitKey } from '../informers/store.ts';
 import type { Informer } from './informer.ts';
 import {

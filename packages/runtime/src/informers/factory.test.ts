@@ -3,7 +3,7 @@ import { afterEach, describe, it } from 'node:test';
 import type { KubeObject } from '@certkit/apimachinery';
 import type { ReadMode, ResourceRef } from '../client/types.ts';
 import { SharedInformerFactory, stripManagedFields } from './factory.ts';
-import { silentLogger } from './log.ts';
+import { silentLogger } from '../log.ts';
 import { eventually, FakeResourceClient } from './testing.ts';
 
 const secrets: ResourceRef = {

@@ -1,7 +1,7 @@
 import type { KubeObject } from '@certkit/apimachinery';
 import type { ReadMode, ResourceClient, ResourceRef } from '../client/types.ts';
 import type { BackoffOptions } from './backoff.ts';
-import { defaultLogger, type Logger } from './log.ts';
+import { defaultLogger, type Logger } from '../log.ts';
 import { stripManagedFields, type TransformFunc } from './objects.ts';
 import { WatchListSupport } from './reflector.ts';
 import { SharedInformer } from './shared-informer.ts';

@@ -1,5 +1,5 @@
 import type { KubeObject } from '@certkit/apimachinery';
-import { describeError, type Logger } from './log.ts';
+import { describeError, type Logger } from '../log.ts';
 import { objectKey } from './store.ts';
 
 /**

@@ -1,7 +1,7 @@
 export * from './backoff.ts';
 export * from './factory.ts';
 export * from './handlers.ts';
-export * from './log.ts';
+
 export { composeTransforms, deepCopy, deepFreeze, type TransformFunc } from './objects.ts';
 export * from './reflector.ts';
 export * from './shared-informer.ts';

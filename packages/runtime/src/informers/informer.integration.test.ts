@@ -5,7 +5,7 @@ import { KubeClient } from '../client/kube-client.ts';
 import type { ResourceRef } from '../client/types.ts';
 import { SharedInformerFactory } from './factory.ts';
 import { type Cluster, FaultProxy, keyOf, startCluster, until } from './integration-support.ts';
-import { type LogEntry, type Logger, silentLogger } from './log.ts';
+import { type LogEntry, type Logger, silentLogger } from '../log.ts';
 import type { SharedInformer } from './shared-informer.ts';
 
 /**

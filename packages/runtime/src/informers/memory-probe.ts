@@ -10,7 +10,7 @@ import { KubeClient } from '../client/kube-client.ts';
 import { loadKubeconfig } from '../client/kubeconfig.ts';
 import type { ReadMode } from '../client/types.ts';
 import { SharedInformerFactory } from './factory.ts';
-import { silentLogger } from './log.ts';
+import { silentLogger } from '../log.ts';
 
 const [kubeconfig, modeArg] = process.argv.slice(2);
 const mode: ReadMode = modeArg === 'full' ? 'full' : 'metadata';

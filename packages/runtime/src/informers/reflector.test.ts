@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { afterEach, describe, it } from 'node:test';
 import { type KubeObject, newExpired, newTooManyRequests, StatusError } from '@certkit/apimachinery';
 import { Backoff } from './backoff.ts';
-import { silentLogger } from './log.ts';
+import { silentLogger } from '../log.ts';
 import { Reflector, type ReflectorOptions, type ReflectorStore, WatchListSupport } from './reflector.ts';
 import { objectKey } from './store.ts';
 import { eventually, FakeResourceClient } from './testing.ts';

@@ -15,7 +15,7 @@ import {
   isTooLargeResourceVersion,
   retryAfterMs,
 } from './errors.ts';
-import { defaultLogger, describeError, type LogEntry, type Logger } from './log.ts';
+import { defaultLogger, describeError, type LogEntry, type Logger } from '../log.ts';
 import type { TransformFunc } from './objects.ts';
 import { objectKey } from './store.ts';
 

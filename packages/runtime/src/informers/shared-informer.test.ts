@@ -7,7 +7,7 @@ import {
   isDeletedFinalStateUnknown,
   type ResourceEventHandler,
 } from './handlers.ts';
-import { silentLogger } from './log.ts';
+import { silentLogger } from '../log.ts';
 import { SharedInformer, type SharedInformerOptions } from './shared-informer.ts';
 import { eventually, FakeResourceClient } from './testing.ts';
 

@@ -7,7 +7,7 @@ import {
   Listener,
   type ResourceEventHandler,
 } from './handlers.ts';
-import { defaultLogger, type Logger } from './log.ts';
+import { defaultLogger, type Logger } from '../log.ts';
 import { composeTransforms, deepFreeze, type TransformFunc } from './objects.ts';
 import { Reflector, type ReflectorStore, WatchListSupport } from './reflector.ts';
 import { Indexer, type Indexers, objectKey } from './store.ts';

@@ -8,7 +8,7 @@ import {
   type ControllerOptions,
   type Request,
 } from './controller.ts';
-import type { LogEntry } from './log.ts';
+import type { LogEntry } from '../log.ts';
 import { MetricsRegistry } from './metrics.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

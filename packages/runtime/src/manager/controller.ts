@@ -1,6 +1,6 @@
 import type { RateLimiter } from '../workqueue/ratelimiter.ts';
 import { RateLimitingQueue } from '../workqueue/rate-limiting-queue.ts';
-import { describeError, jsonLogger, type Logger } from './log.ts';
+import { describeError, jsonLogger, type Logger } from '../log.ts';
 import {
   ControllerMetrics,
   defaultRegistry,

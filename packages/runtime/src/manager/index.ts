@@ -1,6 +1,6 @@
 export * from './controller.ts';
 export * from './leader-election.ts';
-export * from './log.ts';
+
 export * from './manager.ts';
 export * from './metrics.ts';
 export * from './probes.ts';

@@ -5,7 +5,7 @@ import { KubeClient } from '../client/kube-client.ts';
 import { loadKubeconfig } from '../client/kubeconfig.ts';
 import type { ResourceClient } from '../client/types.ts';
 import { formatMicroTime, LEASE_RESOURCE, LeaderElector, type Lease } from './leader-election.ts';
-import type { LogEntry } from './log.ts';
+import type { LogEntry } from '../log.ts';
 
 /** Short timings, as client-go's tests use: leaseDuration > renewDeadline > 1.2 · retryPeriod. */
 const LEASE_MS = 2000;

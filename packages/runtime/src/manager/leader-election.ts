@@ -1,6 +1,6 @@
 import { isNotFound, type KubeObject } from '@certkit/apimachinery';
 import type { ResourceClient, ResourceRef } from '../client/types.ts';
-import { describeError, jsonLogger, type Logger } from './log.ts';
+import { describeError, jsonLogger, type Logger } from '../log.ts';
 
 /**
  * Lease-based leader election with client-go's semantics (`tools/leaderelection`, `resourcelock/leaselock.go`).

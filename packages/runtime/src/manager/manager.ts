@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import type { ResourceClient } from '../client/types.ts';
 import { LeaderElector, type Lease } from './leader-election.ts';
-import { describeError, jsonLogger, type Logger } from './log.ts';
+import { describeError, jsonLogger, type Logger } from '../log.ts';
 import { defaultRegistry, leaderElectionGauge, type MetricsRegistry } from './metrics.ts';
 import { parseBindAddress, startProbeServer, type Check, type ProbeServer } from './probes.ts';
 

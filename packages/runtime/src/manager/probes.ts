@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { describeError } from './log.ts';
+import { describeError } from '../log.ts';
 import { PROMETHEUS_CONTENT_TYPE, type MetricsRegistry } from './metrics.ts';
 
 /**

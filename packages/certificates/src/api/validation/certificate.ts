@@ -5,7 +5,7 @@
  */
 
 import type { FieldError } from '@certkit/apimachinery';
-import { attributeOid, COMMON_NAME_OID, parseDN } from '../dn.ts';
+import { attributeOid, COMMON_NAME_OID, isObjectIdentifier, parseDN } from '../dn.ts';
 import { cronError } from '../cron.ts';
 import { formatGoDuration, fromMilliseconds, parseGoDuration } from '../duration.ts';
 import {
@@ -125,8 +125,7 @@ function validateOtherNames(spec: CertificateSpec, path: string): FieldError[] {
     const itemPath = index(`${path}.otherNames`, i);
     const oid = otherName?.oid ?? '';
     if (oid === '') errors.push(required(`${itemPath}.oid`, 'must be specified'));
-    if (!/^([+-]?[0-9]+)(\.[+-]?[0-9]+)*$/.test(oid))
-      errors.push(invalid(`${itemPath}.oid`, oid, 'invalid oid syntax'));
+    if (!isObjectIdentifier(oid)) errors.push(invalid(`${itemPath}.oid`, oid, 'invalid oid syntax'));
     if (!otherName?.utf8Value || !otherName.utf8Value.isWellFormed()) {
       errors.push(required(`${itemPath}.utf8Value`, 'must be set to a valid non-empty UTF8 string'));
     }
@@ -537,7 +536,6 @@ export function validateCertificateSpec(spec: CertificateSpec, path = 'spec'): F
  * spec may change; the controller re-issues). `old` is accepted for symmetry with the other kinds.
  */
 export function validateCertificate(cert: Certificate, old?: Certificate): FieldError[] {
-  void old;
   if (!cert.spec || typeof cert.spec !== 'object') return [required('spec')];
   return validateCertificateSpec(cert.spec);
 }

@@ -393,12 +393,10 @@ export function validateIssuerSpec(spec: IssuerSpec, path = 'spec'): FieldError[
 
 /** ValidateIssuer / ValidateUpdateIssuer: the same checks on create and update. */
 export function validateIssuer(issuer: Issuer, old?: Issuer): FieldError[] {
-  void old;
   return validateIssuerSpec(asObject(issuer.spec) ?? {});
 }
 
 /** ValidateClusterIssuer / ValidateUpdateClusterIssuer: as Issuers. */
 export function validateClusterIssuer(issuer: ClusterIssuer, old?: ClusterIssuer): FieldError[] {
-  void old;
   return validateIssuerSpec(asObject(issuer.spec) ?? {});
 }

@@ -26,11 +26,18 @@ export function jsonLogger(
   };
 }
 
+/** Errors only: informers log every reconnect, which is routine. */
+export const defaultLogger: Logger = jsonLogger('error');
+
 export const silentLogger: Logger = () => {};
 
-/** Errors serialise as `{}` by default; keep their message and stack. */
+/** Errors serialise as `{}` by default; keep their message (and Status, for StatusErrors). */
 function errorReplacer(_key: string, value: unknown): unknown {
-  return value instanceof Error ? { message: value.message, stack: value.stack } : value;
+  if (value instanceof Error) {
+    const status = (value as { status?: unknown }).status;
+    return status ? { message: value.message, status } : { message: value.message, stack: value.stack };
+  }
+  return value;
 }
 
 /** An error's message for a log field, whatever was thrown. */
