@@ -62,7 +62,9 @@ export function parseServeFlags(args: string[]): ServeFlags {
   }
   for (const endpoint of etcdEndpoints) {
     if (!/^https?:\/\/[^/]+$/.test(endpoint)) {
-      throw new UsageError(`--etcd-endpoints: ${JSON.stringify(endpoint)} is not a URL like http://127.0.0.1:2379`);
+      throw new UsageError(
+        `--etcd-endpoints: ${JSON.stringify(endpoint)} is not a URL like http://127.0.0.1:2379`,
+      );
     }
   }
   let storageInitializationTimeoutMs: number;

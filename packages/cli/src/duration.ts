@@ -1,5 +1,13 @@
 /** Go-style durations as Kubernetes flags take them: `1m`, `30s`, `1m30s`, `500ms`, `2h`. Returns milliseconds. */
-const UNITS: Record<string, number> = { ns: 1e-6, us: 1e-3, µs: 1e-3, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+const UNITS: Record<string, number> = {
+  ns: 1e-6,
+  us: 1e-3,
+  µs: 1e-3,
+  ms: 1,
+  s: 1000,
+  m: 60_000,
+  h: 3_600_000,
+};
 
 export function parseDuration(text: string): number {
   const match = /^(-?)((?:\d+(?:\.\d+)?(?:ns|us|µs|ms|s|m|h))+)$/.exec(text.trim());
