@@ -1,0 +1,77 @@
+import type { KubeObject, PartialObjectMetadata } from '@certkit/apimachinery';
+import type { KubeClient, Logger, ResourceClient, SharedInformer, SharedInformerFactory } from '@certkit/runtime';
+import type { Secret } from 'kubernetes-types/core/v1.d.ts';
+import type { Certificate, CertificateRequest, ClusterIssuer, Issuer } from '../api/types.ts';
+import type { EventRecorder } from './events.ts';
+
+/**
+ * What every certkit controller shares: one client, one informer per kind, the split Secret cache, an event
+ * recorder and the options. Built once per process by createControllerContext (secrets/ and
+ * controllers/create-context.ts); sub-controllers read from the informers' stores and write through the
+ * clients, never caching objects of their own.
+ */
+
+export type CleanupPolicy = 'OnDelete' | 'Never';
+
+export interface ControllerOptions {
+  /** Watch and reconcile only this namespace (all namespaces when absent). */
+  namespace?: string;
+  /** Where ClusterIssuers' Secrets live (cert-manager's --cluster-resource-namespace; default kube-system). */
+  clusterResourceNamespace: string;
+  /** Used when a Certificate's spec.cleanupPolicy is empty (--default-secret-cleanup-policy; default Never). */
+  defaultSecretCleanupPolicy: CleanupPolicy;
+  /**
+   * The deprecated --enable-certificate-owner-ref: when given (true or false) it takes precedence over both the
+   * field and the default policy (seed 003).
+   */
+  enableCertificateOwnerRef?: boolean;
+  /** Split Secret caching (seed 002): labelled Secrets in full, the rest as metadata. False caches all in full. */
+  secretsFilteredCaching: boolean;
+  /** Workers per controller (cert-manager's --concurrent-workers; default 5). */
+  maxConcurrentReconciles: number;
+}
+
+/** A Secret as the cache hands it out: full for labelled Secrets, metadata-only for the others. */
+export type CachedSecret = Secret | (PartialObjectMetadata & KubeObject);
+
+/** The Secret getter of seed 002 and research/cert-manager.md §1.5. */
+export interface SecretGetter {
+  /**
+   * The Secret, or undefined when it does not exist: from the full cache when it is there; with one live GET
+   * when only its metadata is cached (or, oddly, it is in both); undefined when it is in neither.
+   */
+  get(namespace: string, name: string): Promise<Secret | undefined>;
+  /** Labelled Secrets only (from the full cache): unlabelled Secrets are never listed in full. */
+  listLabelled(namespace: string, labelSelector: string): Secret[];
+  /** Handlers for Secret events from both caches (full Secrets or PartialObjectMetadata stubs). */
+  onChange(handler: (secret: CachedSecret) => void): void;
+  /** True once both caches have synced. */
+  hasSynced(): boolean;
+}
+
+export interface ControllerContext {
+  client: KubeClient;
+  factory: SharedInformerFactory;
+  certificates: SharedInformer<Certificate>;
+  certificateRequests: SharedInformer<CertificateRequest>;
+  issuers: SharedInformer<Issuer>;
+  clusterIssuers: SharedInformer<ClusterIssuer>;
+  certificateClient: ResourceClient<Certificate>;
+  certificateRequestClient: ResourceClient<CertificateRequest>;
+  issuerClient: ResourceClient<Issuer>;
+  clusterIssuerClient: ResourceClient<ClusterIssuer>;
+  secretClient: ResourceClient<Secret & KubeObject>;
+  secrets: SecretGetter;
+  recorder: EventRecorder;
+  options: ControllerOptions;
+  log: Logger;
+  /** The controller's clock, so tests can move time (renewal, backoff). */
+  now(): Date;
+}
+
+export const DEFAULT_OPTIONS: ControllerOptions = {
+  clusterResourceNamespace: 'kube-system',
+  defaultSecretCleanupPolicy: 'Never',
+  secretsFilteredCaching: true,
+  maxConcurrentReconciles: 5,
+};

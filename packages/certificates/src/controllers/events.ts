@@ -1,0 +1,52 @@
+import { randomBytes } from 'node:crypto';
+import type { KubeObject } from '@certkit/apimachinery';
+import { builtins, type KubeClient, type Logger } from '@certkit/runtime';
+
+/**
+ * Records Kubernetes Events about objects (core/v1 Events, as client-go's EventRecorder writes them), so users
+ * see what the controller did with `kubectl describe`. Failures to record are logged, never thrown: an event
+ * is a courtesy, not part of reconciliation.
+ */
+export interface EventRecorder {
+  normal(obj: KubeObject, reason: string, message: string): void;
+  warning(obj: KubeObject, reason: string, message: string): void;
+}
+
+export const COMPONENT = 'cert-manager-certificates';
+
+export function newEventRecorder(client: KubeClient, log: Logger, component = COMPONENT): EventRecorder {
+  const events = client.resource(builtins.events);
+  const record = (type: 'Normal' | 'Warning', obj: KubeObject, reason: string, message: string) => {
+    const meta = obj.metadata ?? {};
+    const namespace = meta.namespace || 'default';
+    const now = new Date().toISOString();
+    const event = {
+      apiVersion: 'v1',
+      kind: 'Event',
+      metadata: { name: `${meta.name}.${randomBytes(8).toString('hex')}`, namespace },
+      involvedObject: {
+        apiVersion: obj.apiVersion,
+        kind: obj.kind,
+        name: meta.name,
+        namespace: meta.namespace,
+        uid: meta.uid,
+        resourceVersion: meta.resourceVersion,
+      },
+      reason,
+      message,
+      type,
+      source: { component },
+      reportingComponent: component,
+      firstTimestamp: `${now.slice(0, 19)}Z`,
+      lastTimestamp: `${now.slice(0, 19)}Z`,
+      count: 1,
+    };
+    events.create(namespace, event).catch((err: unknown) => {
+      log({ level: 'warn', msg: 'could not record event', reason, object: meta.name, err: String(err) });
+    });
+  };
+  return {
+    normal: (obj, reason, message) => record('Normal', obj, reason, message),
+    warning: (obj, reason, message) => record('Warning', obj, reason, message),
+  };
+}
