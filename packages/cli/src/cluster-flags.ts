@@ -1,0 +1,60 @@
+import { type ParseArgsOptionsConfig, parseArgs } from 'node:util';
+import { KubeClient, loadKubeconfig } from '@certkit/runtime';
+import { UsageError } from './args.ts';
+
+/** The flags every command that talks to a cluster takes, as kubectl spells them. */
+export interface ClusterFlags {
+  kubeconfig?: string;
+  context?: string;
+  namespace?: string;
+  allNamespaces: boolean;
+  positionals: string[];
+}
+
+export function parseClusterFlags(args: string[], extra: ParseArgsOptionsConfig = {}): ClusterFlags & {
+  values: Record<string, string | boolean | undefined>;
+} {
+  try {
+    const { values, positionals } = parseArgs({
+      args,
+      options: {
+        kubeconfig: { type: 'string' },
+        context: { type: 'string' },
+        namespace: { type: 'string', short: 'n' },
+        'all-namespaces': { type: 'boolean', short: 'A', default: false },
+        ...extra,
+      },
+      strict: true,
+      allowPositionals: true,
+    });
+    const v = values as Record<string, string | boolean | undefined>;
+    return {
+      kubeconfig: v.kubeconfig as string | undefined,
+      context: v.context as string | undefined,
+      namespace: v.namespace as string | undefined,
+      allNamespaces: v['all-namespaces'] === true,
+      positionals,
+      values: v,
+    };
+  } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
+}
+
+/** A client for the cluster the flags name: --kubeconfig, else $KUBECONFIG, else ~/.kube/config. */
+export async function clusterClient(flags: ClusterFlags): Promise<{ client: KubeClient; namespace: string }> {
+  const config = await loadKubeconfig({ path: flags.kubeconfig, context: flags.context });
+  const client = new KubeClient(config);
+  return { client, namespace: flags.namespace ?? client.namespace };
+}
+
+/** kubectl's plain table: upper-case headers, columns padded to their widest cell and three spaces apart. */
+export function formatTable(headers: string[], rows: string[][]): string {
+  const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+  const line = (cells: string[]) =>
+    cells
+      .map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i])))
+      .join('   ')
+      .trimEnd();
+  return `${[line(headers.map((h) => h.toUpperCase())), ...rows.map(line)].join('\n')}\n`;
+}

@@ -1,0 +1,56 @@
+import { isNotFound } from '@certkit/apimachinery';
+import type { ClusterIssuer, Issuer } from '@certkit/certificates/api/types';
+import { clusterIssuersRef, issuersRef } from '@certkit/certificates/controllers/refs';
+import { builtins } from '@certkit/runtime';
+import { clusterClient, formatTable, parseClusterFlags } from '../cluster-flags.ts';
+
+const LABEL = 'controller.cert-manager.io/fao';
+
+/**
+ * `certkit secrets audit`: Secrets that Issuers and ClusterIssuers read (CA key pairs) but that are not labelled
+ * for the controller's full cache, so every signing costs a live GET. Prints each with the command that labels it.
+ */
+export async function secretsAudit(args: string[]): Promise<string> {
+  const flags = parseClusterFlags(args, { 'cluster-resource-namespace': { type: 'string', default: 'kube-system' } });
+  const clusterNamespace = String(flags.values['cluster-resource-namespace']);
+  const { client, namespace } = await clusterClient(flags);
+  try {
+    const scope = flags.allNamespaces ? undefined : namespace;
+    const issuers = (await client.resource<Issuer>(issuersRef).list(scope)).items;
+    const clusterIssuers = (await client.resource<ClusterIssuer>(clusterIssuersRef).list(undefined)).items;
+    const referenced: { issuer: string; namespace: string; secret: string }[] = [];
+    for (const i of issuers) {
+      const secret = i.spec?.ca?.secretName;
+      if (secret) referenced.push({ issuer: `Issuer/${i.metadata?.name}`, namespace: i.metadata?.namespace ?? '', secret });
+    }
+    for (const i of clusterIssuers) {
+      const secret = i.spec?.ca?.secretName;
+      if (secret) referenced.push({ issuer: `ClusterIssuer/${i.metadata?.name}`, namespace: clusterNamespace, secret });
+    }
+    // Metadata only: the audit needs labels, not key material.
+    const secrets = client.resource(builtins.secrets, 'metadata');
+    const rows: string[][] = [];
+    for (const ref of referenced) {
+      let state: string;
+      try {
+        const meta = await secrets.get(ref.namespace, ref.secret);
+        if (meta.metadata?.labels?.[LABEL] === 'true') continue;
+        state = 'not labelled';
+      } catch (err) {
+        if (!isNotFound(err)) throw err;
+        state = 'missing';
+      }
+      rows.push([
+        ref.namespace,
+        ref.secret,
+        ref.issuer,
+        state,
+        state === 'missing' ? '-' : `kubectl label secret -n ${ref.namespace} ${ref.secret} ${LABEL}=true`,
+      ]);
+    }
+    if (rows.length === 0) return `Every Secret referenced by an issuer is labelled ${LABEL}=true.\n`;
+    return formatTable(['namespace', 'secret', 'referenced by', 'state', 'fix'], rows);
+  } finally {
+    client.close();
+  }
+}
