@@ -1,4 +1,4 @@
-import { parseArgs } from 'node:util';
+import { type ParseArgsOptionsConfig, parseArgs } from 'node:util';
 import { parseDuration } from './duration.ts';
 
 /** A command-line mistake: printed as one line, exit status 2. */
@@ -14,6 +14,8 @@ export interface ServeFlags {
   watchCache: boolean;
   /** kube-apiserver's --storage-initialization-timeout, in ms. */
   storageInitializationTimeoutMs: number;
+  /** Values of the extra options the caller asked to parse (e.g. the controller's, for `up`). */
+  extra: Record<string, string | boolean | undefined>;
 }
 
 function parseBoolean(flag: string, value: string): boolean {
@@ -23,7 +25,7 @@ function parseBoolean(flag: string, value: string): boolean {
 }
 
 /** Flags shared by `up` and `apiserver`. */
-export function parseServeFlags(args: string[]): ServeFlags {
+export function parseServeFlags(args: string[], extraOptions: ParseArgsOptionsConfig = {}): ServeFlags {
   let values: Record<string, string | boolean | undefined>;
   try {
     ({ values } = parseArgs({
@@ -36,6 +38,7 @@ export function parseServeFlags(args: string[]): ServeFlags {
         'etcd-endpoints': { type: 'string' },
         'watch-cache': { type: 'string', default: 'true' },
         'storage-initialization-timeout': { type: 'string', default: '1m' },
+        ...extraOptions,
       },
       strict: true,
       allowPositionals: false,
@@ -84,5 +87,6 @@ export function parseServeFlags(args: string[]): ServeFlags {
     etcdEndpoints,
     watchCache: parseBoolean('watch-cache', String(values['watch-cache'])),
     storageInitializationTimeoutMs,
+    extra: Object.fromEntries(Object.keys(extraOptions).map((k) => [k, values[k]])),
   };
 }

@@ -11,7 +11,10 @@ export interface ClusterFlags {
   positionals: string[];
 }
 
-export function parseClusterFlags(args: string[], extra: ParseArgsOptionsConfig = {}): ClusterFlags & {
+export function parseClusterFlags(
+  args: string[],
+  extra: ParseArgsOptionsConfig = {},
+): ClusterFlags & {
   values: Record<string, string | boolean | undefined>;
 } {
   try {

@@ -1,12 +1,23 @@
 import { relative } from 'node:path';
+import { installCrds, startCertificateController } from '@certkit/certificates/controller';
+import { KubeClient, loadKubeconfig } from '@certkit/runtime';
 import { parseServeFlags, UsageError } from './args.ts';
+import { controller } from './commands/controller.ts';
+import { CONTROLLER_FLAG_OPTIONS, controllerFlags } from './commands/controller-flags.ts';
+import { renew } from './commands/renew.ts';
+import { secretsAudit } from './commands/secrets-audit.ts';
+import { status } from './commands/status.ts';
 import { startControlPlane } from './serve.ts';
 
 const USAGE = `usage: certkit <command> [flags]
 
 commands:
-  up         start certkit's control plane (API server; the certificate controller joins in a later release)
-  apiserver  start the Kubernetes-compatible API server alone
+  up               the API server and the certificate controller in one process (what npm start runs)
+  apiserver        the Kubernetes-compatible API server alone
+  controller       the certificate controller against any cluster (--kubeconfig, -n, --leader-elect, ...)
+  status           Certificates with readiness, issuer, expiry and renewal time (-n NS | -A)
+  renew NAME...    re-issue Certificates now
+  secrets audit    Secrets referenced by issuers that are not labelled for the controller's cache
 
 flags of up and apiserver:
   --data-dir DIR   where state, certificates, the token and the kubeconfig live (default .certkit)
@@ -16,16 +27,63 @@ flags of up and apiserver:
   --etcd-endpoints URL[,URL...]         etcd members, with --storage etcd
   --watch-cache true|false              serve reads and watches from caches (default true)
   --storage-initialization-timeout D    how long /readyz waits for the caches (default 1m)
+
+flags of controller (and, where they apply, up):
+  --kubeconfig FILE, --context NAME, -n/--namespace NS
+  --kube-api-qps N (20), --kube-api-burst N (50)
+  --leader-elect true|false (true), --leader-election-namespace NS (kube-system)
+  --metrics-bind-address ADDR (127.0.0.1:9402; 0 disables)
+  --cluster-resource-namespace NS (kube-system)
+  --default-secret-cleanup-policy Never|OnDelete (Never)
+  --enable-certificate-owner-ref true|false (deprecated; wins over the field and the default when given)
+  --secrets-filtered-caching true|false (true)
+  --concurrent-workers N (5)
 `;
 
-async function serve(command: string, args: string[]): Promise<void> {
-  const flags = parseServeFlags(args);
+/** Flags of the controller that make sense for the in-process controller of `up`. */
+const UP_CONTROLLER_OPTIONS = {
+  ...Object.fromEntries(
+    Object.entries(CONTROLLER_FLAG_OPTIONS).filter(
+      ([k]) => !k.startsWith('leader-elect') && !k.startsWith('kube-api'),
+    ),
+  ),
+  // One machine, possibly several `up`s: no fixed port unless asked for (the API server has /metrics too).
+  'metrics-bind-address': { type: 'string', default: '0' },
+} as const;
+
+async function serve(command: 'up' | 'apiserver', args: string[]): Promise<void> {
+  const flags = parseServeFlags(args, command === 'up' ? UP_CONTROLLER_OPTIONS : {});
   const plane = await startControlPlane(flags);
+  const stops: (() => Promise<void>)[] = [];
+  if (command === 'up') {
+    // The controller talks to its own API server like any client would: through the kubeconfig.
+    const defaults = Object.entries(CONTROLLER_FLAG_OPTIONS).map(([k, o]) => [
+      k,
+      'default' in o ? o.default : undefined,
+    ]);
+    const settings = controllerFlags({ ...Object.fromEntries(defaults), ...flags.extra });
+    const client = new KubeClient({ ...(await loadKubeconfig({ path: plane.kubeconfigPath })), qps: -1 });
+    await installCrds(client);
+    const running = startCertificateController(client, { ...settings.options });
+    running.done.catch((err: unknown) => {
+      process.stderr.write(
+        `certkit: the controller stopped: ${err instanceof Error ? err.message : String(err)}\n`,
+      );
+      process.exit(1);
+    });
+    stops.push(async () => {
+      await running.stop();
+      client.close();
+    });
+  }
   const kubeconfig = relative(process.cwd(), plane.kubeconfigPath) || plane.kubeconfigPath;
   process.stdout.write(
-    `certkit ${command}: API server listening on ${plane.server.url}\n` +
+    `certkit ${command}: API server listening on ${plane.server.url}${command === 'up' ? ', certificate controller running' : ''}\n` +
       `  kubeconfig: ${plane.kubeconfigPath}\n` +
       `  try:        kubectl --kubeconfig ${kubeconfig} get namespaces\n` +
+      (command === 'up'
+        ? `              kubectl --kubeconfig ${kubeconfig} apply -f examples/ && kubectl --kubeconfig ${kubeconfig} get certificates\n`
+        : '') +
       `  stop:       Ctrl-C\n`,
   );
   let stopping = false;
@@ -33,11 +91,16 @@ async function serve(command: string, args: string[]): Promise<void> {
     if (stopping) return;
     stopping = true;
     process.stdout.write(`certkit: ${signal} received, stopping\n`);
+    for (const s of stops) await s();
     await plane.close();
     process.exit(0);
   };
   process.on('SIGINT', () => void stop('SIGINT'));
   process.on('SIGTERM', () => void stop('SIGTERM'));
+}
+
+function print(text: string): void {
+  process.stdout.write(text);
 }
 
 async function main(argv: string[]): Promise<void> {
@@ -46,6 +109,16 @@ async function main(argv: string[]): Promise<void> {
     case 'up':
     case 'apiserver':
       return serve(command, rest);
+    case 'controller':
+      return controller(rest);
+    case 'status':
+      return print(await status(rest));
+    case 'renew':
+      return print(await renew(rest));
+    case 'secrets':
+      if (rest[0] !== 'audit')
+        throw new UsageError('usage: certkit secrets audit [-n NS | -A] [--kubeconfig FILE]');
+      return print(await secretsAudit(rest.slice(1)));
     case undefined:
     case 'help':
     case '--help':
@@ -59,6 +132,6 @@ async function main(argv: string[]): Promise<void> {
 
 main(process.argv.slice(2)).catch((err: unknown) => {
   const message = err instanceof Error ? err.message : String(err);
-  process.stderr.write(`certkit: ${message}\n`);
+  process.stderr.write(`certkit: ${message.split('\n')[0]}\n`);
   process.exit(err instanceof UsageError ? 2 : 1);
 });

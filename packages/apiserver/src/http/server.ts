@@ -102,7 +102,12 @@ export class ApiServer {
     this.registry = new Registry({
       storage: options.storage,
       getNamespace: async (name) => {
+        // Every namespaced create asks: answer from the namespaces' watch cache, and from storage only on a
+        // miss (a namespace created a moment ago on another server may not have reached this cache yet).
         const store = this.registry.byResource('', 'namespaces')!;
+        const cache = this.caches.cacheFor(store);
+        const cached = cache?.ready.ready ? cache.get(`${store.prefix}${name}`) : undefined;
+        if (cached) return cached.obj;
         return store.get(undefined, name).catch(() => undefined);
       },
       afterWrite: async (def, obj) => {

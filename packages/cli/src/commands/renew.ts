@@ -10,7 +10,8 @@ import { clusterClient, parseClusterFlags } from '../cluster-flags.ts';
  */
 export async function renew(args: string[]): Promise<string> {
   const flags = parseClusterFlags(args);
-  if (flags.positionals.length === 0) throw new UsageError('renew needs the name of at least one Certificate');
+  if (flags.positionals.length === 0)
+    throw new UsageError('renew needs the name of at least one Certificate');
   const { client, namespace } = await clusterClient(flags);
   const certificates = client.resource<Certificate>(certificatesRef);
   let out = '';

@@ -11,7 +11,9 @@ const LABEL = 'controller.cert-manager.io/fao';
  * for the controller's full cache, so every signing costs a live GET. Prints each with the command that labels it.
  */
 export async function secretsAudit(args: string[]): Promise<string> {
-  const flags = parseClusterFlags(args, { 'cluster-resource-namespace': { type: 'string', default: 'kube-system' } });
+  const flags = parseClusterFlags(args, {
+    'cluster-resource-namespace': { type: 'string', default: 'kube-system' },
+  });
   const clusterNamespace = String(flags.values['cluster-resource-namespace']);
   const { client, namespace } = await clusterClient(flags);
   try {
@@ -21,11 +23,17 @@ export async function secretsAudit(args: string[]): Promise<string> {
     const referenced: { issuer: string; namespace: string; secret: string }[] = [];
     for (const i of issuers) {
       const secret = i.spec?.ca?.secretName;
-      if (secret) referenced.push({ issuer: `Issuer/${i.metadata?.name}`, namespace: i.metadata?.namespace ?? '', secret });
+      if (secret)
+        referenced.push({
+          issuer: `Issuer/${i.metadata?.name}`,
+          namespace: i.metadata?.namespace ?? '',
+          secret,
+        });
     }
     for (const i of clusterIssuers) {
       const secret = i.spec?.ca?.secretName;
-      if (secret) referenced.push({ issuer: `ClusterIssuer/${i.metadata?.name}`, namespace: clusterNamespace, secret });
+      if (secret)
+        referenced.push({ issuer: `ClusterIssuer/${i.metadata?.name}`, namespace: clusterNamespace, secret });
     }
     // Metadata only: the audit needs labels, not key material.
     const secrets = client.resource(builtins.secrets, 'metadata');

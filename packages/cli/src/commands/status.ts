@@ -23,7 +23,9 @@ export async function status(args: string[]): Promise<string> {
       ];
     });
     if (rows.length === 0) {
-      return flags.allNamespaces ? 'No certificates found.\n' : `No certificates found in ${namespace} namespace.\n`;
+      return flags.allNamespaces
+        ? 'No certificates found.\n'
+        : `No certificates found in ${namespace} namespace.\n`;
     }
     return formatTable(['namespace', 'name', 'ready', 'issuer', 'not-after', 'renewal-time'], rows);
   } finally {

@@ -65,6 +65,11 @@ export class Gauge extends Metric {
     this.inc(labels, -by);
   }
 
+  /** Drops a series (its object is gone), so scrapes stop reporting it. */
+  remove(labels: Labels): void {
+    this.values.delete(this.seriesKey(labels));
+  }
+
   get(labels: Labels = {}): number {
     return this.values.get(this.seriesKey(labels)) ?? 0;
   }

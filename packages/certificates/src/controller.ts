@@ -1,0 +1,137 @@
+import { isAlreadyExists, isConflict } from '@certkit/apimachinery';
+import {
+  builtins,
+  type KubeClient,
+  type Logger,
+  Manager,
+  type ManagerOptions,
+  MetricsRegistry,
+  restClientMetricsHook,
+} from '@certkit/runtime';
+import { certManagerCrds } from './api/crds.ts';
+import type { ControllerContext, ControllerOptions } from './controllers/context.ts';
+import { registerCertificateRequestControllers } from './controllers/certificaterequests/index.ts';
+import { registerCertificateControllers } from './controllers/certificates/index.ts';
+import { createControllerContext, startContext } from './controllers/create-context.ts';
+import { registerIssuerControllers } from './controllers/issuers/index.ts';
+import { registerCertificateMetrics } from './metrics.ts';
+
+/**
+ * The whole certificate controller in one runtime Manager: the shared caches (which every replica keeps warm),
+ * and the certificate, certificate request and issuer controllers (which only the leader runs).
+ */
+
+export interface CertificateControllerOptions extends Partial<ControllerOptions> {
+  /** Leader election through a Lease in this namespace (absent: no election, for a single process). */
+  leaderElection?: { namespace: string; id?: string; identity?: string };
+  /** Where /healthz, /readyz and /metrics are served; '0' disables (default 127.0.0.1:9402). */
+  metricsBindAddress?: string;
+  /** Stop the process on SIGTERM/SIGINT (the manager installs the handlers). */
+  installSignalHandlers?: boolean;
+  log?: Logger;
+  metrics?: MetricsRegistry;
+  now?: () => Date;
+}
+
+export interface RunningController {
+  manager: Manager;
+  context: ControllerContext;
+  metrics: MetricsRegistry;
+  /** Resolves when the manager stops; rejects with what stopped it. */
+  done: Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** A client hook counting requests by verb, resource and code (the controller's API load, per resource). */
+export function clientRequestMetrics(metrics: MetricsRegistry) {
+  const requests = metrics.counter(
+    'certkit_client_requests_total',
+    'API requests made by the controller, by verb, resource and HTTP code.',
+    ['verb', 'resource', 'code'],
+  );
+  const rest = restClientMetricsHook(metrics);
+  return (info: { verb: string; resource: string; code: number; durationMs: number }) => {
+    requests.inc({ verb: info.verb, resource: info.resource, code: String(info.code) });
+    rest({ verb: info.verb, code: info.code });
+  };
+}
+
+export function startCertificateController(
+  client: KubeClient,
+  options: CertificateControllerOptions = {},
+): RunningController {
+  const metrics = options.metrics ?? new MetricsRegistry();
+  const secretHits = metrics.counter(
+    'certkit_secret_getter_requests_total',
+    'Secrets read by the controller, by where they came from: the cache, a live GET, or not found.',
+    ['source'],
+  );
+  const context = createControllerContext(client, {
+    ...options,
+    secretMetrics: { hit: (source) => secretHits.inc({ source }) },
+  });
+  registerCertificateMetrics(metrics, context);
+
+  const managerOptions: ManagerOptions = {
+    metricsBindAddress: options.metricsBindAddress ?? '127.0.0.1:9402',
+    installSignalHandlers: options.installSignalHandlers ?? false,
+    metrics,
+    log: options.log,
+    onLeadershipLost: 'exit',
+  };
+  if (options.leaderElection) {
+    managerOptions.leaderElection = {
+      client: client.resource(builtins.leases),
+      id: options.leaderElection.id ?? 'certkit-controller',
+      namespace: options.leaderElection.namespace,
+      identity: options.leaderElection.identity,
+    };
+  }
+  const manager = new Manager(managerOptions);
+  let synced = false;
+  manager.add({
+    needLeaderElection: false,
+    async start(signal) {
+      await startContext(context, signal);
+      synced = true;
+      if (!signal.aborted)
+        await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
+    },
+    async waitForSync(signal) {
+      while (!synced && !signal.aborted) await new Promise((r) => setTimeout(r, 50));
+      return synced;
+    },
+  });
+  for (const controller of [
+    ...registerIssuerControllers(context),
+    ...registerCertificateRequestControllers(context),
+    ...registerCertificateControllers(context),
+  ]) {
+    manager.add(controller);
+  }
+  const done = manager.start();
+  return { manager, context, metrics, done, stop: () => manager.stop() };
+}
+
+/** Creates (or updates) the cert-manager.io CRDs: what `certkit up` does for its own API server. */
+export async function installCrds(client: KubeClient): Promise<void> {
+  const crds = client.resource(builtins.customResourceDefinitions);
+  for (const crd of certManagerCrds()) {
+    const name = crd.metadata!.name!;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await crds.create(undefined, crd as never);
+        break;
+      } catch (err) {
+        if (!isAlreadyExists(err)) throw err;
+      }
+      try {
+        const current = await crds.get(undefined, name);
+        await crds.update({ ...(crd as object), metadata: { ...current.metadata } } as never);
+        break;
+      } catch (err) {
+        if (!isConflict(err) || attempt >= 5) throw err;
+      }
+    }
+  }
+}

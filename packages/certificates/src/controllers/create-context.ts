@@ -1,0 +1,158 @@
+import type { KubeObject } from '@certkit/apimachinery';
+import {
+  builtins,
+  defaultLogger,
+  type IndexFunc,
+  keyFor,
+  type KubeClient,
+  type Logger,
+  SharedInformerFactory,
+} from '@certkit/runtime';
+import type { Secret } from 'kubernetes-types/core/v1.d.ts';
+import { GROUP, Kinds } from '../api/constants.ts';
+import type { Certificate, CertificateRequest, ClusterIssuer, Issuer } from '../api/types.ts';
+import { createSecretCache, type SecretGetterMetrics } from '../secrets/split-cache.ts';
+import { type ControllerContext, type ControllerOptions, DEFAULT_OPTIONS } from './context.ts';
+import { newEventRecorder } from './events.ts';
+import { certificateRequestsRef, certificatesRef, clusterIssuersRef, issuersRef } from './refs.ts';
+
+/**
+ * Builds the one ControllerContext of a process: one informer factory, an informer per cert-manager.io kind
+ * (with the indices controllers map Secret and CertificateRequest events through), the split Secret cache,
+ * clients and an event recorder. Nothing starts until startContext.
+ */
+
+/** Certificates by the Secret they write: `namespace/spec.secretName`. */
+export const CERTIFICATE_SECRET_INDEX = 'secretName';
+/** CertificateRequests by the Certificate that controls them: `namespace/name`. */
+export const REQUEST_CERTIFICATE_INDEX = 'certificate';
+/** Issuers and ClusterIssuers by their CA Secret: `namespace/spec.ca.secretName`. */
+export const ISSUER_CA_SECRET_INDEX = 'caSecret';
+
+export interface CreateContextOptions extends Partial<ControllerOptions> {
+  log?: Logger;
+  now?: () => Date;
+  secretMetrics?: SecretGetterMetrics;
+}
+
+export function createControllerContext(
+  client: KubeClient,
+  options: CreateContextOptions = {},
+): ControllerContext {
+  const log = options.log ?? defaultLogger;
+  const resolved = resolveOptions(options);
+  const namespace = resolved.namespace;
+  const factory = new SharedInformerFactory({ client, log });
+
+  const certificates = factory.informerFor<Certificate>(certificatesRef, {
+    namespace,
+    indexers: { [CERTIFICATE_SECRET_INDEX]: certificateSecretIndex },
+  });
+  const certificateRequests = factory.informerFor<CertificateRequest>(certificateRequestsRef, {
+    namespace,
+    indexers: { [REQUEST_CERTIFICATE_INDEX]: requestCertificateIndex },
+  });
+  const issuers = factory.informerFor<Issuer>(issuersRef, {
+    namespace,
+    indexers: { [ISSUER_CA_SECRET_INDEX]: issuerCaSecretIndex },
+  });
+  // Cluster-scoped, so never namespace-limited: cert-manager watches ClusterIssuers under --namespace too.
+  const clusterIssuers = factory.informerFor<ClusterIssuer>(clusterIssuersRef, {
+    indexers: { [ISSUER_CA_SECRET_INDEX]: clusterIssuerCaSecretIndex(resolved.clusterResourceNamespace) },
+  });
+
+  const secrets = createSecretCache(factory, client, {
+    namespace,
+    filtered: resolved.secretsFilteredCaching,
+    metrics: options.secretMetrics,
+    log,
+  });
+
+  return {
+    client,
+    factory,
+    certificates,
+    certificateRequests,
+    issuers,
+    clusterIssuers,
+    certificateClient: client.resource<Certificate>(certificatesRef),
+    certificateRequestClient: client.resource<CertificateRequest>(certificateRequestsRef),
+    issuerClient: client.resource<Issuer>(issuersRef),
+    clusterIssuerClient: client.resource<ClusterIssuer>(clusterIssuersRef),
+    secretClient: client.resource<Secret & KubeObject>(builtins.secrets),
+    secrets,
+    recorder: newEventRecorder(client, log),
+    options: resolved,
+    log,
+    now: options.now ?? (() => new Date()),
+  };
+}
+
+/**
+ * Starts every informer (the Secret caches included) and resolves once all have synced. Resolves quietly
+ * if the signal aborts first (shutdown during start); rejects if an informer stopped without syncing.
+ */
+export async function startContext(ctx: ControllerContext, signal: AbortSignal): Promise<void> {
+  ctx.factory.start(signal);
+  const synced = await ctx.factory.waitForCacheSync(signal);
+  if (signal.aborted) return;
+  if (!synced || !ctx.secrets.hasSynced()) {
+    const pending = ctx.factory
+      .informers()
+      .filter((i) => !i.hasSynced())
+      .map((i) => i.name);
+    throw new Error(`informer caches did not sync: ${pending.join(', ') || 'secrets'}`);
+  }
+}
+
+/**
+ * Defaults for whatever was not given. Only ControllerOptions' own fields are taken (callers pass wider
+ * objects), and an explicit undefined does not erase a default.
+ */
+function resolveOptions(options: Partial<ControllerOptions>): ControllerOptions {
+  const resolved: ControllerOptions = { ...DEFAULT_OPTIONS };
+  if (options.namespace) resolved.namespace = options.namespace;
+  if (options.clusterResourceNamespace) resolved.clusterResourceNamespace = options.clusterResourceNamespace;
+  if (options.defaultSecretCleanupPolicy)
+    resolved.defaultSecretCleanupPolicy = options.defaultSecretCleanupPolicy;
+  if (options.enableCertificateOwnerRef !== undefined) {
+    resolved.enableCertificateOwnerRef = options.enableCertificateOwnerRef;
+  }
+  if (options.secretsFilteredCaching !== undefined)
+    resolved.secretsFilteredCaching = options.secretsFilteredCaching;
+  if (options.maxConcurrentReconciles !== undefined) {
+    resolved.maxConcurrentReconciles = options.maxConcurrentReconciles;
+  }
+  return resolved;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Indices: what turns a Secret or CertificateRequest event into the objects to reconcile, without a scan.
+
+export const certificateSecretIndex: IndexFunc = (obj) => {
+  const cert = obj as Certificate;
+  const secretName = cert.spec?.secretName;
+  return secretName ? [keyFor(cert.metadata?.namespace, secretName)] : [];
+};
+
+/** The controller ownerReference to a cert-manager.io Certificate (what requestmanager sets). */
+export const requestCertificateIndex: IndexFunc = (obj) => {
+  const owner = obj.metadata?.ownerReferences?.find(
+    (ref) =>
+      ref.controller === true && ref.kind === Kinds.Certificate && ref.apiVersion?.split('/')[0] === GROUP,
+  );
+  return owner ? [keyFor(obj.metadata?.namespace, owner.name)] : [];
+};
+
+export const issuerCaSecretIndex: IndexFunc = (obj) => {
+  const secretName = (obj as Issuer).spec?.ca?.secretName;
+  return secretName ? [keyFor(obj.metadata?.namespace, secretName)] : [];
+};
+
+/** ClusterIssuers read their Secrets from the cluster resource namespace. */
+export function clusterIssuerCaSecretIndex(clusterResourceNamespace: string): IndexFunc {
+  return (obj) => {
+    const secretName = (obj as ClusterIssuer).spec?.ca?.secretName;
+    return secretName ? [keyFor(clusterResourceNamespace, secretName)] : [];
+  };
+}

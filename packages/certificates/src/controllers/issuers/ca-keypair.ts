@@ -1,0 +1,65 @@
+import type { KeyObject } from 'node:crypto';
+import type { Secret } from 'kubernetes-types/core/v1.d.ts';
+import { SecretKeys } from '../../api/constants.ts';
+import { parseCertificate, parsePrivateKey, splitCertificateChain, type CertificateInfo } from '../../pki/index.ts';
+
+/**
+ * The CA key pair in an issuer's Secret, read as cert-manager's kube.SecretTLSKeyPairAndCA reads it:
+ * `tls.key`, the `tls.crt` chain (signing CA first), then `ca.crt` appended when present. Unusable data is an
+ * InvalidDataError (cmerrors.NewInvalidData), so callers can tell it from a failed GET.
+ */
+
+export class InvalidDataError extends Error {
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = 'InvalidDataError';
+  }
+}
+
+export interface CAKeyPair {
+  /** The signing CA certificate first, then the rest of its chain (and ca.crt). */
+  certPem: string;
+  key: KeyObject;
+  /** The signing CA certificate (the first of tls.crt). */
+  cert: CertificateInfo;
+}
+
+function entry(secret: Secret, key: string): string | undefined {
+  const value = secret.data?.[key];
+  return value ? Buffer.from(value, 'base64').toString('latin1') : undefined;
+}
+
+function certificates(pem: string, what: string): string[] {
+  let certs: string[];
+  try {
+    certs = splitCertificateChain(pem);
+  } catch (err) {
+    throw new InvalidDataError(`error decoding ${what}: ${(err as Error).message}`, { cause: err });
+  }
+  if (certs.length === 0) throw new InvalidDataError(`error decoding ${what}: no certificate PEM data found`);
+  return certs;
+}
+
+export function caKeyPairFromSecret(secret: Secret): CAKeyPair {
+  const where = `secret '${secret.metadata?.namespace}/${secret.metadata?.name}'`;
+  const keyPem = entry(secret, SecretKeys.tlsKey);
+  if (!keyPem) throw new InvalidDataError(`no private key data for "${SecretKeys.tlsKey}" in ${where}`);
+  let key: KeyObject;
+  try {
+    key = parsePrivateKey(keyPem);
+  } catch (err) {
+    throw new InvalidDataError(`error decoding private key: ${(err as Error).message}`, { cause: err });
+  }
+  const certPem = entry(secret, SecretKeys.tlsCert);
+  if (!certPem) throw new InvalidDataError(`no certificate data for "${SecretKeys.tlsCert}" in ${where}`);
+  const chain = certificates(certPem, 'certificate chain');
+  let cert: CertificateInfo;
+  try {
+    cert = parseCertificate(chain[0]);
+  } catch (err) {
+    throw new InvalidDataError(`error decoding certificate: ${(err as Error).message}`, { cause: err });
+  }
+  const caPem = entry(secret, SecretKeys.ca);
+  if (caPem?.trim()) chain.push(...certificates(caPem, 'CA certificate'));
+  return { certPem: chain.join(''), key, cert };
+}

@@ -1,0 +1,3 @@
+export * from './metadata-stub.ts';
+export * from './selectors.ts';
+export * from './split-cache.ts';

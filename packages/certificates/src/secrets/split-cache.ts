@@ -1,0 +1,160 @@
+import { isNotFound, type KubeObject, parseLabelSelector } from '@certkit/apimachinery';
+import {
+  builtins,
+  type DeletedFinalStateUnknown,
+  defaultLogger,
+  isDeletedFinalStateUnknown,
+  keyFor,
+  type Logger,
+  NAMESPACE_INDEX,
+  type ReadMode,
+  type ResourceClient,
+  type ResourceEventHandler,
+  type ResourceRef,
+  type SharedInformer,
+  type SharedInformerFactory,
+} from '@certkit/runtime';
+import type { Secret } from 'kubernetes-types/core/v1.d.ts';
+import type { CachedSecret, SecretGetter } from '../controllers/context.ts';
+import { type SecretStub, stubForKey, toSecretStub } from './metadata-stub.ts';
+import { isLabelledForController, LABELLED_SELECTOR, UNLABELLED_SELECTOR } from './selectors.ts';
+
+/**
+ * The split Secret cache of seed 002 (research/cert-manager.md §1.3–1.5): labelled Secrets cached in full,
+ * every other Secret as metadata only, behind one getter. Unlabelled Secrets are never listed in full, so a
+ * cluster full of large unrelated Secrets (Helm releases) costs their metadata, not their data; reading one
+ * of them costs one live GET instead.
+ */
+
+export type FullSecret = Secret & KubeObject;
+
+/** Where a get() answer came from. */
+export type SecretSource = 'cache' | 'live' | 'notfound';
+
+/**
+ * Counts get() answers by source: `cache` served from the full cache; `live` answered by a GET to the API
+ * server (whatever it said, NotFound included: it is what labelling a Secret would save); `notfound` in
+ * neither cache, answered without a request.
+ */
+export interface SecretGetterMetrics {
+  hit(source: SecretSource): void;
+}
+
+/** What the cache needs of a client: KubeClient fits; tests may wrap it to watch the requests. */
+export interface SecretClientSource {
+  resource<T extends KubeObject = KubeObject>(ref: ResourceRef, mode?: ReadMode): ResourceClient<T>;
+}
+
+export interface SecretCacheOptions {
+  /** Cache only this namespace (all namespaces when absent). */
+  namespace?: string;
+  /** Split caching (default true, --secrets-filtered-caching); false caches every Secret in full. */
+  filtered?: boolean;
+  metrics?: SecretGetterMetrics;
+  log?: Logger;
+}
+
+/** The getter, and the informers behind it (for starting, syncing and tests). */
+export interface SecretCache extends SecretGetter {
+  readonly filtered: boolean;
+  /** Full Secrets: the labelled ones (filtered), or all of them (unfiltered). */
+  readonly full: SharedInformer<FullSecret>;
+  /** Stubs of the unlabelled Secrets; undefined when unfiltered. */
+  readonly metadata: SharedInformer<SecretStub> | undefined;
+  informers(): SharedInformer[];
+}
+
+export function createSecretCache(
+  factory: SharedInformerFactory,
+  client: SecretClientSource,
+  options: SecretCacheOptions,
+): SecretCache {
+  const filtered = options.filtered ?? true;
+  const log = options.log ?? defaultLogger;
+  const metrics = options.metrics;
+  const liveClient = client.resource<FullSecret>(builtins.secrets);
+
+  // Frozen, so that a handler or a caller that forgot to copy fails loudly instead of corrupting the cache;
+  // the getter hands out copies, so callers may still change what they get (as they may a live GET's answer).
+  const full = factory.informerFor<FullSecret>(liveClient, {
+    namespace: options.namespace,
+    labelSelector: filtered ? LABELLED_SELECTOR : undefined,
+    freezeObjects: true,
+  });
+  const metadata = filtered
+    ? factory.informerFor<SecretStub>(client.resource(builtins.secrets, 'metadata'), {
+        namespace: options.namespace,
+        labelSelector: UNLABELLED_SELECTOR,
+        transform: toSecretStub,
+        freezeObjects: true,
+      })
+    : undefined;
+  const informers: SharedInformer[] = metadata ? [full, metadata] : [full];
+
+  async function liveGet(namespace: string, name: string): Promise<FullSecret | undefined> {
+    metrics?.hit('live');
+    try {
+      return await liveClient.get(namespace, name);
+    } catch (err) {
+      if (isNotFound(err)) return undefined;
+      throw err;
+    }
+  }
+
+  return {
+    filtered,
+    full,
+    metadata,
+    informers: () => [...informers],
+
+    // Order as upstream's secretNamespaceLister.Get (research §1.5): a metadata hit always goes live, even
+    // when the full cache has the Secret too, since only one of them can be current.
+    async get(namespace, name) {
+      const key = keyFor(namespace, name);
+      const cached = full.getStore().get(key);
+      if (metadata?.getStore().has(key)) {
+        if (cached) {
+          log({ level: 'warn', msg: 'possible internal error: stale cache', namespace, name });
+        }
+        return liveGet(namespace, name);
+      }
+      if (cached) {
+        metrics?.hit('cache');
+        return structuredClone(cached);
+      }
+      metrics?.hit('notfound');
+      return undefined;
+    },
+
+    // Never merges metadata hits (upstream's List would GET each one): callers list labelled Secrets only.
+    // Unfiltered, the label is checked here, so that both modes give controllers the same answer.
+    listLabelled(namespace, labelSelector) {
+      const selector = parseLabelSelector(labelSelector);
+      const store = full.getStore();
+      const candidates = namespace ? store.byIndex(NAMESPACE_INDEX, namespace) : store.list();
+      return candidates
+        .filter((s) => isLabelledForController(s.metadata?.labels) && selector.matches(s.metadata?.labels))
+        .map((s) => structuredClone(s));
+    },
+
+    onChange(handler) {
+      for (const informer of informers) informer.addEventHandler(changeHandler(handler));
+    },
+
+    hasSynced: () => informers.every((i) => i.hasSynced()),
+  };
+}
+
+/** Every event becomes "this Secret changed"; handlers get the cached object, which is frozen. */
+function changeHandler(handler: (secret: CachedSecret) => void): ResourceEventHandler<KubeObject> {
+  return {
+    onAdd: (obj) => handler(obj as CachedSecret),
+    onUpdate: (_old, obj) => handler(obj as CachedSecret),
+    onDelete: (obj) => handler(deletedSecret(obj)),
+  };
+}
+
+function deletedSecret(obj: KubeObject | DeletedFinalStateUnknown<KubeObject>): CachedSecret {
+  if (!isDeletedFinalStateUnknown(obj)) return obj as CachedSecret;
+  return (obj.obj as CachedSecret | undefined) ?? stubForKey(obj.key);
+}

@@ -1,0 +1,67 @@
+import type { CertificateControllerOptions } from '@certkit/certificates/controller';
+import { UsageError } from '../args.ts';
+
+/** The controller's flags, with cert-manager's names and defaults. */
+export const CONTROLLER_FLAG_OPTIONS = {
+  'kube-api-qps': { type: 'string', default: '20' },
+  'kube-api-burst': { type: 'string', default: '50' },
+  'leader-elect': { type: 'string', default: 'true' },
+  'leader-election-namespace': { type: 'string', default: 'kube-system' },
+  'metrics-bind-address': { type: 'string', default: '127.0.0.1:9402' },
+  'cluster-resource-namespace': { type: 'string', default: 'kube-system' },
+  'default-secret-cleanup-policy': { type: 'string', default: 'Never' },
+  'enable-certificate-owner-ref': { type: 'string' },
+  'secrets-filtered-caching': { type: 'string', default: 'true' },
+  'concurrent-workers': { type: 'string', default: '5' },
+} as const;
+
+function bool(flag: string, value: string): boolean {
+  if (value === 'true') return true;
+  if (value === 'false') return false;
+  throw new UsageError(`--${flag} must be true or false, got ${JSON.stringify(value)}`);
+}
+
+function int(flag: string, value: string, min: number): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < min)
+    throw new UsageError(`--${flag} must be an integer ≥ ${min}, got ${JSON.stringify(value)}`);
+  return n;
+}
+
+export interface ControllerFlags {
+  qps: number;
+  burst: number;
+  leaderElect: boolean;
+  leaderElectionNamespace: string;
+  options: CertificateControllerOptions;
+}
+
+export function controllerFlags(values: Record<string, string | boolean | undefined>): ControllerFlags {
+  const policy = String(values['default-secret-cleanup-policy']);
+  if (policy !== 'Never' && policy !== 'OnDelete') {
+    throw new UsageError(
+      `--default-secret-cleanup-policy must be Never or OnDelete, got ${JSON.stringify(policy)}`,
+    );
+  }
+  const ownerRef = values['enable-certificate-owner-ref'];
+  const qps = Number(values['kube-api-qps']);
+  if (!Number.isFinite(qps) || (qps <= 0 && qps !== -1)) {
+    throw new UsageError(`--kube-api-qps must be a positive number, or -1 to turn client-side limits off`);
+  }
+  return {
+    qps,
+    burst: int('kube-api-burst', String(values['kube-api-burst']), 1),
+    leaderElect: bool('leader-elect', String(values['leader-elect'])),
+    leaderElectionNamespace: String(values['leader-election-namespace']),
+    options: {
+      metricsBindAddress: String(values['metrics-bind-address']),
+      clusterResourceNamespace: String(values['cluster-resource-namespace']),
+      defaultSecretCleanupPolicy: policy,
+      // Deprecated, and when given it wins over spec.cleanupPolicy and the default (seed 003).
+      enableCertificateOwnerRef:
+        ownerRef === undefined ? undefined : bool('enable-certificate-owner-ref', String(ownerRef)),
+      secretsFilteredCaching: bool('secrets-filtered-caching', String(values['secrets-filtered-caching'])),
+      maxConcurrentReconciles: int('concurrent-workers', String(values['concurrent-workers']), 1),
+    },
+  };
+}

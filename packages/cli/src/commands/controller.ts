@@ -1,0 +1,29 @@
+import { hostname } from 'node:os';
+import { KubeClient, loadKubeconfig } from '@certkit/runtime';
+import { startCertificateController } from '@certkit/certificates/controller';
+import { parseClusterFlags } from '../cluster-flags.ts';
+import { CONTROLLER_FLAG_OPTIONS, controllerFlags } from './controller-flags.ts';
+
+/** `certkit controller`: the certificate controller against any cluster, until SIGTERM. */
+export async function controller(args: string[]): Promise<void> {
+  const flags = parseClusterFlags(args, CONTROLLER_FLAG_OPTIONS);
+  const settings = controllerFlags(flags.values);
+  const config = await loadKubeconfig({ path: flags.kubeconfig, context: flags.context });
+  const running = startCertificateController(
+    new KubeClient({ ...config, qps: settings.qps, burst: settings.burst }),
+    {
+      ...settings.options,
+      namespace: flags.namespace,
+      installSignalHandlers: true,
+      leaderElection: settings.leaderElect
+        ? { namespace: settings.leaderElectionNamespace, identity: `${hostname()}_${process.pid}` }
+        : undefined,
+    },
+  );
+  process.stdout.write(
+    `certkit controller: watching ${flags.namespace ? `namespace ${flags.namespace}` : 'all namespaces'} on ${config.server}` +
+      (settings.leaderElect ? ` (leader election in ${settings.leaderElectionNamespace})` : '') +
+      '\n',
+  );
+  await running.done;
+}
