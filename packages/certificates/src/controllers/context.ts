@@ -1,5 +1,11 @@
 import type { KubeObject, PartialObjectMetadata } from '@certkit/apimachinery';
-import type { KubeClient, Logger, ResourceClient, SharedInformer, SharedInformerFactory } from '@certkit/runtime';
+import type {
+  KubeClient,
+  Logger,
+  ResourceClient,
+  SharedInformer,
+  SharedInformerFactory,
+} from '@certkit/runtime';
 import type { Secret } from 'kubernetes-types/core/v1.d.ts';
 import type { Certificate, CertificateRequest, ClusterIssuer, Issuer } from '../api/types.ts';
 import type { EventRecorder } from './events.ts';

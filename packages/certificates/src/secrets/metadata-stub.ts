@@ -35,6 +35,8 @@ export function stubForKey(key: string): SecretStub {
 }
 
 /** True for metadata stubs, false for full Secrets (even ones without data). */
-export function isSecretStub(obj: KubeObject): obj is SecretStub {
+export function isSecretStub<T extends { apiVersion?: string; kind?: string }>(
+  obj: T,
+): obj is T & SecretStub {
   return obj.kind === PARTIAL_OBJECT_METADATA_KIND && obj.apiVersion === PARTIAL_OBJECT_METADATA_API_VERSION;
 }

@@ -1,7 +1,13 @@
 import type { KeyObject } from 'node:crypto';
 import type { Secret } from 'kubernetes-types/core/v1.d.ts';
 import { SecretKeys } from '../../api/constants.ts';
-import { parseCertificate, parsePrivateKey, splitCertificateChain, type CertificateInfo } from '../../pki/index.ts';
+import {
+  joinCertificateChain,
+  parseCertificate,
+  parsePrivateKey,
+  splitCertificateChain,
+  type CertificateInfo,
+} from '../../pki/index.ts';
 
 /**
  * The CA key pair in an issuer's Secret, read as cert-manager's kube.SecretTLSKeyPairAndCA reads it:
@@ -61,5 +67,5 @@ export function caKeyPairFromSecret(secret: Secret): CAKeyPair {
   }
   const caPem = entry(secret, SecretKeys.ca);
   if (caPem?.trim()) chain.push(...certificates(caPem, 'CA certificate'));
-  return { certPem: chain.join(''), key, cert };
+  return { certPem: joinCertificateChain(chain), key, cert };
 }

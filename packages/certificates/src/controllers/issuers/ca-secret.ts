@@ -15,10 +15,15 @@ export function caSecretIndexValue(namespace: string, secretName: string): strin
 }
 
 /** The index value of one issuer, or none when it is not a CA issuer. */
-export function caSecretOf(ctx: ControllerContext, kind: IssuerKind, issuer: GenericIssuer): string | undefined {
+export function caSecretOf(
+  ctx: ControllerContext,
+  kind: IssuerKind,
+  issuer: GenericIssuer,
+): string | undefined {
   const secretName = issuer.spec?.ca?.secretName;
   if (!secretName) return undefined;
-  const namespace = kind === 'ClusterIssuer' ? ctx.options.clusterResourceNamespace : issuer.metadata?.namespace;
+  const namespace =
+    kind === 'ClusterIssuer' ? ctx.options.clusterResourceNamespace : issuer.metadata?.namespace;
   return namespace ? caSecretIndexValue(namespace, secretName) : undefined;
 }
 

@@ -59,5 +59,9 @@ export function isIssuerReady(issuer: GenericIssuer): boolean {
   const ready = issuerReadyCondition(issuer);
   if (ready?.status !== 'True') return false;
   const generation = issuer.metadata?.generation;
-  return ready.observedGeneration === undefined || generation === undefined || ready.observedGeneration === generation;
+  return (
+    ready.observedGeneration === undefined ||
+    generation === undefined ||
+    ready.observedGeneration === generation
+  );
 }

@@ -1,0 +1,121 @@
+import { isDeepStrictEqual } from 'node:util';
+import { isConflict } from '@certkit/apimachinery';
+import { API_VERSION, Kinds } from '../../api/constants.ts';
+import type { CertificateRequest, CertificateRequestCondition, ConditionStatus } from '../../api/types.ts';
+import type { ControllerContext } from '../context.ts';
+import { rfc3339, setCondition } from '../issuers/conditions.ts';
+import { ConditionType, ReadyReason, readyReason } from './conditions.ts';
+
+/**
+ * A CertificateRequest's status being changed during one reconcile, with cert-manager's Reporter verbs
+ * (certificaterequests/util/reporter.go). Events wait until the status is written, so a reconcile that loses
+ * a write conflict and runs again does not announce the same outcome twice.
+ */
+
+export const READY_MESSAGE = 'Certificate fetched from issuer successfully';
+export const DENIED_MESSAGE = 'The CertificateRequest was denied by an approval controller';
+
+interface PendingEvent {
+  type: 'Normal' | 'Warning';
+  reason: string;
+  message: string;
+}
+
+export type CommitResult = 'written' | 'unchanged' | 'conflict';
+
+export class StatusDraft {
+  readonly original: CertificateRequest;
+  /** A private copy: the cached object must never be changed. */
+  readonly cr: CertificateRequest;
+  private readonly ctx: ControllerContext;
+  private readonly events: PendingEvent[] = [];
+
+  constructor(ctx: ControllerContext, original: CertificateRequest) {
+    this.ctx = ctx;
+    this.original = original;
+    this.cr = structuredClone(original);
+    this.cr.status ??= {};
+  }
+
+  setCondition(type: string, status: ConditionStatus, reason: string, message: string): void {
+    const condition: Omit<CertificateRequestCondition, 'lastTransitionTime'> = {
+      type,
+      status,
+      reason,
+      message,
+    };
+    this.cr.status!.conditions = setCondition(this.cr.status!.conditions, condition, this.ctx.now());
+  }
+
+  event(type: 'Normal' | 'Warning', reason: string, message: string): void {
+    this.events.push({ type, reason, message });
+  }
+
+  private markFailureTime(): void {
+    this.cr.status!.failureTime ??= rfc3339(this.ctx.now());
+  }
+
+  /** Terminal failure: Ready=False/Failed, failureTime, and a Warning event. */
+  failed(reason: string, message: string): void {
+    this.markFailureTime();
+    this.event('Warning', reason, message);
+    this.setCondition(ConditionType.Ready, 'False', ReadyReason.Failed, message);
+  }
+
+  /** The signer refuses the request itself (InvalidRequest=True), which also fails it. */
+  invalidRequest(reason: string, message: string): void {
+    this.setCondition(ConditionType.InvalidRequest, 'True', reason, message);
+    this.failed(reason, message);
+  }
+
+  /** No event: the approval controller that denied it is expected to have sent one. */
+  denied(): void {
+    this.markFailureTime();
+    this.setCondition(ConditionType.Ready, 'False', ReadyReason.Denied, DENIED_MESSAGE);
+  }
+
+  /** Waiting (issuer not ready, Secret missing…). The event only fires on entering Pending, to spare the API. */
+  pending(reason: string, message: string): void {
+    if (readyReason(this.cr) !== ReadyReason.Pending) this.event('Normal', reason, message);
+    this.setCondition(ConditionType.Ready, 'False', ReadyReason.Pending, message);
+  }
+
+  issued(certificatePem: string, caPem: string): void {
+    this.cr.status!.certificate = Buffer.from(certificatePem).toString('base64');
+    this.cr.status!.ca = Buffer.from(caPem).toString('base64');
+    this.event('Normal', 'CertificateIssued', READY_MESSAGE);
+    this.setCondition(ConditionType.Ready, 'True', ReadyReason.Issued, READY_MESSAGE);
+  }
+
+  /**
+   * Writes the status subresource when it changed (with the cached resourceVersion, so a concurrent change,
+   * say a Denied condition, is never overwritten), then records the events. A conflict is reported, not
+   * thrown: the newer object's watch event brings the request back.
+   */
+  async commit(): Promise<CommitResult> {
+    const before = this.original.status ?? {};
+    if (isDeepStrictEqual(before, this.cr.status)) {
+      this.flushEvents();
+      return 'unchanged';
+    }
+    try {
+      await this.ctx.certificateRequestClient.update(
+        { ...this.cr, apiVersion: API_VERSION, kind: Kinds.CertificateRequest },
+        { subresource: 'status' },
+      );
+    } catch (err) {
+      if (isConflict(err)) return 'conflict';
+      throw err;
+    }
+    this.flushEvents();
+    return 'written';
+  }
+
+  private flushEvents(): void {
+    const involved = { ...this.cr, apiVersion: API_VERSION, kind: Kinds.CertificateRequest };
+    for (const e of this.events.splice(0)) {
+      if (e.type === 'Warning') this.ctx.recorder.warning(involved, e.reason, e.message);
+      else this.ctx.recorder.normal(involved, e.reason, e.message);
+    }
+  }
+}

@@ -1,0 +1,26 @@
+import type { Controller } from '@certkit/runtime';
+import type { ControllerContext } from '../context.ts';
+import { newApproverController } from './approver.ts';
+import { caSigner } from './ca.ts';
+import { selfSignedSigner } from './selfsigned.ts';
+import { newSignerController } from './signer.ts';
+
+/**
+ * The CertificateRequest controllers: the approver and the SelfSigned and CA signers, with their event
+ * handlers on the context's informers and Secret getter (added before or after startContext alike: a late
+ * handler is handed the cache's contents as adds).
+ */
+export function registerCertificateRequestControllers(ctx: ControllerContext): Controller[] {
+  return [
+    newApproverController(ctx),
+    // The SelfSigned signer also records what no in-tree signer would (missing issuers, denials of requests
+    // for other issuer types), so each is recorded once.
+    newSignerController(ctx, selfSignedSigner(ctx), { reportIssuerProblems: true }),
+    newSignerController(ctx, caSigner(ctx), { reportIssuerProblems: false }),
+  ];
+}
+
+export { APPROVED_MESSAGE, APPROVED_REASON, APPROVER_NAME, newApproverController } from './approver.ts';
+export { caSigner } from './ca.ts';
+export { selfSignedSigner } from './selfsigned.ts';
+export { newSignerController, type Signer, type SignOutcome } from './signer.ts';

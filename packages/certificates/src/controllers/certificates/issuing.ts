@@ -1,0 +1,295 @@
+import { isNotFound, type KubeObject } from '@certkit/apimachinery';
+import type { Reconciler, Result } from '@certkit/runtime';
+import type { KeyObject } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Secret } from 'kubernetes-types/core/v1.d.ts';
+import { Annotations, SecretKeys } from '../../api/constants.ts';
+import type { Certificate, CertificateRequest, CertificateRequestCondition } from '../../api/types.ts';
+import {
+  encodePrivateKey,
+  parseCertificate,
+  parsePrivateKey,
+  privateKeySpecViolations,
+  publicKeysEqual,
+  type CertificateInfo,
+} from '../../pki/index.ts';
+import type { ControllerContext } from '../context.ts';
+import { liveCertificate, nextRevision, ownedRequests, requestRevision } from './gather.ts';
+import { effectiveCleanupPolicy, ownerReferenceMismatch } from './owner-reference.ts';
+import { requestCsr, requestMatchesSpec, secretBytes } from './policies.ts';
+import { buildCertificateSecret, secretDiffers, writeSecret, type SecretContents } from './secret.ts';
+import {
+  formatTime,
+  getCondition,
+  hasCondition,
+  removeCondition,
+  resultOf,
+  setCondition,
+  setField,
+  updateStatus,
+} from './status.ts';
+
+/**
+ * certificates-issuing: while Issuing=True, waits for the CertificateRequest of the next revision to finish;
+ * a failure ends the issuance with backoff bookkeeping, a certificate is checked and written to the Secret
+ * together with the next private key, and the revision moves on. When not issuing, it keeps the Secret's
+ * metadata, extra output formats and owner reference in line with the spec and the cleanup policy, without
+ * issuing anything.
+ */
+
+export const ISSUING_CONTROLLER = 'certificates-issuing';
+
+/** How long to wait for the Secret cache to show a Secret just written before ending the issuance. */
+const SECRET_CACHE_WAIT_MS = 5000;
+
+export function issuingReconciler(ctx: ControllerContext): Reconciler {
+  return async (request, signal) => {
+    const cert = liveCertificate(ctx, request);
+    if (!cert) return;
+    if (!hasCondition(cert, 'Issuing', 'True')) return ensureSecretData(ctx, cert, signal);
+
+    const keyName = cert.status?.nextPrivateKeySecretName;
+    if (!keyName) return;
+    const keySecret = await ctx.secrets.get(cert.metadata.namespace ?? '', keyName);
+    const keyData = secretBytes(keySecret, SecretKeys.tlsKey);
+    if (!keyData) return;
+    let key: KeyObject;
+    try {
+      key = parsePrivateKey(keyData);
+    } catch {
+      return; // the key manager replaces it
+    }
+    if (privateKeySpecViolations(key, cert.spec.privateKey ?? {}).length) return;
+
+    const revision = nextRevision(cert);
+    const requests = ownedRequests(ctx, cert).filter((cr) => requestRevision(cr) === revision);
+    // None yet, or duplicates the request manager is cleaning up.
+    if (requests.length !== 1) return;
+    const cr = requests[0];
+    // A request for another spec or key is the request manager's to replace: its outcome means nothing.
+    if (requestMatchesSpec(cr, cert.spec).length) return;
+    const csr = requestCsr(cr);
+    if (!publicKeysEqual(csr.publicKey, key)) return;
+
+    const ready = requestCondition(cr, 'Ready');
+    if (failedInEarlierIssuance(cert, cr, ready)) return; // the request manager deletes it
+
+    // Denied wins over anything a non-compliant signer may also have set.
+    const denied = requestCondition(cr, 'Denied');
+    if (denied?.status === 'True') return failIssuance(ctx, cert, denied, signal);
+    const invalid = requestCondition(cr, 'InvalidRequest');
+    if (invalid?.status === 'True') return failIssuance(ctx, cert, invalid, signal);
+    if (!ready) return;
+    if (ready.reason === 'Failed') return failIssuance(ctx, cert, ready, signal);
+    if (ready.reason !== 'Issued') return;
+
+    let issued: CertificateInfo;
+    try {
+      issued = parseCertificate(Buffer.from(cr.status?.certificate ?? '', 'base64'));
+    } catch (err) {
+      return failIssuance(
+        ctx,
+        cert,
+        invalidCertificate(
+          `Issuer returned an invalid certificate: failed to decode: ${(err as Error).message}`,
+        ),
+        signal,
+      );
+    }
+    if (!publicKeysEqual(issued.publicKey, csr.publicKey)) {
+      return failIssuance(
+        ctx,
+        cert,
+        invalidCertificate(
+          'Issuer returned a certificate with a public key that does not match the CSR. This usually indicates a misconfigured issuer.',
+        ),
+        signal,
+      );
+    }
+    if (ctx.now().getTime() > issued.notAfter.getTime()) {
+      return failIssuance(
+        ctx,
+        cert,
+        invalidCertificate(
+          `Issuer returned an already expired certificate (notAfter: ${formatTime(issued.notAfter)}). This usually indicates an expired CA certificate in the issuer.`,
+        ),
+        signal,
+      );
+    }
+    return completeIssuance(ctx, cert, cr, key, keyName, revision, signal);
+  };
+}
+
+function requestCondition(cr: CertificateRequest, type: string): CertificateRequestCondition | undefined {
+  return cr.status?.conditions?.find((c) => c.type === type);
+}
+
+function invalidCertificate(message: string): CertificateRequestCondition {
+  return { type: 'Ready', status: 'False', reason: 'InvalidCertificate', message };
+}
+
+/** A request that failed before this issuance began (Issuing=True's lastTransitionTime) is a leftover. */
+function failedInEarlierIssuance(
+  cert: Certificate,
+  cr: CertificateRequest,
+  ready: CertificateRequestCondition | undefined,
+): boolean {
+  const failedAt = Date.parse(cr.status?.failureTime ?? '');
+  const issuingSince = Date.parse(getCondition(cert, 'Issuing')?.lastTransitionTime ?? '');
+  return ready?.reason === 'Failed' && failedAt < issuingSince;
+}
+
+/**
+ * failIssueCertificate: Issuing=False with the request's reason, one more failed attempt and the failure
+ * time, from which the trigger computes its backoff.
+ */
+async function failIssuance(
+  ctx: ControllerContext,
+  cert: Certificate,
+  condition: CertificateRequestCondition,
+  signal: AbortSignal,
+): Promise<Result | undefined> {
+  const now = ctx.now();
+  const reason = condition.reason ?? 'Failed';
+  const message = `The certificate request has failed to complete and will be retried: ${condition.message ?? ''}`;
+  const write = await updateStatus(
+    ctx,
+    cert,
+    (status) => {
+      status.lastFailureTime = formatTime(now);
+      status.failedIssuanceAttempts = (cert.status?.failedIssuanceAttempts ?? 0) + 1;
+      setCondition(
+        status,
+        { type: 'Issuing', status: 'False', reason, message },
+        cert.metadata.generation,
+        now,
+      );
+    },
+    signal,
+  );
+  if (write === 'written') ctx.recorder.warning(cert, reason, message);
+  return resultOf(write);
+}
+
+/** The certificate goes into the Secret with the next key; then the revision moves on. */
+async function completeIssuance(
+  ctx: ControllerContext,
+  cert: Certificate,
+  cr: CertificateRequest,
+  key: KeyObject,
+  keySecretName: string,
+  revision: number,
+  signal: AbortSignal,
+): Promise<Result | undefined> {
+  const namespace = cert.metadata.namespace ?? '';
+  const contents: SecretContents = {
+    privateKey: encodePrivateKey(key, cert.spec.privateKey?.encoding ?? 'PKCS1'),
+    certificate: Buffer.from(cr.status?.certificate ?? '', 'base64').toString(),
+  };
+  const ca = cr.status?.ca ? Buffer.from(cr.status.ca, 'base64').toString() : '';
+  if (ca) contents.ca = ca;
+  const ref = cr.spec.issuerRef;
+  const provenance = {
+    certificateName: cert.metadata.name,
+    issuerName: ref?.name,
+    issuerKind: ref?.kind,
+    issuerGroup: ref?.group,
+  };
+  const policy = effectiveCleanupPolicy(cert, ctx.options);
+  const written = await writeSecret(
+    ctx,
+    namespace,
+    cert.spec.secretName,
+    (existing) => buildCertificateSecret(existing, cert, contents, provenance, policy),
+    signal,
+  );
+  // The trigger and readiness look at the cached Secret as soon as the status below lands: give the cache
+  // the moment it needs, so that they do not judge the new revision by the old certificate.
+  await secretCacheShows(ctx, namespace, cert.spec.secretName, written?.data?.[SecretKeys.tlsCert], signal);
+
+  const write = await updateStatus(
+    ctx,
+    cert,
+    (status) => {
+      status.revision = revision;
+      removeCondition(status, 'Issuing');
+      setField(status, 'failedIssuanceAttempts', undefined);
+      setField(status, 'lastFailureTime', undefined);
+      setField(status, 'nextPrivateKeySecretName', undefined);
+    },
+    signal,
+  );
+  if (write !== 'written') return resultOf(write);
+  ctx.recorder.normal(cert, 'Issuing', 'The certificate has been successfully issued');
+  try {
+    await ctx.secretClient.delete(namespace, keySecretName, { signal });
+  } catch (err) {
+    if (!isNotFound(err)) throw err;
+  }
+  return;
+}
+
+async function secretCacheShows(
+  ctx: ControllerContext,
+  namespace: string,
+  name: string,
+  tlsCrt: string | undefined,
+  signal: AbortSignal,
+): Promise<void> {
+  const deadline = Date.now() + SECRET_CACHE_WAIT_MS;
+  while (Date.now() < deadline && !signal.aborted) {
+    const cached = await ctx.secrets.get(namespace, name);
+    if (cached?.data?.[SecretKeys.tlsCert] === tlsCrt) return;
+    await sleep(20, undefined, { signal }).catch(() => {});
+  }
+}
+
+/** The Secret's contents as they are, when it has both a key and a certificate. */
+function currentContents(secret: Secret | undefined): SecretContents | undefined {
+  const key = secretBytes(secret, SecretKeys.tlsKey);
+  const crt = secretBytes(secret, SecretKeys.tlsCert);
+  if (!key || !crt) return undefined;
+  const ca = secretBytes(secret, SecretKeys.ca);
+  return { privateKey: key.toString(), certificate: crt.toString(), ...(ca ? { ca: ca.toString() } : {}) };
+}
+
+/**
+ * ensureSecretData: between issuances, re-applies the fao label, certificate-detail annotations,
+ * secretTemplate, additional output formats and the cleanup policy's owner reference when they drifted,
+ * from the Secret's own key and certificate. A Secret without both is left to the trigger (it re-issues).
+ */
+async function ensureSecretData(
+  ctx: ControllerContext,
+  cert: Certificate,
+  signal: AbortSignal,
+): Promise<void> {
+  const namespace = cert.metadata.namespace ?? '';
+  const name = cert.spec.secretName;
+  const policy = effectiveCleanupPolicy(cert, ctx.options);
+  const build = (existing: Secret | undefined) => {
+    const contents = currentContents(existing);
+    return existing && contents ? buildCertificateSecret(existing, cert, contents, {}, policy) : undefined;
+  };
+  const secret = await ctx.secrets.get(namespace, name);
+  // A Secret issued for another Certificate (two naming the same Secret) is that one's to maintain; the
+  // trigger's IncorrectCertificate check deals with this one.
+  const issuedFor = secret?.metadata?.annotations?.[Annotations.certificateName];
+  if (issuedFor !== undefined && issuedFor !== cert.metadata.name) return;
+  let desired: Secret | undefined;
+  try {
+    desired = build(secret);
+  } catch (err) {
+    // An unreadable certificate or key: nothing sensible to derive; the trigger re-issues.
+    ctx.log({ level: 'debug', msg: 'cannot derive Secret data', namespace, name, err: String(err) });
+    return;
+  }
+  if (!secret || !desired || !secretDiffers(secret, desired)) return;
+  ctx.log({
+    level: 'info',
+    msg: 'updating Secret metadata and output formats',
+    namespace,
+    name,
+    ownerReference: ownerReferenceMismatch(secret as KubeObject, cert, policy),
+  });
+  await writeSecret(ctx, namespace, name, build, signal);
+}

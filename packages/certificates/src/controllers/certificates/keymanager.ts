@@ -1,0 +1,202 @@
+import { isAlreadyExists, isNotFound, type KubeObject } from '@certkit/apimachinery';
+import type { Reconciler, Result } from '@certkit/runtime';
+import type { KeyObject } from 'node:crypto';
+import type { Secret } from 'kubernetes-types/core/v1.d.ts';
+import { Labels, SecretKeys } from '../../api/constants.ts';
+import { applyCertificateDefaults } from '../../api/defaults.ts';
+import type { Certificate } from '../../api/types.ts';
+import {
+  encodePrivateKey,
+  generatePrivateKey,
+  parsePrivateKey,
+  privateKeySpecViolations,
+} from '../../pki/index.ts';
+import type { ControllerContext } from '../context.ts';
+import { isControlledBy, liveCertificate } from './gather.ts';
+import { certificateOwnerReference } from './owner-reference.ts';
+import { invalidSpec, secretBytes } from './policies.ts';
+import { hasCondition, resultOf, setField, updateStatus } from './status.ts';
+
+/**
+ * certificates-key-manager: while Issuing=True, keeps exactly one "next private key" Secret for the
+ * Certificate (owned by it, labelled so the full Secret cache holds it) and names it in
+ * status.nextPrivateKeySecretName; once issuance is over, deletes it and clears the name.
+ */
+
+export const KEY_MANAGER_CONTROLLER = 'certificates-key-manager';
+
+/** Selects the next-key Secrets; the fao label keeps them in the full cache (seed 002). */
+export const NEXT_PRIVATE_KEY_SELECTOR = `${Labels.isNextPrivateKeySecret}=true`;
+
+export function keyManagerReconciler(ctx: ControllerContext): Reconciler {
+  return async (request, signal) => {
+    const cert = liveCertificate(ctx, request);
+    if (!cert) return;
+    const secrets = ctx.secrets
+      .listLabelled(cert.metadata.namespace ?? '', NEXT_PRIVATE_KEY_SELECTOR)
+      .filter((s) => isControlledBy(s as KubeObject, cert));
+
+    if (!hasCondition(cert, 'Issuing', 'True')) {
+      await deleteSecrets(ctx, secrets, signal);
+      return setNextKeyName(ctx, cert, undefined, signal);
+    }
+
+    // The trigger reports invalid specs (say, an RSA size out of range); no key is made for one.
+    if (invalidSpec(cert)) return;
+    // Runtime defaults: rotationPolicy Always, RSA 2048 / P-256.
+    const spec = applyCertificateDefaults(cert).spec;
+    if (secrets.length === 0) {
+      return spec.privateKey?.rotationPolicy === 'Never'
+        ? createReusingCurrentKey(ctx, cert, signal)
+        : createWithNewKey(ctx, cert, signal);
+    }
+    if (secrets.length > 1) {
+      // Keep the one the status names, if any: the others are leftovers of races.
+      const keep = cert.status?.nextPrivateKeySecretName;
+      await deleteSecrets(
+        ctx,
+        secrets.filter((s) => s.metadata?.name !== keep),
+        signal,
+      );
+      return;
+    }
+
+    const secret = secrets[0];
+    const name = secret.metadata?.name ?? '';
+    const current = cert.status?.nextPrivateKeySecretName;
+    if (!current) return setNextKeyName(ctx, cert, name, signal);
+    if (current !== name) return deleteSecrets(ctx, [secret], signal);
+
+    const data = secretBytes(secret, SecretKeys.tlsKey);
+    if (!data) return deleteSecrets(ctx, [secret], signal);
+    let key: KeyObject;
+    try {
+      key = parsePrivateKey(data);
+    } catch {
+      return deleteSecrets(ctx, [secret], signal);
+    }
+    const violations = privateKeySpecViolations(key, spec.privateKey ?? {});
+    if (violations.length) {
+      ctx.recorder.normal(
+        cert,
+        'Deleted',
+        `Regenerating private key due to change in fields: [${violations.join(' ')}]`,
+      );
+      return deleteSecrets(ctx, [secret], signal);
+    }
+    return;
+  };
+}
+
+/** rotationPolicy Never: the next key is the key already in spec.secretName, if it still fits the spec. */
+async function createReusingCurrentKey(
+  ctx: ControllerContext,
+  cert: Certificate,
+  signal: AbortSignal,
+): Promise<Result | undefined> {
+  const secretName = cert.spec.secretName;
+  const existing = await ctx.secrets.get(cert.metadata.namespace ?? '', secretName);
+  const data = secretBytes(existing, SecretKeys.tlsKey);
+  if (!data) return createWithNewKey(ctx, cert, signal);
+  let key: KeyObject;
+  try {
+    key = parsePrivateKey(data);
+  } catch {
+    ctx.recorder.warning(
+      cert,
+      'DecodeFailed',
+      `Failed to decode private key stored in Secret "${secretName}" - generating new key`,
+    );
+    return createWithNewKey(ctx, cert, signal);
+  }
+  const violations = privateKeySpecViolations(key, applyCertificateDefaults(cert).spec.privateKey ?? {});
+  if (violations.length) {
+    ctx.recorder.warning(
+      cert,
+      'CannotRegenerateKey',
+      `User intervention required: existing private key in Secret "${secretName}" does not match requirements on Certificate resource, mismatching fields: [${violations.join(' ')}], but cert-manager cannot create new private key as the Certificate's .spec.privateKey.rotationPolicy is unset or set to Never. To allow cert-manager to create a new private key you can set .spec.privateKey.rotationPolicy to 'Always' (this will result in the private key being regenerated every time a cert is renewed) `,
+    );
+    return;
+  }
+  const created = await createNextKeySecret(ctx, cert, key, signal);
+  ctx.recorder.normal(
+    cert,
+    'Reused',
+    `Reusing private key stored in existing Secret resource "${secretName}"`,
+  );
+  return setNextKeyName(ctx, cert, created.metadata?.name, signal);
+}
+
+async function createWithNewKey(
+  ctx: ControllerContext,
+  cert: Certificate,
+  signal: AbortSignal,
+): Promise<Result | undefined> {
+  const spec = applyCertificateDefaults(cert).spec.privateKey ?? {};
+  const key = await generatePrivateKey({ algorithm: spec.algorithm, size: spec.size });
+  const created = await createNextKeySecret(ctx, cert, key, signal);
+  const name = created.metadata?.name;
+  ctx.recorder.normal(cert, 'Generated', `Stored new private key in temporary Secret resource "${name}"`);
+  return setNextKeyName(ctx, cert, name, signal);
+}
+
+/**
+ * Creates the next-key Secret: named as status.nextPrivateKeySecretName when that is set (read live, since a
+ * cached Certificate may not show a name set a moment ago), else `<certificate>-<random>`.
+ */
+async function createNextKeySecret(
+  ctx: ControllerContext,
+  cert: Certificate,
+  key: KeyObject,
+  signal: AbortSignal,
+): Promise<Secret> {
+  const namespace = cert.metadata.namespace ?? '';
+  const latest = await ctx.certificateClient.get(namespace, cert.metadata.name ?? '', { signal });
+  const name = latest.status?.nextPrivateKeySecretName;
+  const secret: Secret & KubeObject = {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: {
+      namespace,
+      ...(name ? { name } : { generateName: `${cert.metadata.name}-` }),
+      ownerReferences: [certificateOwnerReference(cert)],
+      labels: { [Labels.isNextPrivateKeySecret]: 'true', [Labels.partOfCertManagerController]: 'true' },
+    },
+    data: { [SecretKeys.tlsKey]: Buffer.from(encodePrivateKey(key, 'PKCS8')).toString('base64') },
+  };
+  try {
+    return await ctx.secretClient.create(namespace, secret, { signal });
+  } catch (err) {
+    // The cache had not seen the Secret the status names yet: it is there.
+    if (isAlreadyExists(err) && name) return ctx.secretClient.get(namespace, name, { signal });
+    throw err;
+  }
+}
+
+async function deleteSecrets(ctx: ControllerContext, secrets: readonly Secret[], signal: AbortSignal) {
+  for (const secret of secrets) {
+    try {
+      await ctx.secretClient.delete(secret.metadata?.namespace, secret.metadata?.name ?? '', {
+        signal,
+        preconditions: { uid: secret.metadata?.uid },
+      });
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
+    }
+  }
+}
+
+async function setNextKeyName(
+  ctx: ControllerContext,
+  cert: Certificate,
+  name: string | undefined,
+  signal: AbortSignal,
+): Promise<Result | undefined> {
+  const write = await updateStatus(
+    ctx,
+    cert,
+    (status) => setField(status, 'nextPrivateKeySecretName', name),
+    signal,
+  );
+  return resultOf(write);
+}

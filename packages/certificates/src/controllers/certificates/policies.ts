@@ -1,0 +1,425 @@
+import type { KeyObject } from 'node:crypto';
+import { formatFieldError } from '@certkit/apimachinery';
+import type { Secret } from 'kubernetes-types/core/v1.d.ts';
+import { defaultIssuerRef } from '../../api/defaults.ts';
+import { parseGoDuration } from '../../api/duration.ts';
+import { Annotations, CertificateReasons as Reasons, SecretKeys } from '../../api/constants.ts';
+import type {
+  Certificate,
+  CertificateRequest,
+  CertificateSpec,
+  IssuerReference,
+  OtherName,
+} from '../../api/types.ts';
+import { validateCertificate } from '../../api/validation.ts';
+import {
+  encodeRdnSequence,
+  parseCertificate,
+  parseCertificateRequest,
+  parseLiteralSubject,
+  parsePrivateKey,
+  privateKeySpecViolations,
+  publicKeysEqual,
+  type CertificateInfo,
+  type CertificateRequestView,
+} from '../../pki/index.ts';
+import { parseIpAddress } from '../../pki/ip.ts';
+import type { PolicyInput } from './gather.ts';
+import { renewalTime } from './renewal.ts';
+
+/**
+ * The policy checks of cert-manager's internal/controller/certificates/policies (checks.go, policies.go):
+ * small named functions over a PolicyInput, each answering a violation (reason and message, as upstream
+ * words them) or nothing. The trigger chain decides whether to issue; the readiness chain, which differs only
+ * in its last check (expired rather than due for renewal), decides Ready.
+ *
+ * Chains run in order and stop at the first violation, so later checks may assume what earlier ones
+ * established: after SecretDoesNotExist and SecretIsMissingData, the Secret exists and has both keys.
+ */
+
+export interface Violation {
+  reason: string;
+  message: string;
+}
+
+export type Policy = (input: PolicyInput) => Violation | undefined;
+export type PolicyChain = readonly Policy[];
+
+/** Our reason for a spec the webhook would have refused (no webhook guards the API server here). */
+export const INVALID_SPEC_REASON = 'InvalidSpec';
+
+export function evaluate(chain: PolicyChain, input: PolicyInput): Violation | undefined {
+  for (const policy of chain) {
+    const violation = policy(input);
+    if (violation) return violation;
+  }
+  return undefined;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Decoding the Secret, once per Secret object.
+
+/** The bytes of a Secret data key (base64 on the wire), or undefined when absent or empty. */
+export function secretBytes(secret: Secret | undefined, key: string): Buffer | undefined {
+  const value = secret?.data?.[key];
+  if (!value) return undefined;
+  const bytes = Buffer.from(value, 'base64');
+  return bytes.length ? bytes : undefined;
+}
+
+type Parsed<T> = { value: T } | { error: Error };
+
+interface SecretParse {
+  key?: Parsed<KeyObject>;
+  cert?: Parsed<CertificateInfo>;
+}
+
+const parsedSecrets = new WeakMap<Secret, SecretParse>();
+
+function attempt<T>(f: () => T): Parsed<T> {
+  try {
+    return { value: f() };
+  } catch (err) {
+    return { error: err instanceof Error ? err : new Error(String(err)) };
+  }
+}
+
+function parsedFor(secret: Secret): SecretParse {
+  let entry = parsedSecrets.get(secret);
+  if (!entry) parsedSecrets.set(secret, (entry = {}));
+  return entry;
+}
+
+export function secretPrivateKey(secret: Secret): Parsed<KeyObject> {
+  const entry = parsedFor(secret);
+  return (entry.key ??= attempt(() => parsePrivateKey(secretBytes(secret, SecretKeys.tlsKey) ?? '')));
+}
+
+export function secretCertificate(secret: Secret): Parsed<CertificateInfo> {
+  const entry = parsedFor(secret);
+  return (entry.cert ??= attempt(() => parseCertificate(secretBytes(secret, SecretKeys.tlsCert) ?? '')));
+}
+
+/** The CSR of a CertificateRequest (spec.request is base64 of the PEM). */
+export function requestCsr(cr: CertificateRequest): CertificateRequestView {
+  return parseCertificateRequest(Buffer.from(cr.spec?.request ?? '', 'base64'));
+}
+
+const invalidKeyData = (err: Error): Violation => ({
+  reason: Reasons.InvalidKeyPair,
+  message: `Issuing certificate as Secret contains invalid private key data: ${err.message}`,
+});
+
+const invalidCertificate = (err: Error): Violation => ({
+  reason: Reasons.InvalidCertificate,
+  message: `Issuing certificate as Secret contains an invalid certificate: ${err.message}`,
+});
+
+// ---------------------------------------------------------------------------------------------------------
+// Comparisons, as pkg/util (EqualUnsorted & co.) and pkg/api/util (issuer refs).
+
+/** Same elements, any order, duplicates counted; absent and empty lists are equal. */
+export function equalUnsorted(a: readonly string[] | undefined, b: readonly string[] | undefined): boolean {
+  const x = [...(a ?? [])].sort();
+  const y = [...(b ?? [])].sort();
+  return x.length === y.length && x.every((v, i) => v === y[i]);
+}
+
+function ipKey(text: string): string {
+  try {
+    const bytes = parseIpAddress(text);
+    // net.IP.To16: IPv4 compares in its IPv4-mapped form, so "10.0.0.1" equals "::ffff:10.0.0.1".
+    return (
+      bytes.length === 4
+        ? Buffer.concat([Buffer.from([0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 255, 255]), bytes])
+        : bytes
+    ).toString('hex');
+  } catch {
+    return `invalid:${text}`;
+  }
+}
+
+export function equalIPsUnsorted(
+  a: readonly string[] | undefined,
+  b: readonly string[] | undefined,
+): boolean {
+  return equalUnsorted((a ?? []).map(ipKey), (b ?? []).map(ipKey));
+}
+
+function equalOtherNamesUnsorted(a: readonly OtherName[], b: readonly OtherName[]): boolean {
+  const key = (n: OtherName) => JSON.stringify([n.oid ?? '', n.utf8Value ?? '']);
+  return equalUnsorted(a.map(key), b.map(key));
+}
+
+/** IssuerKindsEqual and IssuerGroupsEqual: empty kind means Issuer, empty group cert-manager.io. */
+export function issuerRefsEqual(a: IssuerReference | undefined, b: IssuerReference | undefined): boolean {
+  const x = defaultIssuerRef(a ?? { name: '' });
+  const y = defaultIssuerRef(b ?? { name: '' });
+  return x.name === y.name && x.kind === y.kind && x.group === y.group;
+}
+
+/**
+ * SecretIssuerAnnotationsMatch: annotations that are present must name the issuer of issuerRef; a Secret with
+ * none of them (pre-created by a user) still matches a ref of the default kind and group.
+ */
+export function secretIssuerAnnotationsMatch(secret: Secret, ref: IssuerReference): boolean {
+  const annotations = secret.metadata?.annotations ?? {};
+  const name = annotations[Annotations.issuerName];
+  const kind = annotations[Annotations.issuerKind];
+  const group = annotations[Annotations.issuerGroup];
+  if ((name !== undefined || kind !== undefined || group !== undefined) && name !== ref.name) return false;
+  return issuerRefsEqual({ name: ref.name, kind, group }, ref);
+}
+
+function durationsDiffer(a: string, b: string): boolean {
+  try {
+    return parseGoDuration(a) !== parseGoDuration(b);
+  } catch {
+    return a !== b;
+  }
+}
+
+/**
+ * RequestMatchesSpec: the Certificate fields a CertificateRequest (its CSR and its spec) no longer matches,
+ * as field paths. Throws when the CSR cannot be parsed.
+ */
+export function requestMatchesSpec(cr: CertificateRequest, spec: CertificateSpec): string[] {
+  const csr = requestCsr(cr);
+  const violations: string[] = [];
+  if (!equalIPsUnsorted(csr.ipAddresses, spec.ipAddresses)) violations.push('spec.ipAddresses');
+  if (!equalUnsorted(csr.uris, spec.uris)) violations.push('spec.uris');
+  if (!equalUnsorted(csr.emailAddresses, spec.emailAddresses)) violations.push('spec.emailAddresses');
+  if (!equalUnsorted(csr.dnsNames, spec.dnsNames)) violations.push('spec.dnsNames');
+  if (spec.otherNames && !equalOtherNamesUnsorted(csr.otherNames, spec.otherNames)) {
+    violations.push('spec.otherNames');
+  }
+  if (!spec.literalSubject) {
+    const subject = spec.subject ?? {};
+    const name = csr.subject;
+    if (csr.commonName !== (spec.commonName ?? '')) violations.push('spec.commonName');
+    if (name.serialNumber !== (subject.serialNumber ?? '')) violations.push('spec.subject.serialNumber');
+    const lists: [readonly string[], string[] | undefined, string][] = [
+      [name.organizations, subject.organizations, 'spec.subject.organizations'],
+      [name.countries, subject.countries, 'spec.subject.countries'],
+      [name.localities, subject.localities, 'spec.subject.localities'],
+      [name.organizationalUnits, subject.organizationalUnits, 'spec.subject.organizationalUnits'],
+      // Upstream's spelling of the path, kept so messages match.
+      [name.postalCodes, subject.postalCodes, 'spec.subject.postCodes'],
+      [name.provinces, subject.provinces, 'spec.subject.provinces'],
+      [name.streetAddresses, subject.streetAddresses, 'spec.subject.streetAddresses'],
+    ];
+    for (const [actual, wanted, path] of lists) if (!equalUnsorted(actual, wanted)) violations.push(path);
+  } else if (!csr.subjectDer.equals(encodeRdnSequence(parseLiteralSubject(spec.literalSubject)))) {
+    violations.push('spec.literalSubject');
+  }
+  if ((cr.spec.isCA ?? false) !== (spec.isCA ?? false)) violations.push('spec.isCA');
+  if (!equalUnsorted(cr.spec.usages, spec.usages)) violations.push('spec.usages');
+  if (cr.spec.duration && spec.duration && durationsDiffer(cr.spec.duration, spec.duration)) {
+    violations.push('spec.duration');
+  }
+  if (!issuerRefsEqual(cr.spec.issuerRef, spec.issuerRef)) violations.push('spec.issuerRef');
+  return violations;
+}
+
+/**
+ * FuzzyX509AltNamesMatchSpec: the loose comparison of an issued certificate with the spec, used when the
+ * request behind it is gone. Names may move between the common name and the DNS names, as CAs do.
+ */
+export function certificateMatchesSpec(cert: CertificateInfo, spec: CertificateSpec): string[] {
+  const violations: string[] = [];
+  const specCN = spec.commonName ?? '';
+  const certCN = cert.subject.commonName;
+  const expected = new Set([...(spec.dnsNames ?? []), ...(specCN ? [specCN] : [])]);
+  const actual = new Set([...cert.dnsNames, ...(certCN ? [certCN] : [])]);
+  const sameSets = expected.size === actual.size && [...expected].every((n) => actual.has(n));
+  if (!sameSets) {
+    if ((specCN && !actual.has(specCN)) || (certCN && !expected.has(certCN)))
+      violations.push('spec.commonName');
+    const allIn = (names: readonly string[], set: Set<string>) => names.every((n) => set.has(n));
+    if (!allIn(spec.dnsNames ?? [], actual) || !allIn(cert.dnsNames, expected))
+      violations.push('spec.dnsNames');
+  }
+  if (!equalIPsUnsorted(cert.ipAddresses, spec.ipAddresses)) violations.push('spec.ipAddresses');
+  if (!equalUnsorted(cert.uris, spec.uris)) violations.push('spec.uris');
+  if (!equalUnsorted(cert.emailAddresses, spec.emailAddresses)) violations.push('spec.emailAddresses');
+  return violations;
+}
+
+/** Go's %v of a []string. */
+const list = (items: readonly string[]) => `[${items.join(' ')}]`;
+
+// ---------------------------------------------------------------------------------------------------------
+// The checks.
+
+export const SecretDoesNotExist: Policy = ({ secret }) =>
+  secret
+    ? undefined
+    : { reason: Reasons.DoesNotExist, message: 'Issuing certificate as Secret does not exist' };
+
+export const SecretIsMissingData: Policy = ({ secret }) => {
+  if (!secret?.data) {
+    return {
+      reason: Reasons.MissingData,
+      message: 'Issuing certificate as Secret does not contain any data',
+    };
+  }
+  if (!secretBytes(secret, SecretKeys.tlsKey)) {
+    return {
+      reason: Reasons.MissingData,
+      message: 'Issuing certificate as Secret does not contain a private key',
+    };
+  }
+  if (!secretBytes(secret, SecretKeys.tlsCert)) {
+    return {
+      reason: Reasons.MissingData,
+      message: 'Issuing certificate as Secret does not contain a certificate',
+    };
+  }
+  return undefined;
+};
+
+export const SecretPublicKeysDiffer: Policy = ({ secret }) => {
+  const key = secretPrivateKey(secret!);
+  if ('error' in key) return invalidKeyData(key.error);
+  const cert = secretCertificate(secret!);
+  if ('error' in cert) return invalidCertificate(cert.error);
+  if (!publicKeysEqual(cert.value.publicKey, key.value)) {
+    return {
+      reason: Reasons.InvalidKeyPair,
+      message: 'Issuing certificate as Secret contains a private key that does not match the certificate',
+    };
+  }
+  return undefined;
+};
+
+export const SecretIssuerAnnotationsMismatch: Policy = ({ secret, certificate }) => {
+  if (secretIssuerAnnotationsMatch(secret!, certificate.spec.issuerRef)) return undefined;
+  const annotations = secret!.metadata?.annotations ?? {};
+  const name = annotations[Annotations.issuerName] ?? '';
+  const kind = annotations[Annotations.issuerKind] || 'Issuer';
+  const group = annotations[Annotations.issuerGroup] || 'cert-manager.io';
+  return {
+    reason: Reasons.IncorrectIssuer,
+    message: `Issuing certificate as Secret was previously issued by "${kind}.${group}/${name}"`,
+  };
+};
+
+export const SecretCertificateNameAnnotationsMismatch: Policy = ({ secret, certificate }) => {
+  const name = secret!.metadata?.annotations?.[Annotations.certificateName];
+  if (name === undefined || name === certificate.metadata.name) return undefined;
+  return {
+    reason: Reasons.IncorrectCertificate,
+    message: `Secret was issued for "${name}". If this message is not transient, you might have two conflicting Certificates pointing to the same secret.`,
+  };
+};
+
+export const SecretPrivateKeyMismatchesSpec: Policy = ({ secret, certificate }) => {
+  const key = secretPrivateKey(secret!);
+  if ('error' in key) return invalidKeyData(key.error);
+  const violations = privateKeySpecViolations(key.value, certificate.spec.privateKey ?? {});
+  if (!violations.length) return undefined;
+  return {
+    reason: Reasons.SecretMismatch,
+    message: `Existing private key is not up to date for spec: ${list(violations)}`,
+  };
+};
+
+export const SecretPublicKeyDiffersFromCurrentCertificateRequest: Policy = ({
+  secret,
+  currentRevisionRequest,
+}) => {
+  if (!currentRevisionRequest) return undefined;
+  const key = secretPrivateKey(secret!);
+  if ('error' in key) return invalidKeyData(key.error);
+  let csr: CertificateRequestView;
+  try {
+    csr = requestCsr(currentRevisionRequest);
+  } catch (err) {
+    return {
+      reason: Reasons.InvalidCertificateRequest,
+      message: `Failed to decode current CertificateRequest: ${(err as Error).message}`,
+    };
+  }
+  if (publicKeysEqual(csr.publicKey, key.value)) return undefined;
+  return {
+    reason: Reasons.SecretMismatch,
+    message: 'Secret contains a private key that does not match the current CertificateRequest',
+  };
+};
+
+export const CurrentCertificateRequestMismatchesSpec: Policy = (input) => {
+  const { currentRevisionRequest, certificate, secret } = input;
+  if (!currentRevisionRequest) {
+    // The request behind the Secret is gone (deleted by hand, or never ours): compare the certificate itself.
+    const cert = secretCertificate(secret!);
+    if ('error' in cert) return invalidCertificate(cert.error);
+    const violations = certificateMatchesSpec(cert.value, certificate.spec);
+    if (!violations.length) return undefined;
+    return {
+      reason: Reasons.SecretMismatch,
+      message: `Issuing certificate as Existing issued Secret is not up to date for spec: ${list(violations)}`,
+    };
+  }
+  let violations: string[];
+  try {
+    violations = requestMatchesSpec(currentRevisionRequest, certificate.spec);
+  } catch {
+    // An unreadable request does not make the certificate in the Secret wrong.
+    return undefined;
+  }
+  if (!violations.length) return undefined;
+  return {
+    reason: Reasons.RequestChanged,
+    message: `Fields on existing CertificateRequest resource not up to date: ${list(violations)}`,
+  };
+};
+
+export const CurrentCertificateNearingExpiry: Policy = ({ secret, certificate, now }) => {
+  const cert = secretCertificate(secret!);
+  if ('error' in cert) return invalidCertificate(cert.error);
+  const due = renewalTime(cert.value.notBefore, cert.value.notAfter, certificate.spec);
+  if (!due || due.getTime() - now.getTime() > 0) return undefined;
+  return {
+    reason: Reasons.Renewing,
+    message: `Renewing certificate as renewal was scheduled at ${certificate.status?.renewalTime ?? '<nil>'}`,
+  };
+};
+
+export const CurrentCertificateHasExpired: Policy = ({ secret, now }) => {
+  const cert = secretCertificate(secret!);
+  if ('error' in cert) return invalidCertificate(cert.error);
+  if (now.getTime() <= cert.value.notAfter.getTime()) return undefined;
+  // Go's time.RFC1123 of a UTC time.
+  const expiry = cert.value.notAfter.toUTCString().replace(/GMT$/, 'UTC');
+  return { reason: Reasons.Expired, message: `Certificate expired on ${expiry}` };
+};
+
+const commonChecks: PolicyChain = [
+  SecretDoesNotExist,
+  SecretIsMissingData,
+  SecretPublicKeysDiffer,
+  SecretIssuerAnnotationsMismatch,
+  SecretCertificateNameAnnotationsMismatch,
+  SecretPrivateKeyMismatchesSpec,
+  SecretPublicKeyDiffersFromCurrentCertificateRequest,
+  CurrentCertificateRequestMismatchesSpec,
+];
+
+/** NewTriggerPolicyChain: a violation means "issue now", with its reason on Issuing=True. */
+export const triggerPolicyChain: PolicyChain = [...commonChecks, CurrentCertificateNearingExpiry];
+
+/** NewReadinessPolicyChain: a violation means Ready=False with its reason. */
+export const readinessPolicyChain: PolicyChain = [...commonChecks, CurrentCertificateHasExpired];
+
+/**
+ * What cert-manager's validating webhook would have refused. Our API server runs no webhook, so the
+ * controller checks: an invalid Certificate is not issued and shows Ready=False with this violation.
+ */
+export function invalidSpec(cert: Certificate): Violation | undefined {
+  const errors = validateCertificate(cert);
+  if (!errors.length) return undefined;
+  return {
+    reason: INVALID_SPEC_REASON,
+    message: `Certificate spec is invalid: ${errors.map(formatFieldError).join(', ')}`,
+  };
+}

@@ -1,0 +1,90 @@
+import { parseGoDuration, toMilliseconds } from '../../api/duration.ts';
+import type { CertificateSpec, CertificateStatus } from '../../api/types.ts';
+
+/**
+ * When to renew, and how long to wait after failures: cert-manager's pkg/util/pki/renewaltime.go and the
+ * trigger controller's shouldBackoffReissuingOnFailure. Pure functions of the certificate, the spec and a
+ * clock, so the trigger, readiness and policy checks all agree on the same instant.
+ */
+
+const SECOND_MS = 1000;
+const HOUR_MS = 60 * 60 * SECOND_MS;
+
+/** certificateRequestMinimumBackoffDuration: the wait after the first failure. */
+export const MIN_FAILURE_BACKOFF_MS = HOUR_MS;
+/** certificateRequestMaximumBackoffDuration: the longest wait, however many failures. */
+export const MAX_FAILURE_BACKOFF_MS = 32 * HOUR_MS;
+
+type RenewalSpec = Pick<CertificateSpec, 'renewBefore' | 'renewBeforePercentage' | 'renewal'>;
+
+function durationMs(text: string | undefined): number | undefined {
+  if (!text) return undefined;
+  try {
+    return toMilliseconds(parseGoDuration(text));
+  } catch {
+    // The webhook rejects unparsable durations; a stored one that slipped through counts as unset.
+    return undefined;
+  }
+}
+
+/**
+ * How long before expiry to renew a certificate living `lifetimeMs`: spec.renewBefore when it is positive and
+ * shorter than the lifetime; else renewBeforePercentage of the lifetime when it is in (0, 100); else a third
+ * of the lifetime (renewal at 2/3, the default).
+ */
+export function renewBeforeMs(lifetimeMs: number, spec: RenewalSpec): number {
+  const renewBefore = durationMs(spec.renewBefore);
+  if (renewBefore !== undefined && renewBefore > 0 && renewBefore < lifetimeMs) return renewBefore;
+  const percentage = spec.renewBeforePercentage;
+  if (percentage !== undefined && percentage > 0 && percentage < 100) return (lifetimeMs * percentage) / 100;
+  return lifetimeMs / 3;
+}
+
+/**
+ * When a certificate valid from `notBefore` to `notAfter` should be renewed, truncated to the second (the
+ * precision status.renewalTime is stored with, so that a requeue at the stored time finds renewal due).
+ * Undefined when spec.renewal.policy is Disabled.
+ *
+ * Renewal windows (spec.renewal.windows, cron) are not evaluated: the time is the renewBefore one, as
+ * upstream's when no window is configured.
+ */
+export function renewalTime(notBefore: Date, notAfter: Date, spec: RenewalSpec): Date | undefined {
+  if (spec.renewal?.policy === 'Disabled') return undefined;
+  const lifetime = notAfter.getTime() - notBefore.getTime();
+  const at = notAfter.getTime() - renewBeforeMs(lifetime, spec);
+  return new Date(Math.floor(at / SECOND_MS) * SECOND_MS);
+}
+
+export interface BackoffOptions {
+  minMs?: number;
+  maxMs?: number;
+}
+
+/**
+ * The wait after `failedAttempts` consecutive failures: min·2^(n−1), capped at max. Unknown counts (a
+ * failure recorded before attempts were counted, or a hand-edited 0) wait the minimum.
+ */
+export function failureBackoffMs(failedAttempts: number | undefined, options: BackoffOptions = {}): number {
+  const min = options.minMs ?? MIN_FAILURE_BACKOFF_MS;
+  const max = options.maxMs ?? MAX_FAILURE_BACKOFF_MS;
+  if (failedAttempts === undefined || failedAttempts <= 0) return min;
+  const computed = min * 2 ** (failedAttempts - 1);
+  return Math.max(min, Math.min(computed, max));
+}
+
+/**
+ * How much longer to hold off re-issuing after the last failure (0: go ahead), from status.lastFailureTime
+ * and status.failedIssuanceAttempts.
+ */
+export function remainingBackoffMs(
+  status: CertificateStatus | undefined,
+  now: Date,
+  options: BackoffOptions = {},
+): number {
+  if (!status?.lastFailureTime) return 0;
+  const failedAt = Date.parse(status.lastFailureTime);
+  if (Number.isNaN(failedAt)) return 0;
+  const delay = failureBackoffMs(status.failedIssuanceAttempts, options);
+  const since = now.getTime() - failedAt;
+  return since >= delay ? 0 : delay - since;
+}

@@ -1,0 +1,114 @@
+/** The issuer helpers that need no API server: conditions, the CA key pair reader, stale-read tracking. */
+
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { Issuer, IssuerCondition } from '../../api/types.ts';
+import { encodePrivateKey, generatePrivateKey } from '../../pki/index.ts';
+import { issue, rootCa } from '../../pki/test-support.ts';
+import { caKeyPairFromSecret, InvalidDataError } from './ca-keypair.ts';
+import { isIssuerReady, rfc3339, setCondition } from './conditions.ts';
+import { StaleReads } from './stale-reads.ts';
+
+const b64 = (s: string) => Buffer.from(s).toString('base64');
+
+describe('setCondition', () => {
+  const t1 = new Date('2030-01-01T00:00:00.123Z');
+  const t2 = new Date('2030-01-02T00:00:00Z');
+
+  it('adds a condition stamped now, at second precision', () => {
+    const list = setCondition<IssuerCondition>(
+      undefined,
+      { type: 'Ready', status: 'False', reason: 'A' },
+      t1,
+    );
+    assert.deepEqual(list, [
+      { type: 'Ready', status: 'False', reason: 'A', lastTransitionTime: '2030-01-01T00:00:00Z' },
+    ]);
+  });
+
+  it('keeps lastTransitionTime unless the status changes, and never mutates its input', () => {
+    const first = Object.freeze(
+      setCondition<IssuerCondition>(undefined, { type: 'Ready', status: 'False', reason: 'A' }, t1),
+    );
+    const reworded = setCondition(first, { type: 'Ready', status: 'False', reason: 'B' }, t2);
+    assert.equal(reworded[0].lastTransitionTime, rfc3339(t1));
+    assert.equal(reworded[0].reason, 'B');
+    const flipped = setCondition(first, { type: 'Ready', status: 'True', reason: 'C' }, t2);
+    assert.equal(flipped[0].lastTransitionTime, rfc3339(t2));
+    assert.equal(first[0].reason, 'A');
+  });
+});
+
+describe('isIssuerReady', () => {
+  const issuer = (status: 'True' | 'False', observedGeneration?: number): Issuer => ({
+    metadata: { name: 'i', generation: 2 },
+    spec: { selfSigned: {} },
+    status: { conditions: [{ type: 'Ready', status, observedGeneration }] },
+  });
+  it('wants Ready=True for the current generation', () => {
+    assert.equal(isIssuerReady(issuer('True', 2)), true);
+    assert.equal(isIssuerReady(issuer('True')), true);
+    assert.equal(isIssuerReady(issuer('True', 1)), false);
+    assert.equal(isIssuerReady(issuer('False', 2)), false);
+  });
+});
+
+describe('caKeyPairFromSecret', () => {
+  const secret = (data: Record<string, string>) => ({ metadata: { name: 'ca', namespace: 'ns' }, data });
+
+  it('reads tls.key and tls.crt, and appends ca.crt to the chain', async () => {
+    const root = await rootCa();
+    const intermediate = await issue({
+      spec: { commonName: 'intermediate', isCA: true },
+      issuer: { certPem: root.certPem, key: root.key },
+    });
+    const pair = caKeyPairFromSecret(
+      secret({
+        'tls.crt': b64(intermediate.certPem),
+        'tls.key': b64(encodePrivateKey(intermediate.key, 'PKCS8')),
+        'ca.crt': b64(root.certPem),
+      }),
+    );
+    assert.equal(pair.cert.subject.commonName, 'intermediate');
+    // tls.crt holds the intermediate alone (the issued chain leaves the root out); ca.crt adds the root.
+    assert.equal(pair.certPem.match(/BEGIN CERTIFICATE/g)?.length, 2);
+    assert.ok(pair.certPem.endsWith(root.certPem.endsWith('\n') ? root.certPem : `${root.certPem}\n`));
+    // What the CA signer then does with it: leaf + intermediate served, the root as the CA.
+    const leaf = await issue({
+      spec: { commonName: 'leaf' },
+      issuer: { certPem: pair.certPem, key: pair.key },
+    });
+    assert.equal(leaf.certPem.match(/BEGIN CERTIFICATE/g)?.length, 2);
+    assert.equal(leaf.caPem, root.certPem);
+  });
+
+  it('says what is missing or unreadable, as InvalidDataError', async () => {
+    const key = b64(encodePrivateKey(await generatePrivateKey({ algorithm: 'ECDSA' }), 'PKCS8'));
+    assert.throws(() => caKeyPairFromSecret(secret({ 'tls.crt': b64('x') })), {
+      name: 'InvalidDataError',
+      message: `no private key data for "tls.key" in secret 'ns/ca'`,
+    });
+    assert.throws(() => caKeyPairFromSecret(secret({ 'tls.key': key })), {
+      message: `no certificate data for "tls.crt" in secret 'ns/ca'`,
+    });
+    assert.throws(
+      () => caKeyPairFromSecret(secret({ 'tls.key': key, 'tls.crt': b64('junk') })),
+      InvalidDataError,
+    );
+    assert.throws(
+      () => caKeyPairFromSecret(secret({ 'tls.key': b64('junk'), 'tls.crt': b64('junk') })),
+      InvalidDataError,
+    );
+  });
+});
+
+describe('StaleReads', () => {
+  it('reports the replaced version as stale until the cache moves on', () => {
+    const stale = new StaleReads();
+    assert.equal(stale.isStale('ns/a', '1'), false);
+    stale.wrote('ns/a', '1');
+    assert.equal(stale.isStale('ns/a', '1'), true);
+    assert.equal(stale.isStale('ns/a', '2'), false);
+    assert.equal(stale.isStale('ns/a', '1'), false, 'forgotten once the cache moved on');
+  });
+});

@@ -1,0 +1,154 @@
+import { isConflict } from '@certkit/apimachinery';
+import {
+  Controller,
+  deletionHandlingKey,
+  ItemExponentialFailureRateLimiter,
+  type Request,
+  type Result,
+} from '@certkit/runtime';
+import { API_VERSION } from '../../api/constants.ts';
+import type { GenericIssuer, IssuerCondition } from '../../api/types.ts';
+import type { ControllerContext } from '../context.ts';
+import { issuersForSecret } from './ca-secret.ts';
+import { issuerReadyCondition, setCondition } from './conditions.ts';
+import {
+  describeIssuer,
+  issuerClient,
+  issuerInformer,
+  type IssuerHandle,
+  type IssuerKind,
+} from './generic.ts';
+import { issuerReadiness, type Readiness } from './readiness.ts';
+import { STALE_RETRY_MS, StaleReads } from './stale-reads.ts';
+
+/**
+ * Issuer and ClusterIssuer readiness (cert-manager's `issuers` and `clusterissuers` controllers): each
+ * reconcile computes the Ready condition and writes it, with the generation it was computed for, when it
+ * changed. A not-ready issuer is retried with backoff (5 s → 5 min), but what usually fixes it, its CA Secret
+ * appearing or changing, reconciles it at once through the Secret events.
+ */
+
+export const CONTROLLER_NAMES: Record<IssuerKind, string> = {
+  Issuer: 'issuers',
+  ClusterIssuer: 'clusterissuers',
+};
+
+/** How long to wait before retrying a status write that lost a race. */
+const CONFLICT_RETRY_MS = 200;
+
+function readyCondition(
+  issuer: GenericIssuer,
+  readiness: Readiness,
+): Omit<IssuerCondition, 'lastTransitionTime'> {
+  const condition: Omit<IssuerCondition, 'lastTransitionTime'> = {
+    type: 'Ready',
+    status: readiness.ready ? 'True' : 'False',
+    reason: readiness.reason,
+  };
+  if (readiness.message) condition.message = readiness.message;
+  const generation = issuer.metadata?.generation;
+  if (generation !== undefined) condition.observedGeneration = generation;
+  return condition;
+}
+
+function sameCondition(
+  a: IssuerCondition | undefined,
+  b: Omit<IssuerCondition, 'lastTransitionTime'>,
+): boolean {
+  return (
+    a !== undefined &&
+    a.status === b.status &&
+    a.reason === b.reason &&
+    (a.message ?? '') === (b.message ?? '') &&
+    a.observedGeneration === b.observedGeneration
+  );
+}
+
+/** Our own status write needs no reconcile; a spec change, or a Ready condition gone stale or missing, does. */
+function needsReconcile(old: GenericIssuer, issuer: GenericIssuer): boolean {
+  if (old.metadata?.generation !== issuer.metadata?.generation) return true;
+  const ready = issuerReadyCondition(issuer);
+  return ready === undefined || ready.observedGeneration !== issuer.metadata?.generation;
+}
+
+export function newIssuerController(ctx: ControllerContext, kind: IssuerKind): Controller {
+  const name = CONTROLLER_NAMES[kind];
+  const informer = issuerInformer(ctx, kind);
+  const client = issuerClient(ctx, kind);
+
+  const stale = new StaleReads();
+
+  async function reconcile(request: Request): Promise<Result | void> {
+    const key = request.namespace ? `${request.namespace}/${request.name}` : request.name;
+    const issuer = informer.getStore().get(key);
+    // A deleted or deleting issuer's status is no longer anyone's concern.
+    if (!issuer || issuer.metadata?.deletionTimestamp) return;
+    // Whatever queued this is looked at once the cache has our write.
+    if (stale.isStale(key, issuer.metadata?.resourceVersion)) return { requeueAfter: STALE_RETRY_MS };
+    const handle: IssuerHandle = { kind, issuer };
+    const readiness = await issuerReadiness(ctx, handle);
+    const condition = readyCondition(issuer, readiness);
+    const previous = issuerReadyCondition(issuer);
+    if (!sameCondition(previous, condition)) {
+      const updated = structuredClone(issuer);
+      updated.status = {
+        ...updated.status,
+        conditions: setCondition(issuer.status?.conditions, condition, ctx.now()),
+      };
+      try {
+        await client.update({ ...updated, apiVersion: API_VERSION, kind }, { subresource: 'status' });
+      } catch (err) {
+        if (isConflict(err)) return { requeueAfter: CONFLICT_RETRY_MS };
+        throw err;
+      }
+      stale.wrote(key, issuer.metadata?.resourceVersion);
+      // An event per change of state, not per retry: a broken CA Secret retried for hours stays one event.
+      if (previous?.status !== condition.status || previous?.reason !== condition.reason) {
+        record(issuer, readiness);
+      }
+      ctx.log({
+        level: 'info',
+        msg: 'issuer readiness changed',
+        issuer: describeIssuer(handle),
+        ...condition,
+      });
+    }
+    return readiness.ready ? undefined : { requeue: true };
+  }
+
+  function record(issuer: GenericIssuer, readiness: Readiness): void {
+    const involved = { ...issuer, apiVersion: API_VERSION, kind };
+    // SelfSigned's IsReady carries no message and, as in cert-manager, no event.
+    if (!readiness.message) return;
+    if (readiness.ready) ctx.recorder.normal(involved, readiness.reason, readiness.message);
+    else ctx.recorder.warning(involved, readiness.reason, readiness.message);
+  }
+
+  const controller = new Controller({
+    name,
+    reconcile,
+    maxConcurrentReconciles: ctx.options.maxConcurrentReconciles,
+    rateLimiter: new ItemExponentialFailureRateLimiter<string>(5_000, 5 * 60_000),
+    log: ctx.log,
+  });
+  const enqueue = (issuer: GenericIssuer) =>
+    controller.enqueue({ namespace: issuer.metadata?.namespace, name: issuer.metadata?.name ?? '' });
+
+  informer.addEventHandler({
+    onAdd: enqueue,
+    onUpdate: (old, issuer) => {
+      if (needsReconcile(old, issuer)) enqueue(issuer);
+    },
+    onDelete: (issuer) => stale.forget(deletionHandlingKey(issuer)),
+  });
+  // Unlabelled Secrets arrive as metadata stubs: their namespace and name are all the lookup needs
+  // (cert-manager's ToSecret), so a CA Secret created after its issuer makes it Ready without waiting.
+  ctx.secrets.onChange((secret) => {
+    const { namespace, name } = secret.metadata ?? {};
+    if (!namespace || !name) return;
+    for (const handle of issuersForSecret(ctx, namespace, name)) {
+      if (handle.kind === kind) enqueue(handle.issuer);
+    }
+  });
+  return controller;
+}

@@ -1,0 +1,85 @@
+import { formatFieldError } from '@certkit/apimachinery';
+import { IssuerReasons } from '../../api/constants.ts';
+import { validateClusterIssuer, validateIssuer } from '../../api/validation.ts';
+import { certificateMatchesKey } from '../../pki/index.ts';
+import type { ControllerContext } from '../context.ts';
+import { caKeyPairFromSecret } from './ca-keypair.ts';
+import { resourceNamespace, issuerType, type IssuerHandle } from './generic.ts';
+
+/**
+ * Whether an issuer can sign (cert-manager's Issuer.Setup for each type): SelfSigned always can; CA can once
+ * its Secret holds a CA certificate and the matching private key. The answer becomes the Ready condition.
+ */
+
+export interface Readiness {
+  ready: boolean;
+  reason: string;
+  /** Omitted from the condition when empty, as Go's omitempty does. */
+  message: string;
+}
+
+export const ReadinessReasons = {
+  ...IssuerReasons,
+  /** The spec fails the webhook's validation (no webhook may have run). */
+  InvalidIssuer: 'InvalidIssuer',
+  /** A valid issuer of a type certkit does not implement (acme, vault, venafi). */
+  ErrInitIssuer: 'ErrInitIssuer',
+} as const;
+
+export const KEY_PAIR_VERIFIED_MESSAGE = 'Signing CA verified';
+const GET_KEY_PAIR_PREFIX = 'Error getting keypair for CA issuer: ';
+
+const notReady = (reason: string, message: string): Readiness => ({ ready: false, reason, message });
+
+function specErrors(handle: IssuerHandle): string | undefined {
+  const errors =
+    handle.kind === 'ClusterIssuer' ? validateClusterIssuer(handle.issuer) : validateIssuer(handle.issuer);
+  if (errors.length === 0) return undefined;
+  const list = errors.map(formatFieldError);
+  return list.length === 1 ? list[0] : `[${list.join(', ')}]`;
+}
+
+/** CA.Setup. The Secret is read once (cert-manager reads it twice), through the Secret getter. */
+async function caReadiness(ctx: ControllerContext, handle: IssuerHandle): Promise<Readiness> {
+  const namespace = resourceNamespace(ctx, handle);
+  const secretName = handle.issuer.spec?.ca?.secretName ?? '';
+  let pair;
+  try {
+    const secret = await ctx.secrets.get(namespace, secretName);
+    if (!secret)
+      return notReady(
+        ReadinessReasons.ErrGetKeyPair,
+        `${GET_KEY_PAIR_PREFIX}secrets "${secretName}" not found`,
+      );
+    pair = caKeyPairFromSecret(secret);
+  } catch (err) {
+    return notReady(ReadinessReasons.ErrGetKeyPair, GET_KEY_PAIR_PREFIX + (err as Error).message);
+  }
+  if (!pair.cert.isCA)
+    return notReady(ReadinessReasons.ErrInvalidKeyPair, `${GET_KEY_PAIR_PREFIX}certificate is not a CA`);
+  // cert-manager leaves this to signing time; a mismatched pair could never sign, so say so now.
+  if (!certificateMatchesKey(pair.cert, pair.key)) {
+    return notReady(
+      ReadinessReasons.ErrInvalidKeyPair,
+      `${GET_KEY_PAIR_PREFIX}the private key does not match the CA certificate's public key`,
+    );
+  }
+  return { ready: true, reason: ReadinessReasons.KeyPairVerified, message: KEY_PAIR_VERIFIED_MESSAGE };
+}
+
+export async function issuerReadiness(ctx: ControllerContext, handle: IssuerHandle): Promise<Readiness> {
+  const invalid = specErrors(handle);
+  if (invalid) return notReady(ReadinessReasons.InvalidIssuer, `Issuer spec is invalid: ${invalid}`);
+  const type = issuerType(handle.issuer.spec);
+  switch (type) {
+    case 'selfsigned':
+      return { ready: true, reason: ReadinessReasons.IsReady, message: '' };
+    case 'ca':
+      return caReadiness(ctx, handle);
+    default:
+      return notReady(
+        ReadinessReasons.ErrInitIssuer,
+        `Error initializing issuer: the ${type ?? 'configured'} issuer type is not implemented by certkit`,
+      );
+  }
+}
