@@ -10,6 +10,7 @@ import {
   startCompactor,
   writeKubeconfig,
 } from '@certkit/apiserver';
+import { certManagerAdmission } from '@certkit/certificates/api/admission';
 import type { ServeFlags } from './args.ts';
 
 /** A running control plane: the API server over SQLite in the data dir, with its kubeconfig written. */
@@ -46,6 +47,8 @@ export async function startControlPlane(flags: ServeFlags): Promise<ControlPlane
       tls: { cert: certificates.certPem, key: certificates.keyPem },
       token,
       watchCache: flags.watchCache,
+      // The webhook's checks for cert-manager.io objects, so `kubectl apply` of an invalid one fails at once.
+      admission: certManagerAdmission,
       storageInitializationTimeoutMs: flags.storageInitializationTimeoutMs,
       log: (entry) => {
         if (entry.level === 'error' || entry.level === 'warn')

@@ -6,7 +6,13 @@ import {
 } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
-import { newMethodNotAllowed, newNotFound, newUnauthorized } from '@certkit/apimachinery';
+import {
+  type FieldError,
+  newMethodNotAllowed,
+  newNotFound,
+  newUnauthorized,
+  type StoredObject,
+} from '@certkit/apimachinery';
 import { CrdController } from '../controllers/crds.ts';
 import { GarbageCollector } from '../controllers/garbage-collector.ts';
 import { NamespaceController } from '../controllers/namespaces.ts';
@@ -41,6 +47,11 @@ export interface ApiServerOptions {
   watchCache?: boolean;
   /** Tuning of the watch caches (history bounds, relist delay). */
   watchCacheOptions?: WatchCacheOptions;
+  /**
+   * Validating admission for kinds the server does not know itself, as a webhook would do it (the CLI wires
+   * cert-manager's validation here). Returns field errors; an empty list admits the object.
+   */
+  admission?: (group: string, kind: string, obj: StoredObject, old: StoredObject | undefined) => FieldError[];
   /** How long /readyz waits for the built-in resources' caches at start (default 1 min; --storage-initialization-timeout). */
   storageInitializationTimeoutMs?: number;
 }
@@ -110,6 +121,9 @@ export class ApiServer {
         if (cached) return cached.obj;
         return store.get(undefined, name).catch(() => undefined);
       },
+      admit: options.admission
+        ? (def, obj, old) => options.admission!(def.group, def.kind, obj, old)
+        : undefined,
       afterWrite: async (def, obj) => {
         if (def.group === 'apiextensions.k8s.io' && def.resource === 'customresourcedefinitions')
           this.crds.observe(obj);

@@ -88,6 +88,11 @@ export interface StoreContext {
   getNamespace?(name: string): Promise<StoredObject | undefined>;
   /** Called after an object is created or updated (CRDs use it to start serving). */
   afterWrite?(def: ResourceDefinition, obj: StoredObject): Promise<void>;
+  /**
+   * Validating admission beyond the schema (what a validating webhook does in a real cluster): field errors
+   * refuse the write with 422. Runs on create and on updates of the main resource.
+   */
+  admit?(def: ResourceDefinition, obj: StoredObject, old: StoredObject | undefined): FieldError[];
 }
 
 const MAX_PATCH_RETRIES = 16;
@@ -333,6 +338,7 @@ export class ObjectStore {
       ),
     );
     if (def.validate) errors.push(...def.validate(obj, undefined, version));
+    if (this.context.admit) errors.push(...this.context.admit(def, obj, undefined));
     if (errors.length > 0)
       throw newInvalid(def.group, def.kind, meta.name ?? meta.generateName ?? '', errors);
     def.onCreate?.(obj);
@@ -456,6 +462,8 @@ export class ObjectStore {
     errors.push(...validateObjectMeta(obj, def.namespaced, this.nameValidator()));
     errors.push(...validateObjectMetaUpdate(obj, current));
     if (def.validate) errors.push(...def.validate(obj, current, version));
+    if (this.context.admit && options.subresource !== 'status')
+      errors.push(...this.context.admit(def, obj, current));
     if (errors.length > 0) throw newInvalid(def.group, def.kind, meta.name ?? '', errors);
     return obj;
   }

@@ -1,0 +1,35 @@
+import type { FieldError, KubeObject } from '@certkit/apimachinery';
+import { GROUP, Kinds } from './constants.ts';
+import type { Certificate, CertificateRequest, ClusterIssuer, Issuer } from './types.ts';
+import {
+  validateCertificate,
+  validateCertificateRequest,
+  validateClusterIssuer,
+  validateIssuer,
+} from './validation.ts';
+
+/**
+ * cert-manager's validating webhook as an admission function: on certkit's own API server invalid
+ * cert-manager.io objects are refused with 422 and field paths, as the webhook refuses them in a real cluster.
+ * Other kinds are admitted untouched.
+ */
+export function certManagerAdmission(
+  group: string,
+  kind: string,
+  obj: KubeObject,
+  old: KubeObject | undefined,
+): FieldError[] {
+  if (group !== GROUP) return [];
+  switch (kind) {
+    case Kinds.Certificate:
+      return validateCertificate(obj as Certificate, old as Certificate | undefined);
+    case Kinds.CertificateRequest:
+      return validateCertificateRequest(obj as CertificateRequest, old as CertificateRequest | undefined);
+    case Kinds.Issuer:
+      return validateIssuer(obj as Issuer, old as Issuer | undefined);
+    case Kinds.ClusterIssuer:
+      return validateClusterIssuer(obj as ClusterIssuer, old as ClusterIssuer | undefined);
+    default:
+      return [];
+  }
+}

@@ -1,0 +1,96 @@
+import assert from 'node:assert/strict';
+import { type ChildProcess, execFile, spawn, spawnSync } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+
+/**
+ * What a user gets from `npm start`: `certkit up`, then `kubectl apply -f examples/`, and within seconds every
+ * Certificate is Ready with a valid key pair; invalid cert-manager objects are refused at admission.
+ */
+
+const here = dirname(fileURLToPath(import.meta.url));
+const main = join(here, 'main.ts');
+const examples = join(here, '../../../examples');
+const run = promisify(execFile);
+const hasKubectl = spawnSync('kubectl', ['version', '--client'], { stdio: 'ignore' }).status === 0;
+const skip = hasKubectl ? false : 'kubectl is not on PATH';
+if (skip) console.log(`# skipping the certkit up walkthrough: ${skip}`);
+
+describe('certkit up with the examples', { skip }, () => {
+  let dir: string;
+  let child: ChildProcess;
+  let env: NodeJS.ProcessEnv;
+  const kubectl = (...args: string[]) => run('kubectl', args, { env });
+
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'certkit-up-'));
+    env = { ...process.env, KUBECONFIG: join(dir, 'kubeconfig'), KUBECACHEDIR: join(dir, 'kube-cache') };
+    child = spawn(process.execPath, [main, 'up', '--data-dir', dir, '--port', '0'], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    await new Promise<void>((resolve, reject) => {
+      let out = '';
+      child.stdout!.on('data', (d) => {
+        out += d;
+        if (out.includes('certificate controller running')) resolve();
+      });
+      child.once('exit', (code) => reject(new Error(`certkit up exited with ${code}: ${out}`)));
+    });
+  });
+
+  after(async () => {
+    child?.kill('SIGINT');
+    await new Promise((r) => child?.once('exit', r));
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('issues every example Certificate within seconds, with valid key pairs', async () => {
+    await kubectl('apply', '-f', examples);
+    const started = Date.now();
+    let ready: string[] = [];
+    while (Date.now() - started < 20_000) {
+      const { stdout } = await kubectl('get', 'certificates', '-o', 'json');
+      const items = JSON.parse(stdout).items as {
+        metadata: { name: string };
+        status?: { conditions?: { type: string; status: string }[] };
+      }[];
+      ready = items
+        .filter((c) => c.status?.conditions?.some((k) => k.type === 'Ready' && k.status === 'True'))
+        .map((c) => c.metadata.name);
+      if (ready.length === 4) break;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    assert.deepEqual(ready.sort(), ['client', 'ephemeral', 'root-ca', 'web']);
+    const table = (await kubectl('get', 'certificates')).stdout;
+    assert.match(table, /NAME\s+READY\s+SECRET\s+AGE/);
+    const secret = JSON.parse((await kubectl('get', 'secret', 'web-tls', '-o', 'json')).stdout);
+    assert.equal(secret.type, 'kubernetes.io/tls');
+    assert.equal(secret.metadata.labels['controller.cert-manager.io/fao'], 'true');
+    const { X509Certificate, createPrivateKey } = await import('node:crypto');
+    const cert = new X509Certificate(Buffer.from(secret.data['tls.crt'], 'base64'));
+    const ca = new X509Certificate(Buffer.from(secret.data['ca.crt'], 'base64'));
+    assert.ok(cert.checkPrivateKey(createPrivateKey(Buffer.from(secret.data['tls.key'], 'base64'))));
+    assert.ok(cert.verify(ca.publicKey), 'the leaf chains to the example root CA');
+    assert.match(cert.subjectAltName ?? '', /DNS:web\.example\.com/);
+    const status = await run(process.execPath, [main, 'status', '--kubeconfig', env.KUBECONFIG!], { env });
+    assert.match(status.stdout, /default\s+web\s+True\s+Issuer\/example-ca/);
+  });
+
+  it('refuses an invalid Certificate at admission, naming the field', async () => {
+    const bad = join(dir, 'bad.yaml');
+    const { writeFile } = await import('node:fs/promises');
+    await writeFile(
+      bad,
+      'apiVersion: cert-manager.io/v1\nkind: Certificate\nmetadata: {name: bad, namespace: default}\nspec:\n  secretName: bad-tls\n  duration: 10m\n  dnsNames: [bad.example.com]\n  issuerRef: {name: example-ca}\n',
+    );
+    const err = await kubectl('apply', '-f', bad).then(
+      () => assert.fail('an invalid Certificate was admitted'),
+      (e: { stderr: string }) => e,
+    );
+    assert.match(err.stderr, /spec\.duration/);
+  });
+});
