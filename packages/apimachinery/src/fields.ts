@@ -121,6 +121,11 @@ class TermsSelector implements FieldSelector {
 /** Matches every object. */
 export const everythingFields: FieldSelector = new TermsSelector([]);
 
+/** A selector of the given terms, ANDed in their order (for composing selectors without re-parsing). */
+export function fieldSelectorOf(requirements: readonly FieldRequirement[]): FieldSelector {
+  return new TermsSelector([...requirements]);
+}
+
 /**
  * Parses a `fieldSelector` query value (fields.ParseSelector). '' is the empty selector; empty terms
  * (`a=b,,c=d`) are skipped. Terms are sorted, as upstream sorts them, so the string form is canonical.

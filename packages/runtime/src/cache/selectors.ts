@@ -1,7 +1,6 @@
 import {
-  escapeFieldValue,
-  type FieldRequirement,
   type FieldSelector,
+  fieldSelectorOf,
   type LabelSelector,
   parseFieldSelector,
   parseLabelSelector,
@@ -27,37 +26,11 @@ export function toFieldSelector(input: FieldSelectorInput | undefined): FieldSel
  * nothing (upstream would render them as a trailing ',', which means the same).
  */
 export function andFieldSelectors(selectors: readonly FieldSelector[]): FieldSelector {
-  return new AndFieldSelector(selectors.flatMap((s) => s.requirements));
+  return fieldSelectorOf(selectors.flatMap((s) => s.requirements));
 }
 
 /** fields.OneTermNotEqualSelector. */
 export function notEqualFieldSelector(field: string, value: string): FieldSelector {
-  return new AndFieldSelector([{ field, operator: '!=', value }]);
+  return fieldSelectorOf([{ field, operator: '!=', value }]);
 }
 
-class AndFieldSelector implements FieldSelector {
-  readonly requirements: readonly FieldRequirement[];
-
-  constructor(requirements: FieldRequirement[]) {
-    this.requirements = Object.freeze(requirements.map((r) => Object.freeze({ ...r })));
-  }
-
-  get empty(): boolean {
-    return this.requirements.length === 0;
-  }
-
-  matches(fields: Record<string, string>): boolean {
-    return this.requirements.every((r) => {
-      const actual = Object.hasOwn(fields, r.field) ? fields[r.field] : '';
-      return r.operator === '=' ? actual === r.value : actual !== r.value;
-    });
-  }
-
-  requiresExactMatch(field: string): string | undefined {
-    return this.requirements.find((r) => r.operator === '=' && r.field === field)?.value;
-  }
-
-  toString(): string {
-    return this.requirements.map((r) => `${r.field}${r.operator}${escapeFieldValue(r.value)}`).join(',');
-  }
-}
