@@ -77,7 +77,7 @@ export class DelayingQueue<T = string> extends WorkQueue<T> {
     if (this.timer !== undefined && this.timerAt <= at) return;
     this.disarm();
     this.timerAt = at;
-    this.timer = this.clock.setTimeout(() => this.fire(), at - this.clock.now());
+    this.timer = this.clock.setTimeout(() => this.fire(), Math.max(0, at - this.clock.now()));
   }
 
   private disarm(): void {

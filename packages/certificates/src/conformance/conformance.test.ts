@@ -1,0 +1,54 @@
+/**
+ * cert-manager's Certificates conformance suite (research/cert-manager.md §5) against certkit: the embedded
+ * API server and the whole certificate controller, for the SelfSigned and CA issuers as Issuer and as
+ * ClusterIssuer. Per variant, in a fresh namespace, table scenarios 1–22 and standalone scenarios 30 and 31
+ * run concurrently; each issued Secret gets the default validations and the feature validations
+ * (validations.ts), plus the checks of its scenario (scenarios.ts).
+ */
+
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { type Environment, startEnvironment, VARIANTS } from './environment.ts';
+import { opensslUnavailable } from './openssl.ts';
+import { type Outcome, startVariant, type VariantRun } from './runner.ts';
+import { STANDALONE_TITLES, TABLE } from './scenarios.ts';
+
+let env: Environment;
+
+before(async () => {
+  env = await startEnvironment();
+  const reason = opensslUnavailable();
+  if (reason) console.log(`conformance: openssl checks skipped: ${reason}`);
+});
+
+after(async () => {
+  await env?.close();
+});
+
+function assertPassed(outcome: Outcome) {
+  assert.ok(
+    outcome.failures.length === 0,
+    `${outcome.name} (scenario ${outcome.id}):\n  ${outcome.failures.join('\n  ')}`,
+  );
+}
+
+for (const variant of VARIANTS) {
+  describe(`Certificates conformance with issuer type ${variant.title}`, () => {
+    let run: VariantRun;
+
+    before(async () => {
+      run = await startVariant(env, variant);
+    });
+
+    after(async () => {
+      if (run) console.log(`conformance: ${await run.summary()}`);
+    });
+
+    for (const scenario of TABLE) {
+      it(`${scenario.id}. ${scenario.title}`, async () => assertPassed(await run.outcome(scenario.id)));
+    }
+    for (const id of [30, 31] as const) {
+      it(`${id}. ${STANDALONE_TITLES[id]}`, async () => assertPassed(await run.outcome(id)));
+    }
+  });
+}
