@@ -1,6 +1,10 @@
 import { relative } from 'node:path';
-import { installCrds, startCertificateController } from '@certkit/certificates/controller';
-import { KubeClient, loadKubeconfig } from '@certkit/runtime';
+import {
+  clientRequestMetrics,
+  installCrds,
+  startCertificateController,
+} from '@certkit/certificates/controller';
+import { KubeClient, loadKubeconfig, MetricsRegistry } from '@certkit/runtime';
 import { parseServeFlags, UsageError } from './args.ts';
 import { controller } from './commands/controller.ts';
 import { CONTROLLER_FLAG_OPTIONS, controllerFlags } from './commands/controller-flags.ts';
@@ -62,9 +66,14 @@ async function serve(command: 'up' | 'apiserver', args: string[]): Promise<void>
       'default' in o ? o.default : undefined,
     ]);
     const settings = controllerFlags({ ...Object.fromEntries(defaults), ...flags.extra });
-    const client = new KubeClient({ ...(await loadKubeconfig({ path: plane.kubeconfigPath })), qps: -1 });
+    const metrics = new MetricsRegistry();
+    const client = new KubeClient({
+      ...(await loadKubeconfig({ path: plane.kubeconfigPath })),
+      qps: -1,
+      onRequest: clientRequestMetrics(metrics),
+    });
     await installCrds(client);
-    const running = startCertificateController(client, { ...settings.options });
+    const running = startCertificateController(client, { ...settings.options, metrics });
     running.done.catch((err: unknown) => {
       process.stderr.write(
         `certkit: the controller stopped: ${err instanceof Error ? err.message : String(err)}\n`,
@@ -78,7 +87,7 @@ async function serve(command: 'up' | 'apiserver', args: string[]): Promise<void>
   }
   const kubeconfig = relative(process.cwd(), plane.kubeconfigPath) || plane.kubeconfigPath;
   process.stdout.write(
-    `certkit ${command}: API server listening on ${plane.server.url}${command === 'up' ? ', certificate controller running' : ''}\n` +
+    `certkit ${command}: API server listening on ${plane.server.url}${command === 'up' ? ' (certificate controller running)' : ''}\n` +
       `  kubeconfig: ${plane.kubeconfigPath}\n` +
       `  try:        kubectl --kubeconfig ${kubeconfig} get namespaces\n` +
       (command === 'up'

