@@ -1,6 +1,7 @@
 import { isAlreadyExists, isConflict } from '@certkit/apimachinery';
 import {
   builtins,
+  defaultRegistry,
   type KubeClient,
   type Logger,
   Manager,
@@ -60,7 +61,8 @@ export function startCertificateController(
   client: KubeClient,
   options: CertificateControllerOptions = {},
 ): RunningController {
-  const metrics = options.metrics ?? new MetricsRegistry();
+  // The runtime's controllers and work queues report into its default registry: serve that one.
+  const metrics = options.metrics ?? defaultRegistry;
   const secretHits = metrics.counter(
     'certkit_secret_getter_requests_total',
     'Secrets read by the controller, by where they came from: the cache, a live GET, or not found.',

@@ -4,7 +4,7 @@ import {
   installCrds,
   startCertificateController,
 } from '@certkit/certificates/controller';
-import { KubeClient, loadKubeconfig, MetricsRegistry } from '@certkit/runtime';
+import { defaultRegistry, KubeClient, loadKubeconfig } from '@certkit/runtime';
 import { parseServeFlags, UsageError } from './args.ts';
 import { controller } from './commands/controller.ts';
 import { CONTROLLER_FLAG_OPTIONS, controllerFlags } from './commands/controller-flags.ts';
@@ -66,7 +66,7 @@ async function serve(command: 'up' | 'apiserver', args: string[]): Promise<void>
       'default' in o ? o.default : undefined,
     ]);
     const settings = controllerFlags({ ...Object.fromEntries(defaults), ...flags.extra });
-    const metrics = new MetricsRegistry();
+    const metrics = defaultRegistry;
     const client = new KubeClient({
       ...(await loadKubeconfig({ path: plane.kubeconfigPath })),
       qps: -1,

@@ -1,6 +1,6 @@
 import { hostname } from 'node:os';
 import { clientRequestMetrics, startCertificateController } from '@certkit/certificates/controller';
-import { KubeClient, loadKubeconfig, MetricsRegistry } from '@certkit/runtime';
+import { defaultRegistry, KubeClient, loadKubeconfig } from '@certkit/runtime';
 import { parseClusterFlags } from '../cluster-flags.ts';
 import { CONTROLLER_FLAG_OPTIONS, controllerFlags } from './controller-flags.ts';
 
