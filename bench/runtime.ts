@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { SqliteStorage } from '../packages/apiserver/src/storage/sqlite.ts';
 import { startServerProcess, waitReadyz, Client, writeResults } from './lib.ts';
+import { seedNamespace, seedSecrets } from '../packages/apiserver/src/testing/seed.ts';
 
 /**
  * The controller runtime over 30,000 Secrets served by certkit's API server: informer initial sync in metadata-only
@@ -19,41 +20,16 @@ const here = dirname(fileURLToPath(import.meta.url));
 const SECRETS = Number(process.argv.find((a) => a.startsWith('--secrets='))?.split('=')[1] ?? 30_000);
 
 async function seed(storage: SqliteStorage): Promise<void> {
-  const now = `${new Date().toISOString().slice(0, 19)}Z`;
-  await storage.create(
-    '/registry/core/namespaces/bulk',
-    JSON.stringify({
-      apiVersion: 'v1',
-      kind: 'Namespace',
-      metadata: { name: 'bulk', uid: 'ns-bulk', creationTimestamp: now },
-      spec: { finalizers: ['kubernetes'] },
-      status: { phase: 'Active' },
-    }),
-  );
-  const data = {
-    'tls.crt': Buffer.alloc(768, 'c').toString('base64'),
-    'tls.key': Buffer.alloc(256, 'k').toString('base64'),
-  };
-  for (let i = 0; i < SECRETS; i++) {
-    const name = `s-${String(i).padStart(5, '0')}`;
-    await storage.create(
-      `/registry/core/secrets/bulk/${name}`,
-      JSON.stringify({
-        apiVersion: 'v1',
-        kind: 'Secret',
-        metadata: {
-          name,
-          namespace: 'bulk',
-          uid: `uid-${i}`,
-          creationTimestamp: now,
-          labels: { shard: String(i % 10), app: 'bench' },
-          annotations: { 'example.com/owner': 'team-a' },
-        },
-        type: 'kubernetes.io/tls',
-        data,
-      }),
-    );
-  }
+  await seedNamespace(storage, 'bulk');
+  await seedSecrets(storage, 'bulk', SECRETS, {
+    type: 'kubernetes.io/tls',
+    data: {
+      'tls.crt': Buffer.alloc(768, 'c').toString('base64'),
+      'tls.key': Buffer.alloc(256, 'k').toString('base64'),
+    },
+    labels: (i) => ({ shard: String(i % 10), app: 'bench' }),
+    annotations: { 'example.com/owner': 'team-a' },
+  });
 }
 
 async function probe(mode: string, kubeconfig: string): Promise<Record<string, number | string>> {

@@ -16,6 +16,7 @@ import {
   waitReadyz,
   writeResults,
 } from './lib.ts';
+import { seedNamespace, seedSecrets } from '../packages/apiserver/src/testing/seed.ts';
 
 /**
  * The watch cache against the same data with and without it (--watch-cache=false), in one run:
@@ -33,37 +34,12 @@ const EVENTS = arg('events', 1000);
 const WATCH_TIMEOUT_MS = 180_000;
 
 async function seed(storage: Storage): Promise<void> {
-  const now = `${new Date().toISOString().slice(0, 19)}Z`;
-  const ns = (name: string) =>
-    JSON.stringify({
-      apiVersion: 'v1',
-      kind: 'Namespace',
-      metadata: { name, uid: `ns-${name}`, creationTimestamp: now },
-      spec: { finalizers: ['kubernetes'] },
-      status: { phase: 'Active' },
-    });
-  await storage.create('/registry/core/namespaces/bulk', ns('bulk'));
-  await storage.create('/registry/core/namespaces/events', ns('events'));
-  const data = { payload: Buffer.alloc(768, 'x').toString('base64') };
-  for (let i = 0; i < SECRETS; i++) {
-    const name = `s-${String(i).padStart(5, '0')}`;
-    await storage.create(
-      `/registry/core/secrets/bulk/${name}`,
-      JSON.stringify({
-        apiVersion: 'v1',
-        kind: 'Secret',
-        metadata: {
-          name,
-          namespace: 'bulk',
-          uid: `uid-${i}`,
-          creationTimestamp: now,
-          labels: { app: 'bench' },
-        },
-        type: 'Opaque',
-        data,
-      }),
-    );
-  }
+  await seedNamespace(storage, 'bulk');
+  await seedNamespace(storage, 'events');
+  await seedSecrets(storage, 'bulk', SECRETS, {
+    data: { payload: Buffer.alloc(768, 'x').toString('base64') },
+    labels: () => ({ app: 'bench' }),
+  });
 }
 
 async function cacheInitSeconds(client: Client): Promise<number> {

@@ -3,6 +3,7 @@ import { after, describe, it } from 'node:test';
 import type { Storage } from '../storage/types.ts';
 import { startTestServer, type TestServer } from '../testing/test-server.ts';
 import { openWatch } from '../testing/watch-client.ts';
+import { seedNamespace, seedSecrets } from '../testing/seed.ts';
 
 /**
  * Fault tests of the watch cache (KEP-4568): serving while 30,000 Secrets load, and watchers that fall
@@ -11,38 +12,9 @@ import { openWatch } from '../testing/watch-client.ts';
 
 const SECRETS = 30_000;
 
-async function seedSecrets(storage: Storage): Promise<void> {
-  const now = new Date().toISOString().slice(0, 19) + 'Z';
-  await storage.create(
-    '/registry/core/namespaces/bulk',
-    JSON.stringify({
-      apiVersion: 'v1',
-      kind: 'Namespace',
-      metadata: { name: 'bulk', uid: 'ns-bulk', creationTimestamp: now },
-      spec: { finalizers: ['kubernetes'] },
-      status: { phase: 'Active' },
-    }),
-  );
-  const data = { payload: Buffer.alloc(512, 'x').toString('base64') };
-  for (let i = 0; i < SECRETS; i++) {
-    const name = `s-${String(i).padStart(5, '0')}`;
-    await storage.create(
-      `/registry/core/secrets/bulk/${name}`,
-      JSON.stringify({
-        apiVersion: 'v1',
-        kind: 'Secret',
-        metadata: {
-          name,
-          namespace: 'bulk',
-          uid: `uid-${i}`,
-          creationTimestamp: now,
-          labels: { shard: String(i % 10) },
-        },
-        type: 'Opaque',
-        data,
-      }),
-    );
-  }
+async function seedBulk(storage: Storage): Promise<void> {
+  await seedNamespace(storage, 'bulk');
+  await seedSecrets(storage, 'bulk', SECRETS, { labels: (i) => ({ shard: String(i % 10) }) });
 }
 
 describe('a server starting over 30,000 Secrets', () => {
@@ -52,7 +24,7 @@ describe('a server starting over 30,000 Secrets', () => {
   });
 
   it('answers while its caches initialise, by the KEP-4568 rules, then becomes ready', async () => {
-    t = await startTestServer({ seed: seedSecrets, waitReady: false });
+    t = await startTestServer({ seed: seedBulk, waitReady: false });
     const started = performance.now();
     const [watch, get, limited, selective, readyz] = await Promise.all([
       t.fetch('GET', '/api/v1/namespaces/bulk/secrets?watch=true&resourceVersion=0'),
@@ -110,7 +82,7 @@ describe('a server starting over 30,000 Secrets', () => {
 
   it('measures a watch refusal under 50 ms while Pending', async () => {
     // Re-check the latency on its own, on a fresh server, without the other requests in flight.
-    const fresh = await startTestServer({ seed: seedSecrets, waitReady: false });
+    const fresh = await startTestServer({ seed: seedBulk, waitReady: false });
     try {
       // Measure on an established connection: the TLS handshake is the client's cost, not the server's answer.
       await fresh.fetch('GET', '/version');
