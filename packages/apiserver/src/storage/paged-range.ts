@@ -10,7 +10,7 @@ export async function rangeAllPaged(
   storage: Storage,
   prefix: string,
   onPage: (kvs: KeyValue[]) => void,
-  pageSize = 1000,
+  pageSize = 500,
 ): Promise<number> {
   let revision = 0;
   let startKey = prefix;
