@@ -1,4 +1,4 @@
-import { isAlreadyExists, isConflict } from '@certkit/apimachinery';
+import { isAlreadyExists, isConflict, isNotFound } from '@certkit/apimachinery';
 import {
   builtins,
   defaultRegistry,
@@ -9,6 +9,7 @@ import {
   MetricsRegistry,
   restClientMetricsHook,
 } from '@certkit/runtime';
+import { GROUP, VERSION } from './api/constants.ts';
 import { certManagerCrds } from './api/crds.ts';
 import type { ControllerContext, ControllerOptions } from './controllers/context.ts';
 import { registerCertificateRequestControllers } from './controllers/certificaterequests/index.ts';
@@ -113,6 +114,30 @@ export function startCertificateController(
   }
   const done = manager.start();
   return { manager, context, metrics, done, stop: () => manager.stop() };
+}
+
+/** The resources the controller watches; without any of them its caches could never sync. */
+const REQUIRED_RESOURCES = ['certificates', 'certificaterequests', 'issuers', 'clusterissuers'] as const;
+
+/**
+ * Fails with one line when the cluster does not serve the cert-manager.io/v1 resources, instead of a
+ * controller whose caches wait forever (all /readyz would ever say). Connection and authentication errors
+ * surface here too, as the client words them.
+ */
+export async function requireCertManagerApi(client: KubeClient): Promise<void> {
+  const install = 'install the CRDs first: kubectl apply -f deploy/crds.yaml';
+  let served: string[];
+  try {
+    const list = await client.getJson<{ resources?: { name: string }[] }>(`/apis/${GROUP}/${VERSION}`);
+    served = (list.resources ?? []).map((r) => r.name);
+  } catch (err) {
+    if (isNotFound(err)) throw new Error(`the cluster does not serve ${GROUP}/${VERSION}; ${install}`);
+    throw err;
+  }
+  const missing = REQUIRED_RESOURCES.filter((name) => !served.includes(name));
+  if (missing.length) {
+    throw new Error(`the cluster does not serve ${GROUP}/${VERSION} ${missing.join(', ')}; ${install}`);
+  }
 }
 
 /** Creates (or updates) the cert-manager.io CRDs: what `certkit up` does for its own API server. */

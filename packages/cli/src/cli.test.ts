@@ -117,6 +117,33 @@ describe('certkit up', () => {
     }
   });
 
+  it('controller: exits 1 with one line naming deploy/crds.yaml when the cluster lacks the CRDs', async () => {
+    // A fresh `certkit apiserver` has no CRDs (`up` installed them in `dir`): a cluster as a user's would be
+    // before `kubectl apply -f deploy/crds.yaml`.
+    const bare = await mkdtemp(join(tmpdir(), 'certkit-cli-'));
+    const server = await start(['apiserver', '--data-dir', bare, '--port', '0']);
+    const controller = [
+      main,
+      'controller',
+      '--kubeconfig',
+      join(bare, 'kubeconfig'),
+      '--metrics-bind-address',
+      '0',
+    ];
+    const err = await run(process.execPath, controller, { timeout: 30_000 }).then(
+      () => assert.fail('the controller started without its CRDs'),
+      (e: { code: number; stderr: string }) => e,
+    );
+    await stop(server.child);
+    await rm(bare, { recursive: true, force: true });
+    assert.equal(err.code, 1);
+    assert.equal(err.stderr.trim().split('\n').length, 1, err.stderr);
+    assert.match(
+      err.stderr,
+      /^certkit: the cluster does not serve cert-manager\.io\/v1; install the CRDs first: kubectl apply -f deploy\/crds\.yaml$/m,
+    );
+  });
+
   it('exits 1 with one line when the port is taken', async () => {
     const first = await start(['apiserver', '--data-dir', dir, '--port', '0']);
     const port = new URL(first.url).port;

@@ -40,7 +40,11 @@ export interface ControllerOptions {
 /** A Secret as the cache hands it out: full for labelled Secrets, metadata-only for the others. */
 export type CachedSecret = Secret | (PartialObjectMetadata & KubeObject);
 
-/** The Secret getter of seed 002 and research/cert-manager.md §1.5. */
+/**
+ * The Secret getter of seed 002 and research/cert-manager.md §1.5. Secrets from the full cache are the cache's
+ * own objects, as informer stores hand them out: callers must not mutate them (copy first). Sharing them is
+ * what lets parsed keys and certificates be remembered per Secret object between reconciles.
+ */
 export interface SecretGetter {
   /**
    * The Secret, or undefined when it does not exist: from the full cache when it is there; with one live GET

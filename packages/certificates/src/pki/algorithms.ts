@@ -1,10 +1,11 @@
 /**
  * Signature algorithms: cert-manager's names, the defaults it picks per key (signatureAlgorithmFromPublicKey),
- * the WebCrypto parameters @peculiar/x509 signs with, and node:crypto verification by algorithm OID.
+ * their AlgorithmIdentifiers, and signing and verification with node:crypto.
  */
 
-import { createPublicKey, verify, type KeyObject, type webcrypto } from 'node:crypto';
-import { keySize, privateKeyAlgorithm, publicKeyOf, type PrivateKeyAlgorithm } from './keys.ts';
+import { constants, createPublicKey, sign, verify, type KeyObject } from 'node:crypto';
+import { oid, sequence, tlv, Tag } from './der.ts';
+import { keySize, privateKeyAlgorithm, type PrivateKeyAlgorithm } from './keys.ts';
 
 export type SignatureAlgorithm =
   | 'SHA256WithRSA'
@@ -15,23 +16,33 @@ export type SignatureAlgorithm =
   | 'ECDSAWithSHA512'
   | 'PureEd25519';
 
-type Hash = 'SHA-256' | 'SHA-384' | 'SHA-512';
-
 interface AlgorithmInfo {
   key: PrivateKeyAlgorithm;
-  hash?: Hash;
+  /** node:crypto's digest name; none for Ed25519, which hashes internally. */
+  hash?: 'sha256' | 'sha384' | 'sha512';
   oid: string;
 }
 
 const ALGORITHMS: Readonly<Record<SignatureAlgorithm, AlgorithmInfo>> = {
-  SHA256WithRSA: { key: 'RSA', hash: 'SHA-256', oid: '1.2.840.113549.1.1.11' },
-  SHA384WithRSA: { key: 'RSA', hash: 'SHA-384', oid: '1.2.840.113549.1.1.12' },
-  SHA512WithRSA: { key: 'RSA', hash: 'SHA-512', oid: '1.2.840.113549.1.1.13' },
-  ECDSAWithSHA256: { key: 'ECDSA', hash: 'SHA-256', oid: '1.2.840.10045.4.3.2' },
-  ECDSAWithSHA384: { key: 'ECDSA', hash: 'SHA-384', oid: '1.2.840.10045.4.3.3' },
-  ECDSAWithSHA512: { key: 'ECDSA', hash: 'SHA-512', oid: '1.2.840.10045.4.3.4' },
+  SHA256WithRSA: { key: 'RSA', hash: 'sha256', oid: '1.2.840.113549.1.1.11' },
+  SHA384WithRSA: { key: 'RSA', hash: 'sha384', oid: '1.2.840.113549.1.1.12' },
+  SHA512WithRSA: { key: 'RSA', hash: 'sha512', oid: '1.2.840.113549.1.1.13' },
+  ECDSAWithSHA256: { key: 'ECDSA', hash: 'sha256', oid: '1.2.840.10045.4.3.2' },
+  ECDSAWithSHA384: { key: 'ECDSA', hash: 'sha384', oid: '1.2.840.10045.4.3.3' },
+  ECDSAWithSHA512: { key: 'ECDSA', hash: 'sha512', oid: '1.2.840.10045.4.3.4' },
   PureEd25519: { key: 'Ed25519', oid: '1.3.101.112' },
 };
+
+/**
+ * AlgorithmIdentifiers as Go writes them: NULL parameters for the RSA PKCS#1 v1.5 algorithms (RFC 4055 §5
+ * requires them), none for ECDSA (RFC 5758 §3.2) and Ed25519 (RFC 8410 §3), which forbid them.
+ */
+const ALGORITHM_IDENTIFIERS: Readonly<Record<SignatureAlgorithm, Buffer>> = Object.fromEntries(
+  Object.entries(ALGORITHMS).map(([name, info]) => [
+    name,
+    info.key === 'RSA' ? sequence(oid(info.oid), tlv(Tag.NULL)) : sequence(oid(info.oid)),
+  ]),
+) as Record<SignatureAlgorithm, Buffer>;
 
 /**
  * What cert-manager signs with when nothing is asked for: RSA by modulus size (≥4096 SHA-512, ≥3072 SHA-384,
@@ -62,45 +73,18 @@ export function signatureAlgorithmFor(key: KeyObject, requested?: string): Signa
   return algorithm;
 }
 
-export interface WebCryptoSigner {
-  privateKey: webcrypto.CryptoKey;
-  publicKey: webcrypto.CryptoKey;
-  /** The parameters to sign with. */
-  algorithm: webcrypto.Algorithm | webcrypto.EcdsaParams | webcrypto.RsaHashedImportParams;
+/** DER AlgorithmIdentifier for `algorithm` (a shared constant: do not modify it). */
+export function signatureAlgorithmIdentifier(algorithm: SignatureAlgorithm): Buffer {
+  return ALGORITHM_IDENTIFIERS[algorithm];
 }
 
 /**
- * The private key as a WebCrypto key pair for `algorithm`. RSA binds the hash at import time in WebCrypto, so
- * an RSA key is imported once per hash; for ECDSA the hash goes with each signature.
+ * Signs `data` with `key` (which must suit `algorithm`, see signatureAlgorithmFor) in the form X.509 and
+ * PKCS#10 carry: an RSASSA-PKCS1-v1_5 signature, a DER ECDSA-Sig-Value, or a pure Ed25519 signature.
  */
-export function webCryptoSigner(key: KeyObject, algorithm: SignatureAlgorithm): WebCryptoSigner {
+export function signData(algorithm: SignatureAlgorithm, key: KeyObject, data: Buffer): Buffer {
   const { hash } = ALGORITHMS[algorithm];
-  const publicKey = publicKeyOf(key);
-  switch (privateKeyAlgorithm(key)) {
-    case 'RSA': {
-      const params = { name: 'RSASSA-PKCS1-v1_5', hash: hash! };
-      return {
-        privateKey: key.toCryptoKey(params, false, ['sign']),
-        publicKey: publicKey.toCryptoKey(params, true, ['verify']),
-        algorithm: params,
-      };
-    }
-    case 'ECDSA': {
-      const namedCurve = publicKey.export({ format: 'jwk' }).crv!;
-      const params = { name: 'ECDSA', namedCurve };
-      return {
-        privateKey: key.toCryptoKey(params, false, ['sign']),
-        publicKey: publicKey.toCryptoKey(params, true, ['verify']),
-        algorithm: { name: 'ECDSA', hash: hash! },
-      };
-    }
-    case 'Ed25519':
-      return {
-        privateKey: key.toCryptoKey('Ed25519', false, ['sign']),
-        publicKey: publicKey.toCryptoKey('Ed25519', true, ['verify']),
-        algorithm: { name: 'Ed25519' },
-      };
-  }
+  return sign(hash ?? null, data, { key, dsaEncoding: 'der', padding: constants.RSA_PKCS1_PADDING });
 }
 
 export function signatureAlgorithmOid(algorithm: SignatureAlgorithm): string {
@@ -115,10 +99,7 @@ export function signatureAlgorithmName(oid: string): SignatureAlgorithm | undefi
 /** Algorithms accepted when verifying: cert-manager's seven plus SHA-1, which Go still accepts on CSRs. */
 const VERIFY_ALGORITHMS: Readonly<Record<string, { key: PrivateKeyAlgorithm; hash: string | null }>> = {
   ...Object.fromEntries(
-    Object.values(ALGORITHMS).map((info) => [
-      info.oid,
-      { key: info.key, hash: info.hash?.replace('-', '') ?? null },
-    ]),
+    Object.values(ALGORITHMS).map((info) => [info.oid, { key: info.key, hash: info.hash ?? null }]),
   ),
   '1.2.840.113549.1.1.5': { key: 'RSA', hash: 'SHA1' },
   '1.2.840.10045.4.1': { key: 'ECDSA', hash: 'SHA1' },

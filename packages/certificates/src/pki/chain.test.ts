@@ -38,3 +38,26 @@ describe('buildPemBundle', () => {
     assert.throws(() => buildPemBundle([aCert, otherCert]), /malformed or broken/);
   });
 });
+
+describe('buildPemBundle: signedBy', () => {
+  it('takes the given signature as made, but still requires the parent to be a CA', async () => {
+    const root = await rootCa();
+    const leaf = await issue({
+      spec: { commonName: 'leaf' },
+      issuer: { certPem: root.certPem, key: root.key },
+    });
+    const [rootCert] = decodeCertificatePems(root.certPem);
+    const [leafCert] = decodeCertificatePems(leaf.certPem);
+    // A corrupted signature breaks the chain unless the caller vouches for it (as signCertificate does for
+    // the certificate it has just signed).
+    const forged = { ...leafCert, signature: Buffer.from(leafCert.signature).fill(1, 8, 16) };
+    assert.throws(() => buildPemBundle([rootCert, forged]), /malformed or broken/);
+    assert.deepEqual(buildPemBundle([rootCert, forged], new Map([[forged, rootCert]])).caPem, root.certPem);
+    // The pair must name the parent actually chosen, and a non-CA parent is refused whatever the caller says.
+    assert.throws(() => buildPemBundle([rootCert, forged], new Map([[forged, forged]])), /malformed/);
+    const other = await issue({ spec: { commonName: 'leaf' } });
+    const [notCa] = decodeCertificatePems(other.certPem);
+    const child = { ...leafCert, issuer: notCa.subject };
+    assert.throws(() => buildPemBundle([notCa, child], new Map([[child, notCa]])), /malformed/);
+  });
+});

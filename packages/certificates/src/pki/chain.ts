@@ -3,6 +3,7 @@
  * ParseSingleCertificateChain does: `tls.crt` gets the leaf and intermediates, `ca.crt` the top of the chain.
  */
 
+import { createPublicKey, type KeyObject } from 'node:crypto';
 import { verifySignature } from './algorithms.ts';
 import { certificatePem, type DecodedCertificate } from './certificate-der.ts';
 import { decodeBasicConstraints, ExtensionOid, findExtension } from './extensions.ts';
@@ -11,10 +12,10 @@ import { decodeKeyUsage } from './usages.ts';
 const CERT_SIGN_BIT = 1 << 5;
 
 /**
- * Go's CheckSignatureFrom: `parent` may sign certificates (a v3 parent needs CA basic constraints; a
- * KeyUsage, if present, needs certSign) and its key verifies `child`'s signature. Names are not compared.
+ * The parent half of Go's CheckSignatureFrom: a v3 parent needs CA basic constraints, and a KeyUsage, if
+ * present, needs certSign. Names are not compared here.
  */
-export function checkSignatureFrom(child: DecodedCertificate, parent: DecodedCertificate): boolean {
+function mayIssue(parent: DecodedCertificate): boolean {
   const bc = findExtension(parent.extensions, ExtensionOid.basicConstraints);
   if (parent.version === 3 && !bc) return false;
   if (bc && !decodeBasicConstraints(bc.value).isCA) return false;
@@ -23,20 +24,15 @@ export function checkSignatureFrom(child: DecodedCertificate, parent: DecodedCer
     const mask = decodeKeyUsage(ku.value);
     if (mask !== 0 && !(mask & CERT_SIGN_BIT)) return false;
   }
+  return true;
+}
+
+function signatureVerifies(child: DecodedCertificate, key: KeyObject): boolean {
   try {
-    return verifySignature(child.signatureAlgorithmOid, child.tbs, parent.publicKeyInfo, child.signature);
+    return verifySignature(child.signatureAlgorithmOid, child.tbs, key, child.signature);
   } catch {
     return false;
   }
-}
-
-/** Signed by itself, in the CheckSignatureFrom sense: a root CA. */
-export function isSelfSigned(cert: DecodedCertificate): boolean {
-  return checkSignatureFrom(cert, cert);
-}
-
-function issuedBy(child: DecodedCertificate, parent: DecodedCertificate): boolean {
-  return child.issuer.equals(parent.subject) && checkSignatureFrom(child, parent);
 }
 
 export interface PemBundle {
@@ -48,13 +44,44 @@ export interface PemBundle {
 
 const MAX_CERTIFICATES = 1000;
 
-/** Builds the single chain `certs` form (in any order, duplicates allowed), or throws if they do not form one. */
-export function buildPemBundle(certs: readonly DecodedCertificate[]): PemBundle {
+/**
+ * Builds the single chain `certs` form (in any order, duplicates allowed), or throws if they do not form one.
+ * `signedBy` maps a child to the parent whose key the caller has just signed it with: that one signature is
+ * taken as valid rather than verified again (the parent's constraints are still checked).
+ */
+export function buildPemBundle(
+  certs: readonly DecodedCertificate[],
+  signedBy?: ReadonlyMap<DecodedCertificate, DecodedCertificate>,
+): PemBundle {
   const unique = [...new Map(certs.map((cert) => [cert.der.toString('base64'), cert])).values()];
   if (unique.length === 0) throw new Error('no certificates given');
   if (unique.length > MAX_CERTIFICATES) {
     throw new Error('certificate chain is too long, must be less than 1000 certificates');
   }
+  // Each certificate's key is parsed once per call: a parent is tried against several children, and the root
+  // against itself, and parsing a key costs a good part of a verification.
+  const keys = new Map<DecodedCertificate, KeyObject | null>();
+  const keyOf = (cert: DecodedCertificate): KeyObject | null => {
+    let key = keys.get(cert);
+    if (key === undefined) {
+      try {
+        key = createPublicKey({ key: cert.publicKeyInfo, format: 'der', type: 'spki' });
+      } catch {
+        key = null;
+      }
+      keys.set(cert, key);
+    }
+    return key;
+  };
+  // Go's CheckSignatureFrom.
+  const signs = (child: DecodedCertificate, parent: DecodedCertificate): boolean => {
+    if (!mayIssue(parent)) return false;
+    if (signedBy?.get(child) === parent) return true;
+    const key = keyOf(parent);
+    return key !== null && signatureVerifies(child, key);
+  };
+  const issuedBy = (child: DecodedCertificate, parent: DecodedCertificate) =>
+    child.issuer.equals(parent.subject) && signs(child, parent);
   const parents = new Map(
     unique.map((cert) => [cert, unique.find((other) => other !== cert && issuedBy(cert, other))]),
   );
@@ -70,7 +97,7 @@ export function buildPemBundle(certs: readonly DecodedCertificate[]): PemBundle 
   if (chain.length !== unique.length) throw broken;
 
   const top = chain[chain.length - 1];
-  const topIsRoot = isSelfSigned(top);
+  const topIsRoot = signs(top, top);
   if (chain.length === 1) {
     const pem = certificatePem(top);
     return { chainPem: pem, caPem: topIsRoot ? pem : '' };

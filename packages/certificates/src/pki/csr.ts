@@ -5,12 +5,7 @@
  */
 
 import { createPublicKey, type KeyObject } from 'node:crypto';
-import {
-  signatureAlgorithmFor,
-  signatureAlgorithmName,
-  verifySignature,
-  webCryptoSigner,
-} from './algorithms.ts';
+import { signatureAlgorithmFor, signatureAlgorithmName, verifySignature } from './algorithms.ts';
 import { bitStringBytes, contextTag, expectTag, readChildren, readOid, readOne, Tag } from './der.ts';
 import {
   decodeBasicConstraints,
@@ -32,6 +27,7 @@ import {
   type DistinguishedName,
   type X509Subject,
 } from './names.ts';
+import { subjectPublicKeyInfo } from './keys.ts';
 import { decodePemBlock, encodePem } from './pem.ts';
 import {
   decodeSubjectAltNames,
@@ -49,7 +45,7 @@ import {
   keyUsageNames,
   keyUsagesFor,
 } from './usages.ts';
-import { x509 } from './x509-lib.ts';
+import { encodeCertificationRequestInfo, EXTENSION_REQUEST_OID, signDer } from './x509-encode.ts';
 
 /** The Certificate spec fields that go into a CSR (a `CertificateSpec` fits). */
 export interface CertificateRequestSpec {
@@ -70,7 +66,6 @@ export interface CertificateRequestSpec {
 }
 
 const PEM_TYPES = ['CERTIFICATE REQUEST', 'NEW CERTIFICATE REQUEST'];
-const EXTENSION_REQUEST_OID = '1.2.840.113549.1.9.14';
 
 /** The request's extensions, in GenerateCSR's order: SAN, KeyUsage, ExtendedKeyUsage, BasicConstraints. */
 function requestExtensions(
@@ -119,14 +114,9 @@ export async function buildCertificateRequest(spec: CertificateRequestSpec, key:
   }
   const subject = encodeRdnSequence(rdns);
   const extensions = requestExtensions(spec, isEmptyName(subject), sans);
-  const signer = webCryptoSigner(key, signatureAlgorithmFor(key, spec.signatureAlgorithm));
-  const csr = await x509.Pkcs10CertificateRequestGenerator.create({
-    name: new x509.Name(subject),
-    keys: { privateKey: signer.privateKey, publicKey: signer.publicKey },
-    signingAlgorithm: signer.algorithm,
-    extensions: extensions.map((ext) => new x509.Extension(ext.oid, ext.critical, ext.value)),
-  });
-  return encodePem('CERTIFICATE REQUEST', Buffer.from(csr.rawData));
+  const algorithm = signatureAlgorithmFor(key, spec.signatureAlgorithm);
+  const info = encodeCertificationRequestInfo(subject, subjectPublicKeyInfo(key), extensions);
+  return encodePem('CERTIFICATE REQUEST', signDer(info, algorithm, key));
 }
 
 /** The raw parts of a CSR, for signers. */

@@ -2,6 +2,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import {
   decodeOid,
+  decodeTime,
+  encodeTime,
   isValidOid,
   oid,
   readChildren,
@@ -62,5 +64,24 @@ describe('der', () => {
     assert.throws(() => readTlv(Buffer.from([0x1f, 0x01, 0x00])), /high tag numbers/);
     assert.throws(() => readOne(Buffer.from([0x05, 0x00, 0x00])), /trailing data/);
     assert.throws(() => readOne(Buffer.from([0x05, 0x00]), Tag.SEQUENCE), /expected tag 0x30/);
+  });
+
+  it('writes UTCTime for 1950–2049 and GeneralizedTime otherwise, in whole seconds, and reads both back', () => {
+    const cases: [string, number, string][] = [
+      ['1950-01-01T00:00:00.000Z', Tag.UTC_TIME, '500101000000Z'],
+      ['2026-03-01T12:34:56.789Z', Tag.UTC_TIME, '260301123456Z'],
+      ['2049-12-31T23:59:59.999Z', Tag.UTC_TIME, '491231235959Z'],
+      ['2050-01-01T00:00:00.000Z', Tag.GENERALIZED_TIME, '20500101000000Z'],
+      ['1949-12-31T23:59:59.000Z', Tag.GENERALIZED_TIME, '19491231235959Z'],
+      ['9999-12-31T23:59:59.000Z', Tag.GENERALIZED_TIME, '99991231235959Z'],
+      ['0001-02-03T04:05:06.000Z', Tag.GENERALIZED_TIME, '00010203040506Z'],
+    ];
+    for (const [iso, tag, text] of cases) {
+      const element = readOne(encodeTime(new Date(iso)), tag);
+      assert.equal(element.value.toString('latin1'), text, iso);
+      assert.equal(decodeTime(element).toISOString(), iso.replace(/\.\d{3}Z$/, '.000Z'));
+    }
+    assert.throws(() => encodeTime(new Date('+010000-01-01T00:00:00Z')), /cannot encode/);
+    assert.throws(() => encodeTime(new Date(NaN)), /cannot encode/);
   });
 });

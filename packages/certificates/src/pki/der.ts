@@ -204,5 +204,31 @@ export function decodeTime(element: Tlv): Date {
   let year = Number(match[1]);
   if (utc) year += year < 50 ? 2000 : 1900;
   const [month, day, hour, minute, second] = match.slice(2).map(Number);
-  return new Date(Date.UTC(year, month - 1, day, hour, minute, second));
+  const date = new Date(Date.UTC(2000, month - 1, day, hour, minute, second));
+  // Date.UTC reads years 0–99 as 1900–1999; GeneralizedTime's four digits mean what they say.
+  date.setUTCFullYear(year);
+  return date;
+}
+
+function digits(value: number, width: number): string {
+  return String(value).padStart(width, '0');
+}
+
+/**
+ * A certificate validity time as RFC 5280 §4.1.2.5 requires (and Go writes): UTCTime for 1950–2049,
+ * GeneralizedTime otherwise, whole seconds (any fraction is dropped), `Z`.
+ */
+export function encodeTime(date: Date): Buffer {
+  const year = date.getUTCFullYear();
+  if (!(year >= 0 && year <= 9999)) throw new Error(`cannot encode ${date.toString()} as an X.509 time`);
+  const utc = year >= 1950 && year < 2050;
+  const text =
+    (utc ? digits(year % 100, 2) : digits(year, 4)) +
+    digits(date.getUTCMonth() + 1, 2) +
+    digits(date.getUTCDate(), 2) +
+    digits(date.getUTCHours(), 2) +
+    digits(date.getUTCMinutes(), 2) +
+    digits(date.getUTCSeconds(), 2) +
+    'Z';
+  return tlv(utc ? Tag.UTC_TIME : Tag.GENERALIZED_TIME, Buffer.from(text, 'latin1'));
 }

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { generateKeyPairSync } from 'node:crypto';
+import { createPublicKey, generateKeyPairSync } from 'node:crypto';
 import { describe, it } from 'node:test';
 import {
   encodePrivateKey,
@@ -10,6 +10,7 @@ import {
   privateKeySpecViolations,
   publicKeyOf,
   publicKeysEqual,
+  subjectPublicKeyInfo,
   type PrivateKeyEncoding,
   type PrivateKeySpec,
 } from './keys.ts';
@@ -145,5 +146,44 @@ describe('publicKeysEqual', () => {
     const ec = await generatePrivateKey({ algorithm: 'ECDSA' });
     const ed = await generatePrivateKey({ algorithm: 'Ed25519' });
     assert.equal(publicKeysEqual(ec, ed), false);
+  });
+
+  it('treats a compressed EC point as the same key as the uncompressed one', () => {
+    const key = generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey;
+    const spki = subjectPublicKeyInfo(key);
+    // An uncompressed P-256 SPKI ends in 04 || x || y; rebuild it with the SEC 1 compressed point 02/03 || x.
+    const x = spki.subarray(-64, -32);
+    const yIsOdd = spki[spki.length - 1] & 1;
+    const algorithm = spki.subarray(2, 23);
+    const bits = Buffer.concat([Buffer.from([0x03, 34, 0x00, yIsOdd ? 0x03 : 0x02]), x]);
+    const compressed = Buffer.concat([Buffer.from([0x30, algorithm.length + bits.length]), algorithm, bits]);
+    const public1 = createPublicKey({ key: compressed, format: 'der', type: 'spki' });
+    assert.ok(publicKeysEqual(key, public1));
+    assert.ok(publicKeysEqual(public1, publicKeyOf(key)));
+  });
+});
+
+describe('subjectPublicKeyInfo', () => {
+  it('is what node:crypto exports as SPKI, for every key type and curve, from private or public keys', () => {
+    const pairs = [
+      generateKeyPairSync('rsa', { modulusLength: 2048 }),
+      generateKeyPairSync('ec', { namedCurve: 'P-256' }),
+      generateKeyPairSync('ec', { namedCurve: 'P-384' }),
+      generateKeyPairSync('ec', { namedCurve: 'P-521' }),
+      generateKeyPairSync('ed25519'),
+    ];
+    // A P-256 key with a coordinate whose top byte is zero (JWK must keep it at full width), about 1 in 128.
+    for (;;) {
+      const pair = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+      const { x, y } = pair.publicKey.export({ format: 'jwk' });
+      if (Buffer.from(x!, 'base64url')[0] !== 0 && Buffer.from(y!, 'base64url')[0] !== 0) continue;
+      pairs.push(pair);
+      break;
+    }
+    for (const { privateKey, publicKey } of pairs) {
+      const expected = publicKey.export({ type: 'spki', format: 'der' });
+      assert.ok(subjectPublicKeyInfo(privateKey).equals(expected), String(privateKey.asymmetricKeyType));
+      assert.ok(subjectPublicKeyInfo(publicKey).equals(expected), String(publicKey.asymmetricKeyType));
+    }
   });
 });

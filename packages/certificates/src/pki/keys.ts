@@ -6,6 +6,7 @@
 
 import { createPrivateKey, createPublicKey, generateKeyPair, type KeyObject } from 'node:crypto';
 import { promisify } from 'node:util';
+import { bitString, oid, sequence } from './der.ts';
 import { decodePemBlock } from './pem.ts';
 
 export type PrivateKeyAlgorithm = 'RSA' | 'ECDSA' | 'Ed25519';
@@ -156,14 +157,48 @@ export function publicKeyOf(key: KeyObject): KeyObject {
 }
 
 /**
- * Whether two keys (private or public, in any mix) have the same public key. Compared through JWK, whose
- * coordinates are canonical, so a compressed and an uncompressed EC point still compare equal.
+ * Whether two keys (private or public, in any mix) have the same public key. KeyObject.equals compares key
+ * material, not encodings (so a compressed and an uncompressed EC point are equal), and is far cheaper than
+ * exporting both keys; it never equates a private key with a public one, hence publicKeyOf first.
  */
 export function publicKeysEqual(a: KeyObject, b: KeyObject): boolean {
   const pa = publicKeyOf(a);
   const pb = publicKeyOf(b);
-  if (pa.asymmetricKeyType !== pb.asymmetricKeyType) return false;
-  const ja = pa.export({ format: 'jwk' });
-  const jb = pb.export({ format: 'jwk' });
-  return ja.n === jb.n && ja.e === jb.e && ja.crv === jb.crv && ja.x === jb.x && ja.y === jb.y;
+  return pa.asymmetricKeyType === pb.asymmetricKeyType && pa.equals(pb);
+}
+
+/** RFC 5480 §2.1.1.1 namedCurve OIDs, by JWK curve name. */
+const CURVE_OIDS: Readonly<Record<string, string>> = {
+  'P-256': '1.2.840.10045.3.1.7',
+  'P-384': '1.3.132.0.34',
+  'P-521': '1.3.132.0.35',
+};
+const EC_PUBLIC_KEY_OID = '1.2.840.10045.2.1';
+const ED25519_OID = '1.3.101.112';
+
+/**
+ * The DER SubjectPublicKeyInfo of a key (private or public), as `export({ type: 'spki' })` writes it. EC and
+ * Ed25519 keys are assembled from their JWK coordinates, because OpenSSL 3's SPKI encoder costs several times
+ * more than the rest of a CSR; RSA keys have no such shortcut (JWK export is slower still).
+ */
+export function subjectPublicKeyInfo(key: KeyObject): Buffer {
+  const publicKey = publicKeyOf(key);
+  switch (privateKeyAlgorithm(publicKey)) {
+    case 'ECDSA': {
+      const { crv, x, y } = publicKey.export({ format: 'jwk' });
+      // An uncompressed point (SEC 1 §2.3.3); JWK coordinates are always the field's full width.
+      const point = Buffer.concat([
+        Buffer.from([4]),
+        Buffer.from(x!, 'base64url'),
+        Buffer.from(y!, 'base64url'),
+      ]);
+      return sequence(sequence(oid(EC_PUBLIC_KEY_OID), oid(CURVE_OIDS[crv!])), bitString(point));
+    }
+    case 'Ed25519': {
+      const { x } = publicKey.export({ format: 'jwk' });
+      return sequence(sequence(oid(ED25519_OID)), bitString(Buffer.from(x!, 'base64url')));
+    }
+    case 'RSA':
+      return publicKey.export({ type: 'spki', format: 'der' });
+  }
 }

@@ -5,14 +5,10 @@
  */
 
 import { createPublicKey, randomBytes, type KeyObject } from 'node:crypto';
-import { defaultSignatureAlgorithm, webCryptoSigner } from './algorithms.ts';
+import { defaultSignatureAlgorithm, verifySignature } from './algorithms.ts';
 import { decodeCertificateDer, decodeCertificatePems, type DecodedCertificate } from './certificate-der.ts';
 import { buildPemBundle, type PemBundle } from './chain.ts';
-import {
-  decodeCertificateRequestPem,
-  verifyCertificateRequest,
-  type DecodedCertificateRequest,
-} from './csr.ts';
+import { decodeCertificateRequestPem, type DecodedCertificateRequest } from './csr.ts';
 import {
   decodeBasicConstraints,
   decodeSubjectKeyIdentifier,
@@ -40,7 +36,7 @@ import {
   keyUsagesFor,
   type KeyUsages,
 } from './usages.ts';
-import { x509 } from './x509-lib.ts';
+import { encodeTbsCertificate, signDer } from './x509-encode.ts';
 
 export type CertificateIssuer =
   /** A CA issuer: `certPem` is the CA's certificate first, optionally followed by the rest of its chain. */
@@ -142,9 +138,13 @@ interface ResolvedIssuer {
   chain?: DecodedCertificate[];
 }
 
-function resolveIssuer(issuer: CertificateIssuer, csr: DecodedCertificateRequest, now: Date): ResolvedIssuer {
+function resolveIssuer(
+  issuer: CertificateIssuer,
+  csr: DecodedCertificateRequest,
+  csrKey: KeyObject,
+  now: Date,
+): ResolvedIssuer {
   if ('selfSignedKey' in issuer) {
-    const csrKey = createPublicKey({ key: csr.publicKeyInfo, format: 'der', type: 'spki' });
     if (!publicKeysEqual(issuer.selfSignedKey, csrKey)) {
       throw new SigningError(
         'KeyMismatch',
@@ -182,12 +182,15 @@ function resolveIssuer(issuer: CertificateIssuer, csr: DecodedCertificateRequest
 }
 
 /** A uniformly random serial below 2^128 (Go's rand.Int(2^128)), never zero so that it is strictly positive. */
-function randomSerialHex(): string {
+function randomSerial(): Buffer {
   for (;;) {
     const bytes = randomBytes(16);
-    if (bytes.some((b) => b !== 0)) return bytes.toString('hex');
+    if (bytes.some((b) => b !== 0)) return bytes;
   }
 }
+
+/** RFC 5280 times end at 9999-12-31 (GeneralizedTime has four year digits). */
+const LATEST_TIME = Date.UTC(9999, 11, 31, 23, 59, 59);
 
 /**
  * The certificate's extensions in the order Go's crypto/x509 writes them: KeyUsage, ExtKeyUsage,
@@ -256,10 +259,13 @@ function certificateExtensions(
 /** Issues a certificate for `options.csrPem`; throws a SigningError saying why it cannot. */
 export async function signCertificate(options: SignCertificateOptions): Promise<SignedCertificate> {
   let csr: DecodedCertificateRequest;
+  let csrKey: KeyObject;
   let signatureValid: boolean;
   try {
     csr = decodeCertificateRequestPem(options.csrPem);
-    signatureValid = verifyCertificateRequest(csr);
+    // Parsed once: the signature check and the self-signed key comparison both need it.
+    csrKey = createPublicKey({ key: csr.publicKeyInfo, format: 'der', type: 'spki' });
+    signatureValid = verifySignature(csr.signatureAlgorithmOid, csr.info, csrKey, csr.signature);
   } catch (err) {
     throw new SigningError('InvalidRequest', `failed to decode CSR: ${(err as Error).message}`, {
       cause: err,
@@ -279,35 +285,42 @@ export async function signCertificate(options: SignCertificateOptions): Promise<
 
   // cert-manager starts certificates at the moment of signing, without backdating.
   const now = options.now ?? new Date();
-  const issuer = resolveIssuer(options.issuer, csr, now);
+  const issuer = resolveIssuer(options.issuer, csr, csrKey, now);
   let notAfter = new Date(now.getTime() + options.duration);
   // cert-manager lets a leaf outlive its CA (cert-manager#5864, still open); we cap it, because a certificate
   // whose chain has expired fails verification anyway, and its notAfter would make renewal come too late.
   const caNotAfter = issuer.chain?.[0].notAfter;
   if (caNotAfter && notAfter > caNotAfter) notAfter = caNotAfter;
+  if (!(notAfter.getTime() <= LATEST_TIME)) {
+    throw new SigningError(
+      'InvalidRequest',
+      `duration ${options.duration}ms ends the certificate after 9999-12-31, which X.509 cannot encode`,
+    );
+  }
 
-  const signer = webCryptoSigner(issuer.key, defaultSignatureAlgorithm(issuer.key));
-  const certificate = await x509.X509CertificateGenerator.create({
-    serialNumber: randomSerialHex(),
-    notBefore: now,
-    notAfter,
-    subject: new x509.Name(csr.subject),
-    issuer: new x509.Name(issuer.name),
-    publicKey: csr.publicKeyInfo,
-    signingKey: signer.privateKey,
-    signingAlgorithm: signer.algorithm,
-    extensions: certificateExtensions(options, csr, usages, unknownEkus, issuer).map(
-      (ext) => new x509.Extension(ext.oid, ext.critical, ext.value),
-    ),
-  });
-  const der = Buffer.from(certificate.rawData);
+  const algorithm = defaultSignatureAlgorithm(issuer.key);
+  const tbs = encodeTbsCertificate(
+    {
+      serialNumber: randomSerial(),
+      issuer: issuer.name,
+      subject: csr.subject,
+      notBefore: now,
+      notAfter,
+      publicKeyInfo: csr.publicKeyInfo,
+      extensions: certificateExtensions(options, csr, usages, unknownEkus, issuer),
+    },
+    algorithm,
+  );
+  const der = signDer(tbs, algorithm, issuer.key);
   if (!issuer.chain) {
     const pem = encodePem('CERTIFICATE', der);
     return { certPem: pem, caPem: pem };
   }
   let bundle: PemBundle;
+  const leaf = decodeCertificateDer(der);
   try {
-    bundle = buildPemBundle([...issuer.chain, decodeCertificateDer(der)]);
+    // The leaf was just signed with the key that resolveIssuer matched to chain[0], so its signature is known.
+    bundle = buildPemBundle([...issuer.chain, leaf], new Map([[leaf, issuer.chain[0]]]));
   } catch (err) {
     throw new SigningError(
       'InvalidIssuer',

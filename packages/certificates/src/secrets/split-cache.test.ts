@@ -203,7 +203,7 @@ describe('split Secret cache (filtered)', () => {
     assert.equal(h.factory.informers().length, 2);
   });
 
-  it('serves a labelled Secret from the cache with zero requests, as a copy', async () => {
+  it('serves a labelled Secret from the cache with zero requests, as the shared frozen object', async () => {
     await secretsApi.create(ns, secret(ns, 'web-tls', { [FAO_LABEL]: 'true' }));
     await waitFor('web-tls in the full cache', () => inFull(h, ns, 'web-tls'));
     assert.equal(inMetadata(h, ns, 'web-tls'), false);
@@ -213,11 +213,14 @@ describe('split Secret cache (filtered)', () => {
     assert.equal(result?.data?.['tls.key'], b64('key of web-tls'));
     assert.equal(h.tally.counts.cache, 1);
 
-    // Copy-on-read: the caller may change its copy; the cache's object is frozen and unchanged.
-    result!.data!['tls.key'] = 'changed';
-    const cached = h.cache.full.getStore().get(`${ns}/web-tls`)!;
-    assert.equal(cached.data?.['tls.key'], b64('key of web-tls'));
-    assert.equal(Object.isFrozen(cached), true);
+    // No copy on read: the same object until the Secret changes (what per-object parse memos rely on), and
+    // deep-frozen, so a caller that forgets to copy before changing it fails loudly instead of corrupting the cache.
+    assert.equal(await h.cache.get(ns, 'web-tls'), result);
+    assert.equal(Object.isFrozen(result!.data), true);
+    assert.throws(() => {
+      result!.data!['tls.key'] = 'changed';
+    }, TypeError);
+    assert.equal(h.cache.full.getStore().get(`${ns}/web-tls`)?.data?.['tls.key'], b64('key of web-tls'));
   });
 
   it('costs exactly one live GET per get of an unlabelled Secret', async () => {

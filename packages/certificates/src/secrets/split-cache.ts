@@ -120,7 +120,7 @@ export function createSecretCache(
       }
       if (cached) {
         metrics?.hit('cache');
-        return structuredClone(cached);
+        return cached;
       }
       metrics?.hit('notfound');
       return undefined;
@@ -133,8 +133,7 @@ export function createSecretCache(
       const store = full.getStore();
       const candidates = namespace ? store.byIndex(NAMESPACE_INDEX, namespace) : store.list();
       return candidates
-        .filter((s) => isLabelledForController(s.metadata?.labels) && selector.matches(s.metadata?.labels))
-        .map((s) => structuredClone(s));
+        .filter((s) => isLabelledForController(s.metadata?.labels) && selector.matches(s.metadata?.labels));
     },
 
     onChange(handler) {

@@ -1,5 +1,9 @@
 import { hostname } from 'node:os';
-import { clientRequestMetrics, startCertificateController } from '@certkit/certificates/controller';
+import {
+  clientRequestMetrics,
+  requireCertManagerApi,
+  startCertificateController,
+} from '@certkit/certificates/controller';
 import { defaultRegistry, KubeClient, loadKubeconfig } from '@certkit/runtime';
 import { parseClusterFlags } from '../cluster-flags.ts';
 import { CONTROLLER_FLAG_OPTIONS, controllerFlags } from './controller-flags.ts';
@@ -9,17 +13,21 @@ export async function controller(args: string[]): Promise<void> {
   const flags = parseClusterFlags(args, CONTROLLER_FLAG_OPTIONS);
   const settings = controllerFlags(flags.values);
   const config = await loadKubeconfig({ path: flags.kubeconfig, context: flags.context });
-  const running = startCertificateController(
-    new KubeClient({ ...config, qps: settings.qps, burst: settings.burst }),
-    {
-      ...settings.options,
-      namespace: flags.namespace,
-      installSignalHandlers: true,
-      leaderElection: settings.leaderElect
-        ? { namespace: settings.leaderElectionNamespace, identity: `${hostname()}_${process.pid}` }
-        : undefined,
-    },
-  );
+  const client = new KubeClient({ ...config, qps: settings.qps, burst: settings.burst });
+  try {
+    await requireCertManagerApi(client);
+  } catch (err) {
+    client.close();
+    throw err;
+  }
+  const running = startCertificateController(client, {
+    ...settings.options,
+    namespace: flags.namespace,
+    installSignalHandlers: true,
+    leaderElection: settings.leaderElect
+      ? { namespace: settings.leaderElectionNamespace, identity: `${hostname()}_${process.pid}` }
+      : undefined,
+  });
   process.stdout.write(
     `certkit controller: watching ${flags.namespace ? `namespace ${flags.namespace}` : 'all namespaces'} on ${config.server}` +
       (settings.leaderElect ? ` (leader election in ${settings.leaderElectionNamespace})` : '') +

@@ -1,6 +1,6 @@
 import { signCertificate } from '../../pki/index.ts';
 import type { ControllerContext } from '../context.ts';
-import { caKeyPairFromSecret, InvalidDataError, type CAKeyPair } from '../issuers/ca-keypair.ts';
+import { cachedCaKeyPair, InvalidDataError, type CAKeyPair } from '../issuers/ca-keypair.ts';
 import { resourceNamespace, type IssuerHandle } from '../issuers/generic.ts';
 import type { StatusDraft } from './draft.ts';
 import { signingOptions } from './request.ts';
@@ -28,7 +28,7 @@ async function keyPair(ctx: ControllerContext, handle: IssuerHandle): Promise<CA
     return { pending: { reason: 'SecretMissing', message } };
   }
   try {
-    return caKeyPairFromSecret(secret);
+    return cachedCaKeyPair(secret);
   } catch (err) {
     if (!(err instanceof InvalidDataError)) throw err;
     const message = `Failed to parse signing CA keypair from secret ${namespace}/${secretName}: ${err.message}`;

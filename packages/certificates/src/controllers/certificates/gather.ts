@@ -1,10 +1,12 @@
 import type { KubeObject } from '@certkit/apimachinery';
 import { type Indexer, keyFor, type Request } from '@certkit/runtime';
+import type { KeyObject } from 'node:crypto';
 import type { Secret } from 'kubernetes-types/core/v1.d.ts';
-import { Annotations, GROUP, Kinds } from '../../api/constants.ts';
+import { Annotations, GROUP, Kinds, SecretKeys } from '../../api/constants.ts';
 import type { Certificate, CertificateRequest } from '../../api/types.ts';
 import type { ControllerContext } from '../context.ts';
 import { CERTIFICATE_SECRET_INDEX, REQUEST_CERTIFICATE_INDEX } from '../create-context.ts';
+import { secretBytes, secretPrivateKey } from '../parsed.ts';
 
 /**
  * Reading the state of one Certificate from the shared caches (policies/gatherer.go DataForCertificate): its
@@ -105,6 +107,22 @@ export function requestForRevision(
     );
   }
   return matching[0];
+}
+
+/**
+ * The next private key (status.nextPrivateKeySecretName), parsed: undefined while there is none or it cannot
+ * be read, which the key manager repairs by replacing the Secret.
+ */
+export async function nextPrivateKey(
+  ctx: ControllerContext,
+  cert: Certificate,
+): Promise<KeyObject | undefined> {
+  const name = cert.status?.nextPrivateKeySecretName;
+  if (!name) return undefined;
+  const secret = await ctx.secrets.get(cert.metadata.namespace ?? '', name);
+  if (!secret || !secretBytes(secret, SecretKeys.tlsKey)) return undefined;
+  const key = secretPrivateKey(secret);
+  return 'error' in key ? undefined : key.value;
 }
 
 /** Everything the trigger and readiness policy chains look at. */

@@ -5,18 +5,20 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Secret } from 'kubernetes-types/core/v1.d.ts';
 import { Annotations, SecretKeys } from '../../api/constants.ts';
 import type { Certificate, CertificateRequest, CertificateRequestCondition } from '../../api/types.ts';
-import {
-  encodePrivateKey,
-  parseCertificate,
-  parsePrivateKey,
-  privateKeySpecViolations,
-  publicKeysEqual,
-  type CertificateInfo,
-} from '../../pki/index.ts';
+import { encodePrivateKey, privateKeySpecViolations } from '../../pki/index.ts';
 import type { ControllerContext } from '../context.ts';
-import { liveCertificate, nextRevision, ownedRequests, requestRevision } from './gather.ts';
+import { requestCertificate, requestCsr, sameKeys, secretBytes, valueOf } from '../parsed.ts';
+import {
+  gatherPolicyInput,
+  liveCertificate,
+  nextPrivateKey,
+  nextRevision,
+  ownedRequests,
+  requestRevision,
+} from './gather.ts';
 import { effectiveCleanupPolicy, ownerReferenceMismatch } from './owner-reference.ts';
-import { requestCsr, requestMatchesSpec, secretBytes } from './policies.ts';
+import { requestMatchesSpec } from './policies.ts';
+import { applyReadiness } from './readiness.ts';
 import { buildCertificateSecret, secretDiffers, writeSecret, type SecretContents } from './secret.ts';
 import {
   formatTime,
@@ -48,18 +50,8 @@ export function issuingReconciler(ctx: ControllerContext): Reconciler {
     if (!cert) return;
     if (!hasCondition(cert, 'Issuing', 'True')) return ensureSecretData(ctx, cert, signal);
 
-    const keyName = cert.status?.nextPrivateKeySecretName;
-    if (!keyName) return;
-    const keySecret = await ctx.secrets.get(cert.metadata.namespace ?? '', keyName);
-    const keyData = secretBytes(keySecret, SecretKeys.tlsKey);
-    if (!keyData) return;
-    let key: KeyObject;
-    try {
-      key = parsePrivateKey(keyData);
-    } catch {
-      return; // the key manager replaces it
-    }
-    if (privateKeySpecViolations(key, cert.spec.privateKey ?? {}).length) return;
+    const key = await nextPrivateKey(ctx, cert);
+    if (!key || privateKeySpecViolations(key, cert.spec.privateKey ?? {}).length) return;
 
     const revision = nextRevision(cert);
     const requests = ownedRequests(ctx, cert).filter((cr) => requestRevision(cr) === revision);
@@ -68,8 +60,8 @@ export function issuingReconciler(ctx: ControllerContext): Reconciler {
     const cr = requests[0];
     // A request for another spec or key is the request manager's to replace: its outcome means nothing.
     if (requestMatchesSpec(cr, cert.spec).length) return;
-    const csr = requestCsr(cr);
-    if (!publicKeysEqual(csr.publicKey, key)) return;
+    const csr = valueOf(requestCsr(cr));
+    if (!sameKeys(csr.publicKey, key)) return;
 
     const ready = requestCondition(cr, 'Ready');
     if (failedInEarlierIssuance(cert, cr, ready)) return; // the request manager deletes it
@@ -83,20 +75,19 @@ export function issuingReconciler(ctx: ControllerContext): Reconciler {
     if (ready.reason === 'Failed') return failIssuance(ctx, cert, ready, signal);
     if (ready.reason !== 'Issued') return;
 
-    let issued: CertificateInfo;
-    try {
-      issued = parseCertificate(Buffer.from(cr.status?.certificate ?? '', 'base64'));
-    } catch (err) {
+    const parsed = requestCertificate(cr);
+    if ('error' in parsed) {
       return failIssuance(
         ctx,
         cert,
         invalidCertificate(
-          `Issuer returned an invalid certificate: failed to decode: ${(err as Error).message}`,
+          `Issuer returned an invalid certificate: failed to decode: ${parsed.error.message}`,
         ),
         signal,
       );
     }
-    if (!publicKeysEqual(issued.publicKey, csr.publicKey)) {
+    const issued = parsed.value;
+    if (!sameKeys(issued.publicKey, csr.publicKey)) {
       return failIssuance(
         ctx,
         cert,
@@ -116,7 +107,7 @@ export function issuingReconciler(ctx: ControllerContext): Reconciler {
         signal,
       );
     }
-    return completeIssuance(ctx, cert, cr, key, keyName, revision, signal);
+    return completeIssuance(ctx, cert, cr, key, cert.status!.nextPrivateKeySecretName!, revision, signal);
   };
 }
 
@@ -207,6 +198,10 @@ async function completeIssuance(
   // the moment it needs, so that they do not judge the new revision by the old certificate.
   await secretCacheShows(ctx, namespace, cert.spec.secretName, written?.data?.[SecretKeys.tlsCert], signal);
 
+  // Ready and the validity dates go out in the same write, judged as the readiness controller will judge the
+  // new revision, which then finds nothing to change.
+  const issued = { ...cert, status: { ...cert.status, revision } };
+  const readiness = await gatherPolicyInput(ctx, issued);
   const write = await updateStatus(
     ctx,
     cert,
@@ -216,6 +211,7 @@ async function completeIssuance(
       setField(status, 'failedIssuanceAttempts', undefined);
       setField(status, 'lastFailureTime', undefined);
       setField(status, 'nextPrivateKeySecretName', undefined);
+      applyReadiness(status, readiness);
     },
     signal,
   );

@@ -14,7 +14,8 @@ import {
 import type { ControllerContext } from '../context.ts';
 import { isControlledBy, liveCertificate } from './gather.ts';
 import { certificateOwnerReference } from './owner-reference.ts';
-import { invalidSpec, secretBytes } from './policies.ts';
+import { secretBytes, secretPrivateKey } from '../parsed.ts';
+import { invalidSpec } from './policies.ts';
 import { hasCondition, resultOf, setField, updateStatus } from './status.ts';
 
 /**
@@ -67,15 +68,9 @@ export function keyManagerReconciler(ctx: ControllerContext): Reconciler {
     if (!current) return setNextKeyName(ctx, cert, name, signal);
     if (current !== name) return deleteSecrets(ctx, [secret], signal);
 
-    const data = secretBytes(secret, SecretKeys.tlsKey);
-    if (!data) return deleteSecrets(ctx, [secret], signal);
-    let key: KeyObject;
-    try {
-      key = parsePrivateKey(data);
-    } catch {
-      return deleteSecrets(ctx, [secret], signal);
-    }
-    const violations = privateKeySpecViolations(key, spec.privateKey ?? {});
+    const parsed = secretBytes(secret, SecretKeys.tlsKey) ? secretPrivateKey(secret) : undefined;
+    if (!parsed || 'error' in parsed) return deleteSecrets(ctx, [secret], signal);
+    const violations = privateKeySpecViolations(parsed.value, spec.privateKey ?? {});
     if (violations.length) {
       ctx.recorder.normal(
         cert,

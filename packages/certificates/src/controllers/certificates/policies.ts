@@ -1,4 +1,3 @@
-import type { KeyObject } from 'node:crypto';
 import { formatFieldError } from '@certkit/apimachinery';
 import type { Secret } from 'kubernetes-types/core/v1.d.ts';
 import { defaultIssuerRef } from '../../api/defaults.ts';
@@ -14,16 +13,19 @@ import type {
 import { validateCertificate } from '../../api/validation.ts';
 import {
   encodeRdnSequence,
-  parseCertificate,
-  parseCertificateRequest,
   parseLiteralSubject,
-  parsePrivateKey,
   privateKeySpecViolations,
-  publicKeysEqual,
   type CertificateInfo,
-  type CertificateRequestView,
 } from '../../pki/index.ts';
 import { parseIpAddress } from '../../pki/ip.ts';
+import {
+  requestCsr,
+  sameKeys,
+  secretBytes,
+  secretCertificate,
+  secretPrivateKey,
+  valueOf,
+} from '../parsed.ts';
 import type { PolicyInput } from './gather.ts';
 import { renewalTime } from './renewal.ts';
 
@@ -54,55 +56,6 @@ export function evaluate(chain: PolicyChain, input: PolicyInput): Violation | un
     if (violation) return violation;
   }
   return undefined;
-}
-
-// ---------------------------------------------------------------------------------------------------------
-// Decoding the Secret, once per Secret object.
-
-/** The bytes of a Secret data key (base64 on the wire), or undefined when absent or empty. */
-export function secretBytes(secret: Secret | undefined, key: string): Buffer | undefined {
-  const value = secret?.data?.[key];
-  if (!value) return undefined;
-  const bytes = Buffer.from(value, 'base64');
-  return bytes.length ? bytes : undefined;
-}
-
-type Parsed<T> = { value: T } | { error: Error };
-
-interface SecretParse {
-  key?: Parsed<KeyObject>;
-  cert?: Parsed<CertificateInfo>;
-}
-
-const parsedSecrets = new WeakMap<Secret, SecretParse>();
-
-function attempt<T>(f: () => T): Parsed<T> {
-  try {
-    return { value: f() };
-  } catch (err) {
-    return { error: err instanceof Error ? err : new Error(String(err)) };
-  }
-}
-
-function parsedFor(secret: Secret): SecretParse {
-  let entry = parsedSecrets.get(secret);
-  if (!entry) parsedSecrets.set(secret, (entry = {}));
-  return entry;
-}
-
-export function secretPrivateKey(secret: Secret): Parsed<KeyObject> {
-  const entry = parsedFor(secret);
-  return (entry.key ??= attempt(() => parsePrivateKey(secretBytes(secret, SecretKeys.tlsKey) ?? '')));
-}
-
-export function secretCertificate(secret: Secret): Parsed<CertificateInfo> {
-  const entry = parsedFor(secret);
-  return (entry.cert ??= attempt(() => parseCertificate(secretBytes(secret, SecretKeys.tlsCert) ?? '')));
-}
-
-/** The CSR of a CertificateRequest (spec.request is base64 of the PEM). */
-export function requestCsr(cr: CertificateRequest): CertificateRequestView {
-  return parseCertificateRequest(Buffer.from(cr.spec?.request ?? '', 'base64'));
 }
 
 const invalidKeyData = (err: Error): Violation => ({
@@ -184,7 +137,7 @@ function durationsDiffer(a: string, b: string): boolean {
  * as field paths. Throws when the CSR cannot be parsed.
  */
 export function requestMatchesSpec(cr: CertificateRequest, spec: CertificateSpec): string[] {
-  const csr = requestCsr(cr);
+  const csr = valueOf(requestCsr(cr));
   const violations: string[] = [];
   if (!equalIPsUnsorted(csr.ipAddresses, spec.ipAddresses)) violations.push('spec.ipAddresses');
   if (!equalUnsorted(csr.uris, spec.uris)) violations.push('spec.uris');
@@ -283,7 +236,7 @@ export const SecretPublicKeysDiffer: Policy = ({ secret }) => {
   if ('error' in key) return invalidKeyData(key.error);
   const cert = secretCertificate(secret!);
   if ('error' in cert) return invalidCertificate(cert.error);
-  if (!publicKeysEqual(cert.value.publicKey, key.value)) {
+  if (!sameKeys(cert.value.publicKey, key.value)) {
     return {
       reason: Reasons.InvalidKeyPair,
       message: 'Issuing certificate as Secret contains a private key that does not match the certificate',
@@ -331,16 +284,14 @@ export const SecretPublicKeyDiffersFromCurrentCertificateRequest: Policy = ({
   if (!currentRevisionRequest) return undefined;
   const key = secretPrivateKey(secret!);
   if ('error' in key) return invalidKeyData(key.error);
-  let csr: CertificateRequestView;
-  try {
-    csr = requestCsr(currentRevisionRequest);
-  } catch (err) {
+  const csr = requestCsr(currentRevisionRequest);
+  if ('error' in csr) {
     return {
       reason: Reasons.InvalidCertificateRequest,
-      message: `Failed to decode current CertificateRequest: ${(err as Error).message}`,
+      message: `Failed to decode current CertificateRequest: ${csr.error.message}`,
     };
   }
-  if (publicKeysEqual(csr.publicKey, key.value)) return undefined;
+  if (sameKeys(csr.value.publicKey, key.value)) return undefined;
   return {
     reason: Reasons.SecretMismatch,
     message: 'Secret contains a private key that does not match the current CertificateRequest',

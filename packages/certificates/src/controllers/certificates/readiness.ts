@@ -2,9 +2,18 @@ import type { Reconciler, Result } from '@certkit/runtime';
 import type { CertificateStatus } from '../../api/types.ts';
 import type { ControllerContext } from '../context.ts';
 import { gatherPolicyInput, liveCertificate, type PolicyInput } from './gather.ts';
-import { evaluate, invalidSpec, readinessPolicyChain, secretCertificate } from './policies.ts';
+import { secretCertificate } from '../parsed.ts';
+import { evaluate, invalidSpec, readinessPolicyChain } from './policies.ts';
 import { renewalTime } from './renewal.ts';
-import { formatTime, resultOf, setCondition, setField, updateStatus } from './status.ts';
+import {
+  formatTime,
+  getCondition,
+  hasCondition,
+  resultOf,
+  setCondition,
+  setField,
+  updateStatus,
+} from './status.ts';
 
 /**
  * certificates-readiness: the Ready condition (from the readiness policy chain) and the validity dates of
@@ -19,26 +28,30 @@ export function readinessReconciler(ctx: ControllerContext): Reconciler {
   return async (request, signal) => {
     const cert = liveCertificate(ctx, request);
     if (!cert) return;
+    // A Certificate's first Ready condition is written by the trigger, in the same write as its decision, and
+    // an issuance's last one by the issuing controller with the new revision: one status write each instead
+    // of two racing ones (the loser of such a race costs a conflict, a re-read and a retry).
+    if (!getCondition(cert, 'Ready') && !hasCondition(cert, 'Issuing', 'True')) return;
     const input = await gatherPolicyInput(ctx, cert);
-    // An invalid spec's Ready=False is the trigger's (with its event); the dates are still ours.
-    const spec = invalidSpec(cert);
-    const violation = evaluate(readinessPolicyChain, input);
-    const write = await updateStatus(
-      ctx,
-      cert,
-      (status) => {
-        if (!spec) {
-          const ready = violation
-            ? { type: 'Ready' as const, status: 'False' as const, ...violation }
-            : { type: 'Ready' as const, status: 'True' as const, reason: 'Ready', message: READY_MESSAGE };
-          setCondition(status, ready, cert.metadata.generation, input.now);
-        }
-        setValidity(status, input);
-      },
-      signal,
-    );
+    const write = await updateStatus(ctx, cert, (status) => applyReadiness(status, input), signal);
     return resultOf(write) ?? untilExpiry(input);
   };
+}
+
+/**
+ * The Ready condition from the readiness policy chain, and the validity dates of the certificate in the
+ * Secret. An invalid spec's Ready=False is the trigger's (with its event); the dates are still set.
+ */
+export function applyReadiness(status: CertificateStatus, input: PolicyInput): void {
+  const cert = input.certificate;
+  if (!invalidSpec(cert)) {
+    const violation = evaluate(readinessPolicyChain, input);
+    const ready = violation
+      ? { type: 'Ready' as const, status: 'False' as const, ...violation }
+      : { type: 'Ready' as const, status: 'True' as const, reason: 'Ready', message: READY_MESSAGE };
+    setCondition(status, ready, cert.metadata.generation, input.now);
+  }
+  setValidity(status, input);
 }
 
 /** notBefore, notAfter and renewalTime of the certificate in the Secret; cleared when there is none. */

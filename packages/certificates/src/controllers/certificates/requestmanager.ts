@@ -1,15 +1,23 @@
 import { isAlreadyExists, isNotFound } from '@certkit/apimachinery';
 import type { Reconciler, Result } from '@certkit/runtime';
 import type { KeyObject } from 'node:crypto';
-import { Annotations, API_VERSION, Kinds, SecretKeys } from '../../api/constants.ts';
+import { Annotations, API_VERSION, Kinds } from '../../api/constants.ts';
 import { applyCertificateDefaults } from '../../api/defaults.ts';
 import type { Certificate, CertificateRequest } from '../../api/types.ts';
-import { buildCertificateRequest, parsePrivateKey, publicKeysEqual } from '../../pki/index.ts';
+import { buildCertificateRequest } from '../../pki/index.ts';
 import type { ControllerContext } from '../context.ts';
-import { isControlledBy, liveCertificate, nextRevision, ownedRequests, requestRevision } from './gather.ts';
+import { requestCsr, sameKeys, valueOf } from '../parsed.ts';
+import {
+  isControlledBy,
+  liveCertificate,
+  nextPrivateKey,
+  nextRevision,
+  ownedRequests,
+  requestRevision,
+} from './gather.ts';
 import { annotationsToCopy, certificateRequestName } from './names.ts';
 import { certificateOwnerReference } from './owner-reference.ts';
-import { invalidSpec, requestCsr, requestMatchesSpec, secretBytes } from './policies.ts';
+import { invalidSpec, requestMatchesSpec } from './policies.ts';
 import { getCondition, hasCondition, REQUEUE } from './status.ts';
 
 /**
@@ -27,17 +35,8 @@ export function requestManagerReconciler(ctx: ControllerContext): Reconciler {
     // The trigger reports invalid specs; no request is made for one.
     if (invalidSpec(cert)) return;
 
-    const keyName = cert.status?.nextPrivateKeySecretName;
-    if (!keyName) return;
-    const keySecret = await ctx.secrets.get(cert.metadata.namespace ?? '', keyName);
-    const keyData = secretBytes(keySecret, SecretKeys.tlsKey);
-    if (!keyData) return;
-    let key: KeyObject;
-    try {
-      key = parsePrivateKey(keyData);
-    } catch {
-      return; // the key manager replaces it
-    }
+    const key = await nextPrivateKey(ctx, cert);
+    if (!key) return;
 
     let requests = ownedRequests(ctx, cert);
     const unnumbered = requests.filter((cr) => requestRevision(cr) === undefined);
@@ -57,7 +56,7 @@ export function requestManagerReconciler(ctx: ControllerContext): Reconciler {
       return;
     }
     if (requests.length === 1) return;
-    return createRequest(ctx, cert, key, revision, keyName, signal);
+    return createRequest(ctx, cert, key, revision, cert.status!.nextPrivateKeySecretName!, signal);
   };
 }
 
@@ -79,7 +78,7 @@ async function keepMatching(
 
 function matches(cert: Certificate, key: KeyObject, cr: CertificateRequest): boolean {
   try {
-    return requestMatchesSpec(cr, cert.spec).length === 0 && publicKeysEqual(requestCsr(cr).publicKey, key);
+    return requestMatchesSpec(cr, cert.spec).length === 0 && sameKeys(valueOf(requestCsr(cr)).publicKey, key);
   } catch {
     return false; // an unreadable CSR can never be signed into something usable
   }

@@ -1,9 +1,10 @@
 import type { Reconciler, Result } from '@certkit/runtime';
 import { Annotations } from '../../api/constants.ts';
-import type { Certificate } from '../../api/types.ts';
+import type { Certificate, CertificateStatus } from '../../api/types.ts';
 import type { ControllerContext } from '../context.ts';
 import { certificatesForSecret, gatherPolicyInput, liveCertificate, type PolicyInput } from './gather.ts';
 import { evaluate, invalidSpec, requestMatchesSpec, triggerPolicyChain, type Violation } from './policies.ts';
+import { applyReadiness } from './readiness.ts';
 import { remainingBackoffMs } from './renewal.ts';
 import { getCondition, hasCondition, resultOf, setCondition, updateStatus } from './status.ts';
 
@@ -29,6 +30,15 @@ export function triggerReconciler(ctx: ControllerContext): Reconciler {
     // An issuance in progress is the other controllers' business until it ends.
     if (hasCondition(cert, 'Issuing', 'True')) return;
 
+    const input = await gatherPolicyInput(ctx, cert);
+    // The readiness controller leaves a Certificate's first Ready condition to us: it goes out with whatever
+    // this reconcile decides (and alone when it decides nothing).
+    const withReadiness = getCondition(cert, 'Ready')
+      ? () => {}
+      : (status: CertificateStatus) => applyReadiness(status, input);
+    const readinessOnly = async (result: Result | undefined) =>
+      resultOf(await updateStatus(ctx, cert, withReadiness, signal)) ?? result;
+
     // Certificates sharing a Secret would overwrite each other's certificate and re-trigger each other
     // forever: only the one owning the Secret may issue.
     if (!(await ownsSecret(ctx, cert))) {
@@ -38,16 +48,14 @@ export function triggerReconciler(ctx: ControllerContext): Reconciler {
         namespace: cert.metadata.namespace,
         name: cert.metadata.name,
       });
-      return { requeueAfter: DUPLICATE_SECRET_RECHECK_MS };
+      return readinessOnly({ requeueAfter: DUPLICATE_SECRET_RECHECK_MS });
     }
 
-    const input = await gatherPolicyInput(ctx, cert);
     const backoff = failureBackoff(input);
-    if (backoff > 0) return { requeueAfter: backoff };
+    if (backoff > 0) return readinessOnly({ requeueAfter: backoff });
 
-    const recheck = untilRenewal(cert, input.now);
     const violation = evaluate(triggerPolicyChain, input);
-    if (!violation) return recheck;
+    if (!violation) return readinessOnly(untilRenewal(cert, input.now));
 
     ctx.log({
       level: 'info',
@@ -60,13 +68,15 @@ export function triggerReconciler(ctx: ControllerContext): Reconciler {
     const write = await updateStatus(
       ctx,
       cert,
-      (status) =>
+      (status) => {
         setCondition(
           status,
           { type: 'Issuing', status: 'True', ...violation },
           cert.metadata.generation,
           input.now,
-        ),
+        );
+        withReadiness(status);
+      },
       signal,
     );
     if (write === 'written') ctx.recorder.normal(cert, 'Issuing', violation.message);

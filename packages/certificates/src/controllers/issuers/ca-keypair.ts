@@ -69,3 +69,32 @@ export function caKeyPairFromSecret(secret: Secret): CAKeyPair {
   if (caPem?.trim()) chain.push(...certificates(caPem, 'CA certificate'));
   return { certPem: joinCertificateChain(chain), key, cert };
 }
+
+/**
+ * caKeyPairFromSecret remembered per Secret version. The CA signer reads its issuer's Secret for every
+ * signing, live when the Secret is unlabelled (a new object each time), so the memo is keyed by uid and
+ * resourceVersion rather than by object. It holds the few CA Secrets in use; the oldest go first.
+ */
+const MAX_REMEMBERED_PAIRS = 256;
+const pairs = new Map<string, { resourceVersion: string; pair: CAKeyPair | InvalidDataError }>();
+
+export function cachedCaKeyPair(secret: Secret): CAKeyPair {
+  const uid = secret.metadata?.uid;
+  const resourceVersion = secret.metadata?.resourceVersion;
+  if (!uid || !resourceVersion) return caKeyPairFromSecret(secret);
+  let entry = pairs.get(uid);
+  if (entry?.resourceVersion !== resourceVersion) {
+    let pair: CAKeyPair | InvalidDataError;
+    try {
+      pair = caKeyPairFromSecret(secret);
+    } catch (err) {
+      if (!(err instanceof InvalidDataError)) throw err;
+      pair = err;
+    }
+    pairs.delete(uid);
+    if (pairs.size >= MAX_REMEMBERED_PAIRS) pairs.delete(pairs.keys().next().value!);
+    pairs.set(uid, (entry = { resourceVersion, pair }));
+  }
+  if (entry.pair instanceof InvalidDataError) throw entry.pair;
+  return entry.pair;
+}

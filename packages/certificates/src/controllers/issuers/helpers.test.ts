@@ -5,7 +5,7 @@ import { describe, it } from 'node:test';
 import type { Issuer, IssuerCondition } from '../../api/types.ts';
 import { encodePrivateKey, generatePrivateKey } from '../../pki/index.ts';
 import { issue, rootCa } from '../../pki/test-support.ts';
-import { caKeyPairFromSecret, InvalidDataError } from './ca-keypair.ts';
+import { cachedCaKeyPair, caKeyPairFromSecret, InvalidDataError } from './ca-keypair.ts';
 import { isIssuerReady, rfc3339, setCondition } from './conditions.ts';
 import { StaleReads } from './stale-reads.ts';
 
@@ -99,6 +99,38 @@ describe('caKeyPairFromSecret', () => {
       () => caKeyPairFromSecret(secret({ 'tls.key': b64('junk'), 'tls.crt': b64('junk') })),
       InvalidDataError,
     );
+  });
+});
+
+describe('cachedCaKeyPair', () => {
+  const versioned = (uid: string, resourceVersion: string, data: Record<string, string>) => ({
+    metadata: { name: 'ca', namespace: 'ns', uid, resourceVersion },
+    data,
+  });
+
+  it('parses a Secret version once, even from different objects (live GETs), and again when it changes', async () => {
+    const root = await rootCa();
+    const data = { 'tls.crt': b64(root.certPem), 'tls.key': b64(encodePrivateKey(root.key)) };
+    const first = cachedCaKeyPair(versioned('uid-1', '10', data));
+    assert.equal(cachedCaKeyPair(versioned('uid-1', '10', { ...data })), first, 'same uid and version');
+    const changed = cachedCaKeyPair(versioned('uid-1', '11', data));
+    assert.notEqual(changed, first, 'a new resourceVersion is parsed again');
+    assert.equal(changed.cert.subject.commonName, first.cert.subject.commonName);
+  });
+
+  it('remembers invalid data as the same InvalidDataError, and parses objects without a version each time', () => {
+    const bad = versioned('uid-2', '5', { 'tls.key': b64('junk'), 'tls.crt': b64('junk') });
+    let thrown: unknown;
+    assert.throws(
+      () => cachedCaKeyPair(bad),
+      (err) => ((thrown = err), err instanceof InvalidDataError),
+    );
+    assert.throws(
+      () => cachedCaKeyPair({ ...bad }),
+      (err) => err === thrown,
+    );
+    const unversioned = { metadata: { name: 'ca', namespace: 'ns' }, data: bad.data };
+    assert.throws(() => cachedCaKeyPair(unversioned), InvalidDataError);
   });
 });
 

@@ -3,7 +3,7 @@ import { IssuerReasons } from '../../api/constants.ts';
 import { validateClusterIssuer, validateIssuer } from '../../api/validation.ts';
 import { certificateMatchesKey } from '../../pki/index.ts';
 import type { ControllerContext } from '../context.ts';
-import { caKeyPairFromSecret } from './ca-keypair.ts';
+import { cachedCaKeyPair } from './ca-keypair.ts';
 import { resourceNamespace, issuerType, type IssuerHandle } from './generic.ts';
 
 /**
@@ -51,7 +51,7 @@ async function caReadiness(ctx: ControllerContext, handle: IssuerHandle): Promis
         ReadinessReasons.ErrGetKeyPair,
         `${GET_KEY_PAIR_PREFIX}secrets "${secretName}" not found`,
       );
-    pair = caKeyPairFromSecret(secret);
+    pair = cachedCaKeyPair(secret);
   } catch (err) {
     return notReady(ReadinessReasons.ErrGetKeyPair, GET_KEY_PAIR_PREFIX + (err as Error).message);
   }
