@@ -35,10 +35,7 @@ describe('parsed views of cached objects', () => {
   it('parses a CertificateRequest CSR once, and compares keys by public key', async () => {
     const key = await generatePrivateKey({ algorithm: 'ECDSA' });
     const other = await generatePrivateKey({ algorithm: 'ECDSA' });
-    const csr = await buildCertificateRequest(
-      { commonName: 'a', issuerRef: { name: 'i' }, secretName: 's' },
-      key,
-    );
+    const csr = await buildCertificateRequest({ commonName: 'a' }, key);
     const cr = { spec: { request: b64(csr), issuerRef: { name: 'i' } } } as CertificateRequest;
     const view = valueOf(requestCsr(cr));
     assert.equal(valueOf(requestCsr(cr)), view);
