@@ -1,4 +1,5 @@
 import type { Reconciler, Result } from '@certkit/runtime';
+import { SecretKeys } from '../../api/constants.ts';
 import type { CertificateStatus } from '../../api/types.ts';
 import type { ControllerContext } from '../context.ts';
 import { gatherPolicyInput, liveCertificate, type PolicyInput } from './gather.ts';
@@ -33,9 +34,23 @@ export function readinessReconciler(ctx: ControllerContext): Reconciler {
     // of two racing ones (the loser of such a race costs a conflict, a re-read and a retry).
     if (!getCondition(cert, 'Ready') && !hasCondition(cert, 'Issuing', 'True')) return;
     const input = await gatherPolicyInput(ctx, cert);
+    if (completingIssuance(input)) return;
     const write = await updateStatus(ctx, cert, (status) => applyReadiness(status, input), signal);
     return resultOf(write) ?? untilExpiry(input);
   };
+}
+
+/**
+ * The issuing controller has written the new certificate to the Secret and is about to move the revision
+ * on, with Ready in the same write: judging the new Secret against the old revision now would only race it.
+ */
+function completingIssuance({ certificate, secret, nextRevisionRequest }: PolicyInput): boolean {
+  const issued = nextRevisionRequest?.status?.certificate;
+  return (
+    hasCondition(certificate, 'Issuing', 'True') &&
+    issued !== undefined &&
+    secret?.data?.[SecretKeys.tlsCert] === issued
+  );
 }
 
 /**
