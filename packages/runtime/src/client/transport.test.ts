@@ -172,6 +172,27 @@ describe('requests', () => {
     assert.equal(req.url, '/api/v1/namespaces/ns/configmaps?dryRun=All&fieldManager=certkit');
   });
 
+  it('put the server URL path in front and encode paths as the URL parser does', async () => {
+    const server = await startLocalServer((_req, res) => sendJson(res, 200, cm));
+    servers.push(server);
+    const kube = new KubeClient({ server: `${server.url}/k8s/clusters/c1/`, qps: -1 });
+    clients.push(kube);
+    await kube.resource(configMaps).get('ns', 'a b/ü');
+    await kube.getJson('/version');
+    await kube.getJson('/api/x y/{z}?');
+    await kube.getJson('/api/v1/./namespaces/../x');
+    assert.deepEqual(
+      server.requests.map((r) => r.url),
+      [
+        '/k8s/clusters/c1/api/v1/namespaces/ns/configmaps/a%20b%2F%C3%BC',
+        '/k8s/clusters/c1/version',
+        '/k8s/clusters/c1/api/x%20y/%7Bz%7D%3F',
+        '/k8s/clusters/c1/api/v1/x',
+      ],
+    );
+    assert.ok(server.requests.every((r) => r.headers.host === server.url.slice('http://'.length)));
+  });
+
   it('use one keep-alive connection for sequential requests', async () => {
     const { server, kube } = await setup((_req, res) => sendJson(res, 200, cm));
     const client = kube.resource(configMaps);

@@ -2,9 +2,11 @@ import {
   Agent as HttpAgent,
   type ClientRequest,
   type IncomingMessage,
+  type RequestOptions,
   request as httpRequest,
 } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import { createSecureContext } from 'node:tls';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { StatusError, isStatus } from '@certkit/apimachinery';
 import packageJson from '../../package.json' with { type: 'json' };
@@ -66,8 +68,26 @@ type Agent = HttpAgent | HttpsAgent;
 /** A socket Node reused from the pool may have been closed by the server meanwhile; these say it was. */
 const STALE_SOCKET_ERRORS = new Set(['ECONNRESET', 'EPIPE', 'ECONNABORTED']);
 
+/**
+ * A path the URL parser would leave as it is: only characters it does not percent-encode, and no `.` or
+ * `..` segment (which it would resolve). Paths built by resourcePath always are; others go through URL.
+ */
+const PLAIN_PATH = /^\/[A-Za-z0-9\-._~!$&'()*+,;=:@%/]*$/;
+const DOT_SEGMENT = /\/(?:\.|%2e){1,2}(?:\/|$)/i;
+
+interface Exchange {
+  response: IncomingMessage;
+  request: ClientRequest;
+}
+
 export class Transport {
   readonly #base: URL;
+  /** What node:http would take from #base for every request, worked out once (see #sendOnce). */
+  readonly #hostname: string;
+  readonly #port: number | undefined;
+  readonly #auth: string | undefined;
+  /** The server URL's path without trailing slashes; it prefixes every request path. */
+  readonly #prefix: string;
   readonly #config: ClientConfig;
   readonly #provider: CredentialProvider;
   readonly #options: TransportOptions;
@@ -77,6 +97,11 @@ export class Transport {
   #agent: Agent | undefined;
   /** The client certificate the current agent presents; a new one means a new agent. */
   #agentCert: string | undefined;
+  /** The credentials #agentFor last checked: the same object needs no comparison of PEM strings. */
+  #agentCredentials: Credentials | undefined;
+  /** The last dynamic credentials and what #effective made of them, so unchanged ones cost nothing. */
+  #lastDynamic: Credentials | undefined;
+  #lastEffective: Credentials | undefined;
   #closed = false;
 
   constructor(config: ClientConfig, options: TransportOptions) {
@@ -85,6 +110,13 @@ export class Transport {
       throw new Error(`server URL must be http or https: ${config.server}`);
     }
     this.#secure = this.#base.protocol === 'https:';
+    // As urlToHttpOptions would derive them from the URL on every request.
+    const { hostname, port, username, password } = this.#base;
+    this.#hostname = hostname.startsWith('[') ? hostname.slice(1, -1) : hostname;
+    this.#port = port === '' ? undefined : Number(port);
+    this.#auth =
+      username || password ? `${decodeURIComponent(username)}:${decodeURIComponent(password)}` : undefined;
+    this.#prefix = this.#base.pathname.replace(/\/+$/, '');
     this.#config = config;
     // Static token, cert and key are merged in per request (#effective); a provider only adds to them.
     this.#provider = config.credentials ?? staticCredentials({});
@@ -99,10 +131,17 @@ export class Transport {
 
   /** Sends a request and decodes the JSON answer; failures reject with a StatusError. */
   async json<T>(spec: HttpRequestSpec): Promise<T> {
-    const { response } = await this.#exchange(spec);
-    const text = await readBody(response).catch((err: unknown) => {
-      throw spec.signal?.aborted ? spec.signal.reason : err;
-    });
+    let response: IncomingMessage;
+    let text: string;
+    // One try for both steps (rather than #exchange and a catch on the body) keeps the hot path to fewer
+    // promises; like fetch, an aborted request rejects with the signal's reason whatever step it was at.
+    try {
+      response = (await this.#exchangeWithRetries(spec)).response;
+      text = await readBody(response);
+    } catch (err) {
+      if (spec.signal?.aborted) throw spec.signal.reason;
+      throw err;
+    }
     if (!isSuccess(response.statusCode)) throw this.#error(spec, response, text);
     if (text === '') return undefined as T;
     const value: unknown = JSON.parse(text);
@@ -115,7 +154,7 @@ export class Transport {
    * Sends a request and resolves with the response once a 2xx status arrived, its body not yet read: for
    * watches and streamed lists. The caller must consume or destroy the response.
    */
-  async stream(spec: HttpRequestSpec): Promise<{ response: IncomingMessage; request: ClientRequest }> {
+  async stream(spec: HttpRequestSpec): Promise<Exchange> {
     const exchange = await this.#exchange(spec);
     if (!isSuccess(exchange.response.statusCode)) {
       const text = await readBody(exchange.response).catch((err: unknown) => {
@@ -134,7 +173,7 @@ export class Transport {
   }
 
   /** Like fetch, an aborted request rejects with the signal's reason, whatever step it was at. */
-  async #exchange(spec: HttpRequestSpec): Promise<{ response: IncomingMessage; request: ClientRequest }> {
+  async #exchange(spec: HttpRequestSpec): Promise<Exchange> {
     try {
       return await this.#exchangeWithRetries(spec);
     } catch (err) {
@@ -143,26 +182,29 @@ export class Transport {
     }
   }
 
-  async #exchangeWithRetries(
-    spec: HttpRequestSpec,
-  ): Promise<{ response: IncomingMessage; request: ClientRequest }> {
-    const body = spec.body === undefined ? undefined : Buffer.from(JSON.stringify(spec.body), 'utf8');
+  async #exchangeWithRetries(spec: HttpRequestSpec): Promise<Exchange> {
+    // A string rather than a Buffer: node:http then prepends the header block to it and makes one socket
+    // write, where a Buffer body goes out as a writev of two chunks (which the TLS layer copies together).
+    const body = spec.body === undefined ? undefined : JSON.stringify(spec.body);
+    const path = this.#requestPath(spec);
     const verb = spec.verb ?? spec.method.toLowerCase();
     const resource = spec.target?.resource
       ? spec.target.group
         ? `${spec.target.resource}.${spec.target.group}`
         : spec.target.resource
       : '';
+    const limiter = this.#options.limiter;
     let retries = 0;
     let refreshedAfter401 = false;
     for (;;) {
       if (this.#closed) throw new Error('the client is closed');
-      await this.#options.limiter.take(spec.signal);
+      // Without limiting there is nothing to wait for; skipping the await saves a turn per request.
+      if (limiter.enabled) await limiter.take(spec.signal);
       const dynamic = await this.#provider.get(spec.signal);
       const started = performance.now();
-      let exchange: { response: IncomingMessage; request: ClientRequest };
+      let exchange: Exchange;
       try {
-        exchange = await this.#send(spec, body, this.#effective(dynamic));
+        exchange = await this.#send(spec, path, body, this.#effective(dynamic));
       } catch (err) {
         this.#report({ verb, resource, code: 0, durationMs: performance.now() - started });
         throw err;
@@ -209,12 +251,32 @@ export class Transport {
     return true;
   }
 
+  /** Providers return the same object while credentials are unchanged, so the merge is done once per change. */
   #effective(dynamic: Credentials): Credentials {
-    return {
+    if (dynamic === this.#lastDynamic && this.#lastEffective) return this.#lastEffective;
+    const effective = {
       token: dynamic.token ?? this.#config.token,
       cert: dynamic.cert ?? this.#config.cert,
       key: dynamic.key ?? this.#config.key,
     };
+    this.#lastDynamic = dynamic;
+    this.#lastEffective = effective;
+    return effective;
+  }
+
+  /**
+   * The request path with the server URL's path in front and the query after. What the URL parser would
+   * make of it, without parsing a URL per request unless the path has characters it would encode.
+   */
+  #requestPath(spec: HttpRequestSpec): string {
+    const query = spec.query?.toString() ?? '';
+    if (PLAIN_PATH.test(spec.path) && !DOT_SEGMENT.test(spec.path)) {
+      return query ? `${this.#prefix}${spec.path}?${query}` : this.#prefix + spec.path;
+    }
+    const url = new URL(this.#base.href);
+    url.pathname = this.#prefix + spec.path;
+    url.search = query;
+    return url.pathname + url.search;
   }
 
   #report(info: RequestInfo): void {
@@ -228,47 +290,53 @@ export class Transport {
   /** One HTTP exchange up to the response headers; a stale pooled socket is retried once at once. */
   async #send(
     spec: HttpRequestSpec,
-    body: Buffer | undefined,
+    path: string,
+    body: string | undefined,
     credentials: Credentials,
-  ): Promise<{ response: IncomingMessage; request: ClientRequest }> {
+  ): Promise<Exchange> {
     try {
-      return await this.#sendOnce(spec, body, credentials);
+      return await this.#sendOnce(spec, path, body, credentials);
     } catch (err) {
       const stale = (err as { staleSocket?: boolean }).staleSocket;
       if (!stale || spec.signal?.aborted) throw err;
       // Go's http.Transport does the same for a request on a reused connection the server closed while idle.
-      return this.#sendOnce(spec, body, credentials);
+      return this.#sendOnce(spec, path, body, credentials);
     }
   }
 
   #sendOnce(
     spec: HttpRequestSpec,
-    body: Buffer | undefined,
+    path: string,
+    body: string | undefined,
     credentials: Credentials,
-  ): Promise<{ response: IncomingMessage; request: ClientRequest }> {
-    const url = new URL(this.#base.href);
-    url.pathname = this.#base.pathname.replace(/\/+$/, '') + spec.path;
-    url.search = spec.query?.toString() ?? '';
+  ): Promise<Exchange> {
     const headers: Record<string, string> = {
       Accept: spec.accept ?? 'application/json',
       'User-Agent': this.#userAgent,
     };
     if (credentials.token) headers.Authorization = `Bearer ${credentials.token}`;
-    if (body) {
+    if (body !== undefined) {
       headers['Content-Type'] = spec.contentType ?? 'application/json';
-      headers['Content-Length'] = String(body.length);
+      headers['Content-Length'] = String(Buffer.byteLength(body, 'utf8'));
     }
     // Checked here too: a request that waited for a token while close() ran must not open a new pool.
     if (this.#closed) return Promise.reject(new Error('the client is closed'));
     const agent = this.#agentFor(credentials);
     const send = this.#secure ? httpsRequest : httpRequest;
+    // Options rather than a URL: node would otherwise convert a URL into these on every request.
+    const options: RequestOptions = {
+      protocol: this.#base.protocol,
+      hostname: this.#hostname,
+      path,
+      method: spec.method,
+      headers,
+      agent,
+    };
+    if (this.#port !== undefined) options.port = this.#port;
+    if (this.#auth !== undefined) options.auth = this.#auth;
+    if (spec.signal) options.signal = spec.signal;
     return new Promise((resolve, reject) => {
-      const request = send(url, {
-        method: spec.method,
-        headers,
-        agent,
-        ...(spec.signal ? { signal: spec.signal } : {}),
-      });
+      const request = send(options);
       request.once('response', (response) => resolve({ response, request }));
       // Kept for the request's whole life: destroying it later (abort, end of a watch) emits errors too.
       request.on('error', (err: NodeJS.ErrnoException) => {
@@ -286,19 +354,27 @@ export class Transport {
    * agent and closes the old one's connections, as client-go's certificate rotation closes all connections.
    */
   #agentFor(credentials: Credentials): Agent {
+    if (this.#agent && credentials === this.#agentCredentials) return this.#agent;
     const certIdentity = credentials.cert ? `${credentials.cert}\0${credentials.key ?? ''}` : undefined;
+    this.#agentCredentials = credentials;
     if (this.#agent && this.#agentCert === certIdentity) return this.#agent;
     this.#agent?.destroy();
     const common = { keepAlive: true, keepAliveMsecs: 30_000 };
     if (!this.#secure) {
       this.#agent = new HttpAgent(common);
     } else {
+      // CA, certificate and key in one secure context made here, not as agent options: the agent names its
+      // connection pool by concatenating such options, PEM text included, and builds and looks up that name
+      // several times per request. It also spares parsing the PEM again for every new connection.
+      const secureContext = createSecureContext({
+        ...(this.#config.ca ? { ca: this.#config.ca } : {}),
+        ...(credentials.cert ? { cert: credentials.cert, key: credentials.key } : {}),
+      });
       this.#agent = new HttpsAgent({
         ...common,
-        ...(this.#config.ca ? { ca: this.#config.ca } : {}),
+        secureContext,
         rejectUnauthorized: !this.#config.insecureSkipTlsVerify,
         ...(this.#config.tlsServerName ? { servername: this.#config.tlsServerName } : {}),
-        ...(credentials.cert ? { cert: credentials.cert, key: credentials.key } : {}),
       });
     }
     this.#agentCert = certIdentity;
@@ -331,7 +407,10 @@ export function readBody(response: IncomingMessage): Promise<string> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     response.on('data', (chunk: Buffer) => chunks.push(chunk));
-    response.once('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    // Most answers arrive in one chunk, which Buffer.concat would copy for nothing.
+    response.once('end', () =>
+      resolve((chunks.length === 1 ? chunks[0] : Buffer.concat(chunks)).toString('utf8')),
+    );
     response.on('error', reject);
   });
 }

@@ -2,6 +2,7 @@ import type { RateLimiter } from '../workqueue/ratelimiter.ts';
 import { RateLimitingQueue } from '../workqueue/rate-limiting-queue.ts';
 import { describeError, jsonLogger, type Logger } from '../log.ts';
 import {
+  type BoundControllerMetrics,
   ControllerMetrics,
   defaultRegistry,
   workqueueMetrics,
@@ -75,7 +76,7 @@ export class Controller {
   /** Keys are request keys; exposed for event handlers that need addAfter/addRateLimited directly. */
   readonly queue: RateLimitingQueue<string>;
   private readonly reconciler: Reconciler;
-  private readonly metrics: ControllerMetrics;
+  private readonly metrics: BoundControllerMetrics;
   private readonly log: Logger;
   private started = false;
 
@@ -89,8 +90,9 @@ export class Controller {
     this.needLeaderElection = options.needLeaderElection ?? true;
     this.log = options.log ?? jsonLogger();
     const registry = options.metrics ?? defaultRegistry;
-    this.metrics = new ControllerMetrics(registry);
-    this.metrics.init(this.name, max);
+    const metrics = new ControllerMetrics(registry);
+    metrics.init(this.name, max);
+    this.metrics = metrics.forController(this.name);
     // Created up front so event handlers may enqueue before the controller starts (e.g. while it waits
     // for leadership); the backlog is processed once it does.
     this.queue = new RateLimitingQueue<string>({
@@ -148,7 +150,7 @@ export class Controller {
     const controller = this.name;
     const request = parseRequestKey(key);
     const started = performance.now();
-    this.metrics.activeWorkers.inc({ controller });
+    this.metrics.activeWorkers.inc();
     let outcome: ReconcileResult;
     try {
       // Inside try: a reconciler that throws synchronously is handled like one that rejects.
@@ -166,7 +168,7 @@ export class Controller {
       }
     } catch (err) {
       outcome = 'error';
-      this.metrics.reconcileErrors.inc({ controller });
+      this.metrics.reconcileErrors.inc();
       const terminal = err instanceof TerminalError;
       // No forget on error: the backoff keeps growing until a reconcile succeeds.
       if (!terminal) this.queue.addRateLimited(key);
@@ -179,9 +181,9 @@ export class Controller {
         error: describeError(err),
       });
     } finally {
-      this.metrics.activeWorkers.dec({ controller });
-      this.metrics.reconcileTime.observe({ controller }, (performance.now() - started) / 1000);
+      this.metrics.activeWorkers.dec();
+      this.metrics.reconcileTime.observe((performance.now() - started) / 1000);
     }
-    this.metrics.reconcileTotal.inc({ controller, result: outcome });
+    this.metrics.reconcileTotal[outcome].inc();
   }
 }

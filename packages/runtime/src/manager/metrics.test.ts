@@ -33,6 +33,50 @@ describe('MetricsRegistry', () => {
     assert.equal(s.get('latency_seconds_count{op="get"}'), 3);
   });
 
+  it('keeps series in creation order; a removed series comes back at the end', () => {
+    const r = new MetricsRegistry();
+    const g = r.gauge('g', 'G.', ['a', 'b']);
+    g.set({ a: 'x', b: '1' }, 1);
+    g.set({ a: 'y', b: '1' }, 2);
+    g.set({ a: 'x', b: '2' }, 3);
+    g.remove({ a: 'x', b: '1' });
+    g.remove({ a: 'nope', b: '1' });
+    g.set({ a: 'x', b: '1' }, 4);
+    g.set({ a: 'y', b: '1' }, 5);
+    assert.equal(
+      r.render(),
+      '# HELP g G.\n# TYPE g gauge\ng{a="y",b="1"} 5\ng{a="x",b="2"} 3\ng{a="x",b="1"} 4\n',
+    );
+    // A missing label is the empty value, and labels not declared are ignored.
+    g.set({ a: 'z', c: 'ignored' } as never, 6);
+    assert.equal(g.get({ a: 'z', b: '' }), 6);
+  });
+
+  it('binds series with with(): same series as the label API, and a removed gauge series returns on write', () => {
+    const r = new MetricsRegistry();
+    const c = r.counter('c_total', 'C.', ['k']);
+    const child = c.with({ k: 'v' });
+    child.inc();
+    c.inc({ k: 'v' }, 2);
+    assert.equal(child.get(), 3);
+    const h = r.histogram('h', 'H.', ['k'], [1]);
+    const hc = h.with({ k: 'v' });
+    // As with the label API, a series exists once written to, not once bound.
+    assert.equal(hc.count(), 0);
+    assert.doesNotMatch(r.render(), /^h_/m);
+    hc.observe(0.5);
+    h.observe({ k: 'v' }, 2);
+    assert.equal(h.count({ k: 'v' }), 2);
+    const g = r.gauge('g', 'G.', ['k']);
+    const gc = g.with({ k: 'v' });
+    gc.set(7);
+    g.remove({ k: 'v' });
+    assert.doesNotMatch(r.render(), /^g\{/m);
+    gc.inc();
+    assert.equal(g.get({ k: 'v' }), 1);
+    assert.match(r.render(), /^g\{k="v"\} 1$/m);
+  });
+
   it('returns the same metric for the same name and refuses a type clash', () => {
     const r = new MetricsRegistry();
     assert.equal(r.counter('x', 'X'), r.counter('x', 'X'));
@@ -46,6 +90,8 @@ describe('MetricsRegistry', () => {
     );
     const r = new MetricsRegistry();
     const hooks = workqueueMetrics(r, 'certs');
+    // Histogram series appear with the first observation, as before the queue hooks were bound.
+    assert.doesNotMatch(r.render(), /^workqueue_(queue|work)_duration_seconds/m);
     hooks.add!();
     hooks.depth!(4);
     hooks.queueLatency!(0.002);

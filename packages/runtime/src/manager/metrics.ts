@@ -10,11 +10,31 @@ export type Labels = Record<string, string>;
 
 export const PROMETHEUS_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
 
-abstract class Metric {
+/** One series: its label values in declared order, and its label text, escaped once when first rendered. */
+interface Series {
+  readonly values: readonly string[];
+  key: string | undefined;
+  /** False once removed: a bound child then looks its series up again (and re-creates it on a write). */
+  attached: boolean;
+}
+
+/** A level of the series tree: label value → the next level, or the series at the last label. */
+type Level<S> = Map<string, Level<S> | S>;
+
+abstract class Metric<S extends Series = Series> {
   readonly name: string;
   readonly help: string;
   readonly labelNames: readonly string[];
   abstract readonly type: 'counter' | 'gauge' | 'histogram';
+
+  /**
+   * Series by label values, one map level per label, so finding the series of an observation builds no
+   * string and escapes nothing (escaping waits for rendering). With no labels the tree is unused.
+   */
+  readonly #tree: Level<S> = new Map();
+  #unlabelled: S | undefined;
+  /** Every series in the order it was created, which is the exposition order. */
+  protected readonly series = new Set<S>();
 
   constructor(name: string, help: string, labelNames: readonly string[]) {
     this.name = name;
@@ -22,43 +42,165 @@ abstract class Metric {
     this.labelNames = labelNames;
   }
 
-  /** A stable key for one label set, in the declared label order (also how series are rendered). */
-  protected seriesKey(labels: Labels): string {
-    return this.labelNames.map((n) => `${n}="${escapeLabel(labels[n] ?? '')}"`).join(',');
+  protected abstract newSeries(values: readonly string[]): S;
+
+  /** The label values of `labels` in declared order; missing ones are empty, as Prometheus treats them. */
+  protected valuesOf(labels: Labels): string[] {
+    const names = this.labelNames;
+    const values = new Array<string>(names.length);
+    for (let i = 0; i < names.length; i++) values[i] = labelValue(labels[names[i]]);
+    return values;
+  }
+
+  /** The series for these labels, created if `create` (otherwise undefined when there is none). */
+  protected lookup(labels: Labels, create: true): S;
+  protected lookup(labels: Labels, create: false): S | undefined;
+  protected lookup(labels: Labels, create: boolean): S | undefined {
+    const names = this.labelNames;
+    const last = names.length - 1;
+    if (last < 0) {
+      if (!this.#unlabelled && create) this.#unlabelled = this.#add([]);
+      return this.#unlabelled;
+    }
+    let level = this.#tree;
+    for (let i = 0; i < last; i++) {
+      const value = labelValue(labels[names[i]]);
+      let next = level.get(value) as Level<S> | undefined;
+      if (!next) {
+        if (!create) return undefined;
+        level.set(value, (next = new Map()));
+      }
+      level = next;
+    }
+    const value = labelValue(labels[names[last]]);
+    let series = level.get(value) as S | undefined;
+    if (!series && create) level.set(value, (series = this.#add(this.valuesOf(labels))));
+    return series;
+  }
+
+  /**
+   * For a bound child: the series of these labels, found once and then kept. Like the label API, it is
+   * only created by a write (`create`), and found again if it was removed meanwhile.
+   */
+  protected binder(labels: Labels): (create: boolean) => S | undefined {
+    const copy: Labels = {};
+    this.labelNames.forEach((name, i) => (copy[name] = labelValue(labels[name])));
+    let series: S | undefined;
+    return (create) => {
+      if (series?.attached) return series;
+      series = create ? this.lookup(copy, true) : this.lookup(copy, false);
+      return series;
+    };
+  }
+
+  /** Drops the series of these labels, pruning tree levels it leaves empty. */
+  protected removeSeries(labels: Labels): void {
+    const names = this.labelNames;
+    if (names.length === 0) {
+      if (this.#unlabelled) this.#detach(this.#unlabelled);
+      this.#unlabelled = undefined;
+      return;
+    }
+    const path: Level<S>[] = [];
+    let level = this.#tree;
+    for (let i = 0; i < names.length - 1; i++) {
+      const next = level.get(labelValue(labels[names[i]])) as Level<S> | undefined;
+      if (!next) return;
+      path.push(level);
+      level = next;
+    }
+    const value = labelValue(labels[names[names.length - 1]]);
+    const series = level.get(value) as S | undefined;
+    if (!series) return;
+    this.#detach(series);
+    level.delete(value);
+    for (let i = path.length - 1; i >= 0 && level.size === 0; i--) {
+      path[i].delete(series.values[i]);
+      level = path[i];
+    }
+  }
+
+  /** The rendered label set of a series, e.g. `code="200",method="GET"`; '' without labels. */
+  protected keyOf(series: S): string {
+    return (series.key ??= this.labelNames
+      .map((n, i) => `${n}="${escapeLabel(series.values[i])}"`)
+      .join(','));
+  }
+
+  #add(values: readonly string[]): S {
+    const series = this.newSeries(values);
+    this.series.add(series);
+    return series;
+  }
+
+  #detach(series: S): void {
+    series.attached = false;
+    this.series.delete(series);
   }
 
   abstract render(): string[];
 }
 
-export class Counter extends Metric {
-  readonly type = 'counter';
-  private readonly values = new Map<string, number>();
+interface ValueSeries extends Series {
+  value: number;
+}
 
-  inc(labels: Labels = {}, by = 1): void {
-    const key = this.seriesKey(labels);
-    this.values.set(key, (this.values.get(key) ?? 0) + by);
+abstract class ValueMetric extends Metric<ValueSeries> {
+  protected newSeries(values: readonly string[]): ValueSeries {
+    return { values, key: undefined, attached: true, value: 0 };
   }
 
   get(labels: Labels = {}): number {
-    return this.values.get(this.seriesKey(labels)) ?? 0;
+    return this.lookup(labels, false)?.value ?? 0;
   }
 
   render(): string[] {
-    return [...this.values].map(([key, v]) => `${this.name}${braces(key)} ${formatValue(v)}`);
+    const lines: string[] = [];
+    for (const s of this.series) lines.push(`${this.name}${braces(this.keyOf(s))} ${formatValue(s.value)}`);
+    return lines;
   }
 }
 
-export class Gauge extends Metric {
+/** A counter bound to one label set (`Counter.with`): no lookup per increment. */
+export interface CounterChild {
+  inc(by?: number): void;
+  get(): number;
+}
+
+export class Counter extends ValueMetric {
+  readonly type = 'counter';
+
+  inc(labels: Labels = {}, by = 1): void {
+    this.lookup(labels, true).value += by;
+  }
+
+  /** The series of these labels, bound once, for callers that always count the same labels. */
+  with(labels: Labels = {}): CounterChild {
+    const series = this.binder(labels);
+    return {
+      inc: (by = 1) => void (series(true)!.value += by),
+      get: () => series(false)?.value ?? 0,
+    };
+  }
+}
+
+/** A gauge bound to one label set (`Gauge.with`). */
+export interface GaugeChild {
+  set(value: number): void;
+  inc(by?: number): void;
+  dec(by?: number): void;
+  get(): number;
+}
+
+export class Gauge extends ValueMetric {
   readonly type = 'gauge';
-  private readonly values = new Map<string, number>();
 
   set(labels: Labels, value: number): void {
-    this.values.set(this.seriesKey(labels), value);
+    this.lookup(labels, true).value = value;
   }
 
   inc(labels: Labels = {}, by = 1): void {
-    const key = this.seriesKey(labels);
-    this.values.set(key, (this.values.get(key) ?? 0) + by);
+    this.lookup(labels, true).value += by;
   }
 
   dec(labels: Labels = {}, by = 1): void {
@@ -67,59 +209,89 @@ export class Gauge extends Metric {
 
   /** Drops a series (its object is gone), so scrapes stop reporting it. */
   remove(labels: Labels): void {
-    this.values.delete(this.seriesKey(labels));
+    this.removeSeries(labels);
   }
 
-  get(labels: Labels = {}): number {
-    return this.values.get(this.seriesKey(labels)) ?? 0;
-  }
-
-  render(): string[] {
-    return [...this.values].map(([key, v]) => `${this.name}${braces(key)} ${formatValue(v)}`);
+  /** The series of these labels, bound once; a write after remove() brings the series back. */
+  with(labels: Labels = {}): GaugeChild {
+    const series = this.binder(labels);
+    return {
+      set: (value) => void (series(true)!.value = value),
+      inc: (by = 1) => void (series(true)!.value += by),
+      dec: (by = 1) => void (series(true)!.value -= by),
+      get: () => series(false)?.value ?? 0,
+    };
   }
 }
 
-interface HistogramSeries {
+interface HistogramSeries extends Series {
+  /** Observations per bucket (not cumulative: accumulated when rendered). */
   counts: number[];
   sum: number;
   count: number;
 }
 
-export class Histogram extends Metric {
+/** A histogram bound to one label set (`Histogram.with`). */
+export interface HistogramChild {
+  observe(value: number): void;
+  count(): number;
+}
+
+export class Histogram extends Metric<HistogramSeries> {
   readonly type = 'histogram';
   readonly buckets: readonly number[];
-  private readonly series = new Map<string, HistogramSeries>();
 
   constructor(name: string, help: string, labelNames: readonly string[], buckets: readonly number[]) {
     super(name, help, labelNames);
     this.buckets = [...buckets].sort((a, b) => a - b);
   }
 
+  protected newSeries(values: readonly string[]): HistogramSeries {
+    return { values, key: undefined, attached: true, counts: this.buckets.map(() => 0), sum: 0, count: 0 };
+  }
+
   observe(labels: Labels, value: number): void {
-    const key = this.seriesKey(labels);
-    let s = this.series.get(key);
-    if (!s) this.series.set(key, (s = { counts: this.buckets.map(() => 0), sum: 0, count: 0 }));
-    // Counts are stored per bucket and accumulated when rendered.
-    const i = this.buckets.findIndex((b) => value <= b);
-    if (i >= 0) s.counts[i]++;
-    s.sum += value;
-    s.count++;
+    this.#record(this.lookup(labels, true), value);
   }
 
   /** The number of observations of one series. */
   count(labels: Labels = {}): number {
-    return this.series.get(this.seriesKey(labels))?.count ?? 0;
+    return this.lookup(labels, false)?.count ?? 0;
+  }
+
+  /** The series of these labels, bound once, for callers that always observe the same labels. */
+  with(labels: Labels = {}): HistogramChild {
+    const series = this.binder(labels);
+    return {
+      observe: (value) => this.#record(series(true)!, value),
+      count: () => series(false)?.count ?? 0,
+    };
+  }
+
+  #record(series: HistogramSeries, value: number): void {
+    const buckets = this.buckets;
+    // The first bucket the value fits in; none for NaN or above the last bound (only +Inf counts it).
+    for (let i = 0; i < buckets.length; i++) {
+      if (value <= buckets[i]) {
+        series.counts[i]++;
+        break;
+      }
+    }
+    series.sum += value;
+    series.count++;
   }
 
   render(): string[] {
     const lines: string[] = [];
-    for (const [key, s] of this.series) {
+    const bounds = this.buckets.map(formatValue);
+    for (const s of this.series) {
+      const key = this.keyOf(s);
       const prefix = key ? `${key},` : '';
       let cumulative = 0;
-      this.buckets.forEach((b, i) => {
+      for (let i = 0; i < bounds.length; i++) {
         cumulative += s.counts[i];
-        lines.push(`${this.name}_bucket{${prefix}le="${formatValue(b)}"} ${cumulative}`);
-      });
+        lines.push(`${this.name}_bucket{${prefix}le="${bounds[i]}"} ${cumulative}`);
+      }
       lines.push(`${this.name}_bucket{${prefix}le="+Inf"} ${s.count}`);
       lines.push(`${this.name}_sum${braces(key)} ${formatValue(s.sum)}`);
       lines.push(`${this.name}_count${braces(key)} ${s.count}`);
@@ -184,6 +356,11 @@ function braces(key: string): string {
   return key ? `{${key}}` : '';
 }
 
+/** A label value as the series tree keys it: a missing label is the empty value. */
+function labelValue(v: string | undefined): string {
+  return v === undefined || v === null ? '' : typeof v === 'string' ? v : String(v);
+}
+
 function escapeLabel(v: string): string {
   return v.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n');
 }
@@ -207,6 +384,14 @@ export const WORKQUEUE_DURATION_BUCKETS = Array.from({ length: 12 }, (_, i) =>
 );
 
 export type ReconcileResult = 'success' | 'error' | 'requeue' | 'requeue_after';
+
+/** ControllerMetrics' series for one controller. */
+export interface BoundControllerMetrics {
+  reconcileTotal: Record<ReconcileResult, CounterChild>;
+  reconcileErrors: CounterChild;
+  reconcileTime: HistogramChild;
+  activeWorkers: GaugeChild;
+}
 
 /** The per-controller metrics controller-runtime exports. */
 export class ControllerMetrics {
@@ -243,6 +428,22 @@ export class ControllerMetrics {
       'Maximum number of concurrent reconciles per controller',
       ['controller'],
     );
+  }
+
+  /** The series of one controller, bound once: they are updated on every reconcile. */
+  forController(controller: string): BoundControllerMetrics {
+    const total = this.reconcileTotal;
+    return {
+      reconcileTotal: {
+        success: total.with({ controller, result: 'success' }),
+        error: total.with({ controller, result: 'error' }),
+        requeue: total.with({ controller, result: 'requeue' }),
+        requeue_after: total.with({ controller, result: 'requeue_after' }),
+      },
+      reconcileErrors: this.reconcileErrors.with({ controller }),
+      reconcileTime: this.reconcileTime.with({ controller }),
+      activeWorkers: this.activeWorkers.with({ controller }),
+    };
   }
 
   /** Zero series for every result, as controller-runtime initialises them, so rates exist from the start. */
@@ -283,15 +484,21 @@ export function workqueueMetrics(registry: MetricsRegistry, name: string): Queue
     'Total number of retries handled by workqueue',
     ['name', 'controller'],
   );
-  depth.set(labels, 0);
-  adds.inc(labels, 0);
-  retries.inc(labels, 0);
+  // Bound once: the queue reports on every add, get and done, always with these labels.
+  const depthOf = depth.with(labels);
+  const addsOf = adds.with(labels);
+  const retriesOf = retries.with(labels);
+  const latencyOf = latency.with(labels);
+  const workOf = work.with(labels);
+  depthOf.set(0);
+  addsOf.inc(0);
+  retriesOf.inc(0);
   return {
-    depth: (d) => depth.set(labels, d),
-    add: () => adds.inc(labels),
-    queueLatency: (s) => latency.observe(labels, s),
-    workDuration: (s) => work.observe(labels, s),
-    retry: () => retries.inc(labels),
+    depth: (d) => depthOf.set(d),
+    add: () => addsOf.inc(),
+    queueLatency: (s) => latencyOf.observe(s),
+    workDuration: (s) => workOf.observe(s),
+    retry: () => retriesOf.inc(),
   };
 }
 
