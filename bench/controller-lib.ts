@@ -10,7 +10,13 @@ import {
   clusterIssuersRef,
   issuersRef,
 } from '../packages/certificates/src/controllers/refs.ts';
-import { Client, type ServerProcess, startServerProcess, waitReadyz } from './lib.ts';
+import {
+  Client,
+  type ServerProcess,
+  type ServerProcessOptions,
+  startServerProcess,
+  waitReadyz,
+} from './lib.ts';
 
 /** Pieces shared by bench/memory.ts and bench/issuance.ts: a cluster, the controller probe, metrics. */
 
@@ -26,9 +32,12 @@ export interface Cluster {
   stop(): Promise<void>;
 }
 
-/** `certkit apiserver` in a fresh data dir, with the cert-manager.io CRDs installed and served. */
-export async function startCluster(): Promise<Cluster> {
-  const server = await startServerProcess();
+/**
+ * `certkit apiserver` in a fresh data dir, with the cert-manager.io CRDs installed and served. `serverOptions`
+ * passes node flags (e.g. `--cpu-prof`) or another checkout to run the server from.
+ */
+export async function startCluster(serverOptions: ServerProcessOptions = {}): Promise<Cluster> {
+  const server = await startServerProcess(undefined, [], serverOptions);
   const http = new Client(server, 8);
   await waitReadyz(http);
   const kubeconfigPath = join(server.dataDir, 'kubeconfig');

@@ -35,7 +35,12 @@ import { throughput, writeResults } from './lib.ts';
  * floor for the RSA runs (target: issuance within 1.3× of it).
  *
  * Usage: npm run bench:issuance [-- --certs=500 --workers=N --only=ecdsa|rsa --mode=filtered|unfiltered
- *        --ca=labelled|unlabelled --cpu-prof]  (--cpu-prof: profiles under $TMPDIR/certkit-issuance-profiles/)
+ *        --ca=labelled|unlabelled --cpu-prof --apiserver-cpu-prof --apiserver-node-args=a,b
+ *        --apiserver-root=DIR]
+ * (--cpu-prof: the controller's profiles under bench/results/profiles/<run>/; --apiserver-cpu-prof: the API
+ * server's under $TMPDIR/certkit-issuance-profiles/apiserver-<run>/, written when each run's server stops;
+ * --apiserver-node-args: more flags for the server's node, e.g. --perf-basic-prof for `perf record -p`;
+ * --apiserver-root: run the API server from another checkout, to compare two servers under one controller)
  */
 
 const flag = (name: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1];
@@ -46,6 +51,15 @@ const ONLY = flag('only');
 const ONLY_MODE = flag('mode');
 const ONLY_CA = flag('ca');
 const CPU_PROF = process.argv.includes('--cpu-prof');
+const APISERVER_CPU_PROF = process.argv.includes('--apiserver-cpu-prof');
+const APISERVER_ROOT = flag('apiserver-root');
+// Not flag(): node flags may hold '=' themselves (--cpu-prof-interval=100).
+const APISERVER_NODE_ARGS =
+  process.argv
+    .find((a) => a.startsWith('--apiserver-node-args='))
+    ?.slice('--apiserver-node-args='.length)
+    .split(',')
+    .filter(Boolean) ?? [];
 const NS = 'bench';
 const CONTROLLER_FLAGS = ['--kube-api-qps=-1', `--concurrent-workers=${WORKERS}`];
 
@@ -132,6 +146,7 @@ interface Run {
   /** Reconciles that ended in a rate-limited requeue or an error, by controller, per Certificate. */
   retriesPerCert: Record<string, number>;
   profile?: string;
+  apiserverProfile?: string;
 }
 
 const WRITE_VERBS = ['create', 'update', 'patch', 'delete'];
@@ -142,7 +157,20 @@ async function run(
   labelled: boolean,
   cas: CaPair[],
 ): Promise<Run> {
-  const cluster = await startCluster();
+  // The server's whole life is profiled (CRD install and setup too); it is small next to the 500 issuances.
+  const apiserverProfileDir = join(
+    tmpdir(),
+    'certkit-issuance-profiles',
+    `apiserver-${algorithm.id}-${mode.id}-${labelled ? 'labelled' : 'unlabelled'}`,
+  );
+  if (APISERVER_CPU_PROF) await mkdir(apiserverProfileDir, { recursive: true });
+  const cluster = await startCluster({
+    nodeArgs: [
+      ...APISERVER_NODE_ARGS,
+      ...(APISERVER_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${apiserverProfileDir}`] : []),
+    ],
+    root: APISERVER_ROOT,
+  });
   const abort = new AbortController();
   const profileDir = join(
     import.meta.dirname,
@@ -288,6 +316,7 @@ async function run(
       cpuSeconds: cpu,
       retriesPerCert: retries,
       profile: CPU_PROF ? profileDir : undefined,
+      apiserverProfile: APISERVER_CPU_PROF ? apiserverProfileDir : undefined,
     };
   } finally {
     abort.abort();

@@ -19,12 +19,35 @@ export interface ServerProcess {
   stop(): Promise<void>;
 }
 
-/** Starts `certkit apiserver` on a free port in a fresh data dir (or the given one), with extra flags. */
-export async function startServerProcess(dataDir?: string, flags: string[] = []): Promise<ServerProcess> {
+export interface ServerProcessOptions {
+  /** Flags for node itself, e.g. `--cpu-prof --cpu-prof-dir=…` (the profile is written when stop() ends it). */
+  nodeArgs?: string[];
+  /** Another checkout to run the server from (its packages/cli), to compare two API servers under one bench. */
+  root?: string;
+}
+
+/**
+ * Starts `certkit apiserver` on a free port in a fresh data dir (or the given one), with extra flags. stop()
+ * sends SIGTERM, on which the server shuts down and exits cleanly (so a --cpu-prof profile gets written).
+ */
+export async function startServerProcess(
+  dataDir?: string,
+  flags: string[] = [],
+  options: ServerProcessOptions = {},
+): Promise<ServerProcess> {
   const dir = dataDir ?? (await mkdtemp(join(tmpdir(), 'certkit-bench-')));
   const child = spawn(
     process.execPath,
-    [join(root, 'packages/cli/src/main.ts'), 'apiserver', '--data-dir', dir, '--port', '0', ...flags],
+    [
+      ...(options.nodeArgs ?? []),
+      join(options.root ?? root, 'packages/cli/src/main.ts'),
+      'apiserver',
+      '--data-dir',
+      dir,
+      '--port',
+      '0',
+      ...flags,
+    ],
     {
       stdio: ['ignore', 'pipe', 'inherit'],
     },

@@ -26,6 +26,18 @@ const OBJECT_META_FIELDS = new Set([
 
 const TYPE_FIELDS = new Set(['apiVersion', 'kind', 'metadata']);
 
+/** A kind's top-level fields as a set, built once per kind rather than on every write. */
+const topLevelFieldSets = new WeakMap<string[], Set<string>>();
+
+function topLevelFieldSet(fields: string[]): Set<string> {
+  let set = topLevelFieldSets.get(fields);
+  if (set === undefined) {
+    set = new Set(fields);
+    topLevelFieldSets.set(fields, set);
+  }
+  return set;
+}
+
 export function unknownFields(def: ResourceDefinition, body: KubeObject, version: string): string[] {
   const unknown: string[] = [];
   const meta = body.metadata;
@@ -33,7 +45,7 @@ export function unknownFields(def: ResourceDefinition, body: KubeObject, version
     for (const key of Object.keys(meta)) if (!OBJECT_META_FIELDS.has(key)) unknown.push(`metadata.${key}`);
   }
   if (def.topLevelFields) {
-    const known = new Set(def.topLevelFields);
+    const known = topLevelFieldSet(def.topLevelFields);
     for (const key of Object.keys(body)) if (!TYPE_FIELDS.has(key) && !known.has(key)) unknown.push(key);
   }
   if (def.unknownFields) unknown.push(...def.unknownFields(body, version));

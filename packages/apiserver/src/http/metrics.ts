@@ -18,6 +18,8 @@ export class Counter {
   readonly name: string;
   readonly help: string;
   private readonly values = new Map<string, number>();
+  /** Rendered label sets by an unambiguous plain key: escaping them anew on every count cost more than counting. */
+  private readonly rendered = new Map<string, string>();
 
   constructor(name: string, help: string) {
     this.name = name;
@@ -25,7 +27,14 @@ export class Counter {
   }
 
   inc(labels: Labels = {}, by = 1): void {
-    const key = labelText(labels);
+    let plain = '';
+    // Length-prefixed, so that no two label sets share a key whatever characters they hold.
+    for (const name in labels) plain += `${name.length}:${name}${labels[name].length}:${labels[name]}`;
+    let key = this.rendered.get(plain);
+    if (key === undefined) {
+      key = labelText(labels);
+      this.rendered.set(plain, key);
+    }
     this.values.set(key, (this.values.get(key) ?? 0) + by);
   }
 

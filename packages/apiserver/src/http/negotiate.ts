@@ -12,8 +12,23 @@ interface MediaRange {
   params: Record<string, string>;
 }
 
-function parseAccept(header: string | undefined): MediaRange[] {
-  if (!header) return [{ type: '*/*', params: {} }];
+/** Parsed Accept headers: clients send the same few on every request. Bounded, as headers are the client's. */
+const parsedAccepts = new Map<string, readonly MediaRange[]>();
+const MAX_PARSED_ACCEPTS = 64;
+const ANY: readonly MediaRange[] = Object.freeze([Object.freeze({ type: '*/*', params: Object.freeze({}) })]);
+
+function parseAccept(header: string | undefined): readonly MediaRange[] {
+  if (!header) return ANY;
+  let ranges = parsedAccepts.get(header);
+  if (ranges === undefined) {
+    ranges = parseAcceptUncached(header);
+    if (parsedAccepts.size >= MAX_PARSED_ACCEPTS) parsedAccepts.clear();
+    parsedAccepts.set(header, ranges);
+  }
+  return ranges;
+}
+
+function parseAcceptUncached(header: string): readonly MediaRange[] {
   return header.split(',').map((part) => {
     const [type, ...params] = part.split(';').map((s) => s.trim());
     const parsed: Record<string, string> = {};

@@ -23,10 +23,11 @@ export type ParsedPath =
   | { kind: 'other' };
 
 export function parseApiPath(pathname: string): ParsedPath {
-  const parts = pathname
-    .split('/')
-    .filter((p) => p !== '')
-    .map(decodeURIComponent);
+  const parts: string[] = [];
+  for (const segment of pathname.split('/')) {
+    // Parsed on every request: only segments with an escape need decoding.
+    if (segment !== '') parts.push(segment.includes('%') ? decodeURIComponent(segment) : segment);
+  }
   let group: string;
   let version: string;
   let rest: string[];

@@ -230,9 +230,11 @@ export async function handleResource(
       const render = renderFor('single');
       const body = parseObjectBody(await readBody(req), req.headers['content-type']) as KubeObject;
       checkFields(store, body, request.version, query, res);
+      // The parsed body is this request's alone: the store may keep and change it rather than copy it.
       const created = await store.create(namespace, body, {
         dryRun: dryRun(query),
         version: request.version,
+        inputOwned: true,
       });
       sendJson(res, 201, renderObject(def, created, render));
       return;
@@ -246,6 +248,7 @@ export async function handleResource(
         dryRun: dryRun(query),
         subresource,
         version: request.version,
+        inputOwned: true,
       });
       sendJson(res, 200, renderObject(def, updated, render));
       return;
@@ -280,7 +283,8 @@ export async function handleResource(
           if (!setsVersion && next.metadata) delete next.metadata.resourceVersion;
           return next;
         },
-        { dryRun: dryRun(query), subresource, version: request.version },
+        // Patching builds a new object (the current one is copied, never changed): the store may keep it.
+        { dryRun: dryRun(query), subresource, version: request.version, inputOwned: true },
       );
       sendJson(res, 200, renderObject(def, patched, render));
       return;

@@ -53,24 +53,54 @@ export function sendError(res: ServerResponse, err: unknown, log?: (err: unknown
   sendJson(res, status.code, status.status, headers);
 }
 
-/** Reads the body up to the limit; larger bodies get 413 without being buffered. */
-export async function readBody(req: IncomingMessage, limit = MAX_BODY_BYTES): Promise<Buffer> {
+/**
+ * Reads the body up to the limit; larger bodies get 413 without being buffered. With listeners rather than
+ * `for await`, whose async iterator costs more than the read on every request. A request that fails or
+ * closes before its end fails the read, as it did with the iterator.
+ */
+export function readBody(req: IncomingMessage, limit = MAX_BODY_BYTES): Promise<Buffer> {
   const declared = Number(req.headers['content-length'] ?? 0);
   if (declared > limit) {
     req.resume();
-    throw newRequestEntityTooLarge(limit);
+    return Promise.reject(newRequestEntityTooLarge(limit));
   }
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    size += (chunk as Buffer).length;
-    if (size > limit) {
-      req.resume();
-      throw newRequestEntityTooLarge(limit);
-    }
-    chunks.push(chunk as Buffer);
-  }
-  return Buffer.concat(chunks);
+  return new Promise<Buffer>((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const done = () => {
+      req.off('data', onData);
+      req.off('end', onEnd);
+      req.off('error', onError);
+      req.off('close', onClose);
+    };
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > limit) {
+        // The rest is read and dropped, so the 413 can still be answered on this connection.
+        done();
+        req.resume();
+        reject(newRequestEntityTooLarge(limit));
+        return;
+      }
+      chunks.push(chunk);
+    };
+    const onEnd = () => {
+      done();
+      resolve(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks));
+    };
+    const onError = (err: Error) => {
+      done();
+      reject(err);
+    };
+    const onClose = () => {
+      done();
+      reject(Object.assign(new Error('Premature close'), { code: 'ERR_STREAM_PREMATURE_CLOSE' }));
+    };
+    req.on('data', onData);
+    req.on('end', onEnd);
+    req.on('error', onError);
+    req.on('close', onClose);
+  });
 }
 
 /** Parses a JSON body; malformed input is a 400 naming the parse error, as kube-apiserver's decoder does. */

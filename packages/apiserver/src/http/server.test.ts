@@ -162,6 +162,26 @@ describe('object lifecycle', () => {
     assert.equal(smp.status, 200, smp.text);
     assert.deepEqual(smp.json.metadata.finalizers, ['example.com/a']);
   });
+  it('applies concurrent patches of one object one after the other, none refused with a conflict', async () => {
+    await t.fetch('POST', '/api/v1/namespaces/default/configmaps', {
+      body: { metadata: { name: 'contended' }, data: {} },
+    });
+    const results = await Promise.all(
+      Array.from({ length: 12 }, (_, i) =>
+        t.fetch('PATCH', '/api/v1/namespaces/default/configmaps/contended', {
+          body: { data: { [`k${i}`]: String(i) } },
+          headers: { 'Content-Type': 'application/merge-patch+json' },
+        }),
+      ),
+    );
+    assert.deepEqual(
+      results.map((r) => r.status),
+      results.map(() => 200),
+    );
+    const final = await t.fetch('GET', '/api/v1/namespaces/default/configmaps/contended');
+    assert.equal(Object.keys(final.json.data).length, 12);
+    assert.deepEqual(new Set(results.map((r) => r.json.metadata.resourceVersion)).size, 12);
+  });
   it('deletes a collection selected by label', async () => {
     await t.fetch('POST', '/api/v1/namespaces', { body: { metadata: { name: 'bulk' } } });
     for (const [name, group] of [

@@ -21,7 +21,7 @@ import { tokenMatches } from '../security/token.ts';
 import type { Storage } from '../storage/types.ts';
 import { coreVersions, group, groupList, resourceList } from './discovery.ts';
 import { groupVersionDocument, openApiRoot } from './openapi.ts';
-import { parseApiPath } from './request-info.ts';
+import { type ParsedPath, parseApiPath } from './request-info.ts';
 import { handleResource, type ResourceContext } from './resources.ts';
 import type { ResourceDefinition } from '../registry/resource.ts';
 import type { WatchCacheOptions } from '../watchcache/cache.ts';
@@ -207,6 +207,9 @@ export class ApiServer {
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const started = performance.now();
     let url: URL | undefined;
+    // The API path is parsed once, when routing needs it, and reused for the metrics below.
+    let parsed: ParsedPath | undefined;
+    const parse = (path: string) => (parsed ??= parseApiPath(path));
     try {
       url = new URL(req.url ?? '/', 'http://apiserver');
       if (
@@ -216,13 +219,13 @@ export class ApiServer {
       ) {
         throw newUnauthorized();
       }
-      await this.route(req, res, url);
+      await this.route(req, res, url, parse);
     } catch (err) {
       sendError(res, err, (e) =>
         this.log({ level: 'error', msg: 'request failed', err: String((e as Error)?.stack ?? e) }),
       );
     } finally {
-      const { verb, resource } = describeRequest(req.method ?? 'GET', url);
+      const { verb, resource } = describeRequest(req.method ?? 'GET', url, parsed);
       this.requests.inc({ verb, resource, code: String(res.statusCode) });
       this.log({
         level: 'debug',
@@ -235,7 +238,12 @@ export class ApiServer {
     }
   }
 
-  private async route(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
+  private async route(
+    req: IncomingMessage,
+    res: ServerResponse,
+    url: URL,
+    parse: (path: string) => ParsedPath,
+  ): Promise<void> {
     const path = url.pathname.replace(/\/+$/, '') || '/';
     switch (path) {
       case '/healthz':
@@ -266,7 +274,8 @@ export class ApiServer {
       if (!doc) throw pathNotFound();
       return sendJson(res, 200, doc);
     }
-    const parsed = parseApiPath(path);
+    // Trailing slashes make no difference to the parse (empty segments are skipped).
+    const parsed = parse(path);
     if (parsed.kind === 'resource') {
       return handleResource(this.resourceContext, req, res, parsed.request, url.searchParams);
     }
@@ -334,8 +343,12 @@ function writeHealth(res: ServerResponse, ok: boolean, body: string): void {
 }
 
 /** The verb and resource of a request, for metrics and logs, as kube-apiserver's RequestInfo names them. */
-function describeRequest(method: string, url: URL | undefined): { verb: string; resource: string } {
-  const parsed = url ? parseApiPath(url.pathname) : undefined;
+function describeRequest(
+  method: string,
+  url: URL | undefined,
+  parsedPath: ParsedPath | undefined,
+): { verb: string; resource: string } {
+  const parsed = parsedPath ?? (url ? parseApiPath(url.pathname) : undefined);
   if (parsed?.kind !== 'resource') return { verb: method.toLowerCase(), resource: '' };
   const r = parsed.request;
   const resource =

@@ -7,7 +7,12 @@ import type {
 import { compileJsonPath, evaluateJsonPath } from './jsonpath.ts';
 import { timestamp } from './metadata.ts';
 import { ALL_VERBS, humanAge, nameColumn, type ResourceDefinition, type TableColumn } from './resource.ts';
-import { admitCustomResource, type JSONSchemaProps, validateStructuralSchema } from './schema.ts';
+import {
+  admitCustomResourceInPlace,
+  type JSONSchemaProps,
+  unknownCustomResourceFields,
+  validateStructuralSchema,
+} from './schema.ts';
 import { dns1123Label, dns1123Subdomain } from './validation.ts';
 
 /** Custom resources: validating CustomResourceDefinitions and deriving the ResourceDefinition they serve. */
@@ -284,18 +289,14 @@ export function definitionFromCrd(crd: Crd): ResourceDefinition {
       ),
     unknownFields(obj: KubeObject, version: string): string[] {
       const schema = schemas.get(version);
-      return schema ? admitCustomResource(schema, obj as Record<string, unknown>).pruned : [];
+      return schema ? unknownCustomResourceFields(schema, obj as Record<string, unknown>) : [];
     },
     admit(obj: StoredObject, version: string): FieldError[] {
       const schema = schemas.get(version);
       if (!schema) return [];
-      const { object, errors } = admitCustomResource(schema, obj as Record<string, unknown>);
-      // Update in place, keeping the metadata object the caller holds (the schema does not govern metadata).
-      const { metadata: _, ...rest } = object;
-      for (const key of Object.keys(obj))
-        if (key !== 'metadata' && !(key in rest)) delete (obj as KubeObject)[key];
-      Object.assign(obj, rest);
-      return errors;
+      // The store admits its own copy of the object: pruned and defaulted where it is, with no second copy;
+      // the metadata object the caller holds stays (the schema does not govern metadata).
+      return admitCustomResourceInPlace(schema, obj as Record<string, unknown>);
     },
   };
 }

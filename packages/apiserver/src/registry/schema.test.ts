@@ -1,7 +1,31 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { formatFieldError } from '@certkit/apimachinery';
-import { admitCustomResource, type JSONSchemaProps, validateStructuralSchema } from './schema.ts';
+import {
+  admitCustomResource as admitCopy,
+  admitCustomResourceInPlace,
+  type JSONSchemaProps,
+  unknownCustomResourceFields,
+  validateStructuralSchema,
+} from './schema.ts';
+
+/**
+ * admitCustomResource, checked against the registry's fast paths on every case below: the in-place admission
+ * must give the same object and errors, and the read-only walk the same unknown fields, in the same order.
+ */
+function admitCustomResource(
+  schema: JSONSchemaProps,
+  object: Record<string, unknown>,
+): ReturnType<typeof admitCopy> {
+  const result = admitCopy(schema, object);
+  assert.deepEqual(unknownCustomResourceFields(schema, object), result.pruned);
+  const inPlace = structuredClone(object);
+  const errors = admitCustomResourceInPlace(schema, inPlace);
+  assert.deepEqual(inPlace, result.object);
+  assert.deepEqual(Object.keys(inPlace), Object.keys(result.object));
+  assert.deepEqual(errors, result.errors);
+  return result;
+}
 
 const META = { apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'w', namespace: 'default' } };
 
@@ -97,6 +121,50 @@ describe('admitCustomResource: pruning', () => {
     };
     const { spec: admitted } = admitSpec(spec, { free: { any: ['thing'] }, typed: { a: 'x', b: 'pruned' } });
     assert.deepEqual(admitted, { free: { any: ['thing'] }, typed: { a: 'x' } });
+  });
+
+  it('reports the paths it prunes, in order, through lists, maps and preserving nodes', () => {
+    const schema: JSONSchemaProps = {
+      type: 'object',
+      properties: {
+        spec: {
+          type: 'object',
+          properties: {
+            list: { type: 'array', items: { type: 'object', properties: { name: { type: 'string' } } } },
+            free: {
+              type: 'array',
+              'x-kubernetes-preserve-unknown-fields': true,
+              items: { type: 'object', properties: { typed: { type: 'object', properties: {} } } },
+            },
+            anyValues: { type: 'object', additionalProperties: true },
+            typedValues: { type: 'object', additionalProperties: { type: 'object', properties: {} } },
+            untypedList: { type: 'array' },
+          },
+        },
+      },
+    };
+    const { pruned } = admitCustomResource(schema, {
+      ...META,
+      top: 1,
+      spec: {
+        list: [{ name: 'a', x: 1 }, { y: 2 }],
+        free: [{ kept: 1, typed: { gone: 1 } }],
+        anyValues: { a: { b: 1 }, c: 2 },
+        typedValues: { k: { z: 1 } },
+        untypedList: [{ q: 1 }],
+        other: true,
+      },
+    });
+    assert.deepEqual(pruned, [
+      'top',
+      'spec.list[0].x',
+      'spec.list[1].y',
+      'spec.free[0].typed.gone',
+      'spec.anyValues.a.b',
+      'spec.typedValues.k.z',
+      'spec.untypedList[0].q',
+      'spec.other',
+    ]);
   });
 
   it('keeps everything under a preserving root', () => {

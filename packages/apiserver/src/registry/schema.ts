@@ -157,9 +157,11 @@ function prune(
     return;
   }
   if (Array.isArray(value)) {
-    value.forEach((item, i) => {
-      prune(item, schema?.items, isEmbedded(schema?.items), `${path}[${i}]`, removed);
-    });
+    const items = schema?.items;
+    const embeddedItems = isEmbedded(items);
+    for (let i = 0; i < value.length; i++) {
+      prune(value[i], items, embeddedItems, removed ? `${path}[${i}]` : '', removed);
+    }
     return;
   }
   if (!isObject(value)) return;
@@ -173,10 +175,13 @@ function prune(
   const additional = additionalSchema(schema);
   for (const key of Object.keys(value)) {
     if (embedded && META_FIELDS.has(key)) continue;
+    // Paths are only built when someone collects them: admission itself prunes without.
     const property = ownSchema(schema.properties, key);
-    if (property !== undefined) prune(value[key], property, isEmbedded(property), join(path, key), removed);
-    else if (additional !== undefined) {
-      prune(value[key], additional.schema, isEmbedded(additional.schema), join(path, key), removed);
+    if (property !== undefined) {
+      prune(value[key], property, isEmbedded(property), removed ? join(path, key) : '', removed);
+    } else if (additional !== undefined) {
+      const sub = additional.schema;
+      prune(value[key], sub, isEmbedded(sub), removed ? join(path, key) : '', removed);
     } else {
       removed?.push(join(path, key));
       delete value[key];
@@ -199,9 +204,10 @@ function pruneKnownOnly(
     // Upstream keeps skipping unknown fields through the items of a preserving array.
     if (schema.items !== undefined) {
       const items = schema.items;
-      value.forEach((item, i) => {
-        pruneKnownOnly(item, items, isEmbedded(items), `${path}[${i}]`, removed);
-      });
+      const embeddedItems = isEmbedded(items);
+      for (let i = 0; i < value.length; i++) {
+        pruneKnownOnly(value[i], items, embeddedItems, removed ? `${path}[${i}]` : '', removed);
+      }
     }
     return;
   }
@@ -210,11 +216,100 @@ function pruneKnownOnly(
   for (const key of Object.keys(value)) {
     if (embedded && META_FIELDS.has(key)) continue;
     const property = ownSchema(schema.properties, key);
-    if (property !== undefined) prune(value[key], property, isEmbedded(property), join(path, key), removed);
-    else if (additional !== undefined) {
-      prune(value[key], additional.schema, isEmbedded(additional.schema), join(path, key), removed);
+    if (property !== undefined) {
+      prune(value[key], property, isEmbedded(property), removed ? join(path, key) : '', removed);
+    } else if (additional !== undefined) {
+      const sub = additional.schema;
+      prune(value[key], sub, isEmbedded(sub), removed ? join(path, key) : '', removed);
     }
   }
+}
+
+/**
+ * The paths prune() would remove, found without changing (or copying) the value: what fieldValidation
+ * reports, on every write. Mirrors prune and pruneKnownOnly step for step, so the paths and their order
+ * are the same.
+ */
+function unknownPaths(
+  value: unknown,
+  schema: JSONSchemaProps | undefined,
+  embedded: boolean,
+  path: string,
+  found: string[],
+): void {
+  if (preservesUnknown(schema)) {
+    unknownPathsKnownOnly(value, schema!, embedded, path, found);
+    return;
+  }
+  if (Array.isArray(value)) {
+    const items = schema?.items;
+    const embeddedItems = isEmbedded(items);
+    for (let i = 0; i < value.length; i++)
+      unknownPaths(value[i], items, embeddedItems, `${path}[${i}]`, found);
+    return;
+  }
+  if (!isObject(value)) return;
+  if (schema === undefined) {
+    for (const key of Object.keys(value)) found.push(join(path, key));
+    return;
+  }
+  const additional = additionalSchema(schema);
+  for (const key of Object.keys(value)) {
+    if (embedded && META_FIELDS.has(key)) continue;
+    const property = ownSchema(schema.properties, key);
+    if (property !== undefined) {
+      unknownPaths(value[key], property, isEmbedded(property), join(path, key), found);
+    } else if (additional !== undefined) {
+      const sub = additional.schema;
+      unknownPaths(value[key], sub, isEmbedded(sub), join(path, key), found);
+    } else {
+      found.push(join(path, key));
+    }
+  }
+}
+
+function unknownPathsKnownOnly(
+  value: unknown,
+  schema: JSONSchemaProps,
+  embedded: boolean,
+  path: string,
+  found: string[],
+): void {
+  if (Array.isArray(value)) {
+    if (schema.items !== undefined) {
+      const items = schema.items;
+      const embeddedItems = isEmbedded(items);
+      for (let i = 0; i < value.length; i++) {
+        unknownPathsKnownOnly(value[i], items, embeddedItems, `${path}[${i}]`, found);
+      }
+    }
+    return;
+  }
+  if (!isObject(value)) return;
+  const additional = additionalSchema(schema);
+  for (const key of Object.keys(value)) {
+    if (embedded && META_FIELDS.has(key)) continue;
+    const property = ownSchema(schema.properties, key);
+    if (property !== undefined) {
+      unknownPaths(value[key], property, isEmbedded(property), join(path, key), found);
+    } else if (additional !== undefined) {
+      const sub = additional.schema;
+      unknownPaths(value[key], sub, isEmbedded(sub), join(path, key), found);
+    }
+  }
+}
+
+/**
+ * The unknown fields admission would prune from a custom resource (the `pruned` of admitCustomResource),
+ * for fieldValidation=Strict and Warn, without copying or changing the object.
+ */
+export function unknownCustomResourceFields(
+  schema: JSONSchemaProps,
+  object: Record<string, unknown>,
+): string[] {
+  const found: string[] = [];
+  unknownPaths(object, schema, true, '', found);
+  return found;
 }
 
 function fieldSchema(schema: JSONSchemaProps | undefined, key: string): JSONSchemaProps | undefined {
@@ -324,6 +419,16 @@ interface PlainIssue {
 
 type Issue = FieldIssue | PlainIssue;
 
+/**
+ * What a check returns when it finds nothing. Shared, since most checks of most values find nothing and
+ * every write validates its whole object; never pushed to (callers copy issues into their own array).
+ */
+const NO_ISSUES: readonly Issue[] = Object.freeze([]);
+
+function appendIssues(to: Issue[], from: readonly Issue[]): void {
+  for (let i = 0; i < from.length; i++) to.push(from[i]);
+}
+
 function inBody(name: string, rest: string): string {
   return `${name} in body ${rest}`;
 }
@@ -342,19 +447,43 @@ function invalid(name: string, value: unknown, message: string): FieldIssue {
   return { kind: 'field', code: 'invalid', name, value, message };
 }
 
-/** The JSON type kube-openapi infers for a decoded value, with the Go format it implies for numbers. */
-function jsonTypeOf(value: unknown): { type: string; format: string } {
-  if (typeof value === 'boolean') return { type: 'boolean', format: '' };
-  if (typeof value === 'string') return { type: 'string', format: '' };
-  if (typeof value === 'number')
-    return isInt64(value) ? { type: 'integer', format: 'int64' } : { type: 'number', format: 'float64' };
-  if (Array.isArray(value)) return { type: 'array', format: '' };
-  return { type: 'object', format: '' };
+interface JsonType {
+  readonly type: string;
+  readonly format: string;
 }
 
-function schemaTypes(schema: JSONSchemaProps): string[] {
-  if (schema['x-kubernetes-int-or-string']) return ['integer', 'string'];
-  return schema.type ? [schema.type] : [];
+// Constants, so that typing a value allocates nothing.
+const BOOLEAN_TYPE: JsonType = { type: 'boolean', format: '' };
+const STRING_TYPE: JsonType = { type: 'string', format: '' };
+const INTEGER_TYPE: JsonType = { type: 'integer', format: 'int64' };
+const NUMBER_TYPE: JsonType = { type: 'number', format: 'float64' };
+const ARRAY_TYPE: JsonType = { type: 'array', format: '' };
+const OBJECT_TYPE: JsonType = { type: 'object', format: '' };
+
+/** The JSON type kube-openapi infers for a decoded value, with the Go format it implies for numbers. */
+function jsonTypeOf(value: unknown): JsonType {
+  if (typeof value === 'boolean') return BOOLEAN_TYPE;
+  if (typeof value === 'string') return STRING_TYPE;
+  if (typeof value === 'number') return isInt64(value) ? INTEGER_TYPE : NUMBER_TYPE;
+  if (Array.isArray(value)) return ARRAY_TYPE;
+  return OBJECT_TYPE;
+}
+
+const NO_TYPES: readonly string[] = Object.freeze([]);
+const INT_OR_STRING_TYPES: readonly string[] = Object.freeze(['integer', 'string']);
+/** One frozen list per type name: schemas name a handful of types, and validation asks on every value. */
+const singleTypes = new Map<string, readonly string[]>();
+
+function schemaTypes(schema: JSONSchemaProps): readonly string[] {
+  if (schema['x-kubernetes-int-or-string']) return INT_OR_STRING_TYPES;
+  const type = schema.type;
+  if (!type) return NO_TYPES;
+  let types = singleTypes.get(type);
+  if (types === undefined) {
+    types = Object.freeze([type]);
+    singleTypes.set(type, types);
+  }
+  return types;
 }
 
 // String formats apiextensions validates (validation/formats.go), by name with dashes removed as the
@@ -481,9 +610,15 @@ const stringFormats: Readonly<Record<string, (text: string) => boolean>> = {
   k8slongname: (text) => text.length <= 253 && K8S_LONG_NAME.test(text),
 };
 
+/** Validators by format as schemas spell it (asked for twice per formatted string, on every write). */
+const formatValidators = new Map<string, ((text: string) => boolean) | undefined>();
+
 function stringFormatValidator(format: string): ((text: string) => boolean) | undefined {
+  if (formatValidators.has(format)) return formatValidators.get(format);
   const normalized = format.replaceAll('-', '');
-  return Object.hasOwn(stringFormats, normalized) ? stringFormats[normalized] : undefined;
+  const validator = Object.hasOwn(stringFormats, normalized) ? stringFormats[normalized] : undefined;
+  formatValidators.set(format, validator);
+  return validator;
 }
 
 /**
@@ -507,12 +642,12 @@ function effectiveFormat(schema: JSONSchemaProps): string {
   }
 }
 
-function validateType(value: unknown, schema: JSONSchemaProps, name: string): Issue[] {
+function validateType(value: unknown, schema: JSONSchemaProps, name: string): readonly Issue[] {
   const types = schemaTypes(schema);
   const format = effectiveFormat(schema);
-  if (types.length === 0 && !format) return [];
+  if (types.length === 0 && !format) return NO_ISSUES;
   if (value === null) {
-    return types.length > 0 && !schema.nullable ? [invalidType(name, types.join(','), 'null')] : [];
+    return types.length > 0 && !schema.nullable ? [invalidType(name, types.join(','), 'null')] : NO_ISSUES;
   }
   const actual = jsonTypeOf(value);
   const integerAsNumber = actual.type === 'integer' && types.includes('number');
@@ -524,10 +659,18 @@ function validateType(value: unknown, schema: JSONSchemaProps, name: string): Is
   if (types.length > 0 && !(types.includes(actual.type) || integerAsNumber)) {
     return [invalidType(name, types.join(','), actual.type)];
   }
-  return [];
+  return NO_ISSUES;
 }
 
-function validateCombinators(value: unknown, schema: JSONSchemaProps, name: string): Issue[] {
+function validateCombinators(value: unknown, schema: JSONSchemaProps, name: string): readonly Issue[] {
+  if (
+    schema.anyOf === undefined &&
+    schema.oneOf === undefined &&
+    schema.allOf === undefined &&
+    schema.not === undefined
+  ) {
+    return NO_ISSUES;
+  }
   const issues: Issue[] = [];
   // Upstream reports the failures of the alternative that matched best; "fewest errors" stands in for
   // its internal match counting.
@@ -601,9 +744,13 @@ function compilePattern(pattern: string): RegExp | Error {
   return compiled;
 }
 
-function validateString(value: string, schema: JSONSchemaProps, name: string): Issue[] {
+function validateString(value: string, schema: JSONSchemaProps, name: string): readonly Issue[] {
   // kube-openapi stops at the first failing string check.
-  const length = codePoints(value);
+  if (schema.maxLength === undefined && schema.minLength === undefined && schema.pattern === undefined) {
+    return NO_ISSUES;
+  }
+  // Counting code points walks the string: only when a length is constrained.
+  const length = schema.maxLength === undefined && schema.minLength === undefined ? 0 : codePoints(value);
   if (schema.maxLength !== undefined && length > schema.maxLength) {
     return [
       {
@@ -632,14 +779,15 @@ function validateString(value: string, schema: JSONSchemaProps, name: string): I
     }
     if (!pattern.test(value)) return [invalid(name, value, inBody(name, `should match '${schema.pattern}'`))];
   }
-  return [];
+  return NO_ISSUES;
 }
 
-function validateFormat(value: string, schema: JSONSchemaProps, name: string): Issue[] {
+function validateFormat(value: string, schema: JSONSchemaProps, name: string): readonly Issue[] {
+  if (!schema.format) return NO_ISSUES;
   const format = effectiveFormat(schema);
-  if (!format || schema.type === 'integer' || schema.type === 'number') return [];
+  if (!format || schema.type === 'integer' || schema.type === 'number') return NO_ISSUES;
   const check = stringFormatValidator(format);
-  if (check === undefined || check(value)) return [];
+  if (check === undefined || check(value)) return NO_ISSUES;
   return [
     {
       kind: 'field',
@@ -712,12 +860,11 @@ function validateNumber(value: number, schema: JSONSchemaProps, name: string): I
   return issues;
 }
 
-function validateArray(value: unknown[], schema: JSONSchemaProps, name: string): Issue[] {
+function validateArray(value: unknown[], schema: JSONSchemaProps, name: string): readonly Issue[] {
   const issues: Issue[] = [];
-  if (schema.items !== undefined) {
-    value.forEach((item, i) => {
-      issues.push(...validateValue(item, schema.items!, `${name}[${i}]`));
-    });
+  const items = schema.items;
+  if (items !== undefined) {
+    for (let i = 0; i < value.length; i++) collectIssues(value[i], items, `${name}[${i}]`, issues);
   }
   if (schema.minItems !== undefined && value.length < schema.minItems) {
     issues.push(invalid(name, value.length, inBody(name, `should have at least ${schema.minItems} items`)));
@@ -741,11 +888,11 @@ function validateArray(value: unknown[], schema: JSONSchemaProps, name: string):
   return issues;
 }
 
-function validateEnum(value: unknown, schema: JSONSchemaProps, name: string): Issue[] {
-  if (!schema.enum?.length) return [];
+function validateEnum(value: unknown, schema: JSONSchemaProps, name: string): readonly Issue[] {
+  if (!schema.enum?.length) return NO_ISSUES;
   // A null never matches, not even a null enum member (kube-openapi skips untyped enum values).
   if (value !== null && schema.enum.some((allowed) => allowed !== null && jsonEqual(allowed, value)))
-    return [];
+    return NO_ISSUES;
   return [
     {
       kind: 'field',
@@ -762,8 +909,7 @@ function childName(name: string, key: string): string {
   return name === '' ? key : `${name}.${key}`;
 }
 
-function validateObject(value: JsonObject, schema: JSONSchemaProps, name: string): Issue[] {
-  const issues: Issue[] = [];
+function validateObject(value: JsonObject, schema: JSONSchemaProps, name: string, issues: Issue[]): void {
   const keys = Object.keys(value);
   if (schema.minProperties !== undefined && keys.length < schema.minProperties) {
     issues.push(
@@ -781,16 +927,22 @@ function validateObject(value: JsonObject, schema: JSONSchemaProps, name: string
     });
   }
   const additional = schema.additionalProperties;
-  for (const key of keys) {
-    if (ownSchema(schema.properties, key) !== undefined) continue;
-    if (additional === false) {
-      issues.push(invalid(name, key, `${name}.${key} in body is a forbidden property`));
-    } else if (isObject(additional)) {
-      issues.push(...validateValue(value[key], additional, `${name}.${key}`));
+  // Only a false or a schema additionalProperties looks at the keys the properties do not name.
+  if (additional === false || isObject(additional)) {
+    for (const key of keys) {
+      if (ownSchema(schema.properties, key) !== undefined) continue;
+      if (additional === false) {
+        issues.push(invalid(name, key, `${name}.${key} in body is a forbidden property`));
+      } else {
+        collectIssues(value[key], additional as JSONSchemaProps, `${name}.${key}`, issues);
+      }
     }
   }
-  for (const [key, property] of Object.entries(schema.properties ?? {})) {
-    if (Object.hasOwn(value, key)) issues.push(...validateValue(value[key], property, childName(name, key)));
+  const properties = schema.properties;
+  if (properties !== undefined) {
+    for (const key of Object.keys(properties)) {
+      if (Object.hasOwn(value, key)) collectIssues(value[key], properties[key], childName(name, key), issues);
+    }
   }
   for (const key of schema.required ?? []) {
     if (!Object.hasOwn(value, key)) {
@@ -802,20 +954,33 @@ function validateObject(value: JsonObject, schema: JSONSchemaProps, name: string
       });
     }
   }
-  return issues;
 }
 
 /** Validates one value against one schema node, in kube-openapi's order of validators. */
 function validateValue(value: unknown, schema: JSONSchemaProps, name: string): Issue[] {
-  if (value === null) return [...validateType(value, schema, name), ...validateEnum(value, schema, name)];
-  const issues = [...validateType(value, schema, name), ...validateCombinators(value, schema, name)];
-  if (typeof value === 'string')
-    issues.push(...validateString(value, schema, name), ...validateFormat(value, schema, name));
-  if (typeof value === 'number') issues.push(...validateNumber(value, schema, name));
-  if (Array.isArray(value)) issues.push(...validateArray(value, schema, name));
-  issues.push(...validateEnum(value, schema, name));
-  if (isObject(value)) issues.push(...validateObject(value, schema, name));
+  const issues: Issue[] = [];
+  collectIssues(value, schema, name, issues);
   return issues;
+}
+
+/** validateValue into the caller's array: one array for a whole object rather than one per value. */
+function collectIssues(value: unknown, schema: JSONSchemaProps, name: string, issues: Issue[]): void {
+  appendIssues(issues, validateType(value, schema, name));
+  if (value === null) {
+    appendIssues(issues, validateEnum(value, schema, name));
+    return;
+  }
+  appendIssues(issues, validateCombinators(value, schema, name));
+  if (typeof value === 'string') {
+    appendIssues(issues, validateString(value, schema, name));
+    appendIssues(issues, validateFormat(value, schema, name));
+  } else if (typeof value === 'number') {
+    appendIssues(issues, validateNumber(value, schema, name));
+  } else if (Array.isArray(value)) {
+    appendIssues(issues, validateArray(value, schema, name));
+  }
+  appendIssues(issues, validateEnum(value, schema, name));
+  if (isObject(value)) validateObject(value, schema, name, issues);
 }
 
 const causeOf: Readonly<Record<IssueCode, CauseType>> = {
@@ -890,6 +1055,8 @@ function duplicateIndices(keys: readonly unknown[]): number[] {
 }
 
 function listTypeErrors(path: string, schema: JSONSchemaProps, value: unknown): FieldError[] {
+  // Only the parts of the object whose schema holds a set or map list can have duplicates.
+  if (!hasKeyedLists(schema)) return [];
   if (Array.isArray(value)) return listTypeArrayErrors(path, schema, value);
   if (isObject(value)) return listTypeObjectErrors(path, schema, value, false);
   return [];
@@ -968,7 +1135,8 @@ function embeddedResourceErrors(
   value: unknown,
   root: boolean,
 ): FieldError[] {
-  if (schema === undefined) return [];
+  // Only the parts of the object whose schema holds an embedded resource can miss its apiVersion or kind.
+  if (schema === undefined || !hasEmbeddedResources(schema)) return [];
   const errors: FieldError[] = [];
   if (Array.isArray(value)) {
     value.forEach((item, i) => {
@@ -1004,18 +1172,58 @@ function embeddedResourceErrors(
 // ---------------------------------------------------------------------------------------------------------
 // Admission
 
+/** Root schemas without their meta fields, built once per schema (see withoutMetaFields). */
+const rootViews = new WeakMap<JSONSchemaProps, JSONSchemaProps>();
+
 /** The schema and object a root validation sees: without the meta fields the registry validates itself. */
 function withoutMetaFields(schema: JSONSchemaProps, object: JsonObject): [JSONSchemaProps, JsonObject] {
   const body: JsonObject = {};
-  for (const [key, value] of Object.entries(object)) if (!META_FIELDS.has(key)) setOwn(body, key, value);
-  const properties: Record<string, JSONSchemaProps> = {};
-  for (const [key, property] of Object.entries(schema.properties ?? {})) {
-    if (!META_FIELDS.has(key)) properties[key] = property;
+  for (const key of Object.keys(object)) if (!META_FIELDS.has(key)) setOwn(body, key, object[key]);
+  let view = rootViews.get(schema);
+  if (view === undefined) {
+    const properties: Record<string, JSONSchemaProps> = {};
+    for (const [key, property] of Object.entries(schema.properties ?? {})) {
+      if (!META_FIELDS.has(key)) properties[key] = property;
+    }
+    view = { ...schema, properties };
+    if (schema.required) view.required = schema.required.filter((key) => !META_FIELDS.has(key));
+    rootViews.set(schema, view);
   }
-  const view: JSONSchemaProps = { ...schema, properties };
-  if (schema.required) view.required = schema.required.filter((key) => !META_FIELDS.has(key));
   return [view, body];
 }
+
+/** The schema nodes below a node that its data can reach: properties, items, additionalProperties. */
+function childSchemas(schema: JSONSchemaProps): JSONSchemaProps[] {
+  const children = Object.values(schema.properties ?? {});
+  if (schema.items !== undefined) children.push(schema.items);
+  if (isObject(schema.additionalProperties)) children.push(schema.additionalProperties as JSONSchemaProps);
+  return children;
+}
+
+/** Memoised "does this node or one below it satisfy test", per schema object (schemas are not changed). */
+function anyBelow(
+  cache: WeakMap<JSONSchemaProps, boolean>,
+  test: (schema: JSONSchemaProps) => boolean,
+): (schema: JSONSchemaProps) => boolean {
+  const check = (schema: JSONSchemaProps): boolean => {
+    let result = cache.get(schema);
+    if (result === undefined) {
+      result = test(schema) || childSchemas(schema).some(check);
+      cache.set(schema, result);
+    }
+    return result;
+  };
+  return check;
+}
+
+// Most schemas have no defaults, no embedded resources and no set or map lists: the walks looking for
+// them over every written object are skipped then (they could find nothing).
+const hasDefaults = anyBelow(new WeakMap(), (schema) => schema.default !== undefined);
+const hasEmbeddedResources = anyBelow(new WeakMap(), isEmbedded);
+const hasKeyedLists = anyBelow(new WeakMap(), (schema) => {
+  const listType = schema['x-kubernetes-list-type'];
+  return listType === 'set' || listType === 'map';
+});
 
 /**
  * Admits a custom resource as kube-apiserver does on create and update: prunes unknown fields (and nulls
@@ -1030,17 +1238,32 @@ export function admitCustomResource(
 ): { object: Record<string, unknown>; errors: FieldError[]; pruned: string[] } {
   const admitted = structuredClone(object);
   const pruned: string[] = [];
+  const errors = admit(schema, admitted, pruned);
+  return { object: admitted, errors, pruned };
+}
+
+/**
+ * admitCustomResource on an object the caller owns (the registry's own copy of what a client sent):
+ * pruned and defaulted where it is, without the copy; the root's apiVersion, kind and metadata are left
+ * as they are. Returns the field errors.
+ */
+export function admitCustomResourceInPlace(
+  schema: JSONSchemaProps,
+  object: Record<string, unknown>,
+): FieldError[] {
+  return admit(schema, object, undefined);
+}
+
+function admit(schema: JSONSchemaProps, admitted: JsonObject, pruned: string[] | undefined): FieldError[] {
   prune(admitted, schema, true, '', pruned);
   pruneNulls(admitted, schema, true);
-  applyDefaults(admitted, schema, true);
+  if (hasDefaults(schema)) applyDefaults(admitted, schema, true);
 
   const [rootSchema, body] = withoutMetaFields(schema, admitted);
-  const errors = [
-    ...toFieldErrors(validateValue(body, rootSchema, ''), undefined),
-    ...embeddedResourceErrors('', schema, admitted, true),
-    ...listTypeObjectErrors('', schema, admitted, true),
-  ];
-  return { object: admitted, errors, pruned };
+  const errors = toFieldErrors(validateValue(body, rootSchema, ''), undefined);
+  if (hasEmbeddedResources(schema)) errors.push(...embeddedResourceErrors('', schema, admitted, true));
+  if (hasKeyedLists(schema)) errors.push(...listTypeObjectErrors('', schema, admitted, true));
+  return errors;
 }
 
 // ---------------------------------------------------------------------------------------------------------

@@ -8,7 +8,7 @@ import { setTimeout } from 'node:timers/promises';
 import { startCompactor } from './compactor.ts';
 import { runStorageContract, type StorageFixture } from './contract.ts';
 import { SqliteStorage } from './sqlite.ts';
-import { CompactedError, type StorageEvent } from './types.ts';
+import { CompactedError, ConflictError, type StorageEvent } from './types.ts';
 
 async function tempDir(): Promise<string> {
   return mkdtemp(join(tmpdir(), 'certkit-sqlite-'));
@@ -115,6 +115,118 @@ describe('sqlite storage', () => {
     } finally {
       await other.close();
       await f.cleanup();
+    }
+  });
+
+  it('commits the writes of one turn together, visible to reads and watchers only once committed', async () => {
+    const f = await fileFixture();
+    try {
+      const s = f.storage;
+      const events: number[] = [];
+      const watch = s.watch('/registry/', await s.currentRevision(), {
+        event: (e) => events.push(e.revision),
+        error: () => {},
+      });
+      const before = await s.create('/registry/secrets/default/a', '{"v":1}');
+      const settled = Promise.allSettled([
+        s.update('/registry/secrets/default/a', '{"v":2}', before),
+        s.create('/registry/secrets/default/b', '{}'),
+        // Refused (the key exists, written a moment ago in the same group): the others are not affected.
+        s.create('/registry/secrets/default/b', '{}'),
+        s.create('/registry/secrets/default/c', '{}'),
+      ]);
+      // Not committed yet: reads answer as of the last commit, other connections see nothing new either.
+      assert.equal(await s.currentRevision(), before);
+      assert.deepEqual(
+        (await s.range('/registry/secrets/')).kvs.map((kv) => kv.value),
+        ['{"v":1}'],
+      );
+      assert.equal(rowCount(f.path), 1);
+      const results = await settled;
+      assert.deepEqual(
+        results.map((r) => (r.status === 'fulfilled' ? r.value : (r.reason as Error).constructor.name)),
+        [before + 1, before + 2, 'KeyExistsError', before + 3],
+      );
+      assert.equal(await s.currentRevision(), before + 3);
+      assert.equal((await s.get('/registry/secrets/default/a'))?.value, '{"v":2}');
+      assert.equal(rowCount(f.path), 4);
+      await setTimeout(5);
+      watch.close();
+      assert.deepEqual(events, [before, before + 1, before + 2, before + 3]);
+    } finally {
+      await f.cleanup();
+    }
+  });
+
+  it('a get of a key written in the open group answers after the group, so a retry sees what it conflicted with', async () => {
+    const storage = SqliteStorage.open(':memory:');
+    try {
+      const key = '/registry/secrets/default/a';
+      const first = await storage.create(key, '{"v":0}');
+      const winner = storage.update(key, '{"v":1}', first);
+      // A second writer from the same revision conflicts with the pending write, then reads and retries.
+      const retried = storage.update(key, '{"v":2}', first).catch(async (err: unknown) => {
+        assert.ok(err instanceof ConflictError);
+        const current = await storage.get(key);
+        assert.deepEqual([current?.value, current?.modRevision], ['{"v":1}', first + 1]);
+        return storage.update(key, '{"v":2}', current!.modRevision);
+      });
+      assert.deepEqual(await Promise.all([winner, retried]), [first + 1, first + 2]);
+      // Other keys are read at once, as of the last commit.
+      const other = storage.create('/registry/secrets/default/b', '{}');
+      assert.equal((await storage.get(key))?.value, '{"v":2}');
+      await other;
+    } finally {
+      await storage.close();
+    }
+  });
+
+  it('closing commits the open group first, so acknowledged writes are never lost', async () => {
+    const dir = await tempDir();
+    try {
+      const path = join(dir, 'state.db');
+      const s = SqliteStorage.open(path);
+      const writes = [
+        s.create('/registry/secrets/default/a', '{}'),
+        s.create('/registry/secrets/default/b', '{}'),
+      ];
+      await s.close();
+      const revisions = await Promise.all(writes);
+      const reopened = SqliteStorage.open(path);
+      assert.equal(await reopened.currentRevision(), revisions[1]);
+      assert.equal((await reopened.range('/registry/secrets/')).kvs.length, 2);
+      await reopened.close();
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('a write failing for any other reason rolls its whole group back, and the revisions are used again', async () => {
+    const storage = SqliteStorage.open(':memory:');
+    try {
+      const first = await storage.create('/registry/secrets/default/a', '{}');
+      const writes = [
+        storage.create('/registry/secrets/default/b', '{}'),
+        // Not text: SQLite refuses to bind it, an unexpected failure rather than a refusal.
+        storage.create('/registry/secrets/default/bad', {} as unknown as string),
+        storage.create('/registry/secrets/default/c', '{}'),
+      ];
+      const results = await Promise.allSettled(writes);
+      assert.deepEqual(
+        results.map((r) => r.status),
+        ['rejected', 'rejected', 'fulfilled'],
+      );
+      assert.equal((results[2] as PromiseFulfilledResult<number>).value, first + 1);
+      assert.equal(await storage.get('/registry/secrets/default/b'), undefined);
+      assert.deepEqual(
+        (await storage.range('/registry/secrets/')).kvs.map((kv) => [kv.key, kv.modRevision]),
+        [
+          ['/registry/secrets/default/a', first],
+          ['/registry/secrets/default/c', first + 1],
+        ],
+      );
+    } finally {
+      await storage.close();
     }
   });
 

@@ -6,6 +6,14 @@
  * the table, and the current revision is kept in memory. Opening the same database from two processes (or two
  * SqliteStorage instances) at once is unsupported: the second writer would be detected on its first clashing
  * insert, but watchers of the first would never see its writes.
+ *
+ * Writes are committed in groups: every write made in one turn of the event loop joins one transaction, which
+ * commits when the turn ends (setImmediate), and only then are the writes acknowledged and broadcast. A busy
+ * server handles many requests per turn, and a commit (appending the changed pages to the WAL, checkpointing
+ * it now and then) costs far more than the write itself: shared pages (indexes, the sequence) are written once
+ * per group instead of once per write. Reads and history only see committed revisions, so nothing uncommitted
+ * is ever visible outside the writes themselves; a get of a key written in the open group waits for the group
+ * to end, so it answers as a read made after that write (a retry after a conflict sees what it conflicted with).
  */
 
 import { Buffer } from 'node:buffer';
@@ -126,6 +134,26 @@ function isConstraintError(err: unknown): boolean {
   return typeof code === 'number' && (code & 0xff) === SQLITE_CONSTRAINT;
 }
 
+/** A write in the open group transaction, acknowledged (or failed) when the group commits. */
+interface PendingWrite {
+  event: StorageEvent;
+  resolve(event: StorageEvent): void;
+  reject(err: unknown): void;
+}
+
+/** Refusals decided before anything is written: they leave the group transaction as it was. */
+function isRefusal(err: unknown): boolean {
+  return (
+    err instanceof KeyExistsError ||
+    err instanceof NotFoundError ||
+    err instanceof ConflictError ||
+    err instanceof ClashError
+  );
+}
+
+/** A write that clashed with another writer's row: the failed INSERT is undone by SQLite on its own. */
+class ClashError extends StorageError {}
+
 interface HistoryBatch {
   events: StorageEvent[];
   /** False when the batch was full and more history may follow. */
@@ -145,7 +173,17 @@ export class SqliteStorage implements Storage {
   readonly #db: DatabaseSync;
   readonly #watchBatchSize: number;
   readonly #compactBatchSize: number;
+  /** The committed revision: what reads, history and watchers see. */
   #revision: number;
+  /** The revision of the last write, committed or in the open group (>= #revision). */
+  #lastRevision: number;
+  /** Writes in the open group transaction, in revision order. */
+  #pending: PendingWrite[] = [];
+  /** Keys written in the open group. */
+  #pendingKeys = new Set<string>();
+  /** Settles when the open group has committed or failed, for reads of its keys (created on demand). */
+  #groupEnd: PromiseWithResolvers<void> | undefined;
+  #commitScheduled = false;
   #compactedRevision: number;
   #closed = false;
   readonly #watchers = new Set<SqliteWatch>();
@@ -161,6 +199,7 @@ export class SqliteStorage implements Storage {
   readonly #commit: StatementSync;
   readonly #rollback: StatementSync;
   readonly #latest: StatementSync;
+  readonly #latestCommitted: StatementSync;
   readonly #insert: StatementSync;
   readonly #range: StatementSync;
   readonly #count: StatementSync;
@@ -204,6 +243,7 @@ export class SqliteStorage implements Storage {
       }
       const seq = db.prepare("SELECT seq FROM sqlite_sequence WHERE name = 'log'").get() as { seq: number };
       this.#revision = seq.seq;
+      this.#lastRevision = seq.seq;
       const compacted = db.prepare("SELECT value FROM meta WHERE key = 'compact_revision'").get() as
         { value: number } | undefined;
       this.#compactedRevision = compacted?.value ?? 0;
@@ -213,6 +253,10 @@ export class SqliteStorage implements Storage {
       this.#rollback = db.prepare('ROLLBACK');
       this.#latest = db.prepare(
         'SELECT id, create_revision, deleted, value FROM log WHERE name = ? ORDER BY id DESC LIMIT 1',
+      );
+      // Reads see committed revisions only: writes of an open group are not there yet.
+      this.#latestCommitted = db.prepare(
+        'SELECT id, create_revision, deleted, value FROM log WHERE name = ? AND id <= ? ORDER BY id DESC LIMIT 1',
       );
       // The id is given rather than generated so a create can record it as its own create_revision in one
       // statement; it also makes a write from an unexpected second writer fail on the primary key.
@@ -230,7 +274,7 @@ export class SqliteStorage implements Storage {
         `SELECT k.id, k.name, k.created, k.deleted, k.create_revision, k.value, p.value
          FROM log AS k NOT INDEXED
          LEFT JOIN log AS p ON p.id = k.prev_revision AND k.created = 0 AND k.deleted = 0
-         WHERE k.id > ?1 AND k.name >= ?2 AND k.name < ?3
+         WHERE k.id > ?1 AND k.id <= ?5 AND k.name >= ?2 AND k.name < ?3
          ORDER BY k.id LIMIT ?4`,
         { returnArrays: true },
       );
@@ -259,7 +303,12 @@ export class SqliteStorage implements Storage {
 
   async get(key: string): Promise<KeyValue | undefined> {
     this.#checkOpen();
-    const row = this.#latest.get(key) as LatestRow | undefined;
+    if (this.#pendingKeys.has(key)) {
+      this.#groupEnd ??= Promise.withResolvers();
+      await this.#groupEnd.promise;
+      this.#checkOpen();
+    }
+    const row = this.#latestCommitted.get(key, this.#revision) as LatestRow | undefined;
     return row === undefined || row.deleted ? undefined : toKeyValue(key, row);
   }
 
@@ -293,22 +342,21 @@ export class SqliteStorage implements Storage {
 
   async create(key: string, value: string): Promise<number> {
     this.#checkOpen();
-    const event = this.#transact((): StorageEvent => {
+    const event = await this.#write((): StorageEvent => {
       const latest = this.#latest.get(key) as LatestRow | undefined;
       if (latest !== undefined && !latest.deleted) throw new KeyExistsError(key);
-      const revision = this.#revision + 1;
+      const revision = this.#lastRevision + 1;
       this.#append(revision, key, 1, 0, revision, latest?.id ?? 0, value);
       return { type: 'PUT', key, value, revision, createRevision: revision, created: true };
     });
-    this.#publish(event);
     return event.revision;
   }
 
   async update(key: string, value: string, expectedRevision: number): Promise<number> {
     this.#checkOpen();
-    const event = this.#transact((): StorageEvent => {
+    const event = await this.#write((): StorageEvent => {
       const latest = this.#currentOrThrow(key, expectedRevision);
-      const revision = this.#revision + 1;
+      const revision = this.#lastRevision + 1;
       this.#append(revision, key, 0, 0, latest.create_revision, latest.id, value);
       return {
         type: 'PUT',
@@ -320,17 +368,16 @@ export class SqliteStorage implements Storage {
         created: false,
       };
     });
-    this.#publish(event);
     return event.revision;
   }
 
   async delete(key: string, expectedRevision?: number): Promise<{ revision: number; prev: KeyValue }> {
     this.#checkOpen();
     let prev: KeyValue | undefined;
-    const event = this.#transact((): StorageEvent => {
+    const event = await this.#write((): StorageEvent => {
       const latest = this.#currentOrThrow(key, expectedRevision);
       prev = toKeyValue(key, latest);
-      const revision = this.#revision + 1;
+      const revision = this.#lastRevision + 1;
       // The tombstone keeps the deleted value: it is the DELETE event's value.
       this.#append(revision, key, 0, 1, latest.create_revision, latest.id, latest.value);
       return {
@@ -343,7 +390,6 @@ export class SqliteStorage implements Storage {
         created: false,
       };
     });
-    this.#publish(event);
     return { revision: event.revision, prev: prev! };
   }
 
@@ -391,6 +437,8 @@ export class SqliteStorage implements Storage {
 
   async close(): Promise<void> {
     if (this.#closed) return;
+    // Writes of the open group are committed (and acknowledged) rather than lost.
+    this.#commitGroup();
     this.#closed = true;
     const err = new UnavailableError('storage is closed');
     for (const watch of this.#watchers) watch.fail(err);
@@ -404,6 +452,7 @@ export class SqliteStorage implements Storage {
       prefix,
       end,
       this.#watchBatchSize,
+      this.#revision,
     ) as unknown as HistoryRow[];
     const events: StorageEvent[] = new Array(rows.length);
     for (let i = 0; i < rows.length; i++) {
@@ -450,14 +499,82 @@ export class SqliteStorage implements Storage {
       this.#insert.run(id, key, created, deleted, createRevision, prevRevision, value);
     } catch (err) {
       if (isConstraintError(err)) {
-        throw new StorageError(`write to ${key} clashed with another writer of the database`, { cause: err });
+        throw new ClashError(`write to ${key} clashed with another writer of the database`, { cause: err });
       }
       throw err;
     }
   }
 
-  /** Runs fn in its own write transaction, so a crash or an exception never leaves half a write. */
+  /**
+   * Makes one write in the open group transaction (beginning one if there is none) and resolves once the group
+   * committed. A refusal (the key exists, is missing or moved on) writes nothing and leaves the group as it
+   * was; any other failure rolls the whole group back, failing its writes, so a crash or an exception never
+   * leaves half a write.
+   */
+  #write(build: () => StorageEvent): Promise<StorageEvent> {
+    if (!this.#db.isTransaction) this.#begin.run();
+    this.#scheduleCommit();
+    let event: StorageEvent;
+    try {
+      event = build();
+    } catch (err) {
+      if (!isRefusal(err)) this.#abortGroup(err);
+      return Promise.reject(err);
+    }
+    this.#lastRevision = event.revision;
+    this.#pendingKeys.add(event.key);
+    return new Promise((resolve, reject) => this.#pending.push({ event, resolve, reject }));
+  }
+
+  #scheduleCommit(): void {
+    if (this.#commitScheduled) return;
+    this.#commitScheduled = true;
+    setImmediate(() => {
+      this.#commitScheduled = false;
+      this.#commitGroup();
+    });
+  }
+
+  /** Commits the open group, then broadcasts and acknowledges its writes in revision order. */
+  #commitGroup(): void {
+    if (this.#closed || !this.#db.isTransaction) return;
+    const group = this.#pending;
+    this.#pending = [];
+    try {
+      this.#commit.run();
+    } catch (err) {
+      this.#pending = group;
+      this.#abortGroup(err);
+      return;
+    }
+    for (const write of group) {
+      this.#publish(write.event);
+      write.resolve(write.event);
+    }
+    this.#endGroup();
+  }
+
+  /** Lets the reads that waited for the group go on. */
+  #endGroup(): void {
+    this.#pendingKeys.clear();
+    this.#groupEnd?.resolve();
+    this.#groupEnd = undefined;
+  }
+
+  /** Rolls the open group back: none of its writes happened, and their revisions are free again. */
+  #abortGroup(err: unknown): void {
+    // SQLite rolls back by itself after some errors (e.g. I/O); a second ROLLBACK would throw.
+    if (this.#db.isTransaction) this.#rollback.run();
+    const group = this.#pending;
+    this.#pending = [];
+    this.#lastRevision = this.#revision;
+    for (const write of group) write.reject(err);
+    this.#endGroup();
+  }
+
+  /** Runs fn in its own write transaction (after committing any open group), for compaction. */
   #transact<T>(fn: () => T): T {
+    this.#commitGroup();
     this.#begin.run();
     try {
       const result = fn();

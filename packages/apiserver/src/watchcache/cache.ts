@@ -10,19 +10,48 @@ import { ReadyState } from './ready.ts';
  * back to Pending, tells its watchers to go, and lists again a second later (KEP-4568).
  *
  * Serialisation is shared: an object's JSON (and its PartialObjectMetadata JSON) is built once and reused by
- * every list and every watcher; see frames.ts.
+ * every list and every watcher; see frames.ts. Parsing is deferred: an object is parsed the first time
+ * something needs it (a selector, a GET, a metadata rendering), so the many writes nobody selects on (events,
+ * a controller's unfiltered watches) cost no parse and keep no parsed copy in memory.
  */
 
-/** An object as the cache holds it: parsed, plus its stored JSON (without resourceVersion) to reuse. */
+/** An object as the cache holds it: its stored JSON (without resourceVersion) to reuse, and parsed on demand. */
 export interface CachedObject {
   key: string;
   namespace: string | undefined;
-  obj: StoredObject;
+  /** The object with its resourceVersion; treat as read-only (it is shared by every reader). */
+  readonly obj: StoredObject;
   /** The storage value: the object's JSON without metadata.resourceVersion. */
   value: string;
   revision: number;
   /** Serialisations built on first use, by rendering (see frames.ts). */
   rendered?: Map<string, string>;
+}
+
+/** A cache entry whose object is parsed from its stored value the first time it is asked for. */
+class Entry implements CachedObject {
+  readonly key: string;
+  readonly namespace: string | undefined;
+  readonly value: string;
+  readonly revision: number;
+  rendered?: Map<string, string>;
+  #obj: StoredObject | undefined;
+
+  constructor(key: string, namespace: string | undefined, value: string, revision: number) {
+    this.key = key;
+    this.namespace = namespace;
+    this.value = value;
+    this.revision = revision;
+  }
+
+  get obj(): StoredObject {
+    if (this.#obj === undefined) {
+      const obj = JSON.parse(this.value) as StoredObject;
+      obj.metadata.resourceVersion = String(this.revision);
+      this.#obj = obj;
+    }
+    return this.#obj;
+  }
 }
 
 export type CacheEventType = 'ADDED' | 'MODIFIED' | 'DELETED';
@@ -62,6 +91,8 @@ export interface WatchCacheOptions {
 
 export class WatchCache {
   readonly prefix: string;
+  /** Whether keys carry a namespace (`prefix` + namespace + `/` + name), as the resource's objects do. */
+  private readonly namespaced: boolean;
   readonly ready: ReadyState;
   private readonly storage: Storage;
   private readonly objects = new Map<string, CachedObject>();
@@ -85,9 +116,10 @@ export class WatchCache {
   initDurationMs = 0;
   eventsDispatched = 0;
 
-  constructor(storage: Storage, prefix: string, options: WatchCacheOptions = {}) {
+  constructor(storage: Storage, prefix: string, options: WatchCacheOptions = {}, namespaced = true) {
     this.storage = storage;
     this.prefix = prefix;
+    this.namespaced = namespaced;
     this.options = {
       minHistory: options.minHistory ?? 100,
       maxHistory: options.maxHistory ?? 102_400,
@@ -183,9 +215,13 @@ export class WatchCache {
   }
 
   private cached(key: string, value: string, revision: number): CachedObject {
-    const obj = JSON.parse(value) as StoredObject;
-    obj.metadata.resourceVersion = String(revision);
-    return { key, namespace: obj.metadata.namespace, obj, value, revision };
+    // The namespace is in the key (objectKey writes metadata.namespace there): no parse needed for the index.
+    let namespace: string | undefined;
+    if (this.namespaced) {
+      const slash = key.indexOf('/', this.prefix.length);
+      if (slash > 0) namespace = key.slice(this.prefix.length, slash);
+    }
+    return new Entry(key, namespace, value, revision);
   }
 
   private insert(entry: CachedObject, invalidate: boolean): void {

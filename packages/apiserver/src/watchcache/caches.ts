@@ -41,7 +41,7 @@ export class WatchCaches {
     for (const store of this.registry.all()) {
       served.add(store.prefix);
       if (!this.caches.has(store.prefix)) {
-        const cache = new WatchCache(this.storage, store.prefix, this.options);
+        const cache = new WatchCache(this.storage, store.prefix, this.options, store.def.namespaced);
         this.caches.set(store.prefix, cache);
         cache.start();
       }

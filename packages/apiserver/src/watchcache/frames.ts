@@ -25,6 +25,22 @@ function withResourceVersion(value: string, revision: number): string | undefine
   return `${value.slice(0, insertAt)}"resourceVersion":"${revision}"${separator}${value.slice(insertAt)}`;
 }
 
+/** `{"apiVersion":<apiVersion>,`: how a stored value begins when apiVersion is its first member. */
+const apiVersionHeads = new Map<string, string>();
+
+/**
+ * Whether the stored object has this apiVersion. Stored values usually name it first, and then the text
+ * answers without parsing the object (JSON.stringify writes no member twice).
+ */
+function hasApiVersion(entry: CachedObject, apiVersion: string): boolean {
+  let head = apiVersionHeads.get(apiVersion);
+  if (head === undefined) {
+    head = `{"apiVersion":${JSON.stringify(apiVersion)},`;
+    apiVersionHeads.set(apiVersion, head);
+  }
+  return entry.value.startsWith(head) || entry.obj.apiVersion === apiVersion;
+}
+
 export function objectJson(entry: CachedObject, rendering: FrameRendering): string {
   const key = renderingKey(rendering);
   const hit = entry.rendered?.get(key);
@@ -32,7 +48,7 @@ export function objectJson(entry: CachedObject, rendering: FrameRendering): stri
   let json: string;
   if (rendering.kind === 'metadata') {
     json = JSON.stringify(toPartialObjectMetadata(entry.obj));
-  } else if (entry.obj.apiVersion === rendering.apiVersion) {
+  } else if (hasApiVersion(entry, rendering.apiVersion)) {
     json = withResourceVersion(entry.value, entry.revision) ?? JSON.stringify(entry.obj);
   } else {
     json = JSON.stringify({ ...entry.obj, apiVersion: rendering.apiVersion });

@@ -97,8 +97,10 @@ export class ResourceReader {
     } else {
       candidates = cache.list(this.store.def.namespaced ? ns : undefined);
     }
-    // The cache ignores limit, as kube-apiserver's does: the whole list in one response.
-    const entries = candidates.filter((e) => matches(e.obj));
+    // The cache ignores limit, as kube-apiserver's does: the whole list in one response. Without selectors
+    // every candidate matches, and the objects need not be parsed to say so.
+    const selective = !options.labelSelector.empty || !options.fieldSelector.empty;
+    const entries = selective ? candidates.filter((e) => matches(e.obj)) : candidates;
     return { entries, resourceVersion: String(cache.revision) };
   }
 
@@ -162,6 +164,8 @@ class CacheWatcher implements CacheListener {
   after = 0;
   private readonly namespace: string | undefined;
   private readonly matches: (obj: StoredObject) => boolean;
+  /** Whether there are selectors: without, everything matches and objects need not be parsed to say so. */
+  private readonly selective: boolean;
   private readonly rendering: ReadRendering;
   private readonly sink: WatchSink;
 
@@ -176,6 +180,7 @@ class CacheWatcher implements CacheListener {
       ? namespace || options.fieldSelector.requiresExactMatch('metadata.namespace')
       : undefined;
     this.matches = store.matcher(options.labelSelector, options.fieldSelector);
+    this.selective = !options.labelSelector.empty || !options.fieldSelector.empty;
     this.rendering = rendering;
     this.sink = sink;
     // A namespace is a key prefix: checking the key is cheaper than reading metadata.
@@ -184,9 +189,13 @@ class CacheWatcher implements CacheListener {
 
   private readonly prefix: string | undefined;
 
+  private selects(entry: CachedObject): boolean {
+    return !this.selective || this.matches(entry.obj);
+  }
+
   initial(entry: CachedObject): void {
     if (this.prefix && !entry.key.startsWith(this.prefix)) return;
-    if (!this.matches(entry.obj)) return;
+    if (!this.selects(entry)) return;
     if (this.rendering.kind === 'table') this.sink.added(entry.obj);
     else
       this.sink.frame(
@@ -202,10 +211,10 @@ class CacheWatcher implements CacheListener {
     let type: CacheEventType | undefined;
     let object = event.current;
     if (event.type === 'DELETED') {
-      if (this.matches(event.current.obj)) type = 'DELETED';
+      if (this.selects(event.current)) type = 'DELETED';
     } else {
-      const now = this.matches(event.current.obj);
-      const before = event.previous !== undefined && this.matches(event.previous.obj);
+      const now = this.selects(event.current);
+      const before = event.previous !== undefined && this.selects(event.previous);
       if (now) type = before ? 'MODIFIED' : 'ADDED';
       else if (before) {
         type = 'DELETED';

@@ -132,8 +132,9 @@ export function createSecretCache(
       const selector = parseLabelSelector(labelSelector);
       const store = full.getStore();
       const candidates = namespace ? store.byIndex(NAMESPACE_INDEX, namespace) : store.list();
-      return candidates
-        .filter((s) => isLabelledForController(s.metadata?.labels) && selector.matches(s.metadata?.labels));
+      return candidates.filter(
+        (s) => isLabelledForController(s.metadata?.labels) && selector.matches(s.metadata?.labels),
+      );
     },
 
     onChange(handler) {
