@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { generateKeyPair } from 'node:crypto';
 import { mkdir, readFile } from 'node:fs/promises';
 import { availableParallelism, tmpdir } from 'node:os';
@@ -36,8 +37,8 @@ import { throughput, writeResults } from './lib.ts';
  *
  * Usage: npm run bench:issuance [-- --certs=500 --workers=N --only=ecdsa|rsa --mode=filtered|unfiltered
  *        --ca=labelled|unlabelled --cpu-prof --apiserver-cpu-prof --apiserver-node-args=a,b
- *        --apiserver-root=DIR]
- * (--cpu-prof: the controller's profiles under bench/results/profiles/<run>/; --apiserver-cpu-prof: the API
+ *        --apiserver-root=DIR --perf=FILE]
+ * (--perf: `perf record` of the controller's main thread during the issuances, into FILE; --cpu-prof: the controller's profiles under bench/results/profiles/<run>/; --apiserver-cpu-prof: the API
  * server's under $TMPDIR/certkit-issuance-profiles/apiserver-<run>/, written when each run's server stops;
  * --apiserver-node-args: more flags for the server's node, e.g. --perf-basic-prof for `perf record -p`;
  * --apiserver-root: run the API server from another checkout, to compare two servers under one controller)
@@ -51,6 +52,7 @@ const ONLY = flag('only');
 const ONLY_MODE = flag('mode');
 const ONLY_CA = flag('ca');
 const CPU_PROF = process.argv.includes('--cpu-prof');
+const PERF_FILE = flag('perf');
 const APISERVER_CPU_PROF = process.argv.includes('--apiserver-cpu-prof');
 const APISERVER_ROOT = flag('apiserver-root');
 // Not flag(): node flags may hold '=' themselves (--cpu-prof-interval=100).
@@ -73,8 +75,9 @@ const MODES = [
 ] as const;
 
 /** CPU seconds (user + system) a process has used so far, from /proc/<pid>/stat. */
-async function cpuSeconds(pid: number): Promise<number> {
-  const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+async function cpuSeconds(pid: number, mainThreadOnly = false): Promise<number> {
+  // The main thread alone (task <pid>) leaves out libuv's pool, where RSA keys are generated.
+  const stat = await readFile(mainThreadOnly ? `/proc/${pid}/task/${pid}/stat` : `/proc/${pid}/stat`, 'utf8');
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   // utime and stime are fields 14 and 15 of the whole line, in clock ticks (USER_HZ, 100 on Linux).
   return (Number(fields[11]) + Number(fields[12])) / 100;
@@ -142,7 +145,7 @@ interface Run {
   apiserverSecretGetsPerIssuance: number;
   apiserverWritesPerCert: number;
   syncMs: number;
-  cpuSeconds: { controller: number; apiserver: number; bench: number };
+  cpuSeconds: { controller: number; controllerMainThread: number; apiserver: number; bench: number };
   /** Reconciles that ended in a rate-limited requeue or an error, by controller, per Certificate. */
   retriesPerCert: Record<string, number>;
   profile?: string;
@@ -207,7 +210,11 @@ async function run(
     const probe = startProbe(
       cluster.kubeconfigPath,
       [mode.flag, ...CONTROLLER_FLAGS],
-      CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [],
+      CPU_PROF
+        ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`]
+        : PERF_FILE
+          ? ['--perf-basic-prof', '--interpreted-frames-native-stack']
+          : [],
     );
     const syncMs = await probe.synced;
     await issuersReady(cluster);
@@ -232,9 +239,16 @@ async function run(
     const ctlBefore = await probeMetrics(probe);
     const cpuBefore = {
       controller: await cpuSeconds(probe.pid),
+      controllerMainThread: await cpuSeconds(probe.pid, true),
       apiserver: await cpuSeconds(cluster.server.pid),
       bench: process.cpuUsage(),
     };
+    // CPU samples of the controller's main thread (perf counts CPU time; --cpu-prof samples wall time).
+    const perf = PERF_FILE
+      ? spawn('perf', ['record', '-q', '-F', '997', '-g', '-t', String(probe.pid), '-o', PERF_FILE], {
+          stdio: 'ignore',
+        })
+      : undefined;
     const started = performance.now();
     const certificates = cluster.admin.resource<Certificate>(certificatesRef);
     await throughput(CERTS, 16, async (i) => {
@@ -259,9 +273,14 @@ async function run(
     const benchCpu = process.cpuUsage(cpuBefore.bench);
     const cpu = {
       controller: round((await cpuSeconds(probe.pid)) - cpuBefore.controller, 2),
+      controllerMainThread: round((await cpuSeconds(probe.pid, true)) - cpuBefore.controllerMainThread, 2),
       apiserver: round((await cpuSeconds(cluster.server.pid)) - cpuBefore.apiserver, 2),
       bench: round((benchCpu.user + benchCpu.system) / 1e6, 2),
     };
+    if (perf) {
+      perf.kill('SIGINT');
+      await new Promise((r) => perf.once('exit', r));
+    }
     // Let trailing work (request clean-up, events) finish, so that per-Certificate counts are complete.
     await new Promise((r) => setTimeout(r, 1_000));
     const api = diffMetrics(apiBefore, await apiserverMetrics(cluster));
@@ -370,11 +389,11 @@ const results = {
   },
 };
 const table = [
-  `| ${CERTS} Certificates, ${ISSUERS} CA Issuers | cache mode | CA Secrets | all Ready after | target | controller writes / cert | live Secret GETs / issuance | API server Secret GETs / issuance | CPU s: controller / API server / bench |`,
+  `| ${CERTS} Certificates, ${ISSUERS} CA Issuers | cache mode | CA Secrets | all Ready after | target | controller writes / cert | live Secret GETs / issuance | API server Secret GETs / issuance | CPU s: controller (main thread) / API server / bench |`,
   '|---|---|---|---|---|---|---|---|---|',
   ...runs.map(
     (r) =>
-      `| ${r.algorithm} | ${r.mode} | ${r.caSecrets} | ${r.seconds} s | ${target(r)} | ${r.controllerWritesPerCert} | ${r.liveSecretGetsPerIssuance} | ${r.apiserverSecretGetsPerIssuance} | ${r.cpuSeconds.controller} / ${r.cpuSeconds.apiserver} / ${r.cpuSeconds.bench} |`,
+      `| ${r.algorithm} | ${r.mode} | ${r.caSecrets} | ${r.seconds} s | ${target(r)} | ${r.controllerWritesPerCert} | ${r.liveSecretGetsPerIssuance} | ${r.apiserverSecretGetsPerIssuance} | ${r.cpuSeconds.controller} (${r.cpuSeconds.controllerMainThread}) / ${r.cpuSeconds.apiserver} / ${r.cpuSeconds.bench} |`,
   ),
   '',
   `Controller: ${CONTROLLER_FLAGS.join(' ')}; ${availableParallelism()} CPUs shared by the API server, the controller and the bench.`,

@@ -7,7 +7,14 @@ import { Annotations, SecretKeys } from '../../api/constants.ts';
 import type { Certificate, CertificateRequest, CertificateRequestCondition } from '../../api/types.ts';
 import { encodePrivateKey, privateKeySpecViolations } from '../../pki/index.ts';
 import type { ControllerContext } from '../context.ts';
-import { requestCertificate, requestCsr, sameKeys, secretBytes, valueOf } from '../parsed.ts';
+import {
+  requestCertificate,
+  requestCsr,
+  sameKeys,
+  secretBytes,
+  secretCertificate,
+  valueOf,
+} from '../parsed.ts';
 import {
   gatherPolicyInput,
   liveCertificate,
@@ -176,6 +183,8 @@ async function completeIssuance(
   const contents: SecretContents = {
     privateKey: encodePrivateKey(key, cert.spec.privateKey?.encoding ?? 'PKCS1'),
     certificate: Buffer.from(cr.status?.certificate ?? '', 'base64').toString(),
+    // Parsed (and checked) by the reconciler already.
+    parsed: valueOf(requestCertificate(cr)),
   };
   const ca = cr.status?.ca ? Buffer.from(cr.status.ca, 'base64').toString() : '';
   if (ca) contents.ca = ca;
@@ -246,7 +255,13 @@ function currentContents(secret: Secret | undefined): SecretContents | undefined
   const crt = secretBytes(secret, SecretKeys.tlsCert);
   if (!key || !crt) return undefined;
   const ca = secretBytes(secret, SecretKeys.ca);
-  return { privateKey: key.toString(), certificate: crt.toString(), ...(ca ? { ca: ca.toString() } : {}) };
+  const parsed = secretCertificate(secret!);
+  return {
+    privateKey: key.toString(),
+    certificate: crt.toString(),
+    ...(ca ? { ca: ca.toString() } : {}),
+    ...('value' in parsed ? { parsed: parsed.value } : {}),
+  };
 }
 
 /**

@@ -9,6 +9,7 @@ import {
   DER_KEY,
   SecretAnnotation,
   secretAnnotationsFor,
+  type CertificateInfo,
 } from '../../pki/index.ts';
 import type { ControllerContext } from '../context.ts';
 import { desiredOwnerReferences } from './owner-reference.ts';
@@ -46,6 +47,8 @@ export interface SecretContents {
   certificate: string;
   /** `ca.crt`, when the issuer gave one. */
   ca?: string;
+  /** The leaf of `certificate`, parsed, when the caller has it already (parsing is the costly part). */
+  parsed?: CertificateInfo;
 }
 
 /** Where the certificate came from, recorded in annotations (empty values are not written). */
@@ -91,8 +94,10 @@ export function buildCertificateSecret(
   provenance: SecretProvenance,
   policy: CleanupPolicy,
 ): Secret & KubeObject {
+  // Shallow copies suffice: data, labels, annotations and owner references are rebuilt below, never changed
+  // in place (the cache's objects are frozen).
   const secret: Secret & KubeObject = existing
-    ? (structuredClone(existing) as Secret & KubeObject)
+    ? ({ ...existing, metadata: { ...existing.metadata } } as Secret & KubeObject)
     : {
         apiVersion: 'v1',
         kind: 'Secret',
@@ -128,7 +133,7 @@ export function buildCertificateSecret(
   const annotations: Record<string, string> = { ...metadata.annotations };
   for (const key of previous.annotations) if (!(key in (template.annotations ?? {}))) delete annotations[key];
   Object.assign(annotations, template.annotations);
-  const details = secretAnnotationsFor(contents.certificate);
+  const details = secretAnnotationsFor(contents.parsed ?? contents.certificate);
   for (const key of DETAIL_ANNOTATIONS) if (!(key in details)) delete annotations[key];
   Object.assign(annotations, details);
   if (provenance.certificateName) annotations[Annotations.certificateName] = provenance.certificateName;

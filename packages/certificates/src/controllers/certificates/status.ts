@@ -99,10 +99,16 @@ export async function updateStatus(
   mutate: (status: CertificateStatus) => void,
   signal?: AbortSignal,
 ): Promise<StatusWrite> {
-  const status: CertificateStatus = structuredClone(cert.status ?? {});
+  // Mutations replace conditions rather than change them (setCondition, removeCondition), so copying the
+  // status object and its conditions array is enough to leave the cached Certificate untouched.
+  const current = cert.status ?? {};
+  const status: CertificateStatus = {
+    ...current,
+    ...(current.conditions ? { conditions: [...current.conditions] } : {}),
+  };
   mutate(status);
-  if (isDeepStrictEqual(status, cert.status ?? {})) return 'unchanged';
-  const updated: Certificate = { ...structuredClone(cert), status };
+  if (isDeepStrictEqual(status, current)) return 'unchanged';
+  const updated: Certificate = { ...cert, status };
   try {
     await ctx.certificateClient.update(updated, { subresource: 'status', signal });
     return 'written';
