@@ -16,6 +16,7 @@ import {
   jsonLogger,
   KubeClient,
   loadKubeconfig,
+  type RequestInfo,
   type ResourceClient,
   silentLogger,
 } from '@certkit/runtime';
@@ -42,6 +43,8 @@ let ctx: ControllerContext;
 let controllers: Controller[];
 const abort = new AbortController();
 const running: Promise<void>[] = [];
+/** Every request the controllers' client made, in order. */
+const requests: RequestInfo[] = [];
 
 let certs: ResourceClient<Certificate>;
 let crs: ResourceClient<CertificateRequest>;
@@ -127,7 +130,7 @@ before(async () => {
   crs = admin.resource<CertificateRequest>(certificateRequestsRef);
   secrets = admin.resource<Secret & KubeObject>(builtins.secrets);
 
-  client = new KubeClient({ ...config, qps: -1 });
+  client = new KubeClient({ ...config, qps: -1, onRequest: (info) => requests.push(info) });
   ctx = createControllerContext(client, {
     log: process.env.CERTKIT_TEST_LOG ? jsonLogger('debug') : silentLogger,
   });
@@ -217,6 +220,18 @@ describe('Certificate controllers on the embedded API server', () => {
       const left = await secrets.list(ns, { labelSelector: 'cert-manager.io/next-private-key=true' });
       return left.items.length === 0 ? true : undefined;
     }, 'next-key Secrets deleted');
+  });
+
+  it('writes a new Certificate status three times per issuance: the trigger, the key manager, issuing', async () => {
+    const from = requests.length;
+    await createCertificate('three-writes', { commonName: 'three-writes.example' });
+    await readyAndIssued('three-writes');
+    // Readiness finds nothing to change afterwards: give it the moment it needs to prove that.
+    await sleep(300);
+    const statusWrites = requests
+      .slice(from)
+      .filter((r) => r.verb === 'update' && r.resource === 'certificates.cert-manager.io' && r.code === 200);
+    assert.equal(statusWrites.length, 3);
   });
 
   it('re-issues when dnsNames change, and keeps one request (revisionHistoryLimit 1)', async () => {
