@@ -105,6 +105,37 @@ describe('certkit up', () => {
     assert.equal(await stop(second.child, 'SIGTERM'), 0);
   });
 
+  it('controller: runs against a cluster with the CRDs and counts its requests on /metrics', async () => {
+    // `dir` holds what `up` left: the CRDs are installed there.
+    const server = await start(['apiserver', '--data-dir', dir, '--port', '0']);
+    const metricsPort = 20_000 + Math.floor(Math.random() * 20_000);
+    const args = ['controller', '--kubeconfig', join(dir, 'kubeconfig')];
+    const controller = spawn(
+      process.execPath,
+      [main, ...args, '--metrics-bind-address', `127.0.0.1:${metricsPort}`],
+      { stdio: 'ignore' },
+    );
+    // The informers open their caches with watch-lists (sendInitialEvents), so a watch is the first request.
+    const counted =
+      /certkit_client_requests_total\{verb="watch",resource="certificates.cert-manager.io",code="200"\} [1-9]/;
+    let metrics = '';
+    try {
+      const deadline = Date.now() + 20_000;
+      while (!counted.test(metrics)) {
+        assert.ok(Date.now() < deadline, `no client request metrics on /metrics:\n${metrics}`);
+        await new Promise((r) => setTimeout(r, 200));
+        metrics = await fetch(`http://127.0.0.1:${metricsPort}/metrics`).then(
+          (res) => res.text(),
+          () => '',
+        );
+      }
+      assert.equal(await stop(controller, 'SIGTERM'), 0);
+    } finally {
+      controller.kill('SIGKILL');
+      await stop(server.child);
+    }
+  });
+
   it('exits non-zero with one line of explanation on bad flags', async () => {
     for (const args of [['up', '--port', 'eighty'], ['up', '--bogus'], ['frobnicate']]) {
       const err = await run(process.execPath, [main, ...args]).then(

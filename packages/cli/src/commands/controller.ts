@@ -13,7 +13,13 @@ export async function controller(args: string[]): Promise<void> {
   const flags = parseClusterFlags(args, CONTROLLER_FLAG_OPTIONS);
   const settings = controllerFlags(flags.values);
   const config = await loadKubeconfig({ path: flags.kubeconfig, context: flags.context });
-  const client = new KubeClient({ ...config, qps: settings.qps, burst: settings.burst });
+  const client = new KubeClient({
+    ...config,
+    qps: settings.qps,
+    burst: settings.burst,
+    // Requests by verb, resource and code on /metrics, in the registry the controller serves.
+    onRequest: clientRequestMetrics(defaultRegistry),
+  });
   try {
     await requireCertManagerApi(client);
   } catch (err) {
