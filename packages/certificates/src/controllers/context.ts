@@ -53,6 +53,8 @@ export interface SecretGetter {
   get(namespace: string, name: string): Promise<Secret | undefined>;
   /** Labelled Secrets only (from the full cache): unlabelled Secrets are never listed in full. */
   listLabelled(namespace: string, labelSelector: string): Secret[];
+  /** As listLabelled, for the Secrets in the owner's namespace whose controlling owner reference is it. */
+  listLabelledControlledBy(owner: KubeObject, labelSelector: string): Secret[];
   /** Handlers for Secret events from both caches (full Secrets or PartialObjectMetadata stubs). */
   onChange(handler: (secret: CachedSecret) => void): void;
   /** True once both caches have synced. */

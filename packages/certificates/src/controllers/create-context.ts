@@ -9,7 +9,7 @@ import {
   SharedInformerFactory,
 } from '@certkit/runtime';
 import type { Secret } from 'kubernetes-types/core/v1.d.ts';
-import { GROUP, Kinds } from '../api/constants.ts';
+import { Annotations, GROUP, Kinds } from '../api/constants.ts';
 import type { Certificate, CertificateRequest, ClusterIssuer, Issuer } from '../api/types.ts';
 import { createSecretCache, type SecretGetterMetrics } from '../secrets/split-cache.ts';
 import { type ControllerContext, type ControllerOptions, DEFAULT_OPTIONS } from './context.ts';
@@ -26,6 +26,8 @@ import { certificateRequestsRef, certificatesRef, clusterIssuersRef, issuersRef 
 export const CERTIFICATE_SECRET_INDEX = 'secretName';
 /** CertificateRequests by the Certificate that controls them: `namespace/name`. */
 export const REQUEST_CERTIFICATE_INDEX = 'certificate';
+/** CertificateRequests by the private key Secret they name (SelfSigned): `namespace/<annotation>`. */
+export const REQUEST_KEY_SECRET_INDEX = 'privateKeySecret';
 /** Issuers and ClusterIssuers by their CA Secret: `namespace/spec.ca.secretName`. */
 export const ISSUER_CA_SECRET_INDEX = 'caSecret';
 
@@ -50,7 +52,10 @@ export function createControllerContext(
   });
   const certificateRequests = factory.informerFor<CertificateRequest>(certificateRequestsRef, {
     namespace,
-    indexers: { [REQUEST_CERTIFICATE_INDEX]: requestCertificateIndex },
+    indexers: {
+      [REQUEST_CERTIFICATE_INDEX]: requestCertificateIndex,
+      [REQUEST_KEY_SECRET_INDEX]: requestKeySecretIndex,
+    },
   });
   const issuers = factory.informerFor<Issuer>(issuersRef, {
     namespace,
@@ -142,6 +147,11 @@ export const requestCertificateIndex: IndexFunc = (obj) => {
       ref.controller === true && ref.kind === Kinds.Certificate && ref.apiVersion?.split('/')[0] === GROUP,
   );
   return owner ? [keyFor(obj.metadata?.namespace, owner.name)] : [];
+};
+
+export const requestKeySecretIndex: IndexFunc = (obj) => {
+  const secretName = obj.metadata?.annotations?.[Annotations.privateKeySecretName];
+  return secretName ? [keyFor(obj.metadata?.namespace, secretName)] : [];
 };
 
 export const issuerCaSecretIndex: IndexFunc = (obj) => {

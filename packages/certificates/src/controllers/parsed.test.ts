@@ -8,7 +8,7 @@ import { requestCsr, sameKeys, secretCertificate, secretPrivateKey, valueOf } fr
 const b64 = (s: string) => Buffer.from(s).toString('base64');
 
 describe('parsed views of cached objects', () => {
-  it('parses a Secret once per object, and a changed (new) object again', async () => {
+  it('parses a Secret once per content: a new object with the same PEM shares it, new PEM is parsed', async () => {
     const root = await rootCa();
     const data = { 'tls.crt': b64(root.certPem), 'tls.key': b64(encodePrivateKey(root.key)) };
     const secret = { metadata: { name: 's' }, data };
@@ -16,9 +16,34 @@ describe('parsed views of cached objects', () => {
     const cert = valueOf(secretCertificate(secret));
     assert.equal(valueOf(secretPrivateKey(secret)), key, 'the same KeyObject for the same Secret object');
     assert.equal(valueOf(secretCertificate(secret)), cert);
-    const updated = { ...secret, data: { ...data } };
-    assert.notEqual(valueOf(secretPrivateKey(updated)), key, 'a new object is parsed afresh');
+    const relabelled = { metadata: { name: 's', labels: { a: 'b' } }, data: { ...data } };
+    assert.equal(
+      valueOf(secretPrivateKey(relabelled)),
+      key,
+      'a new version with the same key shares the parse',
+    );
     assert.equal(sameKeys(cert.publicKey, key), true);
+
+    const other = await rootCa();
+    const rotated = {
+      metadata: { name: 's' },
+      data: { ...data, 'tls.key': b64(encodePrivateKey(other.key)) },
+    };
+    const rotatedKey = valueOf(secretPrivateKey(rotated));
+    assert.notEqual(rotatedKey, key, 'a new key is parsed afresh');
+    assert.equal(sameKeys(cert.publicKey, rotatedKey), false);
+    assert.equal(valueOf(secretCertificate(rotated)), cert, 'the unchanged certificate is shared');
+  });
+
+  it('forgets the least recently used contents beyond its bound', async () => {
+    const first = await generatePrivateKey({ algorithm: 'ECDSA' });
+    const secretWith = (key: string) => ({ metadata: { name: 's' }, data: { 'tls.key': b64(key) } });
+    const pem = encodePrivateKey(first);
+    const parsed = valueOf(secretPrivateKey(secretWith(pem)));
+    for (let i = 0; i < 200; i++) {
+      secretPrivateKey(secretWith(encodePrivateKey(await generatePrivateKey({ algorithm: 'ECDSA' }))));
+    }
+    assert.notEqual(valueOf(secretPrivateKey(secretWith(pem))), parsed, 'parsed again after eviction');
   });
 
   it('remembers a parse failure as the same error', () => {

@@ -12,13 +12,9 @@ import {
 } from '../pki/index.ts';
 
 /**
- * Parsed views of cached objects, remembered per object. Informer stores (and the Secret getter's full cache)
- * hand out the same object until it changes, and a change arrives as a new object, so a WeakMap keyed by the
- * object is an exact cache that lets go of an entry together with its object. The six Certificate
- * controllers look at each Certificate's Secret, key and requests many times per issuance; without this each
- * look parsed the same PEM again, which was most of the controller's CPU.
- *
- * Objects that did not come from a cache (a live GET) simply miss: the parse happens once for that object.
+ * Parsed views of cached objects, remembered per object and per content. The six Certificate controllers
+ * look at each Certificate's Secret, key and requests many times per issuance; without this each look parsed
+ * the same PEM again, which was most of the controller's CPU.
  */
 
 export type Parsed<T> = { value: T } | { error: Error };
@@ -31,12 +27,43 @@ function attempt<T>(f: () => T): Parsed<T> {
   }
 }
 
-/** Remembers `compute(obj)` per object; failures are remembered too (the object will not change). */
-function perObject<O extends object, T>(compute: (obj: O) => T): (obj: O) => Parsed<T> {
+/**
+ * How many distinct contents (PEM or base64 text) each parser remembers across objects. Enough for the
+ * issuances in flight at once; the per-object memo covers everything the caches still hold.
+ */
+const CONTENT_CACHE_SIZE = 128;
+
+/**
+ * Remembers `parse(content)` for the last CONTENT_CACHE_SIZE contents: a new version of an object (a status
+ * or label change) mostly carries the same PEM, and a next-key Secret and the Secret issued from it carry the
+ * same key. Failures are remembered too (the content will not change).
+ */
+function perContent<T>(parse: (content: string) => T): (content: string) => Parsed<T> {
+  const results = new Map<string, Parsed<T>>();
+  return (content) => {
+    let result = results.get(content);
+    // Deleted and set again, so that the Map's insertion order is least recently used first.
+    if (result) results.delete(content);
+    else result = attempt(() => parse(content));
+    results.set(content, result);
+    if (results.size > CONTENT_CACHE_SIZE) results.delete(results.keys().next().value!);
+    return result;
+  };
+}
+
+/**
+ * Remembers the parse of an object's content per object, in front of the content cache: informer stores hand
+ * out the same object until it changes, so this is an exact cache that lets go of an entry together with
+ * its object. Results are shared, so callers must not change them.
+ */
+function perObject<O extends object, T>(
+  contentOf: (obj: O) => string,
+  parsed: (content: string) => Parsed<T>,
+): (obj: O) => Parsed<T> {
   const results = new WeakMap<O, Parsed<T>>();
   return (obj) => {
     let result = results.get(obj);
-    if (!result) results.set(obj, (result = attempt(() => compute(obj))));
+    if (!result) results.set(obj, (result = parsed(contentOf(obj))));
     return result;
   };
 }
@@ -55,24 +82,39 @@ export function secretBytes(secret: Secret | undefined, key: string): Buffer | u
   return bytes.length ? bytes : undefined;
 }
 
+/** Whether a Secret data key holds at least one byte, without decoding it. */
+export function hasSecretBytes(secret: Secret | undefined, key: string): boolean {
+  const value = secret?.data?.[key];
+  return Boolean(value) && Buffer.byteLength(value!, 'base64') > 0;
+}
+
+// Secrets and requests carry PEM as base64 (Secret data, spec.request, status.certificate).
+const privateKeyOf = perContent((base64) => parsePrivateKey(Buffer.from(base64, 'base64')));
+const certificateOf = perContent((base64) => parseCertificate(Buffer.from(base64, 'base64')));
+const csrOf = perContent((base64) => parseCertificateRequest(Buffer.from(base64, 'base64')));
+
 /** `tls.key` of a Secret, parsed. */
-export const secretPrivateKey: (secret: Secret) => Parsed<KeyObject> = perObject((secret) =>
-  parsePrivateKey(secretBytes(secret, SecretKeys.tlsKey) ?? ''),
+export const secretPrivateKey: (secret: Secret) => Parsed<KeyObject> = perObject(
+  (secret) => secret.data?.[SecretKeys.tlsKey] ?? '',
+  privateKeyOf,
 );
 
 /** The leaf of `tls.crt` of a Secret, parsed. */
-export const secretCertificate: (secret: Secret) => Parsed<CertificateInfo> = perObject((secret) =>
-  parseCertificate(secretBytes(secret, SecretKeys.tlsCert) ?? ''),
+export const secretCertificate: (secret: Secret) => Parsed<CertificateInfo> = perObject(
+  (secret) => secret.data?.[SecretKeys.tlsCert] ?? '',
+  certificateOf,
 );
 
-/** The CSR of a CertificateRequest (spec.request is base64 of the PEM). */
-export const requestCsr: (cr: CertificateRequest) => Parsed<CertificateRequestView> = perObject((cr) =>
-  parseCertificateRequest(Buffer.from(cr.spec?.request ?? '', 'base64')),
+/** The CSR of a CertificateRequest. */
+export const requestCsr: (cr: CertificateRequest) => Parsed<CertificateRequestView> = perObject(
+  (cr) => cr.spec?.request ?? '',
+  csrOf,
 );
 
 /** The leaf of a CertificateRequest's status.certificate, parsed. */
-export const requestCertificate: (cr: CertificateRequest) => Parsed<CertificateInfo> = perObject((cr) =>
-  parseCertificate(Buffer.from(cr.status?.certificate ?? '', 'base64')),
+export const requestCertificate: (cr: CertificateRequest) => Parsed<CertificateInfo> = perObject(
+  (cr) => cr.status?.certificate ?? '',
+  certificateOf,
 );
 
 /**

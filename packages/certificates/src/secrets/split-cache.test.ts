@@ -435,6 +435,43 @@ describe('split Secret cache (filtered)', () => {
     assert.equal(h.requests.length, before);
   });
 
+  it('lists the labelled Secrets an owner controls, through an index, with zero requests', async () => {
+    const next = 'cert-manager.io/next-private-key';
+    // Real owners: the API server's garbage collector deletes dependents whose owner does not exist.
+    const configMaps = admin.resource(builtins.configMaps);
+    const owner = await configMaps.create(ns, { metadata: { name: 'owner-a', namespace: ns } });
+    const other = await configMaps.create(ns, { metadata: { name: 'owner-b', namespace: ns } });
+    const create = (name: string, labels: Record<string, string>, by: KubeObject, controller = true) => {
+      const base = secret(ns, name, labels);
+      const ref = {
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        name: by.metadata!.name!,
+        uid: by.metadata!.uid!,
+        controller,
+      };
+      return secretsApi.create(ns, { ...base, metadata: { ...base.metadata, ownerReferences: [ref] } });
+    };
+    const labelled = { [FAO_LABEL]: 'true', [next]: 'true' };
+    await create('owned-key', labelled, owner);
+    await create('owned-unselected', { [FAO_LABEL]: 'true' }, owner);
+    await create('owned-not-controller', labelled, owner, false);
+    await create('owned-by-other', labelled, other);
+    const names = ['owned-key', 'owned-unselected', 'owned-not-controller', 'owned-by-other'];
+    await waitFor('owned', () => names.every((n) => inFull(h, ns, n)));
+
+    const before = h.requests.length;
+    assert.deepEqual(
+      h.cache.listLabelledControlledBy(owner, `${next}=true`).map((s) => s.metadata?.name),
+      ['owned-key'],
+    );
+    assert.deepEqual(
+      h.cache.listLabelledControlledBy(other, '').map((s) => s.metadata?.name),
+      ['owned-by-other'],
+    );
+    assert.equal(h.requests.length, before);
+  });
+
   it('hands onChange handlers full Secrets and metadata stubs (what makes Issuers react to CA Secrets)', async () => {
     const seen: CachedSecret[] = [];
     h.cache.onChange((s) => {

@@ -28,6 +28,14 @@ import { isLabelledForController, LABELLED_SELECTOR, UNLABELLED_SELECTOR } from 
 
 export type FullSecret = Secret & KubeObject;
 
+/** Full Secrets by the uid of their controlling owner (a Certificate, for next-key Secrets). */
+const CONTROLLER_UID_INDEX = 'controllerUid';
+
+function controllerUid(secret: KubeObject): string[] {
+  const uid = secret.metadata?.ownerReferences?.find((r) => r.controller === true)?.uid;
+  return uid ? [uid] : [];
+}
+
 /** Where a get() answer came from. */
 export type SecretSource = 'cache' | 'live' | 'notfound';
 
@@ -80,6 +88,7 @@ export function createSecretCache(
     namespace: options.namespace,
     labelSelector: filtered ? LABELLED_SELECTOR : undefined,
     freezeObjects: true,
+    indexers: { [CONTROLLER_UID_INDEX]: controllerUid },
   });
   const metadata = filtered
     ? factory.informerFor<SecretStub>(client.resource(builtins.secrets, 'metadata'), {
@@ -90,6 +99,17 @@ export function createSecretCache(
       })
     : undefined;
   const informers: SharedInformer[] = metadata ? [full, metadata] : [full];
+
+  // Controllers pass a handful of constant selectors; parsing them once keeps listing cheap.
+  const selectors = new Map<string, ReturnType<typeof parseLabelSelector>>();
+  const selectorFor = (text: string) => {
+    let selector = selectors.get(text);
+    if (!selector) {
+      if (selectors.size >= 64) selectors.clear();
+      selectors.set(text, (selector = parseLabelSelector(text)));
+    }
+    return selector;
+  };
 
   async function liveGet(namespace: string, name: string): Promise<FullSecret | undefined> {
     metrics?.hit('live');
@@ -129,12 +149,28 @@ export function createSecretCache(
     // Never merges metadata hits (upstream's List would GET each one): callers list labelled Secrets only.
     // Unfiltered, the label is checked here, so that both modes give controllers the same answer.
     listLabelled(namespace, labelSelector) {
-      const selector = parseLabelSelector(labelSelector);
+      const selector = selectorFor(labelSelector);
       const store = full.getStore();
       const candidates = namespace ? store.byIndex(NAMESPACE_INDEX, namespace) : store.list();
       return candidates.filter(
         (s) => isLabelledForController(s.metadata?.labels) && selector.matches(s.metadata?.labels),
       );
+    },
+
+    // Through the index: a namespace may hold thousands of labelled Secrets, an owner a handful.
+    listLabelledControlledBy(owner, labelSelector) {
+      const uid = owner.metadata?.uid;
+      if (!uid) return [];
+      const selector = selectorFor(labelSelector);
+      return full
+        .getStore()
+        .byIndex(CONTROLLER_UID_INDEX, uid)
+        .filter(
+          (s) =>
+            s.metadata?.namespace === owner.metadata?.namespace &&
+            isLabelledForController(s.metadata?.labels) &&
+            selector.matches(s.metadata?.labels),
+        );
     },
 
     onChange(handler) {

@@ -1,9 +1,10 @@
 import { KeyObject } from 'node:crypto';
-import { NAMESPACE_INDEX } from '@certkit/runtime';
+import { keyFor } from '@certkit/runtime';
 import { Annotations, SecretKeys } from '../../api/constants.ts';
 import type { CertificateRequest } from '../../api/types.ts';
 import { parseCertificateRequest, parsePrivateKey, signCertificate } from '../../pki/index.ts';
 import type { ControllerContext } from '../context.ts';
+import { REQUEST_KEY_SECRET_INDEX } from '../create-context.ts';
 import type { IssuerHandle } from '../issuers/generic.ts';
 import type { StatusDraft } from './draft.ts';
 import { csrPemOf, signingOptions } from './request.ts';
@@ -94,9 +95,8 @@ function watchKeySecrets(ctx: ControllerContext, enqueue: (cr: CertificateReques
   ctx.secrets.onChange((secret) => {
     const { namespace, name } = secret.metadata ?? {};
     if (!namespace || !name) return;
-    for (const cr of ctx.certificateRequests.getStore().byIndex(NAMESPACE_INDEX, namespace)) {
-      if (cr.metadata?.annotations?.[KEY_ANNOTATION] === name) enqueue(cr);
-    }
+    const store = ctx.certificateRequests.getStore();
+    for (const cr of store.byIndex(REQUEST_KEY_SECRET_INDEX, keyFor(namespace, name))) enqueue(cr);
   });
 }
 

@@ -6,7 +6,7 @@ import { Annotations, GROUP, Kinds, SecretKeys } from '../../api/constants.ts';
 import type { Certificate, CertificateRequest } from '../../api/types.ts';
 import type { ControllerContext } from '../context.ts';
 import { CERTIFICATE_SECRET_INDEX, REQUEST_CERTIFICATE_INDEX } from '../create-context.ts';
-import { secretBytes, secretPrivateKey } from '../parsed.ts';
+import { hasSecretBytes, secretPrivateKey } from '../parsed.ts';
 
 /**
  * Reading the state of one Certificate from the shared caches (policies/gatherer.go DataForCertificate): its
@@ -120,7 +120,7 @@ export async function nextPrivateKey(
   const name = cert.status?.nextPrivateKeySecretName;
   if (!name) return undefined;
   const secret = await ctx.secrets.get(cert.metadata.namespace ?? '', name);
-  if (!secret || !secretBytes(secret, SecretKeys.tlsKey)) return undefined;
+  if (!secret || !hasSecretBytes(secret, SecretKeys.tlsKey)) return undefined;
   const key = secretPrivateKey(secret);
   return 'error' in key ? undefined : key.value;
 }

@@ -12,9 +12,9 @@ import {
   privateKeySpecViolations,
 } from '../../pki/index.ts';
 import type { ControllerContext } from '../context.ts';
-import { isControlledBy, liveCertificate } from './gather.ts';
+import { liveCertificate } from './gather.ts';
 import { certificateOwnerReference } from './owner-reference.ts';
-import { secretBytes, secretPrivateKey } from '../parsed.ts';
+import { hasSecretBytes, secretBytes, secretPrivateKey } from '../parsed.ts';
 import { invalidSpec } from './policies.ts';
 import { hasCondition, resultOf, setField, updateStatus } from './status.ts';
 
@@ -33,9 +33,7 @@ export function keyManagerReconciler(ctx: ControllerContext): Reconciler {
   return async (request, signal) => {
     const cert = liveCertificate(ctx, request);
     if (!cert) return;
-    const secrets = ctx.secrets
-      .listLabelled(cert.metadata.namespace ?? '', NEXT_PRIVATE_KEY_SELECTOR)
-      .filter((s) => isControlledBy(s as KubeObject, cert));
+    const secrets = ctx.secrets.listLabelledControlledBy(cert, NEXT_PRIVATE_KEY_SELECTOR);
 
     if (!hasCondition(cert, 'Issuing', 'True')) {
       await deleteSecrets(ctx, secrets, signal);
@@ -68,7 +66,7 @@ export function keyManagerReconciler(ctx: ControllerContext): Reconciler {
     if (!current) return setNextKeyName(ctx, cert, name, signal);
     if (current !== name) return deleteSecrets(ctx, [secret], signal);
 
-    const parsed = secretBytes(secret, SecretKeys.tlsKey) ? secretPrivateKey(secret) : undefined;
+    const parsed = hasSecretBytes(secret, SecretKeys.tlsKey) ? secretPrivateKey(secret) : undefined;
     if (!parsed || 'error' in parsed) return deleteSecrets(ctx, [secret], signal);
     const violations = privateKeySpecViolations(parsed.value, spec.privateKey ?? {});
     if (violations.length) {

@@ -21,7 +21,7 @@ import { parseIpAddress } from '../../pki/ip.ts';
 import {
   requestCsr,
   sameKeys,
-  secretBytes,
+  hasSecretBytes,
   secretCertificate,
   secretPrivateKey,
   valueOf,
@@ -216,13 +216,13 @@ export const SecretIsMissingData: Policy = ({ secret }) => {
       message: 'Issuing certificate as Secret does not contain any data',
     };
   }
-  if (!secretBytes(secret, SecretKeys.tlsKey)) {
+  if (!hasSecretBytes(secret, SecretKeys.tlsKey)) {
     return {
       reason: Reasons.MissingData,
       message: 'Issuing certificate as Secret does not contain a private key',
     };
   }
-  if (!secretBytes(secret, SecretKeys.tlsCert)) {
+  if (!hasSecretBytes(secret, SecretKeys.tlsCert)) {
     return {
       reason: Reasons.MissingData,
       message: 'Issuing certificate as Secret does not contain a certificate',
