@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import type { KubeObject } from '@certkit/apimachinery';
 import { builtins, type KubeClient, type Logger } from '@certkit/runtime';
 
@@ -14,6 +13,19 @@ export interface EventRecorder {
 
 export const COMPONENT = 'cert-manager-certificates';
 
+let lastNanos = 0n;
+
+/**
+ * client-go's Event name suffix: the time in Unix nanoseconds, in hex. Our clock has milliseconds, so the
+ * value is kept increasing to keep names unique within the process.
+ */
+function eventNameSuffix(): string {
+  let nanos = BigInt(Date.now()) * 1_000_000n;
+  if (nanos <= lastNanos) nanos = lastNanos + 1n;
+  lastNanos = nanos;
+  return nanos.toString(16);
+}
+
 export function newEventRecorder(client: KubeClient, log: Logger, component = COMPONENT): EventRecorder {
   const events = client.resource(builtins.events);
   const record = (type: 'Normal' | 'Warning', obj: KubeObject, reason: string, message: string) => {
@@ -23,7 +35,7 @@ export function newEventRecorder(client: KubeClient, log: Logger, component = CO
     const event = {
       apiVersion: 'v1',
       kind: 'Event',
-      metadata: { name: `${meta.name}.${randomBytes(8).toString('hex')}`, namespace },
+      metadata: { name: `${meta.name}.${eventNameSuffix()}`, namespace },
       involvedObject: {
         apiVersion: obj.apiVersion,
         kind: obj.kind,

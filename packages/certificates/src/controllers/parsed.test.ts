@@ -3,7 +3,14 @@ import { describe, it } from 'node:test';
 import type { CertificateRequest } from '../api/types.ts';
 import { buildCertificateRequest, encodePrivateKey, generatePrivateKey } from '../pki/index.ts';
 import { rootCa } from '../pki/test-support.ts';
-import { requestCsr, sameKeys, secretCertificate, secretPrivateKey, valueOf } from './parsed.ts';
+import {
+  rememberPrivateKey,
+  requestCsr,
+  sameKeys,
+  secretCertificate,
+  secretPrivateKey,
+  valueOf,
+} from './parsed.ts';
 
 const b64 = (s: string) => Buffer.from(s).toString('base64');
 
@@ -44,6 +51,14 @@ describe('parsed views of cached objects', () => {
       secretPrivateKey(secretWith(encodePrivateKey(await generatePrivateKey({ algorithm: 'ECDSA' }))));
     }
     assert.notEqual(valueOf(secretPrivateKey(secretWith(pem))), parsed, 'parsed again after eviction');
+  });
+
+  it('knows a key it was told about when a Secret carries its PEM, without parsing it', async () => {
+    const key = await generatePrivateKey({ algorithm: 'ECDSA' });
+    const pem = encodePrivateKey(key, 'PKCS8');
+    const base64 = rememberPrivateKey(pem, key);
+    assert.equal(base64, b64(pem));
+    assert.equal(valueOf(secretPrivateKey({ metadata: { name: 'next' }, data: { 'tls.key': base64 } })), key);
   });
 
   it('remembers a parse failure as the same error', () => {

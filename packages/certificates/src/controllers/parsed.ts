@@ -38,17 +38,33 @@ const CONTENT_CACHE_SIZE = 128;
  * or label change) mostly carries the same PEM, and a next-key Secret and the Secret issued from it carry the
  * same key. Failures are remembered too (the content will not change).
  */
-function perContent<T>(parse: (content: string) => T): (content: string) => Parsed<T> {
-  const results = new Map<string, Parsed<T>>();
-  return (content) => {
-    let result = results.get(content);
+class ContentCache<T> {
+  readonly #results = new Map<string, Parsed<T>>();
+  readonly #parse: (content: string) => T;
+
+  constructor(parse: (content: string) => T) {
+    this.#parse = parse;
+  }
+
+  parsed = (content: string): Parsed<T> => {
+    let result = this.#results.get(content);
     // Deleted and set again, so that the Map's insertion order is least recently used first.
-    if (result) results.delete(content);
-    else result = attempt(() => parse(content));
-    results.set(content, result);
-    if (results.size > CONTENT_CACHE_SIZE) results.delete(results.keys().next().value!);
+    if (result) this.#results.delete(content);
+    else result = attempt(() => this.#parse(content));
+    this.#set(content, result);
     return result;
   };
+
+  /** What parsing `content` would give, known already (the value it was encoded from). */
+  remember(content: string, value: T): void {
+    this.#results.delete(content);
+    this.#set(content, { value });
+  }
+
+  #set(content: string, result: Parsed<T>): void {
+    this.#results.set(content, result);
+    if (this.#results.size > CONTENT_CACHE_SIZE) this.#results.delete(this.#results.keys().next().value!);
+  }
 }
 
 /**
@@ -89,32 +105,43 @@ export function hasSecretBytes(secret: Secret | undefined, key: string): boolean
 }
 
 // Secrets and requests carry PEM as base64 (Secret data, spec.request, status.certificate).
-const privateKeyOf = perContent((base64) => parsePrivateKey(Buffer.from(base64, 'base64')));
-const certificateOf = perContent((base64) => parseCertificate(Buffer.from(base64, 'base64')));
-const csrOf = perContent((base64) => parseCertificateRequest(Buffer.from(base64, 'base64')));
+const privateKeys = new ContentCache((base64) => parsePrivateKey(Buffer.from(base64, 'base64')));
+const certificates = new ContentCache((base64) => parseCertificate(Buffer.from(base64, 'base64')));
+const csrs = new ContentCache((base64) => parseCertificateRequest(Buffer.from(base64, 'base64')));
+
+/**
+ * A private key PEM about to be written to a Secret, with the key it encodes: when the Secret comes back
+ * from the cache its `tls.key` is known, instead of parsed again (an RSA key takes a good fraction of a
+ * millisecond to parse).
+ */
+export function rememberPrivateKey(pem: string, key: KeyObject): string {
+  const base64 = Buffer.from(pem).toString('base64');
+  privateKeys.remember(base64, key);
+  return base64;
+}
 
 /** `tls.key` of a Secret, parsed. */
 export const secretPrivateKey: (secret: Secret) => Parsed<KeyObject> = perObject(
   (secret) => secret.data?.[SecretKeys.tlsKey] ?? '',
-  privateKeyOf,
+  privateKeys.parsed,
 );
 
 /** The leaf of `tls.crt` of a Secret, parsed. */
 export const secretCertificate: (secret: Secret) => Parsed<CertificateInfo> = perObject(
   (secret) => secret.data?.[SecretKeys.tlsCert] ?? '',
-  certificateOf,
+  certificates.parsed,
 );
 
 /** The CSR of a CertificateRequest. */
 export const requestCsr: (cr: CertificateRequest) => Parsed<CertificateRequestView> = perObject(
   (cr) => cr.spec?.request ?? '',
-  csrOf,
+  csrs.parsed,
 );
 
 /** The leaf of a CertificateRequest's status.certificate, parsed. */
 export const requestCertificate: (cr: CertificateRequest) => Parsed<CertificateInfo> = perObject(
   (cr) => cr.status?.certificate ?? '',
-  certificateOf,
+  certificates.parsed,
 );
 
 /**

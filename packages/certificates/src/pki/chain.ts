@@ -44,15 +44,21 @@ export interface PemBundle {
 
 const MAX_CERTIFICATES = 1000;
 
+/** One chain, leaf first, and whether its top certificate is a self-signed root. */
+export interface OrderedChain {
+  chain: DecodedCertificate[];
+  topIsRoot: boolean;
+}
+
 /**
- * Builds the single chain `certs` form (in any order, duplicates allowed), or throws if they do not form one.
+ * Orders the single chain `certs` form (in any order, duplicates allowed), or throws if they do not form one.
  * `signedBy` maps a child to the parent whose key the caller has just signed it with: that one signature is
  * taken as valid rather than verified again (the parent's constraints are still checked).
  */
-export function buildPemBundle(
+export function orderChain(
   certs: readonly DecodedCertificate[],
   signedBy?: ReadonlyMap<DecodedCertificate, DecodedCertificate>,
-): PemBundle {
+): OrderedChain {
   const unique = [...new Map(certs.map((cert) => [cert.der.toString('base64'), cert])).values()];
   if (unique.length === 0) throw new Error('no certificates given');
   if (unique.length > MAX_CERTIFICATES) {
@@ -95,13 +101,25 @@ export function buildPemBundle(
     chain.push(cert);
   }
   if (chain.length !== unique.length) throw broken;
-
   const top = chain[chain.length - 1];
-  const topIsRoot = signs(top, top);
+  return { chain, topIsRoot: signs(top, top) };
+}
+
+/** What a Secret stores of an ordered chain. */
+export function pemBundleOf({ chain, topIsRoot }: OrderedChain): PemBundle {
+  const top = chain[chain.length - 1];
   if (chain.length === 1) {
     const pem = certificatePem(top);
     return { chainPem: pem, caPem: topIsRoot ? pem : '' };
   }
   const served = topIsRoot ? chain.slice(0, -1) : chain;
   return { chainPem: served.map(certificatePem).join(''), caPem: certificatePem(top) };
+}
+
+/** The single chain `certs` form, split as a Secret stores it; throws if they do not form one. */
+export function buildPemBundle(
+  certs: readonly DecodedCertificate[],
+  signedBy?: ReadonlyMap<DecodedCertificate, DecodedCertificate>,
+): PemBundle {
+  return pemBundleOf(orderChain(certs, signedBy));
 }

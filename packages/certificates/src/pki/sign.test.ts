@@ -191,12 +191,20 @@ describe('signCertificate: CA', () => {
     assertOpensslVerifies(t, root.certPem, deepLeaf.certPem, deepLeaf.certPem);
   });
 
-  it('rejects a CA key that does not match the CA certificate', async () => {
-    const wrong = await generatePrivateKey({ algorithm: 'RSA' });
-    await assert.rejects(
-      issue({ spec: { commonName: 'x' }, issuer: { certPem: root.certPem, key: wrong } }),
-      rejectsWith('InvalidIssuer', /doesn't match parent's PublicKey/),
-    );
+  it('rejects a CA key that does not match the CA certificate, every time, and signs once the PEM matches', async () => {
+    const other = await rootCa();
+    // The same key object throughout, as the CA Secret cache hands it out while the Secret's tls.crt is fixed.
+    for (let i = 0; i < 2; i++) {
+      await assert.rejects(
+        issue({ spec: { commonName: 'x' }, issuer: { certPem: other.certPem, key: root.key } }),
+        rejectsWith('InvalidIssuer', /doesn't match parent's PublicKey/),
+      );
+    }
+    const fixed = await issue({
+      spec: { commonName: 'x' },
+      issuer: { certPem: root.certPem, key: root.key },
+    });
+    assert.equal(fixed.caPem, root.certPem);
   });
 
   it('rejects an issuer certificate that is not a CA', async () => {

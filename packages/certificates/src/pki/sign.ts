@@ -7,7 +7,7 @@
 import { createPublicKey, randomBytes, type KeyObject } from 'node:crypto';
 import { defaultSignatureAlgorithm, verifySignature } from './algorithms.ts';
 import { decodeCertificateDer, decodeCertificatePems, type DecodedCertificate } from './certificate-der.ts';
-import { buildPemBundle, type PemBundle } from './chain.ts';
+import { buildPemBundle, orderChain, type OrderedChain, pemBundleOf, type PemBundle } from './chain.ts';
 import { decodeCertificateRequestPem, type DecodedCertificateRequest } from './csr.ts';
 import {
   decodeBasicConstraints,
@@ -136,6 +136,64 @@ interface ResolvedIssuer {
   keyId?: Buffer;
   /** The CA's certificates (signing CA first), absent for self-signed. */
   chain?: DecodedCertificate[];
+  /** The CA's certificates ordered into their chain, or why they form none. */
+  ordered?: OrderedChain | Error;
+}
+
+/**
+ * A CA issuer as every signing with it needs it, worked out once per key and certificate PEM (or the
+ * SigningError saying why it cannot sign): a CA signs hundreds of certificates with the same pair, and
+ * decoding its chain, matching its key and verifying its self-signature each time was a good part of a
+ * signing's cost. The key objects come from the CA Secret cache, so the WeakMap drops an entry with them.
+ */
+const preparedCas = new WeakMap<KeyObject, { certPem: string; ca: ResolvedIssuer | SigningError }>();
+
+function preparedCa(certPem: string, key: KeyObject): ResolvedIssuer {
+  let entry = preparedCas.get(key);
+  if (entry?.certPem !== certPem) {
+    let ca: ResolvedIssuer | SigningError;
+    try {
+      ca = prepareCa(certPem, key);
+    } catch (err) {
+      if (!(err instanceof SigningError)) throw err;
+      ca = err;
+    }
+    preparedCas.set(key, (entry = { certPem, ca }));
+  }
+  if (entry.ca instanceof SigningError) throw entry.ca;
+  return entry.ca;
+}
+
+function prepareCa(certPem: string, key: KeyObject): ResolvedIssuer {
+  let chain: DecodedCertificate[];
+  try {
+    chain = decodeCertificatePems(certPem);
+  } catch (err) {
+    throw new SigningError('InvalidIssuer', `failed to parse the CA certificate: ${(err as Error).message}`, {
+      cause: err,
+    });
+  }
+  const ca = chain[0];
+  if (!ca) throw new SigningError('InvalidIssuer', 'no CA certificate found in the issuer certificate PEM');
+  const caKey = createPublicKey({ key: ca.publicKeyInfo, format: 'der', type: 'spki' });
+  if (!publicKeysEqual(key, caKey)) {
+    throw new SigningError('InvalidIssuer', "x509: provided PrivateKey doesn't match parent's PublicKey");
+  }
+  const bc = findExtension(ca.extensions, ExtensionOid.basicConstraints);
+  if (!bc || !decodeBasicConstraints(bc.value).isCA) {
+    throw new SigningError(
+      'InvalidIssuer',
+      'the issuer certificate is not a CA (basicConstraints CA:TRUE is missing)',
+    );
+  }
+  let ordered: OrderedChain | Error;
+  try {
+    ordered = orderChain(chain);
+  } catch (err) {
+    ordered = err as Error;
+  }
+  const ski = findExtension(ca.extensions, ExtensionOid.subjectKeyIdentifier);
+  return { key, name: ca.subject, keyId: ski && decodeSubjectKeyIdentifier(ski.value), chain, ordered };
 }
 
 function resolveIssuer(
@@ -153,32 +211,27 @@ function resolveIssuer(
     }
     return { key: issuer.selfSignedKey, name: csr.subject };
   }
-  let chain: DecodedCertificate[];
-  try {
-    chain = decodeCertificatePems(issuer.certPem);
-  } catch (err) {
-    throw new SigningError('InvalidIssuer', `failed to parse the CA certificate: ${(err as Error).message}`, {
-      cause: err,
-    });
+  const ca = preparedCa(issuer.certPem, issuer.key);
+  const notAfter = ca.chain![0].notAfter;
+  if (notAfter.getTime() <= now.getTime()) {
+    throw new SigningError('InvalidIssuer', `the CA certificate expired at ${notAfter.toISOString()}`);
   }
-  const ca = chain[0];
-  if (!ca) throw new SigningError('InvalidIssuer', 'no CA certificate found in the issuer certificate PEM');
-  const caKey = createPublicKey({ key: ca.publicKeyInfo, format: 'der', type: 'spki' });
-  if (!publicKeysEqual(issuer.key, caKey)) {
-    throw new SigningError('InvalidIssuer', "x509: provided PrivateKey doesn't match parent's PublicKey");
+  return ca;
+}
+
+/**
+ * The new certificate's chain as a Secret stores it. A leaf signed by the CA's first certificate extends the
+ * CA's own chain when that starts there; otherwise the whole set is ordered again, which finds the same
+ * chain or says why there is none.
+ */
+function issuedBundle(leaf: DecodedCertificate, issuer: ResolvedIssuer): PemBundle {
+  const chain = issuer.chain!;
+  const ordered = issuer.ordered;
+  if (ordered && !(ordered instanceof Error) && ordered.chain[0] === chain[0]) {
+    return pemBundleOf({ chain: [leaf, ...ordered.chain], topIsRoot: ordered.topIsRoot });
   }
-  const bc = findExtension(ca.extensions, ExtensionOid.basicConstraints);
-  if (!bc || !decodeBasicConstraints(bc.value).isCA) {
-    throw new SigningError(
-      'InvalidIssuer',
-      'the issuer certificate is not a CA (basicConstraints CA:TRUE is missing)',
-    );
-  }
-  if (ca.notAfter.getTime() <= now.getTime()) {
-    throw new SigningError('InvalidIssuer', `the CA certificate expired at ${ca.notAfter.toISOString()}`);
-  }
-  const ski = findExtension(ca.extensions, ExtensionOid.subjectKeyIdentifier);
-  return { key: issuer.key, name: ca.subject, keyId: ski && decodeSubjectKeyIdentifier(ski.value), chain };
+  // The leaf was just signed with the key that resolveIssuer matched to chain[0], so its signature is known.
+  return buildPemBundle([...chain, leaf], new Map([[leaf, chain[0]]]));
 }
 
 /** A uniformly random serial below 2^128 (Go's rand.Int(2^128)), never zero so that it is strictly positive. */
@@ -319,8 +372,7 @@ export async function signCertificate(options: SignCertificateOptions): Promise<
   let bundle: PemBundle;
   const leaf = decodeCertificateDer(der);
   try {
-    // The leaf was just signed with the key that resolveIssuer matched to chain[0], so its signature is known.
-    bundle = buildPemBundle([...issuer.chain, leaf], new Map([[leaf, issuer.chain[0]]]));
+    bundle = issuedBundle(leaf, issuer);
   } catch (err) {
     throw new SigningError(
       'InvalidIssuer',

@@ -8,6 +8,7 @@ import type { Certificate, CertificateRequest, CertificateRequestCondition } fro
 import { encodePrivateKey, privateKeySpecViolations } from '../../pki/index.ts';
 import type { ControllerContext } from '../context.ts';
 import {
+  rememberPrivateKey,
   requestCertificate,
   requestCsr,
   sameKeys,
@@ -180,8 +181,11 @@ async function completeIssuance(
   signal: AbortSignal,
 ): Promise<Result | undefined> {
   const namespace = cert.metadata.namespace ?? '';
+  const privateKey = encodePrivateKey(key, cert.spec.privateKey?.encoding ?? 'PKCS1');
+  // The readiness checks that follow look at this key in the Secret: known, not parsed again.
+  rememberPrivateKey(privateKey, key);
   const contents: SecretContents = {
-    privateKey: encodePrivateKey(key, cert.spec.privateKey?.encoding ?? 'PKCS1'),
+    privateKey,
     certificate: Buffer.from(cr.status?.certificate ?? '', 'base64').toString(),
     // Parsed (and checked) by the reconciler already.
     parsed: valueOf(requestCertificate(cr)),

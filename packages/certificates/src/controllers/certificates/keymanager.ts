@@ -14,7 +14,7 @@ import {
 import type { ControllerContext } from '../context.ts';
 import { liveCertificate } from './gather.ts';
 import { certificateOwnerReference } from './owner-reference.ts';
-import { hasSecretBytes, secretBytes, secretPrivateKey } from '../parsed.ts';
+import { hasSecretBytes, rememberPrivateKey, secretBytes, secretPrivateKey } from '../parsed.ts';
 import { invalidSpec } from './policies.ts';
 import { hasCondition, resultOf, setField, updateStatus } from './status.ts';
 
@@ -155,7 +155,7 @@ async function createNextKeySecret(
       ownerReferences: [certificateOwnerReference(cert)],
       labels: { [Labels.isNextPrivateKeySecret]: 'true', [Labels.partOfCertManagerController]: 'true' },
     },
-    data: { [SecretKeys.tlsKey]: Buffer.from(encodePrivateKey(key, 'PKCS8')).toString('base64') },
+    data: { [SecretKeys.tlsKey]: rememberPrivateKey(encodePrivateKey(key, 'PKCS8'), key) },
   };
   try {
     return await ctx.secretClient.create(namespace, secret, { signal });

@@ -367,10 +367,17 @@ export const readinessPolicyChain: PolicyChain = [...commonChecks, CurrentCertif
  * controller checks: an invalid Certificate is not issued and shows Ready=False with this violation.
  */
 export function invalidSpec(cert: Certificate): Violation | undefined {
+  // Each version of a Certificate is looked at by all six controllers; a change arrives as a new object.
+  if (validated.has(cert)) return validated.get(cert);
   const errors = validateCertificate(cert);
-  if (!errors.length) return undefined;
-  return {
-    reason: INVALID_SPEC_REASON,
-    message: `Certificate spec is invalid: ${errors.map(formatFieldError).join(', ')}`,
-  };
+  const violation = errors.length
+    ? {
+        reason: INVALID_SPEC_REASON,
+        message: `Certificate spec is invalid: ${errors.map(formatFieldError).join(', ')}`,
+      }
+    : undefined;
+  validated.set(cert, violation);
+  return violation;
 }
+
+const validated = new WeakMap<Certificate, Violation | undefined>();
