@@ -47,7 +47,7 @@ describe('parsed views of cached objects', () => {
     const secretWith = (key: string) => ({ metadata: { name: 's' }, data: { 'tls.key': b64(key) } });
     const pem = encodePrivateKey(first);
     const parsed = valueOf(secretPrivateKey(secretWith(pem)));
-    for (let i = 0; i < 200; i++) {
+    for (let i = 0; i < 1100; i++) {
       secretPrivateKey(secretWith(encodePrivateKey(await generatePrivateKey({ algorithm: 'ECDSA' }))));
     }
     assert.notEqual(valueOf(secretPrivateKey(secretWith(pem))), parsed, 'parsed again after eviction');

@@ -28,10 +28,11 @@ function attempt<T>(f: () => T): Parsed<T> {
 }
 
 /**
- * How many distinct contents (PEM or base64 text) each parser remembers across objects. Enough for the
- * issuances in flight at once; the per-object memo covers everything the caches still hold.
+ * How many distinct contents (PEM or base64 text) each parser remembers across objects: enough for a burst of
+ * a thousand issuances in flight at once (each request is read again at every version while it is in
+ * flight; a smaller cache would be cycled through and miss every time). At most a few MB per parser.
  */
-const CONTENT_CACHE_SIZE = 128;
+const CONTENT_CACHE_SIZE = 1024;
 
 /**
  * Remembers `parse(content)` for the last CONTENT_CACHE_SIZE contents: a new version of an object (a status

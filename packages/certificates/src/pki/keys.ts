@@ -102,28 +102,55 @@ function assertSupportedPrivateKey(key: KeyObject): void {
   privateKeyAlgorithm(key);
 }
 
+interface KeyShape {
+  type: string | undefined;
+  modulusLength?: number;
+  namedCurve?: string;
+}
+
+/**
+ * A key's type and details, read once per KeyObject: each read of asymmetricKeyDetails asks OpenSSL again and
+ * builds a new object, and the controllers check the same cached keys against specs on every reconcile.
+ */
+const shapes = new WeakMap<KeyObject, KeyShape>();
+
+function shapeOf(key: KeyObject): KeyShape {
+  let shape = shapes.get(key);
+  if (!shape) {
+    const details = key.asymmetricKeyDetails;
+    shape = {
+      type: key.asymmetricKeyType,
+      modulusLength: details?.modulusLength,
+      namedCurve: details?.namedCurve,
+    };
+    shapes.set(key, shape);
+  }
+  return shape;
+}
+
 /** The cert-manager algorithm of a key (private or public); throws for anything else (RSA-PSS, P-224, X25519…). */
 export function privateKeyAlgorithm(key: KeyObject): PrivateKeyAlgorithm {
-  switch (key.asymmetricKeyType) {
+  const shape = shapeOf(key);
+  switch (shape.type) {
     case 'rsa':
       return 'RSA';
     case 'ec':
-      if (SIZE_BY_OPENSSL_CURVE[key.asymmetricKeyDetails?.namedCurve ?? ''] === undefined) {
-        throw new Error(`unsupported ECDSA curve ${String(key.asymmetricKeyDetails?.namedCurve)}`);
+      if (SIZE_BY_OPENSSL_CURVE[shape.namedCurve ?? ''] === undefined) {
+        throw new Error(`unsupported ECDSA curve ${String(shape.namedCurve)}`);
       }
       return 'ECDSA';
     case 'ed25519':
       return 'Ed25519';
     default:
-      throw new Error(`unsupported key type ${String(key.asymmetricKeyType)}`);
+      throw new Error(`unsupported key type ${String(shape.type)}`);
   }
 }
 
 /** RSA modulus bits, ECDSA curve size (256/384/521), or undefined for Ed25519. */
 export function keySize(key: KeyObject): number | undefined {
-  const details = key.asymmetricKeyDetails;
-  if (key.asymmetricKeyType === 'rsa') return details?.modulusLength;
-  if (key.asymmetricKeyType === 'ec') return SIZE_BY_OPENSSL_CURVE[details?.namedCurve ?? ''];
+  const shape = shapeOf(key);
+  if (shape.type === 'rsa') return shape.modulusLength;
+  if (shape.type === 'ec') return SIZE_BY_OPENSSL_CURVE[shape.namedCurve ?? ''];
   return undefined;
 }
 
@@ -164,7 +191,7 @@ export function publicKeyOf(key: KeyObject): KeyObject {
 export function publicKeysEqual(a: KeyObject, b: KeyObject): boolean {
   const pa = publicKeyOf(a);
   const pb = publicKeyOf(b);
-  return pa.asymmetricKeyType === pb.asymmetricKeyType && pa.equals(pb);
+  return shapeOf(pa).type === shapeOf(pb).type && pa.equals(pb);
 }
 
 /** RFC 5480 §2.1.1.1 namedCurve OIDs, by JWK curve name. */
