@@ -6,18 +6,25 @@ import {
   request as httpRequest,
 } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
-import { createSecureContext } from 'node:tls';
+import { isIP } from 'node:net';
+import { createSecureContext, type SecureContext } from 'node:tls';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { StatusError, isStatus } from '@certkit/apimachinery';
 import packageJson from '../../package.json' with { type: 'json' };
 import { type ClientConfig, type CredentialProvider, type Credentials, staticCredentials } from './config.ts';
 import { type ErrorContext, errorFromResponse } from './errors.ts';
+import type { HttpResponse } from './http1-parser.ts';
+import { ConnectionPool, STALE_CONNECTION_ERRORS } from './http1-pool.ts';
+import { type HeaderBlock, headerBlock, requestMessage } from './http1-request.ts';
 import type { RateLimiter } from './ratelimit.ts';
 
 /**
  * HTTP(S) to one API server, with client-go's REST-layer behaviour: every attempt first takes a token from
  * the shared rate limiter; 429 and 5xx answers that carry Retry-After are retried after that many seconds, at
- * most 10 times; failures become StatusErrors. One keep-alive Agent carries all requests of a client.
+ * most 10 times; failures become StatusErrors. Requests whose answer is read whole (json) go through our own
+ * keep-alive HTTP/1.1 pool, which costs a fraction of node:http's CPU per request; streamed answers (watches,
+ * lists read item by item) use a keep-alive node:http Agent. Both are made for the current client
+ * certificate.
  */
 
 export const USER_AGENT = `certkit/${packageJson.version} (${process.platform}/${process.arch})`;
@@ -65,8 +72,60 @@ export interface HttpRequestSpec {
 
 type Agent = HttpAgent | HttpsAgent;
 
-/** A socket Node reused from the pool may have been closed by the server meanwhile; these say it was. */
-const STALE_SOCKET_ERRORS = new Set(['ECONNRESET', 'EPIPE', 'ECONNABORTED']);
+/** What the retry loop needs of an answer, whichever client carried it. */
+interface Answer {
+  readonly status: number;
+  /** performance.now() when the response headers arrived. */
+  readonly headersAt: number;
+  header(name: string): string | undefined;
+  /** Lets go of a body that will not be read. */
+  discard?(): void;
+}
+
+type Send<A extends Answer> = (
+  spec: HttpRequestSpec,
+  path: string,
+  body: string | undefined,
+  credentials: Credentials,
+) => Promise<A>;
+
+/** A response from node:http whose body is still to be read. */
+class StreamedAnswer implements Answer {
+  readonly request: ClientRequest;
+  readonly response: IncomingMessage;
+  readonly status: number;
+  readonly headersAt = performance.now();
+
+  constructor(request: ClientRequest, response: IncomingMessage) {
+    this.request = request;
+    this.response = response;
+    this.status = response.statusCode ?? 0;
+  }
+
+  header(name: string): string | undefined {
+    const value = this.response.headers[name];
+    return typeof value === 'string' ? value : undefined;
+  }
+
+  discard(): void {
+    this.response.resume();
+  }
+}
+
+interface Exchange {
+  response: IncomingMessage;
+  request: ClientRequest;
+}
+
+/** The connections made for one client certificate (or none). */
+interface Connections {
+  /** `cert\0key`, or undefined without a client certificate. */
+  cert: string | undefined;
+  pool: ConnectionPool;
+  secureContext: SecureContext | undefined;
+  /** Made at the first streamed request. */
+  agent?: Agent;
+}
 
 /**
  * A path the URL parser would leave as it is: only characters it does not percent-encode, and no `.` or
@@ -75,14 +134,9 @@ const STALE_SOCKET_ERRORS = new Set(['ECONNRESET', 'EPIPE', 'ECONNABORTED']);
 const PLAIN_PATH = /^\/[A-Za-z0-9\-._~!$&'()*+,;=:@%/]*$/;
 const DOT_SEGMENT = /\/(?:\.|%2e){1,2}(?:\/|$)/i;
 
-interface Exchange {
-  response: IncomingMessage;
-  request: ClientRequest;
-}
-
 export class Transport {
   readonly #base: URL;
-  /** What node:http would take from #base for every request, worked out once (see #sendOnce). */
+  /** What node:http would take from #base for every request, worked out once (see #sendStreaming). */
   readonly #hostname: string;
   readonly #port: number | undefined;
   readonly #auth: string | undefined;
@@ -94,14 +148,15 @@ export class Transport {
   readonly #maxRetries: number;
   readonly #userAgent: string;
   readonly #secure: boolean;
-  #agent: Agent | undefined;
-  /** The client certificate the current agent presents; a new one means a new agent. */
-  #agentCert: string | undefined;
-  /** The credentials #agentFor last checked: the same object needs no comparison of PEM strings. */
-  #agentCredentials: Credentials | undefined;
+  #connections: Connections | undefined;
+  /** The credentials #connectionsFor last checked: the same object needs no comparison of PEM strings. */
+  #connectionsCredentials: Credentials | undefined;
   /** The last dynamic credentials and what #effective made of them, so unchanged ones cost nothing. */
   #lastDynamic: Credentials | undefined;
   #lastEffective: Credentials | undefined;
+  /** The credentials #fixedHeaders were made for: unary requests' header lines that change only with them. */
+  #headersCredentials: Credentials | undefined;
+  #fixedHeaders: HeaderBlock | undefined;
   #closed = false;
 
   constructor(config: ClientConfig, options: TransportOptions) {
@@ -131,20 +186,10 @@ export class Transport {
 
   /** Sends a request and decodes the JSON answer; failures reject with a StatusError. */
   async json<T>(spec: HttpRequestSpec): Promise<T> {
-    let response: IncomingMessage;
-    let text: string;
-    // One try for both steps (rather than #exchange and a catch on the body) keeps the hot path to fewer
-    // promises; like fetch, an aborted request rejects with the signal's reason whatever step it was at.
-    try {
-      response = (await this.#exchangeWithRetries(spec)).response;
-      text = await readBody(response);
-    } catch (err) {
-      if (spec.signal?.aborted) throw spec.signal.reason;
-      throw err;
-    }
-    if (!isSuccess(response.statusCode)) throw this.#error(spec, response, text);
-    if (text === '') return undefined as T;
-    const value: unknown = JSON.parse(text);
+    const response = await this.#exchange(spec, this.#sendUnary);
+    if (!isSuccess(response.status)) throw this.#error(spec, response, response.body);
+    if (response.body === '') return undefined as T;
+    const value: unknown = JSON.parse(response.body);
     // client-go treats a failure Status as an error whatever the HTTP code said.
     if (isStatus(value) && value.status === 'Failure') throw new StatusError(value);
     return value as T;
@@ -155,36 +200,38 @@ export class Transport {
    * watches and streamed lists. The caller must consume or destroy the response.
    */
   async stream(spec: HttpRequestSpec): Promise<Exchange> {
-    const exchange = await this.#exchange(spec);
-    if (!isSuccess(exchange.response.statusCode)) {
-      const text = await readBody(exchange.response).catch((err: unknown) => {
+    const answer = await this.#exchange(spec, this.#sendStreaming);
+    if (!isSuccess(answer.status)) {
+      const text = await readBody(answer.response).catch((err: unknown) => {
         throw spec.signal?.aborted ? spec.signal.reason : err;
       });
-      throw this.#error(spec, exchange.response, text);
+      throw this.#error(spec, answer, text);
     }
-    return exchange;
+    return answer;
   }
 
   /** Closes every connection, watches included; later requests fail. */
   close(): void {
     this.#closed = true;
-    this.#agent?.destroy();
-    this.#agent = undefined;
+    this.#connections?.pool.close();
+    this.#connections?.agent?.destroy();
+    this.#connections = undefined;
   }
 
-  /** Like fetch, an aborted request rejects with the signal's reason, whatever step it was at. */
-  async #exchange(spec: HttpRequestSpec): Promise<Exchange> {
+  /**
+   * One request with its retries (rate limited, Retry-After, 401 refresh). Like fetch, an aborted request
+   * rejects with the signal's reason, whatever step it was at.
+   */
+  async #exchange<A extends Answer>(spec: HttpRequestSpec, send: Send<A>): Promise<A> {
     try {
-      return await this.#exchangeWithRetries(spec);
+      return await this.#exchangeWithRetries(spec, send);
     } catch (err) {
       if (spec.signal?.aborted) throw spec.signal.reason;
       throw err;
     }
   }
 
-  async #exchangeWithRetries(spec: HttpRequestSpec): Promise<Exchange> {
-    // A string rather than a Buffer: node:http then prepends the header block to it and makes one socket
-    // write, where a Buffer body goes out as a writev of two chunks (which the TLS layer copies together).
+  async #exchangeWithRetries<A extends Answer>(spec: HttpRequestSpec, send: Send<A>): Promise<A> {
     const body = spec.body === undefined ? undefined : JSON.stringify(spec.body);
     const path = this.#requestPath(spec);
     const verb = spec.verb ?? spec.method.toLowerCase();
@@ -202,52 +249,51 @@ export class Transport {
       if (limiter.enabled) await limiter.take(spec.signal);
       const dynamic = await this.#provider.get(spec.signal);
       const started = performance.now();
-      let exchange: Exchange;
+      let answer: A;
       try {
-        exchange = await this.#send(spec, path, body, this.#effective(dynamic));
+        answer = await this.#send(send, spec, path, body, this.#effective(dynamic));
       } catch (err) {
-        this.#report({ verb, resource, code: 0, durationMs: performance.now() - started });
+        // A connection lost in the middle of a body still had an answer's status.
+        const code = (err as { status?: number }).status ?? 0;
+        this.#report({ verb, resource, code, durationMs: performance.now() - started });
         throw err;
       }
-      const code = exchange.response.statusCode ?? 0;
-      this.#report({ verb, resource, code, durationMs: performance.now() - started });
+      const code = answer.status;
+      this.#report({ verb, resource, code, durationMs: answer.headersAt - started });
 
       if (code === 401 && !refreshedAfter401) {
         refreshedAfter401 = true;
-        if (await this.#refreshedAfter401(dynamic, exchange.response, spec.signal)) continue;
+        if (await this.#refreshedAfter401(dynamic, answer, spec.signal)) continue;
       }
-      const retryAfter = code === 429 || code >= 500 ? retryAfterSeconds(exchange.response) : undefined;
+      const retryAfter =
+        code === 429 || code >= 500 ? retryAfterSeconds(answer.header('retry-after')) : undefined;
       if (retryAfter !== undefined && retries < this.#maxRetries) {
         retries++;
-        exchange.response.resume();
+        answer.discard?.();
         await sleep(retryAfter * 1000, undefined, spec.signal ? { signal: spec.signal } : {});
         continue;
       }
-      return exchange;
+      return answer;
     }
   }
 
   /**
    * Expired exec or rotated file credentials: drops them and says whether fresh ones differ. client-go only
    * refreshes them for the next request; we also retry this one once, since every request we send can be
-   * re-sent. The 401 response is drained when it will not be returned.
+   * re-sent. The 401 answer is let go when it will not be returned.
    */
-  async #refreshedAfter401(
-    used: Credentials,
-    response: IncomingMessage,
-    signal?: AbortSignal,
-  ): Promise<boolean> {
+  async #refreshedAfter401(used: Credentials, answer: Answer, signal?: AbortSignal): Promise<boolean> {
     if (!this.#provider.invalidate) return false;
     this.#provider.invalidate(used);
     let fresh: Credentials;
     try {
       fresh = await this.#provider.get(signal);
     } catch (err) {
-      response.resume(); // the plugin's failure says more than the 401
+      answer.discard?.(); // the plugin's failure says more than the 401
       throw err;
     }
     if (fresh === used) return false;
-    response.resume();
+    answer.discard?.();
     return true;
   }
 
@@ -287,29 +333,59 @@ export class Transport {
     }
   }
 
-  /** One HTTP exchange up to the response headers; a stale pooled socket is retried once at once. */
-  async #send(
+  /** One HTTP exchange; a request that met a stale pooled connection is sent again at once. */
+  async #send<A extends Answer>(
+    send: Send<A>,
     spec: HttpRequestSpec,
     path: string,
     body: string | undefined,
     credentials: Credentials,
-  ): Promise<Exchange> {
+  ): Promise<A> {
     try {
-      return await this.#sendOnce(spec, path, body, credentials);
+      return await send(spec, path, body, credentials);
     } catch (err) {
       const stale = (err as { staleSocket?: boolean }).staleSocket;
       if (!stale || spec.signal?.aborted) throw err;
       // Go's http.Transport does the same for a request on a reused connection the server closed while idle.
-      return this.#sendOnce(spec, path, body, credentials);
+      return send(spec, path, body, credentials);
     }
   }
 
-  #sendOnce(
-    spec: HttpRequestSpec,
-    path: string,
-    body: string | undefined,
-    credentials: Credentials,
-  ): Promise<Exchange> {
+  /** A request whose answer is read whole, over the pool. */
+  readonly #sendUnary: Send<HttpResponse> = (spec, path, body, credentials) => {
+    // Checked here too: a request that waited for a token while close() ran must not open a new pool.
+    if (this.#closed) return Promise.reject(new Error('the client is closed'));
+    const pool = this.#connectionsFor(credentials).pool;
+    const message = requestMessage(
+      spec.method,
+      path,
+      this.#unaryHeaders(credentials),
+      spec.accept ?? 'application/json',
+      body,
+      spec.contentType ?? 'application/json',
+    );
+    return pool.request(message, spec.signal);
+  };
+
+  /** Host, User-Agent, Connection and Authorization, as node:http sends them, made once per credentials. */
+  #unaryHeaders(credentials: Credentials): HeaderBlock {
+    if (this.#fixedHeaders && credentials === this.#headersCredentials) return this.#fixedHeaders;
+    const headers: [string, string][] = [
+      ['Host', this.#base.host],
+      ['User-Agent', this.#userAgent],
+      ['Connection', 'keep-alive'],
+    ];
+    if (credentials.token) headers.push(['Authorization', `Bearer ${credentials.token}`]);
+    else if (this.#auth !== undefined) {
+      headers.push(['Authorization', `Basic ${Buffer.from(this.#auth).toString('base64')}`]);
+    }
+    this.#fixedHeaders = headerBlock(headers);
+    this.#headersCredentials = credentials;
+    return this.#fixedHeaders;
+  }
+
+  /** A request whose answer is streamed, over node:http; resolves once the response headers arrived. */
+  readonly #sendStreaming: Send<StreamedAnswer> = (spec, path, body, credentials) => {
     const headers: Record<string, string> = {
       Accept: spec.accept ?? 'application/json',
       'User-Agent': this.#userAgent,
@@ -319,7 +395,6 @@ export class Transport {
       headers['Content-Type'] = spec.contentType ?? 'application/json';
       headers['Content-Length'] = String(Buffer.byteLength(body, 'utf8'));
     }
-    // Checked here too: a request that waited for a token while close() ran must not open a new pool.
     if (this.#closed) return Promise.reject(new Error('the client is closed'));
     const agent = this.#agentFor(credentials);
     const send = this.#secure ? httpsRequest : httpRequest;
@@ -337,69 +412,92 @@ export class Transport {
     if (spec.signal) options.signal = spec.signal;
     return new Promise((resolve, reject) => {
       const request = send(options);
-      request.once('response', (response) => resolve({ response, request }));
+      request.once('response', (response) => resolve(new StreamedAnswer(request, response)));
       // Kept for the request's whole life: destroying it later (abort, end of a watch) emits errors too.
       request.on('error', (err: NodeJS.ErrnoException) => {
-        if (request.reusedSocket && err.code && STALE_SOCKET_ERRORS.has(err.code)) {
+        // A socket Node reused from its pool may have been closed by the server meanwhile.
+        if (request.reusedSocket && err.code && STALE_CONNECTION_ERRORS.has(err.code)) {
           Object.assign(err, { staleSocket: true });
         }
         reject(err);
       });
+      // A string body: node:http then prepends the header block to it and makes one socket write.
       request.end(body);
     });
-  }
+  };
 
   /**
-   * The agent for these credentials. A changed client certificate (an exec plugin rotated it) replaces the
-   * agent and closes the old one's connections, as client-go's certificate rotation closes all connections.
+   * The connections for these credentials. A changed client certificate (an exec plugin rotated it) replaces
+   * them and closes the old ones, as client-go's certificate rotation closes all connections.
    */
-  #agentFor(credentials: Credentials): Agent {
-    if (this.#agent && credentials === this.#agentCredentials) return this.#agent;
-    const certIdentity = credentials.cert ? `${credentials.cert}\0${credentials.key ?? ''}` : undefined;
-    this.#agentCredentials = credentials;
-    if (this.#agent && this.#agentCert === certIdentity) return this.#agent;
-    this.#agent?.destroy();
-    const common = { keepAlive: true, keepAliveMsecs: 30_000 };
-    if (!this.#secure) {
-      this.#agent = new HttpAgent(common);
-    } else {
-      // CA, certificate and key in one secure context made here, not as agent options: the agent names its
-      // connection pool by concatenating such options, PEM text included, and builds and looks up that name
-      // several times per request. It also spares parsing the PEM again for every new connection.
-      const secureContext = createSecureContext({
-        ...(this.#config.ca ? { ca: this.#config.ca } : {}),
-        ...(credentials.cert ? { cert: credentials.cert, key: credentials.key } : {}),
-      });
-      this.#agent = new HttpsAgent({
-        ...common,
-        secureContext,
-        rejectUnauthorized: !this.#config.insecureSkipTlsVerify,
-        ...(this.#config.tlsServerName ? { servername: this.#config.tlsServerName } : {}),
-      });
-    }
-    this.#agentCert = certIdentity;
-    return this.#agent;
+  #connectionsFor(credentials: Credentials): Connections {
+    const current = this.#connections;
+    if (current && credentials === this.#connectionsCredentials) return current;
+    const cert = credentials.cert ? `${credentials.cert}\0${credentials.key ?? ''}` : undefined;
+    this.#connectionsCredentials = credentials;
+    if (current && current.cert === cert) return current;
+    current?.pool.close();
+    current?.agent?.destroy();
+    // CA, certificate and key in one secure context made here, not as connection options: it spares parsing
+    // the PEM again for every new connection, and http.Agent would otherwise name its connection pool by
+    // concatenating such options, PEM text included, and build and look up that name for every request.
+    const secureContext = this.#secure
+      ? createSecureContext({
+          ...(this.#config.ca ? { ca: this.#config.ca } : {}),
+          ...(credentials.cert ? { cert: credentials.cert, key: credentials.key } : {}),
+        })
+      : undefined;
+    const servername = this.#config.tlsServerName ?? (isIP(this.#hostname) ? undefined : this.#hostname);
+    const pool = new ConnectionPool({
+      host: this.#hostname,
+      port: this.#port ?? (this.#secure ? 443 : 80),
+      ...(secureContext
+        ? {
+            tls: {
+              secureContext,
+              rejectUnauthorized: !this.#config.insecureSkipTlsVerify,
+              ...(servername ? { servername } : {}),
+            },
+          }
+        : {}),
+    });
+    this.#connections = { cert, pool, secureContext };
+    return this.#connections;
   }
 
-  #error(spec: HttpRequestSpec, response: IncomingMessage, text: string): StatusError {
+  #agentFor(credentials: Credentials): Agent {
+    const connections = this.#connectionsFor(credentials);
+    if (connections.agent) return connections.agent;
+    const common = { keepAlive: true, keepAliveMsecs: 30_000 };
+    connections.agent = connections.secureContext
+      ? new HttpsAgent({
+          ...common,
+          secureContext: connections.secureContext,
+          rejectUnauthorized: !this.#config.insecureSkipTlsVerify,
+          ...(this.#config.tlsServerName ? { servername: this.#config.tlsServerName } : {}),
+        })
+      : new HttpAgent(common);
+    return connections.agent;
+  }
+
+  #error(spec: HttpRequestSpec, answer: Answer, text: string): StatusError {
     return errorFromResponse(
-      response.statusCode ?? 0,
+      answer.status,
       text,
-      response.headers['content-type'],
-      retryAfterSeconds(response),
+      answer.header('content-type'),
+      retryAfterSeconds(answer.header('retry-after')),
       { method: spec.method, ...spec.target },
     );
   }
 }
 
-function isSuccess(code: number | undefined): boolean {
-  return code !== undefined && code >= 200 && code < 300;
+function isSuccess(code: number): boolean {
+  return code >= 200 && code < 300;
 }
 
 /** Retry-After in whole seconds, as client-go reads it (strconv.Atoi: HTTP dates are ignored). */
-export function retryAfterSeconds(response: IncomingMessage): number | undefined {
-  const header = response.headers['retry-after'];
-  if (typeof header !== 'string' || !/^[+-]?\d+$/.test(header.trim())) return undefined;
+export function retryAfterSeconds(header: string | undefined): number | undefined {
+  if (header === undefined || !/^[+-]?\d+$/.test(header.trim())) return undefined;
   return Math.max(0, Number(header.trim()));
 }
 
