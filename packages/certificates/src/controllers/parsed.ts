@@ -1,6 +1,7 @@
 import type { KeyObject } from 'node:crypto';
 import type { Secret } from 'kubernetes-types/core/v1.d.ts';
 import { SecretKeys } from '../api/constants.ts';
+import { LruMap } from '../lru.ts';
 import type { CertificateRequest } from '../api/types.ts';
 import {
   parseCertificate,
@@ -40,31 +41,19 @@ const CONTENT_CACHE_SIZE = 1024;
  * same key. Failures are remembered too (the content will not change).
  */
 class ContentCache<T> {
-  readonly #results = new Map<string, Parsed<T>>();
+  readonly #results = new LruMap<string, Parsed<T>>(CONTENT_CACHE_SIZE);
   readonly #parse: (content: string) => T;
 
   constructor(parse: (content: string) => T) {
     this.#parse = parse;
   }
 
-  parsed = (content: string): Parsed<T> => {
-    let result = this.#results.get(content);
-    // Deleted and set again, so that the Map's insertion order is least recently used first.
-    if (result) this.#results.delete(content);
-    else result = attempt(() => this.#parse(content));
-    this.#set(content, result);
-    return result;
-  };
+  parsed = (content: string): Parsed<T> =>
+    this.#results.getOrCompute(content, () => attempt(() => this.#parse(content)));
 
   /** What parsing `content` would give, known already (the value it was encoded from). */
   remember(content: string, value: T): void {
-    this.#results.delete(content);
-    this.#set(content, { value });
-  }
-
-  #set(content: string, result: Parsed<T>): void {
-    this.#results.set(content, result);
-    if (this.#results.size > CONTENT_CACHE_SIZE) this.#results.delete(this.#results.keys().next().value!);
+    this.#results.set(content, { value });
   }
 }
 

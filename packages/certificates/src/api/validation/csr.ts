@@ -6,6 +6,7 @@
  */
 
 import { createPublicKey, verify } from 'node:crypto';
+import { LruMap } from '../../lru.ts';
 
 interface Tlv {
   tag: number;
@@ -127,6 +128,16 @@ function decodePem(text: string): { type: string; der: Buffer } | undefined {
 
 /** Why `spec.request` (base64 of a PEM CSR) is not a usable request, or undefined. */
 export function certificateRequestError(request: string): string | undefined {
+  return checkedRequests.getOrCompute(request, checkRequest);
+}
+
+/**
+ * Answers by request text: the signers check a CertificateRequest's CSR at every version of it (approval,
+ * issuance), and the check verifies a signature.
+ */
+const checkedRequests = new LruMap<string, string | undefined>(1024);
+
+function checkRequest(request: string): string | undefined {
   const pem = Buffer.from(request, 'base64').toString('latin1');
   const block = decodePem(pem);
   if (!block) return 'error decoding certificate request PEM block: no PEM data was found in given input';

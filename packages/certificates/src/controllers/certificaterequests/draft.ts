@@ -1,10 +1,10 @@
-import { isDeepStrictEqual } from 'node:util';
 import { isConflict } from '@certkit/apimachinery';
 import { API_VERSION, Kinds } from '../../api/constants.ts';
 import type { CertificateRequest, CertificateRequestCondition, ConditionStatus } from '../../api/types.ts';
 import type { ControllerContext } from '../context.ts';
 import { rfc3339, setCondition } from '../issuers/conditions.ts';
 import { ConditionType, ReadyReason, readyReason } from './conditions.ts';
+import { jsonEqual } from '../../json-equal.ts';
 
 /**
  * A CertificateRequest's status being changed during one reconcile, with cert-manager's Reporter verbs
@@ -94,7 +94,7 @@ export class StatusDraft {
    */
   async commit(): Promise<CommitResult> {
     const before = this.original.status ?? {};
-    if (isDeepStrictEqual(before, this.cr.status)) {
+    if (jsonEqual(before, this.cr.status)) {
       this.flushEvents();
       return 'unchanged';
     }

@@ -1,6 +1,5 @@
 import { isAlreadyExists, isConflict, isNotFound, type KubeObject } from '@certkit/apimachinery';
 import type { Secret } from 'kubernetes-types/core/v1.d.ts';
-import { isDeepStrictEqual } from 'node:util';
 import { Annotations, Labels, SecretKeys } from '../../api/constants.ts';
 import type { Certificate, CleanupPolicy } from '../../api/types.ts';
 import {
@@ -13,6 +12,7 @@ import {
 } from '../../pki/index.ts';
 import type { ControllerContext } from '../context.ts';
 import { desiredOwnerReferences } from './owner-reference.ts';
+import { jsonEqual } from '../../json-equal.ts';
 
 /**
  * The issued Secret (`spec.secretName`): what it must contain (research §3.5, issuing/internal/secret.go)
@@ -168,7 +168,7 @@ export function secretDiffers(existing: Secret, desired: Secret): boolean {
     annotations: s.metadata?.annotations ?? {},
     ownerReferences: s.metadata?.ownerReferences ?? [],
   });
-  return !isDeepStrictEqual(pick(existing), pick(desired));
+  return !jsonEqual(pick(existing), pick(desired));
 }
 
 const MAX_WRITE_ATTEMPTS = 5;

@@ -1,6 +1,5 @@
 import { isConflict, isNotFound } from '@certkit/apimachinery';
 import type { Result } from '@certkit/runtime';
-import { isDeepStrictEqual } from 'node:util';
 import type {
   Certificate,
   CertificateCondition,
@@ -9,6 +8,7 @@ import type {
   ConditionStatus,
 } from '../../api/types.ts';
 import type { ControllerContext } from '../context.ts';
+import { jsonEqual } from '../../json-equal.ts';
 
 /**
  * Certificate conditions and status writes, shared by every sub-controller. Conditions behave as cert-manager's
@@ -107,7 +107,7 @@ export async function updateStatus(
     ...(current.conditions ? { conditions: [...current.conditions] } : {}),
   };
   mutate(status);
-  if (isDeepStrictEqual(status, current)) return 'unchanged';
+  if (jsonEqual(status, current)) return 'unchanged';
   const updated: Certificate = { ...cert, status };
   try {
     await ctx.certificateClient.update(updated, { subresource: 'status', signal });
