@@ -110,6 +110,14 @@ export function rememberPrivateKey(pem: string, key: KeyObject): string {
   return base64;
 }
 
+/**
+ * A certificate PEM as a request's status.certificate will carry it (base64), parsed through the same cache:
+ * the signer checks what it issued, and the issuing controller then finds it parsed.
+ */
+export function parsedCertificatePem(pem: string): Parsed<CertificateInfo> {
+  return certificates.parsed(Buffer.from(pem).toString('base64'));
+}
+
 /** `tls.key` of a Secret, parsed. */
 export const secretPrivateKey: (secret: Secret) => Parsed<KeyObject> = perObject(
   (secret) => secret.data?.[SecretKeys.tlsKey] ?? '',

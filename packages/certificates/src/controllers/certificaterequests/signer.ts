@@ -6,10 +6,11 @@ import {
   type Result,
 } from '@certkit/runtime';
 import type { CertificateRequest, GenericIssuer } from '../../api/types.ts';
-import { parseCertificate, SigningError } from '../../pki/index.ts';
+import { SigningError } from '../../pki/index.ts';
 import type { ControllerContext } from '../context.ts';
 import { isIssuerReady } from '../issuers/conditions.ts';
 import { STALE_RETRY_MS, StaleReads } from '../issuers/stale-reads.ts';
+import { parsedCertificatePem } from '../parsed.ts';
 import {
   issuerInformer,
   issuerType,
@@ -158,10 +159,9 @@ export function newSignerController(
       else draft.failed(why, message);
       return commit(draft);
     }
-    try {
-      parseCertificate(outcome.issued.certPem);
-    } catch (err) {
-      draft.failed('DecodeError', `Failed to decode returned certificate: ${(err as Error).message}`);
+    const parsed = parsedCertificatePem(outcome.issued.certPem);
+    if ('error' in parsed) {
+      draft.failed('DecodeError', `Failed to decode returned certificate: ${parsed.error.message}`);
       return commit(draft);
     }
     draft.issued(outcome.issued.certPem, outcome.issued.caPem);
