@@ -181,9 +181,15 @@ describe('certificaterequests controllers', () => {
     assert.ok(new X509Certificate(certPem).checkPrivateKey(key));
     assert.equal(cert.notAfter.getTime() - cert.notBefore.getTime(), 2 * 3600_000);
 
-    const events = await eventsFor(h, ns, 'self-1');
-    assert.ok(events.some((e) => e.reason === 'cert-manager.io' && e.message === APPROVED_MESSAGE));
-    assert.ok(events.some((e) => e.reason === 'CertificateIssued' && e.message === READY_MESSAGE));
+    // Events are sent after the status write that the test waited for: they may land a moment later.
+    await eventually(async () => {
+      const events = await eventsFor(h, ns, 'self-1');
+      const approvedEvent = events.some(
+        (e) => e.reason === 'cert-manager.io' && e.message === APPROVED_MESSAGE,
+      );
+      const issuedEvent = events.some((e) => e.reason === 'CertificateIssued' && e.message === READY_MESSAGE);
+      return approvedEvent && issuedEvent ? events : undefined;
+    }, 'the approval and issuance events');
   });
 
   it('fails a SelfSigned request without the private key annotation', async () => {
