@@ -91,6 +91,31 @@ describe('garbage collector', () => {
     );
   });
 
+  it('keeps a dependent through updates while its owner lives', async () => {
+    const { depPath } = await ownerAndDependent('gc-live', 'live');
+    const dep = (await t.fetch('GET', depPath)).json;
+    const updated = await t.fetch('PUT', depPath, { body: { ...dep, data: { a: 'Yw==' } } });
+    assert.equal(updated.status, 200, updated.text);
+    await new Promise((r) => setTimeout(r, 200));
+    assert.equal((await t.fetch('GET', depPath)).status, 200);
+  });
+
+  it('collects a dependent whose owner of that name has another uid', async () => {
+    await t.fetch('POST', '/api/v1/namespaces', { body: { metadata: { name: 'gc-uid' } } });
+    await t.fetch('POST', '/api/v1/namespaces/gc-uid/configmaps', { body: { metadata: { name: 'other' } } });
+    const ref = {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      name: 'other',
+      uid: '00000000-0000-0000-0000-000000000001',
+    };
+    await t.fetch('POST', '/api/v1/namespaces/gc-uid/secrets', {
+      body: { metadata: { name: 'mistaken', ownerReferences: [ref] } },
+    });
+    await eventually(gone('/api/v1/namespaces/gc-uid/secrets/mistaken'), 'the dependent to be collected');
+    assert.equal((await t.fetch('GET', '/api/v1/namespaces/gc-uid/configmaps/other')).status, 200);
+  });
+
   it('collects dependents whose owner was deleted while the server was down', async () => {
     const { owner, depPath } = await ownerAndDependent('gc-restart', 'rs');
     // Delete the owner straight from storage, as if another server deleted it while this one was down.

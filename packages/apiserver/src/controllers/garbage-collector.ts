@@ -6,10 +6,14 @@ import {
   type StoredObject,
 } from '@certkit/apimachinery';
 import { FOREGROUND_FINALIZER, ORPHAN_FINALIZER } from '../registry/metadata.ts';
+import { metadataJson, parseMetadata } from '../registry/metadata-text.ts';
 import type { Registry } from '../registry/registry.ts';
+import { objectKey } from '../registry/resource.ts';
 import type { ObjectStore } from '../registry/store.ts';
 import type { KeyValue, Storage, StorageEvent } from '../storage/types.ts';
 import { followPrefix } from './storage-follower.ts';
+
+type ObjectMeta = StoredObject['metadata'];
 
 /**
  * Garbage collection of owner references, as kube-controller-manager's collector does it:
@@ -63,45 +67,58 @@ export class GarbageCollector {
     this.dependentsOf.clear();
     this.ownersOf.clear();
     for (const kv of kvs) {
-      const obj = parse(kv.value);
-      if (!obj) continue;
-      this.index(kv.key, obj);
+      const meta = parse(kv.value);
+      if (!meta) continue;
+      this.index(kv.key, meta);
       // Owners may have gone while nobody watched: check every dependent once.
       if (this.ownersOf.has(kv.key)) this.enqueue(kv.key, 'dependent');
-      if (holdsGcFinalizer(obj)) this.enqueue(kv.key, 'owner');
+      if (holdsGcFinalizer(meta)) this.enqueue(kv.key, 'owner');
     }
   }
 
   private event(ev: StorageEvent): void {
     if (ev.type === 'DELETE') {
-      const obj = parse(ev.value);
+      const meta = parse(ev.value);
       this.unindex(ev.key);
-      const uid = obj?.metadata.uid;
+      const uid = meta?.uid;
       if (uid) for (const key of this.dependentsOf.get(uid) ?? []) this.enqueue(key, 'dependent');
       return;
     }
+    // Only the metadata matters here, and it is a fraction of the text to look through (or parse).
+    const metadata = metadataJson(ev.value);
+    const text = metadata ?? ev.value;
     // Most objects have no owner references and are not deleting: skip parsing them.
-    if (!ev.value.includes('"ownerReferences"') && !ev.value.includes('"deletionTimestamp"')) {
+    const deleting = text.includes('"deletionTimestamp"');
+    if (!deleting && !text.includes('"ownerReferences"')) {
       if (this.ownersOf.has(ev.key)) this.unindex(ev.key);
       return;
     }
-    const obj = parse(ev.value);
-    if (!obj) return;
+    // An update of a live object that left its metadata as it was (a status update) changes nothing here:
+    // its owners were indexed from the previous value.
+    if (
+      !deleting &&
+      metadata !== undefined &&
+      ev.prevValue !== undefined &&
+      metadataJson(ev.prevValue) === metadata
+    )
+      return;
+    const meta = parse(ev.value, metadata);
+    if (!meta) return;
     const before = this.ownersOf.get(ev.key);
-    this.index(ev.key, obj);
+    this.index(ev.key, meta);
     const after = this.ownersOf.get(ev.key);
     if (after && JSON.stringify(before?.owners) !== JSON.stringify(after.owners))
       this.enqueue(ev.key, 'dependent');
-    if (holdsGcFinalizer(obj)) this.enqueue(ev.key, 'owner');
+    if (holdsGcFinalizer(meta)) this.enqueue(ev.key, 'owner');
     // A dependent leaving (or being deleted) may unblock a foreground owner waiting for it.
-    if (obj.metadata.deletionTimestamp) {
-      for (const ref of obj.metadata.ownerReferences ?? []) this.enqueueOwnerByUid(ref.uid);
+    if (meta.deletionTimestamp) {
+      for (const ref of meta.ownerReferences ?? []) this.enqueueOwnerByUid(ref.uid);
     }
   }
 
-  private index(key: string, obj: StoredObject): void {
+  private index(key: string, meta: ObjectMeta): void {
     this.unindex(key);
-    const owners = obj.metadata.ownerReferences ?? [];
+    const owners = meta.ownerReferences ?? [];
     if (owners.length === 0) return;
     this.ownersOf.set(key, { key, owners });
     for (const ref of owners) {
@@ -162,61 +179,58 @@ export class GarbageCollector {
     return undefined;
   }
 
-  private async read(key: string): Promise<{ store: ObjectStore; obj: StoredObject } | undefined> {
+  /** An object's metadata as it is now: all the collector looks at, and a fraction of the object to parse. */
+  private async read(key: string): Promise<{ store: ObjectStore; meta: ObjectMeta } | undefined> {
     const store = this.storeForKey(key);
     if (!store) return undefined;
     const kv = await this.storage.get(key);
-    return kv ? { store, obj: store.decode(kv.value, kv.modRevision) } : undefined;
+    const meta = kv && parse(kv.value);
+    return meta ? { store, meta } : undefined;
   }
 
-  /** The owner as it is now, if it still exists with the referenced uid. */
-  private async liveOwner(dependent: StoredObject, ref: OwnerReference): Promise<StoredObject | undefined> {
+  /** The owner's metadata as it is now, if it still exists with the referenced uid. */
+  private async liveOwner(dependent: ObjectMeta, ref: OwnerReference): Promise<ObjectMeta | undefined> {
     const { group } = parseApiVersion(ref.apiVersion);
     const store = this.registry.byKind(group, ref.kind);
     if (!store) return undefined;
-    try {
-      const owner = await store.get(
-        store.def.namespaced ? dependent.metadata.namespace : undefined,
-        ref.name,
-      );
-      return owner.metadata.uid === ref.uid ? owner : undefined;
-    } catch (err) {
-      if (isNotFound(err)) return undefined;
-      throw err;
-    }
+    const kv = await this.storage.get(
+      objectKey(store.def, store.def.namespaced ? dependent.namespace : undefined, ref.name),
+    );
+    const owner = kv && parse(kv.value);
+    return owner?.uid === ref.uid ? owner : undefined;
   }
 
   private async processDependent(key: string): Promise<void> {
     const found = await this.read(key);
     if (!found) return;
-    const { store, obj } = found;
-    const refs = obj.metadata.ownerReferences ?? [];
-    if (refs.length === 0 || (obj.metadata.deletionTimestamp && !holdsGcFinalizer(obj))) return;
+    const { store, meta } = found;
+    const refs = meta.ownerReferences ?? [];
+    if (refs.length === 0 || (meta.deletionTimestamp && !holdsGcFinalizer(meta))) return;
     const live: OwnerReference[] = [];
     let foregroundOwner = false;
     for (const ref of refs) {
-      const owner = await this.liveOwner(obj, ref);
+      const owner = await this.liveOwner(meta, ref);
       if (!owner) continue;
       live.push(ref);
       if (
-        owner.metadata.deletionTimestamp &&
-        owner.metadata.finalizers?.includes(FOREGROUND_FINALIZER) &&
+        owner.deletionTimestamp &&
+        owner.finalizers?.includes(FOREGROUND_FINALIZER) &&
         ref.blockOwnerDeletion
       ) {
         foregroundOwner = true;
       }
     }
-    const name = obj.metadata.name!;
-    const namespace = obj.metadata.namespace;
+    const name = meta.name!;
+    const namespace = meta.namespace;
     if (live.length === 0) {
       await store.delete(namespace, name, {
         propagationPolicy: 'Background',
-        preconditions: { uid: obj.metadata.uid },
+        preconditions: { uid: meta.uid },
       });
-    } else if (foregroundOwner && live.length === refs.length && !obj.metadata.deletionTimestamp) {
+    } else if (foregroundOwner && live.length === refs.length && !meta.deletionTimestamp) {
       await store.delete(namespace, name, {
         propagationPolicy: 'Foreground',
-        preconditions: { uid: obj.metadata.uid },
+        preconditions: { uid: meta.uid },
       });
     } else if (live.length < refs.length) {
       const liveUids = new Set(live.map((r) => r.uid));
@@ -233,17 +247,17 @@ export class GarbageCollector {
   private async processOwner(key: string): Promise<void> {
     const found = await this.read(key);
     if (!found) return;
-    const { store, obj } = found;
-    const uid = obj.metadata.uid!;
-    if (!obj.metadata.deletionTimestamp || !holdsGcFinalizer(obj)) {
+    const { store, meta } = found;
+    const uid = meta.uid!;
+    if (!meta.deletionTimestamp || !holdsGcFinalizer(meta)) {
       this.waitingOwners.delete(uid);
       return;
     }
-    const finalizers = obj.metadata.finalizers ?? [];
+    const finalizers = meta.finalizers ?? [];
     const dependents = [...(this.dependentsOf.get(uid) ?? [])];
     if (finalizers.includes(ORPHAN_FINALIZER)) {
       for (const depKey of dependents) await this.orphan(depKey, uid);
-      await this.release(store, obj, ORPHAN_FINALIZER);
+      await this.release(store, meta, ORPHAN_FINALIZER);
       return;
     }
     // Foreground: delete dependents; the owner goes once none that blocks it remains.
@@ -252,14 +266,14 @@ export class GarbageCollector {
     for (const depKey of dependents) {
       const dep = await this.read(depKey);
       if (!dep) continue;
-      const ref = dep.obj.metadata.ownerReferences?.find((r) => r.uid === uid);
+      const ref = dep.meta.ownerReferences?.find((r) => r.uid === uid);
       if (!ref) continue;
       if (ref.blockOwnerDeletion) blocking++;
-      if (!dep.obj.metadata.deletionTimestamp) {
+      if (!dep.meta.deletionTimestamp) {
         await dep.store
-          .delete(dep.obj.metadata.namespace, dep.obj.metadata.name!, {
+          .delete(dep.meta.namespace, dep.meta.name!, {
             propagationPolicy: 'Foreground',
-            preconditions: { uid: dep.obj.metadata.uid },
+            preconditions: { uid: dep.meta.uid },
           })
           .catch((err) => {
             if (!isNotFound(err)) throw err;
@@ -268,14 +282,14 @@ export class GarbageCollector {
     }
     if (blocking === 0) {
       this.waitingOwners.delete(uid);
-      await this.release(store, obj, FOREGROUND_FINALIZER);
+      await this.release(store, meta, FOREGROUND_FINALIZER);
     }
   }
 
   private async orphan(dependentKey: string, ownerUid: string): Promise<void> {
     const dep = await this.read(dependentKey);
     if (!dep) return;
-    await dep.store.guaranteedUpdate(dep.obj.metadata.namespace, dep.obj.metadata.name!, (current) => ({
+    await dep.store.guaranteedUpdate(dep.meta.namespace, dep.meta.name!, (current) => ({
       ...current,
       metadata: {
         ...current.metadata,
@@ -284,9 +298,9 @@ export class GarbageCollector {
     }));
   }
 
-  private async release(store: ObjectStore, owner: StoredObject, finalizer: string): Promise<void> {
-    await store.guaranteedUpdate(owner.metadata.namespace, owner.metadata.name!, (current) => {
-      if (current.metadata.uid !== owner.metadata.uid) return current;
+  private async release(store: ObjectStore, owner: ObjectMeta, finalizer: string): Promise<void> {
+    await store.guaranteedUpdate(owner.namespace, owner.name!, (current) => {
+      if (current.metadata.uid !== owner.uid) return current;
       return {
         ...current,
         metadata: {
@@ -298,18 +312,22 @@ export class GarbageCollector {
   }
 }
 
-function holdsGcFinalizer(obj: StoredObject): boolean {
-  const f = obj.metadata.finalizers ?? [];
+function holdsGcFinalizer(meta: ObjectMeta): boolean {
+  const f = meta.finalizers ?? [];
   return (
-    obj.metadata.deletionTimestamp !== undefined &&
-    (f.includes(FOREGROUND_FINALIZER) || f.includes(ORPHAN_FINALIZER))
+    meta.deletionTimestamp !== undefined && (f.includes(FOREGROUND_FINALIZER) || f.includes(ORPHAN_FINALIZER))
   );
 }
 
-function parse(value: string): StoredObject | undefined {
+/**
+ * A stored object's metadata (from the JSON of its metadata when that was cut out already), or undefined for
+ * a value that is not an object with metadata.
+ */
+function parse(value: string, metadataText?: string): ObjectMeta | undefined {
   try {
-    const obj = JSON.parse(value) as StoredObject;
-    return obj?.metadata ? obj : undefined;
+    const meta = (metadataText !== undefined ? JSON.parse(metadataText) : parseMetadata(value)) as
+      ObjectMeta | undefined;
+    return meta !== null && typeof meta === 'object' ? meta : undefined;
   } catch {
     return undefined;
   }

@@ -1,6 +1,7 @@
 import { type StoredObject, toPartialObjectMetadata } from '@certkit/apimachinery';
 import type { ResourceDefinition } from '../registry/resource.ts';
 import type { ListResult } from '../registry/store.ts';
+import { storedJson } from '../registry/stored-json.ts';
 import { type FrameRendering, objectJson } from '../watchcache/frames.ts';
 import type { CachedListResult } from '../watchcache/reader.ts';
 import type { Rendering } from './negotiate.ts';
@@ -53,6 +54,17 @@ export function renderObject(def: ResourceDefinition, obj: StoredObject, options
     default:
       return inVersion(obj, options.apiVersion);
   }
+}
+
+/**
+ * An object's response body. An object as the store returned it from a write or read is sent as its stored
+ * JSON with the resourceVersion spliced in, when the client wants it whole in its stored version: serialising
+ * it again would give the same object.
+ */
+export function objectBody(def: ResourceDefinition, obj: StoredObject, options: RenderOptions): string {
+  const stored =
+    options.rendering === 'object' && obj.apiVersion === options.apiVersion ? storedJson(obj) : undefined;
+  return stored ?? JSON.stringify(renderObject(def, obj, options));
 }
 
 export function listMeta(result: ListResult): Record<string, unknown> {

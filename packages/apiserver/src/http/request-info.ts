@@ -22,7 +22,24 @@ export type ParsedPath =
   | { kind: 'group'; group: string }
   | { kind: 'other' };
 
+/**
+ * Parses of recent paths: a client repeats the same few (a collection it creates in, an object it updates
+ * twice). Bounded, as paths are the client's; the results are shared, so read-only.
+ */
+const parsedPaths = new Map<string, ParsedPath>();
+const MAX_PARSED_PATHS = 1024;
+
 export function parseApiPath(pathname: string): ParsedPath {
+  let parsed = parsedPaths.get(pathname);
+  if (parsed === undefined) {
+    parsed = parseApiPathUncached(pathname);
+    if (parsedPaths.size >= MAX_PARSED_PATHS) parsedPaths.clear();
+    parsedPaths.set(pathname, parsed);
+  }
+  return parsed;
+}
+
+function parseApiPathUncached(pathname: string): ParsedPath {
   const parts: string[] = [];
   for (const segment of pathname.split('/')) {
     // Parsed on every request: only segments with an escape need decoding.

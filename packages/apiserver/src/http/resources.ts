@@ -28,9 +28,9 @@ import { parseObjectBody } from './protobuf.ts';
 import {
   type IncludeObject,
   type RenderOptions,
+  objectBody,
   renderCachedList,
   renderList,
-  renderObject,
 } from './render.ts';
 import type { ResourceRequest } from './request-info.ts';
 import { parseJsonBody, readBody, sendJson, sendJsonText } from './respond.ts';
@@ -215,7 +215,7 @@ export async function handleResource(
         const render = renderFor('single');
         const { resourceVersion } = parseListOptions(query, 'get');
         const obj = await reader.get(namespace, name, resourceVersion);
-        sendJson(res, 200, renderObject(def, obj, render));
+        sendJsonText(res, 200, objectBody(def, obj, render));
         return;
       }
       const render = renderFor('list');
@@ -236,7 +236,7 @@ export async function handleResource(
         version: request.version,
         inputOwned: true,
       });
-      sendJson(res, 201, renderObject(def, created, render));
+      sendJsonText(res, 201, objectBody(def, created, render));
       return;
     }
     case 'PUT': {
@@ -250,7 +250,7 @@ export async function handleResource(
         version: request.version,
         inputOwned: true,
       });
-      sendJson(res, 200, renderObject(def, updated, render));
+      sendJsonText(res, 200, objectBody(def, updated, render));
       return;
     }
     case 'PATCH': {
@@ -286,7 +286,7 @@ export async function handleResource(
         // Patching builds a new object (the current one is copied, never changed): the store may keep it.
         { dryRun: dryRun(query), subresource, version: request.version, inputOwned: true },
       );
-      sendJson(res, 200, renderObject(def, patched, render));
+      sendJsonText(res, 200, objectBody(def, patched, render));
       return;
     }
     case 'DELETE': {
@@ -299,7 +299,7 @@ export async function handleResource(
         return;
       }
       const deleted = await store.delete(namespace, name, options);
-      sendJson(res, 200, renderObject(def, deleted, render));
+      sendJsonText(res, 200, objectBody(def, deleted, render));
       return;
     }
     default:

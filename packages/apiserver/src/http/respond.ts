@@ -19,19 +19,27 @@ export function sendJson(
   sendJsonText(res, code, JSON.stringify(body), headers);
 }
 
-/** For bodies assembled from shared serialisations (watch cache lists). */
+/**
+ * For bodies already serialised (stored JSON, watch cache lists). `headers` are further headers, none of the
+ * three set here.
+ */
 export function sendJsonText(
   res: ServerResponse,
   code: number,
   text: string,
   headers: Record<string, string> = {},
 ): void {
-  res.writeHead(code, {
-    'Content-Type': 'application/json',
-    'Content-Length': Buffer.byteLength(text),
-    'Cache-Control': 'no-cache, private',
-    ...headers,
-  });
+  // Headers as a flat list: Node takes it as it is, where an object would be walked (and this one copied).
+  const list = [
+    'Content-Type',
+    'application/json',
+    'Content-Length',
+    String(Buffer.byteLength(text)),
+    'Cache-Control',
+    'no-cache, private',
+  ];
+  for (const name in headers) list.push(name, headers[name]);
+  res.writeHead(code, list);
   res.end(text);
 }
 

@@ -21,7 +21,8 @@ import { tokenMatches } from '../security/token.ts';
 import type { Storage } from '../storage/types.ts';
 import { coreVersions, group, groupList, resourceList } from './discovery.ts';
 import { groupVersionDocument, openApiRoot } from './openapi.ts';
-import { type ParsedPath, parseApiPath } from './request-info.ts';
+import { type ParsedPath, parseApiPath, type ResourceRequest } from './request-info.ts';
+import { parseRequestTarget, type RequestTarget } from './request-target.ts';
 import { handleResource, type ResourceContext } from './resources.ts';
 import type { ResourceDefinition } from '../registry/resource.ts';
 import type { WatchCacheOptions } from '../watchcache/cache.ts';
@@ -81,7 +82,9 @@ const HEALTH_CHECKS = [
 
 /** Paths anyone may read, as kube-apiserver's system:public-info-viewer role allows. */
 const PUBLIC_PATHS = new Set(['/healthz', '/livez', '/readyz', '/version']);
-const isPublic = (path: string) => PUBLIC_PATHS.has(path) || /^\/(healthz|livez|readyz)\//.test(path);
+const isPublic = (path: string) =>
+  // API paths, nearly every request, are never public: no set or pattern to consult for them.
+  !path.startsWith('/api') && (PUBLIC_PATHS.has(path) || /^\/(healthz|livez|readyz)\//.test(path));
 
 /**
  * The Kubernetes-compatible API server: HTTP(S) in front of the registry, plus the controllers kube runs
@@ -112,7 +115,7 @@ export class ApiServer {
     this.log = options.log ?? (() => {});
     this.registry = new Registry({
       storage: options.storage,
-      getNamespace: async (name) => {
+      getNamespace: (name) => {
         // Every namespaced create asks: answer from the namespaces' watch cache, and from storage only on a
         // miss (a namespace created a moment ago on another server may not have reached this cache yet).
         const store = this.registry.byResource('', 'namespaces')!;
@@ -124,7 +127,7 @@ export class ApiServer {
       admit: options.admission
         ? (def, obj, old) => options.admission!(def.group, def.kind, obj, old)
         : undefined,
-      afterWrite: async (def, obj) => {
+      afterWrite: (def, obj) => {
         if (def.group === 'apiextensions.k8s.io' && def.resource === 'customresourcedefinitions')
           this.crds.observe(obj);
       },
@@ -206,12 +209,12 @@ export class ApiServer {
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const started = performance.now();
-    let url: URL | undefined;
+    let url: RequestTarget | undefined;
     // The API path is parsed once, when routing needs it, and reused for the metrics below.
     let parsed: ParsedPath | undefined;
     const parse = (path: string) => (parsed ??= parseApiPath(path));
     try {
-      url = new URL(req.url ?? '/', 'http://apiserver');
+      url = parseRequestTarget(req.url ?? '/');
       if (
         !isPublic(url.pathname) &&
         this.options.token &&
@@ -241,7 +244,7 @@ export class ApiServer {
   private async route(
     req: IncomingMessage,
     res: ServerResponse,
-    url: URL,
+    url: RequestTarget,
     parse: (path: string) => ParsedPath,
   ): Promise<void> {
     const path = url.pathname.replace(/\/+$/, '') || '/';
@@ -345,7 +348,7 @@ function writeHealth(res: ServerResponse, ok: boolean, body: string): void {
 /** The verb and resource of a request, for metrics and logs, as kube-apiserver's RequestInfo names them. */
 function describeRequest(
   method: string,
-  url: URL | undefined,
+  url: RequestTarget | undefined,
   parsedPath: ParsedPath | undefined,
 ): { verb: string; resource: string } {
   const parsed = parsedPath ?? (url ? parseApiPath(url.pathname) : undefined);
@@ -353,16 +356,26 @@ function describeRequest(
   const r = parsed.request;
   const resource =
     (r.group ? `${r.resource}.${r.group}` : r.resource) + (r.subresource ? `/${r.subresource}` : '');
-  const watch =
-    r.legacyWatch || url!.searchParams.get('watch') === 'true' || url!.searchParams.get('watch') === '1';
-  const verbs: Record<string, string> = {
-    GET: watch ? 'watch' : r.name ? 'get' : 'list',
-    POST: 'create',
-    PUT: 'update',
-    PATCH: 'patch',
-    DELETE: r.name ? 'delete' : 'deletecollection',
-  };
-  return { verb: verbs[method] ?? method.toLowerCase(), resource };
+  return { verb: resourceVerb(method, r, url!), resource };
+}
+
+function resourceVerb(method: string, r: ResourceRequest, url: RequestTarget): string {
+  switch (method) {
+    case 'GET': {
+      const watch = url.searchParams.get('watch');
+      return r.legacyWatch || watch === 'true' || watch === '1' ? 'watch' : r.name ? 'get' : 'list';
+    }
+    case 'POST':
+      return 'create';
+    case 'PUT':
+      return 'update';
+    case 'PATCH':
+      return 'patch';
+    case 'DELETE':
+      return r.name ? 'delete' : 'deletecollection';
+    default:
+      return method.toLowerCase();
+  }
 }
 
 function pathNotFound(): Error {

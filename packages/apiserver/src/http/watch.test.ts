@@ -110,6 +110,36 @@ function watchSuite(server: () => TestServer, watchCache: boolean): void {
     assert.equal(events[1].object.metadata.labels.tier, 'b', 'DELETED carries the last state that matched');
   });
 
+  it('selects by labels, by name and by fields outside metadata alike', async () => {
+    const secret = (name: string, labels: Record<string, string>, type: string) => ({
+      metadata: { name, labels },
+      type,
+      data: { k: Buffer.from('v').toString('base64') },
+    });
+    const rv = (await t.fetch('GET', '/api/v1/namespaces/w/secrets')).json.metadata.resourceVersion;
+    const path = (selector: string) =>
+      `/api/v1/namespaces/w/secrets?watch=true&resourceVersion=${rv}&${selector}`;
+    const byLabel = await openWatch(t, path('labelSelector=pick%3Dyes'));
+    const byName = await openWatch(t, path('fieldSelector=metadata.name%3Dsel-1&labelSelector=pick'));
+    const byType = await openWatch(t, path('fieldSelector=type%3Dexample.com%2Fpicked'));
+    await t.fetch('POST', '/api/v1/namespaces/w/secrets', {
+      body: secret('sel-1', { pick: 'yes' }, 'Opaque'),
+    });
+    await t.fetch('POST', '/api/v1/namespaces/w/secrets', {
+      body: secret('sel-2', { pick: 'no' }, 'example.com/picked'),
+    });
+    await t.fetch('DELETE', '/api/v1/namespaces/w/secrets/sel-1');
+    await t.fetch('DELETE', '/api/v1/namespaces/w/secrets/sel-2');
+    const seen = async (w: Awaited<ReturnType<typeof openWatch>>) => {
+      const events = await w.waitFor(2);
+      w.close();
+      return events.map((e) => `${e.type} ${e.object.metadata.name}`);
+    };
+    assert.deepEqual(await seen(byLabel), ['ADDED sel-1', 'DELETED sel-1']);
+    assert.deepEqual(await seen(byName), ['ADDED sel-1', 'DELETED sel-1']);
+    assert.deepEqual(await seen(byType), ['ADDED sel-2', 'DELETED sel-2']);
+  });
+
   it('answers a resourceVersion older than the history with an ERROR event carrying 410 Expired', async () => {
     const rv = (await t.fetch('GET', '/api/v1/namespaces/w/configmaps')).json.metadata.resourceVersion;
     // Storage forgets through compaction; the watch cache through its bounded history (20 events here).

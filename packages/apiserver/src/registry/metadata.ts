@@ -38,13 +38,19 @@ export const GENERATE_NAME_ATTEMPTS = 8;
 
 /** Everything but metadata and (when it is a subresource) status: what generation counts changes of. */
 export function specChanged(a: StoredObject, b: StoredObject, excludeStatus: boolean): boolean {
-  const keys = new Set([...Object.keys(a), ...Object.keys(b)]);
-  for (const key of keys) {
-    if (key === 'metadata' || key === 'apiVersion' || key === 'kind') continue;
-    if (excludeStatus && key === 'status') continue;
-    if (JSON.stringify(a[key]) !== JSON.stringify(b[key])) return true;
+  // Every member of either object, without building their union: runs on every update.
+  for (const key in a) if (Object.hasOwn(a, key) && memberChanged(a, b, key, excludeStatus)) return true;
+  for (const key in b) {
+    if (Object.hasOwn(b, key) && !Object.hasOwn(a, key) && memberChanged(a, b, key, excludeStatus))
+      return true;
   }
   return false;
+}
+
+function memberChanged(a: StoredObject, b: StoredObject, key: string, excludeStatus: boolean): boolean {
+  if (key === 'metadata' || key === 'apiVersion' || key === 'kind') return false;
+  if (excludeStatus && key === 'status') return false;
+  return a[key] !== b[key] && JSON.stringify(a[key]) !== JSON.stringify(b[key]);
 }
 
 export const FOREGROUND_FINALIZER = 'foregroundDeletion';

@@ -668,7 +668,11 @@ describe('admitCustomResource: validation messages', () => {
         ['yesterday', '2024-01-02 03:04:05Z', '2024-01-02T25:00:00Z'],
       ],
       ['date', ['2024-02-29', '2023-12-31'], ['2023-02-29', '2024-13-01', '24-01-01']],
-      ['byte', ['aGVsbG8=', 'aGk='], ['not base64!', 'aGVsbG8']],
+      [
+        'byte',
+        ['aGVsbG8=', 'aGk=', Buffer.alloc(100, 7).toString('base64')],
+        ['not base64!', 'aGVsbG8', '', `${Buffer.alloc(100, 7).toString('base64url')}-_`],
+      ],
       [
         'uuid',
         ['123e4567-e89b-12d3-a456-426614174000', '123E4567E89B12D3A456426614174000'],
@@ -698,6 +702,70 @@ describe('admitCustomResource: validation messages', () => {
           ],
           `${format}: ${value}`,
         );
+      }
+    }
+  });
+
+  it("reads dates and date-times as kube-openapi does, on Date.UTC's calendar", () => {
+    // The readings the checks were first written as: Date for the days of a month, a split on 't'.
+    const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
+    const TIME = /^([0-9]{2}):([0-9]{2}):([0-9]{2})(.[0-9]+)?(z|([+-][0-9]{2}:[0-9]{2}))$/;
+    const isDate = (text: string) => {
+      const m = DATE.exec(text);
+      if (!m) return false;
+      const [year, month, day] = [Number(m[1]), Number(m[2]), Number(m[3])];
+      if (month < 1 || month > 12 || day < 1) return false;
+      return day <= new Date(Date.UTC(year, month, 0)).getUTCDate();
+    };
+    const isDateTime = (text: string) => {
+      if (text.length < 4) return false;
+      const parts = text.toLowerCase().split('t');
+      if (parts.length < 2 || !isDate(parts[0])) return false;
+      const m = TIME.exec(parts[1]);
+      return m !== null && m[1] <= '23' && m[2] <= '59' && m[3] <= '59';
+    };
+    const dates: string[] = [];
+    for (const year of [
+      '0000',
+      '0004',
+      '0099',
+      '0100',
+      '1900',
+      '1999',
+      '2000',
+      '2023',
+      '2024',
+      '2100',
+      '9999',
+    ]) {
+      for (const month of ['00', '01', '02', '04', '12', '13']) {
+        for (const day of ['00', '01', '28', '29', '30', '31', '32']) dates.push(`${year}-${month}-${day}`);
+      }
+    }
+    const times = [
+      'T00:00:00Z',
+      't23:59:59z',
+      'T24:00:00Z',
+      'T12:60:00Z',
+      'T12:00:60Z',
+      'T01:02:03.456+02:00',
+    ];
+    const odd = [
+      'T01:02:03x9Z',
+      'T01:02:03İ1Z',
+      'T01:02:03ZtX',
+      'TT01:02:03Z',
+      'T01:02:03',
+      ' T01:02:03Z',
+      'T1:2:3Z',
+    ];
+    const dateSpec = one('v', { type: 'string', format: 'date' });
+    const dateTimeSpec = one('v', { type: 'string', format: 'date-time' });
+    for (const date of dates) {
+      assert.equal(messagesFor(dateSpec, { v: date }).length === 0, isDate(date), date);
+      for (const time of [...times, ...odd]) {
+        const value = date + time;
+        assert.equal(messagesFor(dateTimeSpec, { v: value }).length === 0, isDateTime(value), value);
       }
     }
   });

@@ -13,6 +13,7 @@
 import { isIPv6 as isIPv6Address } from 'node:net';
 import { type CauseType, type FieldError, formatFieldError } from '@certkit/apimachinery';
 import { isObject, type JsonObject, jsonEqual } from './json.ts';
+import { isBase64 } from './validation.ts';
 
 /** The subset of apiextensions.k8s.io/v1 JSONSchemaProps a structural schema uses. */
 export interface JSONSchemaProps {
@@ -496,7 +497,6 @@ const UUID = /^[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}$
 const UUID3 = /^[0-9a-f]{8}-?[0-9a-f]{4}-?3[0-9a-f]{3}-?[0-9a-f]{4}-?[0-9a-f]{12}$/i;
 const UUID4 = /^[0-9a-f]{8}-?[0-9a-f]{4}-?4[0-9a-f]{3}-?[89ab][0-9a-f]{3}-?[0-9a-f]{12}$/i;
 const UUID5 = /^[0-9a-f]{8}-?[0-9a-f]{4}-?5[0-9a-f]{3}-?[89ab][0-9a-f]{3}-?[0-9a-f]{12}$/i;
-const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=|[A-Za-z0-9+/]{4})$/;
 const EMAIL = /^(?:[^\s@<>]+@[^\s@<>]+|[^<>]*<[^\s@<>]+@[^\s@<>]+>)$/;
 const IPV4_SLOPPY = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/;
 const MAC =
@@ -521,17 +521,43 @@ const RGB_COLOR = new RegExp(`^rgb\\(${RGB_PART},${RGB_PART},${RGB_PART}\\)$`);
 function isDate(text: string): boolean {
   const match = DATE.exec(text);
   if (!match) return false;
-  const [year, month, day] = [Number(match[1]), Number(match[2]), Number(match[3])];
+  const month = Number(match[2]);
+  const day = Number(match[3]);
   if (month < 1 || month > 12 || day < 1) return false;
-  return day <= new Date(Date.UTC(year, month, 0)).getUTCDate();
+  return day <= daysInMonth(Number(match[1]), month);
 }
 
+const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+
+/**
+ * As `new Date(Date.UTC(year, month, 0)).getUTCDate()`, which this replaces on every date validated:
+ * proleptic Gregorian leap years, with years 0 to 99 read as 1900 to 1999 as Date.UTC reads them.
+ */
+function daysInMonth(year: number, month: number): number {
+  if (month !== 2) return DAYS_IN_MONTH[month - 1];
+  const y = year <= 99 ? 1900 + year : year;
+  return (y % 4 === 0 && y % 100 !== 0) || y % 400 === 0 ? 29 : 28;
+}
+
+/**
+ * The date up to the first `t`, the time (lower-cased) up to the next, in either case; anything after a
+ * second `t` is ignored. As splitting the lower-cased text on `t` would read it, without the copies.
+ */
 function isDateTime(text: string): boolean {
   if (text.length < 4) return false;
-  const parts = text.toLowerCase().split('t');
-  if (parts.length < 2 || !isDate(parts[0])) return false;
-  const match = TIME_OF_DAY.exec(parts[1]);
+  const t = dateTimeSeparator(text, 0);
+  if (t < 0 || !isDate(text.slice(0, t))) return false;
+  const end = dateTimeSeparator(text, t + 1);
+  const match = TIME_OF_DAY.exec(text.slice(t + 1, end < 0 ? text.length : end).toLowerCase());
   return match !== null && match[1] <= '23' && match[2] <= '59' && match[3] <= '59';
+}
+
+function dateTimeSeparator(text: string, from: number): number {
+  for (let i = from; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x74 || c === 0x54) return i;
+  }
+  return -1;
 }
 
 function isIPv4(text: string): boolean {
@@ -601,7 +627,7 @@ const stringFormats: Readonly<Record<string, (text: string) => boolean>> = {
   ssn: (text) => /^\d{3}[- ]?\d{2}[- ]?\d{4}$/.test(text),
   hexcolor: (text) => /^#?([0-9a-fA-F]{3}|[0-9a-fA-F]{6})$/.test(text),
   rgbcolor: (text) => RGB_COLOR.test(text),
-  byte: (text) => BASE64.test(text),
+  byte: (text) => text !== '' && isBase64(text),
   password: () => true,
   date: isDate,
   duration: isDuration,

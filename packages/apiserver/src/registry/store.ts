@@ -39,6 +39,7 @@ import {
   timestamp,
 } from './metadata.ts';
 import { apiVersionOf, listPrefix, objectKey, type ResourceDefinition, resourcePrefix } from './resource.ts';
+import { rememberStoredValue } from './stored-json.ts';
 import {
   dns1123Label,
   dns1123Subdomain,
@@ -89,10 +90,13 @@ export interface WatchSink {
 /** What a store needs from the rest of the server. */
 export interface StoreContext {
   storage: Storage;
-  /** Finds a namespace, so objects are not created in one that is missing or terminating. */
-  getNamespace?(name: string): Promise<StoredObject | undefined>;
+  /**
+   * Finds a namespace, so objects are not created in one that is missing or terminating: at once when it
+   * is at hand (every namespaced create asks), else through a promise.
+   */
+  getNamespace?(name: string): StoredObject | undefined | Promise<StoredObject | undefined>;
   /** Called after an object is created or updated (CRDs use it to start serving). */
-  afterWrite?(def: ResourceDefinition, obj: StoredObject): Promise<void>;
+  afterWrite?(def: ResourceDefinition, obj: StoredObject): void;
   /**
    * Validating admission beyond the schema (what a validating webhook does in a real cluster): field errors
    * refuse the write with 422. Runs on create and on updates of the main resource.
@@ -128,10 +132,15 @@ export class ObjectStore {
     return obj;
   }
 
-  /** Stored without resourceVersion: the storage revision is the source of truth for it. */
+  /**
+   * Stored without resourceVersion: the storage revision is the source of truth for it. apiVersion, kind and
+   * metadata come first, whatever order the client sent, so that the resourceVersion can be spliced into the
+   * text again (stored-json.ts).
+   */
   encode(obj: StoredObject): string {
     const { resourceVersion: _, ...metadata } = obj.metadata;
-    return JSON.stringify({ ...obj, metadata });
+    const { apiVersion, kind, metadata: __, ...rest } = obj;
+    return JSON.stringify({ apiVersion, kind, metadata, ...rest });
   }
 
   private key(namespace: string | undefined, name: string): string {
@@ -143,7 +152,9 @@ export class ObjectStore {
   }
 
   async get(namespace: string | undefined, name: string): Promise<StoredObject> {
-    return (await this.getStored(namespace, name)).obj;
+    const { obj, value } = await this.getStored(namespace, name);
+    rememberStoredValue(obj, value);
+    return obj;
   }
 
   /** The object and the stored value it was decoded from (its encoding, see write()). */
@@ -158,9 +169,14 @@ export class ObjectStore {
 
   /** Fields a field selector can name on this resource. */
   fieldsOf(obj: StoredObject): Record<string, string> {
-    const fields: Record<string, string> = { 'metadata.name': obj.metadata.name ?? '' };
-    if (this.def.namespaced) fields['metadata.namespace'] = obj.metadata.namespace ?? '';
+    const fields = this.metadataFields(obj.metadata);
     return this.def.fieldValues ? { ...fields, ...this.def.fieldValues(obj) } : fields;
+  }
+
+  private metadataFields(meta: StoredObject['metadata']): Record<string, string> {
+    const fields: Record<string, string> = { 'metadata.name': meta.name ?? '' };
+    if (this.def.namespaced) fields['metadata.namespace'] = meta.namespace ?? '';
+    return fields;
   }
 
   /** 400 for a field selector naming a field this resource cannot be selected by. */
@@ -178,6 +194,21 @@ export class ObjectStore {
     if (labels.empty && fields.empty) return () => true;
     return (obj) =>
       labels.matches(obj.metadata.labels) && (fields.empty || fields.matches(this.fieldsOf(obj)));
+  }
+
+  /**
+   * matcher() on an object's metadata alone, for selectors that name nothing else (labels, metadata.name,
+   * metadata.namespace); undefined for selectors that do.
+   */
+  metadataMatcher(
+    labels: LabelSelector,
+    fields: FieldSelector,
+  ): ((meta: StoredObject['metadata']) => boolean) | undefined {
+    if (fields.requirements.some((r) => r.field !== 'metadata.name' && r.field !== 'metadata.namespace')) {
+      return undefined;
+    }
+    return (meta) =>
+      labels.matches(meta.labels) && (fields.empty || fields.matches(this.metadataFields(meta)));
   }
 
   async list(namespace: string | undefined, options: ListOptions): Promise<ListResult> {
@@ -343,20 +374,21 @@ export class ObjectStore {
     dropEmptyMetadataFields(obj);
     const errors: FieldError[] = [];
     if (def.admit) errors.push(...def.admit(obj, version));
-    const nameForValidation = meta.name ?? (meta.generateName ? generateName(meta.generateName) : undefined);
-    errors.push(
-      ...validateObjectMeta(
-        { ...obj, metadata: { ...meta, name: nameForValidation } },
-        def.namespaced,
-        this.nameValidator(),
-      ),
-    );
+    // A generated name is validated as one sample of what generateName gives.
+    const named =
+      meta.name === undefined && meta.generateName
+        ? { ...obj, metadata: { ...meta, name: generateName(meta.generateName) } }
+        : obj;
+    errors.push(...validateObjectMeta(named, def.namespaced, this.nameValidator()));
     if (def.validate) errors.push(...def.validate(obj, undefined, version));
     if (this.context.admit) errors.push(...this.context.admit(def, obj, undefined));
     if (errors.length > 0)
       throw newInvalid(def.group, def.kind, meta.name ?? meta.generateName ?? '', errors);
     def.onCreate?.(obj);
-    if (def.namespaced) await this.checkNamespaceOpen(meta.namespace!, meta.name ?? meta.generateName ?? '');
+    if (def.namespaced) {
+      const open = this.checkNamespaceOpen(meta.namespace!, meta.name ?? meta.generateName ?? '');
+      if (open) await open;
+    }
     return obj;
   }
 
@@ -382,9 +414,14 @@ export class ObjectStore {
     }
   }
 
-  private async checkNamespaceOpen(namespace: string, name: string): Promise<void> {
-    if (!this.context.getNamespace) return;
-    const ns = await this.context.getNamespace(namespace);
+  /** Synchronous when the namespace is at hand, so that a create need not wait a turn of promises for it. */
+  private checkNamespaceOpen(namespace: string, name: string): void | Promise<void> {
+    const found = this.context.getNamespace?.(namespace);
+    if (found instanceof Promise) return found.then((ns) => this.checkOpen(ns, namespace, name));
+    if (this.context.getNamespace) this.checkOpen(found, namespace, name);
+  }
+
+  private checkOpen(ns: StoredObject | undefined, namespace: string, name: string): void {
     if (!ns) throw newNotFound({ group: '', resource: 'namespaces' }, namespace);
     if (ns.metadata.deletionTimestamp) {
       throw newForbidden(
@@ -406,9 +443,11 @@ export class ObjectStore {
       const name = obj.metadata.name!;
       if (options.dryRun) return obj;
       try {
-        const revision = await this.storage.create(this.key(obj.metadata.namespace, name), this.encode(obj));
+        const value = this.encode(obj);
+        const revision = await this.storage.create(this.key(obj.metadata.namespace, name), value);
         obj.metadata.resourceVersion = String(revision);
-        await this.context.afterWrite?.(this.def, obj);
+        rememberStoredValue(obj, value);
+        this.context.afterWrite?.(this.def, obj);
         return obj;
       } catch (err) {
         if (!(err instanceof KeyExistsError)) throw err;
@@ -511,7 +550,10 @@ export class ObjectStore {
   ): Promise<StoredObject> {
     const currentRevision = Number(current.metadata.resourceVersion);
     const value = this.encode(next);
-    if (value === currentValue) return current;
+    if (value === currentValue) {
+      rememberStoredValue(current, currentValue);
+      return current;
+    }
     if (options.dryRun) return next;
     const key = this.key(current.metadata.namespace, current.metadata.name!);
     if (next.metadata.deletionTimestamp && !this.held(next)) {
@@ -521,7 +563,8 @@ export class ObjectStore {
     }
     const revision = await this.storage.update(key, value, currentRevision);
     next.metadata.resourceVersion = String(revision);
-    await this.context.afterWrite?.(this.def, next);
+    rememberStoredValue(next, value);
+    this.context.afterWrite?.(this.def, next);
     return next;
   }
 
@@ -612,7 +655,7 @@ export class ObjectStore {
     options: DeleteOptions = {},
   ): Promise<StoredObject> {
     for (let attempt = 0; ; attempt++) {
-      const current = await this.get(namespace, name);
+      const { obj: current, value } = await this.getStored(namespace, name);
       const pre = options.preconditions;
       if (pre?.uid && pre.uid !== current.metadata.uid) {
         throw newConflict(
@@ -635,6 +678,7 @@ export class ObjectStore {
         if (this.held(next)) return await this.write(current, next, options);
         const { revision } = await this.storage.delete(key, Number(current.metadata.resourceVersion));
         current.metadata.resourceVersion = String(revision);
+        rememberStoredValue(current, value);
         return current;
       } catch (err) {
         if (err instanceof ConflictError && attempt < MAX_PATCH_RETRIES) continue;

@@ -106,6 +106,102 @@ describe('sqlite storage', () => {
     }
   });
 
+  it('makes new databases without a sequence table or a second index: each is a page written per write', async () => {
+    const f = await fileFixture();
+    try {
+      await f.storage.create('/registry/secrets/default/a', '{}');
+      const layout = inspect(f.path, (db) => ({
+        version: (db.prepare('PRAGMA user_version').get() as { user_version: number }).user_version,
+        objects: (
+          db
+            .prepare("SELECT name FROM sqlite_master WHERE name NOT LIKE 'sqlite_autoindex%' ORDER BY name")
+            .all() as {
+            name: string;
+          }[]
+        ).map((row) => row.name),
+      }));
+      assert.deepEqual(layout, { version: 2, objects: ['log', 'log_name_id_deleted', 'meta'] });
+    } finally {
+      await f.cleanup();
+    }
+  });
+
+  it('serves a database made by version 1, keeping its revision past a compacted trailing delete', async () => {
+    const dir = await tempDir();
+    try {
+      const path = join(dir, 'state.db');
+      // Version 1's layout: AUTOINCREMENT (whose sequence recorded revision 5, the compacted tombstone of a
+      // key deleted last) and a unique index, which is dropped on open.
+      const db = new DatabaseSync(path);
+      db.exec(`
+        CREATE TABLE log (id INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT NOT NULL, created INTEGER NOT NULL,
+          deleted INTEGER NOT NULL, create_revision INTEGER NOT NULL, prev_revision INTEGER NOT NULL, value TEXT NOT NULL);
+        CREATE UNIQUE INDEX log_name_prev_revision ON log (name, prev_revision);
+        CREATE INDEX log_name_id_deleted ON log (name, id, deleted);
+        CREATE TABLE meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;
+        INSERT INTO log VALUES (2, '/registry/secrets/default/a', 1, 0, 2, 0, '{"v":1}');
+        INSERT INTO log VALUES (3, '/registry/secrets/default/a', 0, 0, 2, 2, '{"v":2}');
+        UPDATE sqlite_sequence SET seq = 5 WHERE name = 'log';
+        PRAGMA user_version = 1;
+      `);
+      db.close();
+      const s = SqliteStorage.open(path);
+      try {
+        assert.equal(await s.currentRevision(), 5);
+        assert.deepEqual(await s.get('/registry/secrets/default/a'), {
+          key: '/registry/secrets/default/a',
+          value: '{"v":2}',
+          modRevision: 3,
+          createRevision: 2,
+        });
+        assert.equal(await s.update('/registry/secrets/default/a', '{"v":3}', 3), 6);
+        assert.equal(await s.create('/registry/secrets/default/b', '{}'), 7);
+      } finally {
+        await s.close();
+      }
+      const layout = inspect(path, (db) => ({
+        version: (db.prepare('PRAGMA user_version').get() as { user_version: number }).user_version,
+        uniqueIndex: db.prepare("SELECT 1 FROM sqlite_master WHERE name = 'log_name_prev_revision'").get(),
+      }));
+      assert.deepEqual(layout, { version: 1, uniqueIndex: undefined });
+      const reopened = SqliteStorage.open(path);
+      assert.equal(await reopened.currentRevision(), 7);
+      await reopened.close();
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('after a rolled back group, reads and writes of its keys see the committed rows again', async () => {
+    const storage = SqliteStorage.open(':memory:');
+    try {
+      const key = '/registry/secrets/default/a';
+      const first = await storage.create(key, '{"v":1}');
+      const results = await Promise.allSettled([
+        storage.update(key, '{"v":2}', first),
+        storage.create('/registry/secrets/default/b', '{}'),
+        // Not text: the whole group is rolled back, the update above with it.
+        storage.create('/registry/secrets/default/bad', {} as unknown as string),
+      ]);
+      assert.deepEqual(
+        results.map((r) => r.status),
+        ['rejected', 'rejected', 'rejected'],
+      );
+      assert.deepEqual(await storage.get(key), {
+        key,
+        value: '{"v":1}',
+        modRevision: first,
+        createRevision: first,
+      });
+      assert.equal(await storage.get('/registry/secrets/default/b'), undefined);
+      await assert.rejects(storage.update(key, '{"v":3}', first + 1), ConflictError);
+      assert.equal(await storage.update(key, '{"v":3}', first), first + 1);
+      assert.equal(await storage.create('/registry/secrets/default/b', '{}'), first + 2);
+    } finally {
+      await storage.close();
+    }
+  });
+
   it('a second writer on the same file is detected, not silently merged', async () => {
     const f = await fileFixture();
     const other = SqliteStorage.open(f.path);

@@ -10,16 +10,20 @@
  * Writes are committed in groups: every write made in one turn of the event loop joins one transaction, which
  * commits when the turn ends (setImmediate), and only then are the writes acknowledged and broadcast. A busy
  * server handles many requests per turn, and a commit (appending the changed pages to the WAL, checkpointing
- * it now and then) costs far more than the write itself: shared pages (indexes, the sequence) are written once
+ * it now and then) costs far more than the write itself: shared pages (table and index pages) are written once
  * per group instead of once per write. Reads and history only see committed revisions, so nothing uncommitted
  * is ever visible outside the writes themselves; a get of a key written in the open group waits for the group
  * to end, so it answers as a read made after that write (a retry after a conflict sees what it conflicted with).
+ *
+ * The newest rows of recently written keys are also kept in memory (latest-rows.ts), so that reading an object
+ * just written, and checking the revision an update is guarded by, need no query.
  */
 
 import { Buffer } from 'node:buffer';
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import { EventDelivery } from './delivery.ts';
+import { type LatestRow, LatestRows } from './latest-rows.ts';
 import {
   CompactedError,
   ConflictError,
@@ -48,17 +52,27 @@ export interface SqliteStorageOptions {
   watchBatchSize?: number;
   /** Revisions compacted per transaction, so that writers are not held up for long (default 1000). */
   compactBatchSize?: number;
+  /** Characters of values kept in memory as the newest rows of recently written keys (default 4 Mi). */
+  latestRowsChars?: number;
 }
 
-const SCHEMA_VERSION = 1;
+/**
+ * Version 2 dropped AUTOINCREMENT from the log table. Version 1 files are served as they are (their sequence
+ * table is kept up to date by SQLite), and version 2 tells binaries that expect the sequence table to refuse
+ * the file rather than fail on it.
+ */
+const SCHEMA_VERSION = 2;
+const SUPPORTED_VERSIONS = [1, SCHEMA_VERSION];
 
-// prev_revision is the id of the key's previous row (0 for the first), so UNIQUE(name, prev_revision) makes a
-// second writer working from the same previous row fail instead of forking the key's history.
+// The id is the revision. It is given on insert rather than generated (no AUTOINCREMENT, whose sequence table
+// would be one more page written by every commit), and a second writer of the file fails on it: its next id is
+// one this writer already used. prev_revision is the id of the key's previous row (0 for the first).
 // There is no old_value column (kine has one): an event's previous value is the row at prev_revision, which
 // compaction keeps for as long as the event itself can still be delivered (see compact()).
+// One index serves every read by name; each index costs a page write per write, so there is no other.
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS log (
-  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  id INTEGER PRIMARY KEY,
   name TEXT NOT NULL,
   created INTEGER NOT NULL,
   deleted INTEGER NOT NULL,
@@ -66,10 +80,12 @@ CREATE TABLE IF NOT EXISTS log (
   prev_revision INTEGER NOT NULL,
   value TEXT NOT NULL
 );
-CREATE UNIQUE INDEX IF NOT EXISTS log_name_prev_revision ON log (name, prev_revision);
 -- deleted rides along so that counting and the superseded-row check never touch the table (and its values).
 CREATE INDEX IF NOT EXISTS log_name_id_deleted ON log (name, id, deleted);
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;
+-- Databases made before the above had a UNIQUE (name, prev_revision) index against forked histories; the
+-- primary key catches a second writer as well, for a page write less per write.
+DROP INDEX IF EXISTS log_name_prev_revision;
 `;
 
 // The newest row per name at revision ?3 is the one with no later row at or before ?3. Scanning the name index
@@ -81,6 +97,24 @@ WHERE k.name >= ?1 AND k.name < ?2 AND k.id <= ?3 AND k.deleted = 0
   AND NOT EXISTS (
     SELECT 1 FROM log AS n INDEXED BY log_name_id_deleted WHERE n.name = k.name AND n.id > k.id AND n.id <= ?3
   )`;
+
+/**
+ * The store's revision as the file records it: its newest row, or the compacted revision when compaction
+ * removed the newest row (a tombstone), so that no revision is ever handed out twice. An empty store is at
+ * revision 1, as in etcd: 0 would be indistinguishable from Kubernetes' resourceVersion "0" ("any").
+ * Databases from before the sequence table was dropped keep AUTOINCREMENT, whose sequence is read too.
+ */
+function storedRevision(db: DatabaseSync, compactedRevision: number): number {
+  const newest = (db.prepare('SELECT max(id) AS id FROM log').get() as { id: number | null }).id ?? 0;
+  const hasSequence = db
+    .prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'sqlite_sequence'")
+    .get();
+  const sequence = hasSequence
+    ? ((db.prepare("SELECT seq FROM sqlite_sequence WHERE name = 'log'").get() as { seq: number } | undefined)
+        ?.seq ?? 0)
+    : 0;
+  return Math.max(newest, sequence, compactedRevision, 1);
+}
 
 /** Sorts after every TEXT value in SQLite, so it bounds the range of the empty prefix. */
 const AFTER_ALL_TEXT = new Uint8Array([0xff]);
@@ -101,13 +135,6 @@ function prefixEnd(prefix: string): string | Uint8Array {
 /** Compares as SQLite does (bytes of UTF-8), which differs from JS's UTF-16 order for astral characters. */
 function compareKeys(a: string, b: string): number {
   return Buffer.compare(Buffer.from(a), Buffer.from(b));
-}
-
-interface LatestRow {
-  id: number;
-  create_revision: number;
-  deleted: number;
-  value: string;
 }
 
 type HistoryRow = [
@@ -181,6 +208,8 @@ export class SqliteStorage implements Storage {
   #pending: PendingWrite[] = [];
   /** Keys written in the open group. */
   #pendingKeys = new Set<string>();
+  /** The newest row (committed or not) of recently written live keys; tombstones are never kept. */
+  readonly #latestRows: LatestRows;
   /** Settles when the open group has committed or failed, for reads of its keys (created on demand). */
   #groupEnd: PromiseWithResolvers<void> | undefined;
   #commitScheduled = false;
@@ -215,6 +244,7 @@ export class SqliteStorage implements Storage {
   private constructor(path: string, options: SqliteStorageOptions) {
     this.#watchBatchSize = options.watchBatchSize ?? 500;
     this.#compactBatchSize = options.compactBatchSize ?? 1000;
+    this.#latestRows = new LatestRows(options.latestRowsChars ?? 4 * 1024 * 1024);
     const db = new DatabaseSync(path, { timeout: options.busyTimeoutMs ?? 5000 });
     this.#db = db;
     try {
@@ -223,30 +253,23 @@ export class SqliteStorage implements Storage {
       db.exec('BEGIN IMMEDIATE');
       try {
         const version = (db.prepare('PRAGMA user_version').get() as { user_version: number }).user_version;
-        if (version !== 0 && version !== SCHEMA_VERSION) {
+        if (version !== 0 && !SUPPORTED_VERSIONS.includes(version)) {
           throw new StorageError(
             `${path}: unsupported schema version ${version} (expected ${SCHEMA_VERSION})`,
           );
         }
         db.exec(SCHEMA);
-        db.exec(`PRAGMA user_version = ${SCHEMA_VERSION}`);
-        // Seeding the sequence makes an empty store's revision 1, as in etcd: revision 0 would be indistinguishable
-        // from Kubernetes' resourceVersion "0" ("any"). AUTOINCREMENT's sequence also keeps the current revision
-        // when compaction deletes the newest row (a tombstone), which MAX(id) would not.
-        db.exec(
-          "INSERT INTO sqlite_sequence (name, seq) SELECT 'log', 1 WHERE NOT EXISTS (SELECT 1 FROM sqlite_sequence WHERE name = 'log')",
-        );
+        if (version === 0) db.exec(`PRAGMA user_version = ${SCHEMA_VERSION}`);
         db.exec('COMMIT');
       } catch (err) {
         db.exec('ROLLBACK');
         throw err;
       }
-      const seq = db.prepare("SELECT seq FROM sqlite_sequence WHERE name = 'log'").get() as { seq: number };
-      this.#revision = seq.seq;
-      this.#lastRevision = seq.seq;
       const compacted = db.prepare("SELECT value FROM meta WHERE key = 'compact_revision'").get() as
         { value: number } | undefined;
       this.#compactedRevision = compacted?.value ?? 0;
+      this.#revision = storedRevision(db, this.#compactedRevision);
+      this.#lastRevision = this.#revision;
 
       this.#begin = db.prepare('BEGIN IMMEDIATE');
       this.#commit = db.prepare('COMMIT');
@@ -308,7 +331,11 @@ export class SqliteStorage implements Storage {
       await this.#groupEnd.promise;
       this.#checkOpen();
     }
-    const row = this.#latestCommitted.get(key, this.#revision) as LatestRow | undefined;
+    let row = this.#latestRow(key);
+    // A newer write of the key is in the open group: reads see committed revisions only.
+    if (row !== undefined && row.id > this.#revision) {
+      row = this.#latestCommitted.get(key, this.#revision) as LatestRow | undefined;
+    }
     return row === undefined || row.deleted ? undefined : toKeyValue(key, row);
   }
 
@@ -343,7 +370,7 @@ export class SqliteStorage implements Storage {
   async create(key: string, value: string): Promise<number> {
     this.#checkOpen();
     const event = await this.#write((): StorageEvent => {
-      const latest = this.#latest.get(key) as LatestRow | undefined;
+      const latest = this.#latestRow(key);
       if (latest !== undefined && !latest.deleted) throw new KeyExistsError(key);
       const revision = this.#lastRevision + 1;
       this.#append(revision, key, 1, 0, revision, latest?.id ?? 0, value);
@@ -443,6 +470,7 @@ export class SqliteStorage implements Storage {
     const err = new UnavailableError('storage is closed');
     for (const watch of this.#watchers) watch.fail(err);
     this.#watchers.clear();
+    this.#latestRows.clear();
     this.#db.close();
   }
 
@@ -476,9 +504,18 @@ export class SqliteStorage implements Storage {
     if (this.#closed) throw new UnavailableError('storage is closed');
   }
 
+  /** The key's newest row, committed or in the open group. */
+  #latestRow(key: string): LatestRow | undefined {
+    const kept = this.#latestRows.get(key);
+    if (kept !== undefined) return kept;
+    const row = this.#latest.get(key) as LatestRow | undefined;
+    if (row !== undefined && !row.deleted) this.#latestRows.set(key, row);
+    return row;
+  }
+
   /** The key's live row, checked against the expected revision (when one is given). */
   #currentOrThrow(key: string, expectedRevision: number | undefined): LatestRow {
-    const latest = this.#latest.get(key) as LatestRow | undefined;
+    const latest = this.#latestRow(key);
     if (latest === undefined || latest.deleted) throw new NotFoundError(key);
     if (expectedRevision !== undefined && latest.id !== expectedRevision) {
       throw new ConflictError(key, toKeyValue(key, latest));
@@ -503,6 +540,8 @@ export class SqliteStorage implements Storage {
       }
       throw err;
     }
+    if (deleted) this.#latestRows.delete(key);
+    else this.#latestRows.set(key, { id, create_revision: createRevision, deleted, value });
   }
 
   /**
@@ -547,10 +586,8 @@ export class SqliteStorage implements Storage {
       this.#abortGroup(err);
       return;
     }
-    for (const write of group) {
-      this.#publish(write.event);
-      write.resolve(write.event);
-    }
+    if (group.length > 0) this.#publish(group.map((write) => write.event));
+    for (const write of group) write.resolve(write.event);
     this.#endGroup();
   }
 
@@ -565,6 +602,7 @@ export class SqliteStorage implements Storage {
   #abortGroup(err: unknown): void {
     // SQLite rolls back by itself after some errors (e.g. I/O); a second ROLLBACK would throw.
     if (this.#db.isTransaction) this.#rollback.run();
+    for (const key of this.#pendingKeys) this.#latestRows.delete(key);
     const group = this.#pending;
     this.#pending = [];
     this.#lastRevision = this.#revision;
@@ -587,10 +625,13 @@ export class SqliteStorage implements Storage {
     }
   }
 
-  /** Records a committed write and hands it to the watchers, which deliver it later (never synchronously). */
-  #publish(event: StorageEvent): void {
-    this.#revision = event.revision;
-    for (const watch of this.#watchers) watch.offer(event);
+  /**
+   * Records a committed group and hands its events, in revision order, to the watchers, which deliver them
+   * later (never synchronously). One call per watcher and group: every watcher sees every write.
+   */
+  #publish(events: StorageEvent[]): void {
+    this.#revision = events[events.length - 1].revision;
+    for (const watch of this.#watchers) watch.offer(events);
   }
 }
 
@@ -620,13 +661,23 @@ class SqliteWatch implements StorageWatch {
     queueMicrotask(() => this.#catchUp());
   }
 
-  offer(event: StorageEvent): void {
+  offer(events: StorageEvent[]): void {
     if (!this.#live || !this.#delivery.active) return;
-    if (event.revision <= this.#cursor) return;
-    this.#cursor = event.revision;
-    // We see every write, so a change elsewhere tells this watch it is current up to that revision.
-    if (event.key.startsWith(this.#prefix)) this.#delivery.push(event);
-    else this.#delivery.pushProgress(event.revision);
+    // We see every write, so changes elsewhere tell this watch it is current up to their revision: one
+    // mark for each run of them (consecutive marks would collapse into the last anyway).
+    let progress = 0;
+    for (const event of events) {
+      if (event.revision <= this.#cursor) continue;
+      this.#cursor = event.revision;
+      if (!event.key.startsWith(this.#prefix)) {
+        progress = event.revision;
+        continue;
+      }
+      if (progress > 0) this.#delivery.pushProgress(progress);
+      progress = 0;
+      this.#delivery.push(event);
+    }
+    if (progress > 0) this.#delivery.pushProgress(progress);
   }
 
   /** Ends the watch with an error, after the events already queued. */

@@ -1,6 +1,8 @@
 import type { StoredObject } from '@certkit/apimachinery';
+import { parseMetadata } from '../registry/metadata-text.ts';
 import { rangeAllPaged } from '../storage/paged-range.ts';
 import { CompactedError, type Storage, type StorageEvent } from '../storage/types.ts';
+import { releaseFrames } from './frames.ts';
 import { ReadyState } from './ready.ts';
 
 /**
@@ -9,9 +11,10 @@ import { ReadyState } from './ready.ts';
  * recent resourceVersion. It initialises by listing and then watching storage; when that watch breaks it goes
  * back to Pending, tells its watchers to go, and lists again a second later (KEP-4568).
  *
- * Serialisation is shared: an object's JSON (and its PartialObjectMetadata JSON) is built once and reused by
- * every list and every watcher; see frames.ts. Parsing is deferred: an object is parsed the first time
- * something needs it (a selector, a GET, a metadata rendering), so the many writes nobody selects on (events,
+ * Serialisation is shared: an object's JSON is its stored value with the resourceVersion spliced in, its
+ * PartialObjectMetadata JSON is built once, and a watch event is serialised once for all its watchers; see
+ * frames.ts. Parsing is deferred: an object is parsed the first time something needs it (a GET, a metadata
+ * rendering; label selectors parse the metadata alone), so the many writes nobody selects on (events,
  * a controller's unfiltered watches) cost no parse and keep no parsed copy in memory.
  */
 
@@ -21,6 +24,8 @@ export interface CachedObject {
   namespace: string | undefined;
   /** The object with its resourceVersion; treat as read-only (it is shared by every reader). */
   readonly obj: StoredObject;
+  /** Its metadata (without resourceVersion unless the object was parsed); read-only as obj. */
+  readonly metadata: StoredObject['metadata'];
   /** The storage value: the object's JSON without metadata.resourceVersion. */
   value: string;
   revision: number;
@@ -36,6 +41,7 @@ class Entry implements CachedObject {
   readonly revision: number;
   rendered?: Map<string, string>;
   #obj: StoredObject | undefined;
+  #metadata: StoredObject['metadata'] | undefined;
 
   constructor(key: string, namespace: string | undefined, value: string, revision: number) {
     this.key = key;
@@ -49,8 +55,19 @@ class Entry implements CachedObject {
       const obj = JSON.parse(this.value) as StoredObject;
       obj.metadata.resourceVersion = String(this.revision);
       this.#obj = obj;
+      this.#metadata = undefined;
     }
     return this.#obj;
+  }
+
+  /**
+   * Label selectors only look at metadata: for objects nobody parsed, the metadata is cut out of the stored
+   * value and parsed alone (a Secret's data stays text).
+   */
+  get metadata(): StoredObject['metadata'] {
+    if (this.#obj !== undefined) return this.#obj.metadata;
+    this.#metadata ??= parseMetadata(this.value);
+    return this.#metadata;
   }
 }
 
@@ -65,6 +82,8 @@ export interface CacheEvent {
   previous?: CachedObject;
   /** When the cache saw it, for the history's age bound. */
   at: number;
+  /** Its serialisations, by kind and rendering, while it is being dispatched (see frames.ts). */
+  frames: Map<string, Buffer> | undefined;
 }
 
 /**
@@ -257,7 +276,14 @@ export class WatchCache {
       type = previous ? 'MODIFIED' : 'ADDED';
       this.insert(current, true);
     }
-    const event: CacheEvent = { type, revision: ev.revision, current, previous, at: this.options.now() };
+    const event: CacheEvent = {
+      type,
+      revision: ev.revision,
+      current,
+      previous,
+      at: this.options.now(),
+      frames: undefined,
+    };
     this.current = Math.max(this.current, ev.revision);
     this.record(event);
     this.pending.push(event);
@@ -291,6 +317,7 @@ export class WatchCache {
         this.listeners.delete(l);
       }
     }
+    for (const event of batch) releaseFrames(event);
   }
 
   /** Appends to the history, dropping events beyond the count bound or (above the minimum) the age bound. */

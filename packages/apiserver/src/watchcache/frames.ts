@@ -1,10 +1,11 @@
 import { toPartialObjectMetadata } from '@certkit/apimachinery';
+import { withResourceVersion } from '../registry/stored-json.ts';
 import type { CacheEvent, CacheEventType, CachedObject } from './cache.ts';
 
 /**
  * Shared serialisations. A cached object's JSON is its stored value with the resourceVersion spliced in
- * (no parse or stringify); its PartialObjectMetadata JSON is built once; a watch event's bytes are built once
- * per rendering and written to every watcher that wants them.
+ * (no parse or stringify; see stored-json.ts); its PartialObjectMetadata JSON is built once; a watch event's
+ * bytes are built once per rendering and dispatch, and written to every watcher that wants them.
  */
 
 /** How a watcher or list wants objects: full objects at an apiVersion, or metadata only. */
@@ -12,17 +13,6 @@ export type FrameRendering = { kind: 'object'; apiVersion: string } | { kind: 'm
 
 function renderingKey(r: FrameRendering): string {
   return r.kind === 'metadata' ? 'm' : `o:${r.apiVersion}`;
-}
-
-const METADATA_FIELD = '"metadata":{';
-
-/** The stored JSON with metadata.resourceVersion added; stored values always put metadata near the front. */
-function withResourceVersion(value: string, revision: number): string | undefined {
-  const at = value.indexOf(METADATA_FIELD);
-  if (at < 0) return undefined;
-  const insertAt = at + METADATA_FIELD.length;
-  const separator = value[insertAt] === '}' ? '' : ',';
-  return `${value.slice(0, insertAt)}"resourceVersion":"${revision}"${separator}${value.slice(insertAt)}`;
 }
 
 /** `{"apiVersion":<apiVersion>,`: how a stored value begins when apiVersion is its first member. */
@@ -42,6 +32,12 @@ function hasApiVersion(entry: CachedObject, apiVersion: string): boolean {
 }
 
 export function objectJson(entry: CachedObject, rendering: FrameRendering): string {
+  // The stored value with the resourceVersion spliced in costs next to nothing to make again, and keeping
+  // it would double what the cache holds: only renderings that serialise are kept.
+  if (rendering.kind === 'object' && hasApiVersion(entry, rendering.apiVersion)) {
+    const spliced = withResourceVersion(entry.value, entry.revision);
+    if (spliced !== undefined) return spliced;
+  }
   const key = renderingKey(rendering);
   const hit = entry.rendered?.get(key);
   if (hit !== undefined) return hit;
@@ -49,7 +45,7 @@ export function objectJson(entry: CachedObject, rendering: FrameRendering): stri
   if (rendering.kind === 'metadata') {
     json = JSON.stringify(toPartialObjectMetadata(entry.obj));
   } else if (hasApiVersion(entry, rendering.apiVersion)) {
-    json = withResourceVersion(entry.value, entry.revision) ?? JSON.stringify(entry.obj);
+    json = JSON.stringify(entry.obj);
   } else {
     json = JSON.stringify({ ...entry.obj, apiVersion: rendering.apiVersion });
   }
@@ -57,8 +53,6 @@ export function objectJson(entry: CachedObject, rendering: FrameRendering): stri
   entry.rendered.set(key, json);
   return json;
 }
-
-const eventFrames = new WeakMap<CacheEvent, Map<string, Buffer>>();
 
 /** The bytes of one watch event line; a selector transition may turn the event's type, hence the parameter. */
 export function eventFrame(
@@ -68,16 +62,22 @@ export function eventFrame(
   rendering: FrameRendering,
 ): Buffer {
   const key = `${type}|${object === event.current ? 'c' : 'p'}|${renderingKey(rendering)}`;
-  let frames = eventFrames.get(event);
-  const hit = frames?.get(key);
+  const hit = event.frames?.get(key);
   if (hit) return hit;
   const frame = Buffer.from(`{"type":"${type}","object":${objectJson(object, rendering)}}\n`);
-  if (!frames) {
-    frames = new Map();
-    eventFrames.set(event, frames);
-  }
-  frames.set(key, frame);
+  event.frames ??= new Map();
+  event.frames.set(key, frame);
   return frame;
+}
+
+/**
+ * Drops an event's frames once it has been dispatched. They were shared by every watcher of the dispatch;
+ * kept on, they would live as long as the event stays in the history (75 s and more) as buffers outside
+ * the JavaScript heap, whose growth makes V8 collect garbage more often. A watcher replaying the history
+ * later builds them again.
+ */
+export function releaseFrames(event: CacheEvent): void {
+  event.frames = undefined;
 }
 
 const previousAtEvent = new WeakMap<CacheEvent, CachedObject>();
@@ -94,7 +94,13 @@ export function previousAtRevision(event: CacheEvent): CachedObject {
     ...previous.obj,
     metadata: { ...previous.obj.metadata, resourceVersion: String(event.revision) },
   };
-  const entry: CachedObject = { ...previous, obj, revision: event.revision, rendered: undefined };
+  const entry: CachedObject = {
+    ...previous,
+    obj,
+    metadata: obj.metadata,
+    revision: event.revision,
+    rendered: undefined,
+  };
   previousAtEvent.set(event, entry);
   return entry;
 }

@@ -87,7 +87,7 @@ export class ResourceReader {
     }
     this.store.checkFieldSelector(options.fieldSelector);
     await this.waitFresh(cache, options.resourceVersion);
-    const matches = this.store.matcher(options.labelSelector, options.fieldSelector);
+    const matches = entryMatcher(this.store, options);
     const ns = namespace || options.fieldSelector.requiresExactMatch('metadata.namespace') || undefined;
     const name = options.fieldSelector.requiresExactMatch('metadata.name');
     let candidates: CachedObject[];
@@ -100,7 +100,7 @@ export class ResourceReader {
     // The cache ignores limit, as kube-apiserver's does: the whole list in one response. Without selectors
     // every candidate matches, and the objects need not be parsed to say so.
     const selective = !options.labelSelector.empty || !options.fieldSelector.empty;
-    const entries = selective ? candidates.filter((e) => matches(e.obj)) : candidates;
+    const entries = selective ? candidates.filter(matches) : candidates;
     return { entries, resourceVersion: String(cache.revision) };
   }
 
@@ -159,11 +159,19 @@ export class ResourceReader {
   }
 }
 
+/** Selects cache entries, by their metadata alone when the selectors name nothing else (see Entry). */
+function entryMatcher(store: ObjectStore, options: ListOptions): (entry: CachedObject) => boolean {
+  const onMetadata = store.metadataMatcher(options.labelSelector, options.fieldSelector);
+  if (onMetadata !== undefined) return (entry) => onMetadata(entry.metadata);
+  const onObject = store.matcher(options.labelSelector, options.fieldSelector);
+  return (entry) => onObject(entry.obj);
+}
+
 /** One watcher of the cache: applies its namespace and selectors to each event and writes shared frames. */
 class CacheWatcher implements CacheListener {
   after = 0;
   private readonly namespace: string | undefined;
-  private readonly matches: (obj: StoredObject) => boolean;
+  private readonly matches: (entry: CachedObject) => boolean;
   /** Whether there are selectors: without, everything matches and objects need not be parsed to say so. */
   private readonly selective: boolean;
   private readonly rendering: ReadRendering;
@@ -179,7 +187,7 @@ class CacheWatcher implements CacheListener {
     this.namespace = store.def.namespaced
       ? namespace || options.fieldSelector.requiresExactMatch('metadata.namespace')
       : undefined;
-    this.matches = store.matcher(options.labelSelector, options.fieldSelector);
+    this.matches = entryMatcher(store, options);
     this.selective = !options.labelSelector.empty || !options.fieldSelector.empty;
     this.rendering = rendering;
     this.sink = sink;
@@ -190,7 +198,7 @@ class CacheWatcher implements CacheListener {
   private readonly prefix: string | undefined;
 
   private selects(entry: CachedObject): boolean {
-    return !this.selective || this.matches(entry.obj);
+    return !this.selective || this.matches(entry);
   }
 
   initial(entry: CachedObject): void {

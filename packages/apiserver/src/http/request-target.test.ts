@@ -1,0 +1,52 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { parseRequestTarget } from './request-target.ts';
+
+/** What the server read from a target before: a WHATWG URL against an http: base. */
+function viaUrl(target: string): { pathname: string; query: [string, string][] } {
+  const url = new URL(target, 'http://apiserver');
+  return { pathname: url.pathname, query: [...url.searchParams] };
+}
+
+describe('parseRequestTarget', () => {
+  it('reads every target as a URL parser does', () => {
+    const targets = [
+      '/',
+      '/api/v1/namespaces/default/secrets',
+      '/api/v1/namespaces/default/secrets/tls-1.example',
+      '/apis/cert-manager.io/v1/namespaces/bench/certificates/cert-1/status',
+      '/api/v1/namespaces/default/events?limit=500&resourceVersion=0',
+      '/api/v1/secrets?watch=true&labelSelector=controller.cert-manager.io%2Ffao%3Dtrue&allowWatchBookmarks=true',
+      '/api/v1/secrets?labelSelector=!controller.cert-manager.io/fao&fieldSelector=metadata.name=a',
+      "/api/v1/secrets?labelSelector=a+in+(x,y)&x='quoted'",
+      '/api/v1/secrets?a=%zz&b=%41',
+      '/api/v1/secrets?',
+      '/api/v1/secrets??a=b',
+      '/api/v1/../v1/secrets',
+      '/api/v1/./secrets',
+      '/api/v1/secrets/..',
+      '/api/v1/secrets/.',
+      '/api/v1/%2e%2e/secrets',
+      '/api/v1/%2E/secrets',
+      '/api/v1/namespaces/a%20b/secrets',
+      '/api/v1/secrets/..x/.y/z.',
+      '//evil.example/api/v1/secrets',
+      '/api\\v1\\secrets',
+      '/api/v1/secrets#fragment',
+      '/api/v1/secrets?a=b#fragment',
+      '/api/v1/secrets?a=b c',
+      '/api/v1/secrets?a="b"&c=<d>',
+      '/api/v1/name with space',
+      '/api/v1/{braces}/`tick`/^caret',
+      '/api/v1/ünïcode?q=ü',
+      '/healthz/',
+      '/readyz?verbose',
+      'http://other.example/api/v1/secrets?x=1',
+      '*',
+    ];
+    for (const target of targets) {
+      const { pathname, searchParams } = parseRequestTarget(target);
+      assert.deepEqual({ pathname, query: [...searchParams] }, viaUrl(target), target);
+    }
+  });
+});

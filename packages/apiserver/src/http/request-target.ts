@@ -1,0 +1,33 @@
+/**
+ * The path and query of a request target, as WHATWG URL parsing (against an http: base) gives them. Clients
+ * send plain origin-form targets (`/apis/group/version/...?a=b`), which parse to themselves: those are split
+ * as they are, without building a URL on every request. A target a URL parser would rewrite in any way
+ * (dot segments, percent escapes in the path, backslashes, characters it percent-encodes, a fragment, a
+ * leading `//` read as an authority) is left to the parser.
+ */
+
+export interface RequestTarget {
+  pathname: string;
+  searchParams: URLSearchParams;
+}
+
+/** Characters a URL path keeps as they are; `%` is left out so that escaped dots (`%2e`) reach the parser. */
+const PLAIN_PATH = /^\/(?!\/)[-\w.~!$&'()*+,;=:@/]*$/;
+/** `.` and `..` segments, which the parser resolves. */
+const DOT_SEGMENT = /(?:^|\/)\.\.?(?:\/|$)/;
+/**
+ * Characters a query keeps, or that the parser escapes and URLSearchParams unescapes again (`'`); not a
+ * leading `?`, which URLSearchParams would drop from the query alone but not from the URL's search.
+ */
+const PLAIN_QUERY = /^(?!\?)[-\w.~!$&'()*+,;=:@/?%]*$/;
+
+export function parseRequestTarget(target: string): RequestTarget {
+  const mark = target.indexOf('?');
+  const path = mark < 0 ? target : target.slice(0, mark);
+  const query = mark < 0 ? '' : target.slice(mark + 1);
+  if (PLAIN_PATH.test(path) && !DOT_SEGMENT.test(path) && PLAIN_QUERY.test(query)) {
+    return { pathname: path, searchParams: new URLSearchParams(query) };
+  }
+  const url = new URL(target, 'http://apiserver');
+  return { pathname: url.pathname, searchParams: url.searchParams };
+}

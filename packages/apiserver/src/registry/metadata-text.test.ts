@@ -1,0 +1,53 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { metadataJson, parseMetadata } from './metadata-text.ts';
+
+/** A value as the store writes it: apiVersion, kind and metadata first, serialised by JSON.stringify. */
+function stored(metadata: Record<string, unknown>, rest: Record<string, unknown> = {}): string {
+  return JSON.stringify({ apiVersion: 'example.com/v1', kind: 'Widget', metadata, ...rest });
+}
+
+describe('metadataJson and parseMetadata', () => {
+  it('cut out exactly the metadata JSON.parse finds', () => {
+    const metadatas: Record<string, unknown>[] = [
+      {},
+      { name: 'a' },
+      { name: 'a', namespace: 'b', uid: 'u-1', generation: 3, creationTimestamp: '2026-01-01T00:00:00Z' },
+      {
+        name: 'with "quotes" and \\ backslashes }]{[',
+        labels: { 'app.kubernetes.io/name': 'x', empty: '' },
+        annotations: { note: 'a "quoted" {json: [1, 2]} in a string \\', other: '\n\t\u2028ü' },
+        ownerReferences: [
+          {
+            apiVersion: 'v1',
+            kind: 'Secret',
+            name: 's',
+            uid: 'u',
+            controller: true,
+            blockOwnerDeletion: false,
+          },
+        ],
+        finalizers: ['a', 'b/c'],
+        deletionTimestamp: '2026-01-01T00:00:00Z',
+        deletionGracePeriodSeconds: 0,
+      },
+      { 'key "with" quotes': 1, 'back\\slash': -2.5e-3, nested: { deep: [[], {}, [null, true, false]] } },
+    ];
+    for (const metadata of metadatas) {
+      const value = stored(metadata, { spec: { metadata: { name: 'nested, not the object' } }, data: 'x' });
+      assert.equal(metadataJson(value), JSON.stringify(metadata));
+      assert.deepEqual(parseMetadata(value), metadata);
+    }
+  });
+
+  it('leaves values laid out otherwise to a whole parse', () => {
+    const reordered = JSON.stringify({ spec: { metadata: { name: 'nested' } }, metadata: { name: 'a' } });
+    assert.equal(metadataJson(reordered), undefined);
+    assert.deepEqual(parseMetadata(reordered), { name: 'a' });
+    const kindFirst = JSON.stringify({ kind: 'Widget', apiVersion: 'v1', metadata: { name: 'b' } });
+    assert.equal(metadataJson(kindFirst), undefined);
+    assert.deepEqual(parseMetadata(kindFirst), { name: 'b' });
+    assert.equal(metadataJson('{"apiVersion":"v1","kind":"Widget","metadata":{"name":"a"'), undefined);
+    assert.equal(metadataJson('{"apiVersion":"v1","kind":"Widget","metadata":{"name":"a}}'), undefined);
+  });
+});
