@@ -1,4 +1,4 @@
-import type { KubeObject } from '@certkit/apimachinery';
+import { isNotFound, type KubeObject } from '@certkit/apimachinery';
 import type { Reconciler, Result } from '@certkit/runtime';
 import type { KeyObject } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
