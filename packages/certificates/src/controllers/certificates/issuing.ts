@@ -115,7 +115,7 @@ export function issuingReconciler(ctx: ControllerContext): Reconciler {
         signal,
       );
     }
-    return completeIssuance(ctx, cert, cr, key, revision, signal);
+    return completeIssuance(ctx, cert, cr, key, cert.status!.nextPrivateKeySecretName!, revision, signal);
   };
 }
 
@@ -176,6 +176,7 @@ async function completeIssuance(
   cert: Certificate,
   cr: CertificateRequest,
   key: KeyObject,
+  keySecretName: string,
   revision: number,
   signal: AbortSignal,
 ): Promise<Result | undefined> {
@@ -229,9 +230,12 @@ async function completeIssuance(
   );
   if (write !== 'written') return resultOf(write);
   ctx.recorder.normal(cert, 'Issuing', 'The certificate has been successfully issued');
-  // The next-key Secret is the key manager's to delete, now that Issuing is gone (deleting it here too only
-  // raced with it, one of the two getting a 404).
-  return undefined;
+  try {
+    await ctx.secretClient.delete(namespace, keySecretName, { signal });
+  } catch (err) {
+    if (!isNotFound(err)) throw err;
+  }
+  return;
 }
 
 async function secretCacheShows(
