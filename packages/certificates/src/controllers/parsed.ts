@@ -1,8 +1,8 @@
 import type { KeyObject } from 'node:crypto';
 import type { Secret } from 'kubernetes-types/core/v1.d.ts';
 import { SecretKeys } from '../api/constants.ts';
-import { LruMap } from '../lru.ts';
 import type { CertificateRequest } from '../api/types.ts';
+import { LruMap } from '../lru.ts';
 import {
   parseCertificate,
   parseCertificateRequest,
