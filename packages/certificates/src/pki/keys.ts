@@ -191,7 +191,8 @@ export function publicKeyOf(key: KeyObject): KeyObject {
 export function publicKeysEqual(a: KeyObject, b: KeyObject): boolean {
   const pa = publicKeyOf(a);
   const pb = publicKeyOf(b);
-  return shapeOf(pa).type === shapeOf(pb).type && pa.equals(pb);
+  // The type alone: asking fresh public keys for their details (as shapeOf does) costs more than equals.
+  return pa.asymmetricKeyType === pb.asymmetricKeyType && pa.equals(pb);
 }
 
 /** RFC 5480 §2.1.1.1 namedCurve OIDs, by JWK curve name. */
@@ -210,7 +211,8 @@ const ED25519_OID = '1.3.101.112';
  */
 export function subjectPublicKeyInfo(key: KeyObject): Buffer {
   const publicKey = publicKeyOf(key);
-  switch (privateKeyAlgorithm(publicKey)) {
+  // The algorithm of `key` itself, whose shape is remembered (publicKey is a new object each time).
+  switch (privateKeyAlgorithm(key)) {
     case 'ECDSA': {
       const { crv, x, y } = publicKey.export({ format: 'jwk' });
       // An uncompressed point (SEC 1 §2.3.3); JWK coordinates are always the field's full width.

@@ -132,6 +132,14 @@ export function certificateRequestError(request: string): string | undefined {
 }
 
 /**
+ * A request this process just built and signed with the key it holds: the signer's checks of it (here and
+ * in the webhook's validation of the request it travels in) need not verify its signature again.
+ */
+export function rememberValidRequest(request: string): void {
+  checkedRequests.set(request, undefined);
+}
+
+/**
  * Answers by request text: the signers check a CertificateRequest's CSR at every version of it (approval,
  * issuance), and the check verifies a signature.
  */

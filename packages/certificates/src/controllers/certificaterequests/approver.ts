@@ -1,15 +1,23 @@
-import { Controller, type Request, type Result } from '@certkit/runtime';
+import { Controller, isDeletedFinalStateUnknown, type Request, type Result } from '@certkit/runtime';
 import type { CertificateRequest } from '../../api/types.ts';
 import type { ControllerContext } from '../context.ts';
+import { issuerType } from '../issuers/generic.ts';
 import { ConditionType, isApproved, isDenied, readyReason, ReadyReason } from './conditions.ts';
 import { StatusDraft } from './draft.ts';
+import { lookupIssuer } from './issuer-ref.ts';
 import { signerRateLimiter } from './signer.ts';
 
 /**
  * The built-in approver (cert-manager's certificaterequests-approver): with no policy engine installed,
  * every request is approved, so that signers, which wait for Approved=True, can proceed. Requests already
- * approved, denied, issued or failed are left alone: Approved and Denied are immutable once set, and the
+ * approved, denied, issued or failed are left alone: Approved and Denied are immutable once set, and every
  * status write carries the cached resourceVersion, so a denial made meanwhile is never overwritten.
+ *
+ * A request one of certkit's signers will answer (SelfSigned and CA issuers, and missing or untyped issuers,
+ * which the reporting signer records) is handed over instead of approved here: the signer writes the Approved
+ * condition and its own outcome in one status update, where cert-manager makes two. Every observer sees the
+ * same conditions and events; the API server sees one write and one watch event fewer per issuance. While
+ * the approver is not running, nothing is handed over and the signers keep waiting, as in cert-manager.
  */
 
 export const APPROVER_NAME = 'certificaterequests-approver';
@@ -21,13 +29,57 @@ export function awaitsApproval(cr: CertificateRequest): boolean {
   return !isApproved(cr) && !isDenied(cr) && reason !== ReadyReason.Failed && reason !== ReadyReason.Issued;
 }
 
-export function newApproverController(ctx: ControllerContext): Controller {
+/** The approval as the approver writes it, on a draft of any controller's status write. */
+export function approve(draft: StatusDraft): void {
+  draft.setCondition(ConditionType.Approved, 'True', APPROVED_REASON, APPROVED_MESSAGE);
+  draft.event('Normal', APPROVED_REASON, APPROVED_MESSAGE);
+}
+
+/** The requests the approver left for a signer to approve, by uid, and the signers to wake for them. */
+export class ApprovalHandOff {
+  readonly #uids = new Set<string>();
+  readonly #signers: ((cr: CertificateRequest) => void)[] = [];
+
+  /** Registers a signer's enqueue, called for every request handed over. */
+  onHandOff(enqueue: (cr: CertificateRequest) => void): void {
+    this.#signers.push(enqueue);
+  }
+
+  handOver(cr: CertificateRequest): void {
+    this.#uids.add(cr.metadata?.uid ?? '');
+    for (const enqueue of this.#signers) enqueue(cr);
+  }
+
+  /** Whether the signer should approve `cr` along with its outcome. */
+  isHandedOver(cr: CertificateRequest): boolean {
+    return this.#uids.has(cr.metadata?.uid ?? '') && awaitsApproval(cr);
+  }
+
+  /** The approval was written, or the request is gone. */
+  forget(cr: CertificateRequest): void {
+    this.#uids.delete(cr.metadata?.uid ?? '');
+  }
+}
+
+/** Whether one of certkit's signers writes a status for this request (and so can carry its approval). */
+function answeredBySigner(ctx: ControllerContext, cr: CertificateRequest): boolean {
+  const lookup = lookupIssuer(ctx, cr);
+  if ('foreign' in lookup) return false;
+  if ('missing' in lookup) return true;
+  const type = issuerType(lookup.handle.issuer.spec);
+  return type === undefined || type === 'selfsigned' || type === 'ca';
+}
+
+export function newApproverController(ctx: ControllerContext, handOff: ApprovalHandOff): Controller {
   async function reconcile(request: Request): Promise<Result | void> {
     const cr = ctx.certificateRequests.getStore().get(`${request.namespace}/${request.name}`);
     if (!cr || cr.metadata?.deletionTimestamp || !awaitsApproval(cr)) return;
+    if (answeredBySigner(ctx, cr)) {
+      handOff.handOver(cr);
+      return;
+    }
     const draft = new StatusDraft(ctx, cr);
-    draft.setCondition(ConditionType.Approved, 'True', APPROVED_REASON, APPROVED_MESSAGE);
-    draft.event('Normal', APPROVED_REASON, APPROVED_MESSAGE);
+    approve(draft);
     // On a conflict the newer object's event re-enqueues the request, and it is judged afresh.
     if ((await draft.commit()) === 'conflict') return { requeueAfter: 200 };
   }
@@ -43,6 +95,13 @@ export function newApproverController(ctx: ControllerContext): Controller {
     if (awaitsApproval(cr))
       controller.enqueue({ namespace: cr.metadata?.namespace, name: cr.metadata?.name ?? '' });
   };
-  ctx.certificateRequests.addEventHandler({ onAdd: enqueue, onUpdate: (_old, cr) => enqueue(cr) });
+  ctx.certificateRequests.addEventHandler({
+    onAdd: enqueue,
+    onUpdate: (_old, cr) => enqueue(cr),
+    onDelete: (cr) => {
+      const last = isDeletedFinalStateUnknown(cr) ? cr.obj : cr;
+      if (last) handOff.forget(last);
+    },
+  });
   return controller;
 }

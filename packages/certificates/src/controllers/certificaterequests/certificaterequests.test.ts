@@ -149,6 +149,22 @@ describe('certificaterequests controllers', () => {
       commonName: 'self.example.com',
       dnsNames: ['self.example.com'],
     });
+    // Every version of the request, to see how many status writes issuance took.
+    const abort = new AbortController();
+    const versions: CertificateRequest[] = [];
+    const watch = await requests(h).watch(ns, {
+      fieldSelector: 'metadata.name=self-1',
+      signal: abort.signal,
+    });
+    const watched = (async () => {
+      try {
+        for await (const event of watch) {
+          if (event.type === 'MODIFIED') versions.push(event.object as CertificateRequest);
+        }
+      } catch {
+        // aborted below
+      }
+    })();
     await requests(h).create(
       ns,
       certificateRequest(
@@ -163,6 +179,13 @@ describe('certificaterequests controllers', () => {
       ),
     );
     const cr = await readyWith('self-1', 'Issued');
+    abort.abort();
+    await watched;
+    // The approver hands the request to the signer, which writes the approval along with the certificate.
+    assert.deepEqual(
+      versions.map((v) => v.status?.conditions?.map((c) => `${c.type}=${c.status}`)),
+      [['Approved=True', 'Ready=True']],
+    );
     const approved = condition(cr, 'Approved');
     assert.deepEqual(
       [approved?.status, approved?.reason, approved?.message],
@@ -190,6 +213,23 @@ describe('certificaterequests controllers', () => {
       const issuedEvent = events.some((e) => e.reason === 'CertificateIssued' && e.message === READY_MESSAGE);
       return approvedEvent && issuedEvent ? events : undefined;
     }, 'the approval and issuance events');
+  });
+
+  it("approves a request for another group's issuer itself, and signs nothing", async () => {
+    const { csrPem } = await keyAndCsr('foreign', { commonName: 'foreign.example.com' });
+    await requests(h).create(
+      ns,
+      certificateRequest(ns, 'foreign', csrPem, { name: 'x', kind: 'ExternalIssuer', group: 'example.com' }),
+    );
+    const cr = await eventually(async () => {
+      const current = await getRequest('foreign');
+      return condition(current, 'Approved') ? current : undefined;
+    }, 'the approval of a request for an external issuer');
+    assert.equal(condition(cr, 'Approved')?.reason, APPROVED_REASON);
+    await sleep(300);
+    const later = await getRequest('foreign');
+    assert.equal(condition(later, 'Ready'), undefined, 'no in-tree signer answers for an external issuer');
+    assert.equal(later.status?.certificate, undefined);
   });
 
   it('fails a SelfSigned request without the private key annotation', async () => {

@@ -1,6 +1,6 @@
 import type { Controller } from '@certkit/runtime';
 import type { ControllerContext } from '../context.ts';
-import { newApproverController } from './approver.ts';
+import { ApprovalHandOff, newApproverController } from './approver.ts';
 import { caSigner } from './ca.ts';
 import { selfSignedSigner } from './selfsigned.ts';
 import { newSignerController } from './signer.ts';
@@ -11,12 +11,13 @@ import { newSignerController } from './signer.ts';
  * handler is handed the cache's contents as adds).
  */
 export function registerCertificateRequestControllers(ctx: ControllerContext): Controller[] {
+  const handOff = new ApprovalHandOff();
   return [
-    newApproverController(ctx),
+    newApproverController(ctx, handOff),
     // The SelfSigned signer also records what no in-tree signer would (missing issuers, denials of requests
     // for other issuer types), so each is recorded once.
-    newSignerController(ctx, selfSignedSigner(ctx), { reportIssuerProblems: true }),
-    newSignerController(ctx, caSigner(ctx), { reportIssuerProblems: false }),
+    newSignerController(ctx, selfSignedSigner(ctx), handOff, { reportIssuerProblems: true }),
+    newSignerController(ctx, caSigner(ctx), handOff, { reportIssuerProblems: false }),
   ];
 }
 

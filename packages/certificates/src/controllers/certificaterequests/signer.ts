@@ -19,6 +19,7 @@ import {
   type IssuerType,
 } from '../issuers/generic.ts';
 import { isApproved, isDenied, isFinal, isInvalidRequest, readyReason, ReadyReason } from './conditions.ts';
+import { approve, type ApprovalHandOff } from './approver.ts';
 import { StatusDraft } from './draft.ts';
 import { lookupIssuer, requestsForIssuer, type IssuerLookup } from './issuer-ref.ts';
 import { specProblem } from './request.ts';
@@ -84,6 +85,7 @@ export function needsWork(cr: CertificateRequest): boolean {
 export function newSignerController(
   ctx: ControllerContext,
   signer: Signer,
+  handOff: ApprovalHandOff,
   options: SignerControllerOptions,
 ): Controller {
   const name = `certificaterequests-issuer-${signer.type}`;
@@ -117,7 +119,11 @@ export function newSignerController(
       draft.denied();
       return commit(draft);
     }
-    if (isInvalidRequest(cr) || !isApproved(cr)) return;
+    if (isInvalidRequest(cr)) return;
+    if (!isApproved(cr)) {
+      if (!handOff.isHandedOver(cr)) return;
+      approve(draft);
+    }
     const reason = readyReason(cr);
     if (reason === ReadyReason.Failed || reason === ReadyReason.Issued) return;
 
@@ -146,7 +152,7 @@ export function newSignerController(
       draft.pending('IssuerNotReady', 'Referenced issuer does not have a Ready status condition');
       return (await commit(draft)) ?? RETRY;
     }
-    if (cr.status?.certificate) return;
+    if (cr.status?.certificate) return commit(draft);
 
     const outcome = await signer.sign(draft, handle);
     if ('pending' in outcome) {
@@ -171,6 +177,7 @@ export function newSignerController(
   /** Undefined when written (or nothing to write); a quick retry after losing a write race. */
   async function commit(draft: StatusDraft): Promise<Result | undefined> {
     const result = await draft.commit();
+    if (result !== 'conflict') handOff.forget(draft.cr);
     if (result === 'written') {
       stale.wrote(
         `${draft.cr.metadata?.namespace}/${draft.cr.metadata?.name}`,
@@ -208,6 +215,7 @@ export function newSignerController(
     },
     onDelete: (cr) => stale.forget(deletionHandlingKey(cr)),
   });
+  handOff.onHandOff(enqueue);
   for (const kind of ['Issuer', 'ClusterIssuer'] as const) watchIssuers(ctx, kind, enqueue);
   signer.watch?.(ctx, enqueue);
   return controller;

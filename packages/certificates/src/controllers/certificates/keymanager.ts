@@ -17,6 +17,7 @@ import { certificateOwnerReference } from './owner-reference.ts';
 import { hasSecretBytes, rememberPrivateKey, secretBytes, secretPrivateKey } from '../parsed.ts';
 import { invalidSpec } from './policies.ts';
 import { hasCondition, resultOf, setField, updateStatus } from './status.ts';
+import { STALE_RETRY_MS, StaleReads } from '../issuers/stale-reads.ts';
 
 /**
  * certificates-key-manager: while Issuing=True, keeps exactly one "next private key" Secret for the
@@ -30,14 +31,31 @@ export const KEY_MANAGER_CONTROLLER = 'certificates-key-manager';
 export const NEXT_PRIVATE_KEY_SELECTOR = `${Labels.isNextPrivateKeySecret}=true`;
 
 export function keyManagerReconciler(ctx: ControllerContext): Reconciler {
+  // Our status writes outrun the cache: a reconcile that still sees the version our last write replaced
+  // (without the next key's name) would make a second key. It stands down until the write's event arrives.
+  const stale = new StaleReads();
+  const setNextKeyName = async (cert: Certificate, name: string | undefined, signal: AbortSignal) => {
+    const write = await updateStatus(
+      ctx,
+      cert,
+      (status) => setField(status, 'nextPrivateKeySecretName', name),
+      signal,
+    );
+    const key = `${cert.metadata.namespace}/${cert.metadata.name}`;
+    if (write === 'written') stale.wrote(key, cert.metadata.resourceVersion);
+    return resultOf(write);
+  };
+
   return async (request, signal) => {
     const cert = liveCertificate(ctx, request);
-    if (!cert) return;
+    const key = `${request.namespace}/${request.name}`;
+    if (!cert) return stale.forget(key);
+    if (stale.isStale(key, cert.metadata.resourceVersion)) return { requeueAfter: STALE_RETRY_MS };
     const secrets = ctx.secrets.listLabelledControlledBy(cert, NEXT_PRIVATE_KEY_SELECTOR);
 
     if (!hasCondition(cert, 'Issuing', 'True')) {
       await deleteSecrets(ctx, secrets, signal);
-      return setNextKeyName(ctx, cert, undefined, signal);
+      return setNextKeyName(cert, undefined, signal);
     }
 
     // The trigger reports invalid specs (say, an RSA size out of range); no key is made for one.
@@ -45,9 +63,16 @@ export function keyManagerReconciler(ctx: ControllerContext): Reconciler {
     // Runtime defaults: rotationPolicy Always, RSA 2048 / P-256.
     const spec = applyCertificateDefaults(cert).spec;
     if (secrets.length === 0) {
-      return spec.privateKey?.rotationPolicy === 'Never'
-        ? createReusingCurrentKey(ctx, cert, signal)
-        : createWithNewKey(ctx, cert, signal);
+      const named = cert.status?.nextPrivateKeySecretName;
+      // Named but not cached: either the cache has yet to see the Secret, or it was deleted.
+      if (named && (await secretExists(ctx, cert.metadata.namespace ?? '', named, signal))) {
+        return { requeueAfter: STALE_RETRY_MS };
+      }
+      const created =
+        spec.privateKey?.rotationPolicy === 'Never'
+          ? await createReusingCurrentKey(ctx, cert, signal)
+          : await createWithNewKey(ctx, cert, signal);
+      return created === undefined ? undefined : setNextKeyName(cert, created, signal);
     }
     if (secrets.length > 1) {
       // Keep the one the status names, if any: the others are leftovers of races.
@@ -63,7 +88,7 @@ export function keyManagerReconciler(ctx: ControllerContext): Reconciler {
     const secret = secrets[0];
     const name = secret.metadata?.name ?? '';
     const current = cert.status?.nextPrivateKeySecretName;
-    if (!current) return setNextKeyName(ctx, cert, name, signal);
+    if (!current) return setNextKeyName(cert, name, signal);
     if (current !== name) return deleteSecrets(ctx, [secret], signal);
 
     const parsed = hasSecretBytes(secret, SecretKeys.tlsKey) ? secretPrivateKey(secret) : undefined;
@@ -86,7 +111,7 @@ async function createReusingCurrentKey(
   ctx: ControllerContext,
   cert: Certificate,
   signal: AbortSignal,
-): Promise<Result | undefined> {
+): Promise<string | undefined> {
   const secretName = cert.spec.secretName;
   const existing = await ctx.secrets.get(cert.metadata.namespace ?? '', secretName);
   const data = secretBytes(existing, SecretKeys.tlsKey);
@@ -117,25 +142,37 @@ async function createReusingCurrentKey(
     'Reused',
     `Reusing private key stored in existing Secret resource "${secretName}"`,
   );
-  return setNextKeyName(ctx, cert, created.metadata?.name, signal);
+  return created.metadata?.name;
 }
 
+/** A new key in a new next-key Secret; its name. */
 async function createWithNewKey(
   ctx: ControllerContext,
   cert: Certificate,
   signal: AbortSignal,
-): Promise<Result | undefined> {
+): Promise<string | undefined> {
   const spec = applyCertificateDefaults(cert).spec.privateKey ?? {};
   const key = await generatePrivateKey({ algorithm: spec.algorithm, size: spec.size });
   const created = await createNextKeySecret(ctx, cert, key, signal);
   const name = created.metadata?.name;
   ctx.recorder.normal(cert, 'Generated', `Stored new private key in temporary Secret resource "${name}"`);
-  return setNextKeyName(ctx, cert, name, signal);
+  return name;
+}
+
+/** Whether the Secret exists, asked live (the caller found it missing from the cache). */
+async function secretExists(ctx: ControllerContext, namespace: string, name: string, signal: AbortSignal) {
+  try {
+    await ctx.secretClient.get(namespace, name, { signal });
+    return true;
+  } catch (err) {
+    if (isNotFound(err)) return false;
+    throw err;
+  }
 }
 
 /**
- * Creates the next-key Secret: named as status.nextPrivateKeySecretName when that is set (read live, since a
- * cached Certificate may not show a name set a moment ago), else `<certificate>-<random>`.
+ * Creates the next-key Secret: named as status.nextPrivateKeySecretName when that is set (the reconcile made
+ * sure the cached status is not older than our last write of it), else `<certificate>-<random>`.
  */
 async function createNextKeySecret(
   ctx: ControllerContext,
@@ -144,8 +181,7 @@ async function createNextKeySecret(
   signal: AbortSignal,
 ): Promise<Secret> {
   const namespace = cert.metadata.namespace ?? '';
-  const latest = await ctx.certificateClient.get(namespace, cert.metadata.name ?? '', { signal });
-  const name = latest.status?.nextPrivateKeySecretName;
+  const name = cert.status?.nextPrivateKeySecretName;
   const secret: Secret & KubeObject = {
     apiVersion: 'v1',
     kind: 'Secret',
@@ -177,19 +213,4 @@ async function deleteSecrets(ctx: ControllerContext, secrets: readonly Secret[],
       if (!isNotFound(err)) throw err;
     }
   }
-}
-
-async function setNextKeyName(
-  ctx: ControllerContext,
-  cert: Certificate,
-  name: string | undefined,
-  signal: AbortSignal,
-): Promise<Result | undefined> {
-  const write = await updateStatus(
-    ctx,
-    cert,
-    (status) => setField(status, 'nextPrivateKeySecretName', name),
-    signal,
-  );
-  return resultOf(write);
 }

@@ -3,6 +3,7 @@ import type { Reconciler, Result } from '@certkit/runtime';
 import type { KeyObject } from 'node:crypto';
 import { Annotations, API_VERSION, Kinds } from '../../api/constants.ts';
 import { applyCertificateDefaults } from '../../api/defaults.ts';
+import { rememberValidRequest } from '../../api/validation/csr.ts';
 import type { Certificate, CertificateRequest } from '../../api/types.ts';
 import { buildCertificateRequest } from '../../pki/index.ts';
 import type { ControllerContext } from '../context.ts';
@@ -130,6 +131,7 @@ async function createRequest(
     return;
   }
   const cr = requestObject(cert, revision, keySecretName, csrPem);
+  rememberValidRequest(cr.spec.request);
   const namespace = cert.metadata.namespace ?? '';
   try {
     const created = await ctx.certificateRequestClient.create(namespace, cr, { signal });
