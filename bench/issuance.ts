@@ -37,7 +37,7 @@ import { throughput, writeResults } from './lib.ts';
  *
  * Usage: npm run bench:issuance [-- --certs=500 --workers=N --only=ecdsa|rsa --mode=filtered|unfiltered
  *        --ca=labelled|unlabelled --cpu-prof --apiserver-cpu-prof --apiserver-node-args=a,b
- *        --controller-node-args=a,b --apiserver-root=DIR --perf=FILE]
+ *        --controller-node-args=a,b --apiserver-root=DIR --perf=FILE [--perf-all]]
  * (--perf: `perf record` of the controller's main thread during the issuances, into FILE; --cpu-prof: the controller's profiles under bench/results/profiles/<run>/; --apiserver-cpu-prof: the API
  * server's under $TMPDIR/certkit-issuance-profiles/apiserver-<run>/, written when each run's server stops;
  * --apiserver-node-args / --controller-node-args: more flags for the server's or the controller's node, e.g.
@@ -54,6 +54,8 @@ const ONLY_MODE = flag('mode');
 const ONLY_CA = flag('ca');
 const CPU_PROF = process.argv.includes('--cpu-prof');
 const PERF_FILE = flag('perf');
+/** --perf-all: record every CPU (both processes, the kernel, the bench) instead of the controller's main thread. */
+const PERF_ALL = process.argv.includes('--perf-all');
 const APISERVER_CPU_PROF = process.argv.includes('--apiserver-cpu-prof');
 const APISERVER_ROOT = flag('apiserver-root');
 // Not flag(): node flags may hold '=' themselves (--cpu-prof-interval=100).
@@ -280,10 +282,9 @@ async function run(
       bench: process.cpuUsage(),
     };
     // CPU samples of the controller's main thread (perf counts CPU time; --cpu-prof samples wall time).
+    const perfScope = PERF_ALL ? ['-a'] : ['-t', String(probe.pid)];
     const perf = PERF_FILE
-      ? spawn('perf', ['record', '-q', '-F', '997', '-g', '-t', String(probe.pid), '-o', PERF_FILE], {
-          stdio: 'ignore',
-        })
+      ? spawn('perf', ['record', '-q', '-F', '997', '-g', ...perfScope, '-o', PERF_FILE], { stdio: 'ignore' })
       : undefined;
     const started = performance.now();
     const certificates = cluster.admin.resource<Certificate>(certificatesRef);

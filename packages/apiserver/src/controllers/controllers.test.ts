@@ -296,6 +296,45 @@ describe('custom resources', () => {
     assert.deepEqual(row.cells, ['w1', 'blue', 'True']);
   });
 
+  it('validates the status alone on a status update, as kube-apiserver does', async () => {
+    const path = '/apis/example.com/v1/namespaces/default/widgets/w-status';
+    const created = await t.fetch('POST', '/apis/example.com/v1/namespaces/default/widgets', {
+      body: {
+        apiVersion: 'example.com/v1',
+        kind: 'Widget',
+        metadata: { name: 'w-status' },
+        spec: { color: 'red' },
+      },
+    });
+    assert.equal(created.status, 201, created.text);
+    // The schema comes to refuse the widget's spec.
+    const crdPath = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.example.com';
+    const crd = (await t.fetch('GET', crdPath)).json;
+    crd.spec.versions[0].schema.openAPIV3Schema.properties.spec.properties.color.enum = ['blue'];
+    const put = await t.fetch('PUT', crdPath, { body: crd });
+    assert.equal(put.status, 200, put.text);
+    await eventually(async () => {
+      const w = (await t.fetch('GET', path)).json;
+      return (await t.fetch('PUT', path, { body: w })).status === 422;
+    }, 'the stricter schema to apply');
+
+    const w = (await t.fetch('GET', path)).json;
+    const ready = { conditions: [{ type: 'Ready', status: 'False' }] };
+    const status = await t.fetch('PUT', `${path}/status`, { body: { ...w, status: ready } });
+    assert.equal(status.status, 200, status.text);
+    assert.deepEqual(status.json.status, ready);
+    assert.equal(status.json.spec.color, 'red', 'the spec is left as it was');
+
+    const invalid = await t.fetch('PUT', `${path}/status`, {
+      body: { ...status.json, status: { conditions: [{ type: 7 }] } },
+    });
+    assert.equal(invalid.status, 422, invalid.text);
+    assert.deepEqual(
+      invalid.json.details.causes.map((c: { field: string }) => c.field),
+      ['status.conditions[0].type'],
+    );
+  });
+
   it('stops serving a deleted CRD and deletes its objects', async () => {
     await t.fetch('DELETE', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.example.com');
     await eventually(

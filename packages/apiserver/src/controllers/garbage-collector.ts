@@ -6,7 +6,7 @@ import {
   type StoredObject,
 } from '@certkit/apimachinery';
 import { FOREGROUND_FINALIZER, ORPHAN_FINALIZER } from '../registry/metadata.ts';
-import { metadataJson, parseMetadata } from '../registry/metadata-text.ts';
+import { metadataJson, parseMetadata, sameMetadataAs } from '../registry/metadata-text.ts';
 import type { Registry } from '../registry/registry.ts';
 import { objectKey } from '../registry/resource.ts';
 import type { ObjectStore } from '../registry/store.ts';
@@ -99,7 +99,7 @@ export class GarbageCollector {
       !deleting &&
       metadata !== undefined &&
       ev.prevValue !== undefined &&
-      metadataJson(ev.prevValue) === metadata
+      sameMetadataAs(ev.value, metadata, ev.prevValue)
     )
       return;
     const meta = parse(ev.value, metadata);

@@ -47,35 +47,39 @@ function parseApiPathUncached(pathname: string): ParsedPath {
   }
   let group: string;
   let version: string;
-  let rest: string[];
+  // The rest of the path is parts[at] on: indices rather than copies of the array (a request's worth of them).
+  let at: number;
   if (parts[0] === 'api') {
     if (parts.length < 2) return { kind: 'other' };
     group = '';
     version = parts[1];
-    rest = parts.slice(2);
+    at = 2;
   } else if (parts[0] === 'apis') {
     if (parts.length === 2) return { kind: 'group', group: parts[1] };
     if (parts.length < 3) return { kind: 'other' };
     group = parts[1];
     version = parts[2];
-    rest = parts.slice(3);
+    at = 3;
   } else {
     return { kind: 'other' };
   }
-  if (rest.length === 0) return { kind: 'groupVersion', group, version };
+  if (at === parts.length) return { kind: 'groupVersion', group, version };
   let legacyWatch = false;
-  if (rest[0] === 'watch') {
+  if (parts[at] === 'watch') {
     legacyWatch = true;
-    rest = rest.slice(1);
-    if (rest.length === 0) return { kind: 'other' };
+    at++;
+    if (at === parts.length) return { kind: 'other' };
   }
   let namespace: string | undefined;
-  if (rest[0] === 'namespaces' && rest.length > 1) {
-    namespace = rest[1];
-    if (rest.length > 2 && !NAMESPACE_SUBRESOURCES.has(rest[2])) rest = rest.slice(2);
+  if (parts[at] === 'namespaces' && parts.length - at > 1) {
+    namespace = parts[at + 1];
+    if (parts.length - at > 2 && !NAMESPACE_SUBRESOURCES.has(parts[at + 2])) at += 2;
   }
-  const [resource, name, subresource, ...extra] = rest;
-  if (extra.length > 0) return { kind: 'other' };
+  // resource, name, subresource: no more.
+  if (parts.length - at > 3) return { kind: 'other' };
+  const resource = parts[at];
+  const name = parts[at + 1];
+  const subresource = parts[at + 2];
   // `/api/v1/namespaces/x` names namespace x; it is not "inside" a namespace.
   if (resource === 'namespaces') namespace = undefined;
   return {

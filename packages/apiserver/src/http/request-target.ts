@@ -8,8 +8,12 @@
 
 export interface RequestTarget {
   pathname: string;
+  /** Read-only: targets without a query share one. */
   searchParams: URLSearchParams;
 }
+
+/** The query of every target without one (most writes): building one per request costs more than a parse. */
+const NO_QUERY = new URLSearchParams();
 
 /** Characters a URL path keeps as they are; `%` is left out so that escaped dots (`%2e`) reach the parser. */
 const PLAIN_PATH = /^\/(?!\/)[-\w.~!$&'()*+,;=:@/]*$/;
@@ -26,7 +30,7 @@ export function parseRequestTarget(target: string): RequestTarget {
   const path = mark < 0 ? target : target.slice(0, mark);
   const query = mark < 0 ? '' : target.slice(mark + 1);
   if (PLAIN_PATH.test(path) && !DOT_SEGMENT.test(path) && PLAIN_QUERY.test(query)) {
-    return { pathname: path, searchParams: new URLSearchParams(query) };
+    return { pathname: path, searchParams: query === '' ? NO_QUERY : new URLSearchParams(query) };
   }
   const url = new URL(target, 'http://apiserver');
   return { pathname: url.pathname, searchParams: url.searchParams };

@@ -247,7 +247,8 @@ export class ApiServer {
     url: RequestTarget,
     parse: (path: string) => ParsedPath,
   ): Promise<void> {
-    const path = url.pathname.replace(/\/+$/, '') || '/';
+    // API paths never end in a slash: they skip the expression.
+    const path = (url.pathname.endsWith('/') ? url.pathname.replace(/\/+$/, '') : url.pathname) || '/';
     switch (path) {
       case '/healthz':
       case '/livez':

@@ -9,6 +9,7 @@ import { timestamp } from './metadata.ts';
 import { ALL_VERBS, humanAge, nameColumn, type ResourceDefinition, type TableColumn } from './resource.ts';
 import {
   admitCustomResourceInPlace,
+  admitCustomResourceStatusInPlace,
   type JSONSchemaProps,
   unknownCustomResourceFields,
   validateStructuralSchema,
@@ -297,6 +298,10 @@ export function definitionFromCrd(crd: Crd): ResourceDefinition {
       // The store admits its own copy of the object: pruned and defaulted where it is, with no second copy;
       // the metadata object the caller holds stays (the schema does not govern metadata).
       return admitCustomResourceInPlace(schema, obj as Record<string, unknown>);
+    },
+    admitStatus(obj: StoredObject, version: string): FieldError[] {
+      const schema = schemas.get(version);
+      return schema ? admitCustomResourceStatusInPlace(schema, obj as Record<string, unknown>) : [];
     },
   };
 }

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { metadataJson, parseMetadata } from './metadata-text.ts';
+import { metadataJson, parseMetadata, sameMetadataAs } from './metadata-text.ts';
 
 /** A value as the store writes it: apiVersion, kind and metadata first, serialised by JSON.stringify. */
 function stored(metadata: Record<string, unknown>, rest: Record<string, unknown> = {}): string {
@@ -49,5 +49,35 @@ describe('metadataJson and parseMetadata', () => {
     assert.deepEqual(parseMetadata(kindFirst), { name: 'b' });
     assert.equal(metadataJson('{"apiVersion":"v1","kind":"Widget","metadata":{"name":"a"'), undefined);
     assert.equal(metadataJson('{"apiVersion":"v1","kind":"Widget","metadata":{"name":"a}}'), undefined);
+  });
+});
+
+describe('sameMetadataAs', () => {
+  const meta = { name: 'a', annotations: { note: 'ends with a brace }' } };
+  const value = stored(meta, { status: { ready: true } });
+
+  it('is true when the other value has the same metadata, whatever follows it', () => {
+    for (const rest of [{}, { status: { ready: false } }, { spec: { x: 1 } }]) {
+      const other = stored(meta, rest);
+      assert.equal(sameMetadataAs(value, metadataJson(value)!, other), true);
+      assert.equal(metadataJson(other), metadataJson(value));
+    }
+  });
+
+  it('is false when the metadata differs, even by a prefix of it', () => {
+    for (const other of [
+      stored({ name: 'a' }, { status: { ready: true } }),
+      stored({ name: 'a', annotations: { note: 'ends with a brace }', more: 'x' } }),
+      stored({ ...meta, labels: { a: 'b' } }),
+      stored({ name: 'b', annotations: meta.annotations }),
+    ]) {
+      assert.equal(sameMetadataAs(value, metadataJson(value)!, other), false);
+      assert.notEqual(metadataJson(other), metadataJson(value));
+    }
+  });
+
+  it('is false for another head: it vouches for no more than it compared', () => {
+    const other = JSON.stringify({ apiVersion: 'example.com/v2', kind: 'Widget', metadata: meta });
+    assert.equal(sameMetadataAs(value, metadataJson(value)!, other), false);
   });
 });

@@ -25,6 +25,15 @@ export function metadataJson(value: string): string | undefined {
 }
 
 /**
+ * Whether `other` begins as `value` does up to the end of its metadata (`metadata` being metadataJson(value)):
+ * then its metadata is the same text, found without looking through it for where it ends.
+ */
+export function sameMetadataAs(value: string, metadata: string, other: string): boolean {
+  const end = metadataStart(value) - 1 + metadata.length;
+  return other.startsWith(value.slice(0, end));
+}
+
+/**
  * The index just past the object or array opening at `at`, or -1 if it does not close. Brackets inside
  * strings do not count; stored values are JSON.stringify output, so the brackets are balanced.
  */

@@ -26,10 +26,23 @@ export function newUid(): string {
 const GENERATE_ALPHABET = 'bcdfghjklmnpqrstvwxz2456789';
 const MAX_GENERATE_PREFIX = 58;
 
+const SUFFIX_LENGTH = 5;
+/**
+ * Random bytes for name suffixes, drawn from the system's generator a batch at a time: a call to it costs
+ * as much as a whole create's worth of other work, where the bytes of one suffix are next to nothing.
+ */
+const SUFFIX_BATCH = 64 * SUFFIX_LENGTH;
+let suffixBytes = Buffer.alloc(0);
+let suffixOffset = 0;
+
 export function generateName(prefix: string): string {
-  const bytes = randomBytes(5);
+  if (suffixOffset === suffixBytes.length) {
+    suffixBytes = randomBytes(SUFFIX_BATCH);
+    suffixOffset = 0;
+  }
   let suffix = '';
-  for (const b of bytes) suffix += GENERATE_ALPHABET[b % GENERATE_ALPHABET.length];
+  for (let i = 0; i < SUFFIX_LENGTH; i++)
+    suffix += GENERATE_ALPHABET[suffixBytes[suffixOffset++] % GENERATE_ALPHABET.length];
   return prefix.slice(0, MAX_GENERATE_PREFIX) + suffix;
 }
 

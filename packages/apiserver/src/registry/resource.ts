@@ -51,6 +51,11 @@ export interface ResourceDefinition {
    * before validate; for custom resources this is schema pruning and defaulting, which also reports errors.
    */
   admit?(obj: StoredObject, version: string): FieldError[];
+  /**
+   * admit for a status update, when the kind validates those differently: custom resources validate the
+   * status alone there, as kube-apiserver's status strategy does (everything else is the stored object's).
+   */
+  admitStatus?(obj: StoredObject, version: string): FieldError[];
   /** Unknown fields of an incoming object below the top level (custom resources: what pruning removes). */
   unknownFields?(obj: KubeObject, version: string): string[];
   /** Top-level fields besides apiVersion, kind and metadata; unknown ones fail a Strict fieldValidation. */

@@ -1280,10 +1280,35 @@ export function admitCustomResourceInPlace(
   return admit(schema, object, undefined);
 }
 
-function admit(schema: JSONSchemaProps, admitted: JsonObject, pruned: string[] | undefined): FieldError[] {
+/**
+ * Admission of a status update, as kube-apiserver's status strategy does it: the object is pruned and
+ * defaulted as on any write, but only its status is validated, against the status schema (the rest of the
+ * object is the stored one, validated when it was written). Errors name the same fields, in the same
+ * order, as the status's errors in a validation of the whole object.
+ */
+export function admitCustomResourceStatusInPlace(
+  schema: JSONSchemaProps,
+  object: Record<string, unknown>,
+): FieldError[] {
+  pruneAndDefault(schema, object, undefined);
+  const statusSchema = ownSchema(schema.properties, 'status');
+  if (statusSchema === undefined || !Object.hasOwn(object, 'status')) return [];
+  const status = object.status;
+  const errors = toFieldErrors(validateValue(status, statusSchema, 'status'), undefined);
+  if (hasEmbeddedResources(statusSchema))
+    errors.push(...embeddedResourceErrors('status', statusSchema, status, false));
+  if (hasKeyedLists(statusSchema)) errors.push(...listTypeErrors('status', statusSchema, status));
+  return errors;
+}
+
+function pruneAndDefault(schema: JSONSchemaProps, admitted: JsonObject, pruned: string[] | undefined): void {
   prune(admitted, schema, true, '', pruned);
   pruneNulls(admitted, schema, true);
   if (hasDefaults(schema)) applyDefaults(admitted, schema, true);
+}
+
+function admit(schema: JSONSchemaProps, admitted: JsonObject, pruned: string[] | undefined): FieldError[] {
+  pruneAndDefault(schema, admitted, pruned);
 
   const [rootSchema, body] = withoutMetaFields(schema, admitted);
   const errors = toFieldErrors(validateValue(body, rootSchema, ''), undefined);

@@ -104,6 +104,19 @@ export interface StoreContext {
   admit?(def: ResourceDefinition, obj: StoredObject, old: StoredObject | undefined): FieldError[];
 }
 
+/** The members a stored value begins with, in order (see ObjectStore.encode). */
+const STORED_HEAD = ['apiVersion', 'kind', 'metadata'];
+
+/** Whether the object's first members are STORED_HEAD, so that its JSON is in the stored order. */
+function inStoredOrder(obj: StoredObject): boolean {
+  let i = 0;
+  for (const key in obj) {
+    if (key !== STORED_HEAD[i]) return false;
+    if (++i === STORED_HEAD.length) return true;
+  }
+  return false;
+}
+
 const MAX_PATCH_RETRIES = 16;
 /** Keys read per storage round trip when a selective list filters out what it reads. */
 const SELECTIVE_LIST_CHUNK = 1000;
@@ -138,6 +151,8 @@ export class ObjectStore {
    * text again (stored-json.ts).
    */
   encode(obj: StoredObject): string {
+    // Objects usually are in that order already (a create's, a status update's): then as they are.
+    if (obj.metadata.resourceVersion === undefined && inStoredOrder(obj)) return JSON.stringify(obj);
     const { resourceVersion: _, ...metadata } = obj.metadata;
     const { apiVersion, kind, metadata: __, ...rest } = obj;
     return JSON.stringify({ apiVersion, kind, metadata, ...rest });
@@ -397,6 +412,8 @@ export class ObjectStore {
   }
 
   private checkTypeMeta(input: KubeObject, version: string): void {
+    // What nearly every request sends: its type at the storage version.
+    if (input.apiVersion === this.apiVersion && input.kind === this.def.kind) return;
     const expected = apiVersionOf(this.def, version);
     if (
       input.apiVersion &&
@@ -471,12 +488,16 @@ export class ObjectStore {
     this.checkTypeMeta(input, version);
     const owned = options.inputOwned === true;
     let obj: StoredObject;
-    if (options.subresource === 'status') {
-      // A copy of current: decoding its stored value again makes the same object, faster than a deep copy.
+    const statusUpdate = options.subresource === 'status';
+    if (statusUpdate) {
+      // Current with the client's status. Given its stored value, current was decoded for this update alone
+      // and is only compared with from here on: obj may share its members, which nothing below changes
+      // (admission re-prunes and re-defaults them, which leaves them as they were stored). Otherwise
+      // current is the caller's too, and copied whole.
       obj =
         currentValue === undefined
           ? structuredClone(current)
-          : this.decode(currentValue, Number(current.metadata.resourceVersion));
+          : { ...current, metadata: { ...current.metadata } };
       if ('status' in input) obj.status = owned ? input.status : structuredClone(input.status);
       else delete obj.status;
     } else {
@@ -515,7 +536,8 @@ export class ObjectStore {
       obj.status = current.status;
     }
     const errors: FieldError[] = [];
-    if (def.admit) errors.push(...def.admit(obj, version));
+    const admit = statusUpdate && def.admitStatus ? def.admitStatus : def.admit;
+    if (admit) errors.push(...admit(obj, version));
     if (def.tracksGeneration && specChanged(obj, current, def.statusSubresource))
       meta.generation = (old.generation ?? 1) + 1;
     errors.push(...validateObjectMeta(obj, def.namespaced, this.nameValidator()));

@@ -1,4 +1,4 @@
-import { isNotFound, type KubeObject } from '@certkit/apimachinery';
+import type { KubeObject } from '@certkit/apimachinery';
 import type { Reconciler, Result } from '@certkit/runtime';
 import type { KeyObject } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -24,6 +24,7 @@ import {
   ownedRequests,
   requestRevision,
 } from './gather.ts';
+import { deleteSecrets, NEXT_PRIVATE_KEY_SELECTOR } from './keymanager.ts';
 import { effectiveCleanupPolicy, ownerReferenceMismatch } from './owner-reference.ts';
 import { requestMatchesSpec } from './policies.ts';
 import { applyReadiness } from './readiness.ts';
@@ -230,11 +231,10 @@ async function completeIssuance(
   );
   if (write !== 'written') return resultOf(write);
   ctx.recorder.normal(cert, 'Issuing', 'The certificate has been successfully issued');
-  try {
-    await ctx.secretClient.delete(namespace, keySecretName, { signal });
-  } catch (err) {
-    if (!isNotFound(err)) throw err;
-  }
+  const used = ctx.secrets
+    .listLabelledControlledBy(cert, NEXT_PRIVATE_KEY_SELECTOR)
+    .filter((s) => s.metadata?.name === keySecretName);
+  await deleteSecrets(ctx, used, signal);
   return;
 }
 

@@ -202,8 +202,18 @@ async function createNextKeySecret(
   }
 }
 
-async function deleteSecrets(ctx: ControllerContext, secrets: readonly Secret[], signal: AbortSignal) {
+/**
+ * Next-key Secrets a delete was sent for, as the cache's objects: the issuing controller deletes the key it
+ * used once the certificate is stored, and the key manager, reconciling the same status change before the
+ * Secret's deletion reaches the cache, would otherwise send a second delete that can only answer 404.
+ */
+const deleting = new WeakSet<Secret>();
+
+/** Deletes cached next-key Secrets (each once), with a uid precondition so that a newer one is spared. */
+export async function deleteSecrets(ctx: ControllerContext, secrets: readonly Secret[], signal: AbortSignal) {
   for (const secret of secrets) {
+    if (deleting.has(secret)) continue;
+    deleting.add(secret);
     try {
       await ctx.secretClient.delete(secret.metadata?.namespace, secret.metadata?.name ?? '', {
         signal,

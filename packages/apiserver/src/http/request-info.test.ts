@@ -1,0 +1,58 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { parseApiPath } from './request-info.ts';
+
+describe('parseApiPath', () => {
+  const resource = (request: Record<string, unknown>) => ({
+    kind: 'resource',
+    request: {
+      group: '',
+      version: 'v1',
+      namespace: undefined,
+      name: undefined,
+      subresource: undefined,
+      legacyWatch: false,
+      ...request,
+    },
+  });
+
+  it('reads what a path addresses, as kube-apiserver does', () => {
+    const cases: [string, unknown][] = [
+      ['/api', { kind: 'other' }],
+      ['/api/v1', { kind: 'groupVersion', group: '', version: 'v1' }],
+      ['/apis/cert-manager.io', { kind: 'group', group: 'cert-manager.io' }],
+      ['/apis/cert-manager.io/v1/', { kind: 'groupVersion', group: 'cert-manager.io', version: 'v1' }],
+      ['/api/v1/secrets', resource({ resource: 'secrets' })],
+      ['/api/v1/namespaces', resource({ resource: 'namespaces' })],
+      ['/api/v1/namespaces/ns', resource({ resource: 'namespaces', name: 'ns' })],
+      [
+        '/api/v1/namespaces/ns/status',
+        resource({ resource: 'namespaces', name: 'ns', subresource: 'status' }),
+      ],
+      [
+        '/api/v1/namespaces/ns/finalize',
+        resource({ resource: 'namespaces', name: 'ns', subresource: 'finalize' }),
+      ],
+      ['/api/v1/namespaces/ns/secrets', resource({ namespace: 'ns', resource: 'secrets' })],
+      [
+        '/apis/cert-manager.io/v1/namespaces/ns/certificates/c%2D1/status',
+        resource({
+          group: 'cert-manager.io',
+          namespace: 'ns',
+          resource: 'certificates',
+          name: 'c-1',
+          subresource: 'status',
+        }),
+      ],
+      ['/api/v1/namespaces/ns/secrets/s/status/extra', { kind: 'other' }],
+      ['/api/v1/watch', { kind: 'other' }],
+      [
+        '/api/v1/watch/namespaces/ns/secrets/s',
+        resource({ namespace: 'ns', resource: 'secrets', name: 's', legacyWatch: true }),
+      ],
+      ['/api/v1/watch/secrets', resource({ resource: 'secrets', legacyWatch: true })],
+      ['/healthz', { kind: 'other' }],
+    ];
+    for (const [path, expected] of cases) assert.deepEqual(parseApiPath(path), expected, path);
+  });
+});
