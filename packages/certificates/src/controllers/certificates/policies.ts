@@ -133,10 +133,24 @@ function durationsDiffer(a: string, b: string): boolean {
 }
 
 /**
+ * Answers of requestMatchesSpec per pair of cached objects: five controllers ask it about the same request
+ * and spec at every event of an issuance, and the answer only changes with one of the objects.
+ */
+const requestMatches = new WeakMap<CertificateRequest, WeakMap<CertificateSpec, readonly string[]>>();
+
+/**
  * RequestMatchesSpec: the Certificate fields a CertificateRequest (its CSR and its spec) no longer matches,
  * as field paths. Throws when the CSR cannot be parsed.
  */
-export function requestMatchesSpec(cr: CertificateRequest, spec: CertificateSpec): string[] {
+export function requestMatchesSpec(cr: CertificateRequest, spec: CertificateSpec): readonly string[] {
+  let bySpec = requestMatches.get(cr);
+  if (!bySpec) requestMatches.set(cr, (bySpec = new WeakMap()));
+  let violations = bySpec.get(spec);
+  if (!violations) bySpec.set(spec, (violations = compareRequestWithSpec(cr, spec)));
+  return violations;
+}
+
+function compareRequestWithSpec(cr: CertificateRequest, spec: CertificateSpec): string[] {
   const csr = valueOf(requestCsr(cr));
   const violations: string[] = [];
   if (!equalIPsUnsorted(csr.ipAddresses, spec.ipAddresses)) violations.push('spec.ipAddresses');
@@ -311,7 +325,7 @@ export const CurrentCertificateRequestMismatchesSpec: Policy = (input) => {
       message: `Issuing certificate as Existing issued Secret is not up to date for spec: ${list(violations)}`,
     };
   }
-  let violations: string[];
+  let violations: readonly string[];
   try {
     violations = requestMatchesSpec(currentRevisionRequest, certificate.spec);
   } catch {

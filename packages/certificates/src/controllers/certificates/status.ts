@@ -9,6 +9,7 @@ import type {
 } from '../../api/types.ts';
 import type { ControllerContext } from '../context.ts';
 import { jsonEqual } from '../../json-equal.ts';
+import { LruMap } from '../../lru.ts';
 
 /**
  * Certificate conditions and status writes, shared by every sub-controller. Conditions behave as cert-manager's
@@ -18,9 +19,16 @@ import { jsonEqual } from '../../json-equal.ts';
  * undoing someone else's.
  */
 
+/**
+ * Recent answers of formatTime, by second: readiness formats the same notBefore, notAfter and renewal times
+ * at every reconcile, and toISOString costs more than the rest of a reconcile that changes nothing.
+ */
+const formatted = new LruMap<number, string>(4096);
+
 /** metav1.Time on the wire: RFC 3339 in UTC, whole seconds. */
 export function formatTime(date: Date): string {
-  return `${date.toISOString().slice(0, 19)}Z`;
+  const second = Math.floor(date.getTime() / 1000);
+  return formatted.getOrCompute(second, () => `${date.toISOString().slice(0, 19)}Z`);
 }
 
 export function getCondition(
