@@ -24,6 +24,9 @@ export const APPROVER_NAME = 'certificaterequests-approver';
 export const APPROVED_REASON = 'cert-manager.io';
 export const APPROVED_MESSAGE = 'Certificate request has been approved by cert-manager.io';
 
+/** How long a handed-over request may stay unapproved before the approver looks at it again. */
+export const HAND_OFF_RECHECK_MS = 10_000;
+
 export function awaitsApproval(cr: CertificateRequest): boolean {
   const reason = readyReason(cr);
   return !isApproved(cr) && !isDenied(cr) && reason !== ReadyReason.Failed && reason !== ReadyReason.Issued;
@@ -76,7 +79,9 @@ export function newApproverController(ctx: ControllerContext, handOff: ApprovalH
     if (!cr || cr.metadata?.deletionTimestamp || !awaitsApproval(cr)) return;
     if (answeredBySigner(ctx, cr)) {
       handOff.handOver(cr);
-      return;
+      // Looked at again later: should the issuer change meanwhile to a kind no signer here answers (say,
+      // from CA to ACME), nothing would write the approval, and the request needs this approver after all.
+      return { requeueAfter: HAND_OFF_RECHECK_MS };
     }
     const draft = new StatusDraft(ctx, cr);
     approve(draft);
