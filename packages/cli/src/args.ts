@@ -14,6 +14,8 @@ export interface ServeFlags {
   watchCache: boolean;
   /** kube-apiserver's --storage-initialization-timeout, in ms. */
   storageInitializationTimeoutMs: number;
+  /** kube-apiserver's --event-ttl, in ms: how long Events are kept after their last write. */
+  eventTtlMs: number;
   /** Values of the extra options the caller asked to parse (e.g. the controller's, for `up`). */
   extra: Record<string, string | boolean | undefined>;
 }
@@ -38,6 +40,7 @@ export function parseServeFlags(args: string[], extraOptions: ParseArgsOptionsCo
         'etcd-endpoints': { type: 'string' },
         'watch-cache': { type: 'string', default: 'true' },
         'storage-initialization-timeout': { type: 'string', default: '1m' },
+        'event-ttl': { type: 'string', default: '1h' },
         ...extraOptions,
       },
       strict: true,
@@ -79,6 +82,13 @@ export function parseServeFlags(args: string[], extraOptions: ParseArgsOptionsCo
   if (storageInitializationTimeoutMs < 0) {
     throw new UsageError('--storage-initialization-timeout must not be negative');
   }
+  let eventTtlMs: number;
+  try {
+    eventTtlMs = parseDuration(String(values['event-ttl']));
+  } catch (err) {
+    throw new UsageError(`--event-ttl: ${(err as Error).message}`);
+  }
+  if (eventTtlMs <= 0) throw new UsageError('--event-ttl must be positive');
   return {
     dataDir,
     port,
@@ -87,6 +97,7 @@ export function parseServeFlags(args: string[], extraOptions: ParseArgsOptionsCo
     etcdEndpoints,
     watchCache: parseBoolean('watch-cache', String(values['watch-cache'])),
     storageInitializationTimeoutMs,
+    eventTtlMs,
     extra: Object.fromEntries(Object.keys(extraOptions).map((k) => [k, values[k]])),
   };
 }

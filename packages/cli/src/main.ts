@@ -31,6 +31,7 @@ flags of up and apiserver:
   --etcd-endpoints URL[,URL...]         etcd members, with --storage etcd
   --watch-cache true|false              serve reads and watches from caches (default true)
   --storage-initialization-timeout D    how long /readyz waits for the caches (default 1m)
+  --event-ttl D                         how long Events are kept after their last write (default 1h)
 
 flags of controller (and, where they apply, up):
   --kubeconfig FILE, --context NAME, -n/--namespace NS

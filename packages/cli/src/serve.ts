@@ -50,6 +50,7 @@ export async function startControlPlane(flags: ServeFlags): Promise<ControlPlane
       // The webhook's checks for cert-manager.io objects, so `kubectl apply` of an invalid one fails at once.
       admission: certManagerAdmission,
       storageInitializationTimeoutMs: flags.storageInitializationTimeoutMs,
+      eventTtlMs: flags.eventTtlMs,
       log: (entry) => {
         if (entry.level === 'error' || entry.level === 'warn')
           process.stderr.write(`${JSON.stringify({ time: new Date().toISOString(), ...entry })}\n`);

@@ -15,6 +15,7 @@ import {
 } from '@certkit/apimachinery';
 import { CrdController } from '../controllers/crds.ts';
 import { GarbageCollector } from '../controllers/garbage-collector.ts';
+import { EventTtlController } from '../controllers/event-ttl.ts';
 import { NamespaceController } from '../controllers/namespaces.ts';
 import { Registry } from '../registry/registry.ts';
 import { tokenMatches } from '../security/token.ts';
@@ -55,6 +56,8 @@ export interface ApiServerOptions {
   admission?: (group: string, kind: string, obj: StoredObject, old: StoredObject | undefined) => FieldError[];
   /** How long /readyz waits for the built-in resources' caches at start (default 1 min; --storage-initialization-timeout). */
   storageInitializationTimeoutMs?: number;
+  /** How long an Event lives after its last write (default 1 h; kube-apiserver's --event-ttl). */
+  eventTtlMs?: number;
 }
 
 /** What `/version` reports: the Kubernetes API level certkit is compatible with. */
@@ -98,6 +101,7 @@ export class ApiServer {
   private readonly crds: CrdController;
   private readonly gc: GarbageCollector;
   private readonly namespaces: NamespaceController;
+  private readonly eventTtl: EventTtlController;
   private readonly log: (entry: Record<string, unknown>) => void;
   private address = '';
   readonly caches: WatchCaches;
@@ -140,6 +144,8 @@ export class ApiServer {
     this.gc.onError = logError('garbage-collector');
     this.namespaces = new NamespaceController(this.registry, options.storage);
     this.namespaces.onError = logError('namespace-controller');
+    this.eventTtl = new EventTtlController(this.registry, options.storage, options.eventTtlMs);
+    this.eventTtl.onError = logError('event-ttl');
     this.caches = new WatchCaches(this.registry, options.storage, {
       ...options.watchCacheOptions,
       enabled: options.watchCache ?? true,
@@ -174,6 +180,7 @@ export class ApiServer {
     await server.namespaces.ensureDefaults();
     server.namespaces.start();
     server.gc.start();
+    server.eventTtl.start();
     await new Promise<void>((resolve, reject) => {
       server.server.once('error', reject);
       server.server.listen(options.port ?? 6443, options.host ?? '127.0.0.1', () => resolve());
@@ -201,6 +208,7 @@ export class ApiServer {
     this.storageReadiness.stop();
     this.caches.stop();
     this.gc.stop();
+    this.eventTtl.stop();
     this.namespaces.stop();
     this.crds.stop();
     this.server.closeAllConnections();

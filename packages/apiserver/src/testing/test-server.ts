@@ -56,6 +56,8 @@ export interface TestServerOptions {
   openStorage?: (dataDir: string) => Promise<Storage>;
   /** Wait for /readyz before returning (default true). */
   waitReady?: boolean;
+  /** How long Events live after their last write (default 1 h). */
+  eventTtlMs?: number;
 }
 
 export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
@@ -75,6 +77,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
       tls: { cert: certificates.certPem, key: certificates.keyPem },
       token,
       watchCache: options.watchCache ?? true,
+      eventTtlMs: options.eventTtlMs,
       watchCacheOptions: {
         ...options.watchCacheOptions,
         ...(options.maxHistory ? { maxHistory: options.maxHistory, minHistory: 1 } : {}),
