@@ -220,7 +220,10 @@ export async function deleteSecrets(ctx: ControllerContext, secrets: readonly Se
         preconditions: { uid: secret.metadata?.uid },
       });
     } catch (err) {
-      if (!isNotFound(err)) throw err;
+      if (isNotFound(err)) continue;
+      // Not deleted after all: the retry must send it again.
+      deleting.delete(secret);
+      throw err;
     }
   }
 }
