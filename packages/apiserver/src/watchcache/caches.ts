@@ -5,8 +5,18 @@ import { WatchCache, type WatchCacheOptions } from './cache.ts';
 import { ResourceReader } from './reader.ts';
 
 /**
+ * Resources kube-apiserver serves without a watch cache by default (DefaultWatchCacheSizes): Events are many,
+ * written once or twice and rarely read, so caching them costs a decode and memory per write for nothing.
+ */
+function uncached(store: ObjectStore): boolean {
+  const { group, resource } = store.def;
+  return resource === 'events' && (group === '' || group === 'events.k8s.io');
+}
+
+/**
  * One watch cache per served resource, created when the resource is served (built-ins at start, CRDs when
- * established) and stopped when it goes. Without caching every read goes to storage, for comparison.
+ * established) and stopped when it goes; Events have none (reads and watches of them go to storage, as
+ * kube-apiserver's do). Without caching every read goes to storage, for comparison.
  */
 export class WatchCaches {
   private readonly registry: Registry;
@@ -39,6 +49,7 @@ export class WatchCaches {
   private sync(): void {
     const served = new Set<string>();
     for (const store of this.registry.all()) {
+      if (uncached(store)) continue;
       served.add(store.prefix);
       if (!this.caches.has(store.prefix)) {
         const cache = new WatchCache(this.storage, store.prefix, this.options, store.def.namespaced);
@@ -67,7 +78,7 @@ export class WatchCaches {
     if (!this.enabled) return true;
     return this.registry
       .all()
-      .filter((s) => !s.def.custom)
+      .filter((s) => !s.def.custom && !uncached(s))
       .every((s) => this.caches.get(s.prefix)?.ready.ready);
   }
 
