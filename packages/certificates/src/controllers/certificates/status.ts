@@ -23,7 +23,7 @@ import { LruMap } from '../../lru.ts';
  * Recent answers of formatTime, by second: readiness formats the same notBefore, notAfter and renewal times
  * at every reconcile, and toISOString costs more than the rest of a reconcile that changes nothing.
  */
-const formatted = new LruMap<number, string>(4096);
+const formatted = new LruMap<number, string>(1024);
 
 /** metav1.Time on the wire: RFC 3339 in UTC, whole seconds. */
 export function formatTime(date: Date): string {
