@@ -32,8 +32,8 @@ import { throughput, writeResults } from './lib.ts';
  * ECDSA P-256 and RSA 2048 keys. Each run gets a fresh API server and a fresh controller
  * (bench/controller-probe.ts: `certkit controller` with its client requests counted).
  *
- * Also measured, right before each RSA run: 500 RSA 2048 keys generated alone with node:crypto at the
- * controller's concurrency, the floor for that run (target: issuance within 1.3× of it).
+ * Also measured, right before and right after each RSA run: 500 RSA 2048 keys generated alone with node:crypto
+ * at the controller's concurrency; their mean is the floor for that run (target: issuance within 1.3× of it).
  *
  * Usage: npm run bench:issuance [-- --certs=500 --workers=N --only=ecdsa|rsa --mode=filtered|unfiltered
  *        --ca=labelled|unlabelled --cpu-prof --apiserver-cpu-prof --apiserver-node-args=a,b
@@ -180,8 +180,11 @@ interface Run {
   reconcilesPerCert: Record<string, number>;
   profile?: string;
   apiserverProfile?: string;
-  /** RSA: the floor, measured alone right before this run, and this run's time over it. */
-  keygenAlone?: { seconds: number; cpuSeconds: number };
+  /**
+   * RSA: the floor, the mean of key generation measured alone right before and right after this run (each
+   * also given), and this run's time over it.
+   */
+  keygenAlone?: { seconds: number; cpuSeconds: number; before: number; after: number };
   ratioToKeygen?: number;
 }
 
@@ -389,8 +392,9 @@ async function run(
 }
 
 // The floor for RSA: node:crypto's generateKeyPair at the key manager's concurrency (its workers each
-// generate one key at a time), measured alone right before each RSA run. This machine is shared and its speed
-// drifts from minute to minute, so each run is judged against the floor measured next to it.
+// generate one key at a time), measured alone right before and right after each RSA run. This machine is
+// shared and its speed drifts from minute to minute (by ±10% between two floors a minute apart), so each run
+// is judged against the mean of the floors on either side of it.
 async function floorForRsa(): Promise<{ seconds: number; cpuSeconds: number }> {
   log(`generating ${CERTS} RSA 2048 keys alone, ${WORKERS} at a time`);
   const floor = await rsaKeygen(CERTS, WORKERS);
@@ -406,12 +410,19 @@ for (const algorithm of ALGORITHMS) {
     if (ONLY_MODE && ONLY_MODE !== mode.id) continue;
     for (const labelled of [false, true]) {
       if (ONLY_CA && ONLY_CA !== (labelled ? 'labelled' : 'unlabelled')) continue;
-      const floor = algorithm.id === 'rsa' ? await floorForRsa() : undefined;
+      const floorBefore = algorithm.id === 'rsa' ? await floorForRsa() : undefined;
       log(`${algorithm.name}, ${mode.id}, CA Secrets ${labelled ? 'labelled' : 'unlabelled'}`);
       const r = await run(algorithm, mode, labelled, cas);
-      if (floor) {
-        r.keygenAlone = { seconds: round(floor.seconds, 2), cpuSeconds: round(floor.cpuSeconds, 1) };
-        r.ratioToKeygen = round(r.seconds / floor.seconds, 2);
+      if (floorBefore) {
+        const floorAfter = await floorForRsa();
+        const seconds = (floorBefore.seconds + floorAfter.seconds) / 2;
+        r.keygenAlone = {
+          seconds: round(seconds, 2),
+          cpuSeconds: round((floorBefore.cpuSeconds + floorAfter.cpuSeconds) / 2, 1),
+          before: round(floorBefore.seconds, 2),
+          after: round(floorAfter.seconds, 2),
+        };
+        r.ratioToKeygen = round(r.seconds / seconds, 2);
       }
       log(
         `… ${r.seconds} s${r.ratioToKeygen ? ` (${r.ratioToKeygen} × keygen alone)` : ''}, ${r.liveSecretGetsPerIssuance} live Secret GETs per issuance`,
@@ -450,9 +461,12 @@ const table = [
   ),
   '',
   `Controller: ${CONTROLLER_FLAGS.join(' ')}; ${availableParallelism()} CPUs shared by the API server, the controller and the bench.`,
-  `RSA 2048 keygen alone: node:crypto generateKeyPair, ${WORKERS} at a time, ${CERTS} keys, measured right before each RSA run: ${runs
+  `RSA 2048 keygen alone: node:crypto generateKeyPair, ${WORKERS} at a time, ${CERTS} keys, the mean of the times measured right before and right after each RSA run: ${runs
     .filter((r) => r.keygenAlone)
-    .map((r) => `${r.keygenAlone!.seconds} s (${r.keygenAlone!.cpuSeconds} CPU s)`)
+    .map(
+      (r) =>
+        `${r.keygenAlone!.seconds} s (${r.keygenAlone!.before} and ${r.keygenAlone!.after} s; ${r.keygenAlone!.cpuSeconds} CPU s)`,
+    )
     .join(', ')}.`,
   `Writes per Certificate (first run): ${Object.entries(runs[0]?.controllerWritesByResource ?? {})
     .map(([k, v]) => `${k} ${v}`)
