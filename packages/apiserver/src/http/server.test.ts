@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
+import { once } from 'node:events';
 import { after, before, describe, it } from 'node:test';
+import { connect as tlsConnect } from 'node:tls';
 import { startTestServer, type TestServer } from '../testing/test-server.ts';
 
 /** The API server over real HTTPS: status codes, Status bodies, metadata rules, lists, negotiation. */
@@ -59,6 +61,56 @@ describe('authentication and transport', () => {
     });
     assert.equal(bad.status, 400);
     assert.equal(bad.json.reason, 'BadRequest');
+  });
+  it('reads a large request that arrives while a large response is still being sent on its connection', async () => {
+    // A list of about 8 MB, and right behind it on the same TLS connection a 1 MB create. The client reads
+    // nothing for a moment, so the list is still in the server's socket buffer when the create arrives: Node's
+    // HTTP server then stops reading until the buffer drains, and the create must be read after that, not
+    // dropped with a reset connection (as it was while Node's native parser read TLS sockets itself).
+    const big = (name: string) => ({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name, labels: { drain: 'test' } },
+      data: { big: 'x'.repeat(1_000_000) },
+    });
+    for (let i = 0; i < 8; i++) {
+      assert.equal(
+        (await t.fetch('POST', '/api/v1/namespaces/default/configmaps', { body: big(`listed-${i}`) })).status,
+        201,
+      );
+    }
+    const url = new URL(t.url);
+    const socket = tlsConnect({ host: url.hostname, port: Number(url.port), ca: t.caCertPem });
+    const head = (method: string, path: string, body = '') =>
+      `${method} ${path} HTTP/1.1\r\nHost: ${url.host}\r\nAuthorization: Bearer ${t.token}\r\n` +
+      `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+    const received: Buffer[] = [];
+    socket.on('data', (chunk: Buffer) => received.push(chunk));
+    socket.on('error', () => {});
+    const closed = once(socket, 'close');
+    await once(socket, 'secureConnect');
+    socket.pause();
+    socket.write(head('GET', '/api/v1/namespaces/default/configmaps?labelSelector=drain%3Dtest'));
+    await new Promise((r) => setTimeout(r, 300));
+    socket.write(head('POST', '/api/v1/namespaces/default/configmaps', JSON.stringify(big('behind-a-list'))));
+    await new Promise((r) => setTimeout(r, 300));
+    socket.resume();
+    // Both answers, or the connection's end: whichever comes first.
+    const statuses = () => [
+      ...Buffer.concat(received)
+        .toString('latin1')
+        .matchAll(/HTTP\/1\.1 (\d+)/g),
+    ];
+    for (let waited = 0; statuses().length < 2 && !socket.destroyed && waited < 20_000; waited += 20) {
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    socket.destroy();
+    await closed;
+    assert.deepEqual(
+      statuses().map((m) => m[1]),
+      ['200', '201'],
+    );
+    assert.equal((await t.fetch('GET', '/api/v1/namespaces/default/configmaps/behind-a-list')).status, 200);
   });
 });
 

@@ -83,6 +83,23 @@ const HEALTH_CHECKS = [
   STORAGE_READINESS_CHECK,
 ];
 
+/**
+ * Makes Node's HTTP server parse TLS connections in JavaScript rather than in its native parser, which
+ * otherwise reads the TLS socket itself. Why: a request that arrives while the answer before it on the same
+ * connection is still being sent makes Node stop reading the connection until that answer drains (it
+ * happens to any client that reuses a connection the moment a large answer has arrived). On a TLS connection
+ * read natively, the data that the TLS layer had already decrypted is still handed to the parser after it
+ * was told to stop; it fails with HPE_PAUSED, and the connection and the request are dropped. Read in
+ * JavaScript, pausing holds that data until the connection resumes. The cost is within noise
+ * (`bench:apiserver-mix`). `_consumed` is what Node itself sets on a socket's handle once it reads it natively;
+ * this listener runs first, so the server's own connection listener leaves the handle alone.
+ */
+function parseTlsConnectionsInJs(server: Server): void {
+  server.prependListener('secureConnection', (socket: { _handle?: { _consumed?: boolean } | null }) => {
+    if (socket._handle) socket._handle._consumed = true;
+  });
+}
+
 /** Paths anyone may read, as kube-apiserver's system:public-info-viewer role allows. */
 const PUBLIC_PATHS = new Set(['/healthz', '/livez', '/readyz', '/version']);
 const isPublic = (path: string) =>
@@ -166,6 +183,7 @@ export class ApiServer {
     this.server = options.tls
       ? createHttpsServer({ cert: options.tls.cert, key: options.tls.key }, handler)
       : createHttpServer(handler);
+    if (options.tls) parseTlsConnectionsInJs(this.server);
     // Watches are long-lived; Node's default request timeout would cut them.
     this.server.requestTimeout = 0;
     this.server.keepAliveTimeout = 65_000;
