@@ -37,7 +37,7 @@ import { throughput, writeResults } from './lib.ts';
  *
  * Usage: npm run bench:issuance [-- --certs=500 --workers=N --only=ecdsa|rsa --mode=filtered|unfiltered
  *        --ca=labelled|unlabelled --cpu-prof --apiserver-cpu-prof --apiserver-node-args=a,b
- *        --controller-node-args=a,b --apiserver-root=DIR --perf=FILE [--perf-all]]
+ *        --controller-node-args=a,b --apiserver-root=DIR --perf=FILE [--perf-all] --create-interval=MS]
  * (--perf: `perf record` of the controller's main thread during the issuances, into FILE; --cpu-prof: the controller's profiles under bench/results/profiles/<run>/; --apiserver-cpu-prof: the API
  * server's under $TMPDIR/certkit-issuance-profiles/apiserver-<run>/, written when each run's server stops;
  * --apiserver-node-args / --controller-node-args: more flags for the server's or the controller's node, e.g.
@@ -58,6 +58,12 @@ const PERF_FILE = flag('perf');
 const PERF_ALL = process.argv.includes('--perf-all');
 const APISERVER_CPU_PROF = process.argv.includes('--apiserver-cpu-prof');
 const APISERVER_ROOT = flag('apiserver-root');
+/**
+ * --create-interval=MS: create the Certificates one at a time, MS apart, instead of 16 at a time. An ECDSA run
+ * at the pace an RSA run's key generation sets (about 25 ms) shows what the same work costs when it trickles
+ * in (see bench/wakeup.ts).
+ */
+const CREATE_INTERVAL_MS = Number(flag('create-interval') ?? 0);
 // Not flag(): node flags may hold '=' themselves (--cpu-prof-interval=100).
 const nodeArgs = (name: string) =>
   process.argv
@@ -291,7 +297,8 @@ async function run(
       : undefined;
     const started = performance.now();
     const certificates = cluster.admin.resource<Certificate>(certificatesRef);
-    await throughput(CERTS, 16, async (i) => {
+    await throughput(CERTS, CREATE_INTERVAL_MS ? 1 : 16, async (i) => {
+      if (CREATE_INTERVAL_MS) await new Promise((r) => setTimeout(r, CREATE_INTERVAL_MS));
       await certificates.create(NS, {
         apiVersion: 'cert-manager.io/v1',
         kind: 'Certificate',
@@ -443,6 +450,7 @@ const results = {
   controllerFlags: CONTROLLER_FLAGS,
   cpus: availableParallelism(),
   rsaKeygenConcurrency: WORKERS,
+  createIntervalMs: CREATE_INTERVAL_MS || undefined,
   runs,
   published: {
     source: 'cert-manager design/20221205-memory-management.md (kind cluster), research/cert-manager.md §1.9',
@@ -460,7 +468,8 @@ const table = [
       `| ${r.algorithm} | ${r.mode} | ${r.caSecrets} | ${r.seconds} s | ${target(r)} | ${r.controllerWritesPerCert} | ${r.liveSecretGetsPerIssuance} | ${r.apiserverSecretGetsPerIssuance} | ${r.cpuSeconds.controller} (${r.cpuSeconds.controllerMainThread}, ${r.cpuSeconds.controllerV8Workers}) / ${r.cpuSeconds.apiserver} (${r.cpuSeconds.apiserverV8Workers}) / ${r.cpuSeconds.bench} |`,
   ),
   '',
-  `Controller: ${CONTROLLER_FLAGS.join(' ')}; ${availableParallelism()} CPUs shared by the API server, the controller and the bench.`,
+  `Controller: ${CONTROLLER_FLAGS.join(' ')}; ${availableParallelism()} CPUs shared by the API server, the controller and the bench.` +
+    (CREATE_INTERVAL_MS ? ` Certificates created one at a time, ${CREATE_INTERVAL_MS} ms apart.` : ''),
   `RSA 2048 keygen alone: node:crypto generateKeyPair, ${WORKERS} at a time, ${CERTS} keys, the mean of the times measured right before and right after each RSA run: ${runs
     .filter((r) => r.keygenAlone)
     .map(
