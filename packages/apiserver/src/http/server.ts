@@ -88,9 +88,10 @@ const HEALTH_CHECKS = [
  * otherwise reads the TLS socket itself. Why: a request that arrives while the answer before it on the same
  * connection is still being sent makes Node stop reading the connection until that answer drains (it
  * happens to any client that reuses a connection the moment a large answer has arrived). On a TLS connection
- * read natively, the data that the TLS layer had already decrypted is still handed to the parser after it
- * was told to stop; it fails with HPE_PAUSED, and the connection and the request are dropped. Read in
- * JavaScript, pausing holds that data until the connection resumes. The cost is within noise
+ * read natively, more of the request still reaches the parser after it was told to stop: it fails with
+ * HPE_PAUSED, and the connection and the request are dropped (Node 26; a bare https server does the same, a
+ * plain http one does not). Read in JavaScript, pausing holds that data until the connection resumes. The
+ * cost is within noise
  * (`bench:apiserver-mix`). `_consumed` is what Node itself sets on a socket's handle once it reads it natively;
  * this listener runs first, so the server's own connection listener leaves the handle alone.
  */
