@@ -42,7 +42,8 @@ interface Watches {
 
 interface SubController {
   name: string;
-  reconciler: (ctx: ControllerContext) => Reconciler;
+  /** `requeue` queues a Certificate for this controller again, for work that finishes off its workers. */
+  reconciler: (ctx: ControllerContext, requeue: (request: Request) => void) => Reconciler;
   watches: Watches;
 }
 
@@ -81,16 +82,16 @@ function objectOf<T extends KubeObject>(value: T | DeletedFinalStateUnknown<T>):
  * Controllers are returned unstarted; start each with `controller.start(signal)` once the context is.
  */
 export function registerCertificateControllers(ctx: ControllerContext): Controller[] {
-  const entries = SUB_CONTROLLERS.map((sub) => ({
-    sub,
-    controller: new Controller({
+  const entries = SUB_CONTROLLERS.map((sub) => {
+    const controller: Controller = new Controller({
       name: sub.name,
-      reconcile: sub.reconciler(ctx),
+      reconcile: sub.reconciler(ctx, (request) => controller.enqueue(request)),
       maxConcurrentReconciles: ctx.options.maxConcurrentReconciles,
       rateLimiter: certificateRateLimiter(),
       log: ctx.log,
-    }),
-  }));
+    });
+    return { sub, controller };
+  });
   const all = entries.map((e) => e.controller);
   const watching = (what: keyof Watches) =>
     entries.filter((e) => e.sub.watches[what]).map((e) => e.controller);

@@ -1,16 +1,11 @@
 import { isAlreadyExists, isNotFound, type KubeObject } from '@certkit/apimachinery';
-import type { Reconciler, Result } from '@certkit/runtime';
+import type { Reconciler, Request, Result } from '@certkit/runtime';
 import type { KeyObject } from 'node:crypto';
 import type { Secret } from 'kubernetes-types/core/v1.d.ts';
 import { Labels, SecretKeys } from '../../api/constants.ts';
 import { applyCertificateDefaults } from '../../api/defaults.ts';
 import type { Certificate } from '../../api/types.ts';
-import {
-  encodePrivateKey,
-  generatePrivateKey,
-  parsePrivateKey,
-  privateKeySpecViolations,
-} from '../../pki/index.ts';
+import { encodePrivateKey, parsePrivateKey, privateKeySpecViolations } from '../../pki/index.ts';
 import type { ControllerContext } from '../context.ts';
 import { liveCertificate } from './gather.ts';
 import { certificateOwnerReference } from './owner-reference.ts';
@@ -18,6 +13,7 @@ import { hasSecretBytes, rememberPrivateKey, secretBytes, secretPrivateKey } fro
 import { invalidSpec } from './policies.ts';
 import { hasCondition, resultOf, setField, updateStatus } from './status.ts';
 import { STALE_RETRY_MS, StaleReads } from '../issuers/stale-reads.ts';
+import { KeyGenerations } from './key-generations.ts';
 
 /**
  * certificates-key-manager: while Issuing=True, keeps exactly one "next private key" Secret for the
@@ -30,7 +26,17 @@ export const KEY_MANAGER_CONTROLLER = 'certificates-key-manager';
 /** Selects the next-key Secrets; the fao label keeps them in the full cache (seed 002). */
 export const NEXT_PRIVATE_KEY_SELECTOR = `${Labels.isNextPrivateKeySecret}=true`;
 
-export function keyManagerReconciler(ctx: ControllerContext): Reconciler {
+/** `requeue` queues a Certificate again: the key generations use it to say a key is ready. */
+export function keyManagerReconciler(
+  ctx: ControllerContext,
+  requeue: (request: Request) => void,
+): Reconciler {
+  const keys = new KeyGenerations({
+    ready: (certificate) => {
+      const slash = certificate.indexOf('/');
+      requeue({ namespace: certificate.slice(0, slash), name: certificate.slice(slash + 1) });
+    },
+  });
   // Our status writes outrun the cache: a reconcile that still sees the version our last write replaced
   // (without the next key's name) would make a second key. It stands down until the write's event arrives.
   const stale = new StaleReads();
@@ -49,17 +55,21 @@ export function keyManagerReconciler(ctx: ControllerContext): Reconciler {
   return async (request, signal) => {
     const cert = liveCertificate(ctx, request);
     const key = `${request.namespace}/${request.name}`;
-    if (!cert) return stale.forget(key);
+    if (!cert) {
+      keys.forget(key);
+      return stale.forget(key);
+    }
     if (stale.isStale(key, cert.metadata.resourceVersion)) return { requeueAfter: STALE_RETRY_MS };
     const secrets = ctx.secrets.listLabelledControlledBy(cert, NEXT_PRIVATE_KEY_SELECTOR);
 
     if (!hasCondition(cert, 'Issuing', 'True')) {
+      keys.forget(key);
       await deleteSecrets(ctx, secrets, signal);
       return setNextKeyName(cert, undefined, signal);
     }
 
     // The trigger reports invalid specs (say, an RSA size out of range); no key is made for one.
-    if (invalidSpec(cert)) return;
+    if (invalidSpec(cert)) return keys.forget(key);
     // Runtime defaults: rotationPolicy Always, RSA 2048 / P-256.
     const spec = applyCertificateDefaults(cert).spec;
     if (secrets.length === 0) {
@@ -70,10 +80,11 @@ export function keyManagerReconciler(ctx: ControllerContext): Reconciler {
       }
       const created =
         spec.privateKey?.rotationPolicy === 'Never'
-          ? await createReusingCurrentKey(ctx, cert, signal)
-          : await createWithNewKey(ctx, cert, signal);
+          ? await createReusingCurrentKey(ctx, keys, cert, signal)
+          : await createWithNewKey(ctx, keys, cert, signal);
       return created === undefined ? undefined : setNextKeyName(cert, created, signal);
     }
+    keys.forget(key);
     if (secrets.length > 1) {
       // Keep the one the status names, if any: the others are leftovers of races.
       const keep = cert.status?.nextPrivateKeySecretName;
@@ -106,16 +117,20 @@ export function keyManagerReconciler(ctx: ControllerContext): Reconciler {
   };
 }
 
-/** rotationPolicy Never: the next key is the key already in spec.secretName, if it still fits the spec. */
+/**
+ * rotationPolicy Never: the next key is the key already in spec.secretName, if it still fits the spec. The
+ * Secret's name, or undefined when there is none yet (a new key is being generated, or none may be).
+ */
 async function createReusingCurrentKey(
   ctx: ControllerContext,
+  keys: KeyGenerations,
   cert: Certificate,
   signal: AbortSignal,
 ): Promise<string | undefined> {
   const secretName = cert.spec.secretName;
   const existing = await ctx.secrets.get(cert.metadata.namespace ?? '', secretName);
   const data = secretBytes(existing, SecretKeys.tlsKey);
-  if (!data) return createWithNewKey(ctx, cert, signal);
+  if (!data) return createWithNewKey(ctx, keys, cert, signal);
   let key: KeyObject;
   try {
     key = parsePrivateKey(data);
@@ -125,7 +140,7 @@ async function createReusingCurrentKey(
       'DecodeFailed',
       `Failed to decode private key stored in Secret "${secretName}" - generating new key`,
     );
-    return createWithNewKey(ctx, cert, signal);
+    return createWithNewKey(ctx, keys, cert, signal);
   }
   const violations = privateKeySpecViolations(key, applyCertificateDefaults(cert).spec.privateKey ?? {});
   if (violations.length) {
@@ -145,14 +160,22 @@ async function createReusingCurrentKey(
   return created.metadata?.name;
 }
 
-/** A new key in a new next-key Secret; its name. */
+/**
+ * A new key in a new next-key Secret; its name. Undefined while the key is being generated: the Certificate
+ * is queued again when it is ready.
+ */
 async function createWithNewKey(
   ctx: ControllerContext,
+  keys: KeyGenerations,
   cert: Certificate,
   signal: AbortSignal,
 ): Promise<string | undefined> {
   const spec = applyCertificateDefaults(cert).spec.privateKey ?? {};
-  const key = await generatePrivateKey({ algorithm: spec.algorithm, size: spec.size });
+  const key = keys.take(`${cert.metadata.namespace}/${cert.metadata.name}`, {
+    algorithm: spec.algorithm,
+    size: spec.size,
+  });
+  if (!key) return undefined;
   const created = await createNextKeySecret(ctx, cert, key, signal);
   const name = created.metadata?.name;
   ctx.recorder.normal(cert, 'Generated', `Stored new private key in temporary Secret resource "${name}"`);
