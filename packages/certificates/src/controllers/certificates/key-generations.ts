@@ -49,7 +49,7 @@ export class KeyGenerations {
 
   constructor(options: KeyGenerationsOptions) {
     this.ready = options.ready;
-    this.groupWindowMs = options.groupWindowMs ?? 50;
+    this.groupWindowMs = options.groupWindowMs ?? 200;
     this.groupSize = options.groupSize ?? 16;
   }
 
