@@ -37,12 +37,15 @@ import { throughput, writeResults } from './lib.ts';
  *
  * Usage: npm run bench:issuance [-- --certs=500 --workers=N --only=ecdsa|rsa --mode=filtered|unfiltered
  *        --ca=labelled|unlabelled --cpu-prof --apiserver-cpu-prof --apiserver-node-args=a,b
- *        --controller-node-args=a,b --apiserver-root=DIR --perf=FILE [--perf-all] --create-interval=MS]
+ *        --controller-node-args=a,b --apiserver-root=DIR --perf=FILE [--perf-all] --create-interval=MS
+ *        --repeat=N --results=NAME]
  * (--perf: `perf record` of the controller's main thread during the issuances, into FILE; --cpu-prof: the controller's profiles under bench/results/profiles/<run>/; --apiserver-cpu-prof: the API
  * server's under $TMPDIR/certkit-issuance-profiles/apiserver-<run>/, written when each run's server stops;
  * --apiserver-node-args / --controller-node-args: more flags for the server's or the controller's node, e.g.
  * --perf-basic-prof for `perf record -p`, or V8 heap flags to compare;
- * --apiserver-root: run the API server from another checkout, to compare two servers under one controller)
+ * --apiserver-root: run the API server from another checkout, to compare two servers under one controller;
+ * --repeat: run each case N times, for the spread of the RSA ratio on this noisy machine; --results: write
+ * bench/results/NAME.{json,md} instead of issuance.*, so that a partial or repeated run keeps the full one)
  */
 
 const flag = (name: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1];
@@ -64,6 +67,8 @@ const APISERVER_ROOT = flag('apiserver-root');
  * in (see bench/wakeup.ts).
  */
 const CREATE_INTERVAL_MS = Number(flag('create-interval') ?? 0);
+const REPEAT = Number(flag('repeat') ?? 1);
+const RESULTS_NAME = flag('results') ?? 'issuance';
 // Not flag(): node flags may hold '=' themselves (--cpu-prof-interval=100).
 const nodeArgs = (name: string) =>
   process.argv
@@ -417,27 +422,43 @@ for (const algorithm of ALGORITHMS) {
     if (ONLY_MODE && ONLY_MODE !== mode.id) continue;
     for (const labelled of [false, true]) {
       if (ONLY_CA && ONLY_CA !== (labelled ? 'labelled' : 'unlabelled')) continue;
-      const floorBefore = algorithm.id === 'rsa' ? await floorForRsa() : undefined;
-      log(`${algorithm.name}, ${mode.id}, CA Secrets ${labelled ? 'labelled' : 'unlabelled'}`);
-      const r = await run(algorithm, mode, labelled, cas);
-      if (floorBefore) {
-        const floorAfter = await floorForRsa();
-        const seconds = (floorBefore.seconds + floorAfter.seconds) / 2;
-        r.keygenAlone = {
-          seconds: round(seconds, 2),
-          cpuSeconds: round((floorBefore.cpuSeconds + floorAfter.cpuSeconds) / 2, 1),
-          before: round(floorBefore.seconds, 2),
-          after: round(floorAfter.seconds, 2),
-        };
-        r.ratioToKeygen = round(r.seconds / seconds, 2);
-      }
-      log(
-        `… ${r.seconds} s${r.ratioToKeygen ? ` (${r.ratioToKeygen} × keygen alone)` : ''}, ${r.liveSecretGetsPerIssuance} live Secret GETs per issuance`,
-      );
-      runs.push(r);
+      for (let i = 0; i < REPEAT; i++) runs.push(await measuredRun(algorithm, mode, labelled, cas));
     }
   }
 }
+
+/** One run, with its RSA floor measured on either side of it. */
+async function measuredRun(
+  algorithm: (typeof ALGORITHMS)[number],
+  mode: (typeof MODES)[number],
+  labelled: boolean,
+  cas: Awaited<ReturnType<typeof caPairs>>,
+): Promise<Run> {
+  const floorBefore = algorithm.id === 'rsa' ? await floorForRsa() : undefined;
+  log(`${algorithm.name}, ${mode.id}, CA Secrets ${labelled ? 'labelled' : 'unlabelled'}`);
+  const r = await run(algorithm, mode, labelled, cas);
+  if (floorBefore) {
+    const floorAfter = await floorForRsa();
+    const seconds = (floorBefore.seconds + floorAfter.seconds) / 2;
+    r.keygenAlone = {
+      seconds: round(seconds, 2),
+      cpuSeconds: round((floorBefore.cpuSeconds + floorAfter.cpuSeconds) / 2, 1),
+      before: round(floorBefore.seconds, 2),
+      after: round(floorAfter.seconds, 2),
+    };
+    r.ratioToKeygen = round(r.seconds / seconds, 2);
+  }
+  log(
+    `… ${r.seconds} s${r.ratioToKeygen ? ` (${r.ratioToKeygen} × keygen alone)` : ''}, ${r.liveSecretGetsPerIssuance} live Secret GETs per issuance`,
+  );
+  return r;
+}
+
+const rsaRatios = runs.flatMap((r) => (r.ratioToKeygen ? [r.ratioToKeygen] : [])).sort((a, b) => a - b);
+const middle = (rsaRatios.length - 1) / 2;
+const rsaSummary = rsaRatios.length
+  ? `RSA 2048 ratio to keygen alone over ${rsaRatios.length} run(s): median ${round((rsaRatios[Math.floor(middle)] + rsaRatios[Math.ceil(middle)]) / 2, 3)}, range ${rsaRatios[0]}–${rsaRatios.at(-1)}, ${rsaRatios.filter((x) => x < 1.3).length} of ${rsaRatios.length} under 1.3.`
+  : undefined;
 
 const target = (r: Run) =>
   r.keygenAlone
@@ -451,6 +472,7 @@ const results = {
   cpus: availableParallelism(),
   rsaKeygenConcurrency: WORKERS,
   createIntervalMs: CREATE_INTERVAL_MS || undefined,
+  rsaSummary,
   runs,
   published: {
     source: 'cert-manager design/20221205-memory-management.md (kind cluster), research/cert-manager.md §1.9',
@@ -477,10 +499,11 @@ const table = [
         `${r.keygenAlone!.seconds} s (${r.keygenAlone!.before} and ${r.keygenAlone!.after} s; ${r.keygenAlone!.cpuSeconds} CPU s)`,
     )
     .join(', ')}.`,
+  ...(rsaSummary ? [rsaSummary] : []),
   `Writes per Certificate (first run): ${Object.entries(runs[0]?.controllerWritesByResource ?? {})
     .map(([k, v]) => `${k} ${v}`)
     .join(', ')}.`,
   'cert-manager, published (kind, 500 Certificates, 10 CA issuers): master 417 s; split-cache prototype 596 s',
   '(CA Secrets unlabelled), 499 s (labelled); PartialMetadata only 1085 s.',
 ].join('\n');
-await writeResults('issuance', results, table);
+await writeResults(RESULTS_NAME, results, table);
