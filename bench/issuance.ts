@@ -32,8 +32,9 @@ import { throughput, writeResults } from './lib.ts';
  * ECDSA P-256 and RSA 2048 keys. Each run gets a fresh API server and a fresh controller
  * (bench/controller-probe.ts: `certkit controller` with its client requests counted).
  *
- * Also measured, right before and right after each RSA run: 500 RSA 2048 keys generated alone with node:crypto
- * at the controller's concurrency; their mean is the floor for that run (target: issuance within 1.3× of it).
+ * Also measured, right before and right after each RSA run: 500 RSA 2048 keys generated alone with node:crypto,
+ * 5 at a time (enough to keep every core and libuv's 4 threads busy, as the controller does); their mean is the
+ * floor for that run (target: issuance within 1.3× of it).
  *
  * Usage: npm run bench:issuance [-- --certs=500 --workers=N --only=ecdsa|rsa --mode=filtered|unfiltered
  *        --ca=labelled|unlabelled --cpu-prof --apiserver-cpu-prof --apiserver-node-args=a,b
@@ -118,7 +119,7 @@ function log(msg: string) {
   process.stderr.write(`[bench:issuance] ${msg}\n`);
 }
 
-/** `count` RSA 2048 keys with node:crypto, `concurrency` at a time: what the key manager's workers do. */
+/** `count` RSA 2048 keys with node:crypto, `concurrency` at a time, on libuv's thread pool as in the controller. */
 async function rsaKeygen(
   count: number,
   concurrency: number,
@@ -403,10 +404,10 @@ async function run(
   }
 }
 
-// The floor for RSA: node:crypto's generateKeyPair at the key manager's concurrency (its workers each
-// generate one key at a time), measured alone right before and right after each RSA run. This machine is
-// shared and its speed drifts from minute to minute (by ±10% between two floors a minute apart), so each run
-// is judged against the mean of the floors on either side of it.
+// The floor for RSA: node:crypto's generateKeyPair, --workers (5) at a time (the controller keeps up to 8 in
+// flight; either way every core is busy), measured alone right before and right after each RSA run. This
+// machine is shared and its speed drifts from minute to minute (by ±10% between two floors a minute apart),
+// so each run is judged against the mean of the floors on either side of it.
 async function floorForRsa(): Promise<{ seconds: number; cpuSeconds: number }> {
   log(`generating ${CERTS} RSA 2048 keys alone, ${WORKERS} at a time`);
   const floor = await rsaKeygen(CERTS, WORKERS);
