@@ -21,7 +21,7 @@ commands:
   controller       the certificate controller against any cluster (--kubeconfig, -n, --leader-elect, ...)
   status           Certificates with readiness, issuer, expiry and renewal time (-n NS | -A)
   renew NAME...    re-issue Certificates now
-  secrets audit    Secrets referenced by issuers that are not labelled for the controller's cache
+  secrets audit    Secrets referenced by issuers or keystores, not labelled for the controller's cache
 
 flags of up and apiserver:
   --data-dir DIR   where state, certificates, the token and the kubeconfig live (default .certkit)

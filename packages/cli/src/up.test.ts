@@ -80,6 +80,55 @@ describe('certkit up with the examples', { skip }, () => {
     assert.match(status.stdout, /default\s+web\s+True\s+Issuer\/example-ca/);
   });
 
+  it('secrets audit: lists unlabelled keystore password and missing CA Secrets, and clears once labelled', async () => {
+    const audit = () =>
+      run(process.execPath, [main, 'secrets', 'audit', '--kubeconfig', env.KUBECONFIG!], { env });
+    assert.equal(
+      (await audit()).stdout,
+      'Every Secret referenced by an issuer or a keystore is labelled controller.cert-manager.io/fao=true.\n',
+      'the example CA Secret is the controller’s own, labelled',
+    );
+    const manifest = join(dir, 'keystore.yaml');
+    const { writeFile } = await import('node:fs/promises');
+    await writeFile(
+      manifest,
+      [
+        'apiVersion: v1\nkind: Secret\nmetadata: {name: app-keystore-password, namespace: default}\nstringData: {password: changeit}',
+        'apiVersion: cert-manager.io/v1\nkind: Certificate\nmetadata: {name: app, namespace: default}\nspec:\n  secretName: app-tls\n  dnsNames: [app.example.com]\n  issuerRef: {name: example-ca}\n  keystores:\n    pkcs12:\n      create: true\n      passwordSecretRef: {name: app-keystore-password, key: password}',
+        'apiVersion: cert-manager.io/v1\nkind: Issuer\nmetadata: {name: broken, namespace: default}\nspec:\n  ca: {secretName: missing-ca}',
+      ].join('\n---\n'),
+    );
+    await kubectl('apply', '-f', manifest);
+    const rows = (await audit()).stdout.trim().split('\n');
+    assert.match(rows[0], /^NAMESPACE\s+SECRET\s+REFERENCED BY\s+STATE\s+FIX$/);
+    assert.deepEqual(
+      rows
+        .slice(1)
+        .map((r) => r.split(/\s{2,}/))
+        .sort(),
+      [
+        [
+          'default',
+          'app-keystore-password',
+          'Certificate/app',
+          'not labelled',
+          'kubectl label secret -n default app-keystore-password controller.cert-manager.io/fao=true',
+        ],
+        ['default', 'missing-ca', 'Issuer/broken', 'missing', '-'],
+      ],
+    );
+
+    // The keystore itself, through `certkit up` and kubectl as a user would see it.
+    await kubectl('wait', '--for=condition=Ready', 'certificate/app', '--timeout=20s');
+    const secret = JSON.parse((await kubectl('get', 'secret', 'app-tls', '-o', 'json')).stdout);
+    assert.ok(secret.data['keystore.p12'], 'keystore.p12 written');
+    assert.ok(secret.data['truststore.p12'], 'truststore.p12 written (the CA Issuer gives ca.crt)');
+
+    await kubectl('label', 'secret', 'app-keystore-password', 'controller.cert-manager.io/fao=true');
+    await kubectl('delete', 'issuer', 'broken');
+    assert.match((await audit()).stdout, /^Every Secret referenced/);
+  });
+
   it('refuses an invalid Certificate at admission, naming the field', async () => {
     const bad = join(dir, 'bad.yaml');
     const { writeFile } = await import('node:fs/promises');

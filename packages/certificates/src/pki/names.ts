@@ -163,7 +163,8 @@ function decodeAttributeValue(element: Tlv): string {
   }
 }
 
-const STRING_TAGS: ReadonlySet<number> = new Set([
+/** The ASN.1 string types a name attribute's value may have. */
+export const STRING_TAGS: ReadonlySet<number> = new Set([
   Tag.UTF8_STRING,
   Tag.PRINTABLE_STRING,
   Tag.IA5_STRING,

@@ -1,14 +1,16 @@
 import { isNotFound } from '@certkit/apimachinery';
-import type { ClusterIssuer, Issuer } from '@certkit/certificates/api/types';
-import { clusterIssuersRef, issuersRef } from '@certkit/certificates/controllers/refs';
+import type { Certificate, ClusterIssuer, Issuer } from '@certkit/certificates/api/types';
+import { certificatesRef, clusterIssuersRef, issuersRef } from '@certkit/certificates/controllers/refs';
 import { builtins } from '@certkit/runtime';
 import { clusterClient, formatTable, parseClusterFlags } from '../cluster-flags.ts';
 
 const LABEL = 'controller.cert-manager.io/fao';
 
 /**
- * `certkit secrets audit`: Secrets that Issuers and ClusterIssuers read (CA key pairs) but that are not labelled
- * for the controller's full cache, so every signing costs a live GET. Prints each with the command that labels it.
+ * `certkit secrets audit`: Secrets the controller reads but does not write, and so does not label for its full
+ * cache: CA key pairs of Issuers and ClusterIssuers (a live GET per signing) and the keystore password Secrets
+ * of Certificates (a live GET per keystore written). Prints each unlabelled or missing one, with the command
+ * that labels it.
  */
 export async function secretsAudit(args: string[]): Promise<string> {
   const flags = parseClusterFlags(args, {
@@ -20,12 +22,13 @@ export async function secretsAudit(args: string[]): Promise<string> {
     const scope = flags.allNamespaces ? undefined : namespace;
     const issuers = (await client.resource<Issuer>(issuersRef).list(scope)).items;
     const clusterIssuers = (await client.resource<ClusterIssuer>(clusterIssuersRef).list(undefined)).items;
-    const referenced: { issuer: string; namespace: string; secret: string }[] = [];
+    const certificates = (await client.resource<Certificate>(certificatesRef).list(scope)).items;
+    const referenced: { by: string; namespace: string; secret: string }[] = [];
     for (const i of issuers) {
       const secret = i.spec?.ca?.secretName;
       if (secret)
         referenced.push({
-          issuer: `Issuer/${i.metadata?.name}`,
+          by: `Issuer/${i.metadata?.name}`,
           namespace: i.metadata?.namespace ?? '',
           secret,
         });
@@ -33,7 +36,18 @@ export async function secretsAudit(args: string[]): Promise<string> {
     for (const i of clusterIssuers) {
       const secret = i.spec?.ca?.secretName;
       if (secret)
-        referenced.push({ issuer: `ClusterIssuer/${i.metadata?.name}`, namespace: clusterNamespace, secret });
+        referenced.push({ by: `ClusterIssuer/${i.metadata?.name}`, namespace: clusterNamespace, secret });
+    }
+    for (const c of certificates) {
+      for (const keystore of [c.spec?.keystores?.jks, c.spec?.keystores?.pkcs12]) {
+        const secret = keystore?.create ? keystore.passwordSecretRef?.name : undefined;
+        if (secret)
+          referenced.push({
+            by: `Certificate/${c.metadata?.name}`,
+            namespace: c.metadata?.namespace ?? '',
+            secret,
+          });
+      }
     }
     // Metadata only: the audit needs labels, not key material.
     const secrets = client.resource(builtins.secrets, 'metadata');
@@ -51,12 +65,13 @@ export async function secretsAudit(args: string[]): Promise<string> {
       rows.push([
         ref.namespace,
         ref.secret,
-        ref.issuer,
+        ref.by,
         state,
         state === 'missing' ? '-' : `kubectl label secret -n ${ref.namespace} ${ref.secret} ${LABEL}=true`,
       ]);
     }
-    if (rows.length === 0) return `Every Secret referenced by an issuer is labelled ${LABEL}=true.\n`;
+    if (rows.length === 0)
+      return `Every Secret referenced by an issuer or a keystore is labelled ${LABEL}=true.\n`;
     return formatTable(['namespace', 'secret', 'referenced by', 'state', 'fix'], rows);
   } finally {
     client.close();

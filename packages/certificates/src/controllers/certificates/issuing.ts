@@ -25,6 +25,7 @@ import {
   requestRevision,
 } from './gather.ts';
 import { deleteSecrets, NEXT_PRIVATE_KEY_SELECTOR } from './keymanager.ts';
+import { KeystoreError, keystorePasswords, keystoresToWrite, warnOnKeystoreError } from './keystores.ts';
 import { effectiveCleanupPolicy, ownerReferenceMismatch } from './owner-reference.ts';
 import { requestMatchesSpec } from './policies.ts';
 import { applyReadiness } from './readiness.ts';
@@ -201,13 +202,16 @@ async function completeIssuance(
     issuerGroup: ref?.group,
   };
   const policy = effectiveCleanupPolicy(cert, ctx.options);
-  const written = await writeSecret(
-    ctx,
-    namespace,
-    cert.spec.secretName,
-    (existing) => buildCertificateSecret(existing, cert, contents, provenance, policy),
-    signal,
-  );
+  const written = await warnOnKeystoreError(ctx, cert, async () => {
+    const passwords = await keystorePasswords(ctx, cert, keystoresToWrite(cert, undefined, true));
+    return writeSecret(
+      ctx,
+      namespace,
+      cert.spec.secretName,
+      (existing) => buildCertificateSecret(existing, cert, contents, provenance, policy, passwords),
+      signal,
+    );
+  });
   // The trigger and readiness look at the cached Secret as soon as the status below lands: give the cache
   // the moment it needs, so that they do not judge the new revision by the old certificate.
   await secretCacheShows(ctx, namespace, cert.spec.secretName, written?.data?.[SecretKeys.tlsCert], signal);
@@ -270,8 +274,9 @@ function currentContents(secret: Secret | undefined): SecretContents | undefined
 
 /**
  * ensureSecretData: between issuances, re-applies the fao label, certificate-detail annotations,
- * secretTemplate, additional output formats and the cleanup policy's owner reference when they drifted,
- * from the Secret's own key and certificate. A Secret without both is left to the trigger (it re-issues).
+ * secretTemplate, additional output formats, missing or unwanted keystores and the cleanup policy's owner
+ * reference when they drifted, from the Secret's own key and certificate. A Secret without both is left to
+ * the trigger (it re-issues).
  */
 async function ensureSecretData(
   ctx: ControllerContext,
@@ -281,30 +286,38 @@ async function ensureSecretData(
   const namespace = cert.metadata.namespace ?? '';
   const name = cert.spec.secretName;
   const policy = effectiveCleanupPolicy(cert, ctx.options);
-  const build = (existing: Secret | undefined) => {
-    const contents = currentContents(existing);
-    return existing && contents ? buildCertificateSecret(existing, cert, contents, {}, policy) : undefined;
-  };
   const secret = await ctx.secrets.get(namespace, name);
   // A Secret issued for another Certificate (two naming the same Secret) is that one's to maintain; the
   // trigger's IncorrectCertificate check deals with this one.
   const issuedFor = secret?.metadata?.annotations?.[Annotations.certificateName];
   if (issuedFor !== undefined && issuedFor !== cert.metadata.name) return;
-  let desired: Secret | undefined;
-  try {
-    desired = build(secret);
-  } catch (err) {
-    // An unreadable certificate or key: nothing sensible to derive; the trigger re-issues.
-    ctx.log({ level: 'debug', msg: 'cannot derive Secret data', namespace, name, err: String(err) });
-    return;
-  }
-  if (!secret || !desired || !secretDiffers(secret, desired)) return;
-  ctx.log({
-    level: 'info',
-    msg: 'updating Secret metadata and output formats',
-    namespace,
-    name,
-    ownerReference: ownerReferenceMismatch(secret as KubeObject, cert, policy),
+  await warnOnKeystoreError(ctx, cert, async () => {
+    // Passwords are read only when a keystore is missing, not on every reconcile.
+    const formats = currentContents(secret) ? keystoresToWrite(cert, secret, false) : [];
+    const passwords = formats.length ? await keystorePasswords(ctx, cert, formats) : {};
+    const build = (existing: Secret | undefined) => {
+      const contents = currentContents(existing);
+      return existing && contents
+        ? buildCertificateSecret(existing, cert, contents, {}, policy, passwords)
+        : undefined;
+    };
+    let desired: Secret | undefined;
+    try {
+      desired = build(secret);
+    } catch (err) {
+      if (err instanceof KeystoreError) throw err;
+      // An unreadable certificate or key: nothing sensible to derive; the trigger re-issues.
+      ctx.log({ level: 'debug', msg: 'cannot derive Secret data', namespace, name, err: String(err) });
+      return;
+    }
+    if (!secret || !desired || !secretDiffers(secret, desired)) return;
+    ctx.log({
+      level: 'info',
+      msg: 'updating Secret metadata, output formats and keystores',
+      namespace,
+      name,
+      ownerReference: ownerReferenceMismatch(secret as KubeObject, cert, policy),
+    });
+    await writeSecret(ctx, namespace, name, build, signal);
   });
-  await writeSecret(ctx, namespace, name, build, signal);
 }

@@ -11,6 +11,7 @@ import {
   type CertificateInfo,
 } from '../../pki/index.ts';
 import type { ControllerContext } from '../context.ts';
+import { applyKeystores, type KeystorePasswords } from './keystores.ts';
 import { desiredOwnerReferences } from './owner-reference.ts';
 import { jsonEqual } from '../../json-equal.ts';
 
@@ -85,7 +86,8 @@ const OUTPUT_FORMAT_KEYS: readonly string[] = [DER_KEY, COMBINED_PEM_KEY];
 /**
  * The Secret as it should be, built on `existing` (or a new kubernetes.io/tls Secret): data, the fao label,
  * provenance and certificate-detail annotations, the secretTemplate, extra output formats and the owner
- * reference of the cleanup policy. Throws if the certificate or key cannot be parsed.
+ * reference of the cleanup policy, and the keystores: those in `keystorePasswords` encoded afresh, those not
+ * wanted removed, the others kept (keystores.ts). Throws if the certificate or key cannot be parsed.
  */
 export function buildCertificateSecret(
   existing: Secret | undefined,
@@ -93,6 +95,7 @@ export function buildCertificateSecret(
   contents: SecretContents,
   provenance: SecretProvenance,
   policy: CleanupPolicy,
+  keystorePasswords: KeystorePasswords = {},
 ): Secret & KubeObject {
   // Shallow copies suffice: data, labels, annotations and owner references are rebuilt below, never changed
   // in place (the cache's objects are frozen).
@@ -120,6 +123,7 @@ export function buildCertificateSecret(
     contents.certificate,
   );
   for (const [key, value] of Object.entries(formats)) data[key] = value.toString('base64');
+  applyKeystores(data, cert, contents, keystorePasswords);
   secret.data = data;
 
   const template = cert.spec.secretTemplate ?? {};
