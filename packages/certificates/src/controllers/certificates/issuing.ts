@@ -1,7 +1,6 @@
 import type { KubeObject } from '@certkit/apimachinery';
 import type { Reconciler, Result } from '@certkit/runtime';
 import type { KeyObject } from 'node:crypto';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { Secret } from 'kubernetes-types/core/v1.d.ts';
 import { Annotations, SecretKeys } from '../../api/constants.ts';
 import type { Certificate, CertificateRequest, CertificateRequestCondition } from '../../api/types.ts';
@@ -29,7 +28,14 @@ import { KeystoreError, keystorePasswords, keystoresToWrite, warnOnKeystoreError
 import { effectiveCleanupPolicy, ownerReferenceMismatch } from './owner-reference.ts';
 import { requestMatchesSpec } from './policies.ts';
 import { applyReadiness } from './readiness.ts';
-import { buildCertificateSecret, secretDiffers, writeSecret, type SecretContents } from './secret.ts';
+import {
+  buildCertificateSecret,
+  secretCacheShows,
+  secretDiffers,
+  writeSecret,
+  type SecretContents,
+} from './secret.ts';
+import { ensureTemporaryCertificate } from './temporary-certificate.ts';
 import {
   formatTime,
   getCondition,
@@ -42,17 +48,15 @@ import {
 } from './status.ts';
 
 /**
- * certificates-issuing: while Issuing=True, waits for the CertificateRequest of the next revision to finish;
- * a failure ends the issuance with backoff bookkeeping, a certificate is checked and written to the Secret
- * together with the next private key, and the revision moves on. When not issuing, it keeps the Secret's
- * metadata, extra output formats and owner reference in line with the spec and the cleanup policy, without
- * issuing anything.
+ * certificates-issuing: while Issuing=True, waits for the CertificateRequest of the next revision to finish
+ * (meanwhile writing a temporary certificate when the Certificate asks for one); a failure ends the issuance
+ * with backoff bookkeeping, a certificate is checked and written to the Secret together with the next
+ * private key, and the revision moves on. When not issuing, it keeps the Secret's metadata, extra output
+ * formats, keystores and owner reference in line with the spec and the cleanup policy, without issuing
+ * anything.
  */
 
 export const ISSUING_CONTROLLER = 'certificates-issuing';
-
-/** How long to wait for the Secret cache to show a Secret just written before ending the issuance. */
-const SECRET_CACHE_WAIT_MS = 5000;
 
 export function issuingReconciler(ctx: ControllerContext): Reconciler {
   return async (request, signal) => {
@@ -81,9 +85,12 @@ export function issuingReconciler(ctx: ControllerContext): Reconciler {
     if (denied?.status === 'True') return failIssuance(ctx, cert, denied, signal);
     const invalid = requestCondition(cr, 'InvalidRequest');
     if (invalid?.status === 'True') return failIssuance(ctx, cert, invalid, signal);
-    if (!ready) return;
-    if (ready.reason === 'Failed') return failIssuance(ctx, cert, ready, signal);
-    if (ready.reason !== 'Issued') return;
+    if (ready?.reason === 'Failed') return failIssuance(ctx, cert, ready, signal);
+    if (ready?.reason !== 'Issued') {
+      // Still pending: the Secret may get a temporary certificate meanwhile.
+      await ensureTemporaryCertificate(ctx, cert, key, signal);
+      return;
+    }
 
     const parsed = requestCertificate(cr);
     if ('error' in parsed) {
@@ -240,21 +247,6 @@ async function completeIssuance(
     .filter((s) => s.metadata?.name === keySecretName);
   await deleteSecrets(ctx, used, signal);
   return;
-}
-
-async function secretCacheShows(
-  ctx: ControllerContext,
-  namespace: string,
-  name: string,
-  tlsCrt: string | undefined,
-  signal: AbortSignal,
-): Promise<void> {
-  const deadline = Date.now() + SECRET_CACHE_WAIT_MS;
-  while (Date.now() < deadline && !signal.aborted) {
-    const cached = await ctx.secrets.get(namespace, name);
-    if (cached?.data?.[SecretKeys.tlsCert] === tlsCrt) return;
-    await sleep(20, undefined, { signal }).catch(() => {});
-  }
 }
 
 /** The Secret's contents as they are, when it has both a key and a certificate. */

@@ -1,4 +1,5 @@
 import { isAlreadyExists, isConflict, isNotFound, type KubeObject } from '@certkit/apimachinery';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Secret } from 'kubernetes-types/core/v1.d.ts';
 import { Annotations, Labels, SecretKeys } from '../../api/constants.ts';
 import type { Certificate, CleanupPolicy } from '../../api/types.ts';
@@ -205,5 +206,27 @@ export async function writeSecret(
       if (isNotFound(err)) return undefined;
       throw err;
     });
+  }
+}
+
+/** How long to wait for the Secret cache to show a Secret just written. */
+const SECRET_CACHE_WAIT_MS = 5000;
+
+/**
+ * Waits (up to a few seconds) until the Secret cache holds `tlsCrt` for the Secret just written, so that the
+ * reconciles that follow do not judge it by what it held before.
+ */
+export async function secretCacheShows(
+  ctx: ControllerContext,
+  namespace: string,
+  name: string,
+  tlsCrt: string | undefined,
+  signal: AbortSignal,
+): Promise<void> {
+  const deadline = Date.now() + SECRET_CACHE_WAIT_MS;
+  while (Date.now() < deadline && !signal.aborted) {
+    const cached = await ctx.secrets.get(namespace, name);
+    if (cached?.data?.[SecretKeys.tlsCert] === tlsCrt) return;
+    await sleep(20, undefined, { signal }).catch(() => {});
   }
 }
