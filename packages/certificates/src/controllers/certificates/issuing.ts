@@ -30,8 +30,8 @@ import { requestMatchesSpec } from './policies.ts';
 import { applyReadiness } from './readiness.ts';
 import {
   buildCertificateSecret,
-  secretCacheShows,
   secretDiffers,
+  writeIssuedSecret,
   writeSecret,
   type SecretContents,
 } from './secret.ts';
@@ -189,7 +189,6 @@ async function completeIssuance(
   revision: number,
   signal: AbortSignal,
 ): Promise<Result | undefined> {
-  const namespace = cert.metadata.namespace ?? '';
   const privateKey = encodePrivateKey(key, cert.spec.privateKey?.encoding ?? 'PKCS1');
   // The readiness checks that follow look at this key in the Secret: known, not parsed again.
   rememberPrivateKey(privateKey, key);
@@ -208,20 +207,9 @@ async function completeIssuance(
     issuerKind: ref?.kind,
     issuerGroup: ref?.group,
   };
-  const policy = effectiveCleanupPolicy(cert, ctx.options);
-  const written = await warnOnKeystoreError(ctx, cert, async () => {
-    const passwords = await keystorePasswords(ctx, cert, keystoresToWrite(cert, undefined, true));
-    return writeSecret(
-      ctx,
-      namespace,
-      cert.spec.secretName,
-      (existing) => buildCertificateSecret(existing, cert, contents, provenance, policy, passwords),
-      signal,
-    );
-  });
-  // The trigger and readiness look at the cached Secret as soon as the status below lands: give the cache
-  // the moment it needs, so that they do not judge the new revision by the old certificate.
-  await secretCacheShows(ctx, namespace, cert.spec.secretName, written?.data?.[SecretKeys.tlsCert], signal);
+  // The trigger and readiness look at the cached Secret as soon as the status below lands: writeIssuedSecret
+  // waits for the cache, so that they do not judge the new revision by the old certificate.
+  await writeIssuedSecret(ctx, cert, contents, provenance, signal);
 
   // Ready and the validity dates go out in the same write, judged as the readiness controller will judge the
   // new revision, which then finds nothing to change.

@@ -12,8 +12,14 @@ import {
   type CertificateInfo,
 } from '../../pki/index.ts';
 import type { ControllerContext } from '../context.ts';
-import { applyKeystores, type KeystorePasswords } from './keystores.ts';
-import { desiredOwnerReferences } from './owner-reference.ts';
+import {
+  applyKeystores,
+  type KeystorePasswords,
+  keystorePasswords,
+  keystoresToWrite,
+  warnOnKeystoreError,
+} from './keystores.ts';
+import { desiredOwnerReferences, effectiveCleanupPolicy } from './owner-reference.ts';
 import { jsonEqual } from '../../json-equal.ts';
 
 /**
@@ -229,4 +235,28 @@ export async function secretCacheShows(
     if (cached?.data?.[SecretKeys.tlsCert] === tlsCrt) return;
     await sleep(20, undefined, { signal }).catch(() => {});
   }
+}
+
+/**
+ * secretsUpdateData: writes a newly issued (or temporary) certificate with its key to the Secret, keystores
+ * encoded afresh with passwords read now, and waits until the Secret cache shows it, so that the reconciles
+ * that follow do not judge the new certificate by the old Secret (or issue again).
+ */
+export async function writeIssuedSecret(
+  ctx: ControllerContext,
+  cert: Certificate,
+  contents: SecretContents,
+  provenance: SecretProvenance,
+  signal: AbortSignal,
+): Promise<void> {
+  const namespace = cert.metadata.namespace ?? '';
+  const name = cert.spec.secretName;
+  const policy = effectiveCleanupPolicy(cert, ctx.options);
+  const written = await warnOnKeystoreError(ctx, cert, async () => {
+    const passwords = await keystorePasswords(ctx, cert, keystoresToWrite(cert, undefined, true));
+    const build = (existing: Secret | undefined) =>
+      buildCertificateSecret(existing, cert, contents, provenance, policy, passwords);
+    return writeSecret(ctx, namespace, name, build, signal);
+  });
+  await secretCacheShows(ctx, namespace, name, written?.data?.[SecretKeys.tlsCert], signal);
 }

@@ -1,5 +1,5 @@
 import type { KeyObject } from 'node:crypto';
-import { Annotations, Defaults, SecretKeys } from '../../api/constants.ts';
+import { Annotations, Defaults } from '../../api/constants.ts';
 import { applyCertificateDefaults } from '../../api/defaults.ts';
 import { parseGoDuration, toMilliseconds } from '../../api/duration.ts';
 import type { Certificate } from '../../api/types.ts';
@@ -11,10 +11,8 @@ import {
 } from '../../pki/index.ts';
 import type { ControllerContext } from '../context.ts';
 import { rememberPrivateKey } from '../parsed.ts';
-import { keystorePasswords, keystoresToWrite, warnOnKeystoreError } from './keystores.ts';
-import { effectiveCleanupPolicy } from './owner-reference.ts';
 import { evaluate, SecretDoesNotExist, SecretIsMissingData, SecretPublicKeysDiffer } from './policies.ts';
-import { buildCertificateSecret, secretCacheShows, writeSecret } from './secret.ts';
+import { writeIssuedSecret } from './secret.ts';
 
 /**
  * The temporary certificate (annotation `cert-manager.io/issue-temporary-certificate: "true"`, issuing/
@@ -80,28 +78,8 @@ export async function ensureTemporaryCertificate(
   const privateKey = encodePrivateKey(key, cert.spec.privateKey?.encoding ?? 'PKCS1');
   rememberPrivateKey(privateKey, key);
   const contents = { privateKey, certificate: await temporaryCertificatePem(cert, key) };
-  const policy = effectiveCleanupPolicy(cert, ctx.options);
   // cert-manager writes the temporary Secret as any other, keystores included.
-  const written = await warnOnKeystoreError(ctx, cert, async () => {
-    const passwords = await keystorePasswords(ctx, cert, keystoresToWrite(cert, undefined, true));
-    return writeSecret(
-      ctx,
-      namespace,
-      cert.spec.secretName,
-      (existing) =>
-        buildCertificateSecret(
-          existing,
-          cert,
-          contents,
-          { certificateName: cert.metadata.name },
-          policy,
-          passwords,
-        ),
-      signal,
-    );
-  });
+  await writeIssuedSecret(ctx, cert, contents, { certificateName: cert.metadata.name }, signal);
   ctx.recorder.normal(cert, 'Issuing', 'Issued temporary certificate');
-  // The next reconcile must not find the Secret still missing in the cache and issue another.
-  await secretCacheShows(ctx, namespace, cert.spec.secretName, written?.data?.[SecretKeys.tlsCert], signal);
   return true;
 }
