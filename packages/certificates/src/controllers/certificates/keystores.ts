@@ -7,7 +7,7 @@ import { parsePrivateKey } from '../../pki/keys.ts';
 import { decodePemBlocks } from '../../pki/pem.ts';
 import { encodePkcs12Keystore, encodePkcs12Truststore } from '../../pki/pkcs12.ts';
 import type { ControllerContext } from '../context.ts';
-import { secretBytes } from '../parsed.ts';
+import { hasSecretBytes, secretBytes } from '../parsed.ts';
 
 /**
  * spec.keystores: `keystore.jks` / `truststore.jks` and `keystore.p12` / `truststore.p12` in the issued Secret,
@@ -63,8 +63,8 @@ export function keystoresToWrite(
     if (!wanted(cert, format)) return false;
     if (issuing) return true;
     const keys = DATA_KEYS[format];
-    const hasCa = secretBytes(secret, SecretKeys.ca) !== undefined;
-    return !secretBytes(secret, keys.keystore) || (hasCa && !secretBytes(secret, keys.truststore));
+    const has = (key: string) => hasSecretBytes(secret, key);
+    return !has(keys.keystore) || (has(SecretKeys.ca) && !has(keys.truststore));
   });
 }
 
