@@ -6,7 +6,7 @@
 
 import type { FieldError } from '@certkit/apimachinery';
 import { attributeOid, COMMON_NAME_OID, isObjectIdentifier, parseDN } from '../dn.ts';
-import { cronError } from '../cron.ts';
+import { cronParse } from '../cron-parser.ts';
 import { formatGoDuration, fromMilliseconds, parseGoDuration } from '../duration.ts';
 import {
   ANNOTATION_PREFIX,
@@ -30,6 +30,7 @@ import type {
   IssuerReference,
   NameConstraintItem,
 } from '../types.ts';
+import { loadLocation } from '../time-zone.ts';
 import { duplicate, forbidden, index, invalid, key, notSupported, required, tooLong } from './errors.ts';
 import {
   annotationsErrors,
@@ -37,7 +38,6 @@ import {
   emailAddressError,
   isCIDR,
   isIPAddress,
-  isTimeZone,
   labelsErrors,
   uriError,
 } from './formats.ts';
@@ -395,6 +395,15 @@ function validateKeystores(spec: CertificateSpec, path: string): FieldError[] {
   return errors;
 }
 
+function loadsAsLocation(name: string): boolean {
+  try {
+    loadLocation(name);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 function validateRenewal(renewal: CertificateRenewal, path: string): FieldError[] {
   const renewalPath = `${path}.renewal`;
   const errors: FieldError[] = [];
@@ -426,9 +435,9 @@ function validateRenewal(renewal: CertificateRenewal, path: string): FieldError[
     } else {
       parseDurationField(window.windowDuration, `${windowPath}.windowDuration`, errors);
     }
+    // time.LoadLocation, then util.CronParse with the zone (which reports a bad zone again, as its own error).
     const timezone = window.timezone ?? '';
-    const badZone = timezone !== '' && !isTimeZone(timezone);
-    if (badZone) {
+    if (timezone !== '' && !loadsAsLocation(timezone)) {
       errors.push(
         invalid(
           `${windowPath}.timezone`,
@@ -438,16 +447,14 @@ function validateRenewal(renewal: CertificateRenewal, path: string): FieldError[
       );
     }
     const cron = window.cron ?? '';
-    // robfig/cron reads the zone (CRON_TZ=…) before the fields, so a bad zone is its error too.
-    const cronProblem = badZone
-      ? `failed to parse cron spec '${cron}': provided bad location ${timezone}: unknown time zone ${timezone}`
-      : cronError(cron);
-    if (cronProblem) {
+    try {
+      cronParse(cron, timezone);
+    } catch (err) {
       errors.push(
         invalid(
           `${windowPath}.cron`,
           cron,
-          `invalid cron syntax: ${cronProblem}. cron needs to follow: cron.Minute | cron.Hour | cron.Dom | cron.Month | cron.Dow`,
+          `invalid cron syntax: ${(err as Error).message}. cron needs to follow: cron.Minute | cron.Hour | cron.Dom | cron.Month | cron.Dow`,
         ),
       );
     }

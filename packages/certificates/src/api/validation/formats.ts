@@ -118,16 +118,3 @@ export function annotationsErrors(annotations: Record<string, string>, path: str
   if (total > TOTAL_ANNOTATION_SIZE_LIMIT) errors.push(tooLong(path, TOTAL_ANNOTATION_SIZE_LIMIT));
   return errors;
 }
-
-/** time.LoadLocation: an IANA zone name (or UTC); Intl knows the same database. */
-export function isTimeZone(name: string): boolean {
-  if (name === 'UTC' || name === 'Local') return true;
-  // Intl also takes UTC offsets such as +01:00, which Go does not.
-  if (/^[+-]/.test(name)) return false;
-  try {
-    new Intl.DateTimeFormat('en', { timeZone: name });
-    return true;
-  } catch {
-    return false;
-  }
-}

@@ -27,7 +27,7 @@ import {
   valueOf,
 } from '../parsed.ts';
 import type { PolicyInput } from './gather.ts';
-import { renewalTime } from './renewal.ts';
+import { scheduleRenewal } from './renewal.ts';
 
 /**
  * The policy checks of cert-manager's internal/controller/certificates/policies (checks.go, policies.go):
@@ -49,6 +49,9 @@ export type PolicyChain = readonly Policy[];
 
 /** Our reason for a spec the webhook would have refused (no webhook guards the API server here). */
 export const INVALID_SPEC_REASON = 'InvalidSpec';
+
+/** policies.WindowError: no renewal time could be found in spec.renewal.windows. */
+export const WINDOW_ERROR_REASON = 'WindowError';
 
 export function evaluate(chain: PolicyChain, input: PolicyInput): Violation | undefined {
   for (const policy of chain) {
@@ -339,15 +342,32 @@ export const CurrentCertificateRequestMismatchesSpec: Policy = (input) => {
   };
 };
 
+/**
+ * Due for renewal. When the renewal windows could not be honoured the violation is WindowError with the
+ * reason as message; the trigger turns it into Renewing with a Warning event, as upstream's trigger does.
+ */
 export const CurrentCertificateNearingExpiry: Policy = ({ secret, certificate, now }) => {
   const cert = secretCertificate(secret!);
   if ('error' in cert) return invalidCertificate(cert.error);
-  const due = renewalTime(cert.value.notBefore, cert.value.notAfter, certificate.spec);
-  if (!due || due.getTime() - now.getTime() > 0) return undefined;
+  const due = scheduleRenewal(cert.value.notBefore, cert.value.notAfter, certificate.spec);
+  if (!due || due.at.getTime() - now.getTime() > 0) return undefined;
+  if (due.windowError !== undefined) return { reason: WINDOW_ERROR_REASON, message: due.windowError };
   return {
     reason: Reasons.Renewing,
     message: `Renewing certificate as renewal was scheduled at ${certificate.status?.renewalTime ?? '<nil>'}`,
   };
+};
+
+/**
+ * The readiness controller's check after its chain: renewal windows that cannot be honoured for the
+ * certificate in the Secret make it not Ready, whatever the chain said. Needs no earlier check.
+ */
+export const RenewalWindowsUnsatisfiable: Policy = ({ secret, certificate }) => {
+  const cert = secret?.data ? secretCertificate(secret) : undefined;
+  if (!cert || 'error' in cert) return undefined;
+  const error = scheduleRenewal(cert.value.notBefore, cert.value.notAfter, certificate.spec)?.windowError;
+  if (error === undefined) return undefined;
+  return { reason: WINDOW_ERROR_REASON, message: `Could not calculate renewal time: ${error}` };
 };
 
 export const CurrentCertificateHasExpired: Policy = ({ secret, now }) => {

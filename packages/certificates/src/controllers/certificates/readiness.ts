@@ -4,7 +4,8 @@ import type { CertificateStatus } from '../../api/types.ts';
 import type { ControllerContext } from '../context.ts';
 import { gatherPolicyInput, liveCertificate, type PolicyInput } from './gather.ts';
 import { secretCertificate } from '../parsed.ts';
-import { evaluate, invalidSpec, readinessPolicyChain } from './policies.ts';
+import { LruMap } from '../../lru.ts';
+import { evaluate, invalidSpec, readinessPolicyChain, RenewalWindowsUnsatisfiable } from './policies.ts';
 import { renewalTime } from './renewal.ts';
 import {
   formatTime,
@@ -36,6 +37,7 @@ export function readinessReconciler(ctx: ControllerContext): Reconciler {
     const input = await gatherPolicyInput(ctx, cert);
     if (completingIssuance(input)) return;
     const write = await updateStatus(ctx, cert, (status) => applyReadiness(status, input), signal);
+    if (write === 'written' || write === 'unchanged') warnUnsatisfiableWindows(ctx, input);
     return resultOf(write) ?? untilExpiry(input);
   };
 }
@@ -60,13 +62,32 @@ function completingIssuance({ certificate, secret, nextRevisionRequest }: Policy
 export function applyReadiness(status: CertificateStatus, input: PolicyInput): void {
   const cert = input.certificate;
   if (!invalidSpec(cert)) {
-    const violation = evaluate(readinessPolicyChain, input);
+    const violation = RenewalWindowsUnsatisfiable(input) ?? evaluate(readinessPolicyChain, input);
     const ready = violation
       ? { type: 'Ready' as const, status: 'False' as const, ...violation }
       : { type: 'Ready' as const, status: 'True' as const, reason: 'Ready', message: READY_MESSAGE };
     setCondition(status, ready, cert.metadata.generation, input.now);
   }
   setValidity(status, input);
+}
+
+/** Per controller context: the window error last warned about, by Certificate uid. */
+const warnedWindowErrors = new WeakMap<ControllerContext, LruMap<string, string | undefined>>();
+
+/**
+ * The readiness controller's Warning for renewal windows that cannot be honoured. Upstream records one at
+ * every reconcile and client-go folds the repeats into one Event; our recorder does not fold, so a
+ * Certificate is warned once per distinct message instead.
+ */
+function warnUnsatisfiableWindows(ctx: ControllerContext, input: PolicyInput): void {
+  const cert = input.certificate;
+  const violation = invalidSpec(cert) ? undefined : RenewalWindowsUnsatisfiable(input);
+  let warned = warnedWindowErrors.get(ctx);
+  if (!warned) warnedWindowErrors.set(ctx, (warned = new LruMap(4096)));
+  const uid = cert.metadata.uid ?? `${cert.metadata.namespace}/${cert.metadata.name}`;
+  if (warned.get(uid) === violation?.message) return;
+  warned.set(uid, violation?.message);
+  if (violation) ctx.recorder.warning(cert, violation.reason, violation.message);
 }
 
 /** notBefore, notAfter and renewalTime of the certificate in the Secret; cleared when there is none. */

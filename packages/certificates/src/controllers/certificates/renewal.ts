@@ -1,5 +1,7 @@
 import { parseGoDuration, toMilliseconds } from '../../api/duration.ts';
 import type { CertificateSpec, CertificateStatus } from '../../api/types.ts';
+import { LruMap } from '../../lru.ts';
+import { applyRenewalWindows } from './renewal-windows.ts';
 
 /**
  * When to renew, and how long to wait after failures: cert-manager's pkg/util/pki/renewaltime.go and the
@@ -40,19 +42,56 @@ export function renewBeforeMs(lifetimeMs: number, spec: RenewalSpec): number {
   return lifetimeMs / 3;
 }
 
+export interface ScheduledRenewal {
+  /** When to renew, whole seconds. */
+  at: Date;
+  /**
+   * Why spec.renewal.windows could not be honoured (cert-manager's WindowError): `at` is then the time
+   * renewBefore asks for, and renewal happens there anyway, with a warning.
+   */
+  windowError?: string;
+}
+
 /**
- * When a certificate valid from `notBefore` to `notAfter` should be renewed, truncated to the second (the
- * precision status.renewalTime is stored with, so that a requeue at the stored time finds renewal due).
+ * Answers of scheduleRenewal per spec and certificate: the trigger and readiness ask at every reconcile, and a
+ * window search runs cron's Next some hundreds of times.
+ */
+const scheduled = new WeakMap<RenewalSpec, LruMap<string, ScheduledRenewal>>();
+
+/**
+ * When a certificate valid from `notBefore` to `notAfter` should be renewed (RenewalTime): renewBefore's time,
+ * truncated to the second (the precision status.renewalTime is stored with, so that a requeue at the stored
+ * time finds renewal due), then moved into spec.renewal.windows when there are any (renewal-windows.ts).
  * Undefined when spec.renewal.policy is Disabled.
  *
- * Renewal windows (spec.renewal.windows, cron) are not evaluated: the time is the renewBefore one, as
- * upstream's when no window is configured.
+ * Upstream gives no time at all for a window the webhook should have refused, or whose windowDuration is not
+ * positive (which the webhook lets through); here that is a window error like finding no time, so such a
+ * certificate still renews at its renewBefore time.
  */
-export function renewalTime(notBefore: Date, notAfter: Date, spec: RenewalSpec): Date | undefined {
+export function scheduleRenewal(
+  notBefore: Date,
+  notAfter: Date,
+  spec: RenewalSpec,
+): ScheduledRenewal | undefined {
   if (spec.renewal?.policy === 'Disabled') return undefined;
   const lifetime = notAfter.getTime() - notBefore.getTime();
-  const at = notAfter.getTime() - renewBeforeMs(lifetime, spec);
-  return new Date(Math.floor(at / SECOND_MS) * SECOND_MS);
+  const desired = Math.floor((notAfter.getTime() - renewBeforeMs(lifetime, spec)) / SECOND_MS) * SECOND_MS;
+  const windows = spec.renewal?.windows;
+  if (!windows?.length) return { at: new Date(desired) };
+
+  let bySpec = scheduled.get(spec);
+  if (!bySpec) scheduled.set(spec, (bySpec = new LruMap(8)));
+  return bySpec.getOrCompute(`${notBefore.getTime()}/${notAfter.getTime()}`, () => {
+    const found = applyRenewalWindows(notBefore.getTime(), notAfter.getTime(), desired, windows);
+    return found.error === undefined
+      ? { at: new Date(found.at) }
+      : { at: new Date(found.at), windowError: found.error };
+  });
+}
+
+/** scheduleRenewal's time alone. */
+export function renewalTime(notBefore: Date, notAfter: Date, spec: RenewalSpec): Date | undefined {
+  return scheduleRenewal(notBefore, notAfter, spec)?.at;
 }
 
 export interface BackoffOptions {

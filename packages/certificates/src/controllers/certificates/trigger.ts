@@ -1,9 +1,16 @@
 import type { Reconciler, Result } from '@certkit/runtime';
-import { Annotations } from '../../api/constants.ts';
+import { Annotations, CertificateReasons } from '../../api/constants.ts';
 import type { Certificate, CertificateStatus } from '../../api/types.ts';
 import type { ControllerContext } from '../context.ts';
 import { certificatesForSecret, gatherPolicyInput, liveCertificate, type PolicyInput } from './gather.ts';
-import { evaluate, invalidSpec, requestMatchesSpec, triggerPolicyChain, type Violation } from './policies.ts';
+import {
+  evaluate,
+  invalidSpec,
+  requestMatchesSpec,
+  triggerPolicyChain,
+  type Violation,
+  WINDOW_ERROR_REASON,
+} from './policies.ts';
 import { applyReadiness } from './readiness.ts';
 import { remainingBackoffMs } from './renewal.ts';
 import { getCondition, hasCondition, resultOf, setCondition, updateStatus } from './status.ts';
@@ -54,8 +61,11 @@ export function triggerReconciler(ctx: ControllerContext): Reconciler {
     const backoff = failureBackoff(input);
     if (backoff > 0) return readinessOnly({ requeueAfter: backoff });
 
-    const violation = evaluate(triggerPolicyChain, input);
-    if (!violation) return readinessOnly(untilRenewal(cert, input.now));
+    const found = evaluate(triggerPolicyChain, input);
+    if (!found) return readinessOnly(untilRenewal(cert, input.now));
+    // Renewal due with windows that could not be honoured: renew anyway, and say why in a Warning.
+    const windowError = found.reason === WINDOW_ERROR_REASON ? found.message : undefined;
+    const violation = windowError === undefined ? found : renewingOutsideWindows(cert);
 
     ctx.log({
       level: 'info',
@@ -79,8 +89,25 @@ export function triggerReconciler(ctx: ControllerContext): Reconciler {
       },
       signal,
     );
-    if (write === 'written') ctx.recorder.normal(cert, 'Issuing', violation.message);
+    if (write === 'written') {
+      if (windowError !== undefined) {
+        ctx.recorder.warning(
+          cert,
+          WINDOW_ERROR_REASON,
+          `Renewing certificate without satisfying renewal windows due to ${windowError}`,
+        );
+      }
+      ctx.recorder.normal(cert, 'Issuing', violation.message);
+    }
     return resultOf(write);
+  };
+}
+
+/** Issuing=True's reason and message when renewal goes ahead outside the windows. */
+function renewingOutsideWindows(cert: Certificate): Violation {
+  return {
+    reason: CertificateReasons.Renewing,
+    message: `Renewing certificate without satisfying renewal windows at: ${cert.status?.renewalTime ?? '<nil>'}`,
   };
 }
 
