@@ -76,6 +76,8 @@ describe('certkit up with the examples', { skip }, () => {
     assert.ok(cert.checkPrivateKey(createPrivateKey(Buffer.from(secret.data['tls.key'], 'base64'))));
     assert.ok(cert.verify(ca.publicKey), 'the leaf chains to the example root CA');
     assert.match(cert.subjectAltName ?? '', /DNS:web\.example\.com/);
+    const client = JSON.parse((await kubectl('get', 'secret', 'client-tls', '-o', 'json')).stdout);
+    assert.ok(client.data['keystore.p12'] && client.data['truststore.p12'], 'the client’s PKCS#12 keystore');
     const status = await run(process.execPath, [main, 'status', '--kubeconfig', env.KUBECONFIG!], { env });
     assert.match(status.stdout, /default\s+web\s+True\s+Issuer\/example-ca/);
   });
