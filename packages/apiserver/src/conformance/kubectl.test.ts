@@ -1,12 +1,11 @@
 import assert from 'node:assert/strict';
-import { execFile, spawn } from 'node:child_process';
-import { accessSync, constants } from 'node:fs';
+import { spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { delimiter, join } from 'node:path';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { promisify } from 'node:util';
+import { type Kubectl, kubectlFor, kubectlPath, kubectlSkip } from '../testing/kubectl.ts';
 import { startTestServer, type TestServer } from '../testing/test-server.ts';
 
 /**
@@ -15,59 +14,16 @@ import { startTestServer, type TestServer } from '../testing/test-server.ts';
  * `get -w`, namespaces and discovery. Skipped, with the reason printed, when kubectl is not on PATH.
  */
 
-const execFileAsync = promisify(execFile);
-
-function findOnPath(command: string): string | undefined {
-  for (const dir of (process.env.PATH ?? '').split(delimiter)) {
-    if (!dir) continue;
-    const candidate = join(dir, command);
-    try {
-      accessSync(candidate, constants.X_OK);
-      return candidate;
-    } catch {}
-  }
-  return undefined;
-}
-
-const kubectlPath = findOnPath('kubectl');
-const skip = kubectlPath ? false : 'kubectl is not on PATH';
+const skip = kubectlSkip;
 if (skip) console.log(`# skipping the kubectl conformance suite: ${skip}`);
 
 let t: TestServer;
 let workDir: string;
 let env: NodeJS.ProcessEnv;
 
-interface Result {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-/** Runs kubectl; never throws for a non-zero exit (the caller asserts on `code`). */
-async function kubectl(...args: string[]): Promise<Result> {
-  try {
-    const { stdout, stderr } = await execFileAsync(kubectlPath!, args, { env, timeout: 30_000 });
-    return { code: 0, stdout, stderr };
-  } catch (err) {
-    const e = err as { code?: number | string; stdout?: string; stderr?: string; killed?: boolean };
-    if (typeof e.code !== 'number') throw err;
-    return { code: e.code, stdout: e.stdout ?? '', stderr: e.stderr ?? '' };
-  }
-}
-
-/** Runs kubectl and asserts it succeeded; returns stdout. */
-async function ok(...args: string[]): Promise<string> {
-  const r = await kubectl(...args);
-  assert.equal(r.code, 0, `kubectl ${args.join(' ')} exited ${r.code}: ${r.stderr}`);
-  return r.stdout;
-}
-
-let manifestCounter = 0;
-async function manifest(yaml: string): Promise<string> {
-  const path = join(workDir, `manifest-${++manifestCounter}.yaml`);
-  await writeFile(path, yaml);
-  return path;
-}
+let kubectl: Kubectl['run'];
+let ok: Kubectl['ok'];
+let manifest: Kubectl['manifest'];
 
 async function getJson(...args: string[]) {
   return JSON.parse(await ok('get', ...args, '-o', 'json'));
@@ -158,6 +114,7 @@ describe('kubectl', { skip }, () => {
     t = await startTestServer();
     workDir = await mkdtemp(join(tmpdir(), 'certkit-kubectl-'));
     env = { ...process.env, KUBECONFIG: t.kubeconfigPath, KUBECACHEDIR: join(workDir, 'cache') };
+    ({ run: kubectl, ok, manifest } = kubectlFor(env, workDir));
   });
   after(async () => {
     await t?.close();

@@ -22,6 +22,8 @@ import { apiVersionOf, type ResourceDefinition } from '../registry/resource.ts';
 import type { WatchCaches } from '../watchcache/caches.ts';
 import type { ReadRendering } from '../watchcache/reader.ts';
 import type { DeleteOptions, ObjectStore } from '../registry/store.ts';
+import { managerFromUserAgent } from '../registry/managed-fields.ts';
+import { checkForce, serverSideApply } from './apply.ts';
 import { unknownFields } from './field-validation.ts';
 import { negotiate } from './negotiate.ts';
 import { parseObjectBody } from './protobuf.ts';
@@ -184,6 +186,8 @@ export async function handleResource(
   const method = req.method ?? 'GET';
   const name = request.name;
   const subresource = request.subresource;
+  // The manager of an ordinary write, tracked on objects that carry managedFields (were applied).
+  const fieldManager = () => query.get('fieldManager') ?? managerFromUserAgent(req.headers['user-agent']);
 
   const renderFor = (shape: 'single' | 'list' | 'watch'): RenderOptions => ({
     rendering: negotiate(req.headers.accept, shape),
@@ -249,6 +253,7 @@ export async function handleResource(
         subresource,
         version: request.version,
         inputOwned: true,
+        fieldManager: fieldManager(),
       });
       sendJsonText(res, 200, objectBody(def, updated, render));
       return;
@@ -257,11 +262,27 @@ export async function handleResource(
       if (name === undefined) throw newMethodNotAllowed('PATCH', 'a collection');
       const render = renderFor('single');
       const type = patchTypeFromContentType(req.headers['content-type'] ?? '');
-      if (!type || type === 'apply' || (type === 'strategic' && !def.strategicMerge)) {
+      if (!type || (type === 'strategic' && !def.strategicMerge)) {
         const accepted = ['application/json-patch+json', 'application/merge-patch+json'];
         if (def.strategicMerge) accepted.push('application/strategic-merge-patch+json');
+        accepted.push('application/apply-patch+yaml');
         throw newUnsupportedMediaType(req.headers['content-type'] ?? '', accepted);
       }
+      if (type === 'apply') {
+        const applied = await serverSideApply({
+          store,
+          namespace,
+          name,
+          subresource,
+          version: request.version,
+          query,
+          body: await readBody(req),
+          dryRun: dryRun(query),
+        });
+        sendJsonText(res, 200, objectBody(def, applied, render));
+        return;
+      }
+      checkForce(query);
       const patch = parseJsonBody(await readBody(req));
       const setsVersion = patchSetsResourceVersion(type, patch);
       const patched = await store.guaranteedUpdate(
@@ -284,7 +305,13 @@ export async function handleResource(
           return next;
         },
         // Patching builds a new object (the current one is copied, never changed): the store may keep it.
-        { dryRun: dryRun(query), subresource, version: request.version, inputOwned: true },
+        {
+          dryRun: dryRun(query),
+          subresource,
+          version: request.version,
+          inputOwned: true,
+          fieldManager: fieldManager(),
+        },
       );
       sendJsonText(res, 200, objectBody(def, patched, render));
       return;

@@ -4,7 +4,9 @@ import type {
   CustomResourceDefinition,
   CustomResourceDefinitionVersion,
 } from 'kubernetes-types/apiextensions/v1.d.ts';
+import { type ApplySchema, schemaFromOpenApi, schemaFromSmp } from './apply.ts';
 import { compileJsonPath, evaluateJsonPath } from './jsonpath.ts';
+import { objectMetaSmp } from './patch.ts';
 import { timestamp } from './metadata.ts';
 import { ALL_VERBS, humanAge, nameColumn, type ResourceDefinition, type TableColumn } from './resource.ts';
 import {
@@ -248,6 +250,7 @@ export function definitionFromCrd(crd: Crd): ResourceDefinition {
   const schemas = new Map(
     served.map((v) => [v.name, v.schema?.openAPIV3Schema as JSONSchemaProps | undefined]),
   );
+  const applySchemas = new Map<string, ApplySchema>();
   const selectable = (preferred?.selectableFields ?? []).map((f) => f.jsonPath.replace(/^\./, ''));
   const selectablePaths = selectable.map((f) => compileJsonPath(`.${f}`));
   const tableColumns: TableColumn[] = [
@@ -298,6 +301,14 @@ export function definitionFromCrd(crd: Crd): ResourceDefinition {
       // The store admits its own copy of the object: pruned and defaulted where it is, with no second copy;
       // the metadata object the caller holds stays (the schema does not govern metadata).
       return admitCustomResourceInPlace(schema, obj as Record<string, unknown>);
+    },
+    applySchema(version: string): ApplySchema {
+      let schema = applySchemas.get(version);
+      if (!schema) {
+        schema = schemaFromOpenApi(schemas.get(version), schemaFromSmp(objectMetaSmp));
+        applySchemas.set(version, schema);
+      }
+      return schema;
     },
     admitStatus(obj: StoredObject, version: string): FieldError[] {
       const schema = schemas.get(version);

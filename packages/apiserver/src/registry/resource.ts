@@ -1,4 +1,5 @@
 import type { FieldError, KubeObject, StoredObject } from '@certkit/apimachinery';
+import type { ApplySchema } from './apply.ts';
 import type { SmpSchema } from './patch.ts';
 
 /** A column of a `Table` response (`kubectl get`). */
@@ -62,6 +63,8 @@ export interface ResourceDefinition {
   topLevelFields?: string[];
   /** Lists merged by strategic merge patch; absent means the kind takes merge patches only. */
   strategicMerge?: SmpSchema;
+  /** How server-side apply merges and tracks fields (custom resources: from the CRD schema). */
+  applySchema?(version: string): ApplySchema;
   /** Fields set on create when absent (beyond metadata). */
   defaults?(obj: StoredObject): void;
   /** Set on creation for kinds that are created with server-managed finalizers or status (namespaces). */

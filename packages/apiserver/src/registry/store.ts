@@ -40,6 +40,7 @@ import {
 } from './metadata.ts';
 import { apiVersionOf, listPrefix, objectKey, type ResourceDefinition, resourcePrefix } from './resource.ts';
 import { rememberStoredValue } from './stored-json.ts';
+import { applySchemaFor, updateManagedFields } from './managed-fields.ts';
 import {
   dns1123Label,
   dns1123Subdomain,
@@ -63,6 +64,10 @@ export interface WriteOptions {
    * as it is instead of being copied first (copying whole objects is a large part of a write's cost).
    */
   inputOwned?: boolean;
+  /** The field manager of the write (tracked on objects that carry managedFields). */
+  fieldManager?: string;
+  /** The input's managedFields were computed by server-side apply: stored as they are. */
+  applied?: boolean;
 }
 
 export interface ListResult {
@@ -356,6 +361,7 @@ export class ObjectStore {
     input: KubeObject,
     version: string,
     inputOwned: boolean,
+    applied = false,
   ): Promise<StoredObject> {
     const def = this.def;
     this.checkTypeMeta(input, version);
@@ -379,6 +385,8 @@ export class ObjectStore {
     delete meta.resourceVersion;
     delete meta.deletionTimestamp;
     delete meta.deletionGracePeriodSeconds;
+    // Objects carry managedFields once applied (server-side apply); other creates store none.
+    const managedFields = applied ? meta.managedFields : undefined;
     delete meta.managedFields;
     delete meta.selfLink;
     if (def.tracksGeneration) meta.generation = 1;
@@ -400,6 +408,7 @@ export class ObjectStore {
     if (errors.length > 0)
       throw newInvalid(def.group, def.kind, meta.name ?? meta.generateName ?? '', errors);
     def.onCreate?.(obj);
+    if (managedFields) meta.managedFields = managedFields;
     if (def.namespaced) {
       const open = this.checkNamespaceOpen(meta.namespace!, meta.name ?? meta.generateName ?? '');
       if (open) await open;
@@ -453,7 +462,13 @@ export class ObjectStore {
     options: WriteOptions & { version?: string } = {},
   ): Promise<StoredObject> {
     const version = options.version ?? this.def.versions[0];
-    const obj = await this.prepareCreate(namespace, input, version, options.inputOwned === true);
+    const obj = await this.prepareCreate(
+      namespace,
+      input,
+      version,
+      options.inputOwned === true,
+      options.applied,
+    );
     const generated = !obj.metadata.name;
     for (let attempt = 1; ; attempt++) {
       if (generated) obj.metadata.name = generateName(obj.metadata.generateName!);
@@ -522,6 +537,7 @@ export class ObjectStore {
       delete meta.deletionTimestamp;
       delete meta.deletionGracePeriodSeconds;
     }
+    const incomingFields = options.applied ? input.metadata?.managedFields : meta.managedFields;
     delete meta.managedFields;
     delete meta.selfLink;
     if (def.tracksGeneration) {
@@ -546,6 +562,21 @@ export class ObjectStore {
     if (this.context.admit && options.subresource !== 'status')
       errors.push(...this.context.admit(def, obj, current));
     if (errors.length > 0) throw newInvalid(def.group, def.kind, meta.name ?? '', errors);
+    if (options.applied && incomingFields) meta.managedFields = incomingFields;
+    else if (
+      old.managedFields !== undefined &&
+      !(Array.isArray(incomingFields) && incomingFields.length === 0)
+    ) {
+      // Only objects that were applied carry managedFields: the cheap path above stays for the rest.
+      const fields = updateManagedFields(current, obj, old.managedFields, {
+        manager: options.fieldManager ?? '',
+        apiVersion: apiVersionOf(def, version),
+        subresource: options.subresource,
+        statusSubresource: def.statusSubresource,
+        schema: applySchemaFor(def, version),
+      });
+      if (fields.length > 0) meta.managedFields = fields;
+    }
     return obj;
   }
 

@@ -1,0 +1,467 @@
+/**
+ * Server-side apply, the structured-merge-diff (sigs.k8s.io/structured-merge-diff) subset the server
+ * implements: field sets, merging an applied configuration into a live object, comparing two objects and
+ * removing fields. Lists follow their schema (`x-kubernetes-list-type` map / set / atomic); maps merge
+ * member by member unless `x-kubernetes-map-type: atomic`.
+ *
+ * Paths are arrays of path elements in kube's FieldsV1 spelling: `f:<field>`, `k:{"key":"value"}` (keys
+ * sorted by name), `v:<json>` for set items.
+ */
+
+import { newBadRequest } from '@certkit/apimachinery';
+import { isObject, type JsonObject, jsonEqual } from './json.ts';
+import type { SmpSchema } from './patch.ts';
+import type { JSONSchemaProps } from './schema.ts';
+
+/** The shape of a value as far as apply cares. */
+export interface ApplySchema {
+  /** Declared members (struct fields); a member not declared is a map entry. */
+  properties?: Readonly<Record<string, ApplySchema>>;
+  /** Every member counts as declared (built-in kinds, whose Go structs are not described here). */
+  allDeclared?: boolean;
+  /** Schema of undeclared members. */
+  additional?: ApplySchema;
+  items?: ApplySchema;
+  listType?: 'atomic' | 'set' | 'map';
+  listMapKeys?: readonly string[];
+  atomicMap?: boolean;
+}
+
+const untyped: ApplySchema = {};
+
+function child(schema: ApplySchema, key: string): { schema: ApplySchema; declared: boolean } {
+  const declared =
+    schema.properties && Object.hasOwn(schema.properties, key) ? schema.properties[key] : undefined;
+  if (declared) return { schema: declared, declared: true };
+  if (schema.allDeclared) return { schema: { allDeclared: true }, declared: true };
+  return { schema: schema.additional ?? untyped, declared: false };
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Schemas
+
+/**
+ * A built-in kind's schema from its strategic-merge-patch strategies (kube-openapi's schemaconv rules: a
+ * merge key makes a list-map, a primitive merge a set). Other lists are atomic.
+ */
+export function schemaFromSmp(smp: SmpSchema): ApplySchema {
+  type Node = ApplySchema & { properties: Record<string, Node>; items?: Node };
+  const node = (): Node => ({ properties: {}, allDeclared: true });
+  const root = node();
+  const entries = Object.entries(smp).sort(([a], [b]) => a.split('.').length - b.split('.').length);
+  for (const [path, strategy] of entries) {
+    let at = root;
+    for (const part of path.split('.')) {
+      if (at.listType) at = at.items ??= node();
+      at = at.properties[part] ??= node();
+    }
+    if ('mergeKey' in strategy) {
+      at.listType = 'map';
+      at.listMapKeys = [strategy.mergeKey];
+    } else at.listType = 'set';
+  }
+  return root;
+}
+
+/** A custom resource's schema from its CRD's openAPIV3Schema; metadata is ObjectMeta's. */
+export function schemaFromOpenApi(schema: JSONSchemaProps | undefined, metadata: ApplySchema): ApplySchema {
+  const root = schema ? convert(schema) : {};
+  return { ...root, properties: { ...root.properties, metadata } };
+}
+
+function convert(s: JSONSchemaProps): ApplySchema {
+  const out: ApplySchema & { properties?: Record<string, ApplySchema> } = {};
+  if (s.properties) {
+    out.properties = {};
+    for (const [k, v] of Object.entries(s.properties)) out.properties[k] = convert(v);
+  }
+  if (isObject(s.additionalProperties)) out.additional = convert(s.additionalProperties as JSONSchemaProps);
+  if (s.items && isObject(s.items)) out.items = convert(s.items);
+  if (s.type === 'array') {
+    const t = s['x-kubernetes-list-type'];
+    out.listType = t === 'map' || t === 'set' ? t : 'atomic';
+    if (t === 'map') out.listMapKeys = s['x-kubernetes-list-map-keys'] ?? [];
+  }
+  if (s['x-kubernetes-map-type'] === 'atomic') out.atomicMap = true;
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Paths and field sets
+
+export type Path = readonly string[];
+const SEP = '\u0000';
+
+/** A set of paths, keyed by their joined elements. */
+export class FieldSet {
+  readonly paths = new Map<string, Path>();
+  static of(paths: Iterable<Path>): FieldSet {
+    const set = new FieldSet();
+    for (const p of paths) set.insert(p);
+    return set;
+  }
+  insert(path: Path): void {
+    this.paths.set(path.join(SEP), path);
+  }
+  has(path: Path): boolean {
+    return this.paths.has(path.join(SEP));
+  }
+  get size(): number {
+    return this.paths.size;
+  }
+  union(other: FieldSet): FieldSet {
+    const out = FieldSet.of(this.paths.values());
+    for (const p of other.paths.values()) out.insert(p);
+    return out;
+  }
+  difference(other: FieldSet): FieldSet {
+    return FieldSet.of([...this.paths.values()].filter((p) => !other.has(p)));
+  }
+  intersection(other: FieldSet): FieldSet {
+    return FieldSet.of([...this.paths.values()].filter((p) => other.has(p)));
+  }
+  filter(keep: (p: Path) => boolean): FieldSet {
+    return FieldSet.of([...this.paths.values()].filter(keep));
+  }
+  equals(other: FieldSet): boolean {
+    return this.size === other.size && [...this.paths.keys()].every((k) => other.paths.has(k));
+  }
+  /** True when some path of the set lies strictly below `path`. */
+  hasBelow(path: Path): boolean {
+    const prefix = path.join(SEP) + SEP;
+    for (const k of this.paths.keys()) if (k.startsWith(prefix)) return true;
+    return false;
+  }
+}
+
+/** FieldsV1 (`{"f:data":{".":{},"f:key":{}}}`) to a set. */
+export function decodeFieldsV1(fields: unknown, prefix: string[] = [], set = new FieldSet()): FieldSet {
+  if (!isObject(fields)) return set;
+  for (const [key, value] of Object.entries(fields)) {
+    if (key === '.') {
+      set.insert(prefix);
+      continue;
+    }
+    const path = [...prefix, key];
+    if (isObject(value) && Object.keys(value).length > 0) decodeFieldsV1(value, path, set);
+    else set.insert(path);
+  }
+  return set;
+}
+
+/** A set to FieldsV1, members sorted as kube writes them (`.` first, then by element). */
+export function encodeFieldsV1(set: FieldSet): JsonObject {
+  const root: JsonObject = {};
+  const nodes = new Map<string, JsonObject>();
+  const nodeOf = (path: Path): JsonObject => {
+    let node = root;
+    for (let i = 0; i < path.length; i++) {
+      const key = path.slice(0, i + 1).join(SEP);
+      let next = nodes.get(key);
+      if (!next) {
+        next = {};
+        nodes.set(key, next);
+        node[path[i]] = next;
+      }
+      node = next;
+    }
+    return node;
+  };
+  const leaves = [...set.paths.values()];
+  for (const p of leaves) nodeOf(p);
+  for (const p of leaves) {
+    const node = nodeOf(p);
+    if (Object.keys(node).length > 0 || set.hasBelow(p)) node['.'] = {};
+  }
+  return sortTree(root);
+}
+
+function sortTree(node: JsonObject): JsonObject {
+  const out: JsonObject = {};
+  for (const key of Object.keys(node).sort((a, b) =>
+    a === '.' ? -1 : b === '.' ? 1 : a < b ? -1 : a > b ? 1 : 0,
+  ))
+    out[key] = sortTree(node[key] as JsonObject);
+  return out;
+}
+
+/** A path as kube prints it in conflicts: `.spec.containers[name="app"].image`, `.metadata.finalizers[="x"]`. */
+export function pathString(path: Path): string {
+  return path
+    .map((pe) => {
+      const body = pe.slice(2);
+      if (pe.startsWith('f:')) return `.${body}`;
+      if (pe.startsWith('k:')) {
+        const key = JSON.parse(body) as JsonObject;
+        return `[${Object.entries(key)
+          .map(([k, v]) => `${k}=${JSON.stringify(v)}`)
+          .join(',')}]`;
+      }
+      if (pe.startsWith('v:')) return `[=${body}]`;
+      return `[${body}]`;
+    })
+    .join('');
+}
+
+function sortedJson(value: unknown): string {
+  if (isObject(value)) {
+    return `{${Object.keys(value)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${sortedJson(value[k])}`)
+      .join(',')}}`;
+  }
+  if (Array.isArray(value)) return `[${value.map(sortedJson).join(',')}]`;
+  return JSON.stringify(value);
+}
+
+/** The path element of a list item; undefined for atomic lists. */
+function itemElement(schema: ApplySchema, item: unknown, where: Path): string {
+  if (schema.listType === 'map') {
+    if (!isObject(item)) throw invalid(where, 'associative list with keys has an element that is not a map');
+    const keys = [...(schema.listMapKeys ?? [])].sort();
+    const key: JsonObject = {};
+    for (const k of keys) {
+      if (!Object.hasOwn(item, k) || item[k] === null || isObject(item[k]) || Array.isArray(item[k]))
+        throw invalid(where, `associative list with keys has an element that omits key field "${k}"`);
+      key[k] = item[k];
+    }
+    return `k:${JSON.stringify(key)}`;
+  }
+  return `v:${sortedJson(item)}`;
+}
+
+function invalid(where: Path, why: string) {
+  return newBadRequest(`failed to create typed patch object: ${pathString(where)}: ${why}`);
+}
+
+function granular(schema: ApplySchema, value: unknown): 'map' | 'list' | undefined {
+  if (isObject(value) && !schema.atomicMap && !schema.listType) return 'map';
+  if (Array.isArray(value) && (schema.listType === 'map' || schema.listType === 'set')) return 'list';
+  return undefined;
+}
+
+/** Indexes a granular list's items by path element; duplicates are refused. */
+function indexItems(schema: ApplySchema, list: unknown[], where: Path): Map<string, unknown> {
+  const index = new Map<string, unknown>();
+  for (const item of list) {
+    const pe = itemElement(schema, item, where);
+    if (index.has(pe)) throw invalid(where, `duplicate entries for key ${pe.slice(2)}`);
+    index.set(pe, item);
+  }
+  return index;
+}
+
+/** The fields an applied configuration sets (SMD ToFieldSet). */
+export function toFieldSet(
+  value: unknown,
+  schema: ApplySchema,
+  prefix: string[] = [],
+  set = new FieldSet(),
+): FieldSet {
+  const kind = granular(schema, value);
+  if (kind === 'map') {
+    for (const [key, member] of Object.entries(value as JsonObject)) {
+      const { schema: s, declared } = child(schema, key);
+      const path = [...prefix, `f:${key}`];
+      toFieldSet(member, s, path, set);
+      if (
+        member === null ||
+        (isObject(member) && Object.keys(member).length === 0) ||
+        !declared ||
+        !granular(s, member)
+      )
+        set.insert(path);
+    }
+  } else if (kind === 'list') {
+    const items = schema.items ?? untyped;
+    for (const item of value as unknown[]) {
+      const path = [...prefix, itemElement(schema, item, prefix)];
+      toFieldSet(item, items, path, set);
+      set.insert(path);
+    }
+  } else if (prefix.length > 0) set.insert(prefix);
+  return set;
+}
+
+/** Merges an applied configuration into a live value: maps member by member, granular lists by item. */
+export function merge(live: unknown, config: unknown, schema: ApplySchema, where: Path = []): unknown {
+  if (live === undefined) return structuredClone(config);
+  const kind = granular(schema, config);
+  if (kind === 'map' && isObject(live)) {
+    const out: JsonObject = { ...live };
+    for (const [key, member] of Object.entries(config as JsonObject)) {
+      out[key] = merge(Object.hasOwn(live, key) ? live[key] : undefined, member, child(schema, key).schema, [
+        ...where,
+        `f:${key}`,
+      ]);
+    }
+    return out;
+  }
+  if (kind === 'list' && Array.isArray(live)) {
+    const items = schema.items ?? untyped;
+    const liveIndex = indexItems(schema, live, where);
+    const configList = config as unknown[];
+    const configIndex = indexItems(schema, configList, where);
+    const out: { pe: string; value: unknown }[] = live.map((item) => {
+      const pe = itemElement(schema, item, where);
+      return {
+        pe,
+        value: configIndex.has(pe) ? merge(item, configIndex.get(pe), items, [...where, pe]) : item,
+      };
+    });
+    let last = -1;
+    for (const item of configList) {
+      const pe = itemElement(schema, item, where);
+      if (liveIndex.has(pe)) {
+        last = out.findIndex((o) => o.pe === pe);
+        continue;
+      }
+      // A new item goes after the configuration's previous item, or before its first shared one.
+      let at = last + 1;
+      if (last < 0) {
+        const firstShared = out.findIndex((o) => configIndex.has(o.pe));
+        at = firstShared < 0 ? out.length : firstShared;
+      }
+      out.splice(at, 0, { pe, value: structuredClone(item) });
+      last = at;
+    }
+    return out.map((o) => o.value);
+  }
+  return structuredClone(config);
+}
+
+export interface Comparison {
+  added: FieldSet;
+  modified: FieldSet;
+  removed: FieldSet;
+}
+
+/** What changed from `before` to `after` (SMD Compare). */
+export function compare(before: unknown, after: unknown, schema: ApplySchema): Comparison {
+  const result: Comparison = { added: new FieldSet(), modified: new FieldSet(), removed: new FieldSet() };
+  compareInto(before, after, schema, [], result);
+  return result;
+}
+
+function compareInto(lhs: unknown, rhs: unknown, schema: ApplySchema, path: string[], out: Comparison): void {
+  if (lhs === undefined && rhs === undefined) return;
+  const lk = lhs === undefined ? undefined : granular(schema, lhs);
+  const rk = rhs === undefined ? undefined : granular(schema, rhs);
+  const kind = lk ?? rk;
+  if (!kind || (lhs !== undefined && rhs !== undefined && lk !== rk)) {
+    if (path.length === 0) return;
+    if (lhs === undefined) out.added.insert(path);
+    else if (rhs === undefined) out.removed.insert(path);
+    else if (!jsonEqual(lhs, rhs)) out.modified.insert(path);
+    return;
+  }
+  if (path.length > 0) {
+    if (lhs === undefined) out.added.insert(path);
+    else if (rhs === undefined) out.removed.insert(path);
+  }
+  if (kind === 'map') {
+    const l = (lhs ?? {}) as JsonObject;
+    const r = (rhs ?? {}) as JsonObject;
+    const keys = new Set([...Object.keys(l), ...Object.keys(r)]);
+    for (const key of keys) {
+      compareInto(
+        Object.hasOwn(l, key) ? l[key] : undefined,
+        Object.hasOwn(r, key) ? r[key] : undefined,
+        child(schema, key).schema,
+        [...path, `f:${key}`],
+        out,
+      );
+    }
+    return;
+  }
+  const items = schema.items ?? untyped;
+  const l = indexItems(schema, (lhs ?? []) as unknown[], path);
+  const r = indexItems(schema, (rhs ?? []) as unknown[], path);
+  for (const pe of new Set([...l.keys(), ...r.keys()]))
+    compareInto(l.get(pe), r.get(pe), items, [...path, pe], out);
+}
+
+/**
+ * Removes the value at `path` from `obj` (mutated); missing paths are ignored. A list or map that this
+ * leaves empty is removed too (below the top level) when `dropEmpty` agrees for its path.
+ */
+export function removePath(
+  obj: unknown,
+  path: Path,
+  schema: ApplySchema,
+  dropEmpty: (path: Path) => boolean = () => false,
+): void {
+  removeAt(obj, path, schema);
+  for (let depth = path.length - 1; depth >= 2; depth--) {
+    const parent = path.slice(0, depth);
+    const value = valueAt(obj, parent, schema);
+    const empty = Array.isArray(value)
+      ? value.length === 0
+      : isObject(value) && Object.keys(value).length === 0;
+    if (!empty || !dropEmpty(parent)) return;
+    removeAt(obj, parent, schema);
+  }
+}
+
+function valueAt(obj: unknown, path: Path, schema: ApplySchema): unknown {
+  let node: unknown = obj;
+  let s = schema;
+  for (let i = 0; i < path.length; i++) {
+    const pe = path[i];
+    if (pe.startsWith('f:')) {
+      if (!isObject(node) || !Object.hasOwn(node, pe.slice(2))) return undefined;
+      s = child(s, pe.slice(2)).schema;
+      node = node[pe.slice(2)];
+    } else {
+      if (!Array.isArray(node)) return undefined;
+      const where = path.slice(0, i);
+      const items = s;
+      node = node.find((item) => {
+        try {
+          return itemElement(items, item, where) === pe;
+        } catch {
+          return false;
+        }
+      });
+      s = s.items ?? untyped;
+    }
+  }
+  return node;
+}
+
+function removeAt(obj: unknown, path: Path, schema: ApplySchema): void {
+  let node: unknown = obj;
+  let s = schema;
+  for (let i = 0; i < path.length; i++) {
+    const pe = path[i];
+    const last = i === path.length - 1;
+    if (pe.startsWith('f:')) {
+      if (!isObject(node)) return;
+      const key = pe.slice(2);
+      if (!Object.hasOwn(node, key)) return;
+      if (last) {
+        delete node[key];
+        return;
+      }
+      s = child(s, key).schema;
+      node = node[key];
+    } else {
+      if (!Array.isArray(node)) return;
+      const list = node;
+      const index = list.findIndex((item) => {
+        try {
+          return itemElement(s, item, path.slice(0, i)) === pe;
+        } catch {
+          return false;
+        }
+      });
+      if (index < 0) return;
+      if (last) {
+        list.splice(index, 1);
+        return;
+      }
+      node = list[index];
+      s = s.items ?? untyped;
+    }
+  }
+}
