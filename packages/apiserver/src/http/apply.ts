@@ -85,7 +85,14 @@ export async function serverSideApply(request: ApplyRequest): Promise<StoredObje
     statusSubresource: store.def.statusSubresource,
     schema: applySchemaFor(store.def, version),
   };
-  const options = { dryRun, subresource, version, inputOwned: true, applied: true, fieldManager: manager };
+  const options = {
+    dryRun,
+    subresource,
+    version,
+    inputOwned: true,
+    applied: true,
+    fieldManager: () => manager,
+  };
   for (let attempt = 0; ; attempt++) {
     try {
       return await store.guaranteedUpdate(

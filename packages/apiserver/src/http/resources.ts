@@ -186,7 +186,7 @@ export async function handleResource(
   const method = req.method ?? 'GET';
   const name = request.name;
   const subresource = request.subresource;
-  // The manager of an ordinary write, tracked on objects that carry managedFields (were applied).
+  // The manager of an ordinary write, worked out only for objects that carry managedFields (were applied).
   const fieldManager = () => query.get('fieldManager') ?? managerFromUserAgent(req.headers['user-agent']);
 
   const renderFor = (shape: 'single' | 'list' | 'watch'): RenderOptions => ({
@@ -253,7 +253,7 @@ export async function handleResource(
         subresource,
         version: request.version,
         inputOwned: true,
-        fieldManager: fieldManager(),
+        fieldManager,
       });
       sendJsonText(res, 200, objectBody(def, updated, render));
       return;
@@ -310,7 +310,7 @@ export async function handleResource(
           subresource,
           version: request.version,
           inputOwned: true,
-          fieldManager: fieldManager(),
+          fieldManager,
         },
       );
       sendJsonText(res, 200, objectBody(def, patched, render));

@@ -64,8 +64,8 @@ export interface WriteOptions {
    * as it is instead of being copied first (copying whole objects is a large part of a write's cost).
    */
   inputOwned?: boolean;
-  /** The field manager of the write (tracked on objects that carry managedFields). */
-  fieldManager?: string;
+  /** The field manager of the write, asked only for objects that carry managedFields. */
+  fieldManager?: () => string;
   /** The input's managedFields were computed by server-side apply: stored as they are. */
   applied?: boolean;
 }
@@ -569,7 +569,7 @@ export class ObjectStore {
     ) {
       // Only objects that were applied carry managedFields: the cheap path above stays for the rest.
       const fields = updateManagedFields(current, obj, old.managedFields, {
-        manager: options.fieldManager ?? '',
+        manager: options.fieldManager?.() ?? '',
         apiVersion: apiVersionOf(def, version),
         subresource: options.subresource,
         statusSubresource: def.statusSubresource,
