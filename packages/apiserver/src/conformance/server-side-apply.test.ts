@@ -55,10 +55,15 @@ spec:
     - name: v1
       served: true
       storage: true
+      subresources: {status: {}}
       schema:
         openAPIV3Schema:
           type: object
           properties:
+            status:
+              type: object
+              properties:
+                phase: {type: string}
             spec:
               type: object
               properties:
@@ -201,6 +206,48 @@ ${spec}`;
     await ssa(path);
     const second = await getJson('widget', 'w', '-n', 'ssa-cr');
     assert.deepEqual(second.spec, { size: 2, ports: [{ name: 'http', port: 8080 }], args: ['c'] });
+  });
+
+  it('applies to the status subresource, owned apart from the spec', async () => {
+    // The custom resource of the previous test.
+    const path = '/apis/ssa.example.com/v1/namespaces/ssa-cr/widgets/w/status?fieldManager=status-writer';
+    const applyStatus = (phase: string) =>
+      t.fetch('PATCH', path, {
+        rawBody: `apiVersion: ssa.example.com/v1\nkind: Widget\nmetadata: {name: w}\nstatus: {phase: ${phase}}\n`,
+        headers: { 'content-type': 'application/apply-patch+yaml' },
+      });
+    const applied = await applyStatus('Ready');
+    assert.equal(applied.status, 200, JSON.stringify(applied.json));
+    const widget = await getJson('widget', 'w', '-n', 'ssa-cr');
+    assert.equal(widget.status.phase, 'Ready');
+    assert.equal(widget.spec.size, 2, 'the spec is untouched');
+    const entry = widget.metadata.managedFields.find(
+      (e: { manager: string }) => e.manager === 'status-writer',
+    );
+    assert.equal(entry.subresource, 'status');
+    assert.equal(entry.operation, 'Apply');
+    assert.deepEqual(entry.fieldsV1, { 'f:status': { 'f:phase': {} } });
+
+    // A spec apply by its own manager neither owns nor removes the status.
+    await ok(
+      'apply',
+      '--server-side',
+      '-f',
+      await manifest(`apiVersion: ssa.example.com/v1
+kind: Widget
+metadata: {name: w, namespace: ssa-cr}
+spec:
+  size: 3
+  ports: [{name: http, port: 8080}]
+  args: [c]
+`),
+    );
+    const after = await getJson('widget', 'w', '-n', 'ssa-cr');
+    assert.equal(after.spec.size, 3);
+    assert.equal(after.status.phase, 'Ready');
+    // The status manager applies a new value without conflict: nobody else owns it.
+    assert.equal((await applyStatus('Degraded')).status, 200);
+    assert.equal((await getJson('widget', 'w', '-n', 'ssa-cr')).status.phase, 'Degraded');
   });
 
   it('conflicts with another manager, forces, and shows both managers', async () => {
