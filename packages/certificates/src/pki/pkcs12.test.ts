@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { createHash, createPrivateKey, generateKeyPairSync, randomBytes, type KeyObject } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -22,8 +22,16 @@ import { encodePem } from './pem.ts';
 import { rc2CbcEncrypt, rc2EncryptBlock } from './rc2.ts';
 import { issue, rootCa } from './test-support.ts';
 
-// Every check here goes through a real reader (OpenSSL 3.0, Java 17's keytool) or a published test vector;
-// none is skipped when a tool is missing, since a skipped check is one that cannot fail.
+// Every check here goes through a real reader (OpenSSL 3.0, Java 17's keytool) or a published test vector.
+// Only a tool that cannot be started skips its checks, with the reason printed (.ci/run installs both);
+// one that starts and misbehaves fails them.
+function unavailable(tool: string, args: string[]): string | false {
+  const error = spawnSync(tool, args).error as { code?: string } | undefined;
+  return error?.code === 'ENOENT' ? `${tool} is not on PATH` : false;
+}
+const noOpenssl = unavailable('openssl', ['version']);
+const noKeytool = noOpenssl || unavailable('keytool', ['-help']);
+if (noKeytool) console.log(`# skipping the PKCS#12 checks that need it: ${noKeytool}`);
 
 const PROFILES: readonly Pkcs12Profile[] = ['LegacyRC2', 'LegacyDES', 'Modern2023', 'Modern2026'];
 /** Java 17 has no PBMAC1 (it came in Java 26), so it cannot open Modern2026 files. */
@@ -329,7 +337,7 @@ test('RC2 matches the RFC 2268 section 5 test vectors', () => {
   }
 });
 
-test('RC2-40-CBC with padding matches openssl enc -rc2-40-cbc', async () => {
+test('RC2-40-CBC with padding matches openssl enc -rc2-40-cbc', { skip: noOpenssl }, async () => {
   // 40 effective bits from a 5-byte key is what pbeWithSHAAnd40BitRC2-CBC uses; the RFC has no such vector.
   await Promise.all(
     [0, 1, 7, 8, 9, 63, 1000].map(async (length) => {
@@ -365,7 +373,7 @@ test('passwords are BMPStrings with a NUL terminator, and characters outside the
   assert.throws(() => encodePkcs12Truststore('LegacyDES', '🔑', [rootDer]), /cannot be encoded in UCS-2/);
 });
 
-test('the RFC 7292 appendix B KDF matches OpenSSL PKCS12KDF', async () => {
+test('the RFC 7292 appendix B KDF matches OpenSSL PKCS12KDF', { skip: noOpenssl }, async () => {
   const cases: [
     hash: HashName,
     password: string,
@@ -415,47 +423,51 @@ test('the RFC 7292 appendix B KDF matches OpenSSL PKCS12KDF', async () => {
   );
 });
 
-test('the MAC checker accepts the MACs OpenSSL writes (SHA-1 and SHA-256) and only with the password', async () => {
-  const [leaf] = CHAINS['ECDSA P-256'];
-  const keyFile = tempFile(KEYS['ECDSA P-256'].export({ format: 'pem', type: 'pkcs8' }), 'pem');
-  const certFile = tempFile(encodePem('CERTIFICATE', leaf), 'pem');
-  for (const [flags, mac] of [
-    [[], 'MAC: sha256, Iteration 2048'],
-    [['-legacy'], 'MAC: sha1, Iteration 2048'],
-    // One iteration, as in the legacy profiles: OpenSSL then leaves MacData's iterations out too.
-    [['-macalg', 'sha1', '-nomaciter'], 'MAC: sha1, Iteration 1'],
-  ] as const) {
-    const out = join(workDir, `${++fileCount}.p12`);
-    const exported = await run('openssl', [
-      'pkcs12',
-      '-export',
-      '-inkey',
-      keyFile,
-      '-in',
-      certFile,
-      '-passout',
-      `pass:${PASSWORD}`,
-      '-out',
-      out,
-      ...flags,
-    ]);
-    assert.equal(exported.code, 0, exported.stderr);
-    const info = await run('openssl', [
-      'pkcs12',
-      '-info',
-      '-noout',
-      '-passin',
-      `pass:${PASSWORD}`,
-      '-in',
-      out,
-      ...flags.filter((f) => f === '-legacy'),
-    ]);
-    assert.match(info.stderr, new RegExp(mac));
-    const p12 = readFileSync(out);
-    checkMac(p12, PASSWORD);
-    assert.throws(() => checkMac(p12, `${PASSWORD}!`), /MAC mismatch/);
-  }
-});
+test(
+  'the MAC checker accepts the MACs OpenSSL writes (SHA-1 and SHA-256) and only with the password',
+  { skip: noOpenssl },
+  async () => {
+    const [leaf] = CHAINS['ECDSA P-256'];
+    const keyFile = tempFile(KEYS['ECDSA P-256'].export({ format: 'pem', type: 'pkcs8' }), 'pem');
+    const certFile = tempFile(encodePem('CERTIFICATE', leaf), 'pem');
+    for (const [flags, mac] of [
+      [[], 'MAC: sha256, Iteration 2048'],
+      [['-legacy'], 'MAC: sha1, Iteration 2048'],
+      // One iteration, as in the legacy profiles: OpenSSL then leaves MacData's iterations out too.
+      [['-macalg', 'sha1', '-nomaciter'], 'MAC: sha1, Iteration 1'],
+    ] as const) {
+      const out = join(workDir, `${++fileCount}.p12`);
+      const exported = await run('openssl', [
+        'pkcs12',
+        '-export',
+        '-inkey',
+        keyFile,
+        '-in',
+        certFile,
+        '-passout',
+        `pass:${PASSWORD}`,
+        '-out',
+        out,
+        ...flags,
+      ]);
+      assert.equal(exported.code, 0, exported.stderr);
+      const info = await run('openssl', [
+        'pkcs12',
+        '-info',
+        '-noout',
+        '-passin',
+        `pass:${PASSWORD}`,
+        '-in',
+        out,
+        ...flags.filter((f) => f === '-legacy'),
+      ]);
+      assert.match(info.stderr, new RegExp(mac));
+      const p12 = readFileSync(out);
+      checkMac(p12, PASSWORD);
+      assert.throws(() => checkMac(p12, `${PASSWORD}!`), /MAC mismatch/);
+    }
+  },
+);
 
 /** RFC 9579 appendix A, base64 DER. */
 const RFC9579: Readonly<Record<'A.1' | 'A.2' | 'A.3', string>> = {
@@ -677,57 +689,69 @@ function assertKeystoreInfo(info: Run, profile: Pkcs12Profile, key: KeyObject, c
 }
 
 for (const profile of PROFILES) {
-  test(`${profile} keystore: OpenSSL reads back each key type with its chain and CA, only with the password`, async () => {
-    await Promise.all(
-      Object.entries(KEYS).map(async ([name, key]) => {
-        const chain = CHAINS[name];
-        assert.equal(chain.length, 2);
-        const p12 = encodePkcs12Keystore(profile, PASSWORD, key, chain, [rootDer]);
-        checkMac(p12, PASSWORD);
-        assert.throws(() => checkMac(p12, 'wrong'), /MAC mismatch/);
-        assertKeystoreInfo(await opensslInfo(p12, profile, PASSWORD), profile, key, [...chain, rootDer]);
-        const wrong = await opensslInfo(p12, profile, `${PASSWORD}x`);
-        assert.notEqual(wrong.code, 0, `${name}: OpenSSL opened the keystore with a wrong password`);
-        assert.doesNotMatch(wrong.stdout, /BEGIN PRIVATE KEY/);
-      }),
-    );
-  });
+  test(
+    `${profile} keystore: OpenSSL reads back each key type with its chain and CA, only with the password`,
+    { skip: noOpenssl },
+    async () => {
+      await Promise.all(
+        Object.entries(KEYS).map(async ([name, key]) => {
+          const chain = CHAINS[name];
+          assert.equal(chain.length, 2);
+          const p12 = encodePkcs12Keystore(profile, PASSWORD, key, chain, [rootDer]);
+          checkMac(p12, PASSWORD);
+          assert.throws(() => checkMac(p12, 'wrong'), /MAC mismatch/);
+          assertKeystoreInfo(await opensslInfo(p12, profile, PASSWORD), profile, key, [...chain, rootDer]);
+          const wrong = await opensslInfo(p12, profile, `${PASSWORD}x`);
+          assert.notEqual(wrong.code, 0, `${name}: OpenSSL opened the keystore with a wrong password`);
+          assert.doesNotMatch(wrong.stdout, /BEGIN PRIVATE KEY/);
+        }),
+      );
+    },
+  );
 }
 
 for (const profile of JAVA_PROFILES) {
-  test(`${profile} keystore: keytool lists one PrivateKeyEntry with the whole chain`, async () => {
-    await Promise.all(
-      Object.entries(KEYS).map(async ([name, key]) => {
-        const chain = CHAINS[name];
-        const p12 = encodePkcs12Keystore(profile, PASSWORD, key, chain, [rootDer]);
-        const listed = await keytoolList(p12, PASSWORD);
-        assert.equal(listed.code, 0, listed.stdout + listed.stderr);
-        assert.match(listed.stdout, /Your keystore contains 1 entry\n/);
-        const [entry] = keytoolEntries(listed.stdout);
-        assert.equal(entry.type, 'PrivateKeyEntry', name);
-        // Java rebuilds the chain up to the root from the extra certificates.
-        assert.match(listed.stdout, /Certificate chain length: 3\n/);
-        assert.deepEqual(entry.fingerprints, [...chain, rootDer].map(javaFingerprint), name);
-      }),
-    );
-    const p12 = encodePkcs12Keystore(profile, PASSWORD, KEYS.Ed25519, CHAINS.Ed25519, [rootDer]);
-    const wrong = await keytoolList(p12, 'not the password');
-    assert.notEqual(wrong.code, 0);
-    assert.match(wrong.stdout + wrong.stderr, /password was incorrect/);
-  });
+  test(
+    `${profile} keystore: keytool lists one PrivateKeyEntry with the whole chain`,
+    { skip: noKeytool },
+    async () => {
+      await Promise.all(
+        Object.entries(KEYS).map(async ([name, key]) => {
+          const chain = CHAINS[name];
+          const p12 = encodePkcs12Keystore(profile, PASSWORD, key, chain, [rootDer]);
+          const listed = await keytoolList(p12, PASSWORD);
+          assert.equal(listed.code, 0, listed.stdout + listed.stderr);
+          assert.match(listed.stdout, /Your keystore contains 1 entry\n/);
+          const [entry] = keytoolEntries(listed.stdout);
+          assert.equal(entry.type, 'PrivateKeyEntry', name);
+          // Java rebuilds the chain up to the root from the extra certificates.
+          assert.match(listed.stdout, /Certificate chain length: 3\n/);
+          assert.deepEqual(entry.fingerprints, [...chain, rootDer].map(javaFingerprint), name);
+        }),
+      );
+      const p12 = encodePkcs12Keystore(profile, PASSWORD, KEYS.Ed25519, CHAINS.Ed25519, [rootDer]);
+      const wrong = await keytoolList(p12, 'not the password');
+      assert.notEqual(wrong.code, 0);
+      assert.match(wrong.stdout + wrong.stderr, /password was incorrect/);
+    },
+  );
 }
 
-test('keystore passwords: non-ASCII goes to the PKCS#12 KDF as BMP and to PBKDF2 as UTF-8; empty works', async () => {
-  const chain = CHAINS['ECDSA P-256'];
-  const key = KEYS['ECDSA P-256'];
-  for (const password of ['pässwörd€', '']) {
-    for (const profile of PROFILES) {
-      const p12 = encodePkcs12Keystore(profile, password, key, chain, []);
-      checkMac(p12, password);
-      assertKeystoreInfo(await opensslInfo(p12, profile, password), profile, key, chain);
+test(
+  'keystore passwords: non-ASCII goes to the PKCS#12 KDF as BMP and to PBKDF2 as UTF-8; empty works',
+  { skip: noOpenssl },
+  async () => {
+    const chain = CHAINS['ECDSA P-256'];
+    const key = KEYS['ECDSA P-256'];
+    for (const password of ['pässwörd€', '']) {
+      for (const profile of PROFILES) {
+        const p12 = encodePkcs12Keystore(profile, password, key, chain, []);
+        checkMac(p12, password);
+        assertKeystoreInfo(await opensslInfo(p12, profile, password), profile, key, chain);
+      }
     }
-  }
-});
+  },
+);
 
 /** The DER elements at a path of child indexes. */
 function at(element: Tlv, ...path: number[]): Tlv {
@@ -854,52 +878,60 @@ const TRUSTED = [rootDer, oddCaDer, intermediateDer];
 const TRUSTED_NAMES = ['CN=certkit test root', ODD_CA_NAME, 'CN=certkit test intermediate'];
 
 for (const profile of PROFILES) {
-  test(`${profile} truststore: OpenSSL reads each CA with its friendly name and Java's trust attribute`, async () => {
-    const p12 = encodePkcs12Truststore(profile, PASSWORD, TRUSTED);
-    checkMac(p12, PASSWORD);
-    assert.throws(() => checkMac(p12, 'wrong'), /MAC mismatch/);
-    const info = await opensslInfo(p12, profile, PASSWORD);
-    assert.equal(info.code, 0, info.stderr);
-    assert.ok(
-      info.stderr.includes(`PKCS7 Encrypted data: ${OPENSSL_ALGORITHMS[profile].certs}\n`),
-      info.stderr,
-    );
-    assert.doesNotMatch(info.stderr, /Shrouded Keybag/);
-    const bags = infoBags(info.stdout);
-    assert.deepEqual(
-      bags.map((bag) => bag.der.toString('hex')),
-      TRUSTED.map((der) => der.toString('hex')),
-    );
-    bags.forEach((bag, index) => {
-      // OpenSSL prints the attribute it has no name for by OID, and its value (an OID) as unsupported.
-      assert.match(bag.attributes, /\n {4}2\.16\.840\.1\.113894\.746875\.1\.1: <Unsupported tag 6>\n/);
-      assert.equal(/friendlyName: (.*)\n/.exec(bag.attributes)?.[1], TRUSTED_NAMES[index]);
-      assert.equal(localKeyIdOf(bag), undefined);
-    });
-    if (profile !== 'Modern2026') {
-      const wrong = await opensslInfo(p12, profile, 'wrong');
-      assert.notEqual(wrong.code, 0);
-      assert.match(wrong.stderr, /Mac verify error/);
-    }
-  });
+  test(
+    `${profile} truststore: OpenSSL reads each CA with its friendly name and Java's trust attribute`,
+    { skip: noOpenssl },
+    async () => {
+      const p12 = encodePkcs12Truststore(profile, PASSWORD, TRUSTED);
+      checkMac(p12, PASSWORD);
+      assert.throws(() => checkMac(p12, 'wrong'), /MAC mismatch/);
+      const info = await opensslInfo(p12, profile, PASSWORD);
+      assert.equal(info.code, 0, info.stderr);
+      assert.ok(
+        info.stderr.includes(`PKCS7 Encrypted data: ${OPENSSL_ALGORITHMS[profile].certs}\n`),
+        info.stderr,
+      );
+      assert.doesNotMatch(info.stderr, /Shrouded Keybag/);
+      const bags = infoBags(info.stdout);
+      assert.deepEqual(
+        bags.map((bag) => bag.der.toString('hex')),
+        TRUSTED.map((der) => der.toString('hex')),
+      );
+      bags.forEach((bag, index) => {
+        // OpenSSL prints the attribute it has no name for by OID, and its value (an OID) as unsupported.
+        assert.match(bag.attributes, /\n {4}2\.16\.840\.1\.113894\.746875\.1\.1: <Unsupported tag 6>\n/);
+        assert.equal(/friendlyName: (.*)\n/.exec(bag.attributes)?.[1], TRUSTED_NAMES[index]);
+        assert.equal(localKeyIdOf(bag), undefined);
+      });
+      if (profile !== 'Modern2026') {
+        const wrong = await opensslInfo(p12, profile, 'wrong');
+        assert.notEqual(wrong.code, 0);
+        assert.match(wrong.stderr, /Mac verify error/);
+      }
+    },
+  );
 }
 
 for (const profile of JAVA_PROFILES) {
-  test(`${profile} truststore: keytool lists every CA as a trustedCertEntry named by its subject`, async () => {
-    const listed = await keytoolList(encodePkcs12Truststore(profile, PASSWORD, TRUSTED), PASSWORD);
-    assert.equal(listed.code, 0, listed.stdout + listed.stderr);
-    assert.match(listed.stdout, /Your keystore contains 3 entries\n/);
-    const entries = keytoolEntries(listed.stdout);
-    // Java keeps PKCS#12 aliases in lower case.
-    assert.deepEqual(
-      entries
-        .map((entry) => [entry.alias, entry.type, entry.fingerprints.join()])
-        .sort((a, b) => a[0].localeCompare(b[0])),
-      TRUSTED.map((der, index) => [
-        TRUSTED_NAMES[index].toLowerCase(),
-        'trustedCertEntry',
-        javaFingerprint(der),
-      ]).sort((a, b) => a[0].localeCompare(b[0])),
-    );
-  });
+  test(
+    `${profile} truststore: keytool lists every CA as a trustedCertEntry named by its subject`,
+    { skip: noKeytool },
+    async () => {
+      const listed = await keytoolList(encodePkcs12Truststore(profile, PASSWORD, TRUSTED), PASSWORD);
+      assert.equal(listed.code, 0, listed.stdout + listed.stderr);
+      assert.match(listed.stdout, /Your keystore contains 3 entries\n/);
+      const entries = keytoolEntries(listed.stdout);
+      // Java keeps PKCS#12 aliases in lower case.
+      assert.deepEqual(
+        entries
+          .map((entry) => [entry.alias, entry.type, entry.fingerprints.join()])
+          .sort((a, b) => a[0].localeCompare(b[0])),
+        TRUSTED.map((der, index) => [
+          TRUSTED_NAMES[index].toLowerCase(),
+          'trustedCertEntry',
+          javaFingerprint(der),
+        ]).sort((a, b) => a[0].localeCompare(b[0])),
+      );
+    },
+  );
 }
