@@ -184,6 +184,63 @@ describe('Secrets and ConfigMaps through CoreV1Api', () => {
     await apiError(core.readNamespacedConfigMap({ name: 'nginx-config', namespace: ns }), 404);
   });
 
+  it('server-side applies a ConfigMap: creates, updates, and answers another manager with a 409 conflict', async () => {
+    const ns = await namespace('applied');
+    const apply = setHeaderOptions('Content-Type', PatchStrategy.ServerSideApply);
+    const config = (data: Record<string, string>) => ({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'feature-flags', namespace: ns },
+      data,
+    });
+    const created = await core.patchNamespacedConfigMap(
+      {
+        name: 'feature-flags',
+        namespace: ns,
+        body: config({ search: 'on' }),
+        fieldManager: 'flags-operator',
+      },
+      apply,
+    );
+    assert.deepEqual(created.data, { search: 'on' });
+    assert.deepEqual(
+      created.metadata?.managedFields?.map((e) => [e.manager, e.operation]),
+      [['flags-operator', 'Apply']],
+    );
+
+    const updated = await core.patchNamespacedConfigMap(
+      {
+        name: 'feature-flags',
+        namespace: ns,
+        body: config({ search: 'off', beta: 'on' }),
+        fieldManager: 'flags-operator',
+      },
+      apply,
+    );
+    assert.deepEqual(updated.data, { search: 'off', beta: 'on' });
+
+    const conflict = await apiError(
+      core.patchNamespacedConfigMap(
+        { name: 'feature-flags', namespace: ns, body: config({ beta: 'off' }), fieldManager: 'someone-else' },
+        apply,
+      ),
+      409,
+    );
+    assert.equal(conflict.reason, 'Conflict');
+    assert.match(conflict.message, /conflict with "flags-operator"/);
+    const forced = await core.patchNamespacedConfigMap(
+      {
+        name: 'feature-flags',
+        namespace: ns,
+        body: config({ beta: 'off' }),
+        fieldManager: 'someone-else',
+        force: true,
+      },
+      apply,
+    );
+    assert.deepEqual(forced.data, { search: 'off', beta: 'off' });
+  });
+
   it('surfaces 404 NotFound as an ApiException with a Status body', async () => {
     const ns = await namespace('inventory');
     const status = await apiError(
