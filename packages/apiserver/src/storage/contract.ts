@@ -2,6 +2,7 @@
  * The storage contract, written once and run against every backend (see sqlite.test.ts):
  *
  *   runStorageContract('sqlite', async () => ({ storage, reopen, cleanup }));
+ *   runStorageContract('sqlite :memory:', async () => ({ storage, cleanup }), { volatile: true });
  *
  * Prefixes are plain string prefixes: range('/a/b') also returns '/a/bc'. Callers that mean "the children of
  * /a/b" pass '/a/b/', which is what the registry does for every resource and namespace.
@@ -172,7 +173,15 @@ function keysOf(kvs: KeyValue[]): string[] {
   return kvs.map((kv) => kv.key);
 }
 
-export function runStorageContract(name: string, factory: () => Promise<StorageFixture>): void {
+/**
+ * `volatile`: the store lives in memory and cannot be reopened, so the durability cases are not registered
+ * for it (rather than registered and skipped).
+ */
+export function runStorageContract(
+  name: string,
+  factory: () => Promise<StorageFixture>,
+  { volatile = false }: { volatile?: boolean } = {},
+): void {
   const test = (title: string, body: Body): void => {
     it(title, { timeout: TIMEOUT_MS }, async (t) => {
       const fixture = await factory();
@@ -781,59 +790,60 @@ export function runStorageContract(name: string, factory: () => Promise<StorageF
       });
     });
 
-    describe('durability', () => {
-      test('contents, revision, history and watermark survive a reopen', async (s, fixture, t) => {
-        if (!fixture.reopen) {
-          t.skip('the fixture cannot reopen its store');
-          return;
-        }
-        const w = new Writer(s);
-        await w.churn(0);
-        const mid = await s.currentRevision();
-        await w.churn(1);
-        await w.churn(2);
-        await w.delete('/registry/configmaps/default/c2');
-        const before = await s.range('/registry/');
-        const beforeAtMid = await s.range('/registry/', { revision: mid });
-        const compactTo = mid - 2;
-        await s.compact(compactTo);
-        const current = await s.currentRevision();
+    if (!volatile) describeDurability(test);
+  });
+}
 
-        const reopened = await fixture.reopen();
-        assert.equal(await reopened.currentRevision(), current);
-        assert.equal(await reopened.compactedRevision(), compactTo);
-        assert.deepEqual(await reopened.range('/registry/'), before);
-        assert.deepEqual(await reopened.range('/registry/', { revision: mid }), beforeAtMid);
-        await assert.rejects(reopened.range('/registry/', { revision: compactTo - 1 }), CompactedError);
+/** Reopening keeps everything: registered only for stores that live on disk. */
+function describeDurability(test: (title: string, body: Body) => void): void {
+  const reopen = (fixture: StorageFixture) => {
+    if (!fixture.reopen) throw new Error("a durable store's fixture must be able to reopen it");
+    return fixture.reopen();
+  };
+  describe('durability', () => {
+    test('contents, revision, history and watermark survive a reopen', async (s, fixture) => {
+      const w = new Writer(s);
+      await w.churn(0);
+      const mid = await s.currentRevision();
+      await w.churn(1);
+      await w.churn(2);
+      await w.delete('/registry/configmaps/default/c2');
+      const before = await s.range('/registry/');
+      const beforeAtMid = await s.range('/registry/', { revision: mid });
+      const compactTo = mid - 2;
+      await s.compact(compactTo);
+      const current = await s.currentRevision();
 
-        const rec = new Recorder();
-        const watch = reopened.watch('/registry/', compactTo, rec);
-        const expected = w.expected.filter((e) => e.revision > compactTo);
-        await rec.waitForEvents(expected.length);
-        watch.close();
-        assert.deepEqual(rec.events.map(normalize), expected);
+      const reopened = await reopen(fixture);
+      assert.equal(await reopened.currentRevision(), current);
+      assert.equal(await reopened.compactedRevision(), compactTo);
+      assert.deepEqual(await reopened.range('/registry/'), before);
+      assert.deepEqual(await reopened.range('/registry/', { revision: mid }), beforeAtMid);
+      await assert.rejects(reopened.range('/registry/', { revision: compactTo - 1 }), CompactedError);
 
-        assert.equal(await reopened.create('/registry/secrets/default/after', '{}'), current + 1);
-      });
+      const rec = new Recorder();
+      const watch = reopened.watch('/registry/', compactTo, rec);
+      const expected = w.expected.filter((e) => e.revision > compactTo);
+      await rec.waitForEvents(expected.length);
+      watch.close();
+      assert.deepEqual(rec.events.map(normalize), expected);
 
-      test('the revision survives compaction of a trailing delete and a reopen', async (s, fixture, t) => {
-        if (!fixture.reopen) {
-          t.skip('the fixture cannot reopen its store');
-          return;
-        }
-        await s.create('/registry/secrets/default/a', '{}');
-        await s.create('/registry/secrets/default/b', '{}');
-        const { revision } = await s.delete('/registry/secrets/default/b');
-        await s.compact(revision);
-        const reopened = await fixture.reopen();
-        assert.equal(await reopened.currentRevision(), revision);
-        assert.equal(await reopened.compactedRevision(), revision);
-        assert.equal(await reopened.get('/registry/secrets/default/b'), undefined);
-        assert.equal(await reopened.create('/registry/secrets/default/b', '{}'), revision + 1);
-        const again = await fixture.reopen();
-        assert.equal(await again.currentRevision(), revision + 1);
-        assert.equal((await again.get('/registry/secrets/default/b'))?.createRevision, revision + 1);
-      });
+      assert.equal(await reopened.create('/registry/secrets/default/after', '{}'), current + 1);
+    });
+
+    test('the revision survives compaction of a trailing delete and a reopen', async (s, fixture) => {
+      await s.create('/registry/secrets/default/a', '{}');
+      await s.create('/registry/secrets/default/b', '{}');
+      const { revision } = await s.delete('/registry/secrets/default/b');
+      await s.compact(revision);
+      const reopened = await reopen(fixture);
+      assert.equal(await reopened.currentRevision(), revision);
+      assert.equal(await reopened.compactedRevision(), revision);
+      assert.equal(await reopened.get('/registry/secrets/default/b'), undefined);
+      assert.equal(await reopened.create('/registry/secrets/default/b', '{}'), revision + 1);
+      const again = await reopen(fixture);
+      assert.equal(await again.currentRevision(), revision + 1);
+      assert.equal((await again.get('/registry/secrets/default/b'))?.createRevision, revision + 1);
     });
   });
 }

@@ -35,16 +35,24 @@ async function fileFixture(): Promise<StorageFixture & { path: string }> {
 
 runStorageContract('sqlite file', fileFixture);
 
-runStorageContract('sqlite :memory:', async () => {
-  const storage = SqliteStorage.open(':memory:');
-  return { storage, cleanup: () => storage.close() };
-});
+runStorageContract(
+  'sqlite :memory:',
+  async () => {
+    const storage = SqliteStorage.open(':memory:');
+    return { storage, cleanup: () => storage.close() };
+  },
+  { volatile: true },
+);
 
 // A small batch size makes the multi-step paths (catch-up, batched compaction) run on small data.
-runStorageContract('sqlite small batches', async () => {
-  const storage = SqliteStorage.open(':memory:', { watchBatchSize: 3, compactBatchSize: 2 });
-  return { storage, cleanup: () => storage.close() };
-});
+runStorageContract(
+  'sqlite small batches',
+  async () => {
+    const storage = SqliteStorage.open(':memory:', { watchBatchSize: 3, compactBatchSize: 2 });
+    return { storage, cleanup: () => storage.close() };
+  },
+  { volatile: true },
+);
 
 /** Reads the file through a second connection, as an operator's sqlite3 would. */
 function inspect<T>(path: string, fn: (db: DatabaseSync) => T): T {
