@@ -40,13 +40,15 @@ import { throughput, writeResults } from './lib.ts';
  *        --ca=labelled|unlabelled --cpu-prof --apiserver-cpu-prof --apiserver-node-args=a,b
  *        --controller-node-args=a,b --apiserver-root=DIR --perf=FILE [--perf-all] --create-interval=MS
  *        --repeat=N --results=NAME]
- * (--perf: `perf record` of the controller's main thread during the issuances, into FILE; --cpu-prof: the controller's profiles under bench/results/profiles/<run>/; --apiserver-cpu-prof: the API
- * server's under $TMPDIR/certkit-issuance-profiles/apiserver-<run>/, written when each run's server stops;
+ * (--perf: `perf record` of the controller's main thread during the issuances, into FILE; --cpu-prof: the
+ * controller's profiles under bench/results/profiles/<run>/; --apiserver-cpu-prof: the API server's under
+ * $TMPDIR/certkit-issuance-profiles/apiserver-<run>/, written when each run's server stops;
  * --apiserver-node-args / --controller-node-args: more flags for the server's or the controller's node, e.g.
  * --perf-basic-prof for `perf record -p`, or V8 heap flags to compare;
  * --apiserver-root: run the API server from another checkout, to compare two servers under one controller;
- * --repeat: run each case N times, for the spread of the RSA ratio on this noisy machine; --results: write
- * bench/results/NAME.{json,md} instead of issuance.*, so that a partial or repeated run keeps the full one)
+ * --repeat: run every case N times, in N rounds of all cases, for the spread of the RSA ratio on this noisy
+ * machine (the summary gives each case's median); --results: write bench/results/NAME.{json,md} instead of
+ * issuance.*, so that a partial or repeated run keeps the full one)
  */
 
 const flag = (name: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1];
@@ -415,7 +417,15 @@ async function floorForRsa(): Promise<{ seconds: number; cpuSeconds: number }> {
   return floor;
 }
 
-const runs: Run[] = [];
+// Cases in the order they are reported; with --repeat, whole rounds of them, so that the machine's drifting
+// load falls on every case alike instead of on whichever ran last.
+type Case = {
+  algorithm: (typeof ALGORITHMS)[number];
+  mode: (typeof MODES)[number];
+  labelled: boolean;
+  cas: CaPair[];
+};
+const cases: Case[] = [];
 for (const algorithm of ALGORITHMS) {
   if (ONLY && ONLY !== algorithm.id) continue;
   const cas = await caPairs(algorithm.privateKey.algorithm);
@@ -423,10 +433,17 @@ for (const algorithm of ALGORITHMS) {
     if (ONLY_MODE && ONLY_MODE !== mode.id) continue;
     for (const labelled of [false, true]) {
       if (ONLY_CA && ONLY_CA !== (labelled ? 'labelled' : 'unlabelled')) continue;
-      for (let i = 0; i < REPEAT; i++) runs.push(await measuredRun(algorithm, mode, labelled, cas));
+      cases.push({ algorithm, mode, labelled, cas });
     }
   }
 }
+const runsByCase = cases.map(() => [] as Run[]);
+for (let round = 0; round < REPEAT; round++) {
+  for (const [i, c] of cases.entries()) {
+    runsByCase[i].push(await measuredRun(c.algorithm, c.mode, c.labelled, c.cas));
+  }
+}
+const runs = runsByCase.flat();
 
 /** One run, with its RSA floor measured on either side of it. */
 async function measuredRun(
@@ -455,10 +472,21 @@ async function measuredRun(
   return r;
 }
 
-const rsaRatios = runs.flatMap((r) => (r.ratioToKeygen ? [r.ratioToKeygen] : [])).sort((a, b) => a - b);
-const middle = (rsaRatios.length - 1) / 2;
-const rsaSummary = rsaRatios.length
-  ? `RSA 2048 ratio to keygen alone over ${rsaRatios.length} run(s): median ${round((rsaRatios[Math.floor(middle)] + rsaRatios[Math.ceil(middle)]) / 2, 3)}, range ${rsaRatios[0]}–${rsaRatios.at(-1)}, ${rsaRatios.filter((x) => x < 1.3).length} of ${rsaRatios.length} under 1.3.`
+/** "median M, range A–B, K of N under 1.3" for a set of RSA runs. */
+function ratioSummary(rs: Run[]): string {
+  const ratios = rs.flatMap((r) => (r.ratioToKeygen ? [r.ratioToKeygen] : [])).sort((a, b) => a - b);
+  const middle = (ratios.length - 1) / 2;
+  const median = round((ratios[Math.floor(middle)] + ratios[Math.ceil(middle)]) / 2, 3);
+  const under = ratios.filter((x) => x < 1.3).length;
+  return `median ${median}, range ${ratios[0]}–${ratios.at(-1)}, ${under} of ${ratios.length} under 1.3`;
+}
+const rsaRuns = runs.filter((r) => r.ratioToKeygen);
+const rsaCases = runsByCase.filter((rs) => rs[0]?.ratioToKeygen);
+const rsaSummary = rsaRuns.length
+  ? `RSA 2048 ratio to keygen alone over ${rsaRuns.length} run(s): ${ratioSummary(rsaRuns)}.` +
+    (REPEAT > 1
+      ? ` By case: ${rsaCases.map((rs) => `${rs[0].mode}/${rs[0].caSecrets} ${ratioSummary(rs)}`).join('; ')}.`
+      : '')
   : undefined;
 
 const target = (r: Run) =>
