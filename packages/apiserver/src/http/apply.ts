@@ -2,6 +2,7 @@ import {
   type KubeObject,
   newBadRequest,
   newInvalid,
+  queryBool,
   type StatusError,
   type StoredObject,
 } from '@certkit/apimachinery';
@@ -58,11 +59,7 @@ export async function serverSideApply(request: ApplyRequest): Promise<StoredObje
       { type: 'FieldValueRequired', field: 'fieldManager', detail: 'is required for apply patch' },
     ]);
   }
-  const forceText = query.get('force');
-  if (forceText !== null && forceText !== 'true' && forceText !== 'false') {
-    throw newBadRequest(`invalid value for force: ${JSON.stringify(forceText)}`);
-  }
-  const force = forceText === 'true';
+  const force = queryBool(query, 'force') ?? false;
   const config = parseConfiguration(request.body);
   const meta = isObject(config.metadata) ? { ...config.metadata } : {};
   if (meta.name !== undefined && meta.name !== name) {

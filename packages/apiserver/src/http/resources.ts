@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import {
   escapeFieldValue,
+  isWatchRequested,
   type KubeObject,
   type ListOptions,
   newBadRequest,
@@ -9,6 +10,7 @@ import {
   newUnsupportedMediaType,
   parseFieldSelector,
   parseListOptions,
+  queryBool,
   type StoredObject,
 } from '@certkit/apimachinery';
 import {
@@ -50,8 +52,7 @@ function notFoundResource(): Error {
 }
 
 function isWatch(query: URLSearchParams, request: ResourceRequest): boolean {
-  const w = query.get('watch');
-  return request.legacyWatch || w === 'true' || w === '1';
+  return request.legacyWatch || isWatchRequested(query);
 }
 
 function dryRun(query: URLSearchParams): boolean {
@@ -111,8 +112,8 @@ function deleteOptions(query: URLSearchParams, body: Buffer, contentType: string
   }
   const policy = query.get('propagationPolicy');
   if (policy) options.propagationPolicy = policy as DeleteOptions['propagationPolicy'];
-  const orphan = query.get('orphanDependents');
-  if (orphan) options.orphanDependents = orphan === 'true';
+  const orphan = queryBool(query, 'orphanDependents');
+  if (orphan !== undefined) options.orphanDependents = orphan;
   if (dryRun(query)) options.dryRun = true;
   if (
     options.propagationPolicy &&

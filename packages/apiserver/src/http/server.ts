@@ -8,6 +8,7 @@ import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import {
   type FieldError,
+  isWatchRequested,
   newMethodNotAllowed,
   newNotFound,
   newUnauthorized,
@@ -389,10 +390,8 @@ function describeRequest(
 
 function resourceVerb(method: string, r: ResourceRequest, url: RequestTarget): string {
   switch (method) {
-    case 'GET': {
-      const watch = url.searchParams.get('watch');
-      return r.legacyWatch || watch === 'true' || watch === '1' ? 'watch' : r.name ? 'get' : 'list';
-    }
+    case 'GET':
+      return r.legacyWatch || isWatchRequested(url.searchParams) ? 'watch' : r.name ? 'get' : 'list';
     case 'POST':
       return 'create';
     case 'PUT':
