@@ -224,6 +224,53 @@ emit(seen)
     });
   });
 
+  describe('watch from an expired resource_version', () => {
+    // A server of its own with a short watch history, so that an old resourceVersion falls out of it.
+    let small: TestServer;
+    let smallPy: PythonClient;
+    before(async () => {
+      small = await startTestServer({ maxHistory: 20 });
+      smallPy = pythonClientFor(small.kubeconfigPath);
+    });
+    after(async () => {
+      await small?.close();
+    });
+
+    it('raises ApiException 410 Expired, and a relist then a watch from the list resumes', async () => {
+      const out = await smallPy.run(`
+core.create_namespace({'metadata': {'name': 'expiry'}})
+first = core.create_namespaced_config_map('expiry', {'metadata': {'name': 'cm-0'}}).metadata.resource_version
+for i in range(1, 40):
+    core.create_namespaced_config_map('expiry', {'metadata': {'name': 'cm-%d' % i}})
+results = {}
+for label, kwargs in [('withTimeout', {'timeout_seconds': 5}), ('retried', {})]:
+    try:
+        for e in watch.Watch().stream(core.list_namespaced_config_map, 'expiry', resource_version=first, **kwargs):
+            results[label] = 'unexpected event %s' % e['type']
+            break
+    except ApiException as e:
+        results[label] = {'status': e.status, 'reason': e.reason}
+listed = core.list_namespaced_config_map('expiry')
+def later():
+    time.sleep(0.5)
+    client.CoreV1Api(client.ApiClient()).create_namespaced_config_map('expiry', {'metadata': {'name': 'fresh'}})
+threading.Thread(target=later).start()
+w = watch.Watch()
+for e in w.stream(core.list_namespaced_config_map, 'expiry', resource_version=listed.metadata.resource_version, timeout_seconds=10):
+    results['resumed'] = [e['type'], e['object'].metadata.name]
+    w.stop()
+results['listed'] = len(listed.items)
+emit(results)
+`);
+      for (const label of ['withTimeout', 'retried']) {
+        assert.equal(out[label].status, 410, JSON.stringify(out[label]));
+        assert.match(out[label].reason, /^Expired: too old resource version/);
+      }
+      assert.equal(out.listed, 40);
+      assert.deepEqual(out.resumed, ['ADDED', 'fresh']);
+    });
+  });
+
   describe('create, replace and patch', () => {
     let ns: string;
     before(async () => {
