@@ -184,6 +184,69 @@ describe('CA issuer with an expired or not yet valid CA certificate', () => {
     assert.equal(parseCertificate(tlsCrt).issuer.commonName, 'certkit test root');
   });
 
+  it('leaves a request Pending when the CA has expired under a Ready issuer, and signs it once the Secret is fixed', async () => {
+    const expired = await rootCa({ algorithm: 'ECDSA' }, DAY, new Date(Date.now() - 2 * DAY));
+    await secrets(h).create(ns, tlsSecret(ns, 'stale-ca', { certPem: expired.certPem, key: expired.key }));
+    await issuers(h).create(ns, caIssuer('stale', 'stale-ca'));
+    await issuerReady('stale', 'False');
+    // The issuer as it looked before its CA expired: Ready, for its generation. (Its next check is a backoff
+    // away; nothing else makes it look again.) Requests signed meanwhile meet the expired CA in the signer.
+    const issuer = await issuers(h).get(ns, 'stale');
+    await issuers(h).update(
+      {
+        ...issuer,
+        status: {
+          conditions: [
+            {
+              type: 'Ready',
+              status: 'True',
+              reason: 'KeyPairVerified',
+              message: 'Signing CA verified',
+              observedGeneration: issuer.metadata?.generation,
+              lastTransitionTime: rfc3339(new Date()),
+            },
+          ],
+        },
+      },
+      { subresource: 'status' },
+    );
+    const csrPem = await buildCertificateRequest(
+      { commonName: 'stale.example' },
+      await generatePrivateKey({ algorithm: 'ECDSA' }),
+    );
+    await requests(h).create(ns, certificateRequest(ns, 'under-stale', csrPem, { name: 'stale' }));
+    const pending = await eventually(async () => {
+      const ready = condition(await requests(h).get(ns, 'under-stale'), 'Ready');
+      return ready?.reason === 'Pending' ? ready : undefined;
+    }, 'under-stale Pending');
+    assert.match(
+      pending.message!,
+      /^Signing CA keypair in secret apps\/stale-ca cannot sign: the CA certificate expired at /,
+    );
+
+    // Let the signer's quick retries (after its own writes) pass: from here its next retry is 5 s away.
+    await sleep(500);
+    // A valid CA in the Secret: the issuer stays Ready (no readiness change to wake anyone), so it is the
+    // CA Secret's own event that brings the request back, well before the signer's retry.
+    const good = await rootCa();
+    const current = (await secrets(h).get(ns, 'stale-ca')) as Secret & KubeObject;
+    const fixedAt = Date.now();
+    await secrets(h).update({
+      ...current,
+      data: tlsSecret(ns, 'stale-ca', { certPem: good.certPem, key: good.key }).data,
+    } as never);
+    await eventually(
+      async () => {
+        const ready = condition(await requests(h).get(ns, 'under-stale'), 'Ready');
+        return ready?.reason === 'Issued' ? ready : undefined;
+      },
+      'under-stale Issued',
+      4_000,
+    );
+    const elapsed = Date.now() - fixedAt;
+    assert.ok(elapsed < 2_500, `issued ${elapsed} ms after the Secret was fixed`);
+  });
+
   it('turns Ready at the CA certificate notBefore, and not Ready at its notAfter, with no event to prompt it', async () => {
     const startsAt = new Date(Date.now() + 2_500);
     const early = await rootCa({ algorithm: 'ECDSA' }, DAY, startsAt);

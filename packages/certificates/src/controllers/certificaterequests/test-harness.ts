@@ -13,6 +13,7 @@ import {
   type RequestInfo,
   type ResourceRef,
   silentLogger,
+  jsonLogger,
 } from '@certkit/runtime';
 import type { KeyObject } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -79,7 +80,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
   const requests: RequestInfo[] = [];
   const client = new KubeClient({ ...config, qps: -1, onRequest: (info) => requests.push(info) });
   const ctx = createControllerContext(client, {
-    log: silentLogger,
+    log: process.env.CERTKIT_TEST_LOG ? jsonLogger('debug') : silentLogger,
     clusterResourceNamespace: options.clusterResourceNamespace,
     namespace: options.namespace,
   });
