@@ -1,3 +1,4 @@
+import type { CertificateRequest } from '../../api/types.ts';
 import { signCertificate } from '../../pki/index.ts';
 import type { ControllerContext } from '../context.ts';
 import {
@@ -6,13 +7,12 @@ import {
   InvalidDataError,
   type CAKeyPair,
 } from '../issuers/ca-keypair.ts';
+import { issuersForSecret } from '../issuers/ca-secret.ts';
 import { resourceNamespace, type IssuerHandle } from '../issuers/generic.ts';
 import type { StatusDraft } from './draft.ts';
+import { requestsForIssuer } from './issuer-ref.ts';
 import { signingOptions } from './request.ts';
 import { needsWork, signingFailure, type SignOutcome, type Signer } from './signer.ts';
-import { requestsForIssuer } from './issuer-ref.ts';
-import { issuersForSecret } from '../issuers/ca-secret.ts';
-import type { CertificateRequest } from '../../api/types.ts';
 
 /**
  * The CA signer (cert-manager's certificaterequests/ca): signs with the key pair in the issuer's
