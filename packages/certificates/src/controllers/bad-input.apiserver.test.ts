@@ -248,7 +248,8 @@ describe('CA issuer with an expired or not yet valid CA certificate', () => {
   });
 
   it('turns Ready at the CA certificate notBefore, and not Ready at its notAfter, with no event to prompt it', async () => {
-    const startsAt = new Date(Date.now() + 2_500);
+    // Seconds ahead, so that the not-yet-valid state is seen even on a loaded machine.
+    const startsAt = new Date(Date.now() + 4_000);
     const early = await rootCa({ algorithm: 'ECDSA' }, DAY, startsAt);
     await secrets(h).create(ns, tlsSecret(ns, 'future-ca', { certPem: early.certPem, key: early.key }));
     await issuers(h).create(ns, caIssuer('future', 'future-ca'));
@@ -258,16 +259,16 @@ describe('CA issuer with an expired or not yet valid CA certificate', () => {
       notYet.message,
       `Error getting keypair for CA issuer: the CA certificate is not valid before ${rfc3339(parseCertificate(early.certPem).notBefore)}`,
     );
-    await issuerReady('future', 'True', 6_000);
+    await issuerReady('future', 'True', 10_000);
     assert.ok(Date.now() >= startsAt.getTime() - 1_000, 'Ready no earlier than notBefore');
 
-    // A CA that expires 2.5 s from now: Ready until then, then ErrInvalidKeyPair without any write to it.
-    const endsAt = Date.now() + 2_500;
+    // A CA that expires 4 s from now: Ready until then, then ErrInvalidKeyPair without any write to it.
+    const endsAt = Date.now() + 4_000;
     const ending = await rootCa({ algorithm: 'ECDSA' }, DAY, new Date(endsAt - DAY));
     await secrets(h).create(ns, tlsSecret(ns, 'ending-ca', { certPem: ending.certPem, key: ending.key }));
     await issuers(h).create(ns, caIssuer('ending', 'ending-ca'));
     await issuerReady('ending', 'True');
-    const expired = await issuerReady('ending', 'False', 6_000);
+    const expired = await issuerReady('ending', 'False', 10_000);
     assert.ok(Date.now() >= endsAt - 1_000, 'not Ready only once expired');
     assert.equal(expired.reason, 'ErrInvalidKeyPair');
     assert.match(expired.message!, /the CA certificate expired at /);
