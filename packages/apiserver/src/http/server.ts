@@ -52,9 +52,16 @@ export interface ApiServerOptions {
   watchCacheOptions?: WatchCacheOptions;
   /**
    * Validating admission for kinds the server does not know itself, as a webhook would do it (the CLI wires
-   * cert-manager's validation here). Returns field errors; an empty list admits the object.
+   * cert-manager's validation here). Returns field errors; an empty list admits the object. Called on
+   * creates, updates and status updates (`subresource` "status"), with the stored object as `old`.
    */
-  admission?: (group: string, kind: string, obj: StoredObject, old: StoredObject | undefined) => FieldError[];
+  admission?: (
+    group: string,
+    kind: string,
+    obj: StoredObject,
+    old: StoredObject | undefined,
+    subresource?: string,
+  ) => FieldError[];
   /** How long /readyz waits for the built-in resources' caches at start (default 1 min; --storage-initialization-timeout). */
   storageInitializationTimeoutMs?: number;
   /** How long an Event lives after its last write (default 1 h; kube-apiserver's --event-ttl). */
@@ -148,7 +155,7 @@ export class ApiServer {
         return store.get(undefined, name).catch(() => undefined);
       },
       admit: options.admission
-        ? (def, obj, old) => options.admission!(def.group, def.kind, obj, old)
+        ? (def, obj, old, subresource) => options.admission!(def.group, def.kind, obj, old, subresource)
         : undefined,
       afterWrite: (def, obj) => {
         if (def.group === 'apiextensions.k8s.io' && def.resource === 'customresourcedefinitions')

@@ -104,9 +104,16 @@ export interface StoreContext {
   afterWrite?(def: ResourceDefinition, obj: StoredObject): void;
   /**
    * Validating admission beyond the schema (what a validating webhook does in a real cluster): field errors
-   * refuse the write with 422. Runs on create and on updates of the main resource.
+   * refuse the write with 422. Runs on create and on every update, with the stored object as `old`; a
+   * status subresource update says so in `subresource` (AdmissionRequest.subResource): a webhook registered
+   * for every subresource, as cert-manager's is, sees those too and judges them by what a status may change.
    */
-  admit?(def: ResourceDefinition, obj: StoredObject, old: StoredObject | undefined): FieldError[];
+  admit?(
+    def: ResourceDefinition,
+    obj: StoredObject,
+    old: StoredObject | undefined,
+    subresource?: string,
+  ): FieldError[];
 }
 
 /** The members a stored value begins with, in order (see ObjectStore.encode). */
@@ -559,8 +566,7 @@ export class ObjectStore {
     errors.push(...validateObjectMeta(obj, def.namespaced, this.nameValidator()));
     errors.push(...validateObjectMetaUpdate(obj, current));
     if (def.validate) errors.push(...def.validate(obj, current, version));
-    if (this.context.admit && options.subresource !== 'status')
-      errors.push(...this.context.admit(def, obj, current));
+    if (this.context.admit) errors.push(...this.context.admit(def, obj, current, options.subresource));
     if (errors.length > 0) throw newInvalid(def.group, def.kind, meta.name ?? '', errors);
     if (options.applied && incomingFields) meta.managedFields = incomingFields;
     else if (

@@ -70,6 +70,23 @@ export function caKeyPairFromSecret(secret: Secret): CAKeyPair {
   return { certPem: joinCertificateChain(chain), key, cert };
 }
 
+/** metav1.Time's text: RFC 3339 at second precision. */
+const rfc3339 = (date: Date) => `${date.toISOString().slice(0, 19)}Z`;
+
+/**
+ * Why the CA certificate cannot sign at `now`: it has expired (from its notAfter on, as the signer counts it),
+ * or it is not valid yet. A certificate signed then would not verify, so neither the issuer nor the signer
+ * treats the pair as usable. cert-manager checks neither (cert-manager#6323).
+ */
+export function caValidityProblem(cert: CertificateInfo, now: Date): string | undefined {
+  if (cert.notAfter.getTime() <= now.getTime())
+    return `the CA certificate expired at ${rfc3339(cert.notAfter)}`;
+  if (cert.notBefore.getTime() > now.getTime()) {
+    return `the CA certificate is not valid before ${rfc3339(cert.notBefore)}`;
+  }
+  return undefined;
+}
+
 /**
  * caKeyPairFromSecret remembered per Secret version. The CA signer reads its issuer's Secret for every
  * signing, live when the Secret is unlabelled (a new object each time), so the memo is keyed by uid and
