@@ -1,5 +1,5 @@
 import { type ParseArgsOptionsConfig, parseArgs } from 'node:util';
-import { parseDuration } from './duration.ts';
+import { parseGoDuration, toMilliseconds } from '@certkit/apimachinery';
 
 /** A command-line mistake: printed as one line, exit status 2. */
 export class UsageError extends Error {}
@@ -75,7 +75,9 @@ export function parseServeFlags(args: string[], extraOptions: ParseArgsOptionsCo
   }
   let storageInitializationTimeoutMs: number;
   try {
-    storageInitializationTimeoutMs = parseDuration(String(values['storage-initialization-timeout']));
+    storageInitializationTimeoutMs = toMilliseconds(
+      parseGoDuration(String(values['storage-initialization-timeout'])),
+    );
   } catch (err) {
     throw new UsageError(`--storage-initialization-timeout: ${(err as Error).message}`);
   }
@@ -84,7 +86,7 @@ export function parseServeFlags(args: string[], extraOptions: ParseArgsOptionsCo
   }
   let eventTtlMs: number;
   try {
-    eventTtlMs = parseDuration(String(values['event-ttl']));
+    eventTtlMs = toMilliseconds(parseGoDuration(String(values['event-ttl'])));
   } catch (err) {
     throw new UsageError(`--event-ttl: ${(err as Error).message}`);
   }

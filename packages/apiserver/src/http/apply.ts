@@ -1,4 +1,6 @@
 import {
+  isObject,
+  type JsonObject,
   type KubeObject,
   newBadRequest,
   newInvalid,
@@ -7,7 +9,6 @@ import {
   type StoredObject,
 } from '@certkit/apimachinery';
 import { parse as parseYaml } from 'yaml';
-import { isObject, type JsonObject } from '../registry/json.ts';
 import { applyConfiguration, applySchemaFor, type FieldManagerInfo } from '../registry/managed-fields.ts';
 import { apiVersionOf } from '../registry/resource.ts';
 import type { ObjectStore } from '../registry/store.ts';

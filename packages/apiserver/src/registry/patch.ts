@@ -6,8 +6,7 @@
  * structure with them, so callers may freely modify what they get back.
  */
 
-import { newBadRequest, StatusError } from '@certkit/apimachinery';
-import { isObject, type JsonObject, jsonEqual } from './json.ts';
+import { isObject, jsonEqual, type JsonObject, newBadRequest, StatusError } from '@certkit/apimachinery';
 
 export type PatchType = 'json' | 'merge' | 'strategic' | 'apply';
 

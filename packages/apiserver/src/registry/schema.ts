@@ -11,8 +11,14 @@
  */
 
 import { isIPv6 as isIPv6Address } from 'node:net';
-import { type CauseType, type FieldError, formatFieldError } from '@certkit/apimachinery';
-import { isObject, type JsonObject, jsonEqual } from './json.ts';
+import {
+  type CauseType,
+  type FieldError,
+  formatFieldError,
+  isObject,
+  jsonEqual,
+  type JsonObject,
+} from '@certkit/apimachinery';
 import { isBase64 } from './validation.ts';
 
 /** The subset of apiextensions.k8s.io/v1 JSONSchemaProps a structural schema uses. */

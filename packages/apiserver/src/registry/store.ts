@@ -3,6 +3,7 @@ import {
   encodeContinueToken,
   type FieldError,
   type FieldSelector,
+  formatTime,
   type KubeObject,
   type LabelSelector,
   type ListOptions,
@@ -36,7 +37,6 @@ import {
   newUid,
   ORPHAN_FINALIZER,
   specChanged,
-  timestamp,
 } from './metadata.ts';
 import { apiVersionOf, listPrefix, objectKey, type ResourceDefinition, resourcePrefix } from './resource.ts';
 import { rememberStoredValue } from './stored-json.ts';
@@ -388,7 +388,7 @@ export class ObjectStore {
     obj.apiVersion = this.apiVersion;
     obj.kind = def.kind;
     meta.uid = newUid();
-    meta.creationTimestamp = timestamp();
+    meta.creationTimestamp = formatTime(new Date());
     delete meta.resourceVersion;
     delete meta.deletionTimestamp;
     delete meta.deletionGracePeriodSeconds;
@@ -775,7 +775,7 @@ export class ObjectStore {
     if (finalizers.length > 0) next.metadata.finalizers = finalizers;
     else delete next.metadata.finalizers;
     if (this.held(next) && !next.metadata.deletionTimestamp) {
-      next.metadata.deletionTimestamp = timestamp();
+      next.metadata.deletionTimestamp = formatTime(new Date());
       next.metadata.deletionGracePeriodSeconds = 0;
       if (this.def.tracksGeneration && (next.metadata.generation ?? 0) > 0) next.metadata.generation! += 1;
       if (this.def.resource === 'namespaces')

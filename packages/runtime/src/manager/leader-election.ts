@@ -1,4 +1,4 @@
-import { isNotFound, type KubeObject } from '@certkit/apimachinery';
+import { formatMicroTime, isNotFound, type KubeObject } from '@certkit/apimachinery';
 import type { ResourceClient, ResourceRef } from '../client/types.ts';
 import { describeError, jsonLogger, type Logger } from '../log.ts';
 
@@ -82,11 +82,6 @@ export const DEFAULT_RENEW_DEADLINE_MS = 10_000;
 export const DEFAULT_RETRY_PERIOD_MS = 2_000;
 /** client-go's `JitterFactor`: acquire attempts wait retryPeriod · (1 + rand · 1.2). */
 const JITTER_FACTOR = 1.2;
-
-/** Formats a time as a Kubernetes MicroTime (microsecond precision; JavaScript clocks give milliseconds). */
-export function formatMicroTime(date: Date): string {
-  return date.toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
-}
 
 export class LeaderElector {
   readonly identity: string;

@@ -4,10 +4,9 @@
  * the same order and with the same field paths and details. Where we differ it is said at the spot.
  */
 
-import type { FieldError } from '@certkit/apimachinery';
+import { type FieldError, formatGoDuration, fromMilliseconds, parseGoDuration } from '@certkit/apimachinery';
 import { attributeOid, COMMON_NAME_OID, isObjectIdentifier, parseDN } from '../dn.ts';
 import { cronParse } from '../cron-parser.ts';
-import { formatGoDuration, fromMilliseconds, parseGoDuration } from '../duration.ts';
 import {
   ANNOTATION_PREFIX,
   Annotations,

@@ -1,8 +1,7 @@
 import { isDeepStrictEqual } from 'node:util';
-import { formatFieldError } from '@certkit/apimachinery';
+import { formatFieldError, parseGoDuration } from '@certkit/apimachinery';
 import type { Secret } from 'kubernetes-types/core/v1.d.ts';
 import { defaultIssuerRef } from '../../api/defaults.ts';
-import { parseGoDuration } from '../../api/duration.ts';
 import { Annotations, CertificateReasons as Reasons, SecretKeys } from '../../api/constants.ts';
 import type {
   Certificate,

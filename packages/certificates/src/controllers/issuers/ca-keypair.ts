@@ -1,5 +1,6 @@
 import type { KeyObject } from 'node:crypto';
 import type { Secret } from 'kubernetes-types/core/v1.d.ts';
+import { formatTime } from '@certkit/apimachinery';
 import { SecretKeys } from '../../api/constants.ts';
 import {
   joinCertificateChain,
@@ -70,9 +71,6 @@ export function caKeyPairFromSecret(secret: Secret): CAKeyPair {
   return { certPem: joinCertificateChain(chain), key, cert };
 }
 
-/** metav1.Time's text: RFC 3339 at second precision. */
-const rfc3339 = (date: Date) => `${date.toISOString().slice(0, 19)}Z`;
-
 /**
  * Why the CA certificate cannot sign at `now`: it has expired (from its notAfter on, as the signer counts it),
  * or it is not valid yet. A certificate signed then would not verify, so neither the issuer nor the signer
@@ -80,9 +78,9 @@ const rfc3339 = (date: Date) => `${date.toISOString().slice(0, 19)}Z`;
  */
 export function caValidityProblem(cert: CertificateInfo, now: Date): string | undefined {
   if (cert.notAfter.getTime() <= now.getTime())
-    return `the CA certificate expired at ${rfc3339(cert.notAfter)}`;
+    return `the CA certificate expired at ${formatTime(cert.notAfter)}`;
   if (cert.notBefore.getTime() > now.getTime()) {
-    return `the CA certificate is not valid before ${rfc3339(cert.notBefore)}`;
+    return `the CA certificate is not valid before ${formatTime(cert.notBefore)}`;
   }
   return undefined;
 }

@@ -10,7 +10,8 @@ import { API_VERSION } from '../../api/constants.ts';
 import type { GenericIssuer, IssuerCondition } from '../../api/types.ts';
 import type { ControllerContext } from '../context.ts';
 import { issuersForSecret } from './ca-secret.ts';
-import { issuerReadyCondition, setCondition } from './conditions.ts';
+import { setCondition } from '../conditions.ts';
+import { issuerReadyCondition } from './conditions.ts';
 import {
   describeIssuer,
   issuerClient,

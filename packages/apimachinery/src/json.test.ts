@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { jsonEqual } from './json-equal.ts';
+import { isObject, jsonEqual } from './json.ts';
 
 describe('jsonEqual', () => {
   it('compares JSON values deeply, in any key order', () => {
@@ -26,5 +26,33 @@ describe('jsonEqual', () => {
   it('counts a property holding undefined as absent, as JSON does', () => {
     assert.equal(jsonEqual({ a: 1, b: undefined }, { a: 1 }), true);
     assert.equal(jsonEqual({ a: 1 }, { a: 1, b: undefined }), true);
+  });
+
+  it('counts own members only, so JSON naming `__proto__` or `constructor` is compared as data', () => {
+    const parsed = JSON.parse('{"__proto__": {}, "constructor": {}}') as unknown;
+    assert.equal(jsonEqual(parsed, { a: 1, b: 2 }), false);
+    assert.equal(jsonEqual({ a: 1, b: 2 }, parsed), false);
+    assert.equal(jsonEqual(JSON.parse('{"toString": {}}'), {}), false);
+    assert.equal(jsonEqual(parsed, JSON.parse('{"constructor": {}, "__proto__": {}}')), true);
+  });
+
+  it('compares scalars by value and type', () => {
+    assert.equal(jsonEqual('a', 'a'), true);
+    assert.equal(jsonEqual(1, 1), true);
+    assert.equal(jsonEqual(null, null), true);
+    assert.equal(jsonEqual(1, '1'), false);
+    assert.equal(jsonEqual(0, false), false);
+    assert.equal(jsonEqual(null, undefined), false);
+  });
+});
+
+describe('isObject', () => {
+  it('is true of JSON objects only, not arrays or null', () => {
+    assert.equal(isObject({}), true);
+    assert.equal(isObject({ a: [1] }), true);
+    assert.equal(isObject([]), false);
+    assert.equal(isObject(null), false);
+    assert.equal(isObject('a'), false);
+    assert.equal(isObject(undefined), false);
   });
 });
