@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { isObject, jsonEqual } from './json.ts';
+import { getOwn, isObject, jsonEqual, setOwn } from './json.ts';
 
 describe('jsonEqual', () => {
   it('compares JSON values deeply, in any key order', () => {
@@ -54,5 +54,28 @@ describe('isObject', () => {
     assert.equal(isObject(null), false);
     assert.equal(isObject('a'), false);
     assert.equal(isObject(undefined), false);
+  });
+});
+
+describe('getOwn and setOwn', () => {
+  it('read only own members, never inherited ones', () => {
+    const object = JSON.parse('{"a": 1, "__proto__": {"b": 2}}') as Record<string, unknown>;
+    assert.equal(getOwn(object, 'a'), 1);
+    assert.deepEqual(getOwn(object, '__proto__'), { b: 2 });
+    assert.equal(getOwn({}, 'toString'), undefined);
+    assert.equal(getOwn({}, 'constructor'), undefined);
+    assert.equal(getOwn({}, '__proto__'), undefined);
+  });
+
+  it('write `__proto__` as a plain member, leaving the prototype alone', () => {
+    const object: Record<string, unknown> = {};
+    setOwn(object, '__proto__', { polluted: true });
+    setOwn(object, 'a', 1);
+    assert.equal(Object.getPrototypeOf(object), Object.prototype);
+    assert.equal((object as { polluted?: boolean }).polluted, undefined);
+    assert.deepEqual(Object.keys(object), ['__proto__', 'a']);
+    assert.equal(JSON.stringify(object), '{"__proto__":{"polluted":true},"a":1}');
+    setOwn(object, '__proto__', 2);
+    assert.equal(getOwn(object, '__proto__'), 2);
   });
 });

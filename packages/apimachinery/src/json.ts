@@ -6,6 +6,26 @@ export function isObject(value: unknown): value is JsonObject {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
+/*
+ * Members of objects parsed from a client's JSON are read with getOwn and written with setOwn, so that a
+ * document carrying a `__proto__` (or `constructor`) member stays plain data instead of reaching the
+ * prototype chain.
+ */
+
+/** The object's own member `key`; undefined when it has none (never something inherited). */
+export function getOwn(object: JsonObject, key: string): unknown {
+  return Object.hasOwn(object, key) ? object[key] : undefined;
+}
+
+/** Sets the own member `key`; `__proto__` becomes a member like any other instead of the prototype. */
+export function setOwn(object: JsonObject, key: string, value: unknown): void {
+  if (key === '__proto__') {
+    Object.defineProperty(object, key, { value, writable: true, enumerable: true, configurable: true });
+  } else {
+    object[key] = value;
+  }
+}
+
 /**
  * Whether two JSON values (as JSON.parse gives them, or objects about to be serialised) are equal: objects by
  * their members in any order, arrays element by element. It is what util.isDeepStrictEqual answers for them,

@@ -2,6 +2,7 @@ import {
   formatMicroTime,
   formatTime,
   newBadRequest,
+  newStatusError,
   newUnsupportedMediaType,
   StatusError,
 } from '@certkit/apimachinery';
@@ -525,15 +526,7 @@ function decodeWith(bytes: Buffer, spec: Message): Record<string, unknown> {
 
 /** A 415 with a message of its own (newUnsupportedMediaType's lists the patch types, which do not apply here). */
 function unsupportedMediaType(message: string): StatusError {
-  return new StatusError({
-    kind: 'Status',
-    apiVersion: 'v1',
-    metadata: {},
-    status: 'Failure',
-    message,
-    reason: 'UnsupportedMediaType',
-    code: 415,
-  });
+  return newStatusError(415, 'UnsupportedMediaType', message);
 }
 
 function unsupportedKind(apiVersion: string, kind: string): StatusError {

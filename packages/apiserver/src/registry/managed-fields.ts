@@ -10,6 +10,7 @@ import {
   isObject,
   jsonEqual,
   type JsonObject,
+  newStatusError,
   StatusError,
   type StoredObject,
 } from '@certkit/apimachinery';
@@ -297,21 +298,12 @@ export function conflictError(conflicts: { manager: Manager; path: Path }[]): St
     }
     message = `Apply failed with ${sorted.length} conflicts: ${lines.join('\n')}`;
   }
-  return new StatusError({
-    kind: 'Status',
-    apiVersion: 'v1',
-    metadata: {},
-    status: 'Failure',
-    message,
-    reason: 'Conflict',
-    details: {
-      causes: sorted.map((c) => ({
-        reason: 'FieldManagerConflict',
-        message: `conflict with ${printManager(c.manager)}`,
-        field: pathString(c.path),
-      })),
-    },
-    code: 409,
+  return newStatusError(409, 'Conflict', message, {
+    causes: sorted.map((c) => ({
+      reason: 'FieldManagerConflict',
+      message: `conflict with ${printManager(c.manager)}`,
+      field: pathString(c.path),
+    })),
   });
 }
 

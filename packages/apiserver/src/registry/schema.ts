@@ -15,9 +15,11 @@ import {
   type CauseType,
   type FieldError,
   formatFieldError,
+  getOwn,
   isObject,
   jsonEqual,
   type JsonObject,
+  setOwn,
 } from '@certkit/apimachinery';
 import { isBase64 } from './validation.ts';
 
@@ -67,18 +69,6 @@ const META_FIELDS = new Set(['apiVersion', 'kind', 'metadata']);
 
 // ---------------------------------------------------------------------------------------------------------
 // JSON helpers
-
-function getOwn(object: JsonObject, key: string): unknown {
-  return Object.hasOwn(object, key) ? object[key] : undefined;
-}
-
-function setOwn(object: JsonObject, key: string, value: unknown): void {
-  if (key === '__proto__') {
-    Object.defineProperty(object, key, { value, writable: true, enumerable: true, configurable: true });
-  } else {
-    object[key] = value;
-  }
-}
 
 function ownSchema(
   map: Record<string, JSONSchemaProps> | undefined,
