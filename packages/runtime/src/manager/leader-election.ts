@@ -1,5 +1,6 @@
 import { formatMicroTime, isNotFound, type KubeObject } from '@certkit/apimachinery';
 import type { ResourceClient, ResourceRef } from '../client/types.ts';
+import { sleep } from '../informers/backoff.ts';
 import { describeError, jsonLogger, type Logger } from '../log.ts';
 
 /**
@@ -434,18 +435,4 @@ function fromLeaseSpec(spec: LeaseSpec | undefined): LeaderElectionRecord {
   if (spec?.acquireTime) record.acquireTime = spec.acquireTime;
   if (spec?.renewTime) record.renewTime = spec.renewTime;
   return record;
-}
-
-/** Resolves after `ms`, or at once when `signal` aborts. Never rejects. */
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  if (signal.aborted) return Promise.resolve();
-  return new Promise((resolve) => {
-    const done = () => {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal.addEventListener('abort', done, { once: true });
-  });
 }
