@@ -33,6 +33,7 @@ import { STORAGE_READINESS_CHECK, StorageReadiness } from '../watchcache/readine
 import { MetricsRegistry } from './metrics.ts';
 import type { WatchCounters } from './watch.ts';
 import { sendError, sendJson } from './respond.ts';
+import { guardRequests } from './guard.ts';
 
 export interface ApiServerOptions {
   storage: Storage;
@@ -180,7 +181,7 @@ export class ApiServer {
       caches: this.caches,
       watchCounters: (def) => this.watchCounters(def),
     };
-    const handler = (req: IncomingMessage, res: ServerResponse) => void this.handle(req, res);
+    const handler = guardRequests((req, res) => this.handle(req, res), this.log);
     this.server = options.tls
       ? createHttpsServer({ cert: options.tls.cert, key: options.tls.key }, handler)
       : createHttpServer(handler);
@@ -252,7 +253,13 @@ export class ApiServer {
       await this.route(req, res, url, parse);
     } catch (err) {
       sendError(res, err, (e) =>
-        this.log({ level: 'error', msg: 'request failed', err: String((e as Error)?.stack ?? e) }),
+        this.log({
+          level: 'error',
+          msg: 'request failed',
+          method: req.method,
+          path: req.url,
+          err: String((e as Error)?.stack ?? e),
+        }),
       );
     } finally {
       const { verb, resource } = describeRequest(req.method ?? 'GET', url, parsed);
@@ -379,7 +386,12 @@ function describeRequest(
   url: RequestTarget | undefined,
   parsedPath: ParsedPath | undefined,
 ): { verb: string; resource: string } {
-  const parsed = parsedPath ?? (url ? parseApiPath(url.pathname) : undefined);
+  let parsed = parsedPath;
+  try {
+    parsed ??= url ? parseApiPath(url.pathname) : undefined;
+  } catch {
+    // An undecodable path was answered with a 400 already; it names no resource.
+  }
   if (parsed?.kind !== 'resource') return { verb: method.toLowerCase(), resource: '' };
   const r = parsed.request;
   const resource =

@@ -58,6 +58,8 @@ export interface TestServerOptions {
   waitReady?: boolean;
   /** How long Events live after their last write (default 1 h). */
   eventTtlMs?: number;
+  /** The server's log sink (default: errors to stderr). */
+  log?: (entry: Record<string, unknown>) => void;
 }
 
 export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
@@ -82,9 +84,11 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
         ...options.watchCacheOptions,
         ...(options.maxHistory ? { maxHistory: options.maxHistory, minHistory: 1 } : {}),
       },
-      log: (e) => {
-        if (e.level === 'error') console.error('apiserver:', e);
-      },
+      log:
+        options.log ??
+        ((e) => {
+          if (e.level === 'error') console.error('apiserver:', e);
+        }),
     });
   let server = await startServer(0);
   if (options.waitReady ?? true) await waitReady(server);
