@@ -2,6 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { Agent, request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { ConnectionLimits } from '../http/connections.ts';
 import { ApiServer } from '../http/server.ts';
 import { ensureServingCertificates } from '../security/certificates.ts';
 import { writeKubeconfig } from '../security/kubeconfig.ts';
@@ -60,6 +61,8 @@ export interface TestServerOptions {
   eventTtlMs?: number;
   /** The server's log sink (default: errors to stderr). */
   log?: (entry: Record<string, unknown>) => void;
+  /** Bounds on connections before they authenticate (short timeouts make them testable). */
+  connectionLimits?: Partial<ConnectionLimits>;
 }
 
 export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
@@ -80,6 +83,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
       token,
       watchCache: options.watchCache ?? true,
       eventTtlMs: options.eventTtlMs,
+      connectionLimits: options.connectionLimits,
       watchCacheOptions: {
         ...options.watchCacheOptions,
         ...(options.maxHistory ? { maxHistory: options.maxHistory, minHistory: 1 } : {}),
