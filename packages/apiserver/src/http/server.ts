@@ -20,7 +20,7 @@ import { NamespaceController } from '../controllers/namespaces.ts';
 import { Registry } from '../registry/registry.ts';
 import { Authenticator } from '../security/authentication.ts';
 import { type ServingTls, servingTlsOptions } from '../security/tls-policy.ts';
-import { setRequestUser, type UserInfo } from '../security/user.ts';
+import { requestUser, setRequestUser, type UserInfo } from '../security/user.ts';
 import type { Storage } from '../storage/types.ts';
 import { coreVersions, group, groupList, resourceList } from './discovery.ts';
 import { groupVersionDocument, openApiRoot } from './openapi.ts';
@@ -313,6 +313,7 @@ export class ApiServer {
         verb,
         resource,
         path: req.url,
+        user: requestUser(req)?.name,
         code: res.statusCode,
         ms: performance.now() - started,
       });

@@ -15,7 +15,12 @@ export async function loadTokenFile(
   const text = await readFile(path, 'utf8');
   let records: string[][];
   try {
-    records = parse(text, { relax_column_count: true, skip_empty_lines: true });
+    // Go's reader ends records at \n, with or without a \r before it, whatever the first line used.
+    records = parse(text, {
+      relax_column_count: true,
+      skip_empty_lines: true,
+      record_delimiter: ['\r\n', '\n'],
+    });
   } catch (err) {
     throw new Error(`token file '${path}': ${(err as Error).message}`);
   }
