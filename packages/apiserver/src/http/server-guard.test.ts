@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
+import { once } from 'node:events';
 import { after, before, describe, it } from 'node:test';
+import { connect as tlsConnect } from 'node:tls';
 import { startTestServer, type TestServer } from '../testing/test-server.ts';
 
 /**
@@ -9,8 +11,9 @@ import { startTestServer, type TestServer } from '../testing/test-server.ts';
 
 describe('malformed request targets', () => {
   let t: TestServer;
+  const errors: Record<string, unknown>[] = [];
   before(async () => {
-    t = await startTestServer();
+    t = await startTestServer({ log: (entry) => entry.level === 'error' && errors.push(entry) });
   });
   after(async () => {
     await t.close();
@@ -51,9 +54,44 @@ describe('malformed request targets', () => {
     const res = await t.fetch('GET', '/api/v1/namespaces/default/configmaps?labelSelector=a%3Db');
     assert.equal(res.status, 200);
   });
-  it('keeps serving after all of them', async () => {
+  it('survives clients that drop the connection mid-request and mid-answer', async () => {
+    const url = new URL(t.url);
+    const open = async () => {
+      const socket = tlsConnect({ host: url.hostname, port: Number(url.port), ca: t.caCertPem });
+      socket.on('error', () => {});
+      await once(socket, 'secureConnect');
+      return socket;
+    };
+    const head = (method: string, path: string, length: number) =>
+      `${method} ${path} HTTP/1.1\r\nHost: ${url.host}\r\nAuthorization: Bearer ${t.token}\r\n` +
+      `Content-Type: application/json\r\nContent-Length: ${length}\r\n\r\n`;
+    // A body announced and cut short: the body read fails after the request was routed.
+    const cut = await open();
+    cut.write(head('POST', '/api/v1/namespaces/default/configmaps', 1000) + '{"metadata":');
+    await new Promise((r) => setTimeout(r, 50));
+    cut.destroy();
+    // A list dropped while it is being sent.
+    for (let i = 0; i < 3; i++) {
+      await t.fetch('POST', '/api/v1/namespaces/default/configmaps', {
+        body: { metadata: { name: `bulk-${i}` }, data: { x: 'y'.repeat(500_000) } },
+      });
+    }
+    const dropped = await open();
+    dropped.write(head('GET', '/api/v1/namespaces/default/configmaps', 0));
+    await once(dropped, 'data');
+    dropped.destroy();
+    // A watch whose client goes away.
+    const watcher = await open();
+    watcher.write(head('GET', '/api/v1/namespaces/default/configmaps?watch=true', 0));
+    await once(watcher, 'data');
+    watcher.destroy();
+    await new Promise((r) => setTimeout(r, 100));
+    assert.equal((await t.fetch('GET', '/api/v1/namespaces/default/configmaps/bulk-0')).status, 200);
+  });
+  it('keeps serving after all of them, none of them logged as a server failure', async () => {
     const res = await t.fetch('GET', '/api/v1/namespaces/default/configmaps');
     assert.equal(res.status, 200);
+    assert.deepEqual(errors, []);
   });
 });
 
