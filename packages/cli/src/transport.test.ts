@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { execFile, spawnSync } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { request } from 'node:https';
+import { Agent, request } from 'node:https';
 import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -93,6 +93,56 @@ describe('certkit apiserver under hostile clients', () => {
       assert.equal(server.child.exitCode, null);
     } finally {
       for (const socket of idle) socket.destroy();
+    }
+  });
+});
+
+describe('certkit apiserver out of file descriptors', () => {
+  it('survives failing to accept connections, and serves again once descriptors are free', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'certkit-emfile-'));
+    // So few descriptors that authenticated connections, which no bound closes, exhaust them.
+    const server = await startCertkit(['apiserver', '--data-dir', dir, '--port', '0'], { openFileLimit: 64 });
+    const agent = new Agent({
+      ca: await readFile(join(dir, 'pki', 'ca.crt'), 'utf8'),
+      keepAlive: true,
+      maxSockets: 200,
+    });
+    try {
+      const token = (await readFile(join(dir, 'token'), 'utf8')).trim();
+      const get = (path: string) =>
+        new Promise<number>((resolve) => {
+          const req = request(
+            `${server.url}${path}`,
+            { agent, headers: { Authorization: `Bearer ${token}` } },
+            (res) => {
+              res.resume();
+              res.on('end', () => resolve(res.statusCode ?? 0));
+            },
+          );
+          req.on('error', () => resolve(0));
+          req.end();
+        });
+      const statuses = await Promise.all(Array.from({ length: 150 }, () => get('/api/v1/namespaces')));
+      // Some were answered, some could not be accepted: the process ran out of descriptors...
+      assert.ok(statuses.includes(200), `statuses: ${statuses}`);
+      assert.ok(statuses.includes(0), 'every connection was accepted: the limit did not bite');
+      // ...and lives on (libuv sheds the connections it cannot accept), serving as soon as they are gone.
+      agent.destroy();
+      await new Promise((r) => setTimeout(r, 200));
+      assert.equal(server.child.exitCode, null, server.output());
+      const healthz = await new Promise<number>((resolve, reject) => {
+        const req = request(`${server.url}/healthz`, { ca: agent.options.ca, agent: false }, (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+        });
+        req.on('error', reject);
+        req.end();
+      });
+      assert.equal(healthz, 200);
+    } finally {
+      agent.destroy();
+      await server.stop();
+      await rm(dir, { recursive: true, force: true });
     }
   });
 });

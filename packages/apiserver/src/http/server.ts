@@ -245,7 +245,17 @@ export class ApiServer {
     server.eventTtl.start();
     await new Promise<void>((resolve, reject) => {
       server.listener.once('error', reject);
-      server.listener.listen(options.port ?? 6443, options.host ?? '127.0.0.1', () => resolve());
+      server.listener.listen(options.port ?? 6443, options.host ?? '127.0.0.1', () => {
+        server.listener.off('error', reject);
+        resolve();
+      });
+    });
+    // Accepting fails when the process is out of file descriptors; unheard, that error would end the process.
+    let lastAcceptError = 0;
+    server.listener.on('error', (err) => {
+      if (Date.now() - lastAcceptError < 1000) return;
+      lastAcceptError = Date.now();
+      server.log({ level: 'error', msg: 'accepting connections failed', err: err.message });
     });
     const addr = server.listener.address() as AddressInfo;
     const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
