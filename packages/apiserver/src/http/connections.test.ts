@@ -182,4 +182,25 @@ describe('HTTPS transport', () => {
     const took = Date.now() - started;
     assert.ok(took >= 1400 && took < 3000, `closed after ${took} ms`);
   });
+
+  it('keeps a connection that asked for /healthz past the deadline, not one that only got 401s', async () => {
+    const open = async (path: string) => {
+      const socket = tlsConnect({ host: '127.0.0.1', port: t.server.port, ca: t.caCertPem });
+      socket.on('error', () => {});
+      await once(socket, 'secureConnect');
+      let received = '';
+      socket.on('data', (c: Buffer) => (received += c.toString('latin1')));
+      socket.write(`GET ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`);
+      await until(() => /\r\n\r\n/.test(received), 2000, `an answer to ${path}`);
+      return { socket, status: /^HTTP\/1\.1 (\d+)/.exec(received)?.[1] };
+    };
+    const monitor = await open('/healthz');
+    const refused = await open('/api/v1/namespaces');
+    assert.equal(monitor.status, '200');
+    assert.equal(refused.status, '401');
+    await new Promise((r) => setTimeout(r, 2000));
+    assert.equal(refused.socket.destroyed, true, 'the 401 connection outlived the first-request deadline');
+    assert.equal(monitor.socket.destroyed, false, 'the /healthz connection was closed');
+    monitor.socket.destroy();
+  });
 });

@@ -11,7 +11,9 @@ import type { TLSSocket } from 'node:tls';
  *   status line and text of Go's net/http (the bytes a TLS server would otherwise fail on silently).
  * - A connection must complete its TLS handshake within `handshakeTimeoutMs` of being accepted (kube-apiserver:
  *   10 s; an absolute deadline as Go's, where Node's own handshake timeout restarts on every byte), and then
- *   send its first request within `firstRequestTimeoutMs` (kube-apiserver's ReadHeaderTimeout, 32 s).
+ *   send its first request within `firstRequestTimeoutMs` (kube-apiserver's ReadHeaderTimeout, 32 s): one
+ *   with valid credentials, or one for a public path such as /healthz (a connection that only collects 401s
+ *   is closed then as well).
  * - Connections that have not authenticated yet (no request with valid credentials on them) are bounded: past
  *   `maxUnauthenticated`, accepting one closes the oldest idle one. A client that completes its handshake
  *   and sends a request at once needs a slot for milliseconds; idle sockets held open by the thousand need
@@ -58,12 +60,23 @@ export class ConnectionGuard {
     // Paused: the first bytes are read here, before the TLS server sees them.
     this.listener = createNetServer({ pauseOnConnect: true }, (socket) => this.accepted(socket));
     tlsServer.on('secureConnection', (socket: TLSSocket) => this.secured(socket));
-    tlsServer.on('request', (req: IncomingMessage, res: ServerResponse) => this.requestStarted(req, res));
   }
 
   /** The connection carried a request with valid credentials: it no longer counts against the bound. */
   authenticated(socket: Socket): void {
     this.untrack(socket);
+  }
+
+  /**
+   * A request without credentials (to a public path) is being answered on the connection: it is not idle
+   * until the answer is done, and Node's header and keep-alive timeouts apply to it from here on.
+   */
+  servingAnonymous(req: IncomingMessage, res: ServerResponse): void {
+    const entry = this.unauthenticated.get(req.socket);
+    if (!entry) return;
+    clearTimeout(entry.deadline);
+    entry.busy++;
+    res.once('close', () => entry.busy--);
   }
 
   private untrack(socket: Socket): void {
@@ -119,15 +132,6 @@ export class ConnectionGuard {
       this.untrack(raw);
     }
     this.track(socket, this.limits.firstRequestTimeoutMs);
-  }
-
-  private requestStarted(req: IncomingMessage, res: ServerResponse): void {
-    const entry = this.unauthenticated.get(req.socket);
-    if (!entry) return;
-    // The first request is in: from here on Node's header and keep-alive timeouts apply.
-    clearTimeout(entry.deadline);
-    entry.busy++;
-    res.once('close', () => entry.busy--);
   }
 
   private track(socket: Socket, timeoutMs: number): void {

@@ -303,7 +303,7 @@ export class ApiServer {
     const parse = (path: string) => (parsed ??= parseApiPath(path));
     try {
       url = parseRequestTarget(req.url ?? '/');
-      this.authenticate(req, url.pathname);
+      this.authenticate(req, res, url.pathname);
       await this.route(req, res, url, parse);
     } catch (err) {
       sendError(res, err, (e) =>
@@ -331,7 +331,7 @@ export class ApiServer {
   }
 
   /** Records who sent the request; refuses one without valid credentials, except on the public paths. */
-  private authenticate(req: IncomingMessage, path: string): void {
+  private authenticate(req: IncomingMessage, res: ServerResponse, path: string): void {
     if (!this.authenticator.enabled) {
       this.connections?.authenticated(req.socket);
       return;
@@ -340,7 +340,9 @@ export class ApiServer {
     if (user) {
       setRequestUser(req, user);
       this.connections?.authenticated(req.socket);
-    } else if (!isPublic(path)) {
+    } else if (isPublic(path)) {
+      this.connections?.servingAnonymous(req, res);
+    } else {
       throw newUnauthorized();
     }
   }

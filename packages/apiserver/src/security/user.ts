@@ -10,14 +10,17 @@ export interface UserInfo {
 /** Every authenticated user is in this group as well, as in kube-apiserver. */
 export const AUTHENTICATED_GROUP = 'system:authenticated';
 
-const users = new WeakMap<IncomingMessage, UserInfo>();
+/** A property of the request rather than a WeakMap entry: set on every request, it must cost next to nothing. */
+const USER = Symbol('certkit.user');
+
+type WithUser = IncomingMessage & { [USER]?: UserInfo };
 
 /** Records who sent the request (authorization reads it; nothing else does yet). */
 export function setRequestUser(req: IncomingMessage, user: UserInfo): void {
-  users.set(req, user);
+  (req as WithUser)[USER] = user;
 }
 
 /** Who sent the request, once it was authenticated; undefined for public paths and servers without authentication. */
 export function requestUser(req: IncomingMessage): UserInfo | undefined {
-  return users.get(req);
+  return (req as WithUser)[USER];
 }
