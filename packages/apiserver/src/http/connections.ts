@@ -79,13 +79,6 @@ export class ConnectionGuard {
     res.once('close', () => entry.busy--);
   }
 
-  private untrack(socket: Socket): void {
-    const entry = this.unauthenticated.get(socket);
-    if (!entry) return;
-    clearTimeout(entry.deadline);
-    this.unauthenticated.delete(socket);
-  }
-
   /** How many connections have not authenticated (for tests and metrics). */
   get unauthenticatedCount(): number {
     return this.unauthenticated.size;
@@ -144,6 +137,13 @@ export class ConnectionGuard {
       if (this.unauthenticated.get(socket)?.deadline === deadline) this.unauthenticated.delete(socket);
     });
     if (this.unauthenticated.size > this.limits.maxUnauthenticated) this.closeOldestIdle();
+  }
+
+  private untrack(socket: Socket): void {
+    const entry = this.unauthenticated.get(socket);
+    if (!entry) return;
+    clearTimeout(entry.deadline);
+    this.unauthenticated.delete(socket);
   }
 
   private closeOldestIdle(): void {

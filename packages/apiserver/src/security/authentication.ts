@@ -31,6 +31,8 @@ export class Authenticator {
   private readonly adminUser = authenticatedUser(ADMIN_USER);
   private readonly tokens: Map<string, UserInfo> | undefined;
   private readonly clientCertificates: boolean;
+  /** Whether any credential is configured; without one the server runs unauthenticated (tests only). */
+  readonly enabled: boolean;
   /** A connection's certificate is the same for all its requests: read and checked once. */
   private readonly certificateUsers = new WeakMap<Socket, UserInfo | null>();
 
@@ -40,11 +42,7 @@ export class Authenticator {
       ? new Map([...options.tokens].map(([token, user]) => [token, authenticatedUser(user)]))
       : undefined;
     this.clientCertificates = options.clientCertificates ?? false;
-  }
-
-  /** Whether any credential is configured; without one the server runs unauthenticated (tests only). */
-  get enabled(): boolean {
-    return !!(this.adminToken || this.tokens || this.clientCertificates);
+    this.enabled = !!(this.adminToken || this.tokens || this.clientCertificates);
   }
 
   authenticate(req: IncomingMessage): UserInfo | undefined {
