@@ -16,6 +16,13 @@ export interface ServeFlags {
   storageInitializationTimeoutMs: number;
   /** kube-apiserver's --event-ttl, in ms: how long Events are kept after their last write. */
   eventTtlMs: number;
+  /** kube-apiserver's --tls-cert-file and --tls-private-key-file: served instead of the generated certificate. */
+  tlsCertFile?: string;
+  tlsPrivateKeyFile?: string;
+  /** kube-apiserver's --client-ca-file: client certificates it issued authenticate (CN user, O groups). */
+  clientCaFile?: string;
+  /** kube-apiserver's --token-auth-file: CSV of token,user,uid[,"group1,group2"]. */
+  tokenAuthFile?: string;
   /** Values of the extra options the caller asked to parse (e.g. the controller's, for `up`). */
   extra: Record<string, string | boolean | undefined>;
 }
@@ -41,6 +48,10 @@ export function parseServeFlags(args: string[], extraOptions: ParseArgsOptionsCo
         'watch-cache': { type: 'string', default: 'true' },
         'storage-initialization-timeout': { type: 'string', default: '1m' },
         'event-ttl': { type: 'string', default: '1h' },
+        'tls-cert-file': { type: 'string' },
+        'tls-private-key-file': { type: 'string' },
+        'client-ca-file': { type: 'string' },
+        'token-auth-file': { type: 'string' },
         ...extraOptions,
       },
       strict: true,
@@ -91,6 +102,16 @@ export function parseServeFlags(args: string[], extraOptions: ParseArgsOptionsCo
     throw new UsageError(`--event-ttl: ${(err as Error).message}`);
   }
   if (eventTtlMs <= 0) throw new UsageError('--event-ttl must be positive');
+  const file = (flag: string) => {
+    const value = values[flag] as string | undefined;
+    if (value === '') throw new UsageError(`--${flag} must not be empty`);
+    return value;
+  };
+  const tlsCertFile = file('tls-cert-file');
+  const tlsPrivateKeyFile = file('tls-private-key-file');
+  if ((tlsCertFile === undefined) !== (tlsPrivateKeyFile === undefined)) {
+    throw new UsageError('--tls-cert-file and --tls-private-key-file must be given together');
+  }
   return {
     dataDir,
     port,
@@ -100,6 +121,10 @@ export function parseServeFlags(args: string[], extraOptions: ParseArgsOptionsCo
     watchCache: parseBoolean('watch-cache', String(values['watch-cache'])),
     storageInitializationTimeoutMs,
     eventTtlMs,
+    tlsCertFile,
+    tlsPrivateKeyFile,
+    clientCaFile: file('client-ca-file'),
+    tokenAuthFile: file('token-auth-file'),
     extra: Object.fromEntries(Object.keys(extraOptions).map((k) => [k, values[k]])),
   };
 }

@@ -5,6 +5,9 @@ import {
   ensureServingCertificates,
   EtcdStorage,
   ensureToken,
+  loadClientCa,
+  loadServingFiles,
+  loadTokenFile,
   SqliteStorage,
   type Storage,
   startCompactor,
@@ -27,10 +30,33 @@ function clientHost(host: string): string {
   return host.includes(':') ? `[${host}]` : host;
 }
 
+function warn(message: string): void {
+  process.stderr.write(`certkit: warning: ${message}\n`);
+}
+
+/** A flag's file that cannot be used fails the start with one line naming the flag. */
+async function flagFile<T>(flag: string, loading: Promise<T>): Promise<T> {
+  try {
+    return await loading;
+  } catch (err) {
+    throw new Error(`--${flag}: ${(err as Error).message}`);
+  }
+}
+
 export async function startControlPlane(flags: ServeFlags): Promise<ControlPlane> {
   const dataDir = resolve(flags.dataDir);
   await mkdir(dataDir, { recursive: true, mode: 0o700 });
-  const certificates = await ensureServingCertificates(dataDir, [flags.host]);
+  const certificates = flags.tlsCertFile
+    ? await flagFile('tls-cert-file', loadServingFiles(flags.tlsCertFile, flags.tlsPrivateKeyFile!))
+    : await ensureServingCertificates(dataDir, [flags.host]);
+  const clientCa = flags.clientCaFile
+    ? await flagFile('client-ca-file', loadClientCa(flags.clientCaFile))
+    : undefined;
+  const tokens = flags.tokenAuthFile
+    ? await flagFile('token-auth-file', loadTokenFile(flags.tokenAuthFile, warn))
+    : undefined;
+  // Generated, and accepted, whatever the flags say: it is the credential of the kubeconfig written below,
+  // which `up`'s own controller uses (as kube-apiserver keeps a loopback token for itself).
   const token = await ensureToken(dataDir);
   const storage: Storage =
     flags.storage === 'etcd'
@@ -44,8 +70,9 @@ export async function startControlPlane(flags: ServeFlags): Promise<ControlPlane
       storage,
       host: flags.host,
       port: flags.port,
-      tls: { cert: certificates.certPem, key: certificates.keyPem },
+      tls: { cert: certificates.certPem, key: certificates.keyPem, clientCa },
       token,
+      tokens,
       watchCache: flags.watchCache,
       // The webhook's checks for cert-manager.io objects, so `kubectl apply` of an invalid one fails at once.
       admission: certManagerAdmission,

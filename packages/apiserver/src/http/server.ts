@@ -5,7 +5,7 @@ import {
   type ServerResponse,
 } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Server as NetServer } from 'node:net';
 import {
   type FieldError,
   isWatchRequested,
@@ -19,7 +19,9 @@ import { GarbageCollector } from '../controllers/garbage-collector.ts';
 import { EventTtlController } from '../controllers/event-ttl.ts';
 import { NamespaceController } from '../controllers/namespaces.ts';
 import { Registry } from '../registry/registry.ts';
-import { tokenMatches } from '../security/token.ts';
+import { Authenticator } from '../security/authentication.ts';
+import { type ServingTls, servingTlsOptions } from '../security/tls-policy.ts';
+import { requestUser, setRequestUser, type UserInfo } from '../security/user.ts';
 import type { Storage } from '../storage/types.ts';
 import { coreVersions, group, groupList, resourceList } from './discovery.ts';
 import { groupVersionDocument, openApiRoot } from './openapi.ts';
@@ -34,16 +36,34 @@ import { STORAGE_READINESS_CHECK, StorageReadiness } from '../watchcache/readine
 import { MetricsRegistry } from './metrics.ts';
 import type { WatchCounters } from './watch.ts';
 import { sendError, sendJson } from './respond.ts';
+import { guardRequests } from './guard.ts';
+import {
+  type ConnectionLimits,
+  ConnectionGuard,
+  DEFAULT_FIRST_REQUEST_TIMEOUT_MS,
+  DEFAULT_HANDSHAKE_TIMEOUT_MS,
+  defaultMaxUnauthenticatedConnections,
+} from './connections.ts';
 
 export interface ApiServerOptions {
   storage: Storage;
   host?: string;
   /** 0 picks a free port. */
   port?: number;
-  /** Serve HTTPS with this certificate; plain HTTP without it (tests only). */
-  tls?: { cert: string; key: string };
-  /** Bearer token every API request must carry; no authentication when absent (tests only). */
+  /**
+   * Serve HTTPS with this certificate (--tls-cert-file), and authenticate client certificates issued by
+   * `clientCa` (--client-ca-file); plain HTTP without it (tests only).
+   */
+  tls?: ServingTls;
+  /** certkit's generated admin bearer token. Without it, `tokens` and `tls.clientCa`: no authentication (tests only). */
   token?: string;
+  /** Bearer tokens and their users, from kube-apiserver's --token-auth-file. */
+  tokens?: Map<string, UserInfo>;
+  /**
+   * Bounds on HTTPS connections that have not authenticated: handshake deadline (default 10 s), time to the
+   * first request (32 s), how many at once (1024, or a quarter of the open-file limit when lower).
+   */
+  connectionLimits?: Partial<ConnectionLimits>;
   /** Structured log sink; quiet by default. */
   log?: (entry: Record<string, unknown>) => void;
   /** Serve reads and watches from per-resource watch caches (default true); false reads storage for everything. */
@@ -124,6 +144,10 @@ export class ApiServer {
   readonly storage: Storage;
   private readonly options: ApiServerOptions;
   private readonly server: Server;
+  /** What listens: the HTTP server itself, or for HTTPS the guard that hands it connections. */
+  private readonly listener: NetServer;
+  private readonly connections: ConnectionGuard | undefined;
+  private readonly authenticator: Authenticator;
   private readonly crds: CrdController;
   private readonly gc: GarbageCollector;
   private readonly namespaces: NamespaceController;
@@ -188,11 +212,30 @@ export class ApiServer {
       caches: this.caches,
       watchCounters: (def) => this.watchCounters(def),
     };
-    const handler = (req: IncomingMessage, res: ServerResponse) => void this.handle(req, res);
+    this.authenticator = new Authenticator({
+      adminToken: options.token,
+      tokens: options.tokens,
+      clientCertificates: !!options.tls?.clientCa,
+    });
+    const handler = guardRequests((req, res) => this.handle(req, res), this.log);
     this.server = options.tls
-      ? createHttpsServer({ cert: options.tls.cert, key: options.tls.key }, handler)
+      ? createHttpsServer(servingTlsOptions(options.tls), handler)
       : createHttpServer(handler);
-    if (options.tls) parseTlsConnectionsInJs(this.server);
+    if (options.tls) {
+      parseTlsConnectionsInJs(this.server);
+      this.connections = new ConnectionGuard(this.server, {
+        handshakeTimeoutMs: DEFAULT_HANDSHAKE_TIMEOUT_MS,
+        firstRequestTimeoutMs: DEFAULT_FIRST_REQUEST_TIMEOUT_MS,
+        maxUnauthenticated: defaultMaxUnauthenticatedConnections(),
+        ...options.connectionLimits,
+      });
+      this.listener = this.connections.listener;
+      // The HTTP server tracks its connections (for its header timeouts, closeAllConnections) once it hears
+      // it listens; it never listens itself here.
+      this.listener.on('listening', () => this.server.emit('listening'));
+    } else {
+      this.listener = this.server;
+    }
     // Watches are long-lived; Node's default request timeout would cut them.
     this.server.requestTimeout = 0;
     this.server.keepAliveTimeout = 65_000;
@@ -209,10 +252,20 @@ export class ApiServer {
     server.gc.start();
     server.eventTtl.start();
     await new Promise<void>((resolve, reject) => {
-      server.server.once('error', reject);
-      server.server.listen(options.port ?? 6443, options.host ?? '127.0.0.1', () => resolve());
+      server.listener.once('error', reject);
+      server.listener.listen(options.port ?? 6443, options.host ?? '127.0.0.1', () => {
+        server.listener.off('error', reject);
+        resolve();
+      });
     });
-    const addr = server.server.address() as AddressInfo;
+    // Accepting fails when the process is out of file descriptors; unheard, that error would end the process.
+    let lastAcceptError = 0;
+    server.listener.on('error', (err) => {
+      if (Date.now() - lastAcceptError < 1000) return;
+      lastAcceptError = Date.now();
+      server.log({ level: 'error', msg: 'accepting connections failed', err: err.message });
+    });
+    const addr = server.listener.address() as AddressInfo;
     const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
     server.address = `${host}:${addr.port}`;
     return server;
@@ -224,7 +277,12 @@ export class ApiServer {
   }
 
   get port(): number {
-    return (this.server.address() as AddressInfo).port;
+    return (this.listener.address() as AddressInfo).port;
+  }
+
+  /** HTTPS connections that have not authenticated yet, handshakes included. */
+  get unauthenticatedConnections(): number {
+    return this.connections?.unauthenticatedCount ?? 0;
   }
 
   get url(): string {
@@ -238,8 +296,11 @@ export class ApiServer {
     this.eventTtl.stop();
     this.namespaces.stop();
     this.crds.stop();
+    const closed = new Promise<void>((resolve) => this.listener.close(() => resolve()));
+    if (this.listener !== this.server) this.server.close();
+    this.connections?.closeAll();
     this.server.closeAllConnections();
-    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+    await closed;
   }
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -250,17 +311,17 @@ export class ApiServer {
     const parse = (path: string) => (parsed ??= parseApiPath(path));
     try {
       url = parseRequestTarget(req.url ?? '/');
-      if (
-        !isPublic(url.pathname) &&
-        this.options.token &&
-        !tokenMatches(this.options.token, req.headers.authorization)
-      ) {
-        throw newUnauthorized();
-      }
+      this.authenticate(req, res, url.pathname);
       await this.route(req, res, url, parse);
     } catch (err) {
       sendError(res, err, (e) =>
-        this.log({ level: 'error', msg: 'request failed', err: String((e as Error)?.stack ?? e) }),
+        this.log({
+          level: 'error',
+          msg: 'request failed',
+          method: req.method,
+          path: req.url,
+          err: String((e as Error)?.stack ?? e),
+        }),
       );
     } finally {
       const { verb, resource } = describeRequest(req.method ?? 'GET', url, parsed);
@@ -270,9 +331,27 @@ export class ApiServer {
         verb,
         resource,
         path: req.url,
+        user: requestUser(req)?.name,
         code: res.statusCode,
         ms: performance.now() - started,
       });
+    }
+  }
+
+  /** Records who sent the request; refuses one without valid credentials, except on the public paths. */
+  private authenticate(req: IncomingMessage, res: ServerResponse, path: string): void {
+    if (!this.authenticator.enabled) {
+      this.connections?.authenticated(req.socket);
+      return;
+    }
+    const user = this.authenticator.authenticate(req);
+    if (user) {
+      setRequestUser(req, user);
+      this.connections?.authenticated(req.socket);
+    } else if (isPublic(path)) {
+      this.connections?.servingAnonymous(req, res);
+    } else {
+      throw newUnauthorized();
     }
   }
 
@@ -387,7 +466,12 @@ function describeRequest(
   url: RequestTarget | undefined,
   parsedPath: ParsedPath | undefined,
 ): { verb: string; resource: string } {
-  const parsed = parsedPath ?? (url ? parseApiPath(url.pathname) : undefined);
+  let parsed = parsedPath;
+  try {
+    parsed ??= url ? parseApiPath(url.pathname) : undefined;
+  } catch {
+    // An undecodable path was answered with a 400 already; it names no resource.
+  }
   if (parsed?.kind !== 'resource') return { verb: method.toLowerCase(), resource: '' };
   const r = parsed.request;
   const resource =

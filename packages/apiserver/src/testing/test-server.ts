@@ -2,6 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { Agent, request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { ConnectionLimits } from '../http/connections.ts';
 import { ApiServer, type ApiServerOptions } from '../http/server.ts';
 import { ensureServingCertificates } from '../security/certificates.ts';
 import { writeKubeconfig } from '../security/kubeconfig.ts';
@@ -60,6 +61,10 @@ export interface TestServerOptions {
   eventTtlMs?: number;
   /** Validating admission, as the CLI wires cert-manager's (ApiServerOptions.admission). */
   admission?: ApiServerOptions['admission'];
+  /** The server's log sink (default: errors to stderr). */
+  log?: (entry: Record<string, unknown>) => void;
+  /** Bounds on connections before they authenticate (short timeouts make them testable). */
+  connectionLimits?: Partial<ConnectionLimits>;
 }
 
 export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
@@ -81,13 +86,16 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
       watchCache: options.watchCache ?? true,
       eventTtlMs: options.eventTtlMs,
       admission: options.admission,
+      connectionLimits: options.connectionLimits,
       watchCacheOptions: {
         ...options.watchCacheOptions,
         ...(options.maxHistory ? { maxHistory: options.maxHistory, minHistory: 1 } : {}),
       },
-      log: (e) => {
-        if (e.level === 'error') console.error('apiserver:', e);
-      },
+      log:
+        options.log ??
+        ((e) => {
+          if (e.level === 'error') console.error('apiserver:', e);
+        }),
     });
   let server = await startServer(0);
   if (options.waitReady ?? true) await waitReady(server);
