@@ -1,6 +1,6 @@
 /**
  * The validations cert-manager's conformance suite applies to every issued Certificate
- * (`test/e2e/framework/helper/validation`, research/cert-manager.md §5), as functions returning failure
+ * (`test/e2e/framework/helper/validation`), as functions returning failure
  * messages rather than throwing, so one run reports every broken property at once.
  *
  * Default set: DNS names, organization, valid X.509, private key vs spec, basicConstraints, status.notAfter,

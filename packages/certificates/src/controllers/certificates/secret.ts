@@ -22,7 +22,7 @@ import {
 import { desiredOwnerReferences, effectiveCleanupPolicy } from './owner-reference.ts';
 
 /**
- * The issued Secret (`spec.secretName`): what it must contain (research §3.5, issuing/internal/secret.go)
+ * The issued Secret (`spec.secretName`): what it must contain (cert-manager's issuing/internal/secret.go)
  * and how it is written.
  *
  * cert-manager writes it with a server-side apply, and SSA's field ownership tells it which labels,
