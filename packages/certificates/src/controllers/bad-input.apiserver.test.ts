@@ -86,13 +86,19 @@ function certificate(name: string, spec: Partial<CertificateSpec>): Certificate 
   };
 }
 
-function issuerReady(name: string, status: 'True' | 'False', timeoutMs = 10_000) {
+/**
+ * The Issuer's Ready condition once it has `status` (and `reason`, when given: before its CA Secret reaches the
+ * controller's cache an Issuer is briefly not Ready for another reason, ErrGetKeyPair).
+ */
+function issuerReady(name: string, status: 'True' | 'False', timeoutMs = 10_000, reason?: string) {
   return eventually(
     async () => {
       const ready = condition(await issuers(h).get(ns, name), 'Ready');
-      return ready?.status === status ? ready : undefined;
+      return ready?.status === status && (reason === undefined || ready.reason === reason)
+        ? ready
+        : undefined;
     },
-    `Issuer ${name} Ready=${status}`,
+    `Issuer ${name} Ready=${status}${reason ? ` (${reason})` : ''}`,
     timeoutMs,
   );
 }
@@ -137,7 +143,7 @@ describe('CA issuer with an expired or not yet valid CA certificate', () => {
     const notAfter = parseCertificate(expired.certPem).notAfter;
     await secrets(h).create(ns, tlsSecret(ns, 'expired-ca', { certPem: expired.certPem, key: expired.key }));
     await issuers(h).create(ns, caIssuer('expired', 'expired-ca'));
-    const ready = await issuerReady('expired', 'False');
+    const ready = await issuerReady('expired', 'False', 10_000, 'ErrInvalidKeyPair');
     assert.equal(ready.reason, 'ErrInvalidKeyPair');
     assert.equal(
       ready.message,
@@ -188,7 +194,7 @@ describe('CA issuer with an expired or not yet valid CA certificate', () => {
     const expired = await rootCa({ algorithm: 'ECDSA' }, DAY, new Date(Date.now() - 2 * DAY));
     await secrets(h).create(ns, tlsSecret(ns, 'stale-ca', { certPem: expired.certPem, key: expired.key }));
     await issuers(h).create(ns, caIssuer('stale', 'stale-ca'));
-    await issuerReady('stale', 'False');
+    await issuerReady('stale', 'False', 10_000, 'ErrInvalidKeyPair');
     // The issuer as it looked before its CA expired: Ready, for its generation. (Its next check is a backoff
     // away; nothing else makes it look again.) Requests signed meanwhile meet the expired CA in the signer.
     const issuer = await issuers(h).get(ns, 'stale');
@@ -253,7 +259,7 @@ describe('CA issuer with an expired or not yet valid CA certificate', () => {
     const early = await rootCa({ algorithm: 'ECDSA' }, DAY, startsAt);
     await secrets(h).create(ns, tlsSecret(ns, 'future-ca', { certPem: early.certPem, key: early.key }));
     await issuers(h).create(ns, caIssuer('future', 'future-ca'));
-    const notYet = await issuerReady('future', 'False');
+    const notYet = await issuerReady('future', 'False', 10_000, 'ErrInvalidKeyPair');
     assert.equal(notYet.reason, 'ErrInvalidKeyPair');
     assert.equal(
       notYet.message,
