@@ -179,7 +179,7 @@ function commentText(comment: string | undefined): string {
     .map((line) => line.replace(/^\s*\*\s?/, ''))
     .join('\n')
     .trim()
-    .replace(/\\'/g, "'");
+    .replace(/\\(['"])/g, '$1');
 }
 
 function parseDeclaration(text: string): ModelDocs {
