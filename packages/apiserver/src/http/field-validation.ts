@@ -9,7 +9,8 @@ import { duplicateFields } from './duplicate-fields.ts';
  * Decoding a written object as kube-apiserver's handlers do: built-in kinds are read as their Kubernetes type
  * (a wrongly typed value is a 400 for a create or update, a 422 on `patch` for a patch; fields the type does
  * not have are dropped), and the fields dropped or repeated are handled per `fieldValidation`: Strict refuses
- * them with 400, Warn (the default) names each in a `Warning` header, Ignore drops them silently. Custom
+ * them (as the type errors are refused), Warn (the default) names each in a `Warning` header, Ignore drops
+ * them silently. Custom
  * resources are typed by their CRD's schema elsewhere (registry/schema.ts); here only their metadata is.
  */
 
@@ -138,9 +139,9 @@ export function decodeWriteBody(
 }
 
 /**
- * The object a patch produced, decoded as kube-apiserver's patch handler decodes it: a type error is a 422
- * on `patch` naming the patched object, strict errors a 400. The patch's own repeated keys are reported
- * with it (`patchDuplicates`, computed once per request).
+ * The object a patch produced, decoded as kube-apiserver's patch handler decodes it: a type error, and under
+ * Strict the unknown or repeated fields, are a 422 on `patch` showing the patched object. The patch's own
+ * repeated keys (`patchDuplicates`, found once per request) are reported with the object's unknown fields.
  */
 export function decodePatchedObject(
   def: ResourceDefinition,
@@ -152,12 +153,12 @@ export function decodePatchedObject(
   res: ServerResponse,
 ): void {
   const { typeError, strict } = decode(def, types, patched, version, mode, () => patchDuplicates);
-  if (typeError !== undefined) {
-    throw newInvalid('', '', '', [
-      { type: 'FieldValueInvalid', field: 'patch', value: JSON.stringify(patched), detail: typeError },
+  const invalidPatch = (detail: string) =>
+    newInvalid('', '', '', [
+      { type: 'FieldValueInvalid', field: 'patch', value: JSON.stringify(patched), detail },
     ]);
-  }
+  if (typeError !== undefined) throw invalidPatch(typeError);
   if (strict.length === 0) return;
-  if (mode === 'Strict') throw newBadRequest(`strict decoding error: ${strict.join(', ')}`);
+  if (mode === 'Strict') throw invalidPatch(`strict decoding error: ${strict.join(', ')}`);
   if (mode === 'Warn') warn(res, strict);
 }
