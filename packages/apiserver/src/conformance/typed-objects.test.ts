@@ -184,6 +184,44 @@ describe('wrongly typed built-in objects over HTTP', () => {
   });
 });
 
+describe('server-side apply of a built-in kind', () => {
+  const apply = (name: string, body: unknown) =>
+    t.fetch('PATCH', `${CONFIGMAPS}/${name}?fieldManager=tester`, {
+      rawBody: JSON.stringify(body),
+      headers: { 'Content-Type': 'application/apply-patch+yaml' },
+    });
+
+  it('refuses a field the kind lacks, at any depth, with 400 and its path', async () => {
+    const res = await apply('applied', {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: {
+        name: 'applied',
+        ownerReferences: [{ apiVersion: 'v1', kind: 'X', name: 'x', uid: 'u', y: 1 }],
+      },
+    });
+    assert.equal(res.status, 400, res.text);
+    assert.equal(
+      res.json.message,
+      'failed to create typed patch object (default/applied; /v1, Kind=ConfigMap): .metadata.ownerReferences[0].y: field not declared in schema',
+    );
+    assert.equal((await t.fetch('GET', `${CONFIGMAPS}/applied`)).status, 404);
+  });
+
+  it('refuses a wrongly typed value with 400 and its path', async () => {
+    const res = await apply('applied', {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'applied', labels: 'app' },
+    });
+    assert.equal(res.status, 400, res.text);
+    assert.equal(
+      res.json.message,
+      'failed to create typed patch object (default/applied; /v1, Kind=ConfigMap): .metadata.labels: expected map, got string',
+    );
+  });
+});
+
 describe('unknown fields at every depth, per fieldValidation', () => {
   // A real owner: the garbage collector would delete a Lease whose owner does not exist.
   let ownerUid = '';

@@ -10,6 +10,8 @@ import { goStructName, goTypeName, type ModelType, type TypeNode } from './kube-
 export interface TypedDecodeResult {
   /** Go's first type error, e.g. `json: cannot unmarshal number into Go struct field ObjectMeta.metadata.name of type string`. */
   typeError?: string;
+  /** Where the type error is, with the JSON path (`metadata.labels.app`) and the type expected there. */
+  typeErrorAt?: { path: string; expected: TypeNode; value: unknown };
   /** Paths of the fields the type does not have, in document order: `metadata.bogus`, `spec.items[0].x`. */
   unknown: string[];
 }
@@ -39,6 +41,7 @@ const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})
 class Walk {
   readonly unknown: string[] = [];
   typeError: string | undefined;
+  typeErrorAt: TypedDecodeResult['typeErrorAt'];
   private readonly prune: boolean;
   constructor(prune: boolean) {
     this.prune = prune;
@@ -55,6 +58,12 @@ class Walk {
 
   value(value: unknown, node: TypeNode, path: string, struct: string, goPath: string): void {
     if (value === null || this.typeError !== undefined) return;
+    this.check(value, node, path, struct, goPath);
+    if (this.typeError !== undefined && this.typeErrorAt === undefined)
+      this.typeErrorAt = { path, expected: node, value };
+  }
+
+  private check(value: unknown, node: TypeNode, path: string, struct: string, goPath: string): void {
     switch (node.kind) {
       case 'any':
         return;
@@ -137,5 +146,5 @@ export function decodeTyped(obj: Record<string, unknown>, model: ModelType, prun
   walk.object(obj, model, '');
   return walk.typeError === undefined
     ? { unknown: walk.unknown }
-    : { typeError: walk.typeError, unknown: walk.unknown };
+    : { typeError: walk.typeError, typeErrorAt: walk.typeErrorAt, unknown: walk.unknown };
 }
