@@ -91,17 +91,32 @@ async function main(): Promise<void> {
   }
   const med = (which: 'baseline' | 'current', key: keyof Figures) =>
     round2(median(runs[which].map((f) => f[key])));
-  const rows = (['idle', 'afterWrites', 'afterOpenApi'] as const).map((key) => ({
-    phase: key,
+  const rows: { phase: string; baseline: number; current: number; difference: number; ratio: number }[] = (
+    ['idle', 'afterWrites', 'afterOpenApi'] as const
+  ).map((key) => ({
+    phase: key as string,
     baseline: med('baseline', key),
     current: med('current', key),
     difference: round2(med('current', key) - med('baseline', key)),
     ratio: round2(med('current', key) / med('baseline', key)),
   }));
-  const labels = {
+  // Growth within one process is steadier than RSS across processes, which varies by a few MiB run to run.
+  const growth = (which: 'baseline' | 'current', from: keyof Figures, to: keyof Figures) =>
+    round2(median(runs[which].map((f) => f[to] - f[from])));
+  for (const [phase, from, to] of [
+    ['writesGrowth', 'idle', 'afterWrites'],
+    ['openApiGrowth', 'afterWrites', 'afterOpenApi'],
+  ] as const) {
+    const baseline = growth('baseline', from, to);
+    const current = growth('current', from, to);
+    rows.push({ phase, baseline, current, difference: round2(current - baseline), ratio: NaN });
+  }
+  const labels: Record<string, string> = {
     idle: 'idle `certkit up`',
     afterWrites: 'after one write of each built-in kind',
     afterOpenApi: 'after every /openapi/v3 document and /openapi/v2',
+    writesGrowth: 'growth in the process: one write of each built-in kind',
+    openApiGrowth: 'growth in the process: every OpenAPI document',
   };
   const table = [
     `RSS of \`certkit up\` (MiB, median of ${ROUNDS} alternating rounds; baseline ${baselineCommit})`,

@@ -7,7 +7,12 @@
 
 function countColons(text: Buffer | string): number {
   let count = 0;
-  for (let i = text.indexOf(':'); i !== -1; i = text.indexOf(':', i + 1)) count++;
+  if (typeof text === 'string') {
+    for (let i = text.indexOf(':'); i !== -1; i = text.indexOf(':', i + 1)) count++;
+  } else {
+    // By byte value: a Buffer searched for a string converts the string on every call.
+    for (let i = text.indexOf(58); i !== -1; i = text.indexOf(58, i + 1)) count++;
+  }
   return count;
 }
 

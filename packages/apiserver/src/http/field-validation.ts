@@ -34,12 +34,22 @@ export interface WriteTypes {
   objectMeta: ModelType;
 }
 
-export async function writeTypes(def: ResourceDefinition): Promise<WriteTypes> {
+/** Loaded once per resource definition (a CRD's change makes a new one). */
+const loadedTypes = new WeakMap<ResourceDefinition, WriteTypes>();
+
+/** The types, at once when loaded before: most writes need no turn of promises for them. */
+export function writeTypes(def: ResourceDefinition): WriteTypes | Promise<WriteTypes> {
+  return loadedTypes.get(def) ?? loadWriteTypes(def);
+}
+
+async function loadWriteTypes(def: ResourceDefinition): Promise<WriteTypes> {
   const [model, objectMeta] = await Promise.all([
     def.model ? loadModel(def.model) : undefined,
     loadModel(OBJECT_META_MODEL),
   ]);
-  return { model, objectMeta };
+  const types = { model, objectMeta };
+  loadedTypes.set(def, types);
+  return types;
 }
 
 /** What a body says in its own text, for the checks JSON.parse hides (repeated keys). */

@@ -208,7 +208,8 @@ export async function handleResource(
       if (def.namespaced && namespace === undefined) throw notFoundResource();
       const render = renderFor('single');
       const mode = fieldValidationMode(query);
-      const types = await writeTypes(def);
+      const loaded = writeTypes(def);
+      const types = loaded instanceof Promise ? await loaded : loaded;
       const raw = await readBody(req);
       const body = parseObjectBody(raw, req.headers['content-type']) as KubeObject;
       decodeWriteBody(def, types, body, request.version, mode, jsonText(raw, req), res);
@@ -225,7 +226,8 @@ export async function handleResource(
       if (name === undefined) throw newMethodNotAllowed('PUT', 'a collection');
       const render = renderFor('single');
       const mode = fieldValidationMode(query);
-      const types = await writeTypes(def);
+      const loaded = writeTypes(def);
+      const types = loaded instanceof Promise ? await loaded : loaded;
       const raw = await readBody(req);
       const body = parseObjectBody(raw, req.headers['content-type']) as KubeObject;
       decodeWriteBody(def, types, body, request.version, mode, jsonText(raw, req), res);
@@ -265,7 +267,8 @@ export async function handleResource(
       }
       checkForce(query);
       const mode = fieldValidationMode(query);
-      const types = await writeTypes(def);
+      const loaded = writeTypes(def);
+      const types = loaded instanceof Promise ? await loaded : loaded;
       const raw = await readBody(req);
       const patch = parseJsonBody(raw);
       // A JSON patch's members are its operations': only merge patches name the object's fields.
