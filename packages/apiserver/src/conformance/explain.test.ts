@@ -145,6 +145,19 @@ describe('kubectl explain', { skip: kubectlSkip }, () => {
     assert.match(spec, /FIELD: leaseDurationSeconds <integer>/);
   });
 
+  it('explains every kind the server serves', async () => {
+    const resources = (await kubectl.ok('api-resources', '-o', 'name')).trim().split('\n');
+    assert.ok(
+      resources.includes('secrets') && resources.includes('leases.coordination.k8s.io'),
+      resources.join(),
+    );
+    for (const resource of resources) {
+      const r = await kubectl.run('explain', resource);
+      assert.equal(r.code, 0, `kubectl explain ${resource}: ${r.stderr}`);
+      assert.match(r.stdout, /^(GROUP:.*\n)?KIND:/, resource);
+    }
+  });
+
   it('explains certificates.spec.dnsNames once the cert-manager CRDs are installed', async () => {
     await kubectl.ok('apply', '-f', CERT_MANAGER_CRDS);
     let out = '';
