@@ -149,6 +149,15 @@ export function decodeWriteBody(
 }
 
 /**
+ * The stored object a patch applies to, read as its type, as kube-apiserver reads objects from storage: fields
+ * the type lacks (stored before they were dropped on write) are dropped without a word, so that a patch is
+ * judged by the fields it brings.
+ */
+export function decodeStoredObject(types: WriteTypes, current: KubeObject): void {
+  if (types.model) decodeTyped(current as unknown as Record<string, unknown>, types.model);
+}
+
+/**
  * The object a patch produced, decoded as kube-apiserver's patch handler decodes it: a type error, and under
  * Strict the unknown or repeated fields, are a 422 on `patch` showing the patched object. The patch's own
  * repeated keys (`patchDuplicates`, found once per request) are reported with the object's unknown fields.

@@ -25,7 +25,13 @@ import type { DeleteOptions, ObjectStore } from '../registry/store.ts';
 import { managerFromUserAgent } from '../registry/managed-fields.ts';
 import { checkForce, serverSideApply } from './apply.ts';
 import { duplicateFields } from './duplicate-fields.ts';
-import { decodePatchedObject, decodeWriteBody, fieldValidationMode, writeTypes } from './field-validation.ts';
+import {
+  decodePatchedObject,
+  decodeStoredObject,
+  decodeWriteBody,
+  fieldValidationMode,
+  writeTypes,
+} from './field-validation.ts';
 import { negotiate } from './negotiate.ts';
 import { parseObjectBody, PROTOBUF_MEDIA_TYPE } from './protobuf.ts';
 import {
@@ -279,6 +285,7 @@ export async function handleResource(
         name,
         (current) => {
           const base = { ...current, apiVersion } as StoredObject;
+          decodeStoredObject(types, base);
           const next = (
             type === 'json'
               ? applyJsonPatch(base, patch)
