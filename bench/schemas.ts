@@ -124,7 +124,8 @@ async function main(): Promise<void> {
     '| phase | baseline | with typed decoding + OpenAPI schemas | difference | ratio |',
     '|---|---|---|---|---|',
     ...rows.map(
-      (r) => `| ${labels[r.phase]} | ${r.baseline} | ${r.current} | ${r.difference} | ${r.ratio} |`,
+      (r) =>
+        `| ${labels[r.phase]} | ${r.baseline} | ${r.current} | ${r.difference} | ${Number.isNaN(r.ratio) ? '—' : r.ratio} |`,
     ),
   ].join('\n');
   await writeResults('schemas', { baselineCommit, rounds: ROUNDS, rows, runs }, table);

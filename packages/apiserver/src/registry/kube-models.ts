@@ -39,15 +39,19 @@ interface Attribute {
 
 const MODELS_DIR = new URL('./gen/models/', import.meta.resolve('@kubernetes/client-node'));
 
-/** Every model requested so far, loaded or being loaded. */
-const models = new Map<string, ModelType>();
-const loading = new Map<string, Promise<void>>();
+/** Models whose every field, and every model those refer to, is loaded. */
+const complete = new Map<string, ModelType>();
+/** Loads run one after the other, so that no load sees another's half-loaded models. */
+let loads: Promise<unknown> = Promise.resolve();
 
-function parseType(type: string, format: string, pending: string[]): TypeNode {
+/** Finds or starts a model for one load: a model not yet complete is queued for loading. */
+type ModelRef = (name: string) => ModelType;
+
+function parseType(type: string, format: string, ref: ModelRef): TypeNode {
   const array = /^Array<(.+)>$/.exec(type);
-  if (array) return { kind: 'array', items: parseType(array[1], format, pending) };
+  if (array) return { kind: 'array', items: parseType(array[1], format, ref) };
   const map = /^\{ \[key: string\]: (.+); \}$/.exec(type);
-  if (map) return { kind: 'map', values: parseType(map[1], format, pending) };
+  if (map) return { kind: 'map', values: parseType(map[1], format, ref) };
   switch (type) {
     case 'string':
       return { kind: 'string', format };
@@ -65,56 +69,50 @@ function parseType(type: string, format: string, pending: string[]): TypeNode {
     case 'object':
       return { kind: 'any' };
   }
-  return modelRef(type, pending);
+  return ref(type);
 }
 
-function modelRef(name: string, pending: string[]): ModelType {
-  let model = models.get(name);
-  if (!model) {
-    model = { kind: 'model', name, fields: new Map(), memberNames: new Map() };
-    models.set(name, model);
-    pending.push(name);
-  }
-  return model;
-}
-
-async function loadOne(name: string, pending: string[]): Promise<void> {
-  const module = (await import(new URL(`${name}.js`, MODELS_DIR).href)) as Record<
+async function loadOne(model: ModelType, ref: ModelRef): Promise<void> {
+  const module = (await import(new URL(`${model.name}.js`, MODELS_DIR).href)) as Record<
     string,
     { attributeTypeMap?: Attribute[] }
   >;
-  const attributes = module[name]?.attributeTypeMap;
-  if (!attributes) throw new Error(`@kubernetes/client-node has no model ${name}`);
-  const model = models.get(name)!;
+  const attributes = module[model.name]?.attributeTypeMap;
+  if (!attributes) throw new Error(`@kubernetes/client-node has no model ${model.name}`);
   for (const a of attributes) {
-    model.fields.set(a.baseName, parseType(a.type, a.format, pending));
+    model.fields.set(a.baseName, parseType(a.type, a.format, ref));
     model.memberNames.set(a.baseName, a.name);
   }
 }
 
-/** The model and every model it refers to, loaded. */
-export async function loadModel(name: string): Promise<ModelType> {
-  const root = models.get(name);
-  if (root && !loading.has(name)) return root;
-  let done = loading.get(name);
-  if (!done) {
-    done = (async () => {
-      const pending: string[] = [];
-      modelRef(name, pending);
-      // Breadth-first over the references; a model met again is already loaded or queued.
-      while (pending.length > 0) await loadOne(pending.shift()!, pending);
-    })();
-    loading.set(name, done);
-    done.then(
-      () => loading.delete(name),
-      () => {
-        loading.delete(name);
-        models.delete(name);
-      },
-    );
-  }
-  await done;
-  return models.get(name)!;
+/** Loads a model and, breadth-first, every model it refers to; all become complete together. */
+async function loadClosure(name: string): Promise<ModelType> {
+  const done = complete.get(name);
+  if (done) return done;
+  const started = new Map<string, ModelType>();
+  const pending: ModelType[] = [];
+  const ref: ModelRef = (n) => {
+    let model = complete.get(n) ?? started.get(n);
+    if (!model) {
+      model = { kind: 'model', name: n, fields: new Map(), memberNames: new Map() };
+      started.set(n, model);
+      pending.push(model);
+    }
+    return model;
+  };
+  const root = ref(name);
+  while (pending.length > 0) await loadOne(pending.shift()!, ref);
+  for (const [n, model] of started) complete.set(n, model);
+  return root;
+}
+
+/** The model, with every model it refers to, loaded. */
+export function loadModel(name: string): Promise<ModelType> {
+  const done = complete.get(name);
+  if (done) return Promise.resolve(done);
+  const load = loads.then(() => loadClosure(name));
+  loads = load.catch(() => undefined);
+  return load;
 }
 
 /** The Go type name of a model, as Go's decoder names it in errors: `V1ObjectMeta` → `ObjectMeta`. */
