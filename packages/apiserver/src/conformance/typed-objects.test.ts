@@ -116,6 +116,13 @@ describe('wrongly typed built-in objects over HTTP', () => {
         'json: cannot unmarshal number into Go struct field OwnerReference.metadata.ownerReferences.name of type string',
     },
     {
+      what: 'Secret data that is not base64 (Go decodes []byte as it reads)',
+      path: SECRETS,
+      kind: 'Secret',
+      body: { metadata: { name: 'not-base64' }, data: { password: 'admin' } },
+      error: 'illegal base64 data at input byte 4',
+    },
+    {
       what: 'a Lease duration as a string',
       path: LEASES,
       kind: 'Lease',
@@ -151,6 +158,14 @@ describe('wrongly typed built-in objects over HTTP', () => {
       assert.deepEqual(await storedNames(c.path), before);
     });
   }
+
+  it('takes base64 with line breaks, as Go does, and stores it canonical', async () => {
+    const res = await t.fetch('POST', SECRETS, {
+      body: { metadata: { name: 'wrapped-base64' }, data: { key: 'aGVs\nbG8=' } },
+    });
+    assert.equal(res.status, 201, res.text);
+    assert.deepEqual(res.json.data, { key: 'aGVsbG8=' });
+  });
 
   it('refuses a wrongly typed update the same way', async () => {
     const created = await t.fetch('POST', CONFIGMAPS, { body: { metadata: { name: 'typed-update' } } });

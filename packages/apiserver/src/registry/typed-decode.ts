@@ -1,4 +1,6 @@
+import { goBase64ErrorAt } from './go-base64.ts';
 import { goStructName, goTypeName, type ModelType, type TypeNode } from './kube-models.ts';
+import { isBase64 } from './validation.ts';
 
 /**
  * Reading a JSON object as a built-in kind the way kube-apiserver's decoder reads it into the kind's Go struct
@@ -68,7 +70,8 @@ class Walk {
       case 'any':
         return;
       case 'string':
-        if (typeof value !== 'string') this.fail(value, node, struct, goPath);
+        if (typeof value !== 'string') return this.fail(value, node, struct, goPath);
+        if (node.format === 'byte' && !isBase64(value)) this.bytes(value);
         return;
       case 'boolean':
         if (typeof value !== 'boolean') this.fail(value, node, struct, goPath);
@@ -110,6 +113,7 @@ class Walk {
         const map = value as Record<string, unknown>;
         for (const key in map) {
           this.value(map[key], node.values, `${path}.${key}`, struct, goPath);
+          this.replace(map, key);
           if (this.typeError !== undefined) return;
         }
         return;
@@ -118,6 +122,27 @@ class Walk {
         if (typeof value !== 'object' || Array.isArray(value)) return this.fail(value, node, struct, goPath);
         this.object(value as Record<string, unknown>, node, path, goPath);
     }
+  }
+
+  /**
+   * A `[]byte` field is base64 that Go decodes as it reads the body: its error has no field context. Go
+   * also takes line breaks in it and bits past the last byte, and writes the bytes back canonical.
+   */
+  private bytes(value: string): void {
+    const at = goBase64ErrorAt(value);
+    if (at !== undefined) this.typeError = `illegal base64 data at input byte ${at}`;
+    else if (this.prune)
+      this.replacement = Buffer.from(value.replace(/[\r\n]/g, ''), 'base64').toString('base64');
+  }
+
+  /** A value to store in place of the one just read (canonical base64), set by bytes(). */
+  replacement: string | undefined;
+
+  /** Puts the replacement of the value just read, if any, in its place. */
+  private replace(holder: Record<string, unknown>, key: string): void {
+    if (this.replacement === undefined) return;
+    holder[key] = this.replacement;
+    this.replacement = undefined;
   }
 
   object(obj: Record<string, unknown>, model: ModelType, path: string, goPath = path): void {
@@ -132,6 +157,7 @@ class Walk {
       }
       const fieldGoPath = goPath === '' ? key : `${goPath}.${key}`;
       this.value(obj[key], field, fieldPath, struct, fieldGoPath);
+      this.replace(obj, key);
       if (this.typeError !== undefined) return;
     }
   }
