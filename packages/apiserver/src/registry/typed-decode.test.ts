@@ -37,7 +37,14 @@ describe('decodeTyped', () => {
       decodeTyped({ lastTimestamp: 5 }, event).typeError,
       'json: cannot unmarshal number into Go value of type string',
     );
-    assert.match(decodeTyped({ lastTimestamp: 'yesterday' }, event).typeError!, /^parsing time "yesterday"/);
+    assert.equal(
+      decodeTyped({ lastTimestamp: 'yesterday' }, event).typeError,
+      'parsing time "yesterday" as "2006-01-02T15:04:05Z07:00": cannot parse "yesterday" as "2006"',
+    );
+    assert.equal(
+      decodeTyped({ eventTime: 'soon' }, event).typeError,
+      'parsing time "soon" as "2006-01-02T15:04:05.000000Z07:00": cannot parse "soon" as "2006"',
+    );
   });
 
   it('stops at the first type error, in document order', () => {

@@ -100,7 +100,9 @@ class Walk {
         if (typeof value !== 'string') {
           this.typeError = `json: cannot unmarshal ${jsonKind(value)} into Go value of type string`;
         } else if (!RFC3339.test(value)) {
-          this.typeError = `parsing time ${JSON.stringify(value)} as "2006-01-02T15:04:05Z07:00": cannot parse ${JSON.stringify(value)} as "2006"`;
+          // Time parses RFC 3339, MicroTime RFC 3339 with microseconds: Go names the layout it tried.
+          const layout = node.micro ? '2006-01-02T15:04:05.000000Z07:00' : '2006-01-02T15:04:05Z07:00';
+          this.typeError = `parsing time ${JSON.stringify(value)} as "${layout}": cannot parse ${JSON.stringify(value)} as "2006"`;
         }
         return;
       case 'array':
