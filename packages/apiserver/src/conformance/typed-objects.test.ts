@@ -393,6 +393,27 @@ describe('repeated keys', () => {
     assert.match(res.json.message, /strict decoding error: duplicate field "data\.k"$/);
   });
 
+  it('a JSON patch: members its operations lack and repeated keys, worded as json patch errors', async () => {
+    const headers = { 'Content-Type': 'application/json-patch+json' };
+    const rawBody = '[{"op":"add","path":"/data/j","value":"1","value":"2","bogus":true}]';
+    const strict = await t.fetch('PATCH', `${CONFIGMAPS}/dup-keys?fieldValidation=Strict`, {
+      rawBody,
+      headers,
+    });
+    assert.equal(strict.status, 422, strict.text);
+    assert.match(
+      strict.json.message,
+      /strict decoding error: json patch unknown field "\[0\]\.bogus", json patch duplicate field "\[0\]\.value"$/,
+    );
+    const warned = await t.fetch('PATCH', `${CONFIGMAPS}/dup-keys`, { rawBody, headers });
+    assert.equal(warned.status, 200, warned.text);
+    assert.equal(
+      warned.headers.warning,
+      '299 - "json patch unknown field \\"[0].bogus\\"", 299 - "json patch duplicate field \\"[0].value\\""',
+    );
+    assert.equal(warned.json.data.j, '2');
+  });
+
   it('colons inside values do not make a body look repeated', async () => {
     const res = await t.fetch('POST', `${CONFIGMAPS}?fieldValidation=Strict`, {
       body: { metadata: { name: 'colons', annotations: { url: 'https://a:1/b' } }, data: { 'k:': 'x:y:z' } },

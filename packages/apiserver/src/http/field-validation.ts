@@ -69,7 +69,8 @@ function decode(
   obj: KubeObject,
   version: string,
   mode: FieldValidation,
-  duplicatesOf?: () => string[],
+  /** The strict errors of the body's own text (repeated keys), as messages. */
+  textErrors?: () => string[],
 ): Decoded {
   const strict: string[] = [];
   const record = obj as unknown as Record<string, unknown>;
@@ -89,9 +90,7 @@ function decode(
       for (const f of def.unknownFields(obj, version)) strict.push(`unknown field "${f}"`);
     }
   }
-  if (mode !== 'Ignore' && duplicatesOf) {
-    for (const f of duplicatesOf()) strict.push(`duplicate field "${f}"`);
-  }
+  if (mode !== 'Ignore' && textErrors) strict.push(...textErrors());
   return { strict };
 }
 
@@ -139,13 +138,36 @@ export function decodeWriteBody(
     body,
     version,
     mode,
-    raw ? () => duplicateFields(raw, body) : undefined,
+    raw ? () => duplicateFields(raw, body).map((f) => `duplicate field "${f}"`) : undefined,
   );
   const cannotHandle = `${def.kind} in version "${version}" cannot be handled as a ${def.kind}`;
   if (typeError !== undefined) throw newBadRequest(`${cannotHandle}: ${typeError}`);
   if (strict.length === 0) return;
   if (mode === 'Strict') throw newBadRequest(`${cannotHandle}: strict decoding error: ${strict.join(', ')}`);
   if (mode === 'Warn') warn(res, strict);
+}
+
+const JSON_PATCH_OPERATION_FIELDS = new Set(['op', 'path', 'from', 'value']);
+
+/**
+ * The strict errors of a patch document itself, found once per request (none under Ignore): repeated keys,
+ * and for a JSON patch the members its operations do not have, worded as kube-apiserver words them
+ * (`json patch unknown field "[0].bogus"`).
+ */
+export function patchTextErrors(type: string, raw: Buffer, patch: unknown, mode: FieldValidation): string[] {
+  if (mode === 'Ignore') return [];
+  if (type !== 'json') return duplicateFields(raw, patch).map((f) => `duplicate field "${f}"`);
+  const errors: string[] = [];
+  if (Array.isArray(patch)) {
+    patch.forEach((op, i) => {
+      if (op === null || typeof op !== 'object' || Array.isArray(op)) return;
+      for (const key of Object.keys(op)) {
+        if (!JSON_PATCH_OPERATION_FIELDS.has(key)) errors.push(`json patch unknown field "[${i}].${key}"`);
+      }
+    });
+  }
+  for (const f of duplicateFields(raw, patch)) errors.push(`json patch duplicate field "${f}"`);
+  return errors;
 }
 
 /**
@@ -160,7 +182,7 @@ export function decodeStoredObject(types: WriteTypes, current: KubeObject): void
 /**
  * The object a patch produced, decoded as kube-apiserver's patch handler decodes it: a type error, and under
  * Strict the unknown or repeated fields, are a 422 on `patch` showing the patched object. The patch's own
- * repeated keys (`patchDuplicates`, found once per request) are reported with the object's unknown fields.
+ * strict errors (patchTextErrors) are reported with the object's unknown fields.
  */
 export function decodePatchedObject(
   def: ResourceDefinition,
@@ -168,10 +190,10 @@ export function decodePatchedObject(
   patched: KubeObject,
   version: string,
   mode: FieldValidation,
-  patchDuplicates: string[],
+  patchErrors: string[],
   res: ServerResponse,
 ): void {
-  const { typeError, strict } = decode(def, types, patched, version, mode, () => patchDuplicates);
+  const { typeError, strict } = decode(def, types, patched, version, mode, () => patchErrors);
   const invalidPatch = (detail: string) =>
     newInvalid('', '', '', [
       { type: 'FieldValueInvalid', field: 'patch', value: JSON.stringify(patched), detail },

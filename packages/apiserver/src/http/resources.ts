@@ -24,12 +24,12 @@ import type { ReadRendering } from '../watchcache/reader.ts';
 import type { DeleteOptions, ObjectStore } from '../registry/store.ts';
 import { managerFromUserAgent } from '../registry/managed-fields.ts';
 import { checkForce, serverSideApply } from './apply.ts';
-import { duplicateFields } from './duplicate-fields.ts';
 import {
   decodePatchedObject,
   decodeStoredObject,
   decodeWriteBody,
   fieldValidationMode,
+  patchTextErrors,
   writeTypes,
 } from './field-validation.ts';
 import { negotiate } from './negotiate.ts';
@@ -277,8 +277,7 @@ export async function handleResource(
       const types = loaded instanceof Promise ? await loaded : loaded;
       const raw = await readBody(req);
       const patch = parseJsonBody(raw);
-      // A JSON patch's members are its operations': only merge patches name the object's fields.
-      const patchDuplicates = mode !== 'Ignore' && type !== 'json' ? duplicateFields(raw, patch) : [];
+      const patchErrors = patchTextErrors(type, raw, patch, mode);
       const setsVersion = patchSetsResourceVersion(type, patch);
       const patched = await store.guaranteedUpdate(
         namespace,
@@ -296,7 +295,7 @@ export async function handleResource(
           if (next === null || typeof next !== 'object' || Array.isArray(next)) {
             throw newBadRequest('the patch must produce a JSON object');
           }
-          decodePatchedObject(def, types, next, request.version, mode, patchDuplicates, res);
+          decodePatchedObject(def, types, next, request.version, mode, patchErrors, res);
           if (!setsVersion && next.metadata) delete next.metadata.resourceVersion;
           return next;
         },
