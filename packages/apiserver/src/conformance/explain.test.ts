@@ -42,6 +42,13 @@ describe('OpenAPI documents', () => {
     assert.deepEqual(meta.properties.labels.additionalProperties, { type: 'string' });
     const owner = doc.components.schemas['io.k8s.apimachinery.pkg.apis.meta.v1.OwnerReference'];
     assert.deepEqual(owner.required, ['apiVersion', 'kind', 'name', 'uid']);
+    // The lists' strategic-merge strategies are the ones the server merges by.
+    assert.equal(meta.properties.ownerReferences['x-kubernetes-patch-strategy'], 'merge');
+    assert.equal(meta.properties.ownerReferences['x-kubernetes-patch-merge-key'], 'uid');
+    assert.equal(meta.properties.finalizers['x-kubernetes-patch-strategy'], 'merge');
+    const serviceAccount = doc.components.schemas['io.k8s.api.core.v1.ServiceAccount'];
+    assert.equal(serviceAccount.properties.secrets['x-kubernetes-patch-merge-key'], 'name');
+    assert.equal(serviceAccount.properties.imagePullSecrets['x-kubernetes-patch-strategy'], undefined);
   });
 
   it('a CRD adds its kind, from its own schema, to its group/version document', async () => {

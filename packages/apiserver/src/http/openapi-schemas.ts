@@ -5,6 +5,7 @@ import {
   type ModelType,
   type TypeNode,
 } from '../registry/kube-models.ts';
+import { objectMetaSmp, type SmpSchema } from '../registry/patch.ts';
 import type { ResourceDefinition } from '../registry/resource.ts';
 import type { JSONSchemaProps } from '../registry/schema.ts';
 
@@ -76,8 +77,12 @@ class SchemaWriter {
     }
   }
 
-  /** The model's definition and those of every model it refers to. */
-  async model(model: ModelType, pkg: string): Promise<string> {
+  /**
+   * The model's definition and those of every model it refers to. `path` is where the model first sits in
+   * the kind (`metadata` for ObjectMeta), for the lists' strategic-merge strategies: kubectl computes its
+   * patches from these extensions once a kind has a schema, so they must say what the server merges by.
+   */
+  async model(model: ModelType, pkg: string, path = '', smp: SmpSchema = {}): Promise<string> {
     const name = definitionName(model, pkg);
     if (this.schemas[name]) return name;
     const docs = await modelDocs(model.name);
@@ -86,28 +91,37 @@ class SchemaWriter {
     if (docs.description) schema.description = docs.description;
     const properties: Record<string, unknown> = {};
     const required: string[] = [];
-    const nested: ModelType[] = [];
+    const nested: [ModelType, string][] = [];
     for (const [json, node] of model.fields) {
       const doc = docs.fields.get(model.memberNames.get(json) ?? json);
-      properties[json] = this.field(node, pkg, doc?.description ?? '');
+      const fieldPath = path === '' ? json : `${path}.${json}`;
+      const property = this.field(node, pkg, doc?.description ?? '');
+      const strategy = Object.hasOwn(smp, fieldPath) ? smp[fieldPath] : undefined;
+      if (strategy) {
+        property['x-kubernetes-patch-strategy'] = 'merge';
+        if ('mergeKey' in strategy) property['x-kubernetes-patch-merge-key'] = strategy.mergeKey;
+      }
+      properties[json] = property;
       if (doc?.required) required.push(json);
-      collectModels(node, nested);
+      const models: ModelType[] = [];
+      collectModels(node, models);
+      for (const m of models) nested.push([m, fieldPath]);
     }
     schema.properties = properties;
     if (required.length > 0) schema.required = required;
-    for (const m of nested) await this.model(m, pkg);
+    for (const [m, at] of nested) await this.model(m, pkg, at, smp);
     return name;
   }
 
   async builtin(def: ResourceDefinition, version: string): Promise<void> {
     const model = await loadModel(def.model!);
-    const name = await this.model(model, packageOf(def.group, version));
+    const name = await this.model(model, packageOf(def.group, version), '', def.strategicMerge);
     this.schemas[name]['x-kubernetes-group-version-kind'] = [{ group: def.group, kind: def.kind, version }];
   }
 
   async custom(def: ResourceDefinition, version: string): Promise<void> {
     const objectMeta = await loadModel('V1ObjectMeta');
-    const metaName = await this.model(objectMeta, META_PACKAGE);
+    const metaName = await this.model(objectMeta, META_PACKAGE, 'metadata', objectMetaSmp);
     const crdSchema = def.openApiSchema?.(version) ?? { type: 'object' };
     const properties = { ...((crdSchema.properties as Record<string, JSONSchemaProps>) ?? {}) } as Record<
       string,
