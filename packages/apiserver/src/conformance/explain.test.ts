@@ -93,6 +93,18 @@ describe('OpenAPI documents', () => {
     assert.ok(schemas['io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta'], 'metadata is ObjectMeta');
   });
 
+  it('a group/version that is not served, or a path that names none, is a 404', async () => {
+    for (const path of [
+      '/openapi/v3/apis/nowhere.example.com/v1',
+      '/openapi/v3/api/v2',
+      '/openapi/v3/a/b/c/d',
+    ]) {
+      const res = await t.fetch('GET', path);
+      assert.equal(res.status, 404, path);
+      assert.equal(res.json.kind, 'Status');
+    }
+  });
+
   it('/openapi/v2 serves the same schemas as Swagger 2.0 JSON, and 406 to a protobuf-only client', async () => {
     const res = await t.fetch('GET', '/openapi/v2');
     assert.equal(res.status, 200);

@@ -5,11 +5,12 @@ import { servedGroupVersions } from './discovery.ts';
 import { kindSchemas } from './openapi-schemas.ts';
 
 /**
- * The OpenAPI v3 surface kubectl needs: per group/version documents whose PATCH operations carry the
+ * The OpenAPI surface kubectl needs: per group/version v3 documents whose PATCH operations carry the
  * `x-kubernetes-group-version-kind` extension and a `fieldValidation` query parameter. Seeing that, kubectl
  * skips client-side validation and sends `fieldValidation=Strict`, trusting the server (which validates).
  * PATCH operations declare no request body on purpose: kubectl then computes patches from its own types
- * (strategic merge for built-ins, merge patch for custom kinds) instead of from these schemas.
+ * (strategic merge for built-ins, merge patch for custom kinds) instead of from these schemas. The documents'
+ * schemas (openapi-schemas.ts) are what `kubectl explain` reads; /openapi/v2 carries the same as Swagger 2.0.
  */
 
 const VERSION_INFO = { title: 'Kubernetes', version: 'v1.32.0' };
@@ -123,22 +124,28 @@ export class OpenApiDocuments {
 
   /** The document of one group/version, by its path below /openapi/v3/ (`api/v1`, `apis/<group>/<version>`). */
   groupVersion(path: string): Promise<{ text: string; hash: string } | undefined> {
-    let doc = this.v3.get(path);
-    if (!doc) {
-      const parts = path.split('/');
-      const [group, version] =
-        parts[0] === 'api' && parts.length === 2 ? ['', parts[1]] : [parts[1], parts[2]];
-      doc =
-        (parts[0] === 'api' && parts.length === 2) || (parts[0] === 'apis' && parts.length === 3)
-          ? groupVersionDocument(this.registry, group, version).then((d) => {
-              if (d === undefined) return undefined;
-              const text = JSON.stringify(d);
-              const hash = createHash('sha512').update(text).digest('hex').slice(0, 32).toUpperCase();
-              return { text, hash };
-            })
-          : Promise.resolve(undefined);
-      this.v3.set(path, doc);
-    }
+    const cached = this.v3.get(path);
+    if (cached) return cached;
+    const parts = path.split('/');
+    const gv =
+      parts[0] === 'api' && parts.length === 2
+        ? { group: '', version: parts[1] }
+        : parts[0] === 'apis' && parts.length === 3
+          ? { group: parts[1], version: parts[2] }
+          : undefined;
+    // Only documents that exist are kept: a path anyone may ask for must not grow the cache.
+    if (!gv || servedDefinitions(this.registry, gv.group, gv.version).length === 0)
+      return Promise.resolve(undefined);
+    const documents = this.v3;
+    const doc = groupVersionDocument(this.registry, gv.group, gv.version).then((d) => {
+      if (d === undefined) return undefined;
+      const text = JSON.stringify(d);
+      const hash = createHash('sha512').update(text).digest('hex').slice(0, 32).toUpperCase();
+      return { text, hash };
+    });
+    documents.set(path, doc);
+    // A build that failed is tried again on the next request rather than kept.
+    doc.catch(() => documents.delete(path));
     return doc;
   }
 
@@ -154,7 +161,13 @@ export class OpenApiDocuments {
 
   /** The Swagger 2.0 document of every served kind (/openapi/v2), which kubectl falls back to. */
   swagger(): Promise<string> {
-    this.v2 ??= swaggerDocument(this.registry).then((d) => JSON.stringify(d));
+    if (!this.v2) {
+      const doc = swaggerDocument(this.registry).then((d) => JSON.stringify(d));
+      this.v2 = doc;
+      doc.catch(() => {
+        if (this.v2 === doc) this.v2 = undefined;
+      });
+    }
     return this.v2;
   }
 }
