@@ -26,9 +26,16 @@ import type { ReadRendering } from '../watchcache/reader.ts';
 import type { DeleteOptions, ObjectStore } from '../registry/store.ts';
 import { managerFromUserAgent } from '../registry/managed-fields.ts';
 import { checkForce, serverSideApply } from './apply.ts';
-import { unknownFields } from './field-validation.ts';
+import {
+  decodePatchedObject,
+  decodeStoredObject,
+  decodeWriteBody,
+  fieldValidationMode,
+  patchTextErrors,
+  writeTypes,
+} from './field-validation.ts';
 import { negotiate } from './negotiate.ts';
-import { parseObjectBody } from './protobuf.ts';
+import { parseObjectBody, PROTOBUF_MEDIA_TYPE } from './protobuf.ts';
 import {
   type IncludeObject,
   type RenderOptions,
@@ -67,32 +74,6 @@ function includeObject(query: URLSearchParams): IncludeObject {
   if (v !== 'None' && v !== 'Metadata' && v !== 'Object')
     throw newBadRequest(`includeObject: unsupported value "${v}"`);
   return v;
-}
-
-/** fieldValidation=Strict refuses unknown fields; Warn (the default) reports them in Warning headers. */
-function checkFields(
-  store: ObjectStore,
-  body: KubeObject,
-  version: string,
-  query: URLSearchParams,
-  res: ServerResponse,
-): void {
-  const mode = query.get('fieldValidation') ?? 'Warn';
-  if (mode !== 'Strict' && mode !== 'Warn' && mode !== 'Ignore') {
-    throw newBadRequest(
-      `fieldValidation parameter unsupported: ${mode}, must be one of: Ignore, Warn, Strict`,
-    );
-  }
-  if (mode === 'Ignore') return;
-  const unknown = unknownFields(store.def, body, version);
-  if (unknown.length === 0) return;
-  if (mode === 'Strict') {
-    throw newBadRequest(`strict decoding error: ${unknown.map((f) => `unknown field "${f}"`).join(', ')}`);
-  }
-  res.setHeader(
-    'Warning',
-    unknown.map((f) => `299 - ${JSON.stringify(`unknown field "${f}"`)}`),
-  );
 }
 
 function deleteOptions(query: URLSearchParams, body: Buffer, contentType: string | undefined): DeleteOptions {
@@ -233,8 +214,12 @@ export async function handleResource(
       if (name !== undefined) throw newMethodNotAllowed('POST', 'a named resource');
       if (def.namespaced && namespace === undefined) throw notFoundResource();
       const render = renderFor('single');
-      const body = parseObjectBody(await readBody(req), req.headers['content-type']) as KubeObject;
-      checkFields(store, body, request.version, query, res);
+      const mode = fieldValidationMode(query);
+      const loaded = writeTypes(def);
+      const types = loaded instanceof Promise ? await loaded : loaded;
+      const raw = await readBody(req);
+      const body = parseObjectBody(raw, req.headers['content-type']) as KubeObject;
+      decodeWriteBody(def, types, body, request.version, mode, jsonText(raw, req), res);
       // The parsed body is this request's alone: the store may keep and change it rather than copy it.
       const created = await store.create(namespace, body, {
         dryRun: dryRun(query),
@@ -247,8 +232,12 @@ export async function handleResource(
     case 'PUT': {
       if (name === undefined) throw newMethodNotAllowed('PUT', 'a collection');
       const render = renderFor('single');
-      const body = parseObjectBody(await readBody(req), req.headers['content-type']) as KubeObject;
-      checkFields(store, body, request.version, query, res);
+      const mode = fieldValidationMode(query);
+      const loaded = writeTypes(def);
+      const types = loaded instanceof Promise ? await loaded : loaded;
+      const raw = await readBody(req);
+      const body = parseObjectBody(raw, req.headers['content-type']) as KubeObject;
+      decodeWriteBody(def, types, body, request.version, mode, jsonText(raw, req), res);
       const updated = await store.update(namespace, name, body, {
         dryRun: dryRun(query),
         subresource,
@@ -284,13 +273,19 @@ export async function handleResource(
         return;
       }
       checkForce(query);
-      const patch = parseJsonBody(await readBody(req));
+      const mode = fieldValidationMode(query);
+      const loaded = writeTypes(def);
+      const types = loaded instanceof Promise ? await loaded : loaded;
+      const raw = await readBody(req);
+      const patch = parseJsonBody(raw);
+      const patchErrors = patchTextErrors(type, raw, patch, mode);
       const setsVersion = patchSetsResourceVersion(type, patch);
       const patched = await store.guaranteedUpdate(
         namespace,
         name,
         (current) => {
           const base = { ...current, apiVersion } as StoredObject;
+          decodeStoredObject(types, base);
           const next = (
             type === 'json'
               ? applyJsonPatch(base, patch)
@@ -301,7 +296,7 @@ export async function handleResource(
           if (next === null || typeof next !== 'object' || Array.isArray(next)) {
             throw newBadRequest('the patch must produce a JSON object');
           }
-          checkFields(store, next, request.version, query, res);
+          decodePatchedObject(def, types, next, request.version, mode, patchErrors, res);
           if (!setsVersion && next.metadata) delete next.metadata.resourceVersion;
           return next;
         },
@@ -333,6 +328,12 @@ export async function handleResource(
     default:
       throw newMethodNotAllowed(method, `${request.resource}`);
   }
+}
+
+/** The body's JSON text, for the checks that need it; none for protobuf bodies. */
+function jsonText(raw: Buffer, req: IncomingMessage): { raw?: Buffer } {
+  const type = (req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
+  return type === PROTOBUF_MEDIA_TYPE ? {} : { raw };
 }
 
 /** A watch of one named object is a watch of the collection selected by metadata.name. */

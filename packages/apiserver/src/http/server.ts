@@ -10,6 +10,7 @@ import {
   type FieldError,
   isWatchRequested,
   newMethodNotAllowed,
+  newNotAcceptable,
   newNotFound,
   newUnauthorized,
   type StoredObject,
@@ -24,7 +25,7 @@ import { type ServingTls, servingTlsOptions } from '../security/tls-policy.ts';
 import { requestUser, setRequestUser, type UserInfo } from '../security/user.ts';
 import type { Storage } from '../storage/types.ts';
 import { coreVersions, group, groupList, resourceList } from './discovery.ts';
-import { groupVersionDocument, openApiRoot } from './openapi.ts';
+import { OpenApiDocuments } from './openapi.ts';
 import { type ParsedPath, parseApiPath, type ResourceRequest } from './request-info.ts';
 import { parseRequestTarget, type RequestTarget } from './request-target.ts';
 import { handleResource, type ResourceContext } from './resources.ts';
@@ -35,7 +36,6 @@ import { registerCacheMetrics } from '../watchcache/metrics.ts';
 import { STORAGE_READINESS_CHECK, StorageReadiness } from '../watchcache/readiness.ts';
 import { MetricsRegistry } from './metrics.ts';
 import type { WatchCounters } from './watch.ts';
-import { sendError, sendJson } from './respond.ts';
 import { guardRequests } from './guard.ts';
 import {
   type ConnectionLimits,
@@ -44,6 +44,7 @@ import {
   DEFAULT_HANDSHAKE_TIMEOUT_MS,
   defaultMaxUnauthenticatedConnections,
 } from './connections.ts';
+import { sendError, sendJson, sendJsonText } from './respond.ts';
 
 export interface ApiServerOptions {
   storage: Storage;
@@ -162,6 +163,7 @@ export class ApiServer {
   );
   private readonly storageReadiness: StorageReadiness;
   private readonly resourceContext: ResourceContext;
+  private readonly openApi: OpenApiDocuments;
 
   private constructor(options: ApiServerOptions) {
     this.options = options;
@@ -207,6 +209,7 @@ export class ApiServer {
         this.log({ level: 'warn', msg: 'Deadline exceeded while waiting for storage readiness... ignoring' }),
     );
     registerCacheMetrics(this.metrics, this.caches);
+    this.openApi = new OpenApiDocuments(this.registry);
     this.resourceContext = {
       registry: this.registry,
       caches: this.caches,
@@ -355,6 +358,22 @@ export class ApiServer {
     }
   }
 
+  /**
+   * /openapi/v2 in JSON. kubectl asks for kube-openapi's protobuf encoding first: a client that accepts
+   * only that gets 406 and goes on with OpenAPI v3, as kubectl does.
+   */
+  private async serveSwagger(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const accept = req.headers.accept ?? '';
+    const json =
+      accept === '' ||
+      accept.split(',').some((part) => {
+        const type = part.split(';')[0].trim().toLowerCase();
+        return type === 'application/json' || type === '*/*' || type === 'application/*';
+      });
+    if (!json) throw newNotAcceptable('only the following media types are accepted: application/json');
+    sendJsonText(res, 200, await this.openApi.swagger());
+  }
+
   private async route(
     req: IncomingMessage,
     res: ServerResponse,
@@ -375,7 +394,9 @@ export class ApiServer {
       case '/apis':
         return sendJson(res, 200, groupList(this.registry));
       case '/openapi/v3':
-        return sendJson(res, 200, openApiRoot(this.registry));
+        return sendJson(res, 200, await this.openApi.root());
+      case '/openapi/v2':
+        return this.serveSwagger(req, res);
       case '/metrics':
         res.writeHead(200, { 'Content-Type': 'text/plain; version=0.0.4; charset=utf-8' });
         res.end(this.metrics.render());
@@ -384,13 +405,9 @@ export class ApiServer {
     const check = /^\/(healthz|livez|readyz)\/(.+)$/.exec(path);
     if (check) return this.singleCheck(res, `/${check[1]}`, check[2]);
     if (path.startsWith('/openapi/v3/')) {
-      const rest = path.slice('/openapi/v3/'.length).split('/');
-      const doc =
-        rest[0] === 'api'
-          ? groupVersionDocument(this.registry, '', rest[1])
-          : groupVersionDocument(this.registry, rest[1], rest[2]);
+      const doc = await this.openApi.groupVersion(path.slice('/openapi/v3/'.length));
       if (!doc) throw pathNotFound();
-      return sendJson(res, 200, doc);
+      return sendJsonText(res, 200, doc.text);
     }
     // Trailing slashes make no difference to the parse (empty segments are skipped).
     const parsed = parse(path);

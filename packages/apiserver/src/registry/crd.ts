@@ -290,6 +290,7 @@ export function definitionFromCrd(crd: Crd): ResourceDefinition {
           return [f, v === undefined ? '' : String(v)];
         }),
       ),
+    openApiSchema: (version: string) => schemas.get(version),
     unknownFields(obj: KubeObject, version: string): string[] {
       const schema = schemas.get(version);
       return schema ? unknownCustomResourceFields(schema, obj as Record<string, unknown>) : [];
