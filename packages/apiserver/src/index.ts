@@ -4,5 +4,5 @@ export { kubeconfigYaml, writeKubeconfig } from './security/kubeconfig.ts';
 export { ensureToken } from './security/token.ts';
 export { startCompactor } from './storage/compactor.ts';
 export { EtcdStorage } from './storage/etcd.ts';
-export { SqliteStorage } from './storage/sqlite.ts';
+export { SqliteStorage, type SqliteSynchronous } from './storage/sqlite.ts';
 export type { Storage } from './storage/types.ts';

@@ -1,4 +1,5 @@
 import { type ParseArgsOptionsConfig, parseArgs } from 'node:util';
+import type { SqliteSynchronous } from '@certkit/apiserver';
 import { parseDuration } from './duration.ts';
 
 /** A command-line mistake: printed as one line, exit status 2. */
@@ -16,6 +17,8 @@ export interface ServeFlags {
   storageInitializationTimeoutMs: number;
   /** kube-apiserver's --event-ttl, in ms: how long Events are kept after their last write. */
   eventTtlMs: number;
+  /** SQLite's synchronous mode: FULL (the default) acknowledges a write once it would survive a power loss. */
+  sqliteSynchronous: SqliteSynchronous;
   /** Values of the extra options the caller asked to parse (e.g. the controller's, for `up`). */
   extra: Record<string, string | boolean | undefined>;
 }
@@ -41,6 +44,7 @@ export function parseServeFlags(args: string[], extraOptions: ParseArgsOptionsCo
         'watch-cache': { type: 'string', default: 'true' },
         'storage-initialization-timeout': { type: 'string', default: '1m' },
         'event-ttl': { type: 'string', default: '1h' },
+        'sqlite-synchronous': { type: 'string', default: 'full' },
         ...extraOptions,
       },
       strict: true,
@@ -89,6 +93,10 @@ export function parseServeFlags(args: string[], extraOptions: ParseArgsOptionsCo
     throw new UsageError(`--event-ttl: ${(err as Error).message}`);
   }
   if (eventTtlMs <= 0) throw new UsageError('--event-ttl must be positive');
+  const synchronous = String(values['sqlite-synchronous']);
+  if (synchronous !== 'full' && synchronous !== 'normal') {
+    throw new UsageError(`--sqlite-synchronous must be full or normal, got ${JSON.stringify(synchronous)}`);
+  }
   return {
     dataDir,
     port,
@@ -98,6 +106,7 @@ export function parseServeFlags(args: string[], extraOptions: ParseArgsOptionsCo
     watchCache: parseBoolean('watch-cache', String(values['watch-cache'])),
     storageInitializationTimeoutMs,
     eventTtlMs,
+    sqliteSynchronous: synchronous === 'full' ? 'FULL' : 'NORMAL',
     extra: Object.fromEntries(Object.keys(extraOptions).map((k) => [k, values[k]])),
   };
 }

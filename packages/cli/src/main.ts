@@ -32,6 +32,8 @@ flags of up and apiserver:
   --watch-cache true|false              serve reads and watches from caches (default true)
   --storage-initialization-timeout D    how long /readyz waits for the caches (default 1m)
   --event-ttl D                         how long Events are kept after their last write (default 1h)
+  --sqlite-synchronous full|normal      full (default) fsyncs every commit before acknowledging it; normal
+                                        is faster but may lose the last writes on a power loss
 
 flags of controller (and, where they apply, up):
   --kubeconfig FILE, --context NAME, -n/--namespace NS

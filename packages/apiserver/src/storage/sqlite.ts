@@ -20,6 +20,7 @@
  */
 
 import { Buffer } from 'node:buffer';
+import { closeSync, openSync } from 'node:fs';
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import { EventDelivery } from './delivery.ts';
@@ -40,14 +41,18 @@ import {
   type WatchListener,
 } from './types.ts';
 
+export type SqliteSynchronous = 'FULL' | 'NORMAL';
+
 export interface SqliteStorageOptions {
   /** How long a statement waits for a lock held by another connection, in ms (default 5000). */
   busyTimeoutMs?: number;
   /**
-   * SQLite's synchronous pragma (default NORMAL). In WAL mode NORMAL never corrupts the database; a power loss
-   * may lose the last commits. FULL also fsyncs every commit, at a large cost in write throughput.
+   * SQLite's synchronous pragma (default FULL). FULL fsyncs the WAL before a commit returns, so a write is
+   * acknowledged only once it would survive a power loss, as etcd does; one fsync per group commit keeps the
+   * cost low. NORMAL leaves the fsync to checkpoints: the database is never corrupted, but a power loss (not a
+   * process crash) may lose the last acknowledged writes.
    */
-  synchronous?: 'NORMAL' | 'FULL';
+  synchronous?: SqliteSynchronous;
   /** History rows a catching-up watch reads per step before yielding to the event loop (default 500). */
   watchBatchSize?: number;
   /** Revisions compacted per transaction, so that writers are not held up for long (default 1000). */
@@ -114,6 +119,17 @@ function storedRevision(db: DatabaseSync, compactedRevision: number): number {
         ?.seq ?? 0)
     : 0;
   return Math.max(newest, sequence, compactedRevision, 1);
+}
+
+/**
+ * Creates the database file owner-only (0600) unless it exists. SQLite would create it 0644 less the umask,
+ * and it gives the -wal and -shm files it creates (and recreates, after a restart) the database file's mode,
+ * whatever the umask: so this one file decides who can read every value, Secrets included.
+ * In-memory and temporary databases have no file; URIs are left to the caller.
+ */
+function createOwnerOnly(path: string): void {
+  if (path === '' || path === ':memory:' || path.startsWith('file:')) return;
+  closeSync(openSync(path, 'a', 0o600));
 }
 
 /** Sorts after every TEXT value in SQLite, so it bounds the range of the empty prefix. */
@@ -245,11 +261,12 @@ export class SqliteStorage implements Storage {
     this.#watchBatchSize = options.watchBatchSize ?? 500;
     this.#compactBatchSize = options.compactBatchSize ?? 1000;
     this.#latestRows = new LatestRows(options.latestRowsChars ?? 4 * 1024 * 1024);
+    createOwnerOnly(path);
     const db = new DatabaseSync(path, { timeout: options.busyTimeoutMs ?? 5000 });
     this.#db = db;
     try {
       db.exec('PRAGMA journal_mode = WAL');
-      db.exec(`PRAGMA synchronous = ${options.synchronous === 'FULL' ? 'FULL' : 'NORMAL'}`);
+      db.exec(`PRAGMA synchronous = ${options.synchronous === 'NORMAL' ? 'NORMAL' : 'FULL'}`);
       db.exec('BEGIN IMMEDIATE');
       try {
         const version = (db.prepare('PRAGMA user_version').get() as { user_version: number }).user_version;
@@ -312,6 +329,13 @@ export class SqliteStorage implements Storage {
       db.close();
       throw err;
     }
+  }
+
+  /** The synchronous mode the connection really runs with, as SQLite reports it. */
+  get synchronous(): SqliteSynchronous {
+    const { synchronous } = this.#db.prepare('PRAGMA synchronous').get() as { synchronous: number };
+    // 0 OFF, 1 NORMAL, 2 FULL, 3 EXTRA: only the two we set can occur.
+    return synchronous >= 2 ? 'FULL' : 'NORMAL';
   }
 
   async currentRevision(): Promise<number> {
