@@ -96,11 +96,8 @@ export class SqliteWriter {
         // Deleted pages only shrink the WAL at a checkpoint; TRUNCATE also resets the file (as kine does).
         this.#db.exec('PRAGMA wal_checkpoint(TRUNCATE)');
         return undefined;
-      case 'synchronous': {
-        const { synchronous } = this.#db.prepare('PRAGMA synchronous').get() as { synchronous: number };
-        // 0 OFF, 1 NORMAL, 2 FULL, 3 EXTRA.
-        return ['OFF', 'NORMAL', 'FULL', 'EXTRA'][synchronous] ?? String(synchronous);
-      }
+      case 'synchronous':
+        return (this.#db.prepare('PRAGMA synchronous').get() as { synchronous: number }).synchronous;
     }
   }
 

@@ -345,10 +345,10 @@ export class SqliteStorage implements Storage {
     }
   }
 
-  /** The synchronous mode the writer's connection really runs with, as SQLite reports it. */
-  async synchronous(): Promise<string> {
+  /** PRAGMA synchronous as the writer's connection reports it: 2 is FULL, 1 NORMAL. */
+  async synchronous(): Promise<number> {
     this.#checkOpen();
-    return String(await this.#request({ kind: 'synchronous' }));
+    return Number(await this.#request({ kind: 'synchronous' }));
   }
 
   async currentRevision(): Promise<number> {
