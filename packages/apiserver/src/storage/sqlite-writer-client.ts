@@ -53,6 +53,8 @@ export class ThreadWriter implements WriterClient {
   constructor(path: string, options: WriterOptions) {
     this.#worker = new Worker(new URL('./sqlite-writer-thread.ts', import.meta.url), {
       workerData: { path, options },
+      // The process's own flags are not the thread's business, and some (--input-type, --eval) would fail it.
+      execArgv: [],
     });
     // Only requests in flight keep the process alive, as a connection on the main thread would not either.
     this.#worker.unref();
@@ -60,7 +62,8 @@ export class ThreadWriter implements WriterClient {
       const pending = this.#pending.get(reply.id);
       if (pending === undefined) return;
       this.#pending.delete(reply.id);
-      if (this.#pending.size === 0) this.#worker.unref();
+      // While closing, the thread's exit is still to come and must keep the process alive until it happens.
+      if (this.#pending.size === 0 && !this.#closing) this.#worker.unref();
       if (reply.ok) pending.resolve(reply.value);
       else pending.reject(reply.failure);
     });

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { mkdtemp, readdir, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -146,6 +147,25 @@ describe('sqlite storage', () => {
       await s.close();
     } finally {
       process.umask(umask);
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('runs its writer thread in a process started with flags of its own, and keeps the process alive until closed', async () => {
+    const dir = await tempDir();
+    try {
+      // Nothing else keeps this process alive: an idle writer thread must not, a busy one must.
+      const script = `
+        const { SqliteStorage } = await import(${JSON.stringify(new URL('./sqlite.ts', import.meta.url).href)});
+        const s = SqliteStorage.open(${JSON.stringify(join(dir, 'state.db'))});
+        const revision = await s.create('/registry/secrets/default/a', '{}');
+        await s.close();
+        console.log('closed after', revision);`;
+      const child = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' });
+      assert.equal(child.stderr, '');
+      assert.equal(child.stdout, 'closed after 2\n');
+      assert.equal(child.status, 0);
+    } finally {
       await rm(dir, { recursive: true, force: true });
     }
   });
