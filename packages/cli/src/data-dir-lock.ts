@@ -17,7 +17,7 @@ const SQLITE_BUSY = 5;
  *
  * The lock is SQLite's exclusive lock on `DIR/lock`, an empty database: a POSIX record lock, which the kernel
  * drops when its process ends, SIGKILL included, so a crashed server never leaves a stale lock behind (a pid
- * file would, and its pid may be reused: a container's server is always pid 1). See docs/adr/0701.
+ * file would, and its pid may be reused: a container's server is always pid 1). See docs/adr/0701-data-dir-lock.md.
  */
 export function lockDataDir(dir: string): DataDirLock {
   const path = join(dir, 'lock');
