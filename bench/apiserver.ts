@@ -1,3 +1,5 @@
+import { open, rm } from 'node:fs/promises';
+import { join } from 'node:path';
 import { Client, median, rssMiB, startServerProcess, throughput, writeResults } from './lib.ts';
 
 /**
@@ -15,7 +17,7 @@ const CONCURRENCY = 16;
 const flag = (name: string, fallback: number) =>
   Number(process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1] ?? fallback);
 const secrets = flag('secrets', 10_000);
-const rounds = flag('rounds', 10);
+const rounds = flag('rounds', 20);
 const gets = 50_000;
 const payload = Buffer.alloc(768, 'x').toString('base64'); // 1 KiB of base64 data
 
@@ -42,6 +44,30 @@ async function createSecrets(client: Client, first: number, count: number): Prom
   return opsPerSec;
 }
 
+/**
+ * The disk's fsync latency now (median of 4 KiB writes each fsynced, in `dir`): what a FULL commit waits for.
+ * A create waits for about two commits (the one under way, then its own), so with 16 clients FULL's creates/s
+ * cannot exceed about 16 / (2 × fsync): the ratio is to be read with it.
+ */
+async function fsyncMs(dir: string): Promise<number> {
+  const path = join(dir, 'fsync-probe');
+  const file = await open(path, 'w');
+  const block = Buffer.alloc(4096, 1);
+  const times: number[] = [];
+  try {
+    for (let i = 0; i < 40; i++) {
+      await file.write(block, 0, block.length, (i % 8) * block.length);
+      const started = performance.now();
+      await file.sync();
+      times.push(performance.now() - started);
+    }
+  } finally {
+    await file.close();
+    await rm(path);
+  }
+  return median(times);
+}
+
 const server = await startServerProcess();
 const normalServer = await startServerProcess(undefined, ['--sqlite-synchronous=normal']);
 const client = new Client(server, CONCURRENCY);
@@ -50,6 +76,7 @@ try {
   await prepare(client);
   await prepare(normalClient);
 
+  const fsyncBefore = await fsyncMs(server.dataDir);
   const perRound = Math.ceil(secrets / rounds);
   const full: number[] = [];
   const normal: number[] = [];
@@ -65,6 +92,7 @@ try {
     }
   }
   const ratio = median(full.map((f, i) => f / normal[i]));
+  const fsync = Number(median([fsyncBefore, await fsyncMs(server.dataDir)]).toFixed(2));
 
   const reads = await throughput(gets, CONCURRENCY, async (i) => {
     const res = await client.call('GET', `/api/v1/namespaces/bench/secrets/secret-${i % secrets}`);
@@ -96,6 +124,8 @@ try {
     createsPerSec: Math.round(median(full)),
     createsPerSecSynchronousNormal: Math.round(median(normal)),
     createsFullToNormalRatio: Number(ratio.toFixed(3)),
+    createsPerRound: { full: full.map(Math.round), normal: normal.map(Math.round) },
+    diskFsyncMs: fsync,
     getsPerSec: Math.round(reads.opsPerSec),
     listMetadataMs: { median: Number(median(listTimes).toFixed(1)), items: listed },
     listFullMs: { median: Number(median(fullTimes).toFixed(1)) },
@@ -108,6 +138,7 @@ try {
     `| creates/s (1 KiB Secrets, ${CONCURRENCY} clients, HTTPS; synchronous=FULL, the default; median of ${rounds} rounds) | ${results.createsPerSec} | ≥ 3,000 |`,
     `| creates/s with --sqlite-synchronous=normal (rounds interleaved with FULL's) | ${results.createsPerSecSynchronousNormal} | — |`,
     `| FULL / NORMAL creates/s (median of the rounds' ratios) | ${results.createsFullToNormalRatio} | ≥ 0.7 |`,
+    `| disk fsync latency around the create rounds (median, 4 KiB) | ${fsync} ms | — |`,
     `| GETs/s (${CONCURRENCY} clients, HTTPS) | ${results.getsPerSec} | ≥ 10,000 |`,
     `| list ${listed} Secrets as PartialObjectMetadata (median of 10) | ${results.listMetadataMs.median} ms | < 150 ms |`,
     `| list ${listed} Secrets as full objects (median of 5) | ${results.listFullMs.median} ms | — |`,

@@ -364,8 +364,10 @@ export class SqliteStorage implements Storage {
   async get(key: string): Promise<KeyValue | undefined> {
     this.#checkOpen();
     // A write of the key is not committed yet: answer as a read made after it (a retry after a conflict then
-    // sees what it conflicted with).
-    while (this.#open?.latest.has(key) || this.#committing?.latest.has(key)) {
+    // sees what it conflicted with). Only that write is waited for, not the ones after it: a key written in
+    // every group would keep a read waiting forever.
+    const unwritten = this.#pendingRow(key)?.id;
+    while (unwritten !== undefined && this.#revision < unwritten && this.#pendingRow(key) !== undefined) {
       this.#groupEnd ??= Promise.withResolvers();
       await this.#groupEnd.promise;
       this.#checkOpen();
@@ -562,9 +564,14 @@ export class SqliteStorage implements Storage {
     if (this.#closed) throw new UnavailableError('storage is closed');
   }
 
+  /** The key's newest row in a group that has not committed yet. */
+  #pendingRow(key: string): LatestRow | undefined {
+    return this.#open?.latest.get(key) ?? this.#committing?.latest.get(key);
+  }
+
   /** The key's newest row, committed or not. */
   #latestRow(key: string): LatestRow | undefined {
-    const pending = this.#open?.latest.get(key) ?? this.#committing?.latest.get(key);
+    const pending = this.#pendingRow(key);
     if (pending !== undefined) return pending;
     const kept = this.#latestRows.get(key);
     if (kept !== undefined) return kept;
