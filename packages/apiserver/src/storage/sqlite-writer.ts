@@ -61,6 +61,8 @@ export class SqliteWriter {
       this.#begin = db.prepare('BEGIN IMMEDIATE');
       this.#commit = db.prepare('COMMIT');
       this.#rollback = db.prepare('ROLLBACK');
+      // The id is given rather than generated so a create can record it as its own create_revision in one
+      // statement; it also makes a write from an unexpected second writer fail on the primary key.
       this.#insert = db.prepare(
         'INSERT INTO log (id, name, created, deleted, create_revision, prev_revision, value) VALUES (?, ?, ?, ?, ?, ?, ?)',
       );

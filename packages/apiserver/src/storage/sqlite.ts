@@ -4,8 +4,9 @@
  *
  * Unlike kine we are the only writer, so watches are fed by an in-process broadcast on commit instead of polling
  * the table, and the current revision is kept in memory. Opening the same database from two processes (or two
- * SqliteStorage instances) at once is unsupported: the second writer would be detected on its first clashing
- * insert, but watchers of the first would never see its writes.
+ * SqliteStorage instances) at once is unsupported: the second writer would be detected when it commits its first
+ * clashing insert (failing that group), but watchers of the first would never see its writes. The CLI locks the
+ * data dir against a second server.
  *
  * Writes are committed in groups, by a writer with a connection of its own, on a thread of its own
  * (sqlite-writer.ts). Writes made while the writer commits a group join the open group, which goes to the writer
