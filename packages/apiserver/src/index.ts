@@ -7,5 +7,5 @@ export { loadClientCa, loadServingFiles } from './security/tls-files.ts';
 export { requestUser, type UserInfo } from './security/user.ts';
 export { startCompactor } from './storage/compactor.ts';
 export { EtcdStorage } from './storage/etcd.ts';
-export { SqliteStorage } from './storage/sqlite.ts';
+export { SqliteStorage, type SqliteSynchronous } from './storage/sqlite.ts';
 export type { Storage } from './storage/types.ts';

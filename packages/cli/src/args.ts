@@ -1,5 +1,6 @@
 import { type ParseArgsOptionsConfig, parseArgs } from 'node:util';
 import { parseGoDuration, toMilliseconds } from '@certkit/apimachinery';
+import type { SqliteSynchronous } from '@certkit/apiserver';
 
 /** A command-line mistake: printed as one line, exit status 2. */
 export class UsageError extends Error {}
@@ -23,6 +24,8 @@ export interface ServeFlags {
   clientCaFile?: string;
   /** kube-apiserver's --token-auth-file: CSV of token,user,uid[,"group1,group2"]. */
   tokenAuthFile?: string;
+  /** SQLite's synchronous mode: FULL (the default) acknowledges a write once it would survive a power loss. */
+  sqliteSynchronous: SqliteSynchronous;
   /** Values of the extra options the caller asked to parse (e.g. the controller's, for `up`). */
   extra: Record<string, string | boolean | undefined>;
 }
@@ -52,6 +55,7 @@ export function parseServeFlags(args: string[], extraOptions: ParseArgsOptionsCo
         'tls-private-key-file': { type: 'string' },
         'client-ca-file': { type: 'string' },
         'token-auth-file': { type: 'string' },
+        'sqlite-synchronous': { type: 'string', default: 'full' },
         ...extraOptions,
       },
       strict: true,
@@ -112,6 +116,10 @@ export function parseServeFlags(args: string[], extraOptions: ParseArgsOptionsCo
   if ((tlsCertFile === undefined) !== (tlsPrivateKeyFile === undefined)) {
     throw new UsageError('--tls-cert-file and --tls-private-key-file must be given together');
   }
+  const synchronous = String(values['sqlite-synchronous']);
+  if (synchronous !== 'full' && synchronous !== 'normal') {
+    throw new UsageError(`--sqlite-synchronous must be full or normal, got ${JSON.stringify(synchronous)}`);
+  }
   return {
     dataDir,
     port,
@@ -125,6 +133,7 @@ export function parseServeFlags(args: string[], extraOptions: ParseArgsOptionsCo
     tlsPrivateKeyFile,
     clientCaFile: file('client-ca-file'),
     tokenAuthFile: file('token-auth-file'),
+    sqliteSynchronous: synchronous === 'full' ? 'FULL' : 'NORMAL',
     extra: Object.fromEntries(Object.keys(extraOptions).map((k) => [k, values[k]])),
   };
 }

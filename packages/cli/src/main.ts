@@ -37,6 +37,8 @@ flags of up and apiserver:
   --client-ca-file FILE                 client certificates from this CA authenticate (CN user, O groups)
   --token-auth-file FILE                bearer tokens, as kube-apiserver's: token,user,uid[,"group1,group2"]
                    (replicas on one etcd given the same files accept the same credentials)
+  --sqlite-synchronous full|normal      full (default) fsyncs every commit before acknowledging it; normal
+                                        is faster but may lose the last writes on a power loss
 
 flags of controller (and, where they apply, up):
   --kubeconfig FILE, --context NAME, -n/--namespace NS

@@ -1,4 +1,3 @@
-import { mkdir } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import {
   ApiServer,
@@ -15,10 +14,13 @@ import {
 } from '@certkit/apiserver';
 import { certManagerAdmission } from '@certkit/certificates/api/admission';
 import type { ServeFlags } from './args.ts';
+import { lockDataDir } from './data-dir-lock.ts';
+import { ensurePrivateDataDir, restrictDataDirFiles } from './private-data-dir.ts';
 
 /** A running control plane: the API server over SQLite in the data dir, with its kubeconfig written. */
 export interface ControlPlane {
   server: ApiServer;
+  storage: Storage;
   kubeconfigPath: string;
   close(): Promise<void>;
 }
@@ -45,7 +47,27 @@ async function flagFile<T>(flag: string, loading: Promise<T>): Promise<T> {
 
 export async function startControlPlane(flags: ServeFlags): Promise<ControlPlane> {
   const dataDir = resolve(flags.dataDir);
-  await mkdir(dataDir, { recursive: true, mode: 0o700 });
+  await ensurePrivateDataDir(dataDir, warn);
+  // Before anything in the dir is read or written: a second server on it would share the database and
+  // rewrite the kubeconfig under the first one's clients.
+  const lock = lockDataDir(dataDir);
+  try {
+    await restrictDataDirFiles(dataDir, warn);
+    const plane = await startOnDataDir(dataDir, flags);
+    return {
+      ...plane,
+      async close() {
+        await plane.close();
+        lock.release();
+      },
+    };
+  } catch (err) {
+    lock.release();
+    throw err;
+  }
+}
+
+async function startOnDataDir(dataDir: string, flags: ServeFlags): Promise<ControlPlane> {
   const certificates = flags.tlsCertFile
     ? await flagFile('tls-cert-file', loadServingFiles(flags.tlsCertFile, flags.tlsPrivateKeyFile!))
     : await ensureServingCertificates(dataDir, [flags.host]);
@@ -61,7 +83,7 @@ export async function startControlPlane(flags: ServeFlags): Promise<ControlPlane
   const storage: Storage =
     flags.storage === 'etcd'
       ? await EtcdStorage.connect({ endpoints: flags.etcdEndpoints })
-      : SqliteStorage.open(resolve(dataDir, 'state.db'));
+      : SqliteStorage.open(resolve(dataDir, 'state.db'), { synchronous: flags.sqliteSynchronous });
   // With several API servers on one etcd each compacts; compaction never goes backwards, so that is harmless.
   const compactor = startCompactor(storage, {});
   let server: ApiServer;
@@ -96,6 +118,7 @@ export async function startControlPlane(flags: ServeFlags): Promise<ControlPlane
   });
   return {
     server,
+    storage,
     kubeconfigPath,
     async close() {
       compactor.stop();
