@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { Agent, request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ApiServer } from '../http/server.ts';
+import { ApiServer, type ApiServerOptions } from '../http/server.ts';
 import { ensureServingCertificates } from '../security/certificates.ts';
 import { writeKubeconfig } from '../security/kubeconfig.ts';
 import { ensureToken } from '../security/token.ts';
@@ -58,6 +58,8 @@ export interface TestServerOptions {
   waitReady?: boolean;
   /** How long Events live after their last write (default 1 h). */
   eventTtlMs?: number;
+  /** Validating admission for kinds the server does not know itself (cert-manager's, as `certkit up` wires it). */
+  admission?: ApiServerOptions['admission'];
 }
 
 export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
@@ -78,6 +80,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
       token,
       watchCache: options.watchCache ?? true,
       eventTtlMs: options.eventTtlMs,
+      admission: options.admission,
       watchCacheOptions: {
         ...options.watchCacheOptions,
         ...(options.maxHistory ? { maxHistory: options.maxHistory, minHistory: 1 } : {}),
