@@ -12,7 +12,7 @@
 
 import { isIPv6 as isIPv6Address } from 'node:net';
 import { type CauseType, type FieldError, formatFieldError } from '@certkit/apimachinery';
-import { isObject, type JsonObject, jsonEqual } from './json.ts';
+import { cloneJson, isObject, type JsonObject, jsonEqual } from './json.ts';
 import { isBase64 } from './validation.ts';
 
 /** The subset of apiextensions.k8s.io/v1 JSONSchemaProps a structural schema uses. */
@@ -1262,7 +1262,7 @@ export function admitCustomResource(
   schema: JSONSchemaProps,
   object: Record<string, unknown>,
 ): { object: Record<string, unknown>; errors: FieldError[]; pruned: string[] } {
-  const admitted = structuredClone(object);
+  const admitted = cloneJson(object);
   const pruned: string[] = [];
   const errors = admit(schema, admitted, pruned);
   return { object: admitted, errors, pruned };
