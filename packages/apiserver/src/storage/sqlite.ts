@@ -27,6 +27,7 @@ import { type LatestRow, LatestRows } from './latest-rows.ts';
 import {
   CompactedError,
   ConflictError,
+  FutureRevisionError,
   KeyExistsError,
   type KeyValue,
   NotFoundError,
@@ -343,7 +344,8 @@ export class SqliteStorage implements Storage {
     this.#checkOpen();
     const revision = options.revision && options.revision > 0 ? options.revision : this.#revision;
     if (revision > this.#revision) {
-      throw new StorageError(
+      throw new FutureRevisionError(
+        revision,
         `required revision ${revision} is a future revision (current ${this.#revision})`,
       );
     }
