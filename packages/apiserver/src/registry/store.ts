@@ -668,6 +668,8 @@ export class ObjectStore {
     options: WriteOptions & { version?: string } = {},
   ): Promise<StoredObject> {
     const version = options.version ?? this.def.versions[0];
+    // Before its metadata is read for the name and the precondition.
+    this.checkDecodable(input, version);
     const inputMeta = (input.metadata ?? {}) as StoredObject['metadata'];
     if (inputMeta.name !== undefined && inputMeta.name !== name) {
       throw newBadRequest(
