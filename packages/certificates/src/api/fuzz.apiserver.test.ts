@@ -397,7 +397,12 @@ const caseArb: fc.Arbitrary<Case> = fc
       verb: fc.constant(verb),
       resource: fc.constant(resource),
       // Mostly the existing object, so that updates, patches and deletes reach one.
-      name: fc.oneof({ weight: 3, arbitrary: fc.constant('fuzz') }, { weight: 1, arbitrary: nameArb }),
+      name: fc.oneof(
+        { weight: 3, arbitrary: fc.constant('fuzz') },
+        // The status subresource, which validates the status alone.
+        { weight: 1, arbitrary: fc.constant('fuzz/status') },
+        { weight: 1, arbitrary: nameArb },
+      ),
       // Mostly a plain request, so that bodies get past the checks of the query and Accept header.
       query: fc.oneof({ weight: 2, arbitrary: fc.constant([]) }, { weight: 1, arbitrary: queryArb }),
       accept: fc.oneof(
