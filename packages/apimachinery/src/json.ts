@@ -55,3 +55,18 @@ export function jsonEqual(a: unknown, b: unknown): boolean {
   for (const key in y) if (y[key] !== undefined) count--;
   return count === 0;
 }
+
+/**
+ * A deep copy of a JSON value. structuredClone is the quick way, but its serializer gives up ("Maximum call
+ * stack size exceeded") at about 2,500 levels; deeper values are copied through JSON text, whose V8
+ * implementation takes any depth.
+ */
+export function cloneJson<T>(value: T): T {
+  if (value === undefined) return value;
+  try {
+    return structuredClone(value);
+  } catch (err) {
+    if (!(err instanceof RangeError)) throw err;
+    return JSON.parse(JSON.stringify(value)) as T;
+  }
+}

@@ -11,6 +11,8 @@ import {
 import { parse as parseYaml } from 'yaml';
 import { loadModel, type ModelType, type TypeNode } from '../registry/kube-models.ts';
 import { decodeTyped } from '../registry/typed-decode.ts';
+import { objectMetaTypeError } from '../registry/go-types.ts';
+import { deeperThan, exceedsMaxDepth, jsonDepthError, maxDepthMessage } from '../registry/json-depth.ts';
 import { applyConfiguration, applySchemaFor, type FieldManagerInfo } from '../registry/managed-fields.ts';
 import { apiVersionOf } from '../registry/resource.ts';
 import type { ObjectStore } from '../registry/store.ts';
@@ -26,14 +28,33 @@ export function checkForce(query: URLSearchParams): void {
   }
 }
 
+/** JSON text as JSON.parse reads it; text that is not JSON is flow-style YAML, for the YAML parser. */
+function parseJsonText(body: Buffer): unknown {
+  try {
+    return JSON.parse(body.toString('utf8'));
+  } catch {
+    return parseYaml(body.toString('utf8'));
+  }
+}
+
+/** Nesting the YAML parser's recursion is sure to take; it gives up at about 1,500 levels. */
+const YAML_PARSER_DEPTH = 500;
+
 function parseConfiguration(body: Buffer): JsonObject {
   let config: unknown;
+  // Brackets count in flow-style YAML as in JSON: a body nested past the limit is refused before parsing.
+  const tooDeep = jsonDepthError(body);
+  if (tooDeep) throw newBadRequest(`error decoding YAML: ${tooDeep}`);
   try {
-    config = parseYaml(body.toString('utf8'));
+    // kubectl sends JSON. Nested deeper than the YAML parser goes but within the limit, it is read as the
+    // JSON it is, so that apply takes what create and update take.
+    config = deeperThan(body, YAML_PARSER_DEPTH) ? parseJsonText(body) : parseYaml(body.toString('utf8'));
   } catch (err) {
-    throw newBadRequest(`error decoding YAML: ${(err as Error).message}`);
+    const message = err instanceof RangeError ? maxDepthMessage() : (err as Error).message;
+    throw newBadRequest(`error decoding YAML: ${message}`);
   }
   if (!isObject(config)) throw newBadRequest('the apply configuration must be a YAML or JSON object');
+  if (exceedsMaxDepth(config)) throw newBadRequest(`error decoding YAML: ${maxDepthMessage()}`);
   if (typeof config.kind !== 'string' || config.kind === '') {
     throw newBadRequest(`Object 'Kind' is missing in '${JSON.stringify(config)}'`);
   }
@@ -111,6 +132,12 @@ export async function serverSideApply(request: ApplyRequest): Promise<StoredObje
   }
   const force = queryBool(query, 'force') ?? false;
   const config = parseConfiguration(request.body);
+  // Decoded as any body is (ObjectStore.checkDecodable), before the merge reads its metadata.
+  const wrongType = objectMetaTypeError(config, store.def.custom ? undefined : store.def.kind);
+  if (wrongType) {
+    const kind = store.def.kind;
+    throw newBadRequest(`${kind} in version "${version}" cannot be handled as a ${kind}: ${wrongType}`);
+  }
   if (store.def.model) {
     checkConfigurationType(config, await loadModel(store.def.model), store, namespace, name, version);
   }

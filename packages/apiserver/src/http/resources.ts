@@ -5,6 +5,7 @@ import {
   type KubeObject,
   type ListOptions,
   newBadRequest,
+  newInvalid,
   newMethodNotAllowed,
   newNotFound,
   newUnsupportedMediaType,
@@ -19,6 +20,8 @@ import {
   applyStrategicMergePatch,
   patchTypeFromContentType,
 } from '../registry/patch.ts';
+import { deleteOptionsTypeError, objectMetaTypeError } from '../registry/go-types.ts';
+import { exceedsMaxDepth, maxDepthMessage } from '../registry/json-depth.ts';
 import type { Registry } from '../registry/registry.ts';
 import { apiVersionOf, type ResourceDefinition } from '../registry/resource.ts';
 import type { WatchCaches } from '../watchcache/caches.ts';
@@ -79,7 +82,10 @@ function includeObject(query: URLSearchParams): IncludeObject {
 function deleteOptions(query: URLSearchParams, body: Buffer, contentType: string | undefined): DeleteOptions {
   const options: DeleteOptions = {};
   if (body.length > 0) {
-    const parsed = parseObjectBody(body, contentType) as {
+    const decoded = parseObjectBody(body, contentType);
+    const wrongType = deleteOptionsTypeError(decoded);
+    if (wrongType) throw newBadRequest(wrongType);
+    const parsed = decoded as {
       propagationPolicy?: string;
       orphanDependents?: boolean;
       preconditions?: { uid?: string; resourceVersion?: string };
@@ -110,6 +116,22 @@ function deleteOptions(query: URLSearchParams, body: Buffer, contentType: string
     );
   }
   return options;
+}
+
+/**
+ * kube-apiserver decodes a patched object as it decodes a body; when that fails, the patch is what was
+ * invalid (handlers/patch.go: 422 with the field `patch`, the patched object as its value and the
+ * decoder's error). Wrong member types and nesting past the JSON limit, which a patch can build from a
+ * shallower object, end here.
+ */
+function checkPatchedDecodable(def: ResourceDefinition, patched: KubeObject): void {
+  const err = exceedsMaxDepth(patched)
+    ? maxDepthMessage()
+    : objectMetaTypeError(patched, def.custom ? undefined : def.kind);
+  if (err === undefined) return;
+  throw newInvalid('', '', '', [
+    { type: 'FieldValueInvalid', field: 'patch', value: JSON.stringify(patched), detail: err },
+  ]);
 }
 
 /** True when a patch document itself sets metadata.resourceVersion (then a conflict is the client's, not retried). */
@@ -296,6 +318,7 @@ export async function handleResource(
           if (next === null || typeof next !== 'object' || Array.isArray(next)) {
             throw newBadRequest('the patch must produce a JSON object');
           }
+          checkPatchedDecodable(def, next);
           decodePatchedObject(def, types, next, request.version, mode, patchErrors, res);
           if (!setsVersion && next.metadata) delete next.metadata.resourceVersion;
           return next;
