@@ -132,14 +132,16 @@ export async function serverSideApply(request: ApplyRequest): Promise<StoredObje
   }
   const force = queryBool(query, 'force') ?? false;
   const config = parseConfiguration(request.body);
-  // Decoded as any body is (ObjectStore.checkDecodable), before the merge reads its metadata.
+  // A built-in kind's configuration is converted to its type first, as structured-merge-diff does, so its
+  // wrong types are reported in SMD's words; any other is decoded as any body is (ObjectStore.checkDecodable),
+  // before the merge reads its metadata.
+  if (store.def.model) {
+    checkConfigurationType(config, await loadModel(store.def.model), store, namespace, name, version);
+  }
   const wrongType = objectMetaTypeError(config, store.def.custom ? undefined : store.def.kind);
   if (wrongType) {
     const kind = store.def.kind;
     throw newBadRequest(`${kind} in version "${version}" cannot be handled as a ${kind}: ${wrongType}`);
-  }
-  if (store.def.model) {
-    checkConfigurationType(config, await loadModel(store.def.model), store, namespace, name, version);
   }
   const meta = isObject(config.metadata) ? { ...config.metadata } : {};
   if (meta.name !== undefined && meta.name !== name) {
