@@ -10,7 +10,6 @@ import {
   newUnsupportedMediaType,
   parseFieldSelector,
   parseListOptions,
-  queryBool,
   type StoredObject,
 } from '@certkit/apimachinery';
 import {
@@ -23,9 +22,9 @@ import type { Registry } from '../registry/registry.ts';
 import { apiVersionOf, type ResourceDefinition } from '../registry/resource.ts';
 import type { WatchCaches } from '../watchcache/caches.ts';
 import type { ReadRendering } from '../watchcache/reader.ts';
-import type { DeleteOptions, ObjectStore } from '../registry/store.ts';
+import type { ObjectStore } from '../registry/store.ts';
 import { managerFromUserAgent } from '../registry/managed-fields.ts';
-import { checkForce, serverSideApply } from './apply.ts';
+import { serverSideApply } from './apply.ts';
 import { unknownFields } from './field-validation.ts';
 import { negotiate } from './negotiate.ts';
 import { parseObjectBody } from './protobuf.ts';
@@ -37,6 +36,13 @@ import {
   renderList,
 } from './render.ts';
 import type { ResourceRequest } from './request-info.ts';
+import {
+  createOptions,
+  deleteOptions,
+  type FieldValidation,
+  patchOptions,
+  updateOptions,
+} from './request-options.ts';
 import { parseJsonBody, readBody, sendJson, sendJsonText } from './respond.ts';
 import { serveWatch, type WatchCounters } from './watch.ts';
 
@@ -55,13 +61,6 @@ function isWatch(query: URLSearchParams, request: ResourceRequest): boolean {
   return request.legacyWatch || isWatchRequested(query);
 }
 
-function dryRun(query: URLSearchParams): boolean {
-  const values = query.getAll('dryRun');
-  for (const v of values)
-    if (v !== 'All') throw newBadRequest(`Invalid dry run value: ${v}; only "All" is supported`);
-  return values.length > 0;
-}
-
 function includeObject(query: URLSearchParams): IncludeObject {
   const v = query.get('includeObject') ?? 'Metadata';
   if (v !== 'None' && v !== 'Metadata' && v !== 'Object')
@@ -74,15 +73,9 @@ function checkFields(
   store: ObjectStore,
   body: KubeObject,
   version: string,
-  query: URLSearchParams,
+  mode: FieldValidation,
   res: ServerResponse,
 ): void {
-  const mode = query.get('fieldValidation') ?? 'Warn';
-  if (mode !== 'Strict' && mode !== 'Warn' && mode !== 'Ignore') {
-    throw newBadRequest(
-      `fieldValidation parameter unsupported: ${mode}, must be one of: Ignore, Warn, Strict`,
-    );
-  }
   if (mode === 'Ignore') return;
   const unknown = unknownFields(store.def, body, version);
   if (unknown.length === 0) return;
@@ -93,42 +86,6 @@ function checkFields(
     'Warning',
     unknown.map((f) => `299 - ${JSON.stringify(`unknown field "${f}"`)}`),
   );
-}
-
-function deleteOptions(query: URLSearchParams, body: Buffer, contentType: string | undefined): DeleteOptions {
-  const options: DeleteOptions = {};
-  if (body.length > 0) {
-    const parsed = parseObjectBody(body, contentType) as {
-      propagationPolicy?: string;
-      orphanDependents?: boolean;
-      preconditions?: { uid?: string; resourceVersion?: string };
-      dryRun?: string[];
-    };
-    if (parsed.propagationPolicy)
-      options.propagationPolicy = parsed.propagationPolicy as DeleteOptions['propagationPolicy'];
-    if (parsed.orphanDependents !== undefined) options.orphanDependents = parsed.orphanDependents;
-    if (parsed.preconditions) options.preconditions = parsed.preconditions;
-    if (parsed.dryRun?.includes('All')) options.dryRun = true;
-  }
-  const policy = query.get('propagationPolicy');
-  if (policy) options.propagationPolicy = policy as DeleteOptions['propagationPolicy'];
-  const orphan = queryBool(query, 'orphanDependents');
-  if (orphan !== undefined) options.orphanDependents = orphan;
-  if (dryRun(query)) options.dryRun = true;
-  if (
-    options.propagationPolicy &&
-    !['Orphan', 'Background', 'Foreground'].includes(options.propagationPolicy)
-  ) {
-    throw newBadRequest(
-      `DeleteOptions.propagationPolicy: Unsupported value: "${options.propagationPolicy}": supported values: "Foreground", "Background", "Orphan"`,
-    );
-  }
-  if (options.propagationPolicy && options.orphanDependents !== undefined) {
-    throw newBadRequest(
-      'DeleteOptions.propagationPolicy: Invalid value: cannot set both OrphanDependents and PropagationPolicy',
-    );
-  }
-  return options;
 }
 
 /** True when a patch document itself sets metadata.resourceVersion (then a conflict is the client's, not retried). */
@@ -187,8 +144,10 @@ export async function handleResource(
   const method = req.method ?? 'GET';
   const name = request.name;
   const subresource = request.subresource;
-  // The manager of an ordinary write, worked out only for objects that carry managedFields (were applied).
-  const fieldManager = () => query.get('fieldManager') ?? managerFromUserAgent(req.headers['user-agent']);
+  // The manager of an ordinary write, worked out only for objects that carry managedFields (were applied);
+  // an empty fieldManager is unset, as in kube-apiserver's managerOrUserAgent.
+  const managerOf = (options: { fieldManager: string }) => () =>
+    options.fieldManager || managerFromUserAgent(req.headers['user-agent']);
 
   const renderFor = (shape: 'single' | 'list' | 'watch'): RenderOptions => ({
     rendering: negotiate(req.headers.accept, shape),
@@ -233,11 +192,13 @@ export async function handleResource(
       if (name !== undefined) throw newMethodNotAllowed('POST', 'a named resource');
       if (def.namespaced && namespace === undefined) throw notFoundResource();
       const render = renderFor('single');
-      const body = parseObjectBody(await readBody(req), req.headers['content-type']) as KubeObject;
-      checkFields(store, body, request.version, query, res);
+      const raw = await readBody(req);
+      const options = createOptions(query);
+      const body = parseObjectBody(raw, req.headers['content-type']) as KubeObject;
+      checkFields(store, body, request.version, options.fieldValidation, res);
       // The parsed body is this request's alone: the store may keep and change it rather than copy it.
       const created = await store.create(namespace, body, {
-        dryRun: dryRun(query),
+        dryRun: options.dryRun,
         version: request.version,
         inputOwned: true,
       });
@@ -247,14 +208,16 @@ export async function handleResource(
     case 'PUT': {
       if (name === undefined) throw newMethodNotAllowed('PUT', 'a collection');
       const render = renderFor('single');
-      const body = parseObjectBody(await readBody(req), req.headers['content-type']) as KubeObject;
-      checkFields(store, body, request.version, query, res);
+      const raw = await readBody(req);
+      const options = updateOptions(query);
+      const body = parseObjectBody(raw, req.headers['content-type']) as KubeObject;
+      checkFields(store, body, request.version, options.fieldValidation, res);
       const updated = await store.update(namespace, name, body, {
-        dryRun: dryRun(query),
+        dryRun: options.dryRun,
         subresource,
         version: request.version,
         inputOwned: true,
-        fieldManager,
+        fieldManager: managerOf(options),
       });
       sendJsonText(res, 200, objectBody(def, updated, render));
       return;
@@ -269,6 +232,8 @@ export async function handleResource(
         accepted.push('application/apply-patch+yaml');
         throw newUnsupportedMediaType(req.headers['content-type'] ?? '', accepted);
       }
+      const raw = await readBody(req);
+      const options = patchOptions(query, type === 'apply');
       if (type === 'apply') {
         const applied = await serverSideApply({
           store,
@@ -276,15 +241,15 @@ export async function handleResource(
           name,
           subresource,
           version: request.version,
-          query,
-          body: await readBody(req),
-          dryRun: dryRun(query),
+          body: raw,
+          dryRun: options.dryRun,
+          fieldManager: options.fieldManager,
+          force: options.force,
         });
-        sendJsonText(res, 200, objectBody(def, applied, render));
+        sendJsonText(res, applied.created ? 201 : 200, objectBody(def, applied.object, render));
         return;
       }
-      checkForce(query);
-      const patch = parseJsonBody(await readBody(req));
+      const patch = parseJsonBody(raw);
       const setsVersion = patchSetsResourceVersion(type, patch);
       const patched = await store.guaranteedUpdate(
         namespace,
@@ -301,17 +266,17 @@ export async function handleResource(
           if (next === null || typeof next !== 'object' || Array.isArray(next)) {
             throw newBadRequest('the patch must produce a JSON object');
           }
-          checkFields(store, next, request.version, query, res);
+          checkFields(store, next, request.version, options.fieldValidation, res);
           if (!setsVersion && next.metadata) delete next.metadata.resourceVersion;
           return next;
         },
         // Patching builds a new object (the current one is copied, never changed): the store may keep it.
         {
-          dryRun: dryRun(query),
+          dryRun: options.dryRun,
           subresource,
           version: request.version,
           inputOwned: true,
-          fieldManager,
+          fieldManager: managerOf(options),
         },
       );
       sendJsonText(res, 200, objectBody(def, patched, render));
@@ -319,14 +284,16 @@ export async function handleResource(
     }
     case 'DELETE': {
       const render = renderFor(name === undefined ? 'list' : 'single');
-      const options = deleteOptions(query, await readBody(req), req.headers['content-type']);
+      const readOptions = async () => deleteOptions(query, await readBody(req), req.headers['content-type']);
       if (name === undefined) {
-        const deleted = await store.deleteCollection(namespace, parseListOptions(query, 'list'), options);
+        // A collection's ListOptions are read (and refused) before its DeleteOptions, as upstream does.
+        const listOptions = parseListOptions(query, 'list');
+        const deleted = await store.deleteCollection(namespace, listOptions, await readOptions());
         const resourceVersion = deleted.at(-1)?.metadata.resourceVersion ?? '';
         sendJson(res, 200, renderList(def, { items: deleted, resourceVersion }, render));
         return;
       }
-      const deleted = await store.delete(namespace, name, options);
+      const deleted = await store.delete(namespace, name, await readOptions());
       sendJsonText(res, 200, objectBody(def, deleted, render));
       return;
     }
