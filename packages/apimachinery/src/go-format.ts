@@ -5,9 +5,10 @@
  */
 
 /** unicode.IsPrint: letters, marks, numbers, punctuation, symbols and the ASCII space. */
+const GRAPHIC = /^[\p{L}\p{M}\p{N}\p{P}\p{S}]$/u;
+
 export function isGoPrintable(codePoint: number): boolean {
-  if (codePoint === 0x20) return true;
-  return /[\p{L}\p{M}\p{N}\p{P}\p{S}]/u.test(String.fromCodePoint(codePoint));
+  return codePoint === 0x20 || GRAPHIC.test(String.fromCodePoint(codePoint));
 }
 
 const SHORT_ESCAPES: Record<number, string> = {
