@@ -16,6 +16,10 @@ export interface ServeFlags {
   storageInitializationTimeoutMs: number;
   /** kube-apiserver's --event-ttl, in ms: how long Events are kept after their last write. */
   eventTtlMs: number;
+  /** kube-apiserver's --max-requests-inflight: read-only requests served at once (0: unlimited). */
+  maxRequestsInflight: number;
+  /** kube-apiserver's --max-mutating-requests-inflight: mutating requests served at once (0: unlimited). */
+  maxMutatingRequestsInflight: number;
   /** Values of the extra options the caller asked to parse (e.g. the controller's, for `up`). */
   extra: Record<string, string | boolean | undefined>;
 }
@@ -24,6 +28,16 @@ function parseBoolean(flag: string, value: string): boolean {
   if (value === 'true') return true;
   if (value === 'false') return false;
   throw new UsageError(`--${flag} must be true or false, got ${JSON.stringify(value)}`);
+}
+
+/** A request limit as kube-apiserver takes it: a non-negative integer, 0 for none. */
+function parseInflightLimit(flag: string, values: Record<string, string | boolean | undefined>): number {
+  const text = String(values[flag]);
+  const value = Number(text);
+  if (!/^\d+$/.test(text) || !Number.isSafeInteger(value)) {
+    throw new UsageError(`--${flag} must be a non-negative integer, got ${JSON.stringify(text)}`);
+  }
+  return value;
 }
 
 /** Flags shared by `up` and `apiserver`. */
@@ -41,6 +55,8 @@ export function parseServeFlags(args: string[], extraOptions: ParseArgsOptionsCo
         'watch-cache': { type: 'string', default: 'true' },
         'storage-initialization-timeout': { type: 'string', default: '1m' },
         'event-ttl': { type: 'string', default: '1h' },
+        'max-requests-inflight': { type: 'string', default: '400' },
+        'max-mutating-requests-inflight': { type: 'string', default: '200' },
         ...extraOptions,
       },
       strict: true,
@@ -89,6 +105,8 @@ export function parseServeFlags(args: string[], extraOptions: ParseArgsOptionsCo
     throw new UsageError(`--event-ttl: ${(err as Error).message}`);
   }
   if (eventTtlMs <= 0) throw new UsageError('--event-ttl must be positive');
+  const maxRequestsInflight = parseInflightLimit('max-requests-inflight', values);
+  const maxMutatingRequestsInflight = parseInflightLimit('max-mutating-requests-inflight', values);
   return {
     dataDir,
     port,
@@ -98,6 +116,8 @@ export function parseServeFlags(args: string[], extraOptions: ParseArgsOptionsCo
     watchCache: parseBoolean('watch-cache', String(values['watch-cache'])),
     storageInitializationTimeoutMs,
     eventTtlMs,
+    maxRequestsInflight,
+    maxMutatingRequestsInflight,
     extra: Object.fromEntries(Object.keys(extraOptions).map((k) => [k, values[k]])),
   };
 }

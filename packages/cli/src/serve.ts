@@ -51,6 +51,8 @@ export async function startControlPlane(flags: ServeFlags): Promise<ControlPlane
       admission: certManagerAdmission,
       storageInitializationTimeoutMs: flags.storageInitializationTimeoutMs,
       eventTtlMs: flags.eventTtlMs,
+      maxRequestsInflight: flags.maxRequestsInflight,
+      maxMutatingRequestsInflight: flags.maxMutatingRequestsInflight,
       log: (entry) => {
         if (entry.level === 'error' || entry.level === 'warn')
           process.stderr.write(`${JSON.stringify({ time: new Date().toISOString(), ...entry })}\n`);

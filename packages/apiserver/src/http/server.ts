@@ -31,6 +31,7 @@ import { WatchCaches } from '../watchcache/caches.ts';
 import { registerCacheMetrics } from '../watchcache/metrics.ts';
 import { STORAGE_READINESS_CHECK, StorageReadiness } from '../watchcache/readiness.ts';
 import { MetricsRegistry } from './metrics.ts';
+import { DEFAULT_INFLIGHT_LIMITS, InflightLimiter } from './inflight.ts';
 import type { WatchCounters } from './watch.ts';
 import { sendError, sendJson } from './respond.ts';
 
@@ -58,6 +59,10 @@ export interface ApiServerOptions {
   storageInitializationTimeoutMs?: number;
   /** How long an Event lives after its last write (default 1 h; kube-apiserver's --event-ttl). */
   eventTtlMs?: number;
+  /** Read-only requests served at once, beyond which 429 (default 400; 0 unlimited; --max-requests-inflight). */
+  maxRequestsInflight?: number;
+  /** Mutating requests served at once, beyond which 429 (default 200; 0 unlimited; --max-mutating-requests-inflight). */
+  maxMutatingRequestsInflight?: number;
 }
 
 /** What `/version` reports: the Kubernetes API level certkit is compatible with. */
@@ -130,6 +135,7 @@ export class ApiServer {
   );
   private readonly storageReadiness: StorageReadiness;
   private readonly resourceContext: ResourceContext;
+  private readonly inflight: InflightLimiter;
 
   private constructor(options: ApiServerOptions) {
     this.options = options;
@@ -175,6 +181,14 @@ export class ApiServer {
         this.log({ level: 'warn', msg: 'Deadline exceeded while waiting for storage readiness... ignoring' }),
     );
     registerCacheMetrics(this.metrics, this.caches);
+    this.inflight = new InflightLimiter(
+      {
+        maxRequestsInflight: options.maxRequestsInflight ?? DEFAULT_INFLIGHT_LIMITS.maxRequestsInflight,
+        maxMutatingRequestsInflight:
+          options.maxMutatingRequestsInflight ?? DEFAULT_INFLIGHT_LIMITS.maxMutatingRequestsInflight,
+      },
+      this.metrics,
+    );
     this.resourceContext = {
       registry: this.registry,
       caches: this.caches,
@@ -249,6 +263,8 @@ export class ApiServer {
       ) {
         throw newUnauthorized();
       }
+      // After authentication, as kube's maxinflight filter: unauthenticated requests are refused before.
+      this.inflight.admit(res, url.pathname, describeRequest(req.method ?? 'GET', url, parse(url.pathname)));
       await this.route(req, res, url, parse);
     } catch (err) {
       sendError(res, err, (e) =>
@@ -378,13 +394,13 @@ function describeRequest(
   method: string,
   url: RequestTarget | undefined,
   parsedPath: ParsedPath | undefined,
-): { verb: string; resource: string } {
+): { verb: string; resource: string; subresource?: string } {
   const parsed = parsedPath ?? (url ? parseApiPath(url.pathname) : undefined);
   if (parsed?.kind !== 'resource') return { verb: method.toLowerCase(), resource: '' };
   const r = parsed.request;
   const resource =
     (r.group ? `${r.resource}.${r.group}` : r.resource) + (r.subresource ? `/${r.subresource}` : '');
-  return { verb: resourceVerb(method, r, url!), resource };
+  return { verb: resourceVerb(method, r, url!), resource, subresource: r.subresource };
 }
 
 function resourceVerb(method: string, r: ResourceRequest, url: RequestTarget): string {

@@ -58,6 +58,9 @@ export interface TestServerOptions {
   waitReady?: boolean;
   /** How long Events live after their last write (default 1 h). */
   eventTtlMs?: number;
+  /** --max-requests-inflight and --max-mutating-requests-inflight (defaults 400 and 200). */
+  maxRequestsInflight?: number;
+  maxMutatingRequestsInflight?: number;
 }
 
 export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
@@ -78,6 +81,8 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
       token,
       watchCache: options.watchCache ?? true,
       eventTtlMs: options.eventTtlMs,
+      maxRequestsInflight: options.maxRequestsInflight,
+      maxMutatingRequestsInflight: options.maxMutatingRequestsInflight,
       watchCacheOptions: {
         ...options.watchCacheOptions,
         ...(options.maxHistory ? { maxHistory: options.maxHistory, minHistory: 1 } : {}),
