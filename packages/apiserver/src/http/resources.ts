@@ -28,12 +28,15 @@ import { unknownFields } from './field-validation.ts';
 import { negotiate } from './negotiate.ts';
 import { parseObjectBody } from './protobuf.ts';
 import {
+  cachedListEncoding,
   type IncludeObject,
-  type RenderOptions,
+  listMeta,
   objectBody,
-  renderCachedList,
+  objectListEncoding,
+  type RenderOptions,
   renderList,
 } from './render.ts';
+import { ListBodyWriter, writeList } from './list-writer.ts';
 import type { ResourceRequest } from './request-info.ts';
 import { parseJsonBody, readBody, sendJson, sendJsonText } from './respond.ts';
 import { serveWatch, type WatchCounters } from './watch.ts';
@@ -147,6 +150,8 @@ export interface ResourceContext {
   registry: Registry;
   caches: WatchCaches;
   watchCounters(def: ResourceDefinition): WatchCounters | undefined;
+  /** How long a list waits for a client that reads nothing before cutting it off (default 1 min). */
+  listStallTimeoutMs?: number;
 }
 
 function readRendering(render: RenderOptions): ReadRendering {
@@ -224,8 +229,14 @@ export async function handleResource(
       }
       const render = renderFor('list');
       const result = await reader.list(namespace, parseListOptions(query, 'list'));
-      if ('entries' in result) sendJsonText(res, 200, renderCachedList(def, result, render));
-      else sendJson(res, 200, renderList(def, result, render));
+      // Written as encoded, with back-pressure: never the whole list as one string.
+      const writer = new ListBodyWriter(res, context.listStallTimeoutMs);
+      if ('entries' in result)
+        await writeList(writer, cachedListEncoding(def, result, render), [result.entries]);
+      else if ('pages' in result) {
+        const metadata = { resourceVersion: result.resourceVersion };
+        await writeList(writer, objectListEncoding(def, render, metadata), result.pages);
+      } else await writeList(writer, objectListEncoding(def, render, listMeta(result)), [result.items]);
       return;
     }
     case 'POST': {

@@ -63,6 +63,8 @@ export interface ApiServerOptions {
   maxRequestsInflight?: number;
   /** Mutating requests served at once, beyond which 429 (default 200; 0 unlimited; --max-mutating-requests-inflight). */
   maxMutatingRequestsInflight?: number;
+  /** How long a list being written waits for a client that reads nothing before closing its connection (1 min). */
+  listStallTimeoutMs?: number;
 }
 
 /** What `/version` reports: the Kubernetes API level certkit is compatible with. */
@@ -193,6 +195,7 @@ export class ApiServer {
       registry: this.registry,
       caches: this.caches,
       watchCounters: (def) => this.watchCounters(def),
+      listStallTimeoutMs: options.listStallTimeoutMs,
     };
     const handler = (req: IncomingMessage, res: ServerResponse) => void this.handle(req, res);
     this.server = options.tls

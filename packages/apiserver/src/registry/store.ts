@@ -77,6 +77,24 @@ export interface ListResult {
   remainingItemCount?: number;
 }
 
+/** A list read from storage a page at a time (ObjectStore.listPaged). */
+export interface PagedList {
+  resourceVersion: string;
+  /** The matching objects, a page at a time; storage is read as they are iterated. */
+  pages: AsyncIterable<StoredObject[]> | Iterable<StoredObject[]>;
+}
+
+interface ListStart {
+  matches: (obj: StoredObject) => boolean;
+  /** The namespace listed (from the path or a metadata.namespace field selector). */
+  ns: string | undefined;
+  prefix: string;
+  revision: number;
+  startKey: string;
+  /** The one name a metadata.name field selector asks for, when the list is then a single key. */
+  exactName: string | undefined;
+}
+
 /** Receives a watch's events; objects carry their resourceVersion. */
 export interface WatchSink {
   added(obj: StoredObject): void;
@@ -125,6 +143,20 @@ function inStoredOrder(obj: StoredObject): boolean {
 const MAX_PATCH_RETRIES = 16;
 /** Keys read per storage round trip when a selective list filters out what it reads. */
 const SELECTIVE_LIST_CHUNK = 1000;
+/** Stored bytes a page of a paged list holds about (ObjectStore.listPaged). */
+const LIST_PAGE_BYTES = 1024 * 1024;
+/** Keys of a paged list's first page, before the objects' size is known. */
+const FIRST_LIST_PAGE_KEYS = 16;
+const MAX_LIST_PAGE_KEYS = 1000;
+
+/** How many keys the next page of a paged list reads, from the size of the objects on the last one. */
+function keysPerPage(last: KeyValue[]): number {
+  let bytes = 0;
+  for (const kv of last) bytes += kv.value.length;
+  const average = bytes / last.length || 1;
+  return Math.max(1, Math.min(MAX_LIST_PAGE_KEYS, Math.floor(LIST_PAGE_BYTES / average)));
+}
+
 /** How long a read at a future resourceVersion waits for it (kube-apiserver's blockTimeout). */
 const FRESHNESS_WAIT_MS = 3000;
 
@@ -231,7 +263,8 @@ export class ObjectStore {
       labels.matches(meta.labels) && (fields.empty || fields.matches(this.metadataFields(meta)));
   }
 
-  async list(namespace: string | undefined, options: ListOptions): Promise<ListResult> {
+  /** Where a list starts: its key range, the revision to read at (0: current), and its selector. */
+  private async listStart(namespace: string | undefined, options: ListOptions): Promise<ListStart> {
     this.checkFieldSelector(options.fieldSelector);
     const matches = this.matcher(options.labelSelector, options.fieldSelector);
     const ns = namespace || options.fieldSelector.requiresExactMatch('metadata.namespace') || undefined;
@@ -255,12 +288,18 @@ export class ObjectStore {
     } else if (options.resourceVersion !== '' && options.resourceVersion !== '0') {
       await this.waitForRevision(Number(options.resourceVersion));
     }
-
     // A name in the field selector is a single key: no need to read the whole range.
-    const exactName = options.fieldSelector.requiresExactMatch('metadata.name');
-    if (exactName !== undefined && (!this.def.namespaced || ns) && !options.continue) {
-      return this.listOne(ns, exactName, revision, matches);
-    }
+    const name = options.fieldSelector.requiresExactMatch('metadata.name');
+    const exactName =
+      name !== undefined && (!this.def.namespaced || ns) && !options.continue ? name : undefined;
+    return { matches, ns, prefix, revision, startKey, exactName };
+  }
+
+  async list(namespace: string | undefined, options: ListOptions): Promise<ListResult> {
+    const start = await this.listStart(namespace, options);
+    const { matches, ns, prefix, exactName } = start;
+    let { revision, startKey } = start;
+    if (exactName !== undefined) return this.listOne(ns, exactName, revision, matches);
 
     const limit = options.limit;
     const selective = !options.labelSelector.empty || !options.fieldSelector.empty;
@@ -306,6 +345,44 @@ export class ObjectStore {
       if (count !== undefined) result.remainingItemCount = count - items.length;
     }
     return result;
+  }
+
+  /**
+   * A list without a limit, to be written out as it is read rather than held whole (a namespace may hold
+   * gigabytes): the first page is read here, so that its revision is the list's resourceVersion and a
+   * failure is still the request's to answer; the rest, at that revision, as `pages` is iterated. A page
+   * holds about LIST_PAGE_BYTES of stored values, however large the objects are.
+   */
+  async listPaged(namespace: string | undefined, options: ListOptions): Promise<PagedList> {
+    if (options.limit > 0) throw new Error('listPaged is for lists without a limit');
+    const { matches, ns, prefix, revision, startKey, exactName } = await this.listStart(namespace, options);
+    if (exactName !== undefined) {
+      const one = await this.listOne(ns, exactName, revision, matches);
+      return { resourceVersion: one.resourceVersion, pages: [one.items] };
+    }
+    const read = (revision: number, startKey: string, limit: number) =>
+      this.storage.range(prefix, { revision, startKey, limit }).catch((err) => {
+        throw err instanceof CompactedError ? this.expired(options, prefix) : err;
+      });
+    let page = await read(revision, startKey, FIRST_LIST_PAGE_KEYS);
+    const at = page.revision;
+    const decode = (kvs: KeyValue[]) => {
+      const items: StoredObject[] = [];
+      for (const kv of kvs) {
+        const obj = this.decode(kv.value, kv.modRevision);
+        if (matches(obj)) items.push(obj);
+      }
+      return items;
+    };
+    async function* pages(): AsyncGenerator<StoredObject[]> {
+      for (;;) {
+        const { kvs, more } = page;
+        yield decode(kvs);
+        if (!more || kvs.length === 0) return;
+        page = await read(at, `${kvs[kvs.length - 1].key}\u0000`, keysPerPage(kvs));
+      }
+    }
+    return { resourceVersion: String(at), pages: pages() };
   }
 
   private async listOne(
