@@ -1,8 +1,9 @@
 import { type StoredObject, toPartialObjectMetadata } from '@certkit/apimachinery';
 import type { ResourceDefinition } from '../registry/resource.ts';
 import type { ListResult } from '../registry/store.ts';
-import { storedJson } from '../registry/stored-json.ts';
-import { type FrameRendering, objectJson } from '../watchcache/frames.ts';
+import { storedJson, withResourceVersionLastBytes } from '../registry/stored-json.ts';
+import type { KeyValue } from '../storage/types.ts';
+import { type FrameRendering, objectJsonParts } from '../watchcache/frames.ts';
 import type { CachedObject } from '../watchcache/cache.ts';
 import type { CachedListResult } from '../watchcache/reader.ts';
 import type { Rendering } from './negotiate.ts';
@@ -105,7 +106,8 @@ export function renderList(def: ResourceDefinition, result: ListResult, options:
 export interface ListEncoding<T> {
   /** Everything before the first item: `{"kind":…,"apiVersion":…,"metadata":{…},"items":[`. */
   head: string;
-  item(entry: T): string;
+  /** An item's JSON, or its JSON in parts (text, or UTF-8 bytes) to be written one after the other. */
+  item(entry: T): string | readonly (string | Uint8Array)[];
   /** What closes the list after the last item. */
   tail: string;
 }
@@ -143,6 +145,32 @@ export function objectListEncoding(
   return { head: listHead(def, options, metadata), item, tail: ']}' };
 }
 
+/**
+ * A list of stored key-values as bytes (ObjectStore.listPaged), item by item as renderList renders the
+ * decoded objects. Whole objects in their stored version are their stored bytes with the resourceVersion
+ * spliced in where decoding puts it (stored-json.ts): the same bytes, without decoding and serialising each
+ * object, nor making a string of it.
+ */
+export function storedListEncoding(
+  def: ResourceDefinition,
+  options: RenderOptions,
+  metadata: Record<string, unknown>,
+  decode: (kv: KeyValue<Uint8Array>) => StoredObject,
+): ListEncoding<KeyValue<Uint8Array>> {
+  const objects = objectListEncoding(def, options, metadata);
+  const decoded = (kv: KeyValue<Uint8Array>) => objects.item(decode(kv));
+  if (options.rendering !== 'object') return { ...objects, item: decoded };
+  const head = Buffer.from(`{"apiVersion":${JSON.stringify(options.apiVersion)},`);
+  const inVersion = (value: Uint8Array) =>
+    value.length > head.length && head.equals(value.subarray(0, head.length));
+  return {
+    ...objects,
+    item: (kv) =>
+      (inVersion(kv.value) ? withResourceVersionLastBytes(kv.value, kv.modRevision) : undefined) ??
+      decoded(kv),
+  };
+}
+
 /** A list from the watch cache: entries as their shared JSON, Table rows from their objects. */
 export function cachedListEncoding(
   def: ResourceDefinition,
@@ -160,7 +188,7 @@ export function cachedListEncoding(
       : { kind: 'object', apiVersion: options.apiVersion };
   return {
     head: listHead(def, options, metadata),
-    item: (entry) => objectJson(entry, rendering),
+    item: (entry) => objectJsonParts(entry, rendering),
     tail: ']}',
   };
 }

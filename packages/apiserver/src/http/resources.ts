@@ -35,7 +35,9 @@ import {
   objectListEncoding,
   type RenderOptions,
   renderList,
+  storedListEncoding,
 } from './render.ts';
+import type { KeyValue } from '../storage/types.ts';
 import { ListBodyWriter, writeList } from './list-writer.ts';
 import type { ResourceRequest } from './request-info.ts';
 import { parseJsonBody, readBody, sendJson, sendJsonText } from './respond.ts';
@@ -235,7 +237,8 @@ export async function handleResource(
         await writeList(writer, cachedListEncoding(def, result, render), [result.entries]);
       else if ('pages' in result) {
         const metadata = { resourceVersion: result.resourceVersion };
-        await writeList(writer, objectListEncoding(def, render, metadata), result.pages);
+        const decode = (kv: KeyValue<Uint8Array>) => store.decodeBytes(kv);
+        await writeList(writer, storedListEncoding(def, render, metadata, decode), result.pages);
       } else await writeList(writer, objectListEncoding(def, render, listMeta(result)), [result.items]);
       return;
     }

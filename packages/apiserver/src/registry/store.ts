@@ -39,7 +39,7 @@ import {
   timestamp,
 } from './metadata.ts';
 import { apiVersionOf, listPrefix, objectKey, type ResourceDefinition, resourcePrefix } from './resource.ts';
-import { rememberStoredValue } from './stored-json.ts';
+import { parseMetadataBytes, rememberStoredValue, utf8Text } from './stored-json.ts';
 import { applySchemaFor, updateManagedFields } from './managed-fields.ts';
 import {
   dns1123Label,
@@ -80,8 +80,8 @@ export interface ListResult {
 /** A list read from storage a page at a time (ObjectStore.listPaged). */
 export interface PagedList {
   resourceVersion: string;
-  /** The matching objects, a page at a time; storage is read as they are iterated. */
-  pages: AsyncIterable<StoredObject[]> | Iterable<StoredObject[]>;
+  /** The matching objects as stored (UTF-8 bytes), a page at a time; storage is read as they are iterated. */
+  pages: AsyncIterable<KeyValue<Uint8Array>[]> | Iterable<KeyValue<Uint8Array>[]>;
 }
 
 interface ListStart {
@@ -150,7 +150,7 @@ const FIRST_LIST_PAGE_KEYS = 16;
 const MAX_LIST_PAGE_KEYS = 1000;
 
 /** How many keys the next page of a paged list reads, from the size of the objects on the last one. */
-function keysPerPage(last: KeyValue[]): number {
+function keysPerPage(last: KeyValue<Uint8Array>[]): number {
   let bytes = 0;
   for (const kv of last) bytes += kv.value.length;
   const average = bytes / last.length || 1;
@@ -351,38 +351,61 @@ export class ObjectStore {
    * A list without a limit, to be written out as it is read rather than held whole (a namespace may hold
    * gigabytes): the first page is read here, so that its revision is the list's resourceVersion and a
    * failure is still the request's to answer; the rest, at that revision, as `pages` is iterated. A page
-   * holds about LIST_PAGE_BYTES of stored values, however large the objects are.
+   * holds about LIST_PAGE_BYTES of stored values, however large the objects are. Pages hold the stored
+   * key-values that match, as bytes and undecoded: the caller encodes them one at a time (render.ts
+   * storedListEncoding), so that a list of large objects makes no string of each.
    */
   async listPaged(namespace: string | undefined, options: ListOptions): Promise<PagedList> {
     if (options.limit > 0) throw new Error('listPaged is for lists without a limit');
     const { matches, ns, prefix, revision, startKey, exactName } = await this.listStart(namespace, options);
-    if (exactName !== undefined) {
-      const one = await this.listOne(ns, exactName, revision, matches);
-      return { resourceVersion: one.resourceVersion, pages: [one.items] };
-    }
     const read = (revision: number, startKey: string, limit: number) =>
-      this.storage.range(prefix, { revision, startKey, limit }).catch((err) => {
+      this.storage.rangeBytes(prefix, { revision, startKey, limit }).catch((err) => {
         throw err instanceof CompactedError ? this.expired(options, prefix) : err;
       });
+    const keep = this.storedMatcher(options, matches);
+    if (exactName !== undefined) {
+      // A name in the field selector is a single key: no need to read the whole range.
+      const key = this.key(ns, exactName);
+      const page = await read(revision, key, 1);
+      return {
+        resourceVersion: String(page.revision),
+        pages: [page.kvs.filter((kv) => kv.key === key && (keep?.(kv) ?? true))],
+      };
+    }
     let page = await read(revision, startKey, FIRST_LIST_PAGE_KEYS);
     const at = page.revision;
-    const decode = (kvs: KeyValue[]) => {
-      const items: StoredObject[] = [];
-      for (const kv of kvs) {
-        const obj = this.decode(kv.value, kv.modRevision);
-        if (matches(obj)) items.push(obj);
-      }
-      return items;
-    };
-    async function* pages(): AsyncGenerator<StoredObject[]> {
+    async function* pages(): AsyncGenerator<KeyValue<Uint8Array>[]> {
       for (;;) {
         const { kvs, more } = page;
-        yield decode(kvs);
+        yield keep === undefined ? kvs : kvs.filter(keep);
         if (!more || kvs.length === 0) return;
         page = await read(at, `${kvs[kvs.length - 1].key}\u0000`, keysPerPage(kvs));
       }
     }
     return { resourceVersion: String(at), pages: pages() };
+  }
+
+  /**
+   * Selects stored key-values by the list's selectors: by their metadata alone when the selectors name
+   * nothing else (parsing a few hundred bytes rather than the object), else by the decoded object.
+   * Undefined when there are no selectors.
+   */
+  private storedMatcher(
+    options: ListOptions,
+    matches: (obj: StoredObject) => boolean,
+  ): ((kv: KeyValue<Uint8Array>) => boolean) | undefined {
+    if (options.labelSelector.empty && options.fieldSelector.empty) return undefined;
+    const onMetadata = this.metadataMatcher(options.labelSelector, options.fieldSelector);
+    return (kv) => {
+      const metadata = onMetadata && parseMetadataBytes(kv.value);
+      if (metadata !== undefined) return onMetadata!(metadata);
+      return matches(this.decodeBytes(kv));
+    };
+  }
+
+  /** decode() of a value read as bytes. */
+  decodeBytes(kv: KeyValue<Uint8Array>): StoredObject {
+    return this.decode(utf8Text(kv.value), kv.modRevision);
   }
 
   private async listOne(
