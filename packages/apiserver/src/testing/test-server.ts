@@ -61,6 +61,8 @@ export interface TestServerOptions {
   /** --max-requests-inflight and --max-mutating-requests-inflight (defaults 400 and 200). */
   maxRequestsInflight?: number;
   maxMutatingRequestsInflight?: number;
+  /** How long a list waits for a client that reads nothing before cutting it off (default 1 min). */
+  listStallTimeoutMs?: number;
 }
 
 export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
@@ -83,6 +85,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
       eventTtlMs: options.eventTtlMs,
       maxRequestsInflight: options.maxRequestsInflight,
       maxMutatingRequestsInflight: options.maxMutatingRequestsInflight,
+      listStallTimeoutMs: options.listStallTimeoutMs,
       watchCacheOptions: {
         ...options.watchCacheOptions,
         ...(options.maxHistory ? { maxHistory: options.maxHistory, minHistory: 1 } : {}),
