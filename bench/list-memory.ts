@@ -60,14 +60,20 @@ interface Scenario {
 }
 
 interface Answer {
-  status: number;
+  /** The HTTP status, or the error that ended the request (e.g. ECONNRESET when the server died). */
+  status: number | string;
   bytes: number;
   sha256: string;
 }
 
 /** A LIST read to its end without keeping it: its status, size and hash. */
 function list(server: ServerProcess, agent: Agent, path: string): Promise<Answer> {
-  return new Promise((resolve, reject) => {
+  const failed = (err: Error & { code?: string }) => ({
+    status: err.code ?? err.message,
+    bytes: 0,
+    sha256: '',
+  });
+  return new Promise<Answer>((resolve, reject) => {
     const req = request(
       `${server.url}${path}`,
       { agent, headers: { Authorization: `Bearer ${server.token}`, Accept: 'application/json' } },
@@ -84,7 +90,7 @@ function list(server: ServerProcess, agent: Agent, path: string): Promise<Answer
     );
     req.on('error', reject);
     req.end();
-  });
+  }).catch(failed);
 }
 
 /** Fills the namespace through the API, --mb megabytes in `objects` ConfigMaps. */
@@ -123,6 +129,8 @@ interface Measurement {
   growthMiB: number;
   seconds: number;
   statuses: Record<string, number>;
+  /** How the server process ended when it did during the lists (e.g. killed for running out of memory). */
+  serverExit?: string;
   bodyMiB: number;
   sha256: string[];
 }
@@ -139,6 +147,10 @@ async function measure(
   const server = await startServerProcess(copy, [], { root, nodeArgs: NODE_ARGS });
   const client = new Client(server, 2);
   const agent = new Agent({ ca: server.ca, keepAlive: false, maxSockets: Infinity });
+  let serverExit: string | undefined;
+  server.child.once('exit', (code, signal) => {
+    serverExit = `exited with ${signal ?? code}`;
+  });
   try {
     await waitReadyz(client);
     // The watch cache holds the namespace once /readyz passes; let the start's garbage settle.
@@ -173,6 +185,7 @@ async function measure(
       growthMiB: Math.round(peak - before),
       seconds: Math.round(seconds * 10) / 10,
       statuses,
+      serverExit,
       bodyMiB: Math.round(((ok[0]?.bytes ?? 0) / 2 ** 20) * 10) / 10,
       sha256: [...new Set(ok.map((a) => a.sha256))],
     };
@@ -181,7 +194,7 @@ async function measure(
   } finally {
     agent.destroy();
     client.close();
-    await server.stop();
+    if (serverExit === undefined) await server.stop();
     await rm(copy, { recursive: true, force: true });
   }
 }
@@ -277,9 +290,10 @@ const row = (m: Measurement) => {
     (o) => o.server === 'baseline' && o.scenario === m.scenario && o.read === m.read,
   );
   const ratio = base && m.server === 'new' ? (m.growthMiB / base.growthMiB).toFixed(3) : '';
-  const codes = Object.entries(m.statuses)
-    .map(([code, n]) => `${n}×${code}`)
-    .join(' ');
+  const codes =
+    Object.entries(m.statuses)
+      .map(([code, n]) => `${n}×${code}`)
+      .join(' ') + (m.serverExit ? ` (server ${m.serverExit})` : '');
   return `| ${m.scenario} | ${m.read} | ${m.server} | ${m.concurrency} | ${m.bodyMiB} | ${m.rssBeforeMiB} | ${m.rssPeakMiB} | **${m.growthMiB}** | ${ratio} | ${m.seconds} | ${codes} |`;
 };
 const table = [

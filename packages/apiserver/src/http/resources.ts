@@ -34,13 +34,12 @@ import {
   objectBody,
   objectListEncoding,
   type RenderOptions,
-  renderList,
   storedListEncoding,
 } from './render.ts';
 import type { KeyValue } from '../storage/types.ts';
 import { ListBodyWriter, writeList } from './list-writer.ts';
 import type { ResourceRequest } from './request-info.ts';
-import { parseJsonBody, readBody, sendJson, sendJsonText } from './respond.ts';
+import { parseJsonBody, readBody, sendJsonText } from './respond.ts';
 import { serveWatch, type WatchCounters } from './watch.ts';
 
 /** The verbs on resources: get, list, watch, create, update, patch, delete, deletecollection. */
@@ -336,7 +335,9 @@ export async function handleResource(
       if (name === undefined) {
         const deleted = await store.deleteCollection(namespace, parseListOptions(query, 'list'), options);
         const resourceVersion = deleted.at(-1)?.metadata.resourceVersion ?? '';
-        sendJson(res, 200, renderList(def, { items: deleted, resourceVersion }, render));
+        const metadata = listMeta({ items: deleted, resourceVersion });
+        const writer = new ListBodyWriter(res, context.listStallTimeoutMs);
+        await writeList(writer, objectListEncoding(def, render, metadata), [deleted]);
         return;
       }
       const deleted = await store.delete(namespace, name, options);
