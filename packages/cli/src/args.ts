@@ -1,5 +1,6 @@
 import { type ParseArgsOptionsConfig, parseArgs } from 'node:util';
-import { parseDuration } from './duration.ts';
+import { parseGoDuration, toMilliseconds } from '@certkit/apimachinery';
+import type { SqliteSynchronous } from '@certkit/apiserver';
 
 /** A command-line mistake: printed as one line, exit status 2. */
 export class UsageError extends Error {}
@@ -20,6 +21,15 @@ export interface ServeFlags {
   maxRequestsInflight: number;
   /** kube-apiserver's --max-mutating-requests-inflight: mutating requests served at once (0: unlimited). */
   maxMutatingRequestsInflight: number;
+  /** kube-apiserver's --tls-cert-file and --tls-private-key-file: served instead of the generated certificate. */
+  tlsCertFile?: string;
+  tlsPrivateKeyFile?: string;
+  /** kube-apiserver's --client-ca-file: client certificates it issued authenticate (CN user, O groups). */
+  clientCaFile?: string;
+  /** kube-apiserver's --token-auth-file: CSV of token,user,uid[,"group1,group2"]. */
+  tokenAuthFile?: string;
+  /** SQLite's synchronous mode: FULL (the default) acknowledges a write once it would survive a power loss. */
+  sqliteSynchronous: SqliteSynchronous;
   /** Values of the extra options the caller asked to parse (e.g. the controller's, for `up`). */
   extra: Record<string, string | boolean | undefined>;
 }
@@ -57,6 +67,11 @@ export function parseServeFlags(args: string[], extraOptions: ParseArgsOptionsCo
         'event-ttl': { type: 'string', default: '1h' },
         'max-requests-inflight': { type: 'string', default: '400' },
         'max-mutating-requests-inflight': { type: 'string', default: '200' },
+        'tls-cert-file': { type: 'string' },
+        'tls-private-key-file': { type: 'string' },
+        'client-ca-file': { type: 'string' },
+        'token-auth-file': { type: 'string' },
+        'sqlite-synchronous': { type: 'string', default: 'full' },
         ...extraOptions,
       },
       strict: true,
@@ -91,7 +106,9 @@ export function parseServeFlags(args: string[], extraOptions: ParseArgsOptionsCo
   }
   let storageInitializationTimeoutMs: number;
   try {
-    storageInitializationTimeoutMs = parseDuration(String(values['storage-initialization-timeout']));
+    storageInitializationTimeoutMs = toMilliseconds(
+      parseGoDuration(String(values['storage-initialization-timeout'])),
+    );
   } catch (err) {
     throw new UsageError(`--storage-initialization-timeout: ${(err as Error).message}`);
   }
@@ -100,13 +117,27 @@ export function parseServeFlags(args: string[], extraOptions: ParseArgsOptionsCo
   }
   let eventTtlMs: number;
   try {
-    eventTtlMs = parseDuration(String(values['event-ttl']));
+    eventTtlMs = toMilliseconds(parseGoDuration(String(values['event-ttl'])));
   } catch (err) {
     throw new UsageError(`--event-ttl: ${(err as Error).message}`);
   }
   if (eventTtlMs <= 0) throw new UsageError('--event-ttl must be positive');
   const maxRequestsInflight = parseInflightLimit('max-requests-inflight', values);
   const maxMutatingRequestsInflight = parseInflightLimit('max-mutating-requests-inflight', values);
+  const file = (flag: string) => {
+    const value = values[flag] as string | undefined;
+    if (value === '') throw new UsageError(`--${flag} must not be empty`);
+    return value;
+  };
+  const tlsCertFile = file('tls-cert-file');
+  const tlsPrivateKeyFile = file('tls-private-key-file');
+  if ((tlsCertFile === undefined) !== (tlsPrivateKeyFile === undefined)) {
+    throw new UsageError('--tls-cert-file and --tls-private-key-file must be given together');
+  }
+  const synchronous = String(values['sqlite-synchronous']);
+  if (synchronous !== 'full' && synchronous !== 'normal') {
+    throw new UsageError(`--sqlite-synchronous must be full or normal, got ${JSON.stringify(synchronous)}`);
+  }
   return {
     dataDir,
     port,
@@ -118,6 +149,11 @@ export function parseServeFlags(args: string[], extraOptions: ParseArgsOptionsCo
     eventTtlMs,
     maxRequestsInflight,
     maxMutatingRequestsInflight,
+    tlsCertFile,
+    tlsPrivateKeyFile,
+    clientCaFile: file('client-ca-file'),
+    tokenAuthFile: file('token-auth-file'),
+    sqliteSynchronous: synchronous === 'full' ? 'FULL' : 'NORMAL',
     extra: Object.fromEntries(Object.keys(extraOptions).map((k) => [k, values[k]])),
   };
 }

@@ -153,6 +153,7 @@ describe('certkit up', () => {
       ['frobnicate'],
       ['apiserver', '--max-requests-inflight=lots'],
       ['up', '--max-mutating-requests-inflight=-1'],
+      ['apiserver', '--sqlite-synchronous', 'sometimes'],
     ]) {
       const err = await run(process.execPath, [main, ...args]).then(
         () => assert.fail(`${args.join(' ')} succeeded`),

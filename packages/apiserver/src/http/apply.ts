@@ -1,12 +1,16 @@
 import {
+  isObject,
+  type JsonObject,
   type KubeObject,
   newBadRequest,
   newInvalid,
+  queryBool,
   type StatusError,
   type StoredObject,
 } from '@certkit/apimachinery';
 import { parse as parseYaml } from 'yaml';
-import { isObject, type JsonObject } from '../registry/json.ts';
+import { loadModel, type ModelType, type TypeNode } from '../registry/kube-models.ts';
+import { decodeTyped } from '../registry/typed-decode.ts';
 import { applyConfiguration, applySchemaFor, type FieldManagerInfo } from '../registry/managed-fields.ts';
 import { apiVersionOf } from '../registry/resource.ts';
 import type { ObjectStore } from '../registry/store.ts';
@@ -39,6 +43,53 @@ function parseConfiguration(body: Buffer): JsonObject {
   return config;
 }
 
+/** structured-merge-diff's name for the kind of value a type expects. */
+function expectedKind(node: TypeNode): string {
+  switch (node.kind) {
+    case 'model':
+    case 'map':
+      return 'map';
+    case 'array':
+      return 'list';
+    case 'integer':
+    case 'number':
+      return 'numeric (int or float)';
+    case 'boolean':
+      return 'boolean';
+    default:
+      return 'string';
+  }
+}
+
+/**
+ * An apply configuration of a built-in kind is converted to the kind's type before it is merged, as
+ * kube-apiserver's field manager does: a field the type lacks, or a value of the wrong type, refuses the apply
+ * with structured-merge-diff's message (as a 400: the configuration is the client's).
+ */
+function checkConfigurationType(
+  config: JsonObject,
+  model: ModelType,
+  store: ObjectStore,
+  namespace: string | undefined,
+  name: string,
+  version: string,
+): void {
+  const { typeErrorAt, unknown } = decodeTyped(config, model, false);
+  const gvk = `${apiVersionOf(store.def, version).replace(/^(?!.*\/)/, '/')}, Kind=${store.def.kind}`;
+  const prefix = `failed to create typed patch object (${namespace ?? ''}/${name}; ${gvk})`;
+  if (typeErrorAt) {
+    const got = Array.isArray(typeErrorAt.value)
+      ? 'list'
+      : typeof typeErrorAt.value === 'object'
+        ? 'map'
+        : typeof typeErrorAt.value;
+    throw newBadRequest(
+      `${prefix}: .${typeErrorAt.path}: expected ${expectedKind(typeErrorAt.expected)}, got ${got}`,
+    );
+  }
+  if (unknown.length > 0) throw newBadRequest(`${prefix}: .${unknown[0]}: field not declared in schema`);
+}
+
 export interface ApplyRequest {
   store: ObjectStore;
   namespace: string | undefined;
@@ -58,12 +109,11 @@ export async function serverSideApply(request: ApplyRequest): Promise<StoredObje
       { type: 'FieldValueRequired', field: 'fieldManager', detail: 'is required for apply patch' },
     ]);
   }
-  const forceText = query.get('force');
-  if (forceText !== null && forceText !== 'true' && forceText !== 'false') {
-    throw newBadRequest(`invalid value for force: ${JSON.stringify(forceText)}`);
-  }
-  const force = forceText === 'true';
+  const force = queryBool(query, 'force') ?? false;
   const config = parseConfiguration(request.body);
+  if (store.def.model) {
+    checkConfigurationType(config, await loadModel(store.def.model), store, namespace, name, version);
+  }
   const meta = isObject(config.metadata) ? { ...config.metadata } : {};
   if (meta.name !== undefined && meta.name !== name) {
     throw newBadRequest(

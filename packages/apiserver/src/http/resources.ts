@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import {
   escapeFieldValue,
+  isWatchRequested,
   type KubeObject,
   type ListOptions,
   newBadRequest,
@@ -9,6 +10,7 @@ import {
   newUnsupportedMediaType,
   parseFieldSelector,
   parseListOptions,
+  queryBool,
   type StoredObject,
 } from '@certkit/apimachinery';
 import {
@@ -24,9 +26,16 @@ import type { ReadRendering } from '../watchcache/reader.ts';
 import type { DeleteOptions, ObjectStore } from '../registry/store.ts';
 import { managerFromUserAgent } from '../registry/managed-fields.ts';
 import { checkForce, serverSideApply } from './apply.ts';
-import { unknownFields } from './field-validation.ts';
+import {
+  decodePatchedObject,
+  decodeStoredObject,
+  decodeWriteBody,
+  fieldValidationMode,
+  patchTextErrors,
+  writeTypes,
+} from './field-validation.ts';
 import { negotiate } from './negotiate.ts';
-import { parseObjectBody } from './protobuf.ts';
+import { parseObjectBody, PROTOBUF_MEDIA_TYPE } from './protobuf.ts';
 import {
   cachedListEncoding,
   type IncludeObject,
@@ -54,8 +63,7 @@ function notFoundResource(): Error {
 }
 
 function isWatch(query: URLSearchParams, request: ResourceRequest): boolean {
-  const w = query.get('watch');
-  return request.legacyWatch || w === 'true' || w === '1';
+  return request.legacyWatch || isWatchRequested(query);
 }
 
 function dryRun(query: URLSearchParams): boolean {
@@ -70,32 +78,6 @@ function includeObject(query: URLSearchParams): IncludeObject {
   if (v !== 'None' && v !== 'Metadata' && v !== 'Object')
     throw newBadRequest(`includeObject: unsupported value "${v}"`);
   return v;
-}
-
-/** fieldValidation=Strict refuses unknown fields; Warn (the default) reports them in Warning headers. */
-function checkFields(
-  store: ObjectStore,
-  body: KubeObject,
-  version: string,
-  query: URLSearchParams,
-  res: ServerResponse,
-): void {
-  const mode = query.get('fieldValidation') ?? 'Warn';
-  if (mode !== 'Strict' && mode !== 'Warn' && mode !== 'Ignore') {
-    throw newBadRequest(
-      `fieldValidation parameter unsupported: ${mode}, must be one of: Ignore, Warn, Strict`,
-    );
-  }
-  if (mode === 'Ignore') return;
-  const unknown = unknownFields(store.def, body, version);
-  if (unknown.length === 0) return;
-  if (mode === 'Strict') {
-    throw newBadRequest(`strict decoding error: ${unknown.map((f) => `unknown field "${f}"`).join(', ')}`);
-  }
-  res.setHeader(
-    'Warning',
-    unknown.map((f) => `299 - ${JSON.stringify(`unknown field "${f}"`)}`),
-  );
 }
 
 function deleteOptions(query: URLSearchParams, body: Buffer, contentType: string | undefined): DeleteOptions {
@@ -115,8 +97,8 @@ function deleteOptions(query: URLSearchParams, body: Buffer, contentType: string
   }
   const policy = query.get('propagationPolicy');
   if (policy) options.propagationPolicy = policy as DeleteOptions['propagationPolicy'];
-  const orphan = query.get('orphanDependents');
-  if (orphan) options.orphanDependents = orphan === 'true';
+  const orphan = queryBool(query, 'orphanDependents');
+  if (orphan !== undefined) options.orphanDependents = orphan;
   if (dryRun(query)) options.dryRun = true;
   if (
     options.propagationPolicy &&
@@ -245,8 +227,12 @@ export async function handleResource(
       if (name !== undefined) throw newMethodNotAllowed('POST', 'a named resource');
       if (def.namespaced && namespace === undefined) throw notFoundResource();
       const render = renderFor('single');
-      const body = parseObjectBody(await readBody(req), req.headers['content-type']) as KubeObject;
-      checkFields(store, body, request.version, query, res);
+      const mode = fieldValidationMode(query);
+      const loaded = writeTypes(def);
+      const types = loaded instanceof Promise ? await loaded : loaded;
+      const raw = await readBody(req);
+      const body = parseObjectBody(raw, req.headers['content-type']) as KubeObject;
+      decodeWriteBody(def, types, body, request.version, mode, jsonText(raw, req), res);
       // The parsed body is this request's alone: the store may keep and change it rather than copy it.
       const created = await store.create(namespace, body, {
         dryRun: dryRun(query),
@@ -259,8 +245,12 @@ export async function handleResource(
     case 'PUT': {
       if (name === undefined) throw newMethodNotAllowed('PUT', 'a collection');
       const render = renderFor('single');
-      const body = parseObjectBody(await readBody(req), req.headers['content-type']) as KubeObject;
-      checkFields(store, body, request.version, query, res);
+      const mode = fieldValidationMode(query);
+      const loaded = writeTypes(def);
+      const types = loaded instanceof Promise ? await loaded : loaded;
+      const raw = await readBody(req);
+      const body = parseObjectBody(raw, req.headers['content-type']) as KubeObject;
+      decodeWriteBody(def, types, body, request.version, mode, jsonText(raw, req), res);
       const updated = await store.update(namespace, name, body, {
         dryRun: dryRun(query),
         subresource,
@@ -296,13 +286,19 @@ export async function handleResource(
         return;
       }
       checkForce(query);
-      const patch = parseJsonBody(await readBody(req));
+      const mode = fieldValidationMode(query);
+      const loaded = writeTypes(def);
+      const types = loaded instanceof Promise ? await loaded : loaded;
+      const raw = await readBody(req);
+      const patch = parseJsonBody(raw);
+      const patchErrors = patchTextErrors(type, raw, patch, mode);
       const setsVersion = patchSetsResourceVersion(type, patch);
       const patched = await store.guaranteedUpdate(
         namespace,
         name,
         (current) => {
           const base = { ...current, apiVersion } as StoredObject;
+          decodeStoredObject(types, base);
           const next = (
             type === 'json'
               ? applyJsonPatch(base, patch)
@@ -313,7 +309,7 @@ export async function handleResource(
           if (next === null || typeof next !== 'object' || Array.isArray(next)) {
             throw newBadRequest('the patch must produce a JSON object');
           }
-          checkFields(store, next, request.version, query, res);
+          decodePatchedObject(def, types, next, request.version, mode, patchErrors, res);
           if (!setsVersion && next.metadata) delete next.metadata.resourceVersion;
           return next;
         },
@@ -347,6 +343,12 @@ export async function handleResource(
     default:
       throw newMethodNotAllowed(method, `${request.resource}`);
   }
+}
+
+/** The body's JSON text, for the checks that need it; none for protobuf bodies. */
+function jsonText(raw: Buffer, req: IncomingMessage): { raw?: Buffer } {
+  const type = (req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
+  return type === PROTOBUF_MEDIA_TYPE ? {} : { raw };
 }
 
 /** A watch of one named object is a watch of the collection selected by metadata.name. */

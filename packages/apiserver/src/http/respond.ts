@@ -96,13 +96,15 @@ export function readBody(req: IncomingMessage, limit = MAX_BODY_BYTES): Promise<
       done();
       resolve(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks));
     };
+    // The client went away before sending the whole body: its failure, not the server's (a 4xx, not logged
+    // as an internal error; nobody is left to read the answer).
     const onError = (err: Error) => {
       done();
-      reject(err);
+      reject(newBadRequest(`the request body was not received in full: ${err.message}`));
     };
     const onClose = () => {
       done();
-      reject(Object.assign(new Error('Premature close'), { code: 'ERR_STREAM_PREMATURE_CLOSE' }));
+      reject(newBadRequest('the request body was not received in full: the connection closed'));
     };
     req.on('data', onData);
     req.on('end', onEnd);

@@ -8,8 +8,7 @@
  * sorted by name), `v:<json>` for set items.
  */
 
-import { newBadRequest } from '@certkit/apimachinery';
-import { isObject, type JsonObject, jsonEqual } from './json.ts';
+import { isObject, jsonEqual, type JsonObject, newBadRequest } from '@certkit/apimachinery';
 import type { SmpSchema } from './patch.ts';
 import type { JSONSchemaProps } from './schema.ts';
 

@@ -6,8 +6,16 @@
  * structure with them, so callers may freely modify what they get back.
  */
 
-import { newBadRequest, StatusError } from '@certkit/apimachinery';
-import { isObject, type JsonObject, jsonEqual } from './json.ts';
+import {
+  getOwn,
+  isObject,
+  jsonEqual,
+  type JsonObject,
+  newBadRequest,
+  newStatusError,
+  setOwn,
+  StatusError,
+} from '@certkit/apimachinery';
 
 export type PatchType = 'json' | 'merge' | 'strategic' | 'apply';
 
@@ -25,20 +33,8 @@ export function patchTypeFromContentType(contentType: string): PatchType | undef
 }
 
 // ---------------------------------------------------------------------------------------------------------
-// JSON helpers. Keys are read with Object.hasOwn and written with defineProperty for `__proto__`, so a
-// document carrying a `__proto__` member stays plain data instead of reaching the prototype chain.
-
-function getOwn(object: JsonObject, key: string): unknown {
-  return Object.hasOwn(object, key) ? object[key] : undefined;
-}
-
-function setOwn(object: JsonObject, key: string, value: unknown): void {
-  if (key === '__proto__') {
-    Object.defineProperty(object, key, { value, writable: true, enumerable: true, configurable: true });
-  } else {
-    object[key] = value;
-  }
-}
+// JSON helpers. Keys are read with getOwn and written with setOwn, so a document carrying a `__proto__`
+// member stays plain data instead of reaching the prototype chain.
 
 function cloneJson<T>(value: T): T {
   return value === undefined ? value : structuredClone(value);
@@ -70,15 +66,7 @@ const jsonPatchOperationNames = new Set<string>(['add', 'remove', 'replace', 'mo
  * path is more useful and changes nothing a client branches on.
  */
 function patchNotApplicable(message: string): StatusError {
-  return new StatusError({
-    kind: 'Status',
-    apiVersion: 'v1',
-    metadata: {},
-    status: 'Failure',
-    message,
-    reason: 'Invalid',
-    code: 422,
-  });
+  return newStatusError(422, 'Invalid', message);
 }
 
 /** Splits an RFC 6901 JSON pointer into unescaped reference tokens; undefined when malformed. */

@@ -11,8 +11,16 @@
  */
 
 import { isIPv6 as isIPv6Address } from 'node:net';
-import { type CauseType, type FieldError, formatFieldError } from '@certkit/apimachinery';
-import { isObject, type JsonObject, jsonEqual } from './json.ts';
+import {
+  type CauseType,
+  type FieldError,
+  formatFieldError,
+  getOwn,
+  isObject,
+  jsonEqual,
+  type JsonObject,
+  setOwn,
+} from '@certkit/apimachinery';
 import { isBase64 } from './validation.ts';
 
 /** The subset of apiextensions.k8s.io/v1 JSONSchemaProps a structural schema uses. */
@@ -61,18 +69,6 @@ const META_FIELDS = new Set(['apiVersion', 'kind', 'metadata']);
 
 // ---------------------------------------------------------------------------------------------------------
 // JSON helpers
-
-function getOwn(object: JsonObject, key: string): unknown {
-  return Object.hasOwn(object, key) ? object[key] : undefined;
-}
-
-function setOwn(object: JsonObject, key: string, value: unknown): void {
-  if (key === '__proto__') {
-    Object.defineProperty(object, key, { value, writable: true, enumerable: true, configurable: true });
-  } else {
-    object[key] = value;
-  }
-}
 
 function ownSchema(
   map: Record<string, JSONSchemaProps> | undefined,

@@ -3,6 +3,7 @@ import {
   encodeContinueToken,
   type FieldError,
   type FieldSelector,
+  formatTime,
   type KubeObject,
   type LabelSelector,
   type ListOptions,
@@ -36,7 +37,6 @@ import {
   newUid,
   ORPHAN_FINALIZER,
   specChanged,
-  timestamp,
 } from './metadata.ts';
 import { apiVersionOf, listPrefix, objectKey, type ResourceDefinition, resourcePrefix } from './resource.ts';
 import { parseMetadataBytes, rememberStoredValue, utf8Text } from './stored-json.ts';
@@ -122,9 +122,16 @@ export interface StoreContext {
   afterWrite?(def: ResourceDefinition, obj: StoredObject): void;
   /**
    * Validating admission beyond the schema (what a validating webhook does in a real cluster): field errors
-   * refuse the write with 422. Runs on create and on updates of the main resource.
+   * refuse the write with 422. Runs on create and on every update, with the stored object as `old`; a
+   * status subresource update says so in `subresource` (AdmissionRequest.subResource): a webhook registered
+   * for every subresource, as cert-manager's is, sees those too and judges them by what a status may change.
    */
-  admit?(def: ResourceDefinition, obj: StoredObject, old: StoredObject | undefined): FieldError[];
+  admit?(
+    def: ResourceDefinition,
+    obj: StoredObject,
+    old: StoredObject | undefined,
+    subresource?: string,
+  ): FieldError[];
 }
 
 /** The members a stored value begins with, in order (see ObjectStore.encode). */
@@ -481,7 +488,7 @@ export class ObjectStore {
     obj.apiVersion = this.apiVersion;
     obj.kind = def.kind;
     meta.uid = newUid();
-    meta.creationTimestamp = timestamp();
+    meta.creationTimestamp = formatTime(new Date());
     delete meta.resourceVersion;
     delete meta.deletionTimestamp;
     delete meta.deletionGracePeriodSeconds;
@@ -659,8 +666,7 @@ export class ObjectStore {
     errors.push(...validateObjectMeta(obj, def.namespaced, this.nameValidator()));
     errors.push(...validateObjectMetaUpdate(obj, current));
     if (def.validate) errors.push(...def.validate(obj, current, version));
-    if (this.context.admit && options.subresource !== 'status')
-      errors.push(...this.context.admit(def, obj, current));
+    if (this.context.admit) errors.push(...this.context.admit(def, obj, current, options.subresource));
     if (errors.length > 0) throw newInvalid(def.group, def.kind, meta.name ?? '', errors);
     if (options.applied && incomingFields) meta.managedFields = incomingFields;
     else if (
@@ -869,7 +875,7 @@ export class ObjectStore {
     if (finalizers.length > 0) next.metadata.finalizers = finalizers;
     else delete next.metadata.finalizers;
     if (this.held(next) && !next.metadata.deletionTimestamp) {
-      next.metadata.deletionTimestamp = timestamp();
+      next.metadata.deletionTimestamp = formatTime(new Date());
       next.metadata.deletionGracePeriodSeconds = 0;
       if (this.def.tracksGeneration && (next.metadata.generation ?? 0) > 0) next.metadata.generation! += 1;
       if (this.def.resource === 'namespaces')
