@@ -12,7 +12,9 @@ import type { MetricsRegistry } from './metrics.ts';
  * Long-running requests (watches) never count, as in kube. Neither do the health probes (/healthz, /livez,
  * /readyz): kube's plain filter would count them, but kube-apiserver runs API Priority and Fairness by
  * default instead, whose `probes` flow schema puts them in the `exempt` priority level, so that a loaded
- * server still answers its liveness checks. A limit of 0 means no limit.
+ * server still answers its liveness checks. A limit of 0 means no limit. Unlike kube, members of
+ * system:masters are not let through a full pool: certkit's generated admin token is one, and with kube's
+ * exemption no client of a default install would ever be limited.
  */
 export interface InflightLimits {
   /** Read-only requests served at once (kube's default 400; 0: unlimited). */
