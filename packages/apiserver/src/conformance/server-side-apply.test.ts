@@ -357,7 +357,8 @@ spec:
         headers,
       },
     );
-    assert.equal(dry.status, 200, dry.text);
+    // An apply that creates answers 201, dry run or not (patch.go: wasCreated).
+    assert.equal(dry.status, 201, dry.text);
     assert.equal(dry.json.data.a, '1');
     assert.equal((await t.fetch('GET', '/api/v1/namespaces/default/configmaps/dry')).status, 404);
   });

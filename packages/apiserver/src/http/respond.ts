@@ -5,6 +5,7 @@ import {
   newRequestEntityTooLarge,
   StatusError,
 } from '@certkit/apimachinery';
+import { jsonDepthError } from '../registry/json-depth.ts';
 
 /** Writing responses and reading request bodies, with kube-apiserver's Status bodies for every failure. */
 
@@ -116,6 +117,9 @@ export function readBody(req: IncomingMessage, limit = MAX_BODY_BYTES): Promise<
 /** Parses a JSON body; malformed input is a 400 naming the parse error, as kube-apiserver's decoder does. */
 export function parseJsonBody(body: Buffer): unknown {
   if (body.length === 0) throw newBadRequest('the request body is empty');
+  // JSON.parse itself takes any depth; what the server does with the value afterwards does not.
+  const tooDeep = jsonDepthError(body);
+  if (tooDeep) throw newBadRequest(`couldn't get version/kind; json parse error: ${tooDeep}`);
   try {
     return JSON.parse(body.toString('utf8'));
   } catch (err) {

@@ -8,7 +8,7 @@
  * sorted by name), `v:<json>` for set items.
  */
 
-import { isObject, jsonEqual, type JsonObject, newBadRequest } from '@certkit/apimachinery';
+import { cloneJson, isObject, jsonEqual, type JsonObject, newBadRequest } from '@certkit/apimachinery';
 import type { SmpSchema } from './patch.ts';
 import type { JSONSchemaProps } from './schema.ts';
 
@@ -151,27 +151,28 @@ export function decodeFieldsV1(fields: unknown, prefix: string[] = [], set = new
 /** A set to FieldsV1, members sorted as kube writes them (`.` first, then by element). */
 export function encodeFieldsV1(set: FieldSet): JsonObject {
   const root: JsonObject = {};
-  const nodes = new Map<string, JsonObject>();
+  // Walked down element by element (not looked up by joined prefixes): linear in a path's length, so that
+  // deeply nested objects cost their size, not its cube.
   const nodeOf = (path: Path): JsonObject => {
     let node = root;
-    for (let i = 0; i < path.length; i++) {
-      const key = path.slice(0, i + 1).join(SEP);
-      let next = nodes.get(key);
+    for (const element of path) {
+      let next = Object.hasOwn(node, element) ? (node[element] as JsonObject) : undefined;
       if (!next) {
         next = {};
-        nodes.set(key, next);
-        node[path[i]] = next;
+        Object.defineProperty(node, element, {
+          value: next,
+          writable: true,
+          enumerable: true,
+          configurable: true,
+        });
       }
       node = next;
     }
     return node;
   };
-  const leaves = [...set.paths.values()];
-  for (const p of leaves) nodeOf(p);
-  for (const p of leaves) {
-    const node = nodeOf(p);
-    if (Object.keys(node).length > 0 || set.hasBelow(p)) node['.'] = {};
-  }
+  const nodes = [...set.paths.values()].map(nodeOf);
+  // Once every path is in the tree, a node with members is one with paths below it: it gets its own `.`.
+  for (const node of nodes) if (Object.keys(node).length > 0) node['.'] = {};
   return sortTree(root);
 }
 
@@ -284,7 +285,7 @@ export function toFieldSet(
 
 /** Merges an applied configuration into a live value: maps member by member, granular lists by item. */
 export function merge(live: unknown, config: unknown, schema: ApplySchema, where: Path = []): unknown {
-  if (live === undefined) return structuredClone(config);
+  if (live === undefined) return cloneJson(config);
   const kind = granular(schema, config);
   if (kind === 'map' && isObject(live)) {
     const out: JsonObject = { ...live };
@@ -321,12 +322,12 @@ export function merge(live: unknown, config: unknown, schema: ApplySchema, where
         const firstShared = out.findIndex((o) => configIndex.has(o.pe));
         at = firstShared < 0 ? out.length : firstShared;
       }
-      out.splice(at, 0, { pe, value: structuredClone(item) });
+      out.splice(at, 0, { pe, value: cloneJson(item) });
       last = at;
     }
     return out.map((o) => o.value);
   }
-  return structuredClone(config);
+  return cloneJson(config);
 }
 
 export interface Comparison {

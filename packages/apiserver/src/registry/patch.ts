@@ -7,6 +7,7 @@
  */
 
 import {
+  cloneJson,
   getOwn,
   isObject,
   jsonEqual,
@@ -35,10 +36,6 @@ export function patchTypeFromContentType(contentType: string): PatchType | undef
 // ---------------------------------------------------------------------------------------------------------
 // JSON helpers. Keys are read with getOwn and written with setOwn, so a document carrying a `__proto__`
 // member stays plain data instead of reaching the prototype chain.
-
-function cloneJson<T>(value: T): T {
-  return value === undefined ? value : structuredClone(value);
-}
 
 function describe(value: unknown): string {
   return JSON.stringify(value) ?? String(value);
@@ -248,14 +245,30 @@ export function applyJsonPatch(doc: unknown, operations: unknown): unknown {
 // ---------------------------------------------------------------------------------------------------------
 // RFC 7386 JSON merge patch
 
+/**
+ * Merges patch into target (which it changes). With a list of pending (object, patch) pairs rather than
+ * recursion: a patch may be nested as deep as a body may be (json-depth.ts), deeper than the stack goes.
+ */
 function mergeInto(target: unknown, patch: unknown): unknown {
   if (!isObject(patch)) return cloneJson(patch);
-  const result: JsonObject = isObject(target) ? target : {};
-  for (const [key, value] of Object.entries(patch)) {
-    if (value === null) delete result[key];
-    else setOwn(result, key, mergeInto(getOwn(result, key), value));
+  const root: JsonObject = isObject(target) ? target : {};
+  const pending: [JsonObject, JsonObject][] = [[root, patch]];
+  while (pending.length > 0) {
+    const [result, members] = pending.pop()!;
+    for (const [key, value] of Object.entries(members)) {
+      if (value === null) {
+        delete result[key];
+      } else if (!isObject(value)) {
+        setOwn(result, key, cloneJson(value));
+      } else {
+        const existing = getOwn(result, key);
+        const merged: JsonObject = isObject(existing) ? existing : {};
+        setOwn(result, key, merged);
+        pending.push([merged, value]);
+      }
+    }
   }
-  return result;
+  return root;
 }
 
 /** Applies an RFC 7386 merge patch: null deletes, objects merge recursively, anything else replaces. */

@@ -13,6 +13,7 @@
 import { isIPv6 as isIPv6Address } from 'node:net';
 import {
   type CauseType,
+  cloneJson,
   type FieldError,
   formatFieldError,
   getOwn,
@@ -1258,7 +1259,7 @@ export function admitCustomResource(
   schema: JSONSchemaProps,
   object: Record<string, unknown>,
 ): { object: Record<string, unknown>; errors: FieldError[]; pruned: string[] } {
-  const admitted = structuredClone(object);
+  const admitted = cloneJson(object);
   const pruned: string[] = [];
   const errors = admit(schema, admitted, pruned);
   return { object: admitted, errors, pruned };

@@ -23,6 +23,7 @@ import {
 import {
   CompactedError,
   ConflictError,
+  FutureRevisionError,
   KeyExistsError,
   type KeyValue,
   NotFoundError,
@@ -39,6 +40,8 @@ import {
   specChanged,
 } from './metadata.ts';
 import { apiVersionOf, listPrefix, objectKey, type ResourceDefinition, resourcePrefix } from './resource.ts';
+import { cloneJson, isObject } from '@certkit/apimachinery';
+import { objectMetaTypeError } from './go-types.ts';
 import { parseMetadataBytes, rememberStoredValue, utf8Text } from './stored-json.ts';
 import { applySchemaFor, updateManagedFields } from './managed-fields.ts';
 import {
@@ -344,6 +347,12 @@ export class ObjectStore {
       }
     } catch (err) {
       if (err instanceof CompactedError) throw this.expired(options, prefix);
+      // Exact (or a continue token) at a revision not written yet: as kube-apiserver, wait briefly for it and
+      // then answer 504 "Too large resource version" (storage's listReadError), rather than fail.
+      if (err instanceof FutureRevisionError && items.length === 0) {
+        await this.waitForRevision(err.requestedRevision);
+        return this.list(namespace, options);
+      }
       throw err;
     }
     const result: ListResult = { items, resourceVersion: String(revision) };
@@ -422,9 +431,13 @@ export class ObjectStore {
     matches: (obj: StoredObject) => boolean,
   ): Promise<ListResult> {
     const key = this.key(namespace, name);
-    const page = await this.storage.range(key, { revision, limit: 1 }).catch((err) => {
+    const page = await this.storage.range(key, { revision, limit: 1 }).catch(async (err) => {
       if (err instanceof CompactedError)
         throw newExpired('The resourceVersion for the provided list is too old.');
+      if (err instanceof FutureRevisionError) {
+        await this.waitForRevision(err.requestedRevision);
+        return this.storage.range(key, { revision, limit: 1 });
+      }
       throw err;
     });
     const kv = page.kvs.find((k) => k.key === key);
@@ -472,7 +485,7 @@ export class ObjectStore {
   ): Promise<StoredObject> {
     const def = this.def;
     this.checkTypeMeta(input, version);
-    const obj = (inputOwned ? input : structuredClone(input)) as StoredObject;
+    const obj = (inputOwned ? input : cloneJson(input)) as StoredObject;
     obj.metadata = { ...(obj.metadata ?? {}) };
     const meta = obj.metadata;
     if (def.namespaced) {
@@ -511,7 +524,10 @@ export class ObjectStore {
         : obj;
     errors.push(...validateObjectMeta(named, def.namespaced, this.nameValidator()));
     if (def.validate) errors.push(...def.validate(obj, undefined, version));
-    if (this.context.admit) errors.push(...this.context.admit(def, obj, undefined));
+    // Validating admission (cert-manager's webhook) sees only objects the schema and the generic checks
+    // passed, as in kube-apiserver, where webhooks run after the strategy's validation: it may then rely on
+    // the schema's types.
+    if (this.context.admit && errors.length === 0) errors.push(...this.context.admit(def, obj, undefined));
     if (errors.length > 0)
       throw newInvalid(def.group, def.kind, meta.name ?? meta.generateName ?? '', errors);
     def.onCreate?.(obj);
@@ -527,7 +543,32 @@ export class ObjectStore {
     return this.def.resource === 'namespaces' ? dns1123Label : dns1123Subdomain;
   }
 
+  /**
+   * The decode kube-apiserver does before anything else: apiVersion, kind and metadata of the wrong JSON type
+   * are a 400 with Go's decoding error (handlers' transformDecodeError), never seen by the checks after it.
+   */
+  private checkDecodable(input: KubeObject, version: string): void {
+    if (!isObject(input)) {
+      throw newBadRequest(
+        `the object provided is unrecognized (must be of type ${this.def.kind}): json: cannot unmarshal ${Array.isArray(input) ? 'array' : typeof input} into Go value of type map[string]interface {}`,
+      );
+    }
+    const err = objectMetaTypeError(input, this.def.custom ? undefined : this.def.kind);
+    if (err === undefined) return;
+    if (err.startsWith("couldn't get version/kind")) {
+      const text = JSON.stringify(input);
+      const summary = text.length > 30 ? `${text.slice(0, 30)} ...` : text;
+      throw newBadRequest(
+        `the object provided is unrecognized (must be of type ${this.def.kind}): ${err} (${summary})`,
+      );
+    }
+    throw newBadRequest(
+      `${this.def.kind} in version "${version}" cannot be handled as a ${this.def.kind}: ${err}`,
+    );
+  }
+
   private checkTypeMeta(input: KubeObject, version: string): void {
+    this.checkDecodable(input, version);
     // What nearly every request sends: its type at the storage version.
     if (input.apiVersion === this.apiVersion && input.kind === this.def.kind) return;
     const expected = apiVersionOf(this.def, version);
@@ -617,16 +658,14 @@ export class ObjectStore {
       // (admission re-prunes and re-defaults them, which leaves them as they were stored). Otherwise
       // current is the caller's too, and copied whole.
       obj =
-        currentValue === undefined
-          ? structuredClone(current)
-          : { ...current, metadata: { ...current.metadata } };
-      if ('status' in input) obj.status = owned ? input.status : structuredClone(input.status);
+        currentValue === undefined ? cloneJson(current) : { ...current, metadata: { ...current.metadata } };
+      if ('status' in input) obj.status = owned ? input.status : cloneJson(input.status);
       else delete obj.status;
     } else {
-      obj = (owned ? input : structuredClone(input)) as StoredObject;
+      obj = (owned ? input : cloneJson(input)) as StoredObject;
       obj.metadata = { ...(obj.metadata ?? {}) };
       if (def.statusSubresource) {
-        if ('status' in current) obj.status = structuredClone(current.status);
+        if ('status' in current) obj.status = cloneJson(current.status);
         else delete obj.status;
       }
     }
@@ -666,7 +705,9 @@ export class ObjectStore {
     errors.push(...validateObjectMeta(obj, def.namespaced, this.nameValidator()));
     errors.push(...validateObjectMetaUpdate(obj, current));
     if (def.validate) errors.push(...def.validate(obj, current, version));
-    if (this.context.admit) errors.push(...this.context.admit(def, obj, current, options.subresource));
+    // As on create: admission only sees objects that passed the schema and the generic checks.
+    if (this.context.admit && errors.length === 0)
+      errors.push(...this.context.admit(def, obj, current, options.subresource));
     if (errors.length > 0) throw newInvalid(def.group, def.kind, meta.name ?? '', errors);
     if (options.applied && incomingFields) meta.managedFields = incomingFields;
     else if (
@@ -734,6 +775,8 @@ export class ObjectStore {
     options: WriteOptions & { version?: string } = {},
   ): Promise<StoredObject> {
     const version = options.version ?? this.def.versions[0];
+    // Before its metadata is read for the name and the precondition.
+    this.checkDecodable(input, version);
     const inputMeta = (input.metadata ?? {}) as StoredObject['metadata'];
     if (inputMeta.name !== undefined && inputMeta.name !== name) {
       throw newBadRequest(

@@ -32,6 +32,7 @@ import { InlineWriter, ThreadWriter, type WriterClient } from './sqlite-writer-c
 import {
   CompactedError,
   ConflictError,
+  FutureRevisionError,
   KeyExistsError,
   type KeyValue,
   NotFoundError,
@@ -399,7 +400,8 @@ export class SqliteStorage implements Storage {
     this.#checkOpen();
     const revision = options.revision && options.revision > 0 ? options.revision : this.#revision;
     if (revision > this.#revision) {
-      throw new StorageError(
+      throw new FutureRevisionError(
+        revision,
         `required revision ${revision} is a future revision (current ${this.#revision})`,
       );
     }
