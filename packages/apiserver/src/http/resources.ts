@@ -38,12 +38,16 @@ import {
 import { negotiate } from './negotiate.ts';
 import { parseObjectBody, PROTOBUF_MEDIA_TYPE } from './protobuf.ts';
 import {
+  cachedListEncoding,
   type IncludeObject,
-  type RenderOptions,
+  listMeta,
   objectBody,
-  renderCachedList,
-  renderList,
+  objectListEncoding,
+  type RenderOptions,
+  storedListEncoding,
 } from './render.ts';
+import type { KeyValue } from '../storage/types.ts';
+import { ListBodyWriter, writeList } from './list-writer.ts';
 import type { ResourceRequest } from './request-info.ts';
 import {
   createOptions,
@@ -52,7 +56,7 @@ import {
   patchOptions,
   updateOptions,
 } from './request-options.ts';
-import { parseJsonBody, readBody, sendJson, sendJsonText } from './respond.ts';
+import { parseJsonBody, readBody, sendJsonText } from './respond.ts';
 import { serveWatch, type WatchCounters } from './watch.ts';
 
 /** The verbs on resources: get, list, watch, create, update, patch, delete, deletecollection. */
@@ -110,6 +114,8 @@ export interface ResourceContext {
   registry: Registry;
   caches: WatchCaches;
   watchCounters(def: ResourceDefinition): WatchCounters | undefined;
+  /** How long a list waits for a client that reads nothing before cutting it off (default 1 min). */
+  listStallTimeoutMs?: number;
 }
 
 function readRendering(render: RenderOptions): ReadRendering {
@@ -189,8 +195,15 @@ export async function handleResource(
       }
       const render = renderFor('list');
       const result = await reader.list(namespace, parseListOptions(query, 'list'));
-      if ('entries' in result) sendJsonText(res, 200, renderCachedList(def, result, render));
-      else sendJson(res, 200, renderList(def, result, render));
+      // Written as encoded, with back-pressure: never the whole list as one string.
+      const writer = new ListBodyWriter(res, context.listStallTimeoutMs);
+      if ('entries' in result)
+        await writeList(writer, cachedListEncoding(def, result, render), [result.entries]);
+      else if ('pages' in result) {
+        const metadata = { resourceVersion: result.resourceVersion };
+        const decode = (kv: KeyValue<Uint8Array>) => store.decodeBytes(kv);
+        await writeList(writer, storedListEncoding(def, render, metadata, decode), result.pages);
+      } else await writeList(writer, objectListEncoding(def, render, listMeta(result)), [result.items]);
       return;
     }
     case 'POST': {
@@ -304,7 +317,9 @@ export async function handleResource(
         const listOptions = parseListOptions(query, 'list');
         const deleted = await store.deleteCollection(namespace, listOptions, await readOptions());
         const resourceVersion = deleted.at(-1)?.metadata.resourceVersion ?? '';
-        sendJson(res, 200, renderList(def, { items: deleted, resourceVersion }, render));
+        const metadata = listMeta({ items: deleted, resourceVersion });
+        const writer = new ListBodyWriter(res, context.listStallTimeoutMs);
+        await writeList(writer, objectListEncoding(def, render, metadata), [deleted]);
         return;
       }
       const deleted = await store.delete(namespace, name, await readOptions());
