@@ -44,6 +44,13 @@ module.exports = {
     layer('certificates', ['cli']),
     layer('apiserver', ['runtime', 'certificates', 'cli']),
     {
+      name: 'product-code-not-on-test-support',
+      comment: 'Test support (test servers, harnesses, fixtures) is not part of what the product runs',
+      severity: 'error',
+      from: { path: '^packages/', pathNot: TEST },
+      to: { path: TEST },
+    },
+    {
       name: 'declared-dependencies',
       comment: "Every import of a package is declared in the importing package's own package.json",
       severity: 'error',
