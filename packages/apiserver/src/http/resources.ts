@@ -25,7 +25,6 @@ import type { Registry } from '../registry/registry.ts';
 import { apiVersionOf, type ResourceDefinition } from '../registry/resource.ts';
 import type { WatchCaches } from '../watchcache/caches.ts';
 import type { ReadRendering } from '../watchcache/reader.ts';
-import type { ObjectStore } from '../registry/store.ts';
 import { managerFromUserAgent } from '../registry/managed-fields.ts';
 import { serverSideApply } from './apply.ts';
 import {
@@ -49,13 +48,7 @@ import {
 import type { KeyValue } from '../storage/types.ts';
 import { ListBodyWriter, writeList } from './list-writer.ts';
 import type { ResourceRequest } from './request-info.ts';
-import {
-  createOptions,
-  deleteOptions,
-  type FieldValidation,
-  patchOptions,
-  updateOptions,
-} from './request-options.ts';
+import { createOptions, deleteOptions, patchOptions, updateOptions } from './request-options.ts';
 import { parseJsonBody, readBody, sendJsonText } from './respond.ts';
 import { serveWatch, type WatchCounters } from './watch.ts';
 

@@ -6,8 +6,8 @@
 
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import type { TestServer } from '../../../apiserver/src/testing/test-server.ts';
-import { COLLECTIONS, rawRequest, startCertManagerServer } from './apiserver-test-support.ts';
+import type { TestServer } from '@certkit/apiserver/testing/test-server';
+import { COLLECTIONS, rawRequest, startCertManagerServer } from './testing/cert-manager-server.ts';
 
 type Verb = 'create' | 'update' | 'merge' | 'strategic' | 'json' | 'apply' | 'delete';
 
@@ -59,8 +59,6 @@ function nested(depth: number): unknown {
 function nestedText(depth: number): string {
   return `${'{"a":'.repeat(depth - 1)}{}${'}'.repeat(depth - 1)}`;
 }
-
-const DECODE = (kind: string) => new RegExp(`^${kind} in version "v1" cannot be handled as a ${kind}: `);
 
 const ROWS: Row[] = [
   // metadata.ownerReferences and metadata.finalizers of the wrong type, on built-in and custom resources.

@@ -11,13 +11,13 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import fc from 'fast-check';
-import type { TestServer } from '../../../apiserver/src/testing/test-server.ts';
+import type { TestServer } from '@certkit/apiserver/testing/test-server';
 import {
   COLLECTIONS,
   type RawRequest,
   rawRequest,
   startCertManagerServer,
-} from './apiserver-test-support.ts';
+} from './testing/cert-manager-server.ts';
 import { base64, ECDSA_CSR } from './testdata/pem.ts';
 
 const SEED = process.env.FUZZ_SEED ? Number(process.env.FUZZ_SEED) : Date.now() ^ (Math.random() * 2 ** 31);

@@ -7,9 +7,9 @@
 import { Agent, request } from 'node:https';
 import { setTimeout as sleep } from 'node:timers/promises';
 // Tests may start the API server; the certificates package itself never imports it.
-import { startTestServer, type TestServer } from '../../../apiserver/src/testing/test-server.ts';
-import { certManagerAdmission } from './admission.ts';
-import { certManagerCrds } from './crds.ts';
+import { startTestServer, type TestServer } from '@certkit/apiserver/testing/test-server';
+import { certManagerAdmission } from '../admission.ts';
+import { certManagerCrds } from '../crds.ts';
 
 /** A custom resource whose spec is free-form (x-kubernetes-preserve-unknown-fields): JSON of any shape. */
 export const FREEFORM_CRD = {
