@@ -5,11 +5,11 @@ import {
   type StatusError,
   type StoredObject,
 } from '@certkit/apimachinery';
-import { parse as parseYaml } from 'yaml';
 import { isObject, type JsonObject } from '../registry/json.ts';
 import { applyConfiguration, applySchemaFor, type FieldManagerInfo } from '../registry/managed-fields.ts';
 import { apiVersionOf } from '../registry/resource.ts';
 import type { ObjectStore } from '../registry/store.ts';
+import { parseYamlBody } from './yaml-body.ts';
 
 /** Server-side apply (PATCH with application/apply-patch+yaml): merge, field ownership, create if missing. */
 
@@ -25,7 +25,7 @@ export function checkForce(query: URLSearchParams): void {
 function parseConfiguration(body: Buffer): JsonObject {
   let config: unknown;
   try {
-    config = parseYaml(body.toString('utf8'));
+    config = parseYamlBody(body.toString('utf8'));
   } catch (err) {
     throw newBadRequest(`error decoding YAML: ${(err as Error).message}`);
   }

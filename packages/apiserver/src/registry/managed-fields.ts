@@ -127,8 +127,8 @@ const STRIPPED = new Set(
 
 /** Drops system fields (kube's StripMetaManager) and the fields the subresource does not write. */
 function strip(set: FieldSet, info: FieldManagerInfo): FieldSet {
-  return set.filter((p) => {
-    if (STRIPPED.has(p.join('\u0000'))) return false;
+  return set.filter((p, key) => {
+    if (STRIPPED.has(key)) return false;
     if (p[0] === 'f:metadata' && p[1] === 'f:managedFields') return false;
     if (!info.statusSubresource) return true;
     return info.subresource === 'status' ? p[0] === 'f:status' : p[0] !== 'f:status';
