@@ -338,32 +338,36 @@ export function merge(live: unknown, config: unknown, schema: ApplySchema, where
   if (kind === 'list' && Array.isArray(live)) {
     const items = schema.items ?? untyped;
     const liveIndex = indexItems(schema, live, where);
-    const configList = config as unknown[];
-    const configIndex = indexItems(schema, configList, where);
-    const out: { pe: string; value: unknown }[] = live.map((item) => {
-      const pe = itemElement(schema, item, where);
-      return {
-        pe,
-        value: configIndex.has(pe) ? merge(item, configIndex.get(pe), items, [...where, pe]) : item,
-      };
-    });
-    let last = -1;
-    for (const item of configList) {
-      const pe = itemElement(schema, item, where);
+    const configIndex = indexItems(schema, config as unknown[], where);
+    // A new item goes after the configuration's previous item; new items the configuration starts with go
+    // before the first live item it shares (at the end when it shares none). Collected per anchor, so that
+    // the list is built in one pass instead of searching and splicing it for every item.
+    const leading: unknown[] = [];
+    const runs = new Map<string, unknown[]>();
+    let anchor: unknown[] = leading;
+    for (const [pe, item] of configIndex) {
       if (liveIndex.has(pe)) {
-        last = out.findIndex((o) => o.pe === pe);
+        anchor = [];
+        runs.set(pe, anchor);
+      } else anchor.push(structuredClone(item));
+    }
+    const out: unknown[] = [];
+    let leadingPlaced = false;
+    for (const [pe, item] of liveIndex) {
+      const applied = configIndex.get(pe);
+      if (applied === undefined) {
+        out.push(item);
         continue;
       }
-      // A new item goes after the configuration's previous item, or before its first shared one.
-      let at = last + 1;
-      if (last < 0) {
-        const firstShared = out.findIndex((o) => configIndex.has(o.pe));
-        at = firstShared < 0 ? out.length : firstShared;
+      if (!leadingPlaced) {
+        for (const value of leading) out.push(value);
+        leadingPlaced = true;
       }
-      out.splice(at, 0, { pe, value: structuredClone(item) });
-      last = at;
+      out.push(merge(item, applied, items, [...where, pe]));
+      for (const value of runs.get(pe)!) out.push(value);
     }
-    return out.map((o) => o.value);
+    if (!leadingPlaced) for (const value of leading) out.push(value);
+    return out;
   }
   return structuredClone(config);
 }
@@ -428,87 +432,98 @@ function compareInto(
     compareInto(l.get(pe), r.get(pe), items, [...path, pe], childKey(path, key, pe), out);
 }
 
+interface RemovalNode {
+  /** The path ends here: the value goes. */
+  remove: boolean;
+  children: Map<string, RemovalNode>;
+}
+
 /**
- * Removes the value at `path` from `obj` (mutated); missing paths are ignored. A list or map that this
- * leaves empty is removed too (below the top level) when `dropEmpty` agrees for its path.
+ * Removes the values at `paths` from `obj` (mutated); missing paths are ignored. A list or map that this
+ * leaves empty is removed too (below the top level) when `dropEmpty` agrees for its path. All paths are
+ * removed in one walk of the object, so that removing every item of a long list stays linear.
  */
-export function removePath(
+export function removePaths(
   obj: unknown,
-  path: Path,
+  paths: Iterable<Path>,
   schema: ApplySchema,
   dropEmpty: (path: Path) => boolean = () => false,
 ): void {
-  removeAt(obj, path, schema);
-  for (let depth = path.length - 1; depth >= 2; depth--) {
-    const parent = path.slice(0, depth);
-    const value = valueAt(obj, parent, schema);
-    const empty = Array.isArray(value)
-      ? value.length === 0
-      : isObject(value) && Object.keys(value).length === 0;
-    if (!empty || !dropEmpty(parent)) return;
-    removeAt(obj, parent, schema);
-  }
-}
-
-function valueAt(obj: unknown, path: Path, schema: ApplySchema): unknown {
-  let node: unknown = obj;
-  let s = schema;
-  for (let i = 0; i < path.length; i++) {
-    const pe = path[i];
-    if (pe.startsWith('f:')) {
-      if (!isObject(node) || !Object.hasOwn(node, pe.slice(2))) return undefined;
-      s = child(s, pe.slice(2)).schema;
-      node = node[pe.slice(2)];
-    } else {
-      if (!Array.isArray(node)) return undefined;
-      const where = path.slice(0, i);
-      const items = s;
-      node = node.find((item) => {
-        try {
-          return itemElement(items, item, where) === pe;
-        } catch {
-          return false;
-        }
-      });
-      s = s.items ?? untyped;
+  const root: RemovalNode = { remove: false, children: new Map() };
+  for (const path of paths) {
+    let node = root;
+    for (const pe of path) {
+      let next = node.children.get(pe);
+      if (!next) {
+        next = { remove: false, children: new Map() };
+        node.children.set(pe, next);
+      }
+      node = next;
     }
+    node.remove = true;
   }
-  return node;
+  removeBelow(obj, root, schema, [], dropEmpty);
 }
 
-function removeAt(obj: unknown, path: Path, schema: ApplySchema): void {
-  let node: unknown = obj;
-  let s = schema;
-  for (let i = 0; i < path.length; i++) {
-    const pe = path[i];
-    const last = i === path.length - 1;
-    if (pe.startsWith('f:')) {
-      if (!isObject(node)) return;
+/**
+ * Removes what `node` marks below `value` (the value at `path`). A member left empty goes when it lies at
+ * depth 2 or more and `dropEmpty` agrees, before its parent is looked at.
+ */
+function removeBelow(
+  value: unknown,
+  node: RemovalNode,
+  schema: ApplySchema,
+  path: string[],
+  dropEmpty: (path: Path) => boolean,
+): void {
+  const emptied = (member: unknown, memberPath: Path, memberNode: RemovalNode) =>
+    memberNode.children.size > 0 && memberPath.length >= 2 && isEmpty(member) && dropEmpty(memberPath);
+  if (isObject(value)) {
+    for (const [pe, below] of node.children) {
+      if (!pe.startsWith('f:')) continue;
       const key = pe.slice(2);
-      if (!Object.hasOwn(node, key)) return;
-      if (last) {
-        delete node[key];
+      if (!Object.hasOwn(value, key)) continue;
+      if (below.remove) {
+        delete value[key];
+        continue;
+      }
+      const memberPath = [...path, pe];
+      removeBelow(value[key], below, child(schema, key).schema, memberPath, dropEmpty);
+      if (emptied(value[key], memberPath, below)) delete value[key];
+    }
+  } else if (Array.isArray(value)) {
+    const items = schema.items ?? untyped;
+    // The first item for each path element, as a search from the start would find it.
+    const indexOf = new Map<string, number>();
+    value.forEach((item, i) => {
+      let pe: string;
+      try {
+        pe = itemElement(schema, item, path);
+      } catch {
         return;
       }
-      s = child(s, key).schema;
-      node = node[key];
-    } else {
-      if (!Array.isArray(node)) return;
-      const list = node;
-      const index = list.findIndex((item) => {
-        try {
-          return itemElement(s, item, path.slice(0, i)) === pe;
-        } catch {
-          return false;
-        }
-      });
-      if (index < 0) return;
-      if (last) {
-        list.splice(index, 1);
-        return;
+      if (!indexOf.has(pe)) indexOf.set(pe, i);
+    });
+    const dropped = new Set<number>();
+    for (const [pe, below] of node.children) {
+      const i = indexOf.get(pe);
+      if (i === undefined) continue;
+      if (below.remove) {
+        dropped.add(i);
+        continue;
       }
-      node = list[index];
-      s = s.items ?? untyped;
+      const memberPath = [...path, pe];
+      removeBelow(value[i], below, items, memberPath, dropEmpty);
+      if (emptied(value[i], memberPath, below)) dropped.add(i);
+    }
+    if (dropped.size > 0) {
+      let kept = 0;
+      for (let i = 0; i < value.length; i++) if (!dropped.has(i)) value[kept++] = value[i];
+      value.length = kept;
     }
   }
+}
+
+function isEmpty(value: unknown): boolean {
+  return Array.isArray(value) ? value.length === 0 : isObject(value) && Object.keys(value).length === 0;
 }
