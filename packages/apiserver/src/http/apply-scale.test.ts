@@ -1,6 +1,10 @@
 import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before, describe, it, type TestContext } from 'node:test';
 import { stringify as stringifyYaml } from 'yaml';
+import { kubectlFor, kubectlSkip } from '../testing/kubectl.ts';
 import { startTestServer, type TestServer } from '../testing/test-server.ts';
 
 /**
@@ -268,6 +272,45 @@ describe('server-side apply at scale', () => {
     // Below the timing of the linear tests above, and far below the quadratic check's seconds.
     assert.ok(fromYaml.ms < 5_000 && fromJson.ms < 5_000, `${fromYaml.ms} ms, ${fromJson.ms} ms`);
   });
+
+  it(
+    'serves kubectl apply --server-side of a 20,000-key ConfigMap, a changed one and a conflicting one',
+    {
+      skip: kubectlSkip,
+    },
+    async () => {
+      const workDir = await mkdtemp(join(tmpdir(), 'certkit-apply-scale-'));
+      try {
+        const env = { ...process.env, KUBECONFIG: t.kubeconfigPath, KUBECACHEDIR: join(workDir, 'cache') };
+        const { run, ok, manifest } = kubectlFor(env, workDir);
+        const yaml = (value: (i: number) => string) =>
+          stringifyYaml({
+            ...configMap('kubectl-big', LARGE, value),
+            metadata: { name: 'kubectl-big', namespace: NS },
+          });
+        assert.match(
+          await ok('apply', '--server-side', '-f', await manifest(yaml((i) => `v${i}`))),
+          /serverside-applied/,
+        );
+        const changed = await manifest(yaml((i) => (i === 1 ? 'changed' : `v${i}`)));
+        assert.match(await ok('apply', '--server-side', '-f', changed), /serverside-applied/);
+        const stored = await t.fetch('GET', `${configMaps}/kubectl-big`);
+        assert.equal(stored.json.data['key-1'], 'changed');
+        const [entry] = stored.json.metadata.managedFields;
+        assert.equal(`${entry.manager}/${entry.operation}`, 'kubectl/Apply');
+        assert.equal(Object.keys(entry.fieldsV1['f:data']).length, LARGE);
+
+        const other = await manifest(yaml((i) => `other-${i}`));
+        const refused = await run('apply', '--server-side', '--field-manager=intruder', '-f', other);
+        assert.notEqual(refused.code, 0);
+        assert.match(refused.stderr, /Apply failed with 20000 conflicts: conflicts with "kubectl":/);
+        assert.match(refused.stderr, /and 19900 more conflicts, not listed/);
+        assert.ok(refused.stderr.length < 64 * 1024, `kubectl printed ${refused.stderr.length} bytes`);
+      } finally {
+        await rm(workDir, { recursive: true, force: true });
+      }
+    },
+  );
 
   it('answers /healthz during and right after a 20,000-key apply', async () => {
     const body = JSON.stringify(configMap('live', LARGE, (i) => `v${i}`));
