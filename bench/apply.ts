@@ -18,13 +18,18 @@ import { Client, median, type ServerProcess, startServerProcess, writeResults } 
  * code before this change) each round runs the baseline server, then this one, and the report gives the
  * ratio new/baseline per case (the custom resource up to --baseline-cr-max members only).
  *
- * Usage: npm run bench:apply [-- --sizes=1000,10000,20000 --rounds=3 --baseline=DIR --baseline-cr-max=N]
+ * Usage: npm run bench:apply [-- --sizes=1000,10000,20000 --rounds=3 --baseline=DIR --baseline-name=TEXT
+ *        --baseline-cr-max=N]
  */
 
 const flag = (name: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1];
 const SIZES = (flag('sizes') ?? '1000,10000,20000').split(',').map(Number);
 const ROUNDS = Number(flag('rounds') ?? 3);
 const BASELINE = flag('baseline');
+/** What the baseline is, for the report (e.g. `main at 308c186`); its directory by default. */
+const BASELINE_NAME = process.argv
+  .find((a) => a.startsWith('--baseline-name='))
+  ?.slice('--baseline-name='.length);
 /**
  * Largest custom resource the baseline is run with: the quadratic code takes minutes per request for
  * 20,000 list items (80,000 field paths), so by default it runs the smallest size only.
@@ -400,7 +405,7 @@ const results = {
   date: new Date().toISOString(),
   sizes: SIZES,
   rounds: ROUNDS,
-  baseline: BASELINE,
+  baseline: BASELINE ? (BASELINE_NAME ?? BASELINE) : undefined,
   summary,
   newToBaseline,
   liveness: liveSummary,
@@ -420,6 +425,8 @@ const table = [
   '',
   ...(newToBaseline
     ? [
+        `new / baseline (${BASELINE_NAME ?? BASELINE}), ms per request:`,
+        '',
         '| new / baseline | object | case | ' + sizeCols.map((c) => c.replace(' ms', '')).join(' | ') + ' |',
         `|---|---|---|${SIZES.map(() => '---|').join('')}`,
         ...newToBaseline.map(
