@@ -26,7 +26,7 @@ import {
 import { throughput, writeResults } from './lib.ts';
 
 /**
- * Issuance at scale, cert-manager's benchmark of the split Secret cache (design 20221205, research §1.9):
+ * Issuance at scale, cert-manager's benchmark of the split Secret cache (design/20221205-memory-management.md):
  * 500 Certificates from 10 CA Issuers, end to end from creating them to all Ready, with the CA Secrets
  * unlabelled (one live GET per signing under the split cache) and then labelled, in both cache modes, for
  * ECDSA P-256 and RSA 2048 keys. Each run gets a fresh API server and a fresh controller
@@ -504,7 +504,7 @@ const results = {
   rsaSummary,
   runs,
   published: {
-    source: 'cert-manager design/20221205-memory-management.md (kind cluster), research/cert-manager.md §1.9',
+    source: 'cert-manager design/20221205-memory-management.md (kind cluster)',
     masterSeconds: 417,
     splitCacheUnlabelledSeconds: 596,
     splitCacheLabelledSeconds: 499,

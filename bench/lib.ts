@@ -24,10 +24,12 @@ export interface ServerProcessOptions {
   nodeArgs?: string[];
   /** Another checkout to run the server from (its packages/cli), to compare two API servers under one bench. */
   root?: string;
+  /** `up` runs the certificate controller in the process too (default `apiserver`). */
+  command?: 'apiserver' | 'up';
 }
 
 /**
- * Starts `certkit apiserver` on a free port in a fresh data dir (or the given one), with extra flags. stop()
+ * Starts `certkit apiserver` (or `up`) on a free port in a fresh data dir (or the given one), with extra flags. stop()
  * sends SIGTERM, on which the server shuts down and exits cleanly (so a --cpu-prof profile gets written).
  */
 export async function startServerProcess(
@@ -41,7 +43,7 @@ export async function startServerProcess(
     [
       ...(options.nodeArgs ?? []),
       join(options.root ?? root, 'packages/cli/src/main.ts'),
-      'apiserver',
+      options.command ?? 'apiserver',
       '--data-dir',
       dir,
       '--port',

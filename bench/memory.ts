@@ -14,11 +14,11 @@ import {
 import { throughput, writeResults } from './lib.ts';
 
 /**
- * The controller's memory over Secrets it has nothing to do with (seed 002), with the split Secret cache
+ * The controller's memory over Secrets it has nothing to do with (docs/adr/0010), with the split Secret cache
  * (--secrets-filtered-caching=true, the default) and without it (=false), side by side: both controllers run
  * at once against the same API server and see the same events.
  *
- * 1. The seed's scenario: 300 unrelated Secrets of ~1 MB created, then every one relabelled (as
+ * 1. The design document's scenario: 300 unrelated Secrets of ~1 MB created, then every one relabelled (as
  *    `kubectl label secret --all foo=bar`), then the controller restarted over them (the initial LIST).
  *    RSS growth against the same controller on an empty cluster: steady (after forced GCs settle) and peak
  *    (VmHWM, reset before each phase).
@@ -308,7 +308,7 @@ const results = {
   smallSecrets: { count: SMALL, ...small },
   targets,
   published: {
-    source: 'cert-manager design/20221205-memory-management.md (kind cluster), research/cert-manager.md §1.9',
+    source: 'cert-manager design/20221205-memory-management.md (kind cluster)',
     v1_11: { startupPeakMB: 1150, relabelPeakMB: 800, steadyMB: 700 },
     partialMetadataPrototype: { steadyMB: 27.5 },
   },

@@ -5,6 +5,7 @@
  */
 import { everythingFields, type FieldSelector, parseFieldSelector } from './fields.ts';
 import { everythingLabels, type LabelSelector, parseLabelSelector } from './labels.ts';
+import { queryBool } from './query-bool.ts';
 import { type FieldError, newBadRequest, newInvalid } from './status.ts';
 
 export type ResourceVersionMatch = '' | 'NotOlderThan' | 'Exact';
@@ -27,14 +28,10 @@ export interface ListOptions {
   timeoutSeconds: number | undefined;
 }
 
-/** Go's bool query conversion: present and not "0"/"false" (any case) means true, even `?watch`. */
-function queryBool(query: URLSearchParams, name: string): boolean | undefined {
-  if (!query.has(name)) return undefined;
-  const value = query.get(name) ?? '';
-  return !(value === '0' || value.toLowerCase() === 'false');
-}
-
-/** Whether the request asks for a watch (`?watch=true`, `?watch=1`, `?watch`), as the handler decides. */
+/**
+ * Whether the request asks for a watch (`?watch=true`, `?watch=True`, `?watch=1`, `?watch`), as the handler
+ * and the request metrics decide.
+ */
 export function isWatchRequested(query: URLSearchParams): boolean {
   return queryBool(query, 'watch') ?? false;
 }

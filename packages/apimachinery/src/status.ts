@@ -102,7 +102,16 @@ function qualified(r: QualifiedResource): string {
   return r.group === '' ? r.resource : `${r.resource}.${r.group}`;
 }
 
-function failure(code: number, reason: StatusReason, message: string, details?: StatusDetails): StatusError {
+/**
+ * A Failure Status with the given code, reason and message, as every `new*` constructor here builds it; for
+ * the answers that have no constructor of their own.
+ */
+export function newStatusError(
+  code: number,
+  reason: StatusReason,
+  message: string,
+  details?: StatusDetails,
+): StatusError {
   const status: Status = {
     kind: 'Status',
     apiVersion: 'v1',
@@ -117,7 +126,7 @@ function failure(code: number, reason: StatusReason, message: string, details?: 
 }
 
 export function newNotFound(r: QualifiedResource, name: string): StatusError {
-  return failure(404, 'NotFound', `${qualified(r)} "${name}" not found`, {
+  return newStatusError(404, 'NotFound', `${qualified(r)} "${name}" not found`, {
     name,
     group: r.group,
     kind: r.resource,
@@ -125,7 +134,7 @@ export function newNotFound(r: QualifiedResource, name: string): StatusError {
 }
 
 export function newAlreadyExists(r: QualifiedResource, name: string): StatusError {
-  return failure(409, 'AlreadyExists', `${qualified(r)} "${name}" already exists`, {
+  return newStatusError(409, 'AlreadyExists', `${qualified(r)} "${name}" already exists`, {
     name,
     group: r.group,
     kind: r.resource,
@@ -133,11 +142,16 @@ export function newAlreadyExists(r: QualifiedResource, name: string): StatusErro
 }
 
 export function newConflict(r: QualifiedResource, name: string, why: string): StatusError {
-  return failure(409, 'Conflict', `Operation cannot be fulfilled on ${qualified(r)} "${name}": ${why}`, {
-    name,
-    group: r.group,
-    kind: r.resource,
-  });
+  return newStatusError(
+    409,
+    'Conflict',
+    `Operation cannot be fulfilled on ${qualified(r)} "${name}": ${why}`,
+    {
+      name,
+      group: r.group,
+      kind: r.resource,
+    },
+  );
 }
 
 export const OBJECT_MODIFIED =
@@ -177,36 +191,41 @@ export function formatFieldError(e: FieldError): string {
 export function newInvalid(group: string, kind: string, name: string, errors: FieldError[]): StatusError {
   const list = errors.map(formatFieldError);
   const summary = list.length === 1 ? list[0] : `[${list.join(', ')}]`;
-  return failure(422, 'Invalid', `${kind}${group ? `.${group}` : ''} "${name}" is invalid: ${summary}`, {
-    name,
-    group,
-    kind,
-    causes: errors.map((e) => ({
-      reason: e.type,
-      message: formatFieldError(e).slice(e.field.length + 2),
-      field: e.field,
-    })),
-  });
+  return newStatusError(
+    422,
+    'Invalid',
+    `${kind}${group ? `.${group}` : ''} "${name}" is invalid: ${summary}`,
+    {
+      name,
+      group,
+      kind,
+      causes: errors.map((e) => ({
+        reason: e.type,
+        message: formatFieldError(e).slice(e.field.length + 2),
+        field: e.field,
+      })),
+    },
+  );
 }
 
 export function newBadRequest(message: string): StatusError {
-  return failure(400, 'BadRequest', message);
+  return newStatusError(400, 'BadRequest', message);
 }
 
 export function newUnauthorized(message = 'Unauthorized'): StatusError {
-  return failure(401, 'Unauthorized', message);
+  return newStatusError(401, 'Unauthorized', message);
 }
 
 export function newForbidden(message: string): StatusError {
-  return failure(403, 'Forbidden', message);
+  return newStatusError(403, 'Forbidden', message);
 }
 
 export function newMethodNotAllowed(method: string, what: string): StatusError {
-  return failure(405, 'MethodNotAllowed', `${method} is not supported on ${what}`);
+  return newStatusError(405, 'MethodNotAllowed', `${method} is not supported on ${what}`);
 }
 
 export function newNotAcceptable(message: string): StatusError {
-  return failure(406, 'NotAcceptable', message);
+  return newStatusError(406, 'NotAcceptable', message);
 }
 
 /** 415 naming what the endpoint accepts instead, as kube-apiserver does. */
@@ -214,7 +233,7 @@ export function newUnsupportedMediaType(
   contentType: string,
   accepted: string[] = ['application/json', 'application/vnd.kubernetes.protobuf'],
 ): StatusError {
-  return failure(
+  return newStatusError(
     415,
     'UnsupportedMediaType',
     `the body of the request was in an unknown format - accepted media types include: ${accepted.join(', ')}; got ${JSON.stringify(contentType)}`,
@@ -222,34 +241,34 @@ export function newUnsupportedMediaType(
 }
 
 export function newRequestEntityTooLarge(limitBytes: number): StatusError {
-  return failure(413, 'RequestEntityTooLarge', `the request body is larger than ${limitBytes} bytes`);
+  return newStatusError(413, 'RequestEntityTooLarge', `the request body is larger than ${limitBytes} bytes`);
 }
 
 /** 410 Expired: a list, watch or continue token refers to a compacted revision. */
 export function newExpired(message: string): StatusError {
-  return failure(410, 'Expired', message);
+  return newStatusError(410, 'Expired', message);
 }
 
 export function newGone(message: string): StatusError {
-  return failure(410, 'Gone', message);
+  return newStatusError(410, 'Gone', message);
 }
 
 export function newTooManyRequests(message: string, retryAfterSeconds: number): StatusError {
-  return failure(429, 'TooManyRequests', message, { retryAfterSeconds });
+  return newStatusError(429, 'TooManyRequests', message, { retryAfterSeconds });
 }
 
 export function newInternalError(message: string): StatusError {
-  return failure(500, 'InternalError', `Internal error occurred: ${message}`, {
+  return newStatusError(500, 'InternalError', `Internal error occurred: ${message}`, {
     causes: [{ message }],
   });
 }
 
 export function newServiceUnavailable(message: string): StatusError {
-  return failure(503, 'ServiceUnavailable', message);
+  return newStatusError(503, 'ServiceUnavailable', message);
 }
 
 export function newTimeout(message: string, retryAfterSeconds: number): StatusError {
-  return failure(504, 'Timeout', `Timeout: ${message}`, { retryAfterSeconds });
+  return newStatusError(504, 'Timeout', `Timeout: ${message}`, { retryAfterSeconds });
 }
 
 /** The Status kube-apiserver returns for a successful delete of an object that is not returned. */

@@ -2,7 +2,10 @@ export { ApiServer, type ApiServerOptions, VERSION_INFO } from './http/server.ts
 export { ensureServingCertificates, type ServingCertificates } from './security/certificates.ts';
 export { kubeconfigYaml, writeKubeconfig } from './security/kubeconfig.ts';
 export { ensureToken } from './security/token.ts';
+export { loadTokenFile } from './security/token-file.ts';
+export { loadClientCa, loadServingFiles } from './security/tls-files.ts';
+export { requestUser, type UserInfo } from './security/user.ts';
 export { startCompactor } from './storage/compactor.ts';
 export { EtcdStorage } from './storage/etcd.ts';
-export { SqliteStorage } from './storage/sqlite.ts';
+export { SqliteStorage, type SqliteSynchronous } from './storage/sqlite.ts';
 export type { Storage } from './storage/types.ts';

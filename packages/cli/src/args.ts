@@ -1,5 +1,6 @@
 import { type ParseArgsOptionsConfig, parseArgs } from 'node:util';
-import { parseDuration } from './duration.ts';
+import { parseGoDuration, toMilliseconds } from '@certkit/apimachinery';
+import type { SqliteSynchronous } from '@certkit/apiserver';
 
 /** A command-line mistake: printed as one line, exit status 2. */
 export class UsageError extends Error {}
@@ -16,6 +17,15 @@ export interface ServeFlags {
   storageInitializationTimeoutMs: number;
   /** kube-apiserver's --event-ttl, in ms: how long Events are kept after their last write. */
   eventTtlMs: number;
+  /** kube-apiserver's --tls-cert-file and --tls-private-key-file: served instead of the generated certificate. */
+  tlsCertFile?: string;
+  tlsPrivateKeyFile?: string;
+  /** kube-apiserver's --client-ca-file: client certificates it issued authenticate (CN user, O groups). */
+  clientCaFile?: string;
+  /** kube-apiserver's --token-auth-file: CSV of token,user,uid[,"group1,group2"]. */
+  tokenAuthFile?: string;
+  /** SQLite's synchronous mode: FULL (the default) acknowledges a write once it would survive a power loss. */
+  sqliteSynchronous: SqliteSynchronous;
   /** Values of the extra options the caller asked to parse (e.g. the controller's, for `up`). */
   extra: Record<string, string | boolean | undefined>;
 }
@@ -41,6 +51,11 @@ export function parseServeFlags(args: string[], extraOptions: ParseArgsOptionsCo
         'watch-cache': { type: 'string', default: 'true' },
         'storage-initialization-timeout': { type: 'string', default: '1m' },
         'event-ttl': { type: 'string', default: '1h' },
+        'tls-cert-file': { type: 'string' },
+        'tls-private-key-file': { type: 'string' },
+        'client-ca-file': { type: 'string' },
+        'token-auth-file': { type: 'string' },
+        'sqlite-synchronous': { type: 'string', default: 'full' },
         ...extraOptions,
       },
       strict: true,
@@ -75,7 +90,9 @@ export function parseServeFlags(args: string[], extraOptions: ParseArgsOptionsCo
   }
   let storageInitializationTimeoutMs: number;
   try {
-    storageInitializationTimeoutMs = parseDuration(String(values['storage-initialization-timeout']));
+    storageInitializationTimeoutMs = toMilliseconds(
+      parseGoDuration(String(values['storage-initialization-timeout'])),
+    );
   } catch (err) {
     throw new UsageError(`--storage-initialization-timeout: ${(err as Error).message}`);
   }
@@ -84,11 +101,25 @@ export function parseServeFlags(args: string[], extraOptions: ParseArgsOptionsCo
   }
   let eventTtlMs: number;
   try {
-    eventTtlMs = parseDuration(String(values['event-ttl']));
+    eventTtlMs = toMilliseconds(parseGoDuration(String(values['event-ttl'])));
   } catch (err) {
     throw new UsageError(`--event-ttl: ${(err as Error).message}`);
   }
   if (eventTtlMs <= 0) throw new UsageError('--event-ttl must be positive');
+  const file = (flag: string) => {
+    const value = values[flag] as string | undefined;
+    if (value === '') throw new UsageError(`--${flag} must not be empty`);
+    return value;
+  };
+  const tlsCertFile = file('tls-cert-file');
+  const tlsPrivateKeyFile = file('tls-private-key-file');
+  if ((tlsCertFile === undefined) !== (tlsPrivateKeyFile === undefined)) {
+    throw new UsageError('--tls-cert-file and --tls-private-key-file must be given together');
+  }
+  const synchronous = String(values['sqlite-synchronous']);
+  if (synchronous !== 'full' && synchronous !== 'normal') {
+    throw new UsageError(`--sqlite-synchronous must be full or normal, got ${JSON.stringify(synchronous)}`);
+  }
   return {
     dataDir,
     port,
@@ -98,6 +129,11 @@ export function parseServeFlags(args: string[], extraOptions: ParseArgsOptionsCo
     watchCache: parseBoolean('watch-cache', String(values['watch-cache'])),
     storageInitializationTimeoutMs,
     eventTtlMs,
+    tlsCertFile,
+    tlsPrivateKeyFile,
+    clientCaFile: file('client-ca-file'),
+    tokenAuthFile: file('token-auth-file'),
+    sqliteSynchronous: synchronous === 'full' ? 'FULL' : 'NORMAL',
     extra: Object.fromEntries(Object.keys(extraOptions).map((k) => [k, values[k]])),
   };
 }

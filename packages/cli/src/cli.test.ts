@@ -137,7 +137,12 @@ describe('certkit up', () => {
   });
 
   it('exits non-zero with one line of explanation on bad flags', async () => {
-    for (const args of [['up', '--port', 'eighty'], ['up', '--bogus'], ['frobnicate']]) {
+    for (const args of [
+      ['up', '--port', 'eighty'],
+      ['up', '--bogus'],
+      ['frobnicate'],
+      ['apiserver', '--sqlite-synchronous', 'sometimes'],
+    ]) {
       const err = await run(process.execPath, [main, ...args]).then(
         () => assert.fail(`${args.join(' ')} succeeded`),
         (e: { code: number; stderr: string }) => e,

@@ -1,5 +1,5 @@
 import { type ParseArgsOptionsConfig, parseArgs } from 'node:util';
-import { KubeClient, loadKubeconfig } from '@certkit/runtime';
+import { KubeClient, loadClientConfig } from '@certkit/runtime';
 import { UsageError } from './args.ts';
 
 /** The flags every command that talks to a cluster takes, as kubectl spells them. */
@@ -44,9 +44,9 @@ export function parseClusterFlags(
   }
 }
 
-/** A client for the cluster the flags name: --kubeconfig, else $KUBECONFIG, else ~/.kube/config. */
+/** A client for the cluster the flags name: --kubeconfig, else $KUBECONFIG, else in-cluster, else ~/.kube/config. */
 export async function clusterClient(flags: ClusterFlags): Promise<{ client: KubeClient; namespace: string }> {
-  const config = await loadKubeconfig({ path: flags.kubeconfig, context: flags.context });
+  const config = await loadClientConfig({ path: flags.kubeconfig, context: flags.context });
   const client = new KubeClient(config);
   return { client, namespace: flags.namespace ?? client.namespace };
 }

@@ -32,6 +32,13 @@ flags of up and apiserver:
   --watch-cache true|false              serve reads and watches from caches (default true)
   --storage-initialization-timeout D    how long /readyz waits for the caches (default 1m)
   --event-ttl D                         how long Events are kept after their last write (default 1h)
+  --tls-cert-file FILE, --tls-private-key-file FILE
+                   serve this certificate (CA after it, as for kube-apiserver) instead of a generated one
+  --client-ca-file FILE                 client certificates from this CA authenticate (CN user, O groups)
+  --token-auth-file FILE                bearer tokens, as kube-apiserver's: token,user,uid[,"group1,group2"]
+                   (replicas on one etcd given the same files accept the same credentials)
+  --sqlite-synchronous full|normal      full (default) fsyncs every commit before acknowledging it; normal
+                                        is faster but may lose the last writes on a power loss
 
 flags of controller (and, where they apply, up):
   --kubeconfig FILE, --context NAME, -n/--namespace NS

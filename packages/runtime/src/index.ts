@@ -11,6 +11,7 @@ export { type ExecConfig, execCredentials } from './client/exec-credentials.ts';
 export { type InClusterOptions, inClusterConfig } from './client/in-cluster.ts';
 export { KubeClient, type KubeClientOptions } from './client/kube-client.ts';
 export { type LoadKubeconfigOptions, loadKubeconfig } from './client/kubeconfig.ts';
+export { type LoadClientConfigOptions, loadClientConfig } from './client/load-config.ts';
 export { ListScanner } from './client/list-scanner.ts';
 export { DEFAULT_BURST, DEFAULT_QPS, RateLimiter, type RateLimiterOptions } from './client/ratelimit.ts';
 export {

@@ -1,5 +1,5 @@
 /**
- * Structured logs: one JSON object per line, quiet by default (errors only), as DESIGN.md asks. A Logger is
+ * Structured logs: one JSON object per line, quiet by default (errors only); see CONTRIBUTING.md. A Logger is
  * a plain function so tests can capture entries and programs can forward them anywhere.
  */
 

@@ -1,11 +1,17 @@
 import {
+  isObject,
+  type JsonObject,
   type KubeObject,
   newBadRequest,
   newInvalid,
+  queryBool,
   type StatusError,
   type StoredObject,
 } from '@certkit/apimachinery';
-import { isObject, type JsonObject } from '../registry/json.ts';
+import { loadModel, type ModelType, type TypeNode } from '../registry/kube-models.ts';
+import { decodeTyped } from '../registry/typed-decode.ts';
+import { objectMetaTypeError } from '../registry/go-types.ts';
+import { deeperThan, exceedsMaxDepth, jsonDepthError, maxDepthMessage } from '../registry/json-depth.ts';
 import { applyConfiguration, applySchemaFor, type FieldManagerInfo } from '../registry/managed-fields.ts';
 import { apiVersionOf } from '../registry/resource.ts';
 import type { ObjectStore } from '../registry/store.ts';
@@ -22,14 +28,33 @@ export function checkForce(query: URLSearchParams): void {
   }
 }
 
+/** JSON text as JSON.parse reads it; text that is not JSON is flow-style YAML, for the YAML parser. */
+function parseJsonText(body: Buffer): unknown {
+  try {
+    return JSON.parse(body.toString('utf8'));
+  } catch {
+    return parseYamlBody(body.toString('utf8'));
+  }
+}
+
+/** Nesting the YAML parser's recursion is sure to take; it gives up at about 1,500 levels. */
+const YAML_PARSER_DEPTH = 500;
+
 function parseConfiguration(body: Buffer): JsonObject {
   let config: unknown;
+  // Brackets count in flow-style YAML as in JSON: a body nested past the limit is refused before parsing.
+  const tooDeep = jsonDepthError(body);
+  if (tooDeep) throw newBadRequest(`error decoding YAML: ${tooDeep}`);
   try {
-    config = parseYamlBody(body.toString('utf8'));
+    // kubectl sends JSON. Nested deeper than the YAML parser goes but within the limit, it is read as the
+    // JSON it is, so that apply takes what create and update take.
+    config = deeperThan(body, YAML_PARSER_DEPTH) ? parseJsonText(body) : parseYamlBody(body.toString('utf8'));
   } catch (err) {
-    throw newBadRequest(`error decoding YAML: ${(err as Error).message}`);
+    const message = err instanceof RangeError ? maxDepthMessage() : (err as Error).message;
+    throw newBadRequest(`error decoding YAML: ${message}`);
   }
   if (!isObject(config)) throw newBadRequest('the apply configuration must be a YAML or JSON object');
+  if (exceedsMaxDepth(config)) throw newBadRequest(`error decoding YAML: ${maxDepthMessage()}`);
   if (typeof config.kind !== 'string' || config.kind === '') {
     throw newBadRequest(`Object 'Kind' is missing in '${JSON.stringify(config)}'`);
   }
@@ -37,6 +62,53 @@ function parseConfiguration(body: Buffer): JsonObject {
     throw newBadRequest(`Object 'apiVersion' is missing in '${JSON.stringify(config)}'`);
   }
   return config;
+}
+
+/** structured-merge-diff's name for the kind of value a type expects. */
+function expectedKind(node: TypeNode): string {
+  switch (node.kind) {
+    case 'model':
+    case 'map':
+      return 'map';
+    case 'array':
+      return 'list';
+    case 'integer':
+    case 'number':
+      return 'numeric (int or float)';
+    case 'boolean':
+      return 'boolean';
+    default:
+      return 'string';
+  }
+}
+
+/**
+ * An apply configuration of a built-in kind is converted to the kind's type before it is merged, as
+ * kube-apiserver's field manager does: a field the type lacks, or a value of the wrong type, refuses the apply
+ * with structured-merge-diff's message (as a 400: the configuration is the client's).
+ */
+function checkConfigurationType(
+  config: JsonObject,
+  model: ModelType,
+  store: ObjectStore,
+  namespace: string | undefined,
+  name: string,
+  version: string,
+): void {
+  const { typeErrorAt, unknown } = decodeTyped(config, model, false);
+  const gvk = `${apiVersionOf(store.def, version).replace(/^(?!.*\/)/, '/')}, Kind=${store.def.kind}`;
+  const prefix = `failed to create typed patch object (${namespace ?? ''}/${name}; ${gvk})`;
+  if (typeErrorAt) {
+    const got = Array.isArray(typeErrorAt.value)
+      ? 'list'
+      : typeof typeErrorAt.value === 'object'
+        ? 'map'
+        : typeof typeErrorAt.value;
+    throw newBadRequest(
+      `${prefix}: .${typeErrorAt.path}: expected ${expectedKind(typeErrorAt.expected)}, got ${got}`,
+    );
+  }
+  if (unknown.length > 0) throw newBadRequest(`${prefix}: .${unknown[0]}: field not declared in schema`);
 }
 
 export interface ApplyRequest {
@@ -58,12 +130,17 @@ export async function serverSideApply(request: ApplyRequest): Promise<StoredObje
       { type: 'FieldValueRequired', field: 'fieldManager', detail: 'is required for apply patch' },
     ]);
   }
-  const forceText = query.get('force');
-  if (forceText !== null && forceText !== 'true' && forceText !== 'false') {
-    throw newBadRequest(`invalid value for force: ${JSON.stringify(forceText)}`);
-  }
-  const force = forceText === 'true';
+  const force = queryBool(query, 'force') ?? false;
   const config = parseConfiguration(request.body);
+  // Decoded as any body is (ObjectStore.checkDecodable), before the merge reads its metadata.
+  const wrongType = objectMetaTypeError(config, store.def.custom ? undefined : store.def.kind);
+  if (wrongType) {
+    const kind = store.def.kind;
+    throw newBadRequest(`${kind} in version "${version}" cannot be handled as a ${kind}: ${wrongType}`);
+  }
+  if (store.def.model) {
+    checkConfigurationType(config, await loadModel(store.def.model), store, namespace, name, version);
+  }
   const meta = isObject(config.metadata) ? { ...config.metadata } : {};
   if (meta.name !== undefined && meta.name !== name) {
     throw newBadRequest(

@@ -1,4 +1,11 @@
-import { newBadRequest, newUnsupportedMediaType, StatusError } from '@certkit/apimachinery';
+import {
+  formatMicroTime,
+  formatTime,
+  newBadRequest,
+  newStatusError,
+  newUnsupportedMediaType,
+  StatusError,
+} from '@certkit/apimachinery';
 import { parseJsonObject } from './respond.ts';
 
 /**
@@ -181,14 +188,14 @@ function message(rows: FieldRow[], convert?: Message['convert']): Message {
   return { fields, convert };
 }
 
-function rfc3339(seconds: number, micros: number | undefined): string {
+/** The instant `seconds` after the epoch, refused as Go's Time.MarshalJSON refuses a year it cannot write. */
+function timeOf(seconds: number): Date {
   const date = new Date(seconds * 1000);
   const year = date.getUTCFullYear();
   if (!Number.isFinite(seconds) || Number.isNaN(date.getTime()) || year < 0 || year > 9999) {
     throw newBadRequest('unable to decode protobuf body: Time.MarshalJSON: year outside of range [0,9999]');
   }
-  const base = date.toISOString().slice(0, 19);
-  return micros === undefined ? `${base}Z` : `${base}.${String(micros).padStart(6, '0')}Z`;
+  return date;
 }
 
 /** metav1.Time: Go keeps whole seconds only (time_proto.go ignores nanos); an empty message is the zero time. */
@@ -200,7 +207,7 @@ const Time = message(
   (t) =>
     t.seconds === undefined && t.nanos === undefined
       ? undefined
-      : rfc3339((t.seconds as number) ?? 0, undefined),
+      : formatTime(timeOf((t.seconds as number) ?? 0)),
 );
 
 /** metav1.MicroTime: nanos truncated to microseconds (micro_time_proto.go). */
@@ -213,7 +220,7 @@ const MicroTime = message(
     if (t.seconds === undefined && t.nanos === undefined) return undefined;
     const micros = Math.trunc(((t.nanos as number) ?? 0) / 1000);
     const carry = Math.floor(micros / 1_000_000);
-    return rfc3339(((t.seconds as number) ?? 0) + carry, micros - carry * 1_000_000);
+    return formatMicroTime(timeOf(((t.seconds as number) ?? 0) + carry), micros - carry * 1_000_000);
   },
 );
 
@@ -519,15 +526,7 @@ function decodeWith(bytes: Buffer, spec: Message): Record<string, unknown> {
 
 /** A 415 with a message of its own (newUnsupportedMediaType's lists the patch types, which do not apply here). */
 function unsupportedMediaType(message: string): StatusError {
-  return new StatusError({
-    kind: 'Status',
-    apiVersion: 'v1',
-    metadata: {},
-    status: 'Failure',
-    message,
-    reason: 'UnsupportedMediaType',
-    code: 415,
-  });
+  return newStatusError(415, 'UnsupportedMediaType', message);
 }
 
 function unsupportedKind(apiVersion: string, kind: string): StatusError {

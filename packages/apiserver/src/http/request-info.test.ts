@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import type { StatusError } from '@certkit/apimachinery';
 import { parseApiPath } from './request-info.ts';
 
 describe('parseApiPath', () => {
@@ -54,5 +55,13 @@ describe('parseApiPath', () => {
       ['/healthz', { kind: 'other' }],
     ];
     for (const [path, expected] of cases) assert.deepEqual(parseApiPath(path), expected, path);
+  });
+  it('refuses escapes that decode to no UTF-8 with a 400, not a URIError', () => {
+    for (const path of ['/api/v1/namespaces/%ff/secrets', '/apis/g/v1/x/%c3%28']) {
+      assert.throws(
+        () => parseApiPath(path),
+        (err: StatusError) => err.code === 400 && /not UTF-8/.test(err.status.message ?? ''),
+      );
+    }
   });
 });

@@ -1,3 +1,5 @@
+import { newBadRequest } from '@certkit/apimachinery';
+
 /**
  * Parses a Kubernetes API path into what it addresses, as kube-apiserver's RequestInfoFactory does:
  * `/api/v1/namespaces/ns/secrets/name/status`, `/apis/group/version/resource`, the legacy `/watch/` prefix.
@@ -29,6 +31,18 @@ export type ParsedPath =
 const parsedPaths = new Map<string, ParsedPath>();
 const MAX_PARSED_PATHS = 1024;
 
+/**
+ * A path segment's escapes decoded. Escapes that do not form UTF-8 (`%ff`) cannot be a name, a namespace or a
+ * resource: a 400, as for any other undecodable path, rather than the URIError decodeURIComponent throws.
+ */
+function decodeSegment(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    throw newBadRequest(`invalid URL escape in path segment ${JSON.stringify(segment)}: not UTF-8`);
+  }
+}
+
 export function parseApiPath(pathname: string): ParsedPath {
   let parsed = parsedPaths.get(pathname);
   if (parsed === undefined) {
@@ -43,7 +57,7 @@ function parseApiPathUncached(pathname: string): ParsedPath {
   const parts: string[] = [];
   for (const segment of pathname.split('/')) {
     // Parsed on every request: only segments with an escape need decoding.
-    if (segment !== '') parts.push(segment.includes('%') ? decodeURIComponent(segment) : segment);
+    if (segment !== '') parts.push(segment.includes('%') ? decodeSegment(segment) : segment);
   }
   let group: string;
   let version: string;

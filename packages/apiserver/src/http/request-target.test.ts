@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import type { StatusError } from '@certkit/apimachinery';
 import { parseRequestTarget } from './request-target.ts';
 
 /** What the server read from a target before: a WHATWG URL against an http: base. */
@@ -19,7 +20,7 @@ describe('parseRequestTarget', () => {
       '/api/v1/secrets?watch=true&labelSelector=controller.cert-manager.io%2Ffao%3Dtrue&allowWatchBookmarks=true',
       '/api/v1/secrets?labelSelector=!controller.cert-manager.io/fao&fieldSelector=metadata.name=a',
       "/api/v1/secrets?labelSelector=a+in+(x,y)&x='quoted'",
-      '/api/v1/secrets?a=%zz&b=%41',
+      '/api/v1/secrets?a=%7a&b=%41',
       '/api/v1/secrets?',
       '/api/v1/secrets??a=b',
       '/api/v1/../v1/secrets',
@@ -47,6 +48,21 @@ describe('parseRequestTarget', () => {
     for (const target of targets) {
       const { pathname, searchParams } = parseRequestTarget(target);
       assert.deepEqual({ pathname, query: [...searchParams] }, viaUrl(target), target);
+    }
+  });
+  it('refuses a % that starts no escape, in the path or the query, with the text of Go', () => {
+    for (const [target, escape] of [
+      ['/%zz', '%zz'],
+      ['/api/v1/secrets/a%2', '%2'],
+      ['/api/v1/secrets?a=%zz&b=%41', '%zz'],
+      ['/api/v1/secrets?a=b%', '%'],
+    ]) {
+      assert.throws(
+        () => parseRequestTarget(target),
+        (err: StatusError) =>
+          err.code === 400 && err.status.message === `invalid URL escape ${JSON.stringify(escape)}`,
+        target,
+      );
     }
   });
 });

@@ -6,6 +6,8 @@
  * leading `//` read as an authority) is left to the parser.
  */
 
+import { newBadRequest } from '@certkit/apimachinery';
+
 export interface RequestTarget {
   pathname: string;
   /** Read-only: targets without a query share one. */
@@ -25,7 +27,15 @@ const DOT_SEGMENT = /(?:^|\/)\.\.?(?:\/|$)/;
  */
 const PLAIN_QUERY = /^(?!\?)[-\w.~!$&'()*+,;=:@/?%]*$/;
 
+/** A `%` not followed by two hex digits: Go's URL parser refuses the target, so kube-apiserver answers 400. */
+const BAD_ESCAPE = /%(?![0-9a-fA-F]{2})/;
+
 export function parseRequestTarget(target: string): RequestTarget {
+  // The WHATWG parser and URLSearchParams keep a bad escape as it is; refused here, path and query alike, with
+  // the text of Go's url.EscapeError.
+  const bad = target.includes('%') ? BAD_ESCAPE.exec(target) : null;
+  if (bad)
+    throw newBadRequest(`invalid URL escape ${JSON.stringify(target.slice(bad.index, bad.index + 3))}`);
   const mark = target.indexOf('?');
   const path = mark < 0 ? target : target.slice(0, mark);
   const query = mark < 0 ? '' : target.slice(mark + 1);

@@ -1,14 +1,17 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import {
   escapeFieldValue,
+  isWatchRequested,
   type KubeObject,
   type ListOptions,
   newBadRequest,
+  newInvalid,
   newMethodNotAllowed,
   newNotFound,
   newUnsupportedMediaType,
   parseFieldSelector,
   parseListOptions,
+  queryBool,
   type StoredObject,
 } from '@certkit/apimachinery';
 import {
@@ -17,6 +20,8 @@ import {
   applyStrategicMergePatch,
   patchTypeFromContentType,
 } from '../registry/patch.ts';
+import { deleteOptionsTypeError, objectMetaTypeError } from '../registry/go-types.ts';
+import { exceedsMaxDepth, maxDepthMessage } from '../registry/json-depth.ts';
 import type { Registry } from '../registry/registry.ts';
 import { apiVersionOf, type ResourceDefinition } from '../registry/resource.ts';
 import type { WatchCaches } from '../watchcache/caches.ts';
@@ -24,9 +29,16 @@ import type { ReadRendering } from '../watchcache/reader.ts';
 import type { DeleteOptions, ObjectStore } from '../registry/store.ts';
 import { managerFromUserAgent } from '../registry/managed-fields.ts';
 import { checkForce, serverSideApply } from './apply.ts';
-import { unknownFields } from './field-validation.ts';
+import {
+  decodePatchedObject,
+  decodeStoredObject,
+  decodeWriteBody,
+  fieldValidationMode,
+  patchTextErrors,
+  writeTypes,
+} from './field-validation.ts';
 import { negotiate } from './negotiate.ts';
-import { parseObjectBody } from './protobuf.ts';
+import { parseObjectBody, PROTOBUF_MEDIA_TYPE } from './protobuf.ts';
 import {
   type IncludeObject,
   type RenderOptions,
@@ -50,8 +62,7 @@ function notFoundResource(): Error {
 }
 
 function isWatch(query: URLSearchParams, request: ResourceRequest): boolean {
-  const w = query.get('watch');
-  return request.legacyWatch || w === 'true' || w === '1';
+  return request.legacyWatch || isWatchRequested(query);
 }
 
 function dryRun(query: URLSearchParams): boolean {
@@ -68,36 +79,13 @@ function includeObject(query: URLSearchParams): IncludeObject {
   return v;
 }
 
-/** fieldValidation=Strict refuses unknown fields; Warn (the default) reports them in Warning headers. */
-function checkFields(
-  store: ObjectStore,
-  body: KubeObject,
-  version: string,
-  query: URLSearchParams,
-  res: ServerResponse,
-): void {
-  const mode = query.get('fieldValidation') ?? 'Warn';
-  if (mode !== 'Strict' && mode !== 'Warn' && mode !== 'Ignore') {
-    throw newBadRequest(
-      `fieldValidation parameter unsupported: ${mode}, must be one of: Ignore, Warn, Strict`,
-    );
-  }
-  if (mode === 'Ignore') return;
-  const unknown = unknownFields(store.def, body, version);
-  if (unknown.length === 0) return;
-  if (mode === 'Strict') {
-    throw newBadRequest(`strict decoding error: ${unknown.map((f) => `unknown field "${f}"`).join(', ')}`);
-  }
-  res.setHeader(
-    'Warning',
-    unknown.map((f) => `299 - ${JSON.stringify(`unknown field "${f}"`)}`),
-  );
-}
-
 function deleteOptions(query: URLSearchParams, body: Buffer, contentType: string | undefined): DeleteOptions {
   const options: DeleteOptions = {};
   if (body.length > 0) {
-    const parsed = parseObjectBody(body, contentType) as {
+    const decoded = parseObjectBody(body, contentType);
+    const wrongType = deleteOptionsTypeError(decoded);
+    if (wrongType) throw newBadRequest(wrongType);
+    const parsed = decoded as {
       propagationPolicy?: string;
       orphanDependents?: boolean;
       preconditions?: { uid?: string; resourceVersion?: string };
@@ -111,8 +99,8 @@ function deleteOptions(query: URLSearchParams, body: Buffer, contentType: string
   }
   const policy = query.get('propagationPolicy');
   if (policy) options.propagationPolicy = policy as DeleteOptions['propagationPolicy'];
-  const orphan = query.get('orphanDependents');
-  if (orphan) options.orphanDependents = orphan === 'true';
+  const orphan = queryBool(query, 'orphanDependents');
+  if (orphan !== undefined) options.orphanDependents = orphan;
   if (dryRun(query)) options.dryRun = true;
   if (
     options.propagationPolicy &&
@@ -128,6 +116,22 @@ function deleteOptions(query: URLSearchParams, body: Buffer, contentType: string
     );
   }
   return options;
+}
+
+/**
+ * kube-apiserver decodes a patched object as it decodes a body; when that fails, the patch is what was
+ * invalid (handlers/patch.go: 422 with the field `patch`, the patched object as its value and the
+ * decoder's error). Wrong member types and nesting past the JSON limit, which a patch can build from a
+ * shallower object, end here.
+ */
+function checkPatchedDecodable(def: ResourceDefinition, patched: KubeObject): void {
+  const err = exceedsMaxDepth(patched)
+    ? maxDepthMessage()
+    : objectMetaTypeError(patched, def.custom ? undefined : def.kind);
+  if (err === undefined) return;
+  throw newInvalid('', '', '', [
+    { type: 'FieldValueInvalid', field: 'patch', value: JSON.stringify(patched), detail: err },
+  ]);
 }
 
 /** True when a patch document itself sets metadata.resourceVersion (then a conflict is the client's, not retried). */
@@ -232,8 +236,12 @@ export async function handleResource(
       if (name !== undefined) throw newMethodNotAllowed('POST', 'a named resource');
       if (def.namespaced && namespace === undefined) throw notFoundResource();
       const render = renderFor('single');
-      const body = parseObjectBody(await readBody(req), req.headers['content-type']) as KubeObject;
-      checkFields(store, body, request.version, query, res);
+      const mode = fieldValidationMode(query);
+      const loaded = writeTypes(def);
+      const types = loaded instanceof Promise ? await loaded : loaded;
+      const raw = await readBody(req);
+      const body = parseObjectBody(raw, req.headers['content-type']) as KubeObject;
+      decodeWriteBody(def, types, body, request.version, mode, jsonText(raw, req), res);
       // The parsed body is this request's alone: the store may keep and change it rather than copy it.
       const created = await store.create(namespace, body, {
         dryRun: dryRun(query),
@@ -246,8 +254,12 @@ export async function handleResource(
     case 'PUT': {
       if (name === undefined) throw newMethodNotAllowed('PUT', 'a collection');
       const render = renderFor('single');
-      const body = parseObjectBody(await readBody(req), req.headers['content-type']) as KubeObject;
-      checkFields(store, body, request.version, query, res);
+      const mode = fieldValidationMode(query);
+      const loaded = writeTypes(def);
+      const types = loaded instanceof Promise ? await loaded : loaded;
+      const raw = await readBody(req);
+      const body = parseObjectBody(raw, req.headers['content-type']) as KubeObject;
+      decodeWriteBody(def, types, body, request.version, mode, jsonText(raw, req), res);
       const updated = await store.update(namespace, name, body, {
         dryRun: dryRun(query),
         subresource,
@@ -283,13 +295,19 @@ export async function handleResource(
         return;
       }
       checkForce(query);
-      const patch = parseJsonBody(await readBody(req));
+      const mode = fieldValidationMode(query);
+      const loaded = writeTypes(def);
+      const types = loaded instanceof Promise ? await loaded : loaded;
+      const raw = await readBody(req);
+      const patch = parseJsonBody(raw);
+      const patchErrors = patchTextErrors(type, raw, patch, mode);
       const setsVersion = patchSetsResourceVersion(type, patch);
       const patched = await store.guaranteedUpdate(
         namespace,
         name,
         (current) => {
           const base = { ...current, apiVersion } as StoredObject;
+          decodeStoredObject(types, base);
           const next = (
             type === 'json'
               ? applyJsonPatch(base, patch)
@@ -300,7 +318,8 @@ export async function handleResource(
           if (next === null || typeof next !== 'object' || Array.isArray(next)) {
             throw newBadRequest('the patch must produce a JSON object');
           }
-          checkFields(store, next, request.version, query, res);
+          checkPatchedDecodable(def, next);
+          decodePatchedObject(def, types, next, request.version, mode, patchErrors, res);
           if (!setsVersion && next.metadata) delete next.metadata.resourceVersion;
           return next;
         },
@@ -332,6 +351,12 @@ export async function handleResource(
     default:
       throw newMethodNotAllowed(method, `${request.resource}`);
   }
+}
+
+/** The body's JSON text, for the checks that need it; none for protobuf bodies. */
+function jsonText(raw: Buffer, req: IncomingMessage): { raw?: Buffer } {
+  const type = (req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
+  return type === PROTOBUF_MEDIA_TYPE ? {} : { raw };
 }
 
 /** A watch of one named object is a watch of the collection selected by metadata.name. */

@@ -5,6 +5,7 @@ import {
   newRequestEntityTooLarge,
   StatusError,
 } from '@certkit/apimachinery';
+import { jsonDepthError } from '../registry/json-depth.ts';
 
 /** Writing responses and reading request bodies, with kube-apiserver's Status bodies for every failure. */
 
@@ -96,13 +97,15 @@ export function readBody(req: IncomingMessage, limit = MAX_BODY_BYTES): Promise<
       done();
       resolve(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks));
     };
+    // The client went away before sending the whole body: its failure, not the server's (a 4xx, not logged
+    // as an internal error; nobody is left to read the answer).
     const onError = (err: Error) => {
       done();
-      reject(err);
+      reject(newBadRequest(`the request body was not received in full: ${err.message}`));
     };
     const onClose = () => {
       done();
-      reject(Object.assign(new Error('Premature close'), { code: 'ERR_STREAM_PREMATURE_CLOSE' }));
+      reject(newBadRequest('the request body was not received in full: the connection closed'));
     };
     req.on('data', onData);
     req.on('end', onEnd);
@@ -114,6 +117,9 @@ export function readBody(req: IncomingMessage, limit = MAX_BODY_BYTES): Promise<
 /** Parses a JSON body; malformed input is a 400 naming the parse error, as kube-apiserver's decoder does. */
 export function parseJsonBody(body: Buffer): unknown {
   if (body.length === 0) throw newBadRequest('the request body is empty');
+  // JSON.parse itself takes any depth; what the server does with the value afterwards does not.
+  const tooDeep = jsonDepthError(body);
+  if (tooDeep) throw newBadRequest(`couldn't get version/kind; json parse error: ${tooDeep}`);
   try {
     return JSON.parse(body.toString('utf8'));
   } catch (err) {

@@ -165,7 +165,7 @@ describe('object lifecycle', () => {
   });
   it('refuses invalid objects with 422 and field paths', async () => {
     const res = await t.fetch('POST', '/api/v1/namespaces/default/secrets', {
-      body: { metadata: { name: 'Bad_Name' }, data: { 'bad key!': 'x' } },
+      body: { metadata: { name: 'Bad_Name' }, data: { 'bad key!': 'eA==' } },
     });
     assert.equal(res.status, 422);
     assert.equal(res.json.reason, 'Invalid');

@@ -5,10 +5,12 @@ import {
   type ServerResponse,
 } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Server as NetServer } from 'node:net';
 import {
   type FieldError,
+  isWatchRequested,
   newMethodNotAllowed,
+  newNotAcceptable,
   newNotFound,
   newUnauthorized,
   type StoredObject,
@@ -18,10 +20,12 @@ import { GarbageCollector } from '../controllers/garbage-collector.ts';
 import { EventTtlController } from '../controllers/event-ttl.ts';
 import { NamespaceController } from '../controllers/namespaces.ts';
 import { Registry } from '../registry/registry.ts';
-import { tokenMatches } from '../security/token.ts';
+import { Authenticator } from '../security/authentication.ts';
+import { type ServingTls, servingTlsOptions } from '../security/tls-policy.ts';
+import { requestUser, setRequestUser, type UserInfo } from '../security/user.ts';
 import type { Storage } from '../storage/types.ts';
 import { coreVersions, group, groupList, resourceList } from './discovery.ts';
-import { groupVersionDocument, openApiRoot } from './openapi.ts';
+import { OpenApiDocuments } from './openapi.ts';
 import { type ParsedPath, parseApiPath, type ResourceRequest } from './request-info.ts';
 import { parseRequestTarget, type RequestTarget } from './request-target.ts';
 import { handleResource, type ResourceContext } from './resources.ts';
@@ -32,17 +36,35 @@ import { registerCacheMetrics } from '../watchcache/metrics.ts';
 import { STORAGE_READINESS_CHECK, StorageReadiness } from '../watchcache/readiness.ts';
 import { MetricsRegistry } from './metrics.ts';
 import type { WatchCounters } from './watch.ts';
-import { sendError, sendJson } from './respond.ts';
+import { guardRequests } from './guard.ts';
+import {
+  type ConnectionLimits,
+  ConnectionGuard,
+  DEFAULT_FIRST_REQUEST_TIMEOUT_MS,
+  DEFAULT_HANDSHAKE_TIMEOUT_MS,
+  defaultMaxUnauthenticatedConnections,
+} from './connections.ts';
+import { sendError, sendJson, sendJsonText } from './respond.ts';
 
 export interface ApiServerOptions {
   storage: Storage;
   host?: string;
   /** 0 picks a free port. */
   port?: number;
-  /** Serve HTTPS with this certificate; plain HTTP without it (tests only). */
-  tls?: { cert: string; key: string };
-  /** Bearer token every API request must carry; no authentication when absent (tests only). */
+  /**
+   * Serve HTTPS with this certificate (--tls-cert-file), and authenticate client certificates issued by
+   * `clientCa` (--client-ca-file); plain HTTP without it (tests only).
+   */
+  tls?: ServingTls;
+  /** certkit's generated admin bearer token. Without it, `tokens` and `tls.clientCa`: no authentication (tests only). */
   token?: string;
+  /** Bearer tokens and their users, from kube-apiserver's --token-auth-file. */
+  tokens?: Map<string, UserInfo>;
+  /**
+   * Bounds on HTTPS connections that have not authenticated: handshake deadline (default 10 s), time to the
+   * first request (32 s), how many at once (1024, or a quarter of the open-file limit when lower).
+   */
+  connectionLimits?: Partial<ConnectionLimits>;
   /** Structured log sink; quiet by default. */
   log?: (entry: Record<string, unknown>) => void;
   /** Serve reads and watches from per-resource watch caches (default true); false reads storage for everything. */
@@ -51,9 +73,16 @@ export interface ApiServerOptions {
   watchCacheOptions?: WatchCacheOptions;
   /**
    * Validating admission for kinds the server does not know itself, as a webhook would do it (the CLI wires
-   * cert-manager's validation here). Returns field errors; an empty list admits the object.
+   * cert-manager's validation here). Returns field errors; an empty list admits the object. Called on
+   * creates, updates and status updates (`subresource` "status"), with the stored object as `old`.
    */
-  admission?: (group: string, kind: string, obj: StoredObject, old: StoredObject | undefined) => FieldError[];
+  admission?: (
+    group: string,
+    kind: string,
+    obj: StoredObject,
+    old: StoredObject | undefined,
+    subresource?: string,
+  ) => FieldError[];
   /** How long /readyz waits for the built-in resources' caches at start (default 1 min; --storage-initialization-timeout). */
   storageInitializationTimeoutMs?: number;
   /** How long an Event lives after its last write (default 1 h; kube-apiserver's --event-ttl). */
@@ -116,6 +145,10 @@ export class ApiServer {
   readonly storage: Storage;
   private readonly options: ApiServerOptions;
   private readonly server: Server;
+  /** What listens: the HTTP server itself, or for HTTPS the guard that hands it connections. */
+  private readonly listener: NetServer;
+  private readonly connections: ConnectionGuard | undefined;
+  private readonly authenticator: Authenticator;
   private readonly crds: CrdController;
   private readonly gc: GarbageCollector;
   private readonly namespaces: NamespaceController;
@@ -130,6 +163,7 @@ export class ApiServer {
   );
   private readonly storageReadiness: StorageReadiness;
   private readonly resourceContext: ResourceContext;
+  private readonly openApi: OpenApiDocuments;
 
   private constructor(options: ApiServerOptions) {
     this.options = options;
@@ -147,7 +181,7 @@ export class ApiServer {
         return store.get(undefined, name).catch(() => undefined);
       },
       admit: options.admission
-        ? (def, obj, old) => options.admission!(def.group, def.kind, obj, old)
+        ? (def, obj, old, subresource) => options.admission!(def.group, def.kind, obj, old, subresource)
         : undefined,
       afterWrite: (def, obj) => {
         if (def.group === 'apiextensions.k8s.io' && def.resource === 'customresourcedefinitions')
@@ -175,16 +209,36 @@ export class ApiServer {
         this.log({ level: 'warn', msg: 'Deadline exceeded while waiting for storage readiness... ignoring' }),
     );
     registerCacheMetrics(this.metrics, this.caches);
+    this.openApi = new OpenApiDocuments(this.registry);
     this.resourceContext = {
       registry: this.registry,
       caches: this.caches,
       watchCounters: (def) => this.watchCounters(def),
     };
-    const handler = (req: IncomingMessage, res: ServerResponse) => void this.handle(req, res);
+    this.authenticator = new Authenticator({
+      adminToken: options.token,
+      tokens: options.tokens,
+      clientCertificates: !!options.tls?.clientCa,
+    });
+    const handler = guardRequests((req, res) => this.handle(req, res), this.log);
     this.server = options.tls
-      ? createHttpsServer({ cert: options.tls.cert, key: options.tls.key }, handler)
+      ? createHttpsServer(servingTlsOptions(options.tls), handler)
       : createHttpServer(handler);
-    if (options.tls) parseTlsConnectionsInJs(this.server);
+    if (options.tls) {
+      parseTlsConnectionsInJs(this.server);
+      this.connections = new ConnectionGuard(this.server, {
+        handshakeTimeoutMs: DEFAULT_HANDSHAKE_TIMEOUT_MS,
+        firstRequestTimeoutMs: DEFAULT_FIRST_REQUEST_TIMEOUT_MS,
+        maxUnauthenticated: defaultMaxUnauthenticatedConnections(),
+        ...options.connectionLimits,
+      });
+      this.listener = this.connections.listener;
+      // The HTTP server tracks its connections (for its header timeouts, closeAllConnections) once it hears
+      // it listens; it never listens itself here.
+      this.listener.on('listening', () => this.server.emit('listening'));
+    } else {
+      this.listener = this.server;
+    }
     // Watches are long-lived; Node's default request timeout would cut them.
     this.server.requestTimeout = 0;
     this.server.keepAliveTimeout = 65_000;
@@ -201,10 +255,20 @@ export class ApiServer {
     server.gc.start();
     server.eventTtl.start();
     await new Promise<void>((resolve, reject) => {
-      server.server.once('error', reject);
-      server.server.listen(options.port ?? 6443, options.host ?? '127.0.0.1', () => resolve());
+      server.listener.once('error', reject);
+      server.listener.listen(options.port ?? 6443, options.host ?? '127.0.0.1', () => {
+        server.listener.off('error', reject);
+        resolve();
+      });
     });
-    const addr = server.server.address() as AddressInfo;
+    // Accepting fails when the process is out of file descriptors; unheard, that error would end the process.
+    let lastAcceptError = 0;
+    server.listener.on('error', (err) => {
+      if (Date.now() - lastAcceptError < 1000) return;
+      lastAcceptError = Date.now();
+      server.log({ level: 'error', msg: 'accepting connections failed', err: err.message });
+    });
+    const addr = server.listener.address() as AddressInfo;
     const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
     server.address = `${host}:${addr.port}`;
     return server;
@@ -216,7 +280,12 @@ export class ApiServer {
   }
 
   get port(): number {
-    return (this.server.address() as AddressInfo).port;
+    return (this.listener.address() as AddressInfo).port;
+  }
+
+  /** HTTPS connections that have not authenticated yet, handshakes included. */
+  get unauthenticatedConnections(): number {
+    return this.connections?.unauthenticatedCount ?? 0;
   }
 
   get url(): string {
@@ -230,8 +299,11 @@ export class ApiServer {
     this.eventTtl.stop();
     this.namespaces.stop();
     this.crds.stop();
+    const closed = new Promise<void>((resolve) => this.listener.close(() => resolve()));
+    if (this.listener !== this.server) this.server.close();
+    this.connections?.closeAll();
     this.server.closeAllConnections();
-    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+    await closed;
   }
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -242,17 +314,17 @@ export class ApiServer {
     const parse = (path: string) => (parsed ??= parseApiPath(path));
     try {
       url = parseRequestTarget(req.url ?? '/');
-      if (
-        !isPublic(url.pathname) &&
-        this.options.token &&
-        !tokenMatches(this.options.token, req.headers.authorization)
-      ) {
-        throw newUnauthorized();
-      }
+      this.authenticate(req, res, url.pathname);
       await this.route(req, res, url, parse);
     } catch (err) {
       sendError(res, err, (e) =>
-        this.log({ level: 'error', msg: 'request failed', err: String((e as Error)?.stack ?? e) }),
+        this.log({
+          level: 'error',
+          msg: 'request failed',
+          method: req.method,
+          path: req.url,
+          err: String((e as Error)?.stack ?? e),
+        }),
       );
     } finally {
       const { verb, resource } = describeRequest(req.method ?? 'GET', url, parsed);
@@ -262,10 +334,44 @@ export class ApiServer {
         verb,
         resource,
         path: req.url,
+        user: requestUser(req)?.name,
         code: res.statusCode,
         ms: performance.now() - started,
       });
     }
+  }
+
+  /** Records who sent the request; refuses one without valid credentials, except on the public paths. */
+  private authenticate(req: IncomingMessage, res: ServerResponse, path: string): void {
+    if (!this.authenticator.enabled) {
+      this.connections?.authenticated(req.socket);
+      return;
+    }
+    const user = this.authenticator.authenticate(req);
+    if (user) {
+      setRequestUser(req, user);
+      this.connections?.authenticated(req.socket);
+    } else if (isPublic(path)) {
+      this.connections?.servingAnonymous(req, res);
+    } else {
+      throw newUnauthorized();
+    }
+  }
+
+  /**
+   * /openapi/v2 in JSON. kubectl asks for kube-openapi's protobuf encoding first: a client that accepts
+   * only that gets 406 and goes on with OpenAPI v3, as kubectl does.
+   */
+  private async serveSwagger(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const accept = req.headers.accept ?? '';
+    const json =
+      accept === '' ||
+      accept.split(',').some((part) => {
+        const type = part.split(';')[0].trim().toLowerCase();
+        return type === 'application/json' || type === '*/*' || type === 'application/*';
+      });
+    if (!json) throw newNotAcceptable('only the following media types are accepted: application/json');
+    sendJsonText(res, 200, await this.openApi.swagger());
   }
 
   private async route(
@@ -288,7 +394,9 @@ export class ApiServer {
       case '/apis':
         return sendJson(res, 200, groupList(this.registry));
       case '/openapi/v3':
-        return sendJson(res, 200, openApiRoot(this.registry));
+        return sendJson(res, 200, await this.openApi.root());
+      case '/openapi/v2':
+        return this.serveSwagger(req, res);
       case '/metrics':
         res.writeHead(200, { 'Content-Type': 'text/plain; version=0.0.4; charset=utf-8' });
         res.end(this.metrics.render());
@@ -297,13 +405,9 @@ export class ApiServer {
     const check = /^\/(healthz|livez|readyz)\/(.+)$/.exec(path);
     if (check) return this.singleCheck(res, `/${check[1]}`, check[2]);
     if (path.startsWith('/openapi/v3/')) {
-      const rest = path.slice('/openapi/v3/'.length).split('/');
-      const doc =
-        rest[0] === 'api'
-          ? groupVersionDocument(this.registry, '', rest[1])
-          : groupVersionDocument(this.registry, rest[1], rest[2]);
+      const doc = await this.openApi.groupVersion(path.slice('/openapi/v3/'.length));
       if (!doc) throw pathNotFound();
-      return sendJson(res, 200, doc);
+      return sendJsonText(res, 200, doc.text);
     }
     // Trailing slashes make no difference to the parse (empty segments are skipped).
     const parsed = parse(path);
@@ -379,7 +483,12 @@ function describeRequest(
   url: RequestTarget | undefined,
   parsedPath: ParsedPath | undefined,
 ): { verb: string; resource: string } {
-  const parsed = parsedPath ?? (url ? parseApiPath(url.pathname) : undefined);
+  let parsed = parsedPath;
+  try {
+    parsed ??= url ? parseApiPath(url.pathname) : undefined;
+  } catch {
+    // An undecodable path was answered with a 400 already; it names no resource.
+  }
   if (parsed?.kind !== 'resource') return { verb: method.toLowerCase(), resource: '' };
   const r = parsed.request;
   const resource =
@@ -389,10 +498,8 @@ function describeRequest(
 
 function resourceVerb(method: string, r: ResourceRequest, url: RequestTarget): string {
   switch (method) {
-    case 'GET': {
-      const watch = url.searchParams.get('watch');
-      return r.legacyWatch || watch === 'true' || watch === '1' ? 'watch' : r.name ? 'get' : 'list';
-    }
+    case 'GET':
+      return r.legacyWatch || isWatchRequested(url.searchParams) ? 'watch' : r.name ? 'get' : 'list';
     case 'POST':
       return 'create';
     case 'PUT':

@@ -8,8 +8,7 @@
  * sorted by name), `v:<json>` for set items.
  */
 
-import { newBadRequest } from '@certkit/apimachinery';
-import { isObject, type JsonObject, jsonEqual } from './json.ts';
+import { cloneJson, isObject, jsonEqual, type JsonObject, newBadRequest } from '@certkit/apimachinery';
 import type { SmpSchema } from './patch.ts';
 import type { JSONSchemaProps } from './schema.ts';
 
@@ -215,7 +214,15 @@ function fieldsObject(node: FieldsNode): JsonObject {
   const out: JsonObject = {};
   if (node.member && node.children.size > 0) out['.'] = {};
   const keys = [...node.children.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
-  for (const key of keys) out[key] = fieldsObject(node.children.get(key)!);
+  // Defined, not assigned: an element read from stored FieldsV1 may be `__proto__`.
+  for (const key of keys) {
+    Object.defineProperty(out, key, {
+      value: fieldsObject(node.children.get(key)!),
+      writable: true,
+      enumerable: true,
+      configurable: true,
+    });
+  }
   return out;
 }
 
@@ -323,7 +330,7 @@ function addFields(value: unknown, schema: ApplySchema, prefix: string[], prefix
 
 /** Merges an applied configuration into a live value: maps member by member, granular lists by item. */
 export function merge(live: unknown, config: unknown, schema: ApplySchema, where: Path = []): unknown {
-  if (live === undefined) return structuredClone(config);
+  if (live === undefined) return cloneJson(config);
   const kind = granular(schema, config);
   if (kind === 'map' && isObject(live)) {
     const out: JsonObject = { ...live };
@@ -349,7 +356,7 @@ export function merge(live: unknown, config: unknown, schema: ApplySchema, where
       if (liveIndex.has(pe)) {
         anchor = [];
         runs.set(pe, anchor);
-      } else anchor.push(structuredClone(item));
+      } else anchor.push(cloneJson(item));
     }
     const out: unknown[] = [];
     let leadingPlaced = false;
@@ -369,7 +376,7 @@ export function merge(live: unknown, config: unknown, schema: ApplySchema, where
     if (!leadingPlaced) for (const value of leading) out.push(value);
     return out;
   }
-  return structuredClone(config);
+  return cloneJson(config);
 }
 
 export interface Comparison {

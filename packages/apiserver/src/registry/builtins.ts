@@ -105,11 +105,11 @@ const requiredSecretKeys: Record<string, string[]> = {
 
 export const secrets = builtin({
   resource: 'secrets',
+  model: 'V1Secret',
   singular: 'secret',
   kind: 'Secret',
   namespaced: true,
   selectableFields: ['type'],
-  topLevelFields: ['data', 'stringData', 'type', 'immutable'],
   columns: [
     nameColumn,
     { name: 'Type', type: 'string', description: 'Used to facilitate programmatic handling of secret data.' },
@@ -163,11 +163,11 @@ export const secrets = builtin({
 
 export const configmaps = builtin({
   resource: 'configmaps',
+  model: 'V1ConfigMap',
   singular: 'configmap',
   kind: 'ConfigMap',
   namespaced: true,
   shortNames: ['cm'],
-  topLevelFields: ['data', 'binaryData', 'immutable'],
   columns: [nameColumn, { name: 'Data', type: 'string', description: 'Number of data keys.' }, ageColumn],
   cells: (obj, now) => [
     obj.metadata.name,
@@ -203,11 +203,11 @@ export const configmaps = builtin({
 
 export const namespaces = builtin({
   resource: 'namespaces',
+  model: 'V1Namespace',
   singular: 'namespace',
   kind: 'Namespace',
   namespaced: false,
   shortNames: ['ns'],
-  topLevelFields: ['spec', 'status'],
   selectableFields: ['status.phase'],
   columns: [
     nameColumn,
@@ -226,6 +226,7 @@ export const namespaces = builtin({
 
 export const events = builtin({
   resource: 'events',
+  model: 'CoreV1Event',
   singular: 'event',
   kind: 'Event',
   namespaced: true,
@@ -242,22 +243,6 @@ export const events = builtin({
     'reportingComponent',
     'source',
     'type',
-  ],
-  topLevelFields: [
-    'involvedObject',
-    'reason',
-    'message',
-    'source',
-    'firstTimestamp',
-    'lastTimestamp',
-    'count',
-    'type',
-    'eventTime',
-    'series',
-    'action',
-    'related',
-    'reportingComponent',
-    'reportingInstance',
   ],
   columns: [
     { name: 'Last Seen', type: 'string', description: 'Time since the event was last seen.' },
@@ -326,11 +311,11 @@ export const events = builtin({
 
 export const serviceaccounts = builtin({
   resource: 'serviceaccounts',
+  model: 'V1ServiceAccount',
   singular: 'serviceaccount',
   kind: 'ServiceAccount',
   namespaced: true,
   shortNames: ['sa'],
-  topLevelFields: ['secrets', 'imagePullSecrets', 'automountServiceAccountToken'],
   columns: [nameColumn, { name: 'Secrets', type: 'string', description: 'Number of secrets.' }, ageColumn],
   cells: (obj, now) => [obj.metadata.name, ((obj.secrets as unknown[]) ?? []).length, age(obj, now)],
 });
@@ -338,10 +323,10 @@ export const serviceaccounts = builtin({
 export const leases = builtin({
   group: 'coordination.k8s.io',
   resource: 'leases',
+  model: 'V1Lease',
   singular: 'lease',
   kind: 'Lease',
   namespaced: true,
-  topLevelFields: ['spec'],
   columns: [
     nameColumn,
     { name: 'Holder', type: 'string', description: 'The holder of the lease.' },
@@ -373,6 +358,7 @@ export const leases = builtin({
 export const customresourcedefinitions = builtin({
   group: 'apiextensions.k8s.io',
   resource: 'customresourcedefinitions',
+  model: 'V1CustomResourceDefinition',
   singular: 'customresourcedefinition',
   kind: 'CustomResourceDefinition',
   namespaced: false,
@@ -380,7 +366,6 @@ export const customresourcedefinitions = builtin({
   categories: ['api-extensions'],
   statusSubresource: true,
   tracksGeneration: true,
-  topLevelFields: ['spec', 'status'],
   columns: [nameColumn, { name: 'Created At', type: 'date', description: 'When the CRD was created.' }],
   cells: (obj) => [obj.metadata.name, obj.metadata.creationTimestamp],
   validate: (obj, old) => validateCustomResourceDefinition(obj, old),

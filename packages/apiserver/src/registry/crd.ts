@@ -1,4 +1,4 @@
-import type { FieldError, KubeObject, StoredObject } from '@certkit/apimachinery';
+import { type FieldError, formatTime, type KubeObject, type StoredObject } from '@certkit/apimachinery';
 import type {
   CustomResourceColumnDefinition,
   CustomResourceDefinition,
@@ -7,7 +7,6 @@ import type {
 import { type ApplySchema, schemaFromOpenApi, schemaFromSmp } from './apply.ts';
 import { compileJsonPath, evaluateJsonPath } from './jsonpath.ts';
 import { objectMetaSmp } from './patch.ts';
-import { timestamp } from './metadata.ts';
 import { ALL_VERBS, humanAge, nameColumn, type ResourceDefinition, type TableColumn } from './resource.ts';
 import {
   admitCustomResourceInPlace,
@@ -236,7 +235,7 @@ function cell(column: CustomResourceColumnDefinition, value: unknown, now: numbe
 export function prepareNewCrd(obj: StoredObject): void {
   const crd = obj as Crd;
   crd.metadata.finalizers = [...new Set([...(crd.metadata.finalizers ?? []), CRD_CLEANUP_FINALIZER])];
-  crd.status = establishedStatus(crd, timestamp());
+  crd.status = establishedStatus(crd, formatTime(new Date()));
 }
 
 /** Derives the served resource from an established CRD. */
@@ -291,6 +290,7 @@ export function definitionFromCrd(crd: Crd): ResourceDefinition {
           return [f, v === undefined ? '' : String(v)];
         }),
       ),
+    openApiSchema: (version: string) => schemas.get(version),
     unknownFields(obj: KubeObject, version: string): string[] {
       const schema = schemas.get(version);
       return schema ? unknownCustomResourceFields(schema, obj as Record<string, unknown>) : [];

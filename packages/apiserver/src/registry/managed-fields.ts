@@ -5,7 +5,15 @@
  * `before-first-apply` owning what an object without managedFields held when it is first applied.
  */
 
-import { StatusError, type StoredObject } from '@certkit/apimachinery';
+import {
+  formatTime,
+  isObject,
+  jsonEqual,
+  type JsonObject,
+  newStatusError,
+  StatusError,
+  type StoredObject,
+} from '@certkit/apimachinery';
 import { objectMetaSmp } from './patch.ts';
 import type { ResourceDefinition } from './resource.ts';
 import {
@@ -21,8 +29,6 @@ import {
   schemaFromSmp,
   toFieldSet,
 } from './apply.ts';
-import { isObject, type JsonObject, jsonEqual } from './json.ts';
-import { timestamp } from './metadata.ts';
 
 export interface ManagedFieldsEntry {
   manager?: string;
@@ -198,7 +204,7 @@ export function updateManagedFields(
     const key = keyOf(m);
     const previous = managers.get(key);
     if (previous) m.set = previous.set.difference(removed).union(changed);
-    m.time = timestamp();
+    m.time = formatTime(new Date());
     managers.delete(key);
     managers.set(key, m);
   }
@@ -252,7 +258,7 @@ export function applyConfiguration(
   const cmp = compare(liveBare, merged, info.schema);
   const changed = strip(cmp.modified.union(cmp.added), info);
   updateOthers(managers, key, changed, strip(cmp.removed, info), force);
-  self.time = !live || !jsonEqual(liveBare, merged) || !last ? timestamp() : last.time;
+  self.time = !live || !jsonEqual(liveBare, merged) || !last ? formatTime(new Date()) : last.time;
   if (isObject(merged.metadata)) {
     const meta = merged.metadata as JsonObject;
     delete meta.managedFields;
@@ -299,21 +305,12 @@ export function conflictError(conflicts: { manager: Manager; path: Path }[]): St
     if (unlisted > 0) lines.push(`and ${unlisted} more conflicts, not listed`);
     message = `Apply failed with ${sorted.length} conflicts: ${lines.join('\n')}`;
   }
-  return new StatusError({
-    kind: 'Status',
-    apiVersion: 'v1',
-    metadata: {},
-    status: 'Failure',
-    message,
-    reason: 'Conflict',
-    details: {
-      causes: listed.map((c) => ({
-        reason: 'FieldManagerConflict',
-        message: `conflict with ${printManager(c.manager)}`,
-        field: c.field,
-      })),
-    },
-    code: 409,
+  return newStatusError(409, 'Conflict', message, {
+    causes: listed.map((c) => ({
+      reason: 'FieldManagerConflict',
+      message: `conflict with ${printManager(c.manager)}`,
+      field: c.field,
+    })),
   });
 }
 

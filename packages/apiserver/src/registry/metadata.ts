@@ -3,21 +3,6 @@ import type { StoredObject } from '@certkit/apimachinery';
 
 /** Server-owned object metadata, set the way kube-apiserver sets it. */
 
-/** The current second's timestamp: formatted once a second rather than on every create. */
-let stampedSecond = Number.NaN;
-let stamp = '';
-
-/** RFC 3339 with second precision, as metav1.Time serialises; the current time without a date. */
-export function timestamp(date?: Date): string {
-  if (date !== undefined) return `${date.toISOString().slice(0, 19)}Z`;
-  const second = Math.floor(Date.now() / 1000);
-  if (second !== stampedSecond) {
-    stampedSecond = second;
-    stamp = `${new Date(second * 1000).toISOString().slice(0, 19)}Z`;
-  }
-  return stamp;
-}
-
 export function newUid(): string {
   return randomUUID();
 }

@@ -6,8 +6,17 @@
  * structure with them, so callers may freely modify what they get back.
  */
 
-import { newBadRequest, StatusError } from '@certkit/apimachinery';
-import { isObject, type JsonObject, jsonEqual } from './json.ts';
+import {
+  cloneJson,
+  getOwn,
+  isObject,
+  jsonEqual,
+  type JsonObject,
+  newBadRequest,
+  newStatusError,
+  setOwn,
+  StatusError,
+} from '@certkit/apimachinery';
 
 export type PatchType = 'json' | 'merge' | 'strategic' | 'apply';
 
@@ -25,24 +34,8 @@ export function patchTypeFromContentType(contentType: string): PatchType | undef
 }
 
 // ---------------------------------------------------------------------------------------------------------
-// JSON helpers. Keys are read with Object.hasOwn and written with defineProperty for `__proto__`, so a
-// document carrying a `__proto__` member stays plain data instead of reaching the prototype chain.
-
-function getOwn(object: JsonObject, key: string): unknown {
-  return Object.hasOwn(object, key) ? object[key] : undefined;
-}
-
-function setOwn(object: JsonObject, key: string, value: unknown): void {
-  if (key === '__proto__') {
-    Object.defineProperty(object, key, { value, writable: true, enumerable: true, configurable: true });
-  } else {
-    object[key] = value;
-  }
-}
-
-function cloneJson<T>(value: T): T {
-  return value === undefined ? value : structuredClone(value);
-}
+// JSON helpers. Keys are read with getOwn and written with setOwn, so a document carrying a `__proto__`
+// member stays plain data instead of reaching the prototype chain.
 
 function describe(value: unknown): string {
   return JSON.stringify(value) ?? String(value);
@@ -70,15 +63,7 @@ const jsonPatchOperationNames = new Set<string>(['add', 'remove', 'replace', 'mo
  * path is more useful and changes nothing a client branches on.
  */
 function patchNotApplicable(message: string): StatusError {
-  return new StatusError({
-    kind: 'Status',
-    apiVersion: 'v1',
-    metadata: {},
-    status: 'Failure',
-    message,
-    reason: 'Invalid',
-    code: 422,
-  });
+  return newStatusError(422, 'Invalid', message);
 }
 
 /** Splits an RFC 6901 JSON pointer into unescaped reference tokens; undefined when malformed. */
@@ -260,14 +245,30 @@ export function applyJsonPatch(doc: unknown, operations: unknown): unknown {
 // ---------------------------------------------------------------------------------------------------------
 // RFC 7386 JSON merge patch
 
+/**
+ * Merges patch into target (which it changes). With a list of pending (object, patch) pairs rather than
+ * recursion: a patch may be nested as deep as a body may be (json-depth.ts), deeper than the stack goes.
+ */
 function mergeInto(target: unknown, patch: unknown): unknown {
   if (!isObject(patch)) return cloneJson(patch);
-  const result: JsonObject = isObject(target) ? target : {};
-  for (const [key, value] of Object.entries(patch)) {
-    if (value === null) delete result[key];
-    else setOwn(result, key, mergeInto(getOwn(result, key), value));
+  const root: JsonObject = isObject(target) ? target : {};
+  const pending: [JsonObject, JsonObject][] = [[root, patch]];
+  while (pending.length > 0) {
+    const [result, members] = pending.pop()!;
+    for (const [key, value] of Object.entries(members)) {
+      if (value === null) {
+        delete result[key];
+      } else if (!isObject(value)) {
+        setOwn(result, key, cloneJson(value));
+      } else {
+        const existing = getOwn(result, key);
+        const merged: JsonObject = isObject(existing) ? existing : {};
+        setOwn(result, key, merged);
+        pending.push([merged, value]);
+      }
+    }
   }
-  return result;
+  return root;
 }
 
 /** Applies an RFC 7386 merge patch: null deletes, objects merge recursively, anything else replaces. */

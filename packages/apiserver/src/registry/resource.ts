@@ -1,6 +1,7 @@
 import type { FieldError, KubeObject, StoredObject } from '@certkit/apimachinery';
 import type { ApplySchema } from './apply.ts';
 import type { SmpSchema } from './patch.ts';
+import type { JSONSchemaProps } from './schema.ts';
 
 /** A column of a `Table` response (`kubectl get`). */
 export interface TableColumn {
@@ -59,8 +60,13 @@ export interface ResourceDefinition {
   admitStatus?(obj: StoredObject, version: string): FieldError[];
   /** Unknown fields of an incoming object below the top level (custom resources: what pruning removes). */
   unknownFields?(obj: KubeObject, version: string): string[];
-  /** Top-level fields besides apiVersion, kind and metadata; unknown ones fail a Strict fieldValidation. */
-  topLevelFields?: string[];
+  /**
+   * The built-in kind's Kubernetes type, as @kubernetes/client-node names its model (`V1Secret`): what writes
+   * are decoded with (kube-models.ts) and what OpenAPI describes the kind with.
+   */
+  model?: string;
+  /** A custom kind's schema at a version (its CRD's openAPIV3Schema), for OpenAPI. */
+  openApiSchema?(version: string): JSONSchemaProps | undefined;
   /** Lists merged by strategic merge patch; absent means the kind takes merge patches only. */
   strategicMerge?: SmpSchema;
   /** How server-side apply merges and tracks fields (custom resources: from the CRD schema). */

@@ -11,8 +11,17 @@
  */
 
 import { isIPv6 as isIPv6Address } from 'node:net';
-import { type CauseType, type FieldError, formatFieldError } from '@certkit/apimachinery';
-import { isObject, type JsonObject, jsonEqual } from './json.ts';
+import {
+  type CauseType,
+  cloneJson,
+  type FieldError,
+  formatFieldError,
+  getOwn,
+  isObject,
+  jsonEqual,
+  type JsonObject,
+  setOwn,
+} from '@certkit/apimachinery';
 import { isBase64 } from './validation.ts';
 
 /** The subset of apiextensions.k8s.io/v1 JSONSchemaProps a structural schema uses. */
@@ -61,18 +70,6 @@ const META_FIELDS = new Set(['apiVersion', 'kind', 'metadata']);
 
 // ---------------------------------------------------------------------------------------------------------
 // JSON helpers
-
-function getOwn(object: JsonObject, key: string): unknown {
-  return Object.hasOwn(object, key) ? object[key] : undefined;
-}
-
-function setOwn(object: JsonObject, key: string, value: unknown): void {
-  if (key === '__proto__') {
-    Object.defineProperty(object, key, { value, writable: true, enumerable: true, configurable: true });
-  } else {
-    object[key] = value;
-  }
-}
 
 function ownSchema(
   map: Record<string, JSONSchemaProps> | undefined,
@@ -1262,7 +1259,7 @@ export function admitCustomResource(
   schema: JSONSchemaProps,
   object: Record<string, unknown>,
 ): { object: Record<string, unknown>; errors: FieldError[]; pruned: string[] } {
-  const admitted = structuredClone(object);
+  const admitted = cloneJson(object);
   const pruned: string[] = [];
   const errors = admit(schema, admitted, pruned);
   return { object: admitted, errors, pruned };

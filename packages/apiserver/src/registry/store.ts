@@ -3,6 +3,7 @@ import {
   encodeContinueToken,
   type FieldError,
   type FieldSelector,
+  formatTime,
   type KubeObject,
   type LabelSelector,
   type ListOptions,
@@ -22,6 +23,7 @@ import {
 import {
   CompactedError,
   ConflictError,
+  FutureRevisionError,
   KeyExistsError,
   type KeyValue,
   NotFoundError,
@@ -36,9 +38,10 @@ import {
   newUid,
   ORPHAN_FINALIZER,
   specChanged,
-  timestamp,
 } from './metadata.ts';
 import { apiVersionOf, listPrefix, objectKey, type ResourceDefinition, resourcePrefix } from './resource.ts';
+import { cloneJson, isObject } from '@certkit/apimachinery';
+import { objectMetaTypeError } from './go-types.ts';
 import { rememberStoredValue } from './stored-json.ts';
 import { applySchemaFor, updateManagedFields } from './managed-fields.ts';
 import {
@@ -104,9 +107,16 @@ export interface StoreContext {
   afterWrite?(def: ResourceDefinition, obj: StoredObject): void;
   /**
    * Validating admission beyond the schema (what a validating webhook does in a real cluster): field errors
-   * refuse the write with 422. Runs on create and on updates of the main resource.
+   * refuse the write with 422. Runs on create and on every update, with the stored object as `old`; a
+   * status subresource update says so in `subresource` (AdmissionRequest.subResource): a webhook registered
+   * for every subresource, as cert-manager's is, sees those too and judges them by what a status may change.
    */
-  admit?(def: ResourceDefinition, obj: StoredObject, old: StoredObject | undefined): FieldError[];
+  admit?(
+    def: ResourceDefinition,
+    obj: StoredObject,
+    old: StoredObject | undefined,
+    subresource?: string,
+  ): FieldError[];
 }
 
 /** The members a stored value begins with, in order (see ObjectStore.encode). */
@@ -298,6 +308,12 @@ export class ObjectStore {
       }
     } catch (err) {
       if (err instanceof CompactedError) throw this.expired(options, prefix);
+      // Exact (or a continue token) at a revision not written yet: as kube-apiserver, wait briefly for it and
+      // then answer 504 "Too large resource version" (storage's listReadError), rather than fail.
+      if (err instanceof FutureRevisionError && items.length === 0) {
+        await this.waitForRevision(err.requestedRevision);
+        return this.list(namespace, options);
+      }
       throw err;
     }
     const result: ListResult = { items, resourceVersion: String(revision) };
@@ -315,9 +331,13 @@ export class ObjectStore {
     matches: (obj: StoredObject) => boolean,
   ): Promise<ListResult> {
     const key = this.key(namespace, name);
-    const page = await this.storage.range(key, { revision, limit: 1 }).catch((err) => {
+    const page = await this.storage.range(key, { revision, limit: 1 }).catch(async (err) => {
       if (err instanceof CompactedError)
         throw newExpired('The resourceVersion for the provided list is too old.');
+      if (err instanceof FutureRevisionError) {
+        await this.waitForRevision(err.requestedRevision);
+        return this.storage.range(key, { revision, limit: 1 });
+      }
       throw err;
     });
     const kv = page.kvs.find((k) => k.key === key);
@@ -365,7 +385,7 @@ export class ObjectStore {
   ): Promise<StoredObject> {
     const def = this.def;
     this.checkTypeMeta(input, version);
-    const obj = (inputOwned ? input : structuredClone(input)) as StoredObject;
+    const obj = (inputOwned ? input : cloneJson(input)) as StoredObject;
     obj.metadata = { ...(obj.metadata ?? {}) };
     const meta = obj.metadata;
     if (def.namespaced) {
@@ -381,7 +401,7 @@ export class ObjectStore {
     obj.apiVersion = this.apiVersion;
     obj.kind = def.kind;
     meta.uid = newUid();
-    meta.creationTimestamp = timestamp();
+    meta.creationTimestamp = formatTime(new Date());
     delete meta.resourceVersion;
     delete meta.deletionTimestamp;
     delete meta.deletionGracePeriodSeconds;
@@ -404,7 +424,10 @@ export class ObjectStore {
         : obj;
     errors.push(...validateObjectMeta(named, def.namespaced, this.nameValidator()));
     if (def.validate) errors.push(...def.validate(obj, undefined, version));
-    if (this.context.admit) errors.push(...this.context.admit(def, obj, undefined));
+    // Validating admission (cert-manager's webhook) sees only objects the schema and the generic checks
+    // passed, as in kube-apiserver, where webhooks run after the strategy's validation: it may then rely on
+    // the schema's types.
+    if (this.context.admit && errors.length === 0) errors.push(...this.context.admit(def, obj, undefined));
     if (errors.length > 0)
       throw newInvalid(def.group, def.kind, meta.name ?? meta.generateName ?? '', errors);
     def.onCreate?.(obj);
@@ -420,7 +443,32 @@ export class ObjectStore {
     return this.def.resource === 'namespaces' ? dns1123Label : dns1123Subdomain;
   }
 
+  /**
+   * The decode kube-apiserver does before anything else: apiVersion, kind and metadata of the wrong JSON type
+   * are a 400 with Go's decoding error (handlers' transformDecodeError), never seen by the checks after it.
+   */
+  private checkDecodable(input: KubeObject, version: string): void {
+    if (!isObject(input)) {
+      throw newBadRequest(
+        `the object provided is unrecognized (must be of type ${this.def.kind}): json: cannot unmarshal ${Array.isArray(input) ? 'array' : typeof input} into Go value of type map[string]interface {}`,
+      );
+    }
+    const err = objectMetaTypeError(input, this.def.custom ? undefined : this.def.kind);
+    if (err === undefined) return;
+    if (err.startsWith("couldn't get version/kind")) {
+      const text = JSON.stringify(input);
+      const summary = text.length > 30 ? `${text.slice(0, 30)} ...` : text;
+      throw newBadRequest(
+        `the object provided is unrecognized (must be of type ${this.def.kind}): ${err} (${summary})`,
+      );
+    }
+    throw newBadRequest(
+      `${this.def.kind} in version "${version}" cannot be handled as a ${this.def.kind}: ${err}`,
+    );
+  }
+
   private checkTypeMeta(input: KubeObject, version: string): void {
+    this.checkDecodable(input, version);
     // What nearly every request sends: its type at the storage version.
     if (input.apiVersion === this.apiVersion && input.kind === this.def.kind) return;
     const expected = apiVersionOf(this.def, version);
@@ -510,16 +558,14 @@ export class ObjectStore {
       // (admission re-prunes and re-defaults them, which leaves them as they were stored). Otherwise
       // current is the caller's too, and copied whole.
       obj =
-        currentValue === undefined
-          ? structuredClone(current)
-          : { ...current, metadata: { ...current.metadata } };
-      if ('status' in input) obj.status = owned ? input.status : structuredClone(input.status);
+        currentValue === undefined ? cloneJson(current) : { ...current, metadata: { ...current.metadata } };
+      if ('status' in input) obj.status = owned ? input.status : cloneJson(input.status);
       else delete obj.status;
     } else {
-      obj = (owned ? input : structuredClone(input)) as StoredObject;
+      obj = (owned ? input : cloneJson(input)) as StoredObject;
       obj.metadata = { ...(obj.metadata ?? {}) };
       if (def.statusSubresource) {
-        if ('status' in current) obj.status = structuredClone(current.status);
+        if ('status' in current) obj.status = cloneJson(current.status);
         else delete obj.status;
       }
     }
@@ -559,8 +605,9 @@ export class ObjectStore {
     errors.push(...validateObjectMeta(obj, def.namespaced, this.nameValidator()));
     errors.push(...validateObjectMetaUpdate(obj, current));
     if (def.validate) errors.push(...def.validate(obj, current, version));
-    if (this.context.admit && options.subresource !== 'status')
-      errors.push(...this.context.admit(def, obj, current));
+    // As on create: admission only sees objects that passed the schema and the generic checks.
+    if (this.context.admit && errors.length === 0)
+      errors.push(...this.context.admit(def, obj, current, options.subresource));
     if (errors.length > 0) throw newInvalid(def.group, def.kind, meta.name ?? '', errors);
     if (options.applied && incomingFields) meta.managedFields = incomingFields;
     else if (
@@ -628,6 +675,8 @@ export class ObjectStore {
     options: WriteOptions & { version?: string } = {},
   ): Promise<StoredObject> {
     const version = options.version ?? this.def.versions[0];
+    // Before its metadata is read for the name and the precondition.
+    this.checkDecodable(input, version);
     const inputMeta = (input.metadata ?? {}) as StoredObject['metadata'];
     if (inputMeta.name !== undefined && inputMeta.name !== name) {
       throw newBadRequest(
@@ -769,7 +818,7 @@ export class ObjectStore {
     if (finalizers.length > 0) next.metadata.finalizers = finalizers;
     else delete next.metadata.finalizers;
     if (this.held(next) && !next.metadata.deletionTimestamp) {
-      next.metadata.deletionTimestamp = timestamp();
+      next.metadata.deletionTimestamp = formatTime(new Date());
       next.metadata.deletionGracePeriodSeconds = 0;
       if (this.def.tracksGeneration && (next.metadata.generation ?? 0) > 0) next.metadata.generation! += 1;
       if (this.def.resource === 'namespaces')

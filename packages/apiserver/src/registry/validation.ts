@@ -161,7 +161,9 @@ export function validateObjectMeta(
       detail: `may not be more than ${TOTAL_ANNOTATION_SIZE_LIMIT} bytes`,
     });
   }
-  (meta.ownerReferences ?? []).forEach((ref, i) => {
+  // Members are of their Go types by now (ObjectStore.checkDecodable); a null item decodes to Go's zero value.
+  (meta.ownerReferences ?? []).forEach((item, i) => {
+    const ref = item ?? {};
     const field = `metadata.ownerReferences[${i}]`;
     if (!ref.apiVersion)
       errs.push({
@@ -192,7 +194,7 @@ export function validateObjectMeta(
         detail: 'uid must not be empty',
       });
   });
-  const controllers = (meta.ownerReferences ?? []).filter((r) => r.controller).length;
+  const controllers = (meta.ownerReferences ?? []).filter((r) => r?.controller).length;
   if (controllers > 1) {
     errs.push({
       type: 'FieldValueInvalid',
@@ -201,7 +203,8 @@ export function validateObjectMeta(
       detail: 'Only one reference can have Controller set to true',
     });
   }
-  (meta.finalizers ?? []).forEach((f, i) => {
+  (meta.finalizers ?? []).forEach((item, i) => {
+    const f = item ?? '';
     for (const msg of qualifiedName(f)) {
       errs.push({ type: 'FieldValueInvalid', field: `metadata.finalizers[${i}]`, value: f, detail: msg });
     }

@@ -11,7 +11,6 @@ import {
   isNotFound,
   PRIVATE_DIR_MODE,
   PRIVATE_FILE_MODE,
-  PUBLIC_FILE_MODE,
   writeFileAtomic,
 } from './files.ts';
 
@@ -58,7 +57,9 @@ interface LoadedCa {
 }
 
 /**
- * Returns a CA and a serving certificate/key for the API server, kept in `dir/pki`.
+ * Returns a CA and a serving certificate/key for the API server, kept in `dir/pki`. Certificates are public,
+ * but they are kept owner-only like the keys: nothing in the data dir is other users' business (the kubeconfig
+ * carries the CA for clients).
  *
  * The CA is created once and kept for as long as it is usable, because every kubeconfig handed out trusts it.
  * The serving certificate is cheap to replace, so it is reissued from that CA whenever it is unusable, close to
@@ -83,7 +84,7 @@ export async function ensureServingCertificates(dir: string, hosts: string[]): P
     const created = await createCa(now);
     // Key first: a crash in between leaves a key/cert mismatch, which the next start detects and repairs.
     await writeFileAtomic(paths.caKey, created.keyPem, PRIVATE_FILE_MODE);
-    await writeFileAtomic(paths.caCert, created.certPem, PUBLIC_FILE_MODE);
+    await writeFileAtomic(paths.caCert, created.certPem, PRIVATE_FILE_MODE);
     ca = await parseCa(created.certPem, created.keyPem);
   }
 
@@ -92,7 +93,7 @@ export async function ensureServingCertificates(dir: string, hosts: string[]): P
 
   const serving = await createServing(ca, names, now);
   await writeFileAtomic(paths.key, serving.keyPem, PRIVATE_FILE_MODE);
-  await writeFileAtomic(paths.cert, serving.certPem, PUBLIC_FILE_MODE);
+  await writeFileAtomic(paths.cert, serving.certPem, PRIVATE_FILE_MODE);
   return { caCertPem: ca.certPem, ...serving };
 }
 

@@ -5,7 +5,6 @@ import { basename, dirname, join } from 'node:path';
 /** Owner-only: these directories hold private keys and the admin token. */
 export const PRIVATE_DIR_MODE = 0o700;
 export const PRIVATE_FILE_MODE = 0o600;
-export const PUBLIC_FILE_MODE = 0o644;
 
 /**
  * Writes `data` to a fresh temp file beside `path`, created with `mode` from the start so a secret is never

@@ -43,17 +43,21 @@ async function readToken(path: string): Promise<string | undefined> {
 }
 
 /**
- * Whether an Authorization header carries `expected` as a bearer token.
- *
- * Parsed like kube-apiserver's bearer token authenticator: the header is trimmed, the scheme compared
- * case-insensitively, and the token is the second space-separated field.
+ * The bearer token of an Authorization header, parsed like kube-apiserver's bearer token authenticator: the
+ * header is trimmed, the scheme compared case-insensitively, and the token is the second space-separated field.
  */
-export function tokenMatches(expected: string, authorizationHeader: string | undefined): boolean {
-  if (!expected || authorizationHeader === undefined) return false;
+export function bearerToken(authorizationHeader: string | undefined): string | undefined {
+  if (authorizationHeader === undefined) return undefined;
   const parts = authorizationHeader.trim().split(' ');
-  if (parts.length < 2 || parts[0].toLowerCase() !== 'bearer') return false;
-  const presented = parts[1];
-  if (!presented) return false;
+  if (parts.length < 2 || parts[0].toLowerCase() !== 'bearer') return undefined;
+  return parts[1] || undefined;
+}
+
+/** Whether an Authorization header carries `expected` as a bearer token. */
+export function tokenMatches(expected: string, authorizationHeader: string | undefined): boolean {
+  if (!expected) return false;
+  const presented = bearerToken(authorizationHeader);
+  if (presented === undefined) return false;
   return constantTimeEqual(presented, expected);
 }
 

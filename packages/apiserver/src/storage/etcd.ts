@@ -58,6 +58,7 @@ import { EventDelivery } from './delivery.ts';
 import {
   CompactedError,
   ConflictError,
+  FutureRevisionError,
   KeyExistsError,
   type KeyValue,
   NotFoundError,
@@ -443,7 +444,9 @@ export class EtcdStorage implements Storage {
       return new CompactedError(requested, await this.compactedRevision());
     }
     if (message.includes(FUTURE)) {
-      return new StorageError(`required revision ${requested} is a future revision`, { cause: err });
+      return new FutureRevisionError(requested, `required revision ${requested} is a future revision`, {
+        cause: err,
+      });
     }
     return err;
   }

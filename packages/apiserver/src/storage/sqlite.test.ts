@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { spawnSync } from 'node:child_process';
+import { mkdtemp, readdir, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
@@ -98,6 +99,74 @@ describe('sqlite storage', () => {
       assert.equal(mode.journal_mode, 'wal');
     } finally {
       await f.cleanup();
+    }
+  });
+
+  it('commits with synchronous=FULL unless told NORMAL: acknowledged writes survive a power loss', async () => {
+    const dir = await tempDir();
+    try {
+      const durable = SqliteStorage.open(join(dir, 'full.db'));
+      const fast = SqliteStorage.open(join(dir, 'normal.db'), { synchronous: 'NORMAL' });
+      const memory = SqliteStorage.open(':memory:');
+      try {
+        // PRAGMA synchronous of the connection that commits: 2 is FULL, 1 NORMAL.
+        assert.equal(await durable.synchronous(), 2);
+        assert.equal(await fast.synchronous(), 1);
+        assert.equal(await memory.synchronous(), 2);
+      } finally {
+        await Promise.all([durable.close(), fast.close(), memory.close()]);
+      }
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('creates the database, its WAL and shared memory owner-only, even with umask 000', async () => {
+    const dir = await tempDir();
+    const umask = process.umask(0);
+    try {
+      const path = join(dir, 'state.db');
+      const modes = async () =>
+        Object.fromEntries(
+          await Promise.all(
+            (await readdir(dir)).map(async (name) => [
+              name,
+              ((await stat(join(dir, name))).mode & 0o777).toString(8),
+            ]),
+          ),
+        );
+      let s = SqliteStorage.open(path);
+      await s.create('/registry/secrets/default/a', '{"data":{"k":"c2VjcmV0"}}');
+      assert.deepEqual(await modes(), { 'state.db': '600', 'state.db-wal': '600', 'state.db-shm': '600' });
+      // A checkpoint truncates the WAL; closing removes it and the next open makes both anew.
+      await s.compact(await s.currentRevision());
+      await s.close();
+      s = SqliteStorage.open(path);
+      await s.create('/registry/secrets/default/b', '{}');
+      assert.deepEqual(await modes(), { 'state.db': '600', 'state.db-wal': '600', 'state.db-shm': '600' });
+      await s.close();
+    } finally {
+      process.umask(umask);
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('runs its writer thread in a process started with flags of its own, and keeps the process alive until closed', async () => {
+    const dir = await tempDir();
+    try {
+      // Nothing else keeps this process alive: an idle writer thread must not, a busy one must.
+      const script = `
+        const { SqliteStorage } = await import(${JSON.stringify(new URL('./sqlite.ts', import.meta.url).href)});
+        const s = SqliteStorage.open(${JSON.stringify(join(dir, 'state.db'))});
+        const revision = await s.create('/registry/secrets/default/a', '{}');
+        await s.close();
+        console.log('closed after', revision);`;
+      const child = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' });
+      assert.equal(child.stderr, '');
+      assert.equal(child.stdout, 'closed after 2\n');
+      assert.equal(child.status, 0);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
     }
   });
 
@@ -311,7 +380,7 @@ describe('sqlite storage', () => {
       const first = await storage.create('/registry/secrets/default/a', '{}');
       const writes = [
         storage.create('/registry/secrets/default/b', '{}'),
-        // Not text: SQLite refuses to bind it, an unexpected failure rather than a refusal.
+        // Not text: an unexpected failure rather than a refusal.
         storage.create('/registry/secrets/default/bad', {} as unknown as string),
         storage.create('/registry/secrets/default/c', '{}'),
       ];

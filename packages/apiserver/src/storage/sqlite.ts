@@ -4,29 +4,35 @@
  *
  * Unlike kine we are the only writer, so watches are fed by an in-process broadcast on commit instead of polling
  * the table, and the current revision is kept in memory. Opening the same database from two processes (or two
- * SqliteStorage instances) at once is unsupported: the second writer would be detected on its first clashing
- * insert, but watchers of the first would never see its writes.
+ * SqliteStorage instances) at once is unsupported: the second writer would be detected when it commits its first
+ * clashing insert (failing that group), but watchers of the first would never see its writes. The CLI locks the
+ * data dir against a second server.
  *
- * Writes are committed in groups: every write made in one turn of the event loop joins one transaction, which
- * commits when the turn ends (setImmediate), and only then are the writes acknowledged and broadcast. A busy
- * server handles many requests per turn, and a commit (appending the changed pages to the WAL, checkpointing
- * it now and then) costs far more than the write itself: shared pages (table and index pages) are written once
- * per group instead of once per write. Reads and history only see committed revisions, so nothing uncommitted
- * is ever visible outside the writes themselves; a get of a key written in the open group waits for the group
- * to end, so it answers as a read made after that write (a retry after a conflict sees what it conflicted with).
+ * Writes are committed in groups, by a writer with a connection of its own, on a thread of its own
+ * (sqlite-writer.ts). Writes made while the writer commits a group join the open group, which goes to the writer
+ * as soon as it is free (and not before the turn of the event loop that opened it has ended); only once its
+ * group has committed is a write acknowledged and broadcast. A commit (appending the changed pages to the WAL,
+ * fsyncing it with synchronous=FULL, checkpointing now and then) costs far more than the write itself: shared
+ * pages are written, and the disk waited for, once per group instead of once per write, and the event loop
+ * serves requests meanwhile. Reads and history only see committed revisions, so nothing uncommitted is ever
+ * visible outside the writes themselves; a get of a key with an uncommitted write waits for its group, so it
+ * answers as a read made after that write (a retry after a conflict sees what it conflicted with).
  *
  * The newest rows of recently written keys are also kept in memory (latest-rows.ts), so that reading an object
  * just written, and checking the revision an update is guarded by, need no query.
  */
 
 import { Buffer } from 'node:buffer';
+import { closeSync, openSync } from 'node:fs';
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
-import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import { EventDelivery } from './delivery.ts';
 import { type LatestRow, LatestRows } from './latest-rows.ts';
+import { type LogRow, SqliteWriter, type WriterFailure, type WriterRequest } from './sqlite-writer.ts';
+import { InlineWriter, ThreadWriter, type WriterClient } from './sqlite-writer-client.ts';
 import {
   CompactedError,
   ConflictError,
+  FutureRevisionError,
   KeyExistsError,
   type KeyValue,
   NotFoundError,
@@ -40,14 +46,18 @@ import {
   type WatchListener,
 } from './types.ts';
 
+export type SqliteSynchronous = 'FULL' | 'NORMAL';
+
 export interface SqliteStorageOptions {
   /** How long a statement waits for a lock held by another connection, in ms (default 5000). */
   busyTimeoutMs?: number;
   /**
-   * SQLite's synchronous pragma (default NORMAL). In WAL mode NORMAL never corrupts the database; a power loss
-   * may lose the last commits. FULL also fsyncs every commit, at a large cost in write throughput.
+   * SQLite's synchronous pragma (default FULL). FULL fsyncs the WAL before a commit returns, so a write is
+   * acknowledged only once it would survive a power loss, as etcd does; one fsync per group commit keeps the
+   * cost low. NORMAL leaves the fsync to checkpoints: the database is never corrupted, but a power loss (not a
+   * process crash) may lose the last acknowledged writes.
    */
-  synchronous?: 'NORMAL' | 'FULL';
+  synchronous?: SqliteSynchronous;
   /** History rows a catching-up watch reads per step before yielding to the event loop (default 500). */
   watchBatchSize?: number;
   /** Revisions compacted per transaction, so that writers are not held up for long (default 1000). */
@@ -116,6 +126,15 @@ function storedRevision(db: DatabaseSync, compactedRevision: number): number {
   return Math.max(newest, sequence, compactedRevision, 1);
 }
 
+/**
+ * Creates the database file owner-only (0600) unless it exists. SQLite would create it 0644 less the umask,
+ * and it gives the -wal and -shm files it creates (and recreates, after a restart) the database file's mode,
+ * whatever the umask: so this one file decides who can read every value, Secrets included.
+ */
+function createOwnerOnly(path: string): void {
+  closeSync(openSync(path, 'a', 0o600));
+}
+
 /** Sorts after every TEXT value in SQLite, so it bounds the range of the empty prefix. */
 const AFTER_ALL_TEXT = new Uint8Array([0xff]);
 
@@ -155,31 +174,39 @@ function toKeyValue(key: string, row: LatestRow): KeyValue {
 
 const SQLITE_CONSTRAINT = 19;
 
-function isConstraintError(err: unknown): boolean {
-  const code = (err as { errcode?: unknown } | null)?.errcode;
+/** The store's error for a writer's failure: a clash with another writer of the file is told apart. */
+function toStorageError(failure: WriterFailure, group: Group): StorageError {
   // Extended result codes (SQLITE_CONSTRAINT_UNIQUE, _PRIMARYKEY) keep the primary code in the low byte.
-  return typeof code === 'number' && (code & 0xff) === SQLITE_CONSTRAINT;
+  if (failure.errcode !== undefined && (failure.errcode & 0xff) === SQLITE_CONSTRAINT) {
+    const keys = [...group.latest.keys()].slice(0, 3).join(', ');
+    return new StorageError(
+      `write to ${keys} clashed with another writer of the database: ${failure.message}`,
+    );
+  }
+  return new StorageError(failure.message);
 }
 
-/** A write in the open group transaction, acknowledged (or failed) when the group commits. */
+/** A write in a group, acknowledged (or failed) when the group commits. */
 interface PendingWrite {
   event: StorageEvent;
   resolve(event: StorageEvent): void;
   reject(err: unknown): void;
 }
 
-/** Refusals decided before anything is written: they leave the group transaction as it was. */
-function isRefusal(err: unknown): boolean {
-  return (
-    err instanceof KeyExistsError ||
-    err instanceof NotFoundError ||
-    err instanceof ConflictError ||
-    err instanceof ClashError
-  );
+/** Writes committed together: the open group collects them while the one before it commits. */
+interface Group {
+  writes: PendingWrite[];
+  rows: LogRow[];
+  /** Each key's newest row in this group, tombstones included: what later writes of the key build on. */
+  latest: Map<string, LatestRow>;
+  /** Set once the turn that opened the group has ended: from then on it may be sent to the writer. */
+  ready: boolean;
 }
 
-/** A write that clashed with another writer's row: the failed INSERT is undone by SQLite on its own. */
-class ClashError extends StorageError {}
+/** Refusals decided before anything is written: they leave the group as it was. */
+function isRefusal(err: unknown): boolean {
+  return err instanceof KeyExistsError || err instanceof NotFoundError || err instanceof ConflictError;
+}
 
 interface HistoryBatch {
   events: StorageEvent[];
@@ -196,46 +223,59 @@ interface WatchSource {
   remove(watch: SqliteWatch): void;
 }
 
+/** A request for the writer other than a group, waiting for its turn. */
+interface QueuedRequest {
+  request: WriterRequest;
+  done: PromiseWithResolvers<number | string | undefined>;
+}
+
+/** Databases without a file of their own, which only the store's connection can reach. */
+function isInMemory(path: string): boolean {
+  return path === '' || path === ':memory:' || path.startsWith('file:');
+}
+
 export class SqliteStorage implements Storage {
   readonly #db: DatabaseSync;
+  readonly #writer: WriterClient;
   readonly #watchBatchSize: number;
   readonly #compactBatchSize: number;
   /** The committed revision: what reads, history and watchers see. */
   #revision: number;
-  /** The revision of the last write, committed or in the open group (>= #revision). */
+  /** The revision of the last write, committed or not (>= #revision). */
   #lastRevision: number;
-  /** Writes in the open group transaction, in revision order. */
-  #pending: PendingWrite[] = [];
-  /** Keys written in the open group. */
-  #pendingKeys = new Set<string>();
-  /** The newest row (committed or not) of recently written live keys; tombstones are never kept. */
+  /** The group collecting writes; sent to the writer once its turn ended and the writer is free. */
+  #open: Group | undefined;
+  /** The group the writer is committing. */
+  #committing: Group | undefined;
+  /** Whether the writer is carrying out a request (a group or a queued one). */
+  #writerBusy = false;
+  readonly #queued: QueuedRequest[] = [];
+  /** The newest rows (committed or not) of recently written live keys; tombstones are never kept. */
   readonly #latestRows: LatestRows;
-  /** Settles when the open group has committed or failed, for reads of its keys (created on demand). */
+  /** Settles whenever a group committed or failed, for reads of its keys (created on demand). */
   #groupEnd: PromiseWithResolvers<void> | undefined;
-  #commitScheduled = false;
+  #dispatchScheduled = false;
   #compactedRevision: number;
+  /** The revision a compaction step in progress compacts to (0 when none is). */
+  #compactingTo = 0;
+  /** Compactions run one after the other: each reads the watermark the one before it left. */
+  #compaction: Promise<void> = Promise.resolve();
   #closed = false;
+  #closing: Promise<void> | undefined;
   readonly #watchers = new Set<SqliteWatch>();
   readonly #source: WatchSource = {
     readHistory: (prefix, end, afterRevision) => this.#readHistory(prefix, end, afterRevision),
     revision: () => this.#revision,
-    compactedRevision: () => this.#compactedRevision,
+    compactedRevision: () => this.#readableFrom(),
     closed: () => this.#closed,
     remove: (watch) => this.#watchers.delete(watch),
   };
 
-  readonly #begin: StatementSync;
-  readonly #commit: StatementSync;
-  readonly #rollback: StatementSync;
   readonly #latest: StatementSync;
   readonly #latestCommitted: StatementSync;
-  readonly #insert: StatementSync;
   readonly #range: StatementSync;
   readonly #count: StatementSync;
   readonly #history: StatementSync;
-  readonly #compactSuperseded: StatementSync;
-  readonly #compactTombstones: StatementSync;
-  readonly #setMeta: StatementSync;
 
   static open(path: string, options: SqliteStorageOptions = {}): SqliteStorage {
     return new SqliteStorage(path, options);
@@ -245,11 +285,15 @@ export class SqliteStorage implements Storage {
     this.#watchBatchSize = options.watchBatchSize ?? 500;
     this.#compactBatchSize = options.compactBatchSize ?? 1000;
     this.#latestRows = new LatestRows(options.latestRowsChars ?? 4 * 1024 * 1024);
-    const db = new DatabaseSync(path, { timeout: options.busyTimeoutMs ?? 5000 });
+    const inMemory = isInMemory(path);
+    if (!inMemory) createOwnerOnly(path);
+    const busyTimeoutMs = options.busyTimeoutMs ?? 5000;
+    const synchronous = options.synchronous === 'NORMAL' ? 'NORMAL' : 'FULL';
+    const db = new DatabaseSync(path, { timeout: busyTimeoutMs });
     this.#db = db;
     try {
       db.exec('PRAGMA journal_mode = WAL');
-      db.exec(`PRAGMA synchronous = ${options.synchronous === 'FULL' ? 'FULL' : 'NORMAL'}`);
+      db.exec(`PRAGMA synchronous = ${synchronous}`);
       db.exec('BEGIN IMMEDIATE');
       try {
         const version = (db.prepare('PRAGMA user_version').get() as { user_version: number }).user_version;
@@ -271,20 +315,12 @@ export class SqliteStorage implements Storage {
       this.#revision = storedRevision(db, this.#compactedRevision);
       this.#lastRevision = this.#revision;
 
-      this.#begin = db.prepare('BEGIN IMMEDIATE');
-      this.#commit = db.prepare('COMMIT');
-      this.#rollback = db.prepare('ROLLBACK');
       this.#latest = db.prepare(
         'SELECT id, create_revision, deleted, value FROM log WHERE name = ? ORDER BY id DESC LIMIT 1',
       );
-      // Reads see committed revisions only: writes of an open group are not there yet.
+      // Reads see acknowledged revisions only: a group the writer is committing is not there yet.
       this.#latestCommitted = db.prepare(
         'SELECT id, create_revision, deleted, value FROM log WHERE name = ? AND id <= ? ORDER BY id DESC LIMIT 1',
-      );
-      // The id is given rather than generated so a create can record it as its own create_revision in one
-      // statement; it also makes a write from an unexpected second writer fail on the primary key.
-      this.#insert = db.prepare(
-        'INSERT INTO log (id, name, created, deleted, create_revision, prev_revision, value) VALUES (?, ?, ?, ?, ?, ?, ?)',
       );
       this.#range = db.prepare(
         `SELECT k.name, k.id, k.create_revision, k.value ${VISIBLE_AT} ORDER BY k.name LIMIT ?4`,
@@ -301,17 +337,20 @@ export class SqliteStorage implements Storage {
          ORDER BY k.id LIMIT ?4`,
         { returnArrays: true },
       );
-      this.#compactSuperseded = db.prepare(
-        'DELETE FROM log WHERE id IN (SELECT prev_revision FROM log WHERE id > ?1 AND id <= ?2 AND prev_revision > 0)',
-      );
-      this.#compactTombstones = db.prepare('DELETE FROM log WHERE id > ?1 AND id <= ?2 AND deleted = 1');
-      this.#setMeta = db.prepare(
-        'INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value',
-      );
+      const writerOptions = { synchronous, busyTimeoutMs } as const;
+      this.#writer = inMemory
+        ? new InlineWriter(new SqliteWriter(db, writerOptions))
+        : new ThreadWriter(path, writerOptions);
     } catch (err) {
       db.close();
       throw err;
     }
+  }
+
+  /** PRAGMA synchronous as the writer's connection reports it: 2 is FULL, 1 NORMAL. */
+  async synchronous(): Promise<number> {
+    this.#checkOpen();
+    return Number(await this.#request({ kind: 'synchronous' }));
   }
 
   async currentRevision(): Promise<number> {
@@ -326,13 +365,17 @@ export class SqliteStorage implements Storage {
 
   async get(key: string): Promise<KeyValue | undefined> {
     this.#checkOpen();
-    if (this.#pendingKeys.has(key)) {
+    // A write of the key is not committed yet: answer as a read made after it (a retry after a conflict then
+    // sees what it conflicted with). Only that write is waited for, not the ones after it: a key written in
+    // every group would keep a read waiting forever.
+    const unwritten = this.#pendingRow(key)?.id;
+    while (unwritten !== undefined && this.#revision < unwritten && this.#pendingRow(key) !== undefined) {
       this.#groupEnd ??= Promise.withResolvers();
       await this.#groupEnd.promise;
       this.#checkOpen();
     }
     let row = this.#latestRow(key);
-    // A newer write of the key is in the open group: reads see committed revisions only.
+    // A newer write of the key is in a group that has not committed: reads see committed revisions only.
     if (row !== undefined && row.id > this.#revision) {
       row = this.#latestCommitted.get(key, this.#revision) as LatestRow | undefined;
     }
@@ -343,11 +386,12 @@ export class SqliteStorage implements Storage {
     this.#checkOpen();
     const revision = options.revision && options.revision > 0 ? options.revision : this.#revision;
     if (revision > this.#revision) {
-      throw new StorageError(
+      throw new FutureRevisionError(
+        revision,
         `required revision ${revision} is a future revision (current ${this.#revision})`,
       );
     }
-    if (revision < this.#compactedRevision) throw new CompactedError(revision, this.#compactedRevision);
+    if (revision < this.#readableFrom()) throw new CompactedError(revision, this.#readableFrom());
     const end = prefixEnd(prefix);
     const start = options.startKey && compareKeys(options.startKey, prefix) > 0 ? options.startKey : prefix;
     const limit = options.limit && options.limit > 0 ? options.limit : 0;
@@ -441,36 +485,50 @@ export class SqliteStorage implements Storage {
     if (revision > this.#revision) {
       throw new StorageError(`cannot compact to future revision ${revision} (current ${this.#revision})`);
     }
+    const run = this.#compaction.then(() => this.#compactTo(revision));
+    this.#compaction = run.catch(() => {});
+    return run;
+  }
+
+  async #compactTo(revision: number): Promise<void> {
     let compacted = false;
     while (this.#compactedRevision < revision) {
       this.#checkOpen();
-      // Re-read each round: a concurrent compact() may have moved the watermark while we yielded.
       const from = this.#compactedRevision;
       const to = Math.min(revision, from + this.#compactBatchSize);
-      this.#transact(() => {
-        this.#compactSuperseded.run(from, to);
-        this.#compactTombstones.run(from, to);
-        this.#setMeta.run('compact_revision', to);
-      });
+      // While the writer deletes, reads and watches from the revisions it deletes are refused rather than
+      // answered from a half-compacted log.
+      this.#compactingTo = to;
+      try {
+        await this.#request({ kind: 'compact', from, to });
+      } finally {
+        this.#compactingTo = 0;
+      }
       this.#compactedRevision = to;
       compacted = true;
-      if (to < revision) await yieldToEventLoop();
     }
-    if (compacted && !this.#closed) {
-      // Deleted pages only shrink the WAL at a checkpoint; TRUNCATE also resets the file (as kine does).
-      this.#db.exec('PRAGMA wal_checkpoint(TRUNCATE)');
-    }
+    if (compacted && !this.#closed) await this.#request({ kind: 'checkpoint' });
   }
 
-  async close(): Promise<void> {
-    if (this.#closed) return;
-    // Writes of the open group are committed (and acknowledged) rather than lost.
-    this.#commitGroup();
+  close(): Promise<void> {
+    this.#closing ??= this.#close();
+    return this.#closing;
+  }
+
+  async #close(): Promise<void> {
     this.#closed = true;
+    // Writes of the open group are committed (and acknowledged) rather than lost.
+    if (this.#open) this.#open.ready = true;
+    this.#dispatch();
+    while (this.#writerBusy) {
+      this.#groupEnd ??= Promise.withResolvers();
+      await this.#groupEnd.promise;
+    }
     const err = new UnavailableError('storage is closed');
     for (const watch of this.#watchers) watch.fail(err);
     this.#watchers.clear();
     this.#latestRows.clear();
+    await this.#writer.close();
     this.#db.close();
   }
 
@@ -500,12 +558,24 @@ export class SqliteStorage implements Storage {
     return { events, complete: rows.length < this.#watchBatchSize };
   }
 
+  /** The oldest revision reads can be answered at: the compacted one, or the one being compacted to. */
+  #readableFrom(): number {
+    return Math.max(this.#compactedRevision, this.#compactingTo);
+  }
+
   #checkOpen(): void {
     if (this.#closed) throw new UnavailableError('storage is closed');
   }
 
-  /** The key's newest row, committed or in the open group. */
+  /** The key's newest row in a group that has not committed yet. */
+  #pendingRow(key: string): LatestRow | undefined {
+    return this.#open?.latest.get(key) ?? this.#committing?.latest.get(key);
+  }
+
+  /** The key's newest row, committed or not. */
   #latestRow(key: string): LatestRow | undefined {
+    const pending = this.#pendingRow(key);
+    if (pending !== undefined) return pending;
     const kept = this.#latestRows.get(key);
     if (kept !== undefined) return kept;
     const row = this.#latest.get(key) as LatestRow | undefined;
@@ -523,6 +593,7 @@ export class SqliteStorage implements Storage {
     return latest;
   }
 
+  /** Adds a row to the open group. */
   #append(
     id: number,
     key: string,
@@ -532,97 +603,133 @@ export class SqliteStorage implements Storage {
     prevRevision: number,
     value: string,
   ): void {
-    try {
-      this.#insert.run(id, key, created, deleted, createRevision, prevRevision, value);
-    } catch (err) {
-      if (isConstraintError(err)) {
-        throw new ClashError(`write to ${key} clashed with another writer of the database`, { cause: err });
-      }
-      throw err;
+    // Checked here, where the write can still fail alone: the writer would fail the whole group on it.
+    if (typeof key !== 'string' || typeof value !== 'string') {
+      throw new StorageError(`cannot store ${typeof value} at ${String(key)}: keys and values are text`);
     }
+    const group = this.#open!;
+    group.rows.push([id, key, created, deleted, createRevision, prevRevision, value]);
+    const row: LatestRow = { id, create_revision: createRevision, deleted, value };
+    group.latest.set(key, row);
     if (deleted) this.#latestRows.delete(key);
-    else this.#latestRows.set(key, { id, create_revision: createRevision, deleted, value });
+    else this.#latestRows.set(key, row);
   }
 
   /**
-   * Makes one write in the open group transaction (beginning one if there is none) and resolves once the group
-   * committed. A refusal (the key exists, is missing or moved on) writes nothing and leaves the group as it
-   * was; any other failure rolls the whole group back, failing its writes, so a crash or an exception never
-   * leaves half a write.
+   * Makes one write in the open group (opening one if there is none) and resolves once the group committed.
+   * A refusal (the key exists, is missing or moved on) writes nothing and leaves the group as it was; any
+   * other failure fails the whole open group, so an exception never leaves half a write.
    */
   #write(build: () => StorageEvent): Promise<StorageEvent> {
-    if (!this.#db.isTransaction) this.#begin.run();
-    this.#scheduleCommit();
+    const group: Group = (this.#open ??= { writes: [], rows: [], latest: new Map(), ready: false } as Group);
+    this.#scheduleDispatch();
     let event: StorageEvent;
     try {
       event = build();
     } catch (err) {
-      if (!isRefusal(err)) this.#abortGroup(err);
+      if (!isRefusal(err)) this.#failGroups([group], err);
       return Promise.reject(err);
     }
     this.#lastRevision = event.revision;
-    this.#pendingKeys.add(event.key);
-    return new Promise((resolve, reject) => this.#pending.push({ event, resolve, reject }));
+    return new Promise((resolve, reject) => group.writes.push({ event, resolve, reject }));
   }
 
-  #scheduleCommit(): void {
-    if (this.#commitScheduled) return;
-    this.#commitScheduled = true;
+  /** At the end of this turn the open group is complete enough to go: every write the turn made is in. */
+  #scheduleDispatch(): void {
+    if (this.#dispatchScheduled) return;
+    this.#dispatchScheduled = true;
     setImmediate(() => {
-      this.#commitScheduled = false;
-      this.#commitGroup();
+      this.#dispatchScheduled = false;
+      if (this.#open) this.#open.ready = true;
+      this.#dispatch();
     });
   }
 
-  /** Commits the open group, then broadcasts and acknowledges its writes in revision order. */
-  #commitGroup(): void {
-    if (this.#closed || !this.#db.isTransaction) return;
-    const group = this.#pending;
-    this.#pending = [];
-    try {
-      this.#commit.run();
-    } catch (err) {
-      this.#pending = group;
-      this.#abortGroup(err);
-      return;
+  /**
+   * Hands the writer its next request once it is free: the open group if its turn has ended, else a queued
+   * request. Writes made while the writer commits a group all go into the next group.
+   */
+  #dispatch(): void {
+    if (this.#writerBusy) return;
+    const group = this.#open;
+    if (group?.ready) {
+      this.#open = undefined;
+      // A group whose every write was refused has nothing to commit.
+      if (group.writes.length > 0) {
+        this.#committing = group;
+        this.#writerBusy = true;
+        this.#writer.send({ kind: 'group', rows: group.rows }).then(
+          () => this.#committed(group),
+          (failure: WriterFailure) => this.#groupFailed(group, failure),
+        );
+        return;
+      }
     }
-    if (group.length > 0) this.#publish(group.map((write) => write.event));
-    for (const write of group) write.resolve(write.event);
+    const next = this.#queued.shift();
+    if (next === undefined) return;
+    this.#writerBusy = true;
+    this.#writer.send(next.request).then(
+      (value) => {
+        this.#writerBusy = false;
+        next.done.resolve(value);
+        this.#endGroup();
+        this.#dispatch();
+      },
+      (failure: WriterFailure) => {
+        this.#writerBusy = false;
+        next.done.reject(new StorageError(failure.message));
+        this.#endGroup();
+        this.#dispatch();
+      },
+    );
+  }
+
+  /** Runs a request other than a group on the writer, in turn with the groups. */
+  #request(request: WriterRequest): Promise<number | string | undefined> {
+    const done = Promise.withResolvers<number | string | undefined>();
+    this.#queued.push({ request, done });
+    this.#dispatch();
+    return done.promise;
+  }
+
+  /** Publishes and acknowledges a committed group's writes, in revision order. */
+  #committed(group: Group): void {
+    this.#writerBusy = false;
+    this.#committing = undefined;
+    this.#publish(group.writes.map((write) => write.event));
+    for (const write of group.writes) write.resolve(write.event);
+    this.#endGroup();
+    this.#dispatch();
+  }
+
+  /** A group the writer could not commit: the open group, which may build on it, fails with it. */
+  #groupFailed(group: Group, failure: WriterFailure): void {
+    this.#writerBusy = false;
+    this.#committing = undefined;
+    const err = toStorageError(failure, group);
+    this.#failGroups(this.#open ? [group, this.#open] : [group], err);
+    this.#dispatch();
+  }
+
+  /**
+   * Fails the writes of groups that will never commit: none of them happened, and their revisions are free
+   * again. Only the open group, or the committing group with the open one, can fail: the revisions that
+   * remain used are those of the groups before.
+   */
+  #failGroups(groups: Group[], err: unknown): void {
+    for (const group of groups) {
+      if (group === this.#open) this.#open = undefined;
+      for (const key of group.latest.keys()) this.#latestRows.delete(key);
+    }
+    this.#lastRevision = this.#committing?.writes.at(-1)?.event.revision ?? this.#revision;
+    for (const group of groups) for (const write of group.writes) write.reject(err);
     this.#endGroup();
   }
 
-  /** Lets the reads that waited for the group go on. */
+  /** Lets the reads that waited for a group go on. */
   #endGroup(): void {
-    this.#pendingKeys.clear();
     this.#groupEnd?.resolve();
     this.#groupEnd = undefined;
-  }
-
-  /** Rolls the open group back: none of its writes happened, and their revisions are free again. */
-  #abortGroup(err: unknown): void {
-    // SQLite rolls back by itself after some errors (e.g. I/O); a second ROLLBACK would throw.
-    if (this.#db.isTransaction) this.#rollback.run();
-    for (const key of this.#pendingKeys) this.#latestRows.delete(key);
-    const group = this.#pending;
-    this.#pending = [];
-    this.#lastRevision = this.#revision;
-    for (const write of group) write.reject(err);
-    this.#endGroup();
-  }
-
-  /** Runs fn in its own write transaction (after committing any open group), for compaction. */
-  #transact<T>(fn: () => T): T {
-    this.#commitGroup();
-    this.#begin.run();
-    try {
-      const result = fn();
-      this.#commit.run();
-      return result;
-    } catch (err) {
-      // SQLite rolls back by itself after some errors (e.g. I/O); a second ROLLBACK would throw.
-      if (this.#db.isTransaction) this.#rollback.run();
-      throw err;
-    }
   }
 
   /**

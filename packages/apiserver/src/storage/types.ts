@@ -140,5 +140,14 @@ export class CompactedError extends StorageError {
   }
 }
 
+/** A read at a revision the store has not reached yet (etcd's ErrFutureRev). */
+export class FutureRevisionError extends StorageError {
+  readonly requestedRevision: number;
+  constructor(requestedRevision: number, message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.requestedRevision = requestedRevision;
+  }
+}
+
 /** The store cannot be reached (lost connection, closed). */
 export class UnavailableError extends StorageError {}

@@ -1,3 +1,4 @@
+import { formatTime } from '@certkit/apimachinery';
 import type { Storage } from '../storage/types.ts';
 
 /**
@@ -5,15 +6,13 @@ import type { Storage } from '../storage/types.ts';
  * benchmarks can start a server over tens of thousands of objects without creating each through the API.
  */
 
-const timestamp = () => `${new Date().toISOString().slice(0, 19)}Z`;
-
 export async function seedNamespace(storage: Storage, name: string): Promise<void> {
   await storage.create(
     `/registry/core/namespaces/${name}`,
     JSON.stringify({
       apiVersion: 'v1',
       kind: 'Namespace',
-      metadata: { name, uid: `ns-${name}`, creationTimestamp: timestamp() },
+      metadata: { name, uid: `ns-${name}`, creationTimestamp: formatTime(new Date()) },
       spec: { finalizers: ['kubernetes'] },
       status: { phase: 'Active' },
     }),
@@ -35,7 +34,7 @@ export async function seedSecrets(
   count: number,
   options: SeedSecretsOptions = {},
 ): Promise<void> {
-  const now = timestamp();
+  const now = formatTime(new Date());
   const data = options.data ?? { payload: Buffer.alloc(512, 'x').toString('base64') };
   for (let i = 0; i < count; i++) {
     const name = `s-${String(i).padStart(5, '0')}`;

@@ -2,7 +2,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { Agent, request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ApiServer } from '../http/server.ts';
+import type { ConnectionLimits } from '../http/connections.ts';
+import { ApiServer, type ApiServerOptions } from '../http/server.ts';
 import { ensureServingCertificates } from '../security/certificates.ts';
 import { writeKubeconfig } from '../security/kubeconfig.ts';
 import { ensureToken } from '../security/token.ts';
@@ -58,6 +59,12 @@ export interface TestServerOptions {
   waitReady?: boolean;
   /** How long Events live after their last write (default 1 h). */
   eventTtlMs?: number;
+  /** Validating admission, as the CLI wires cert-manager's (ApiServerOptions.admission). */
+  admission?: ApiServerOptions['admission'];
+  /** The server's log sink (default: errors to stderr). */
+  log?: (entry: Record<string, unknown>) => void;
+  /** Bounds on connections before they authenticate (short timeouts make them testable). */
+  connectionLimits?: Partial<ConnectionLimits>;
 }
 
 export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
@@ -78,13 +85,17 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
       token,
       watchCache: options.watchCache ?? true,
       eventTtlMs: options.eventTtlMs,
+      admission: options.admission,
+      connectionLimits: options.connectionLimits,
       watchCacheOptions: {
         ...options.watchCacheOptions,
         ...(options.maxHistory ? { maxHistory: options.maxHistory, minHistory: 1 } : {}),
       },
-      log: (e) => {
-        if (e.level === 'error') console.error('apiserver:', e);
-      },
+      log:
+        options.log ??
+        ((e) => {
+          if (e.level === 'error') console.error('apiserver:', e);
+        }),
     });
   let server = await startServer(0);
   if (options.waitReady ?? true) await waitReady(server);

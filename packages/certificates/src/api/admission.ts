@@ -4,6 +4,7 @@ import type { Certificate, CertificateRequest, ClusterIssuer, Issuer } from './t
 import {
   validateCertificate,
   validateCertificateRequest,
+  validateCertificateRequestStatusUpdate,
   validateClusterIssuer,
   validateIssuer,
 } from './validation.ts';
@@ -12,14 +13,25 @@ import {
  * cert-manager's validating webhook as an admission function: on certkit's own API server invalid
  * cert-manager.io objects are refused with 422 and field paths, as the webhook refuses them in a real cluster.
  * Other kinds are admitted untouched.
+ *
+ * The webhook is registered for every subresource, so status updates come here too (`subresource`
+ * "status"). A status update cannot change the spec or the metadata, so only what it can change is judged:
+ * a CertificateRequest's Approved and Denied conditions. Re-validating a spec there would let a spec stored
+ * before a rule existed (or written where no webhook ran) block the controller from reporting on it.
  */
 export function certManagerAdmission(
   group: string,
   kind: string,
   obj: KubeObject,
   old: KubeObject | undefined,
+  subresource?: string,
 ): FieldError[] {
   if (group !== GROUP) return [];
+  if (subresource === 'status') {
+    if (kind !== Kinds.CertificateRequest || !old) return [];
+    return validateCertificateRequestStatusUpdate(obj as CertificateRequest, old as CertificateRequest);
+  }
+  if (subresource) return [];
   switch (kind) {
     case Kinds.Certificate:
       return validateCertificate(obj as Certificate, old as Certificate | undefined);

@@ -74,7 +74,7 @@ export const Annotations = {
 export const ANNOTATION_PREFIX = 'cert-manager.io/';
 
 export const Labels = {
-  /** Marks Secrets the controller owns; they are cached in full, every other Secret as metadata only (seed 002). */
+  /** Marks Secrets the controller owns; they are cached in full, other Secrets as metadata (docs/adr/0010). */
   partOfCertManagerController: 'controller.cert-manager.io/fao',
   /** Marks the Secret holding the private key for the next issuance. */
   isNextPrivateKeySecret: 'cert-manager.io/next-private-key',
@@ -193,7 +193,7 @@ export const SIGNATURE_ALGORITHMS = [
 export const PKCS12_PROFILES = ['LegacyRC2', 'LegacyDES', 'Modern2023', 'Modern2026'] as const;
 export const OUTPUT_FORMAT_TYPES = ['DER', 'CombinedPEM'] as const;
 export const RENEWAL_POLICIES = ['RenewBefore', 'Disabled'] as const;
-/** Per-Certificate Secret cleanup (seed 003): OnDelete puts an ownerReference on the Secret, Never leaves it off. */
+/** Per-Certificate Secret cleanup (docs/adr/0011): OnDelete puts an ownerReference on the Secret, Never not. */
 export const CLEANUP_POLICIES = ['OnDelete', 'Never'] as const;
 
 export const Defaults = {

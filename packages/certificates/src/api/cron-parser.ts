@@ -11,7 +11,7 @@
  * Errors carry robfig's text, as the webhook shows it.
  */
 
-import { parseGoDuration } from './duration.ts';
+import { parseGoDuration } from '@certkit/apimachinery';
 import {
   type CronSchedule,
   everySchedule,

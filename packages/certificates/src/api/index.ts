@@ -4,5 +4,4 @@ export * from './types.ts';
 export { certManagerCrds } from './crds.ts';
 export * from './defaults.ts';
 export * from './validation.ts';
-export { formatGoDuration, fromMilliseconds, parseGoDuration, toMilliseconds } from './duration.ts';
 export { attributeOid, parseDN, type Attribute, type RelativeDN } from './dn.ts';

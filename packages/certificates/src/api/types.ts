@@ -164,7 +164,7 @@ export interface CertificateSpec {
   additionalOutputFormats?: CertificateAdditionalOutputFormat[];
   nameConstraints?: NameConstraints;
   /**
-   * What happens to the Secret when the Certificate is deleted (seed 003): `OnDelete` gives it an
+   * What happens to the Secret when the Certificate is deleted (docs/adr/0011): `OnDelete` gives it an
    * ownerReference to the Certificate, `Never` does not. Unset means the controller's
    * `--default-secret-cleanup-policy`. An extension to cert-manager, which has no such field.
    */

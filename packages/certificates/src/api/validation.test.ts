@@ -365,6 +365,26 @@ const certificateRules: Record<string, Row[]> = {
       errors: [],
     },
     {
+      name: 'RSA -1 (upstream would take it for the default)',
+      spec: { dnsNames: ['a'], privateKey: { size: -1 } },
+      errors: ['spec.privateKey.size: Invalid value: -1: must be between 2048 and 8192 for rsa keyAlgorithm'],
+    },
+    {
+      name: 'ECDSA -256',
+      spec: { dnsNames: ['a'], privateKey: { algorithm: 'ECDSA', size: -256 } },
+      errors: ['spec.privateKey.size: Unsupported value: -256: supported values: "256", "384", "521"'],
+    },
+    {
+      name: 'Ed25519 -1',
+      spec: { dnsNames: ['a'], privateKey: { algorithm: 'Ed25519', size: -1 } },
+      errors: ['spec.privateKey.size: Invalid value: -1: must not be negative'],
+    },
+    {
+      name: 'size 0 is unset',
+      spec: { dnsNames: ['a'], privateKey: { algorithm: 'ECDSA', size: 0 } },
+      errors: [],
+    },
+    {
       name: 'unknown algorithm',
       spec: { dnsNames: ['a'], privateKey: { algorithm: 'DSA' as 'RSA' } },
       errors: [
@@ -484,6 +504,18 @@ const certificateRules: Record<string, Row[]> = {
       errors: [
         'spec.nameConstraints: Invalid value: {"critical":true,"excluded":{"ipRanges":["10.0.0.0/33"]}}: isCA should be true when nameConstraints is set',
         'spec.nameConstraints.excluded.ipRanges[0]: Invalid value: "10.0.0.0/33": invalid CIDR address',
+      ],
+    },
+    {
+      name: 'names that are not IA5Strings',
+      spec: {
+        dnsNames: ['a'],
+        isCA: true,
+        nameConstraints: { permitted: { dnsDomains: ['ok.example', 'bücher.example'], uriDomains: ['é'] } },
+      },
+      errors: [
+        'spec.nameConstraints.permitted.dnsDomains[1]: Invalid value: "bücher.example": x509: "bücher.example" cannot be encoded as an IA5String',
+        'spec.nameConstraints.permitted.uriDomains[0]: Invalid value: "é": x509: "é" cannot be encoded as an IA5String',
       ],
     },
     {

@@ -9,5 +9,6 @@ export {
   validateApprovalConditions,
   validateCertificateRequest,
   validateCertificateRequestSpec,
+  validateCertificateRequestStatusUpdate,
 } from './validation/certificaterequest.ts';
 export { validateClusterIssuer, validateIssuer, validateIssuerSpec } from './validation/issuer.ts';

@@ -1,5 +1,5 @@
 /**
- * cert-manager's Certificates conformance suite (research/cert-manager.md §5) against certkit: the embedded
+ * cert-manager's Certificates conformance suite (test/e2e/suite/conformance) against certkit: the embedded
  * API server and the whole certificate controller, for the SelfSigned and CA issuers as Issuer and as
  * ClusterIssuer. Per variant, in a fresh namespace, table scenarios 1–22 and standalone scenarios 30 and 31
  * run concurrently; each issued Secret gets the default validations and the feature validations

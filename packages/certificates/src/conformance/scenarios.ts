@@ -1,6 +1,6 @@
 /**
  * The table scenarios of cert-manager's Certificates conformance suite
- * (`test/e2e/suite/conformance/certificates/tests.go`, research/cert-manager.md §5, scenarios 1–22), as spec
+ * (`test/e2e/suite/conformance/certificates/tests.go`, scenarios 1–22), as spec
  * builders plus the checks some scenarios add to the default ones. Every one applies to the SelfSigned and CA
  * issuers (their suites mark only ACMEUseARI unsupported, which no table scenario needs).
  */

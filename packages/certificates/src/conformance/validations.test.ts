@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { X509Certificate } from 'node:crypto';
 import { describe, it } from 'node:test';
 import type { Secret } from 'kubernetes-types/core/v1.d.ts';
+import { parseGoDuration, toMilliseconds } from '@certkit/apimachinery';
 import type { Certificate, CertificateSpec } from '../api/types.ts';
 import { encodePrivateKey, generatePrivateKey, type PrivateKeySpec } from '../pki/index.ts';
 import { issue, rootCa } from '../pki/test-support.ts';
@@ -18,7 +19,7 @@ import {
   OTHER_NAMES,
   OTHER_NAMES_EMAIL,
 } from './scenarios.ts';
-import { type Check, inspectSecret, parseGoDuration, validate } from './validations.ts';
+import { type Check, inspectSecret, validate } from './validations.ts';
 import { canonicalIp, parseRfc4514 } from './x509-view.ts';
 
 const DAY = 24 * 3600_000;
@@ -40,7 +41,7 @@ async function fixture(
     spec: (options.csrSpec ?? spec) as never,
     keySpec,
     issuer: options.issuer ? { certPem: options.issuer.certPem, key: options.issuer.key } : 'self',
-    duration: options.duration ?? (spec.duration ? parseGoDuration(spec.duration) : 90 * DAY),
+    duration: options.duration ?? (spec.duration ? toMilliseconds(parseGoDuration(spec.duration)) : 90 * DAY),
   });
   const notAfter = new X509Certificate(issued.certPem).validToDate;
   const certificate: Certificate = {
@@ -248,8 +249,8 @@ describe('conformance validations', () => {
   });
 
   it('helpers: Go durations, RFC 4514 and IP canonical forms', () => {
-    assert.equal(parseGoDuration('896h'), 896 * 3600_000);
-    assert.equal(parseGoDuration('1h30m15s'), 5415_000);
+    assert.equal(toMilliseconds(parseGoDuration('896h')), 896 * 3600_000);
+    assert.equal(toMilliseconds(parseGoDuration('1h30m15s')), 5415_000);
     assert.throws(() => parseGoDuration('10d'));
     assert.deepEqual(parseRfc4514('CN=a\\,b,O=x+OU=y'), [
       [

@@ -1,6 +1,6 @@
 /**
  * The validations cert-manager's conformance suite applies to every issued Certificate
- * (`test/e2e/framework/helper/validation`, research/cert-manager.md §5), as functions returning failure
+ * (`test/e2e/framework/helper/validation`), as functions returning failure
  * messages rather than throwing, so one run reports every broken property at once.
  *
  * Default set: DNS names, organization, valid X.509, private key vs spec, basicConstraints, status.notAfter,
@@ -11,6 +11,7 @@
 
 import { createPrivateKey, type KeyObject, X509Certificate } from 'node:crypto';
 import type { Secret } from 'kubernetes-types/core/v1.d.ts';
+import { parseGoDuration, toMilliseconds } from '@certkit/apimachinery';
 import type { Certificate } from '../api/types.ts';
 import { opensslUnavailable, opensslVerify } from './openssl.ts';
 import {
@@ -67,23 +68,6 @@ const sorted = (values: readonly string[] | undefined) => [...(values ?? [])].so
 const sameUnsorted = (a: readonly string[] | undefined, b: readonly string[] | undefined) =>
   JSON.stringify(sorted(a)) === JSON.stringify(sorted(b));
 const show = (values: readonly string[] | undefined) => JSON.stringify(values ?? []);
-
-/** Go's time.ParseDuration for the units a Certificate uses. */
-export function parseGoDuration(text: string): number {
-  const units: Record<string, number> = {
-    ns: 1e-6,
-    us: 1e-3,
-    µs: 1e-3,
-    ms: 1,
-    s: 1000,
-    m: 60_000,
-    h: 3600_000,
-  };
-  const parts = [...text.matchAll(/(\d+(?:\.\d+)?)(ns|us|µs|ms|s|m|h)/g)];
-  if (!parts.length || parts.map((p) => p[0]).join('') !== text)
-    throw new Error(`bad duration ${JSON.stringify(text)}`);
-  return parts.reduce((ms, [, n, unit]) => ms + Number(n) * units[unit], 0);
-}
 
 function requireLeaf(issued: Issued): issued is Issued & { leaf: X509Certificate; view: CertificateView } {
   return issued.leaf !== undefined && issued.view !== undefined;
@@ -305,7 +289,7 @@ export function expectDuration(wantMs: number, fuzzMs = DURATION_FUZZ_MS): Check
 
 export const expectDurationToMatch: Check = (issued) => {
   const spec = issued.certificate.spec.duration;
-  return expectDuration(spec ? parseGoDuration(spec) : DEFAULT_DURATION_MS)(issued);
+  return expectDuration(spec ? toMilliseconds(parseGoDuration(spec)) : DEFAULT_DURATION_MS)(issued);
 };
 
 /**

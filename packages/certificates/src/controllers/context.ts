@@ -28,10 +28,10 @@ export interface ControllerOptions {
   defaultSecretCleanupPolicy: CleanupPolicy;
   /**
    * The deprecated --enable-certificate-owner-ref: when given (true or false) it takes precedence over both the
-   * field and the default policy (seed 003).
+   * field and the default policy (docs/adr/0011).
    */
   enableCertificateOwnerRef?: boolean;
-  /** Split Secret caching (seed 002): labelled Secrets in full, the rest as metadata. False caches all in full. */
+  /** Split Secret caching (docs/adr/0010): labelled Secrets in full, the rest as metadata. False: all in full. */
   secretsFilteredCaching: boolean;
   /** Workers per controller (cert-manager's --concurrent-workers; default 5). */
   maxConcurrentReconciles: number;
@@ -41,7 +41,7 @@ export interface ControllerOptions {
 export type CachedSecret = Secret | (PartialObjectMetadata & KubeObject);
 
 /**
- * The Secret getter of seed 002 and research/cert-manager.md §1.5. Secrets from the full cache are the cache's
+ * cert-manager's Secret getter (docs/adr/0010). Secrets from the full cache are the cache's
  * own objects, as informer stores hand them out: callers must not mutate them (copy first). Sharing them is
  * what lets parsed keys and certificates be remembered per Secret object between reconciles.
  */

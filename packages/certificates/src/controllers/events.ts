@@ -1,4 +1,4 @@
-import type { KubeObject } from '@certkit/apimachinery';
+import { formatTime, type KubeObject } from '@certkit/apimachinery';
 import { builtins, type KubeClient, type Logger } from '@certkit/runtime';
 
 /**
@@ -31,7 +31,7 @@ export function newEventRecorder(client: KubeClient, log: Logger, component = CO
   const record = (type: 'Normal' | 'Warning', obj: KubeObject, reason: string, message: string) => {
     const meta = obj.metadata ?? {};
     const namespace = meta.namespace || 'default';
-    const now = new Date().toISOString();
+    const now = formatTime(new Date());
     const event = {
       apiVersion: 'v1',
       kind: 'Event',
@@ -49,8 +49,8 @@ export function newEventRecorder(client: KubeClient, log: Logger, component = CO
       type,
       source: { component },
       reportingComponent: component,
-      firstTimestamp: `${now.slice(0, 19)}Z`,
-      lastTimestamp: `${now.slice(0, 19)}Z`,
+      firstTimestamp: now,
+      lastTimestamp: now,
       count: 1,
     };
     events.create(namespace, event).catch((err: unknown) => {

@@ -28,6 +28,12 @@ import {
   type X509Subject,
 } from './names.ts';
 import { subjectPublicKeyInfo } from './keys.ts';
+import {
+  decodeNameConstraints,
+  nameConstraintsExtension,
+  type DecodedNameConstraints,
+  type NameConstraintsSpec,
+} from './name-constraints.ts';
 import { decodePemBlock, encodePem } from './pem.ts';
 import {
   decodeSubjectAltNames,
@@ -63,11 +69,16 @@ export interface CertificateRequestSpec {
   /** Default true: put KeyUsage/ExtendedKeyUsage into the request. */
   encodeUsagesInRequest?: boolean;
   signatureAlgorithm?: string;
+  /** Encoded as given; validation allows it on CA Certificates only, as cert-manager's webhook does. */
+  nameConstraints?: NameConstraintsSpec;
 }
 
 const PEM_TYPES = ['CERTIFICATE REQUEST', 'NEW CERTIFICATE REQUEST'];
 
-/** The request's extensions, in GenerateCSR's order: SAN, KeyUsage, ExtendedKeyUsage, BasicConstraints. */
+/**
+ * The request's extensions, in GenerateCSR's order: SAN, KeyUsage, ExtendedKeyUsage, BasicConstraints,
+ * NameConstraints.
+ */
 function requestExtensions(
   spec: CertificateRequestSpec,
   subjectIsEmpty: boolean,
@@ -98,6 +109,8 @@ function requestExtensions(
       value: encodeBasicConstraints(true),
     });
   }
+  const nameConstraints = nameConstraintsExtension(spec.nameConstraints);
+  if (nameConstraints) extensions.push(nameConstraints);
   return extensions;
 }
 
@@ -191,10 +204,21 @@ export interface CertificateRequestView extends SubjectAltNames {
   hasUsages: boolean;
   /** From BasicConstraints; false when the request has none. */
   isCA: boolean;
+  /** The Name Constraints the request asks for, if any. */
+  nameConstraints?: DecodedNameConstraints;
   /** cert-manager's name for the signature algorithm, or its OID when cert-manager has no name for it. */
   signatureAlgorithm: string;
   publicKey: KeyObject;
   extensions: Extension[];
+}
+
+/** A malformed extension reads as none: the view is for comparisons, and the signer refuses it anyway. */
+function readableNameConstraints(extension: Extension): DecodedNameConstraints | undefined {
+  try {
+    return decodeNameConstraints(extension);
+  } catch {
+    return undefined;
+  }
 }
 
 /** Parses a PEM CSR into its spec-shaped view. The signature is not checked (see verifyCertificateRequest). */
@@ -206,6 +230,7 @@ export function parseCertificateRequest(pem: string | Buffer): CertificateReques
   const kuExtension = findExtension(decoded.extensions, ExtensionOid.keyUsage);
   const ekuExtension = findExtension(decoded.extensions, ExtensionOid.extKeyUsage);
   const bcExtension = findExtension(decoded.extensions, ExtensionOid.basicConstraints);
+  const ncExtension = findExtension(decoded.extensions, ExtensionOid.nameConstraints);
   return {
     ...(sanExtension ? decodeSubjectAltNames(sanExtension.value) : emptySubjectAltNames()),
     commonName: subject.commonName,
@@ -218,6 +243,7 @@ export function parseCertificateRequest(pem: string | Buffer): CertificateReques
     ],
     hasUsages: Boolean(kuExtension || ekuExtension),
     isCA: bcExtension ? decodeBasicConstraints(bcExtension.value).isCA : false,
+    nameConstraints: ncExtension ? readableNameConstraints(ncExtension) : undefined,
     signatureAlgorithm:
       signatureAlgorithmName(decoded.signatureAlgorithmOid) ?? decoded.signatureAlgorithmOid,
     publicKey: createPublicKey({ key: decoded.publicKeyInfo, format: 'der', type: 'spki' }),

@@ -5,6 +5,7 @@
  */
 
 import { attributeOid, parseDN } from '../api/dn.ts';
+import type { X509Subject } from '../api/types.ts';
 import {
   expectTag,
   oid,
@@ -32,17 +33,8 @@ export const NameOid = {
   userId: '0.9.2342.19200300.100.1.1',
 } as const;
 
-/** The Certificate's `spec.subject` (commonName is a separate field). */
-export interface X509Subject {
-  organizations?: string[];
-  countries?: string[];
-  organizationalUnits?: string[];
-  localities?: string[];
-  provinces?: string[];
-  streetAddresses?: string[];
-  postalCodes?: string[];
-  serialNumber?: string;
-}
+/** The Certificate's `spec.subject` (commonName is a separate field), as the API defines it. */
+export type { X509Subject };
 
 export interface AttributeTypeAndValue {
   /** Dotted OID. */

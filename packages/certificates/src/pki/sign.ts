@@ -23,6 +23,7 @@ import {
   type Extension,
 } from './extensions.ts';
 import { publicKeysEqual } from './keys.ts';
+import { reencodeNameConstraints } from './name-constraints.ts';
 import { isEmptyName } from './names.ts';
 import { encodePem } from './pem.ts';
 import {
@@ -126,6 +127,20 @@ function checkRequestedConstraints(
     }
   }
   return requestedEkus.filter((oid) => !isKnownExtKeyUsage(oid));
+}
+
+/**
+ * The CSR's Name Constraints as the certificate carries them. Go parses them into the template and writes
+ * them again, so a malformed extension fails the signing instead of being copied into a CA certificate.
+ */
+function requestedNameConstraints(csr: DecodedCertificateRequest): Extension | undefined {
+  const extension = findExtension(csr.extensions, ExtensionOid.nameConstraints);
+  if (!extension) return undefined;
+  try {
+    return reencodeNameConstraints(extension);
+  } catch (err) {
+    throw new SigningError('InvalidRequest', (err as Error).message, { cause: err });
+  }
 }
 
 interface ResolvedIssuer {
@@ -255,6 +270,7 @@ function certificateExtensions(
   csr: DecodedCertificateRequest,
   usages: KeyUsages,
   unknownEkus: string[],
+  nameConstraints: Extension | undefined,
   issuer: ResolvedIssuer,
 ): Extension[] {
   const extensions: Extension[] = [];
@@ -294,7 +310,6 @@ function certificateExtensions(
       value: encodeAuthorityInfoAccess(ocsp, issuing),
     });
   }
-  const nameConstraints = findExtension(csr.extensions, ExtensionOid.nameConstraints);
   if (nameConstraints) extensions.push(nameConstraints);
   if (options.crlDistributionPoints?.length) {
     extensions.push({
@@ -335,6 +350,7 @@ export async function signCertificate(options: SignCertificateOptions): Promise<
     throw new SigningError('InvalidRequest', (err as Error).message, { cause: err });
   }
   const unknownEkus = checkRequestedConstraints(csr, options.isCA, usages);
+  const nameConstraints = requestedNameConstraints(csr);
 
   // cert-manager starts certificates at the moment of signing, without backdating.
   const now = options.now ?? new Date();
@@ -360,7 +376,7 @@ export async function signCertificate(options: SignCertificateOptions): Promise<
       notBefore: now,
       notAfter,
       publicKeyInfo: csr.publicKeyInfo,
-      extensions: certificateExtensions(options, csr, usages, unknownEkus, issuer),
+      extensions: certificateExtensions(options, csr, usages, unknownEkus, nameConstraints, issuer),
     },
     algorithm,
   );

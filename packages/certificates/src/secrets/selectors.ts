@@ -1,7 +1,7 @@
 import { Labels } from '../api/constants.ts';
 
 /**
- * The two label selectors of the split Secret cache (seed 002, research/cert-manager.md §1.4). They are
+ * The two label selectors of the split Secret cache (cert-manager's core_filteredsecrets.go). They are
  * mutually exclusive, so every Secret is cached at most once: in full when labelled `fao=true`, as metadata
  * when the label is absent. A Secret whose label has any other value matches neither and is not cached at
  * all (upstream behaves the same).

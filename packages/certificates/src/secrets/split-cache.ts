@@ -20,7 +20,7 @@ import { type SecretStub, stubForKey, toSecretStub } from './metadata-stub.ts';
 import { isLabelledForController, LABELLED_SELECTOR, UNLABELLED_SELECTOR } from './selectors.ts';
 
 /**
- * The split Secret cache of seed 002 (research/cert-manager.md §1.3–1.5): labelled Secrets cached in full,
+ * The split Secret cache of cert-manager's memory design (docs/adr/0010): labelled Secrets cached in full,
  * every other Secret as metadata only, behind one getter. Unlabelled Secrets are never listed in full, so a
  * cluster full of large unrelated Secrets (Helm releases) costs their metadata, not their data; reading one
  * of them costs one live GET instead.
@@ -127,7 +127,7 @@ export function createSecretCache(
     metadata,
     informers: () => [...informers],
 
-    // Order as upstream's secretNamespaceLister.Get (research §1.5): a metadata hit always goes live, even
+    // Order as upstream's secretNamespaceLister.Get (core_filteredsecrets.go): a metadata hit always goes live, even
     // when the full cache has the Secret too, since only one of them can be current.
     async get(namespace, name) {
       const key = keyFor(namespace, name);

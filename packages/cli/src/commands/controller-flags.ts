@@ -57,7 +57,7 @@ export function controllerFlags(values: Record<string, string | boolean | undefi
       metricsBindAddress: String(values['metrics-bind-address']),
       clusterResourceNamespace: String(values['cluster-resource-namespace']),
       defaultSecretCleanupPolicy: policy,
-      // Deprecated, and when given it wins over spec.cleanupPolicy and the default (seed 003).
+      // Deprecated, and when given it wins over spec.cleanupPolicy and the default (docs/adr/0011).
       enableCertificateOwnerRef:
         ownerRef === undefined ? undefined : bool('enable-certificate-owner-ref', String(ownerRef)),
       secretsFilteredCaching: bool('secrets-filtered-caching', String(values['secrets-filtered-caching'])),

@@ -4,7 +4,7 @@ import {
   requireCertManagerApi,
   startCertificateController,
 } from '@certkit/certificates/controller';
-import { defaultRegistry, KubeClient, loadKubeconfig } from '@certkit/runtime';
+import { defaultRegistry, KubeClient, loadClientConfig } from '@certkit/runtime';
 import { parseClusterFlags } from '../cluster-flags.ts';
 import { CONTROLLER_FLAG_OPTIONS, controllerFlags } from './controller-flags.ts';
 
@@ -12,7 +12,7 @@ import { CONTROLLER_FLAG_OPTIONS, controllerFlags } from './controller-flags.ts'
 export async function controller(args: string[]): Promise<void> {
   const flags = parseClusterFlags(args, CONTROLLER_FLAG_OPTIONS);
   const settings = controllerFlags(flags.values);
-  const config = await loadKubeconfig({ path: flags.kubeconfig, context: flags.context });
+  const config = await loadClientConfig({ path: flags.kubeconfig, context: flags.context });
   const client = new KubeClient({
     ...config,
     qps: settings.qps,

@@ -1,4 +1,4 @@
-import { isConflict } from '@certkit/apimachinery';
+import { formatTime, isConflict } from '@certkit/apimachinery';
 import type { Certificate } from '@certkit/certificates/api/types';
 import { certificatesRef } from '@certkit/certificates/controllers/refs';
 import { UsageError } from '../args.ts';
@@ -30,7 +30,7 @@ export async function renew(args: string[]): Promise<string> {
           status: 'True',
           reason: 'ManuallyTriggered',
           message: 'Certificate re-issuance manually triggered',
-          lastTransitionTime: `${new Date().toISOString().slice(0, 19)}Z`,
+          lastTransitionTime: formatTime(new Date()),
           observedGeneration: cert.metadata?.generation,
         });
         try {

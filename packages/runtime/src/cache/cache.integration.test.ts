@@ -10,7 +10,7 @@ import { ErrResourceNotCached } from './errors.ts';
 import type { CacheConfigOptions } from './options.ts';
 
 /**
- * controller-runtime's cache behaviour checklist (research §3) against the real embedded API server. The
+ * controller-runtime's cache behaviour checklist (pkg/cache/cache_test.go) against the real embedded API server. The
  * fixture maps upstream's onto the kinds this server has: Pods are Secrets (restartPolicy becomes the
  * Secret `type`, a selectable field), Services are ConfigMaps, Nodes are Namespaces.
  */

@@ -26,7 +26,7 @@ import {
  * controller-runtime's Cache: reads served from informers that start on first use (or fail, with
  * readerFailOnMissingInformer), configured per kind (ByObject) and per namespace (DefaultNamespaces),
  * with separate informers for full and metadata-only reads of the same kind. Routing follows upstream's
- * delegatingByGVKCache → multiNamespaceCache → informerCache topology (research §1.3).
+ * delegatingByGVKCache → multiNamespaceCache → informerCache topology (pkg/cache/cache.go, New).
  */
 
 /** Resolves apiVersion + kind to a client through discovery (KubeClient.forKind). */

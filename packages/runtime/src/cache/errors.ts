@@ -1,6 +1,6 @@
 import { newNotFound, newTimeout, type StatusError } from '@certkit/apimachinery';
 
-/** controller-runtime's cache errors, with the same messages (research §2.3). */
+/** controller-runtime's cache errors, with the same messages (pkg/cache). */
 
 /** A read before start(): the informer is registered and starts with the cache. */
 export class ErrCacheNotStarted extends Error {

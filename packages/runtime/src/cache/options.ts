@@ -174,7 +174,7 @@ function withNamespaceExclusions(config: ResolvedConfig, namespaces: Iterable<st
 }
 
 /**
- * defaultOpts, in upstream's order (research §1.2). The input is not modified (upstream clones its maps
+ * defaultOpts, in upstream's order (pkg/cache/cache.go). The input is not modified (upstream clones its maps
  * for the same reason: one Options value may be reused). Precedence for one namespace of one kind:
  * ByObject.namespaces[ns] > ByObject type-level > DefaultNamespaces[ns] > Default*.
  */

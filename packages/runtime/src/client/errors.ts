@@ -1,4 +1,4 @@
-import { isStatus, type Status, StatusError, type StatusReason } from '@certkit/apimachinery';
+import { isStatus, newStatusError, type Status, StatusError, type StatusReason } from '@certkit/apimachinery';
 
 /**
  * Turns a failed response into a StatusError, as client-go's transformResponse: a Status body is the error
@@ -124,23 +124,13 @@ export function genericServerResponse(
   if (qualified && context.name) message = `${message} (${verb} ${qualified} ${context.name})`;
   else if (qualified) message = `${message} (${verb} ${qualified})`;
 
-  const status: Status = {
-    kind: 'Status',
-    apiVersion: 'v1',
-    metadata: {},
-    status: 'Failure',
-    message,
-    reason,
-    code,
-    details: {
-      group: context.group ?? '',
-      kind: context.resource ?? '',
-      ...(context.name ? { name: context.name } : {}),
-      ...(unexpectedResponse
-        ? { causes: [{ reason: 'UnexpectedServerResponse', message: serverMessage }] }
-        : {}),
-      ...(retryAfterSeconds ? { retryAfterSeconds } : {}),
-    },
-  };
-  return new StatusError(status);
+  return newStatusError(code, reason, message, {
+    group: context.group ?? '',
+    kind: context.resource ?? '',
+    ...(context.name ? { name: context.name } : {}),
+    ...(unexpectedResponse
+      ? { causes: [{ reason: 'UnexpectedServerResponse', message: serverMessage }] }
+      : {}),
+    ...(retryAfterSeconds ? { retryAfterSeconds } : {}),
+  });
 }

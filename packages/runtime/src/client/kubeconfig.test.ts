@@ -16,6 +16,7 @@ import type { ClientConfig } from './config.ts';
 import { inClusterConfig } from './in-cluster.ts';
 import { KubeClient } from './kube-client.ts';
 import { loadKubeconfig } from './kubeconfig.ts';
+import { loadClientConfig } from './load-config.ts';
 
 /** Kubeconfig and in-cluster loading, each credential kind proven by real requests. */
 
@@ -620,5 +621,43 @@ describe('inClusterConfig', () => {
       }),
       /reading token file/,
     );
+  });
+});
+
+describe('loadClientConfig', () => {
+  it('takes --kubeconfig, then $KUBECONFIG, then the service account in a pod, then ~/.kube/config', async () => {
+    const sa = join(dir, 'pod-serviceaccount');
+    await mkdir(sa, { recursive: true });
+    await writeFile(join(sa, 'token'), t.token);
+    await writeFile(join(sa, 'ca.crt'), t.caCertPem);
+    const port = new URL(t.url).port;
+    const pod = { KUBERNETES_SERVICE_HOST: 'localhost', KUBERNETES_SERVICE_PORT: port };
+    const home = join(dir, 'pod-home');
+    await mkdir(join(home, '.kube'), { recursive: true });
+    await writeFile(join(home, '.kube', 'config'), kubeconfig({}));
+    const flag = await write(
+      kubeconfig({
+        contexts: [{ name: 'ctx', context: { cluster: 'c', user: 'u', namespace: 'from-flag' } }],
+      }),
+    );
+    const fromEnv = await write(
+      kubeconfig({
+        contexts: [{ name: 'ctx', context: { cluster: 'c', user: 'u', namespace: 'from-env' } }],
+      }),
+    );
+
+    const inPod = await loadClientConfig({ env: { ...pod, HOME: home }, serviceAccountDir: sa });
+    assert.equal(inPod.server, `https://localhost:${port}`);
+    assert.equal(await works(inPod), await works(await loadKubeconfig({ path: flag })));
+    assert.equal(
+      (await loadClientConfig({ path: flag, env: { ...pod, HOME: home }, serviceAccountDir: sa })).namespace,
+      'from-flag',
+    );
+    assert.equal(
+      (await loadClientConfig({ env: { ...pod, KUBECONFIG: fromEnv, HOME: home }, serviceAccountDir: sa }))
+        .namespace,
+      'from-env',
+    );
+    assert.equal((await loadClientConfig({ env: { HOME: home } })).server, t.url);
   });
 });

@@ -7,7 +7,7 @@ import { type Cluster, startCluster } from './integration-support.ts';
 
 /**
  * Memory is the product: a metadata-only informer over 300 Secrets of 1 MiB each must grow the heap by
- * less than 5 MB (seed 002's scenario). The informer runs in a child process started with --expose-gc,
+ * less than 5 MB (docs/adr/0010's scenario). The informer runs in a child process started with --expose-gc,
  * so that the API server (which caches every Secret in full) is not part of the measurement.
  */
 

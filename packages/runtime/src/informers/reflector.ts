@@ -22,7 +22,7 @@ import { objectKey } from './store.ts';
 /**
  * client-go's Reflector: keeps a store in step with the server by listing once and then watching from the
  * list's resourceVersion, relisting only when the server says the watch cannot continue (410) or the watch
- * failed in a way that may have lost events. See research/controller-runtime.md §4.1 for the semantics
+ * failed in a way that may have lost events. See client-go tools/cache/reflector.go for the semantics
  * this follows, and the comments marked "deviation" for where it does not.
  */
 

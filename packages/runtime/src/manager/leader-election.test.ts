@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { startTestServer, type TestServer } from '@certkit/apiserver/testing/test-server';
+import { formatMicroTime } from '@certkit/apimachinery';
 import { KubeClient } from '../client/kube-client.ts';
 import { loadKubeconfig } from '../client/kubeconfig.ts';
 import type { ResourceClient } from '../client/types.ts';
-import { formatMicroTime, LEASE_RESOURCE, LeaderElector, type Lease } from './leader-election.ts';
+import { LEASE_RESOURCE, LeaderElector, type Lease } from './leader-election.ts';
 import type { LogEntry } from '../log.ts';
 
 /** Short timings, as client-go's tests use: leaseDuration > renewDeadline > 1.2 · retryPeriod. */

@@ -1,5 +1,6 @@
-import { isNotFound, type KubeObject } from '@certkit/apimachinery';
+import { formatMicroTime, isNotFound, type KubeObject } from '@certkit/apimachinery';
 import type { ResourceClient, ResourceRef } from '../client/types.ts';
+import { sleep } from '../informers/backoff.ts';
 import { describeError, jsonLogger, type Logger } from '../log.ts';
 
 /**
@@ -82,11 +83,6 @@ export const DEFAULT_RENEW_DEADLINE_MS = 10_000;
 export const DEFAULT_RETRY_PERIOD_MS = 2_000;
 /** client-go's `JitterFactor`: acquire attempts wait retryPeriod · (1 + rand · 1.2). */
 const JITTER_FACTOR = 1.2;
-
-/** Formats a time as a Kubernetes MicroTime (microsecond precision; JavaScript clocks give milliseconds). */
-export function formatMicroTime(date: Date): string {
-  return date.toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
-}
 
 export class LeaderElector {
   readonly identity: string;
@@ -439,18 +435,4 @@ function fromLeaseSpec(spec: LeaseSpec | undefined): LeaderElectionRecord {
   if (spec?.acquireTime) record.acquireTime = spec.acquireTime;
   if (spec?.renewTime) record.renewTime = spec.renewTime;
   return record;
-}
-
-/** Resolves after `ms`, or at once when `signal` aborts. Never rejects. */
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  if (signal.aborted) return Promise.resolve();
-  return new Promise((resolve) => {
-    const done = () => {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal.addEventListener('abort', done, { once: true });
-  });
 }

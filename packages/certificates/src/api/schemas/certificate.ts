@@ -1,6 +1,6 @@
 /**
  * The Certificate schema: every field of cert-manager's CertificateSpec and CertificateStatus
- * (types_certificate.go), plus `spec.cleanupPolicy` (seed 003). Enums are those controller-gen writes;
+ * (types_certificate.go), plus `spec.cleanupPolicy` (docs/adr/0011). Enums are those controller-gen writes;
  * everything else is checked by validation.ts, as cert-manager's webhook does.
  */
 

@@ -4,10 +4,9 @@
  * the same order and with the same field paths and details. Where we differ it is said at the spot.
  */
 
-import type { FieldError } from '@certkit/apimachinery';
+import { type FieldError, formatGoDuration, fromMilliseconds, parseGoDuration } from '@certkit/apimachinery';
 import { attributeOid, COMMON_NAME_OID, isObjectIdentifier, parseDN } from '../dn.ts';
 import { cronParse } from '../cron-parser.ts';
-import { formatGoDuration, fromMilliseconds, parseGoDuration } from '../duration.ts';
 import {
   ANNOTATION_PREFIX,
   Annotations,
@@ -137,11 +136,13 @@ function validatePrivateKey(spec: CertificateSpec, path: string): FieldError[] {
   const key = spec.privateKey;
   if (!key) return [];
   const errors: FieldError[] = [];
+  // Upstream only checks positive sizes and lets a negative one through to mean the default; we refuse it,
+  // with the message the algorithm's valid sizes give, since no key of that size can exist.
   const size = key.size ?? 0;
   switch (key.algorithm ?? '') {
     case '':
     case 'RSA':
-      if (size > 0 && (size < Limits.minRSAKeySize || size > Limits.maxRSAKeySize)) {
+      if (size !== 0 && (size < Limits.minRSAKeySize || size > Limits.maxRSAKeySize)) {
         errors.push(
           invalid(
             `${path}.privateKey.size`,
@@ -152,11 +153,13 @@ function validatePrivateKey(spec: CertificateSpec, path: string): FieldError[] {
       }
       break;
     case 'ECDSA':
-      if (size > 0 && !(Limits.ecdsaKeySizes as readonly number[]).includes(size)) {
+      if (size !== 0 && !(Limits.ecdsaKeySizes as readonly number[]).includes(size)) {
         errors.push(notSupported(`${path}.privateKey.size`, size, Limits.ecdsaKeySizes));
       }
       break;
     case 'Ed25519':
+      // Ed25519 keys have one size and upstream ignores the field; a negative one is still nonsense.
+      if (size < 0) errors.push(invalid(`${path}.privateKey.size`, size, 'must not be negative'));
       break;
     default:
       errors.push(
@@ -312,10 +315,27 @@ function validateSecretTemplate(spec: CertificateSpec, path: string): FieldError
   return errors;
 }
 
+/** Name constraints are IA5Strings: upstream's CSR encoder fails on anything else, at issuance; we refuse it here. */
+const IA5 = /^[\x00-\x7f]*$/;
+
 function validateNameConstraintItem(item: NameConstraintItem | undefined, path: string): FieldError[] {
-  return (item?.ipRanges ?? []).flatMap((cidr, i) =>
+  const errors = (item?.ipRanges ?? []).flatMap((cidr, i) =>
     isCIDR(cidr) ? [] : [invalid(index(`${path}.ipRanges`, i), cidr, 'invalid CIDR address')],
   );
+  for (const field of ['dnsDomains', 'emailAddresses', 'uriDomains'] as const) {
+    (item?.[field] ?? []).forEach((name, i) => {
+      if (typeof name === 'string' && !IA5.test(name)) {
+        errors.push(
+          invalid(
+            index(`${path}.${field}`, i),
+            name,
+            `x509: ${JSON.stringify(name)} cannot be encoded as an IA5String`,
+          ),
+        );
+      }
+    });
+  }
+  return errors;
 }
 
 function validateNameConstraints(spec: CertificateSpec, path: string): FieldError[] {

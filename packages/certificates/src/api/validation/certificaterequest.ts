@@ -108,15 +108,29 @@ export function validateCertificateRequest(cr: CertificateRequest, old?: Certifi
     return [...validateCertificateRequestSpec(cr.spec), ...validateApprovalConditions(cr.status?.conditions)];
   }
   const errors = [...frozenAnnotationErrors(old, cr), ...frozenAnnotationErrors(cr, old)];
+  errors.push(...validateCertificateRequestStatusUpdate(cr, old));
+  if (!isDeepStrictEqual(withoutZeroScalars(old.spec), withoutZeroScalars(cr.spec)))
+    errors.push(forbidden('spec', 'cannot change spec after creation'));
+  return errors;
+}
+
+/**
+ * ValidateUpdateCertificateRequestApprovalCondition: an Approved or Denied condition, once set, stays exactly
+ * as it was (Go's DeepEqual of the typed condition, where an absent field equals its zero value), and the
+ * new conditions pass validateApprovalConditions. All a status update can change that the webhook judges.
+ */
+export function validateCertificateRequestStatusUpdate(
+  cr: CertificateRequest,
+  old: CertificateRequest,
+): FieldError[] {
+  const errors: FieldError[] = [];
   const path = 'status.conditions';
   for (const type of ['Approved', 'Denied']) {
     const before = conditionOf(old, type);
-    if (before && !isDeepStrictEqual(before, conditionOf(cr, type))) {
+    if (before && !isDeepStrictEqual(withoutZeroScalars(before), withoutZeroScalars(conditionOf(cr, type)))) {
       errors.push(forbidden(path, `'${type}' condition may not be modified once set`));
     }
   }
   errors.push(...validateApprovalConditions(cr.status?.conditions, path));
-  if (!isDeepStrictEqual(withoutZeroScalars(old.spec), withoutZeroScalars(cr.spec)))
-    errors.push(forbidden('spec', 'cannot change spec after creation'));
   return errors;
 }

@@ -7,11 +7,10 @@
  */
 
 import { X509Certificate } from 'node:crypto';
-import type { FieldError } from '@certkit/apimachinery';
+import { type FieldError, parseGoDuration } from '@certkit/apimachinery';
 import type { CAIssuer, ClusterIssuer, Issuer, IssuerSpec } from '../types.ts';
 import { forbidden, index, invalid, required } from './errors.ts';
 import { dns1123SubdomainErrors } from './formats.ts';
-import { parseGoDuration } from '../duration.ts';
 
 type Json = Record<string, unknown>;
 

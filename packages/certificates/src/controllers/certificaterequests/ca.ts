@@ -1,10 +1,18 @@
+import type { CertificateRequest } from '../../api/types.ts';
 import { signCertificate } from '../../pki/index.ts';
 import type { ControllerContext } from '../context.ts';
-import { cachedCaKeyPair, InvalidDataError, type CAKeyPair } from '../issuers/ca-keypair.ts';
+import {
+  cachedCaKeyPair,
+  caValidityProblem,
+  InvalidDataError,
+  type CAKeyPair,
+} from '../issuers/ca-keypair.ts';
+import { issuersForSecret } from '../issuers/ca-secret.ts';
 import { resourceNamespace, type IssuerHandle } from '../issuers/generic.ts';
 import type { StatusDraft } from './draft.ts';
+import { requestsForIssuer } from './issuer-ref.ts';
 import { signingOptions } from './request.ts';
-import { signingFailure, type SignOutcome, type Signer } from './signer.ts';
+import { needsWork, signingFailure, type SignOutcome, type Signer } from './signer.ts';
 
 /**
  * The CA signer (cert-manager's certificaterequests/ca): signs with the key pair in the issuer's
@@ -27,13 +35,23 @@ async function keyPair(ctx: ControllerContext, handle: IssuerHandle): Promise<CA
     const message = `Referenced secret ${namespace}/${secretName} not found: secrets "${secretName}" not found`;
     return { pending: { reason: 'SecretMissing', message } };
   }
+  let pair: CAKeyPair;
   try {
-    return cachedCaKeyPair(secret);
+    pair = cachedCaKeyPair(secret);
   } catch (err) {
     if (!(err instanceof InvalidDataError)) throw err;
     const message = `Failed to parse signing CA keypair from secret ${namespace}/${secretName}: ${err.message}`;
     return { pending: { reason: 'SecretInvalidData', message } };
   }
+  // The issuer reports this too, but a request may get here first (the CA just expired, or the Secret was
+  // just replaced). It is the Secret that must change, not the request: Pending, not Failed, so that the
+  // Certificate is not put into failure backoff and the request is signed as soon as the Secret is fixed.
+  const invalid = caValidityProblem(pair.cert, ctx.now());
+  if (invalid) {
+    const message = `Signing CA keypair in secret ${namespace}/${secretName} cannot sign: ${invalid}`;
+    return { pending: { reason: 'SecretInvalidData', message } };
+  }
+  return pair;
 }
 
 async function sign(ctx: ControllerContext, draft: StatusDraft, handle: IssuerHandle): Promise<SignOutcome> {
@@ -54,6 +72,21 @@ async function sign(ctx: ControllerContext, draft: StatusDraft, handle: IssuerHa
   }
 }
 
+/**
+ * A change to an issuer's CA Secret brings back the requests waiting on that issuer. The issuer controller
+ * sees the change too, but only wakes them when the issuer's readiness flips; a request left Pending by a
+ * Secret the issuer still showed as Ready (the race above) would otherwise wait out its backoff.
+ */
+function watchCaSecrets(ctx: ControllerContext, enqueue: (cr: CertificateRequest) => void): void {
+  ctx.secrets.onChange((secret) => {
+    const { namespace, name } = secret.metadata ?? {};
+    if (!namespace || !name) return;
+    for (const handle of issuersForSecret(ctx, namespace, name)) {
+      for (const cr of requestsForIssuer(ctx, handle)) if (needsWork(cr)) enqueue(cr);
+    }
+  });
+}
+
 export function caSigner(ctx: ControllerContext): Signer {
-  return { type: 'ca', sign: (draft, handle) => sign(ctx, draft, handle) };
+  return { type: 'ca', sign: (draft, handle) => sign(ctx, draft, handle), watch: watchCaSecrets };
 }

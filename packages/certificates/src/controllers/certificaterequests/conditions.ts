@@ -1,5 +1,5 @@
 import type { CertificateRequest } from '../../api/types.ts';
-import { findCondition } from '../issuers/conditions.ts';
+import { findCondition } from '../conditions.ts';
 
 /** Reading a CertificateRequest's conditions as cert-manager's apiutil does. */
 

@@ -1,10 +1,9 @@
-import { isConflict } from '@certkit/apimachinery';
+import { formatTime, isConflict, jsonEqual } from '@certkit/apimachinery';
 import { API_VERSION, Kinds } from '../../api/constants.ts';
 import type { CertificateRequest, CertificateRequestCondition, ConditionStatus } from '../../api/types.ts';
 import type { ControllerContext } from '../context.ts';
-import { rfc3339, setCondition } from '../issuers/conditions.ts';
+import { setCondition } from '../conditions.ts';
 import { ConditionType, ReadyReason, readyReason } from './conditions.ts';
-import { jsonEqual } from '../../json-equal.ts';
 
 /**
  * A CertificateRequest's status being changed during one reconcile, with cert-manager's Reporter verbs
@@ -52,7 +51,7 @@ export class StatusDraft {
   }
 
   private markFailureTime(): void {
-    this.cr.status!.failureTime ??= rfc3339(this.ctx.now());
+    this.cr.status!.failureTime ??= formatTime(this.ctx.now());
   }
 
   /** Terminal failure: Ready=False/Failed, failureTime, and a Warning event. */

@@ -1,6 +1,5 @@
-import { formatFieldError } from '@certkit/apimachinery';
+import { formatFieldError, parseGoDuration, toMilliseconds } from '@certkit/apimachinery';
 import { Defaults } from '../../api/constants.ts';
-import { parseGoDuration, toMilliseconds } from '../../api/duration.ts';
 import type { CertificateRequest } from '../../api/types.ts';
 import { validateCertificateRequestSpec } from '../../api/validation.ts';
 import { SigningError, type CertificateIssuer, type SignCertificateOptions } from '../../pki/index.ts';

@@ -13,17 +13,20 @@ import {
   type RequestInfo,
   type ResourceRef,
   silentLogger,
+  jsonLogger,
 } from '@certkit/runtime';
 import type { KeyObject } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startTestServer, type TestServer } from '../../../../apiserver/src/testing/test-server.ts';
+import { certManagerAdmission } from '../../api/admission.ts';
 import { certManagerCrds } from '../../api/crds.ts';
 import type { CertificateRequest, ClusterIssuer, Issuer, IssuerReference } from '../../api/types.ts';
 import { encodePrivateKey } from '../../pki/index.ts';
 import type { ControllerContext } from '../context.ts';
 import { createControllerContext, startContext } from '../create-context.ts';
+import { registerCertificateControllers } from '../certificates/index.ts';
 import { registerIssuerControllers } from '../issuers/index.ts';
-import { certificateRequestsRef, clusterIssuersRef, issuersRef } from '../refs.ts';
+import { certificateRequestsRef, certificatesRef, clusterIssuersRef, issuersRef } from '../refs.ts';
 import { APPROVER_NAME, registerCertificateRequestControllers } from './index.ts';
 
 export interface Harness {
@@ -43,6 +46,12 @@ export interface HarnessOptions {
   namespaces?: string[];
   /** Leave the approver stopped until startApprover() (to deny requests before anyone approves them). */
   holdApprover?: boolean;
+  /** Run cert-manager's validating admission on the API server, as `certkit up` does. */
+  admission?: boolean;
+  /** Run the Certificate controllers too. */
+  certificates?: boolean;
+  /** Scope the controllers to one namespace (objects elsewhere are nobody's). */
+  namespace?: string;
 }
 
 async function waitServed(server: TestServer, ref: ResourceRef): Promise<void> {
@@ -55,13 +64,15 @@ async function waitServed(server: TestServer, ref: ResourceRef): Promise<void> {
 }
 
 export async function startHarness(options: HarnessOptions = {}): Promise<Harness> {
-  const server = await startTestServer();
+  const server = await startTestServer(options.admission ? { admission: certManagerAdmission } : {});
   const config = await loadKubeconfig({ path: server.kubeconfigPath });
   const admin = new KubeClient({ ...config, qps: -1 });
   for (const crd of certManagerCrds()) {
     await admin.resource(builtins.customResourceDefinitions).create(undefined, crd as unknown as KubeObject);
   }
-  for (const ref of [certificateRequestsRef, issuersRef, clusterIssuersRef]) await waitServed(server, ref);
+  for (const ref of [certificatesRef, certificateRequestsRef, issuersRef, clusterIssuersRef]) {
+    await waitServed(server, ref);
+  }
   for (const name of options.namespaces ?? []) {
     await admin.resource(builtins.namespaces).create(undefined, { metadata: { name } });
   }
@@ -69,12 +80,14 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
   const requests: RequestInfo[] = [];
   const client = new KubeClient({ ...config, qps: -1, onRequest: (info) => requests.push(info) });
   const ctx = createControllerContext(client, {
-    log: silentLogger,
+    log: process.env.CERTKIT_TEST_LOG ? jsonLogger('debug') : silentLogger,
     clusterResourceNamespace: options.clusterResourceNamespace,
+    namespace: options.namespace,
   });
   const controllers: Controller[] = [
     ...registerIssuerControllers(ctx),
     ...registerCertificateRequestControllers(ctx),
+    ...(options.certificates ? registerCertificateControllers(ctx) : []),
   ];
   const abort = new AbortController();
   await startContext(ctx, AbortSignal.any([abort.signal, AbortSignal.timeout(15_000)]));

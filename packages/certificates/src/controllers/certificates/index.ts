@@ -18,7 +18,7 @@ import { REVISION_MANAGER_CONTROLLER, revisionManagerReconciler } from './revisi
 import { TRIGGER_CONTROLLER, triggerReconciler } from './trigger.ts';
 
 /**
- * The Certificate sub-controllers (research §4), each a runtime Controller reconciling Certificates by
+ * The Certificate sub-controllers (cert-manager's certificates/*), each a runtime Controller reconciling Certificates by
  * `{namespace, name}`, and the event handlers that map Certificate, CertificateRequest and Secret events to
  * the Certificates to reconcile. The caller runs them (a Manager, or a test).
  */

@@ -1,4 +1,4 @@
-import type { KubeObject } from '@certkit/apimachinery';
+import { formatTime, type KubeObject } from '@certkit/apimachinery';
 import type { Reconciler, Result } from '@certkit/runtime';
 import type { KeyObject } from 'node:crypto';
 import type { Secret } from 'kubernetes-types/core/v1.d.ts';
@@ -37,12 +37,11 @@ import {
 } from './secret.ts';
 import { ensureTemporaryCertificate } from './temporary-certificate.ts';
 import {
-  formatTime,
   getCondition,
   hasCondition,
   removeCondition,
   resultOf,
-  setCondition,
+  setCertificateCondition,
   setField,
   updateStatus,
 } from './status.ts';
@@ -166,7 +165,7 @@ async function failIssuance(
     (status) => {
       status.lastFailureTime = formatTime(now);
       status.failedIssuanceAttempts = (cert.status?.failedIssuanceAttempts ?? 0) + 1;
-      setCondition(
+      setCertificateCondition(
         status,
         { type: 'Issuing', status: 'False', reason, message },
         cert.metadata.generation,

@@ -23,7 +23,7 @@ import { KeyGenerations } from './key-generations.ts';
 
 export const KEY_MANAGER_CONTROLLER = 'certificates-key-manager';
 
-/** Selects the next-key Secrets; the fao label keeps them in the full cache (seed 002). */
+/** Selects the next-key Secrets; the fao label keeps them in the full cache (docs/adr/0010). */
 export const NEXT_PRIVATE_KEY_SELECTOR = `${Labels.isNextPrivateKeySecret}=true`;
 
 /** `requeue` queues a Certificate again: the key generations use it to say a key is ready. */

@@ -5,7 +5,7 @@ import type { ControllerOptions } from '../context.ts';
 
 /**
  * Whether the issued Secret carries an ownerReference to its Certificate, so that the API server's garbage
- * collector deletes it with the Certificate (seed 003, per-Certificate `spec.cleanupPolicy`).
+ * collector deletes it with the Certificate (per-Certificate `spec.cleanupPolicy`, docs/adr/0011).
  *
  * Precedence: the deprecated --enable-certificate-owner-ref, when given at all, wins (true → OnDelete,
  * false → Never) for backwards compatibility; else the Certificate's cleanupPolicy; else

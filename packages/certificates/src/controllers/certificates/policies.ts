@@ -1,7 +1,7 @@
-import { formatFieldError } from '@certkit/apimachinery';
+import { isDeepStrictEqual } from 'node:util';
+import { formatFieldError, parseGoDuration } from '@certkit/apimachinery';
 import type { Secret } from 'kubernetes-types/core/v1.d.ts';
 import { defaultIssuerRef } from '../../api/defaults.ts';
-import { parseGoDuration } from '../../api/duration.ts';
 import { Annotations, CertificateReasons as Reasons, SecretKeys } from '../../api/constants.ts';
 import type {
   Certificate,
@@ -18,6 +18,7 @@ import {
   type CertificateInfo,
 } from '../../pki/index.ts';
 import { parseIpAddress } from '../../pki/ip.ts';
+import { canonicalNameConstraints, type DecodedNameConstraints } from '../../pki/name-constraints.ts';
 import {
   requestCsr,
   sameKeys,
@@ -183,12 +184,29 @@ function compareRequestWithSpec(cr: CertificateRequest, spec: CertificateSpec): 
     violations.push('spec.literalSubject');
   }
   if ((cr.spec.isCA ?? false) !== (spec.isCA ?? false)) violations.push('spec.isCA');
+  if (!nameConstraintsMatch(csr.nameConstraints, spec)) violations.push('spec.nameConstraints');
   if (!equalUnsorted(cr.spec.usages, spec.usages)) violations.push('spec.usages');
   if (cr.spec.duration && spec.duration && durationsDiffer(cr.spec.duration, spec.duration)) {
     violations.push('spec.duration');
   }
   if (!issuerRefsEqual(cr.spec.issuerRef, spec.issuerRef)) violations.push('spec.issuerRef');
   return violations;
+}
+
+/**
+ * Whether the request's Name Constraints are the ones the spec asks for. cert-manager does not compare them
+ * (a changed nameConstraints waits for the next renewal); we do, so that a CA always carries the constraints
+ * it was asked for, including one issued before certkit encoded them. A spec that cannot be encoded is the
+ * validation's to report, not a reason to re-issue.
+ */
+function nameConstraintsMatch(requested: DecodedNameConstraints | undefined, spec: CertificateSpec): boolean {
+  let wanted: DecodedNameConstraints | undefined;
+  try {
+    wanted = canonicalNameConstraints(spec.nameConstraints);
+  } catch {
+    return true;
+  }
+  return isDeepStrictEqual(requested, wanted);
 }
 
 /**

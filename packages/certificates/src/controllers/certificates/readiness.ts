@@ -1,3 +1,4 @@
+import { formatTime } from '@certkit/apimachinery';
 import type { Reconciler, Result } from '@certkit/runtime';
 import { SecretKeys } from '../../api/constants.ts';
 import type { CertificateStatus } from '../../api/types.ts';
@@ -8,11 +9,10 @@ import { LruMap } from '../../lru.ts';
 import { evaluate, invalidSpec, readinessPolicyChain, RenewalWindowsUnsatisfiable } from './policies.ts';
 import { renewalTime } from './renewal.ts';
 import {
-  formatTime,
   getCondition,
   hasCondition,
   resultOf,
-  setCondition,
+  setCertificateCondition,
   setField,
   updateStatus,
 } from './status.ts';
@@ -66,7 +66,7 @@ export function applyReadiness(status: CertificateStatus, input: PolicyInput): v
     const ready = violation
       ? { type: 'Ready' as const, status: 'False' as const, ...violation }
       : { type: 'Ready' as const, status: 'True' as const, reason: 'Ready', message: READY_MESSAGE };
-    setCondition(status, ready, cert.metadata.generation, input.now);
+    setCertificateCondition(status, ready, cert.metadata.generation, input.now);
   }
   setValidity(status, input);
 }

@@ -1,6 +1,6 @@
+import { formatGoDuration, formatGoTimeString, parseGoDuration } from '@certkit/apimachinery';
 import { cronParse } from '../../api/cron-parser.ts';
 import type { CronSchedule } from '../../api/cron-schedule.ts';
-import { formatGoDuration, parseGoDuration } from '../../api/duration.ts';
 import { loadLocation } from '../../api/time-zone.ts';
 import type { CertificateRenewalWindow } from '../../api/types.ts';
 
@@ -26,13 +26,6 @@ export interface WindowedTime {
 }
 
 const SECOND_MS = 1000;
-
-/** Go's time.Time.String of a UTC time, as upstream's messages print times. */
-export function goTimeString(ms: number): string {
-  const iso = new Date(ms).toISOString();
-  const fraction = iso.slice(20, 23).replace(/0+$/, '');
-  return `${iso.slice(0, 10)} ${iso.slice(11, 19)}${fraction ? `.${fraction}` : ''} +0000 UTC`;
-}
 
 /**
  * bsFindLatestWindowBeforeDesired: the latest activation in [min, max], by bisection over Next (cron can only
@@ -139,6 +132,6 @@ export function applyRenewalWindows(
   if (at !== undefined) return { at };
   return {
     at: desired,
-    error: `cannot find a time with the given windows between ${goTimeString(notBefore)} and ${goTimeString(notAfter)} for: ${goTimeString(desired)}`,
+    error: `cannot find a time with the given windows between ${formatGoTimeString(new Date(notBefore))} and ${formatGoTimeString(new Date(notAfter))} for: ${formatGoTimeString(new Date(desired))}`,
   };
 }

@@ -1,4 +1,4 @@
-import { parseGoDuration, toMilliseconds } from '../../api/duration.ts';
+import { parseGoDuration, toMilliseconds } from '@certkit/apimachinery';
 import type { CertificateSpec, CertificateStatus } from '../../api/types.ts';
 import { LruMap } from '../../lru.ts';
 import { applyRenewalWindows } from './renewal-windows.ts';

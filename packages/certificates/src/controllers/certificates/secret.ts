@@ -1,4 +1,4 @@
-import { isAlreadyExists, isConflict, isNotFound, type KubeObject } from '@certkit/apimachinery';
+import { isAlreadyExists, isConflict, isNotFound, jsonEqual, type KubeObject } from '@certkit/apimachinery';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Secret } from 'kubernetes-types/core/v1.d.ts';
 import { Annotations, Labels, SecretKeys } from '../../api/constants.ts';
@@ -20,10 +20,9 @@ import {
   warnOnKeystoreError,
 } from './keystores.ts';
 import { desiredOwnerReferences, effectiveCleanupPolicy } from './owner-reference.ts';
-import { jsonEqual } from '../../json-equal.ts';
 
 /**
- * The issued Secret (`spec.secretName`): what it must contain (research §3.5, issuing/internal/secret.go)
+ * The issued Secret (`spec.secretName`): what it must contain (cert-manager's issuing/internal/secret.go)
  * and how it is written.
  *
  * cert-manager writes it with a server-side apply, and SSA's field ownership tells it which labels,

@@ -1,4 +1,4 @@
-import { isConflict, isNotFound } from '@certkit/apimachinery';
+import { isConflict, isNotFound, jsonEqual } from '@certkit/apimachinery';
 import type { Result } from '@certkit/runtime';
 import type {
   Certificate,
@@ -8,8 +8,7 @@ import type {
   ConditionStatus,
 } from '../../api/types.ts';
 import type { ControllerContext } from '../context.ts';
-import { jsonEqual } from '../../json-equal.ts';
-import { LruMap } from '../../lru.ts';
+import { findCondition, setCondition } from '../conditions.ts';
 
 /**
  * Certificate conditions and status writes, shared by every sub-controller. Conditions behave as cert-manager's
@@ -19,23 +18,11 @@ import { LruMap } from '../../lru.ts';
  * undoing someone else's.
  */
 
-/**
- * Recent answers of formatTime, by second: readiness formats the same notBefore, notAfter and renewal times
- * at every reconcile, and toISOString costs more than the rest of a reconcile that changes nothing.
- */
-const formatted = new LruMap<number, string>(1024);
-
-/** metav1.Time on the wire: RFC 3339 in UTC, whole seconds. */
-export function formatTime(date: Date): string {
-  const second = Math.floor(date.getTime() / 1000);
-  return formatted.getOrCompute(second, () => `${date.toISOString().slice(0, 19)}Z`);
-}
-
 export function getCondition(
   cert: Certificate,
   type: CertificateConditionType,
 ): CertificateCondition | undefined {
-  return cert.status?.conditions?.find((c) => c.type === type);
+  return findCondition(cert.status?.conditions, type);
 }
 
 export function hasCondition(
@@ -53,29 +40,26 @@ export interface ConditionValue {
   message: string;
 }
 
-/** Sets (or adds) a condition on `status` in place. */
-export function setCondition(
+/**
+ * Sets (or adds) a condition of `status`, as cert-manager's apiutil.SetCertificateCondition: the shared
+ * setCondition with observedGeneration from the Certificate read. `status` is the copy updateStatus hands
+ * its mutation; its conditions list is replaced, not changed.
+ */
+export function setCertificateCondition(
   status: CertificateStatus,
   value: ConditionValue,
   generation: number | undefined,
   now: Date,
 ): void {
-  const conditions = (status.conditions ??= []);
-  const index = conditions.findIndex((c) => c.type === value.type);
-  const previous = index >= 0 ? conditions[index] : undefined;
-  const condition: CertificateCondition = {
+  // Picked one by one, so that whatever else the value object carries never reaches the API.
+  const condition: Omit<CertificateCondition, 'lastTransitionTime'> = {
     type: value.type,
     status: value.status,
-    lastTransitionTime:
-      previous?.status === value.status && previous.lastTransitionTime
-        ? previous.lastTransitionTime
-        : formatTime(now),
     reason: value.reason,
     message: value.message,
   };
   if (generation !== undefined) condition.observedGeneration = generation;
-  if (index >= 0) conditions[index] = condition;
-  else conditions.push(condition);
+  status.conditions = setCondition(status.conditions, condition, now);
 }
 
 export function removeCondition(status: CertificateStatus, type: CertificateConditionType): void {
@@ -107,7 +91,7 @@ export async function updateStatus(
   mutate: (status: CertificateStatus) => void,
   signal?: AbortSignal,
 ): Promise<StatusWrite> {
-  // Mutations replace conditions rather than change them (setCondition, removeCondition), so copying the
+  // Mutations replace conditions rather than change them (setCertificateCondition, removeCondition), so copying the
   // status object and its conditions array is enough to leave the cached Certificate untouched.
   const current = cert.status ?? {};
   const status: CertificateStatus = {

@@ -1,7 +1,7 @@
 import type { KeyObject } from 'node:crypto';
+import { parseGoDuration, toMilliseconds } from '@certkit/apimachinery';
 import { Annotations, Defaults } from '../../api/constants.ts';
 import { applyCertificateDefaults } from '../../api/defaults.ts';
-import { parseGoDuration, toMilliseconds } from '../../api/duration.ts';
 import type { Certificate } from '../../api/types.ts';
 import {
   buildCertificateRequest,

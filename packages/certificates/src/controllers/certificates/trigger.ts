@@ -13,7 +13,7 @@ import {
 } from './policies.ts';
 import { applyReadiness } from './readiness.ts';
 import { remainingBackoffMs } from './renewal.ts';
-import { getCondition, hasCondition, resultOf, setCondition, updateStatus } from './status.ts';
+import { getCondition, hasCondition, resultOf, setCertificateCondition, updateStatus } from './status.ts';
 
 /**
  * certificates-trigger: decides that a Certificate needs a (new) certificate and says so by setting
@@ -79,7 +79,7 @@ export function triggerReconciler(ctx: ControllerContext): Reconciler {
       ctx,
       cert,
       (status) => {
-        setCondition(
+        setCertificateCondition(
           status,
           { type: 'Issuing', status: 'True', ...violation },
           cert.metadata.generation,
@@ -174,7 +174,7 @@ async function reportInvalidSpec(
     ctx,
     cert,
     (status) =>
-      setCondition(
+      setCertificateCondition(
         status,
         { type: 'Ready', status: 'False', ...violation },
         cert.metadata.generation,

@@ -1,5 +1,6 @@
 import type { KeyObject } from 'node:crypto';
 import type { Secret } from 'kubernetes-types/core/v1.d.ts';
+import { formatTime } from '@certkit/apimachinery';
 import { SecretKeys } from '../../api/constants.ts';
 import {
   joinCertificateChain,
@@ -68,6 +69,20 @@ export function caKeyPairFromSecret(secret: Secret): CAKeyPair {
   const caPem = entry(secret, SecretKeys.ca);
   if (caPem?.trim()) chain.push(...certificates(caPem, 'CA certificate'));
   return { certPem: joinCertificateChain(chain), key, cert };
+}
+
+/**
+ * Why the CA certificate cannot sign at `now`: it has expired (from its notAfter on, as the signer counts it),
+ * or it is not valid yet. A certificate signed then would not verify, so neither the issuer nor the signer
+ * treats the pair as usable. cert-manager checks neither (cert-manager#6323).
+ */
+export function caValidityProblem(cert: CertificateInfo, now: Date): string | undefined {
+  if (cert.notAfter.getTime() <= now.getTime())
+    return `the CA certificate expired at ${formatTime(cert.notAfter)}`;
+  if (cert.notBefore.getTime() > now.getTime()) {
+    return `the CA certificate is not valid before ${formatTime(cert.notBefore)}`;
+  }
+  return undefined;
 }
 
 /**

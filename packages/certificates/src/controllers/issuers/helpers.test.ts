@@ -1,43 +1,15 @@
-/** The issuer helpers that need no API server: conditions, the CA key pair reader, stale-read tracking. */
+/** The issuer helpers that need no API server: readiness, the CA key pair reader, stale-read tracking. */
 
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { Issuer, IssuerCondition } from '../../api/types.ts';
+import type { Issuer } from '../../api/types.ts';
 import { encodePrivateKey, generatePrivateKey } from '../../pki/index.ts';
 import { issue, rootCa } from '../../pki/test-support.ts';
 import { cachedCaKeyPair, caKeyPairFromSecret, InvalidDataError } from './ca-keypair.ts';
-import { isIssuerReady, rfc3339, setCondition } from './conditions.ts';
+import { isIssuerReady } from './conditions.ts';
 import { StaleReads } from './stale-reads.ts';
 
 const b64 = (s: string) => Buffer.from(s).toString('base64');
-
-describe('setCondition', () => {
-  const t1 = new Date('2030-01-01T00:00:00.123Z');
-  const t2 = new Date('2030-01-02T00:00:00Z');
-
-  it('adds a condition stamped now, at second precision', () => {
-    const list = setCondition<IssuerCondition>(
-      undefined,
-      { type: 'Ready', status: 'False', reason: 'A' },
-      t1,
-    );
-    assert.deepEqual(list, [
-      { type: 'Ready', status: 'False', reason: 'A', lastTransitionTime: '2030-01-01T00:00:00Z' },
-    ]);
-  });
-
-  it('keeps lastTransitionTime unless the status changes, and never mutates its input', () => {
-    const first = Object.freeze(
-      setCondition<IssuerCondition>(undefined, { type: 'Ready', status: 'False', reason: 'A' }, t1),
-    );
-    const reworded = setCondition(first, { type: 'Ready', status: 'False', reason: 'B' }, t2);
-    assert.equal(reworded[0].lastTransitionTime, rfc3339(t1));
-    assert.equal(reworded[0].reason, 'B');
-    const flipped = setCondition(first, { type: 'Ready', status: 'True', reason: 'C' }, t2);
-    assert.equal(flipped[0].lastTransitionTime, rfc3339(t2));
-    assert.equal(first[0].reason, 'A');
-  });
-});
 
 describe('isIssuerReady', () => {
   const issuer = (status: 'True' | 'False', observedGeneration?: number): Issuer => ({

@@ -10,7 +10,8 @@ import { API_VERSION } from '../../api/constants.ts';
 import type { GenericIssuer, IssuerCondition } from '../../api/types.ts';
 import type { ControllerContext } from '../context.ts';
 import { issuersForSecret } from './ca-secret.ts';
-import { issuerReadyCondition, setCondition } from './conditions.ts';
+import { setCondition } from '../conditions.ts';
+import { issuerReadyCondition } from './conditions.ts';
 import {
   describeIssuer,
   issuerClient,
@@ -25,7 +26,8 @@ import { STALE_RETRY_MS, StaleReads } from './stale-reads.ts';
  * Issuer and ClusterIssuer readiness (cert-manager's `issuers` and `clusterissuers` controllers): each
  * reconcile computes the Ready condition and writes it, with the generation it was computed for, when it
  * changed. A not-ready issuer is retried with backoff (5 s → 5 min), but what usually fixes it, its CA Secret
- * appearing or changing, reconciles it at once through the Secret events.
+ * appearing or changing, reconciles it at once through the Secret events. A CA certificate's notAfter (and
+ * a future notBefore) is a change no event announces, so the issuer is reconciled again at that moment.
  */
 
 export const CONTROLLER_NAMES: Record<IssuerKind, string> = {
@@ -112,6 +114,9 @@ export function newIssuerController(ctx: ControllerContext, kind: IssuerKind): C
         issuer: describeIssuer(handle),
         ...condition,
       });
+    }
+    if (readiness.changesAt) {
+      return { requeueAfter: Math.max(1, readiness.changesAt.getTime() - ctx.now().getTime()) };
     }
     return readiness.ready ? undefined : { requeue: true };
   }

@@ -3,7 +3,7 @@ import { IssuerReasons } from '../../api/constants.ts';
 import { validateClusterIssuer, validateIssuer } from '../../api/validation.ts';
 import { certificateMatchesKey } from '../../pki/index.ts';
 import type { ControllerContext } from '../context.ts';
-import { cachedCaKeyPair } from './ca-keypair.ts';
+import { cachedCaKeyPair, caValidityProblem } from './ca-keypair.ts';
 import { resourceNamespace, issuerType, type IssuerHandle } from './generic.ts';
 
 /**
@@ -16,6 +16,11 @@ export interface Readiness {
   reason: string;
   /** Omitted from the condition when empty, as Go's omitempty does. */
   message: string;
+  /**
+   * When the answer changes by itself, with nothing to send an event: a CA certificate reaching its notAfter
+   * or its notBefore. The issuer is reconciled again then.
+   */
+  changesAt?: Date;
 }
 
 export const ReadinessReasons = {
@@ -64,7 +69,23 @@ async function caReadiness(ctx: ControllerContext, handle: IssuerHandle): Promis
       `${GET_KEY_PAIR_PREFIX}the private key does not match the CA certificate's public key`,
     );
   }
-  return { ready: true, reason: ReadinessReasons.KeyPairVerified, message: KEY_PAIR_VERIFIED_MESSAGE };
+  // Ready=True for an expired CA would send every request to a signing that fails; a CA not valid yet
+  // becomes Ready by itself at its notBefore, and a valid one stops being Ready at its notAfter.
+  const now = ctx.now();
+  const invalid = caValidityProblem(pair.cert, now);
+  if (invalid) {
+    const notYet = pair.cert.notBefore.getTime() > now.getTime();
+    return {
+      ...notReady(ReadinessReasons.ErrInvalidKeyPair, GET_KEY_PAIR_PREFIX + invalid),
+      ...(notYet ? { changesAt: pair.cert.notBefore } : {}),
+    };
+  }
+  return {
+    ready: true,
+    reason: ReadinessReasons.KeyPairVerified,
+    message: KEY_PAIR_VERIFIED_MESSAGE,
+    changesAt: pair.cert.notAfter,
+  };
 }
 
 export async function issuerReadiness(ctx: ControllerContext, handle: IssuerHandle): Promise<Readiness> {

@@ -1,6 +1,14 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { formatGoDuration, HOUR, MINUTE, parseGoDuration, SECOND, toMilliseconds } from './duration.ts';
+import {
+  formatGoDuration,
+  fromMilliseconds,
+  HOUR,
+  MINUTE,
+  parseGoDuration,
+  SECOND,
+  toMilliseconds,
+} from './duration.ts';
 
 describe('parseGoDuration', () => {
   const valid: [string, bigint][] = [
@@ -54,4 +62,23 @@ describe('formatGoDuration', () => {
     assert.equal(formatGoDuration(parseGoDuration('72h3m0.5s')), '72h3m0.5s');
     assert.equal(toMilliseconds(parseGoDuration('2160h')), 90 * 24 * 3600 * 1000);
   });
+});
+
+/** What the flag parser and the conformance checks read: whole milliseconds for timers and dates. */
+describe('parseGoDuration then toMilliseconds', () => {
+  const cases: [string, number][] = [
+    ['896h', 896 * 3600_000],
+    ['1h30m15s', 5415_000],
+    ['1m30s', 90_000],
+    ['500ms', 500],
+    ['30s', 30_000],
+    ['0', 0],
+    ['-1m', -60_000],
+    ['1.5ms', 1],
+    ['999us', 0],
+  ];
+  for (const [text, ms] of cases) {
+    it(`reads ${text} as ${ms} ms`, () => assert.equal(toMilliseconds(parseGoDuration(text)), ms));
+  }
+  it('converts back from milliseconds', () => assert.equal(fromMilliseconds(90_000), 90n * SECOND));
 });

@@ -1,0 +1,193 @@
+import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { after, before, describe, it } from 'node:test';
+import { type Kubectl, kubectlFor, kubectlSkip } from '../testing/kubectl.ts';
+import { startTestServer, type TestServer } from '../testing/test-server.ts';
+
+/**
+ * OpenAPI as kube-apiserver serves it: /openapi/v3 documents and /openapi/v2 carry every served kind's schema
+ * under `x-kubernetes-group-version-kind`, built-in kinds with their Kubernetes descriptions and CRDs with
+ * their own schemas, so that `kubectl explain` works for every kind.
+ */
+
+const CERT_MANAGER_CRDS = fileURLToPath(new URL('../../../../deploy/crds.yaml', import.meta.url));
+
+let t: TestServer;
+before(async () => {
+  t = await startTestServer();
+});
+after(async () => {
+  await t?.close();
+});
+
+describe('OpenAPI documents', () => {
+  it('/openapi/v3/api/v1 describes Secret field by field, with its group/version/kind', async () => {
+    const root = await t.fetch('GET', '/openapi/v3');
+    const url: string = root.json.paths['api/v1'].serverRelativeURL;
+    assert.match(url, /^\/openapi\/v3\/api\/v1\?hash=[0-9A-F]{32}$/);
+    const doc = (await t.fetch('GET', url)).json;
+    const secret = doc.components.schemas['io.k8s.api.core.v1.Secret'];
+    assert.deepEqual(secret['x-kubernetes-group-version-kind'], [
+      { group: '', kind: 'Secret', version: 'v1' },
+    ]);
+    assert.deepEqual(secret.properties.data.additionalProperties, { type: 'string', format: 'byte' });
+    assert.match(secret.properties.data.description, /^Data contains the secret data\./);
+    assert.deepEqual(secret.properties.metadata, {
+      $ref: '#/components/schemas/io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta',
+    });
+    const meta = doc.components.schemas['io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta'];
+    assert.deepEqual(meta.properties.labels.additionalProperties, { type: 'string' });
+    const owner = doc.components.schemas['io.k8s.apimachinery.pkg.apis.meta.v1.OwnerReference'];
+    assert.deepEqual(owner.required, ['apiVersion', 'kind', 'name', 'uid']);
+    // The lists' strategic-merge strategies are the ones the server merges by.
+    assert.equal(meta.properties.ownerReferences['x-kubernetes-patch-strategy'], 'merge');
+    assert.equal(meta.properties.ownerReferences['x-kubernetes-patch-merge-key'], 'uid');
+    assert.equal(meta.properties.finalizers['x-kubernetes-patch-strategy'], 'merge');
+    const serviceAccount = doc.components.schemas['io.k8s.api.core.v1.ServiceAccount'];
+    assert.equal(serviceAccount.properties.secrets['x-kubernetes-patch-merge-key'], 'name');
+    assert.equal(serviceAccount.properties.imagePullSecrets['x-kubernetes-patch-strategy'], undefined);
+  });
+
+  it('a CRD adds its kind, from its own schema, to its group/version document', async () => {
+    const before = (await t.fetch('GET', '/openapi/v3')).json.paths;
+    assert.equal(before['apis/example.com/v1'], undefined);
+    const crd = await t.fetch('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', {
+      body: {
+        metadata: { name: 'widgets.example.com' },
+        spec: {
+          group: 'example.com',
+          scope: 'Namespaced',
+          names: { plural: 'widgets', singular: 'widget', kind: 'Widget' },
+          versions: [
+            {
+              name: 'v1',
+              served: true,
+              storage: true,
+              schema: {
+                openAPIV3Schema: {
+                  type: 'object',
+                  properties: { spec: { type: 'object', properties: { size: { type: 'integer' } } } },
+                },
+              },
+            },
+          ],
+        },
+      },
+    });
+    assert.equal(crd.status, 201, crd.text);
+    let url: string | undefined;
+    for (let i = 0; i < 50 && url === undefined; i++) {
+      url = (await t.fetch('GET', '/openapi/v3')).json.paths['apis/example.com/v1']?.serverRelativeURL;
+      if (url === undefined) await new Promise((r) => setTimeout(r, 100));
+    }
+    assert.ok(url, 'the CRD group/version is listed');
+    const schemas = (await t.fetch('GET', url)).json.components.schemas;
+    const widget = schemas['com.example.v1.Widget'];
+    assert.deepEqual(widget['x-kubernetes-group-version-kind'], [
+      { group: 'example.com', kind: 'Widget', version: 'v1' },
+    ]);
+    assert.deepEqual(widget.properties.spec.properties.size, { type: 'integer' });
+    assert.ok(schemas['io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta'], 'metadata is ObjectMeta');
+  });
+
+  it('a group/version that is not served, or a path that names none, is a 404', async () => {
+    for (const path of [
+      '/openapi/v3/apis/nowhere.example.com/v1',
+      '/openapi/v3/api/v2',
+      '/openapi/v3/a/b/c/d',
+    ]) {
+      const res = await t.fetch('GET', path);
+      assert.equal(res.status, 404, path);
+      assert.equal(res.json.kind, 'Status');
+    }
+  });
+
+  it('/openapi/v2 serves the same schemas as Swagger 2.0 JSON, and 406 to a protobuf-only client', async () => {
+    const res = await t.fetch('GET', '/openapi/v2');
+    assert.equal(res.status, 200);
+    assert.equal(res.json.swagger, '2.0');
+    const lease = res.json.definitions['io.k8s.api.coordination.v1.Lease'];
+    assert.deepEqual(lease['x-kubernetes-group-version-kind'], [
+      { group: 'coordination.k8s.io', kind: 'Lease', version: 'v1' },
+    ]);
+    assert.deepEqual(lease.properties.spec, { $ref: '#/definitions/io.k8s.api.coordination.v1.LeaseSpec' });
+    const duration =
+      res.json.definitions['io.k8s.api.coordination.v1.LeaseSpec'].properties.leaseDurationSeconds;
+    assert.equal(duration.type, 'integer');
+    assert.equal(duration.format, 'int32');
+    assert.match(duration.description, /^leaseDurationSeconds is a duration/);
+    const protobuf = await t.fetch('GET', '/openapi/v2', {
+      headers: { Accept: 'application/com.github.proto-openapi.spec.v2@v1.0+protobuf' },
+    });
+    assert.equal(protobuf.status, 406);
+    assert.equal(protobuf.json.reason, 'NotAcceptable');
+  });
+});
+
+describe('kubectl explain', { skip: kubectlSkip }, () => {
+  let workDir: string;
+  let kubectl: Kubectl;
+  before(async () => {
+    workDir = await mkdtemp(join(tmpdir(), 'certkit-explain-'));
+    kubectl = kubectlFor(
+      { ...process.env, KUBECONFIG: t.kubeconfigPath, KUBECACHEDIR: join(workDir, 'cache') },
+      workDir,
+    );
+  });
+  after(async () => {
+    if (workDir) await rm(workDir, { recursive: true, force: true });
+  });
+
+  it('explains secret.data', async () => {
+    const out = await kubectl.ok('explain', 'secret.data');
+    assert.match(out, /^KIND:\s+Secret\nVERSION:\s+v1\n/);
+    assert.match(out, /FIELD: data <map\[string\]string>/);
+    assert.match(out, /Data contains the secret data\./);
+  });
+
+  it('explains configmap with all its fields', async () => {
+    const out = await kubectl.ok('explain', 'configmap');
+    assert.match(out, /KIND:\s+ConfigMap/);
+    assert.match(out, /ConfigMap holds configuration data for pods to consume\./);
+    for (const field of ['apiVersion', 'binaryData', 'data', 'immutable', 'kind', 'metadata'])
+      assert.match(out, new RegExp(`^  ${field}\\t<`, 'm'), field);
+  });
+
+  it('explains lease', async () => {
+    const out = await kubectl.ok('explain', 'lease');
+    assert.match(out, /GROUP:\s+coordination\.k8s\.io\nKIND:\s+Lease\nVERSION:\s+v1/);
+    assert.match(out, /^  spec\t<LeaseSpec>/m);
+    const spec = await kubectl.ok('explain', 'lease.spec.leaseDurationSeconds');
+    assert.match(spec, /FIELD: leaseDurationSeconds <integer>/);
+  });
+
+  it('explains every kind the server serves', async () => {
+    const resources = (await kubectl.ok('api-resources', '-o', 'name')).trim().split('\n');
+    assert.ok(
+      resources.includes('secrets') && resources.includes('leases.coordination.k8s.io'),
+      resources.join(),
+    );
+    for (const resource of resources) {
+      const r = await kubectl.run('explain', resource);
+      assert.equal(r.code, 0, `kubectl explain ${resource}: ${r.stderr}`);
+      assert.match(r.stdout, /^(GROUP:.*\n)?KIND:/, resource);
+    }
+  });
+
+  it('explains certificates.spec.dnsNames once the cert-manager CRDs are installed', async () => {
+    await kubectl.ok('apply', '-f', CERT_MANAGER_CRDS);
+    let out = '';
+    for (let i = 0; i < 50; i++) {
+      const r = await kubectl.run('explain', 'certificates.spec.dnsNames');
+      out = r.stdout;
+      if (r.code === 0) break;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    assert.match(out, /GROUP:\s+cert-manager\.io\nKIND:\s+Certificate\nVERSION:\s+v1/);
+    assert.match(out, /FIELD: dnsNames <\[\]string>/);
+    assert.match(out, /Requested DNS subject alternative names\./);
+  });
+});

@@ -1,0 +1,78 @@
+/**
+ * The nesting limit for JSON bodies and objects. kube-apiserver's decoders refuse a value nested more than
+ * 10000 arrays and objects deep (Go's encoding/json scanner, `invalid character '{' exceeded max depth`;
+ * k8s.io/apimachinery's util/json walks stop at the same 10000). Node cannot process that much: V8's
+ * structuredClone gives up at about 2,500 levels, its general JSON.stringify at about 5,000, and the
+ * recursive merges here (strategic merge patch, server-side apply) near that. A body within the limit must
+ * stay usable by every verb (an object accepted and then impossible to patch is the failure this prevents),
+ * so the limit is 2000, half the depth at which every verb was seen to work, with Go's error text.
+ * docs/adr/0401-json-nesting-limit.md records the choice.
+ */
+export const MAX_JSON_DEPTH = 2000;
+
+/** Go's error for a value nested past the limit; `opener` is the bracket that went one level too far. */
+export function maxDepthMessage(opener: '{' | '[' = '{'): string {
+  return `invalid character '${opener}' exceeded max depth`;
+}
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const OPEN_BRACE = 0x7b;
+const OPEN_BRACKET = 0x5b;
+const CLOSE_BRACE = 0x7d;
+const CLOSE_BRACKET = 0x5d;
+
+/**
+ * Go's error for JSON text nested deeper than the limit, or undefined. Only the brackets outside strings
+ * count; the text need not be valid JSON (the parser judges that). A text too short to hold that many
+ * brackets is not scanned at all, which is every ordinary body.
+ */
+export function jsonDepthError(text: Uint8Array): string | undefined {
+  const at = depthExceededAt(text, MAX_JSON_DEPTH);
+  return at === undefined ? undefined : maxDepthMessage(text[at] === OPEN_BRACE ? '{' : '[');
+}
+
+/** Whether JSON (or flow-style YAML) text nests more than `limit` levels deep somewhere. */
+export function deeperThan(text: Uint8Array, limit: number): boolean {
+  return depthExceededAt(text, limit) !== undefined;
+}
+
+/** Where the bracket that goes past `limit` levels is, or undefined. */
+function depthExceededAt(text: Uint8Array, limit: number): number | undefined {
+  if (text.length <= 2 * limit) return undefined;
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (inString) {
+      if (c === BACKSLASH) i++;
+      else if (c === QUOTE) inString = false;
+    } else if (c === QUOTE) {
+      inString = true;
+    } else if (c === OPEN_BRACE || c === OPEN_BRACKET) {
+      if (++depth > limit) return i;
+    } else if (c === CLOSE_BRACE || c === CLOSE_BRACKET) {
+      depth--;
+    }
+  }
+  return undefined;
+}
+
+/**
+ * Whether a parsed value nests deeper than the limit (a patch can build such a value from shallower ones).
+ * Iterative, so that the check itself cannot overflow the stack.
+ */
+export function exceedsMaxDepth(value: unknown): boolean {
+  const stack: [unknown, number][] = [[value, 0]];
+  while (stack.length > 0) {
+    const [item, parentDepth] = stack.pop()!;
+    if (typeof item !== 'object' || item === null) continue;
+    const depth = parentDepth + 1;
+    if (depth > MAX_JSON_DEPTH) return true;
+    const members = Array.isArray(item) ? item : Object.values(item);
+    for (const member of members) {
+      if (typeof member === 'object' && member !== null) stack.push([member, depth]);
+    }
+  }
+  return false;
+}

@@ -1,0 +1,131 @@
+/**
+ * Test support: the embedded API server as `certkit up` serves it (cert-manager.io CRDs installed,
+ * cert-manager's validation as admission), plus a CRD of our own whose spec keeps any JSON, and raw HTTPS
+ * requests with a deadline, for tests that send malformed input and must see every answer.
+ */
+
+import { Agent, request } from 'node:https';
+import { setTimeout as sleep } from 'node:timers/promises';
+// Tests may start the API server; the certificates package itself never imports it.
+import { startTestServer, type TestServer } from '../../../apiserver/src/testing/test-server.ts';
+import { certManagerAdmission } from './admission.ts';
+import { certManagerCrds } from './crds.ts';
+
+/** A custom resource whose spec is free-form (x-kubernetes-preserve-unknown-fields): JSON of any shape. */
+export const FREEFORM_CRD = {
+  apiVersion: 'apiextensions.k8s.io/v1',
+  kind: 'CustomResourceDefinition',
+  metadata: { name: 'blobs.fuzz.certkit.dev' },
+  spec: {
+    group: 'fuzz.certkit.dev',
+    scope: 'Namespaced',
+    names: { plural: 'blobs', singular: 'blob', kind: 'Blob', listKind: 'BlobList' },
+    versions: [
+      {
+        name: 'v1',
+        served: true,
+        storage: true,
+        schema: {
+          openAPIV3Schema: {
+            type: 'object',
+            properties: { spec: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } },
+          },
+        },
+      },
+    ],
+  },
+};
+
+export const COLLECTIONS = {
+  configMaps: '/api/v1/namespaces/default/configmaps',
+  secrets: '/api/v1/namespaces/default/secrets',
+  namespaces: '/api/v1/namespaces',
+  certificates: '/apis/cert-manager.io/v1/namespaces/default/certificates',
+  certificateRequests: '/apis/cert-manager.io/v1/namespaces/default/certificaterequests',
+  issuers: '/apis/cert-manager.io/v1/namespaces/default/issuers',
+  clusterIssuers: '/apis/cert-manager.io/v1/clusterissuers',
+  blobs: '/apis/fuzz.certkit.dev/v1/namespaces/default/blobs',
+  crds: '/apis/apiextensions.k8s.io/v1/customresourcedefinitions',
+};
+
+/** Starts the server, installs the CRDs and waits until every custom resource is served. */
+export async function startCertManagerServer(): Promise<TestServer> {
+  const server = await startTestServer({ admission: certManagerAdmission });
+  for (const crd of [...certManagerCrds(), FREEFORM_CRD]) {
+    const res = await server.fetch('POST', COLLECTIONS.crds, { body: crd });
+    if (res.status !== 201) throw new Error(`installing ${crd.metadata?.name}: ${res.text}`);
+  }
+  for (const path of [COLLECTIONS.certificates, COLLECTIONS.clusterIssuers, COLLECTIONS.blobs]) {
+    const deadline = Date.now() + 15_000;
+    while ((await server.fetch('GET', path)).status !== 200) {
+      if (Date.now() > deadline) throw new Error(`${path} not served within 15 s`);
+      await sleep(20);
+    }
+  }
+  return server;
+}
+
+export interface RawRequest {
+  method: string;
+  /** Path and query, sent as they are. */
+  path: string;
+  headers?: Record<string, string>;
+  body?: string | Buffer;
+  /** Stop reading after the headers and this long (watches), rather than at the end of the body. */
+  readForMs?: number;
+}
+
+export interface RawResponse {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  text: string;
+}
+
+/**
+ * One request on its own connection, failing if no complete answer comes within `timeoutMs`: a server that
+ * hangs on some input fails the test instead of stalling it.
+ */
+export function rawRequest(server: TestServer, req: RawRequest, timeoutMs = 10_000): Promise<RawResponse> {
+  const agent = new Agent({ ca: server.caCertPem, keepAlive: false });
+  return new Promise<RawResponse>((resolve, reject) => {
+    const headers: Record<string, string> = {
+      Authorization: `Bearer ${server.token}`,
+      ...req.headers,
+    };
+    if (req.body !== undefined) headers['Content-Length'] = String(Buffer.byteLength(req.body));
+    const timer = setTimeout(() => {
+      outgoing.destroy();
+      reject(new Error(`no complete answer within ${timeoutMs} ms to ${req.method} ${req.path}`));
+    }, timeoutMs);
+    let settled = false;
+    const done = (result: RawResponse | Error) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      agent.destroy();
+      if (result instanceof Error) reject(result);
+      else resolve(result);
+    };
+    const outgoing = request(`${server.url}${req.path}`, { method: req.method, headers, agent }, (res) => {
+      const chunks: Buffer[] = [];
+      const finish = () =>
+        done({
+          status: res.statusCode ?? 0,
+          headers: res.headers,
+          text: Buffer.concat(chunks).toString('utf8'),
+        });
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', finish);
+      res.on('error', (err) => done(err));
+      if (req.readForMs !== undefined) {
+        setTimeout(() => {
+          res.removeAllListeners('end');
+          res.destroy();
+          finish();
+        }, req.readForMs);
+      }
+    });
+    outgoing.on('error', (err) => done(err));
+    outgoing.end(req.body);
+  });
+}

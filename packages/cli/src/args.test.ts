@@ -1,0 +1,44 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { parseServeFlags, UsageError } from './args.ts';
+
+/** The duration flags read Go durations, as kube-apiserver's do (pflag's DurationVar). */
+describe('parseServeFlags durations', () => {
+  it('defaults to kube-apiserver’s 1m storage initialization timeout and 1h event TTL', () => {
+    const flags = parseServeFlags([]);
+    assert.equal(flags.storageInitializationTimeoutMs, 60_000);
+    assert.equal(flags.eventTtlMs, 3_600_000);
+  });
+
+  it('reads compound and fractional durations', () => {
+    const flags = parseServeFlags(['--storage-initialization-timeout=1m30s', '--event-ttl=1.5h']);
+    assert.equal(flags.storageInitializationTimeoutMs, 90_000);
+    assert.equal(flags.eventTtlMs, 5_400_000);
+    assert.equal(parseServeFlags(['--storage-initialization-timeout=0']).storageInitializationTimeoutMs, 0);
+    assert.equal(parseServeFlags(['--event-ttl=500ms']).eventTtlMs, 500);
+  });
+
+  it('names the flag and quotes Go’s error for text that is not a duration', () => {
+    assert.throws(() => parseServeFlags(['--event-ttl=1d']), {
+      message: '--event-ttl: time: unknown unit "d" in duration "1d"',
+    });
+    assert.throws(
+      () => parseServeFlags(['--storage-initialization-timeout=soon']),
+      (err: unknown) => {
+        assert.ok(err instanceof UsageError);
+        assert.equal(err.message, '--storage-initialization-timeout: time: invalid duration "soon"');
+        return true;
+      },
+    );
+    assert.throws(
+      () => parseServeFlags(['--event-ttl=30']),
+      /--event-ttl: time: missing unit in duration "30"/,
+    );
+  });
+
+  it('rejects a negative timeout and a TTL that is not positive', () => {
+    assert.throws(() => parseServeFlags(['--storage-initialization-timeout=-1s']), /must not be negative/);
+    assert.throws(() => parseServeFlags(['--event-ttl=0s']), /--event-ttl must be positive/);
+    assert.throws(() => parseServeFlags(['--event-ttl=-5m']), /--event-ttl must be positive/);
+  });
+});
