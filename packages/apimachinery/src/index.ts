@@ -1,6 +1,7 @@
 export * from './continue.ts';
 export * from './duration.ts';
 export * from './fields.ts';
+export * from './go-format.ts';
 export * from './json.ts';
 export * from './labels.ts';
 export * from './listoptions.ts';

@@ -34,11 +34,22 @@ export function setOwn(object: JsonObject, key: string, value: unknown): void {
  * undefined counts as absent, as in the JSON it serialises to.
  */
 export function jsonEqual(a: unknown, b: unknown): boolean {
+  return equalWithin(a, b, 0);
+}
+
+/**
+ * How deep jsonEqual recurses; deeper values (objects stored before the body nesting limit, say) are compared
+ * with an explicit stack instead, which the call stack's size does not bound.
+ */
+const RECURSION_DEPTH = 500;
+
+function equalWithin(a: unknown, b: unknown, depth: number): boolean {
   if (a === b) return true;
   if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  if (depth > RECURSION_DEPTH) return equalIteratively(a, b);
   if (Array.isArray(a)) {
     if (!Array.isArray(b) || a.length !== b.length) return false;
-    for (let i = 0; i < a.length; i++) if (!jsonEqual(a[i], b[i])) return false;
+    for (let i = 0; i < a.length; i++) if (!equalWithin(a[i], b[i], depth + 1)) return false;
     return true;
   }
   if (Array.isArray(b)) return false;
@@ -49,11 +60,40 @@ export function jsonEqual(a: unknown, b: unknown): boolean {
     if (x[key] === undefined) continue;
     // Own members only: JSON text can name a member `__proto__` or `constructor`, which y[key] alone would
     // find on Object.prototype when y has no such member.
-    if (!Object.hasOwn(y, key) || !jsonEqual(x[key], y[key])) return false;
+    if (!Object.hasOwn(y, key) || !equalWithin(x[key], y[key], depth + 1)) return false;
     count++;
   }
   for (const key in y) if (y[key] !== undefined) count--;
   return count === 0;
+}
+
+/** jsonEqual's rules, with the pairs still to compare on a stack of their own. */
+function equalIteratively(a: unknown, b: unknown): boolean {
+  const pairs: [unknown, unknown][] = [[a, b]];
+  while (pairs.length > 0) {
+    const [x, y] = pairs.pop()!;
+    if (x === y) continue;
+    if (typeof x !== 'object' || typeof y !== 'object' || x === null || y === null) return false;
+    if (Array.isArray(x) !== Array.isArray(y)) return false;
+    if (Array.isArray(x)) {
+      const ys = y as unknown[];
+      if (x.length !== ys.length) return false;
+      for (let i = 0; i < x.length; i++) pairs.push([x[i], ys[i]]);
+      continue;
+    }
+    const xo = x as JsonObject;
+    const yo = y as JsonObject;
+    let count = 0;
+    for (const key in xo) {
+      if (xo[key] === undefined) continue;
+      if (!Object.hasOwn(yo, key)) return false;
+      pairs.push([xo[key], yo[key]]);
+      count++;
+    }
+    for (const key in yo) if (yo[key] !== undefined) count--;
+    if (count !== 0) return false;
+  }
+  return true;
 }
 
 /**

@@ -5,8 +5,9 @@
  */
 import { everythingFields, type FieldSelector, parseFieldSelector } from './fields.ts';
 import { everythingLabels, type LabelSelector, parseLabelSelector } from './labels.ts';
+import { goQuote } from './go-format.ts';
 import { queryBool } from './query-bool.ts';
-import { type FieldError, newBadRequest, newInvalid } from './status.ts';
+import { type FieldError, formatFieldError, newBadRequest, newInvalid, newStatusError } from './status.ts';
 
 export type ResourceVersionMatch = '' | 'NotOlderThan' | 'Exact';
 
@@ -16,7 +17,7 @@ export interface ListOptions {
   /** '' (most recent), '0' (any) or a decimal revision; validated numeric, kept as sent. */
   resourceVersion: string;
   resourceVersionMatch: ResourceVersionMatch;
-  /** 0 means no limit. */
+  /** 0 means no limit (a negative limit is read as none, as kube-apiserver pages only for limit > 0). */
   limit: number;
   continue: string;
   labelSelector: LabelSelector;
@@ -24,7 +25,10 @@ export interface ListOptions {
   allowWatchBookmarks: boolean;
   /** undefined when the parameter was absent; the caller applies any WatchList defaulting. */
   sendInitialEvents: boolean | undefined;
-  /** undefined when absent; 0 is passed through (kube-apiserver reads it as "use the default"). */
+  /**
+   * undefined when absent; 0 is passed through (kube-apiserver reads it as "use the default"), and so is a
+   * negative value (its watch then ends at once).
+   */
   timeoutSeconds: number | undefined;
 }
 
@@ -37,17 +41,20 @@ export function isWatchRequested(query: URLSearchParams): boolean {
 }
 
 /**
- * A non-negative int64 parameter. Values beyond what a JS number holds exactly are clamped: for a limit or
- * a timeout they mean "unbounded" either way.
+ * An int64 parameter, read as strconv.ParseInt(raw, 10, 64) reads it (the query decoding of kube-apiserver),
+ * with its error as the 400's message. Values beyond what a JS number holds exactly are clamped: for a limit
+ * or a timeout they mean "unbounded" either way.
  */
-function queryNonNegativeInteger(query: URLSearchParams, name: string): number | undefined {
+function queryInt64(query: URLSearchParams, name: string): number | undefined {
   if (!query.has(name)) return undefined;
   const raw = query.get(name) ?? '';
-  // strconv.ParseInt(raw, 10, 64) accepts a leading '+'; a '-' would make it negative, which is refused.
-  if (!/^\+?[0-9]+$/.test(raw) || BigInt(raw) >= 2n ** 63n) {
-    throw newBadRequest(`invalid value for ${name}: ${JSON.stringify(raw)}: must be a non-negative integer`);
+  const quoted = goQuote(raw);
+  if (!/^[+-]?[0-9]+$/.test(raw)) throw newBadRequest(`strconv.ParseInt: parsing ${quoted}: invalid syntax`);
+  const value = BigInt(raw);
+  if (value >= 2n ** 63n || value < -(2n ** 63n)) {
+    throw newBadRequest(`strconv.ParseInt: parsing ${quoted}: value out of range`);
   }
-  return Math.min(Number(raw), Number.MAX_SAFE_INTEGER);
+  return Math.max(Math.min(Number(value), Number.MAX_SAFE_INTEGER), Number.MIN_SAFE_INTEGER);
 }
 
 function forbidden(field: string, detail: string): FieldError {
@@ -130,22 +137,44 @@ function validateWatch(match: string, cont: string, sendInitialEvents?: boolean)
 }
 
 /**
- * The storage layer's ParseResourceVersion: '' and '0' are special, anything else must be a uint64.
- * Returns the detail of the error, as strconv.ParseUint words it, or undefined when valid.
+ * The storage layer's ParseResourceVersion: '' and '0' are special, anything else must be a uint64. Returns
+ * its error, a field.Invalid on `resourceVersion` worded as strconv.ParseUint words it, or undefined.
  */
 function resourceVersionProblem(resourceVersion: string): string | undefined {
   if (resourceVersion === '' || resourceVersion === '0') return undefined;
-  const quoted = JSON.stringify(resourceVersion);
-  if (!/^[0-9]+$/.test(resourceVersion)) return `strconv.ParseUint: parsing ${quoted}: invalid syntax`;
-  if (BigInt(resourceVersion) >= 2n ** 64n) return `strconv.ParseUint: parsing ${quoted}: value out of range`;
-  return undefined;
+  const quoted = goQuote(resourceVersion);
+  let detail: string | undefined;
+  if (!/^[0-9]+$/.test(resourceVersion)) detail = `strconv.ParseUint: parsing ${quoted}: invalid syntax`;
+  else if (BigInt(resourceVersion) >= 2n ** 64n)
+    detail = `strconv.ParseUint: parsing ${quoted}: value out of range`;
+  if (detail === undefined) return undefined;
+  return formatFieldError({
+    type: 'FieldValueInvalid',
+    field: 'resourceVersion',
+    value: resourceVersion,
+    detail,
+  });
+}
+
+/**
+ * Whether kube-apiserver's cache hands this list to etcd (cacher/delegator.go shouldDelegateList): Exact,
+ * a continue, or a resourceVersion N with a limit ("legacy exact").
+ */
+function listGoesToStorage(resourceVersion: string, match: string, limit: number, cont: string): boolean {
+  if (match === 'Exact') return true;
+  if (match !== '') return false;
+  return cont !== '' || (limit > 0 && resourceVersion !== '' && resourceVersion !== '0');
 }
 
 /**
  * Decodes and validates list/watch/get query parameters, in kube-apiserver's order: decoding (400), then
- * ListOptions validation (422), then the storage checks (continue with a resourceVersion: 400; a
- * non-numeric resourceVersion: 422). For `get` only `resourceVersion` is read, as GetOptions has nothing
- * else; the other fields keep their defaults.
+ * ListOptions validation (422), then the storage checks. For `get` only `resourceVersion` is read, as
+ * GetOptions has nothing else; the other fields keep their defaults.
+ *
+ * A resourceVersion that is not a number is refused where kube-apiserver refuses it: a list that etcd
+ * serves answers 400 "invalid resource version: …" (etcd3 store), checked before the continue rules; a
+ * read the watch cache serves (get, watch, other lists) answers the cache's storage.InvalidError, which
+ * kube-apiserver turns into a 422 Invalid with the bare field error as message and no details.
  *
  * One leniency beyond upstream: a watch with `sendInitialEvents=true` and no `resourceVersionMatch` is read
  * as `NotOlderThan`, the only value upstream accepts there, instead of being refused.
@@ -164,14 +193,15 @@ export function parseListOptions(query: URLSearchParams, verb: ListVerb): ListOp
     timeoutSeconds: undefined,
   };
   if (verb === 'get') {
-    checkResourceVersion(resourceVersion, 'GetOptions');
+    checkCachedResourceVersion(resourceVersion);
     return options;
   }
 
   options.labelSelector = parseLabelSelector(query.get('labelSelector') ?? '');
   options.fieldSelector = parseFieldSelector(query.get('fieldSelector') ?? '');
-  options.limit = queryNonNegativeInteger(query, 'limit') ?? 0;
-  options.timeoutSeconds = queryNonNegativeInteger(query, 'timeoutSeconds');
+  // In the order of ListOptions' fields, which the query decoding follows.
+  options.timeoutSeconds = queryInt64(query, 'timeoutSeconds');
+  options.limit = Math.max(queryInt64(query, 'limit') ?? 0, 0);
   options.allowWatchBookmarks = queryBool(query, 'allowWatchBookmarks') ?? false;
   options.sendInitialEvents = queryBool(query, 'sendInitialEvents');
   options.continue = query.get('continue') ?? '';
@@ -187,20 +217,21 @@ export function parseListOptions(query: URLSearchParams, verb: ListVerb): ListOp
   // Validation has ruled out any other value.
   options.resourceVersionMatch = match as ResourceVersionMatch;
 
-  if (verb === 'list' && options.continue !== '' && resourceVersion !== '' && resourceVersion !== '0') {
-    throw newBadRequest('specifying resource version is not allowed when using continue');
+  if (verb === 'list' && listGoesToStorage(resourceVersion, match, options.limit, options.continue)) {
+    const problem = resourceVersionProblem(resourceVersion);
+    if (problem !== undefined) throw newBadRequest(`invalid resource version: ${problem}`);
+    if (options.continue !== '' && resourceVersion !== '' && resourceVersion !== '0') {
+      throw newBadRequest('specifying resource version is not allowed when using continue');
+    }
   }
-  checkResourceVersion(resourceVersion, 'ListOptions');
+  checkCachedResourceVersion(resourceVersion);
   return options;
 }
 
-function checkResourceVersion(resourceVersion: string, kind: 'ListOptions' | 'GetOptions'): void {
+/** The watch cache's refusal of a resourceVersion that is not a number (see parseListOptions). */
+function checkCachedResourceVersion(resourceVersion: string): void {
   const problem = resourceVersionProblem(resourceVersion);
-  if (problem !== undefined) {
-    throw newInvalid('meta.k8s.io', kind, '', [
-      { type: 'FieldValueInvalid', field: 'resourceVersion', value: resourceVersion, detail: problem },
-    ]);
-  }
+  if (problem !== undefined) throw newStatusError(422, 'Invalid', problem);
 }
 
 /** What a client may pass to `listOptionsToQuery`: any ListOptions field, selectors also as strings. */

@@ -3,6 +3,8 @@
  * sends them) and clients (which decode them and ask `isNotFound(err)` and friends).
  */
 
+import { GoSyntax, goQuote } from './go-format.ts';
+
 export type StatusReason =
   | 'BadRequest'
   | 'Unauthorized'
@@ -157,8 +159,10 @@ export function newConflict(r: QualifiedResource, name: string, why: string): St
 export const OBJECT_MODIFIED =
   'the object has been modified; please apply your changes to the latest version and try again';
 
+/** The value of a field error as field.Error prints it: %q for a string, Go syntax when given as such. */
 function describeValue(value: unknown): string {
-  if (typeof value === 'string') return JSON.stringify(value);
+  if (typeof value === 'string') return goQuote(value);
+  if (value instanceof GoSyntax) return value.text;
   if (value === null || value === undefined) return 'null';
   if (typeof value === 'object') return JSON.stringify(value);
   return String(value);

@@ -17,6 +17,10 @@ export interface ServeFlags {
   storageInitializationTimeoutMs: number;
   /** kube-apiserver's --event-ttl, in ms: how long Events are kept after their last write. */
   eventTtlMs: number;
+  /** kube-apiserver's --max-requests-inflight: read-only requests served at once (0: unlimited). */
+  maxRequestsInflight: number;
+  /** kube-apiserver's --max-mutating-requests-inflight: mutating requests served at once (0: unlimited). */
+  maxMutatingRequestsInflight: number;
   /** kube-apiserver's --tls-cert-file and --tls-private-key-file: served instead of the generated certificate. */
   tlsCertFile?: string;
   tlsPrivateKeyFile?: string;
@@ -36,6 +40,16 @@ function parseBoolean(flag: string, value: string): boolean {
   throw new UsageError(`--${flag} must be true or false, got ${JSON.stringify(value)}`);
 }
 
+/** A request limit as kube-apiserver takes it: a non-negative integer, 0 for none. */
+function parseInflightLimit(flag: string, values: Record<string, string | boolean | undefined>): number {
+  const text = String(values[flag]);
+  const value = Number(text);
+  if (!/^\d+$/.test(text) || !Number.isSafeInteger(value)) {
+    throw new UsageError(`--${flag} must be a non-negative integer, got ${JSON.stringify(text)}`);
+  }
+  return value;
+}
+
 /** Flags shared by `up` and `apiserver`. */
 export function parseServeFlags(args: string[], extraOptions: ParseArgsOptionsConfig = {}): ServeFlags {
   let values: Record<string, string | boolean | undefined>;
@@ -51,6 +65,8 @@ export function parseServeFlags(args: string[], extraOptions: ParseArgsOptionsCo
         'watch-cache': { type: 'string', default: 'true' },
         'storage-initialization-timeout': { type: 'string', default: '1m' },
         'event-ttl': { type: 'string', default: '1h' },
+        'max-requests-inflight': { type: 'string', default: '400' },
+        'max-mutating-requests-inflight': { type: 'string', default: '200' },
         'tls-cert-file': { type: 'string' },
         'tls-private-key-file': { type: 'string' },
         'client-ca-file': { type: 'string' },
@@ -106,6 +122,8 @@ export function parseServeFlags(args: string[], extraOptions: ParseArgsOptionsCo
     throw new UsageError(`--event-ttl: ${(err as Error).message}`);
   }
   if (eventTtlMs <= 0) throw new UsageError('--event-ttl must be positive');
+  const maxRequestsInflight = parseInflightLimit('max-requests-inflight', values);
+  const maxMutatingRequestsInflight = parseInflightLimit('max-mutating-requests-inflight', values);
   const file = (flag: string) => {
     const value = values[flag] as string | undefined;
     if (value === '') throw new UsageError(`--${flag} must not be empty`);
@@ -129,6 +147,8 @@ export function parseServeFlags(args: string[], extraOptions: ParseArgsOptionsCo
     watchCache: parseBoolean('watch-cache', String(values['watch-cache'])),
     storageInitializationTimeoutMs,
     eventTtlMs,
+    maxRequestsInflight,
+    maxMutatingRequestsInflight,
     tlsCertFile,
     tlsPrivateKeyFile,
     clientCaFile: file('client-ca-file'),

@@ -51,11 +51,17 @@ function stop(child: ChildProcess, signal: NodeJS.Signals = 'SIGINT'): Promise<n
   });
 }
 
+interface Answer {
+  status: number;
+  retryAfter?: string;
+  json: { metadata?: { uid?: string } };
+}
+
 async function call(dir: string, url: string, method: string, path: string, body?: unknown) {
   const token = (await readFile(join(dir, 'token'), 'utf8')).trim();
   const ca = await readFile(join(dir, 'pki', 'ca.crt'), 'utf8');
   const agent = new Agent({ ca });
-  return new Promise<{ status: number; json: { metadata?: { uid?: string } } }>((resolve, reject) => {
+  return new Promise<Answer>((resolve, reject) => {
     const payload = body === undefined ? undefined : JSON.stringify(body);
     const req = request(
       `${url}${path}`,
@@ -67,7 +73,11 @@ async function call(dir: string, url: string, method: string, path: string, body
         });
         res.on('end', () => {
           agent.destroy();
-          resolve({ status: res.statusCode ?? 0, json: JSON.parse(text) });
+          resolve({
+            status: res.statusCode ?? 0,
+            retryAfter: res.headers['retry-after'],
+            json: JSON.parse(text),
+          });
         });
       },
     );
@@ -141,6 +151,8 @@ describe('certkit up', () => {
       ['up', '--port', 'eighty'],
       ['up', '--bogus'],
       ['frobnicate'],
+      ['apiserver', '--max-requests-inflight=lots'],
+      ['up', '--max-mutating-requests-inflight=-1'],
       ['apiserver', '--sqlite-synchronous', 'sometimes'],
     ]) {
       const err = await run(process.execPath, [main, ...args]).then(
@@ -192,5 +204,46 @@ describe('certkit up', () => {
     await rm(other, { recursive: true, force: true });
     assert.equal(err.code, 1);
     assert.match(err.stderr, /EADDRINUSE/);
+  });
+
+  it('apiserver --max-mutating-requests-inflight: a write beyond the limit gets 429 with Retry-After', async () => {
+    const server = await start([
+      'apiserver',
+      '--data-dir',
+      dir,
+      '--port',
+      '0',
+      '--max-mutating-requests-inflight',
+      '1',
+    ]);
+    const token = (await readFile(join(dir, 'token'), 'utf8')).trim();
+    const agent = new Agent({ ca: await readFile(join(dir, 'pki', 'ca.crt'), 'utf8') });
+    const headers = { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' };
+    const body = JSON.stringify({ metadata: { name: 'held' } });
+    try {
+      // A create whose body has not all arrived stays in flight, holding the one mutating slot.
+      const held = request(`${server.url}/api/v1/namespaces/default/configmaps`, {
+        method: 'POST',
+        agent,
+        headers: { ...headers, 'Content-Length': String(body.length) },
+      });
+      // Destroyed at the end, unanswered.
+      held.on('error', () => {});
+      held.write(body.slice(0, 5));
+      // The held create may not have reached the server yet: then a create is served; try again.
+      let refused: Answer | undefined;
+      for (let i = 0; refused?.status !== 429 && i < 50; i++) {
+        if (i > 0) await new Promise((r) => setTimeout(r, 20));
+        refused = await call(dir, server.url, 'POST', '/api/v1/namespaces/default/configmaps', {
+          metadata: { name: `refused-${i}` },
+        });
+      }
+      assert.equal(refused?.status, 429);
+      assert.equal(refused?.retryAfter, '1');
+      held.destroy();
+    } finally {
+      agent.destroy();
+      await stop(server.child);
+    }
   });
 });

@@ -32,6 +32,8 @@ flags of up and apiserver:
   --watch-cache true|false              serve reads and watches from caches (default true)
   --storage-initialization-timeout D    how long /readyz waits for the caches (default 1m)
   --event-ttl D                         how long Events are kept after their last write (default 1h)
+  --max-requests-inflight N             read-only requests served at once, beyond them 429 (400; 0 no limit)
+  --max-mutating-requests-inflight N    mutating requests served at once, beyond them 429 (200; 0 no limit)
   --tls-cert-file FILE, --tls-private-key-file FILE
                    serve this certificate (CA after it, as for kube-apiserver) instead of a generated one
   --client-ca-file FILE                 client certificates from this CA authenticate (CN user, O groups)

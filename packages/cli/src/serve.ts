@@ -100,6 +100,8 @@ async function startOnDataDir(dataDir: string, flags: ServeFlags): Promise<Contr
       admission: certManagerAdmission,
       storageInitializationTimeoutMs: flags.storageInitializationTimeoutMs,
       eventTtlMs: flags.eventTtlMs,
+      maxRequestsInflight: flags.maxRequestsInflight,
+      maxMutatingRequestsInflight: flags.maxMutatingRequestsInflight,
       log: (entry) => {
         if (entry.level === 'error' || entry.level === 'warn')
           process.stderr.write(`${JSON.stringify({ time: new Date().toISOString(), ...entry })}\n`);

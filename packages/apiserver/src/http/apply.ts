@@ -3,8 +3,6 @@ import {
   type JsonObject,
   type KubeObject,
   newBadRequest,
-  newInvalid,
-  queryBool,
   type StatusError,
   type StoredObject,
 } from '@certkit/apimachinery';
@@ -18,15 +16,6 @@ import type { ObjectStore } from '../registry/store.ts';
 import { parseYamlBody } from './yaml-body.ts';
 
 /** Server-side apply (PATCH with application/apply-patch+yaml): merge, field ownership, create if missing. */
-
-/** `force` is apply's alone: kube-apiserver refuses it on other patches (ValidatePatchOptions). */
-export function checkForce(query: URLSearchParams): void {
-  if (query.has('force')) {
-    throw newInvalid('meta.k8s.io', 'PatchOptions', '', [
-      { type: 'FieldValueForbidden', field: 'force', detail: 'may not be specified for non-apply patch' },
-    ]);
-  }
-}
 
 /** JSON text as JSON.parse reads it; text that is not JSON is flow-style YAML, for the YAML parser. */
 function parseJsonText(body: Buffer): unknown {
@@ -117,29 +106,33 @@ export interface ApplyRequest {
   name: string;
   subresource: string | undefined;
   version: string;
-  query: URLSearchParams;
   body: Buffer;
   dryRun: boolean;
+  /** Validated by patchOptions: never empty for apply. */
+  fieldManager: string;
+  force: boolean;
 }
 
-export async function serverSideApply(request: ApplyRequest): Promise<StoredObject> {
-  const { store, namespace, name, subresource, version, query, dryRun } = request;
-  const manager = query.get('fieldManager') ?? '';
-  if (manager === '') {
-    throw newInvalid('meta.k8s.io', 'PatchOptions', '', [
-      { type: 'FieldValueRequired', field: 'fieldManager', detail: 'is required for apply patch' },
-    ]);
-  }
-  const force = queryBool(query, 'force') ?? false;
+export interface ApplyResult {
+  object: StoredObject;
+  /** The object did not exist and the apply created it: kube-apiserver answers 201 then. */
+  created: boolean;
+}
+
+export async function serverSideApply(request: ApplyRequest): Promise<ApplyResult> {
+  const { store, namespace, name, subresource, version, dryRun, force } = request;
+  const manager = request.fieldManager;
   const config = parseConfiguration(request.body);
-  // Decoded as any body is (ObjectStore.checkDecodable), before the merge reads its metadata.
+  // A built-in kind's configuration is converted to its type first, as structured-merge-diff does, so its
+  // wrong types are reported in SMD's words; any other is decoded as any body is (ObjectStore.checkDecodable),
+  // before the merge reads its metadata.
+  if (store.def.model) {
+    checkConfigurationType(config, await loadModel(store.def.model), store, namespace, name, version);
+  }
   const wrongType = objectMetaTypeError(config, store.def.custom ? undefined : store.def.kind);
   if (wrongType) {
     const kind = store.def.kind;
     throw newBadRequest(`${kind} in version "${version}" cannot be handled as a ${kind}: ${wrongType}`);
-  }
-  if (store.def.model) {
-    checkConfigurationType(config, await loadModel(store.def.model), store, namespace, name, version);
   }
   const meta = isObject(config.metadata) ? { ...config.metadata } : {};
   if (meta.name !== undefined && meta.name !== name) {
@@ -172,7 +165,7 @@ export async function serverSideApply(request: ApplyRequest): Promise<StoredObje
   };
   for (let attempt = 0; ; attempt++) {
     try {
-      return await store.guaranteedUpdate(
+      const object = await store.guaranteedUpdate(
         namespace,
         name,
         (current) => {
@@ -182,6 +175,7 @@ export async function serverSideApply(request: ApplyRequest): Promise<StoredObje
         },
         options,
       );
+      return { object, created: false };
     } catch (err) {
       if ((err as StatusError).status?.reason !== 'NotFound' || subresource !== undefined) throw err;
     }
@@ -189,7 +183,8 @@ export async function serverSideApply(request: ApplyRequest): Promise<StoredObje
     const created = applyConfiguration(undefined, config, info, force) as KubeObject;
     created.metadata = { ...(created.metadata as JsonObject), name };
     try {
-      return await store.create(namespace, created, { ...options, subresource: undefined });
+      const object = await store.create(namespace, created, { ...options, subresource: undefined });
+      return { object, created: true };
     } catch (err) {
       if ((err as StatusError).status?.reason !== 'AlreadyExists' || attempt >= 3) throw err;
     }

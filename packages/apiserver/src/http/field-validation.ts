@@ -4,6 +4,7 @@ import { loadModel, type ModelType } from '../registry/kube-models.ts';
 import type { ResourceDefinition } from '../registry/resource.ts';
 import { decodeTyped } from '../registry/typed-decode.ts';
 import { duplicateFields } from './duplicate-fields.ts';
+import type { FieldValidation } from './request-options.ts';
 
 /**
  * Decoding a written object as kube-apiserver's handlers do: built-in kinds are read as their Kubernetes type
@@ -13,18 +14,6 @@ import { duplicateFields } from './duplicate-fields.ts';
  * them silently. Custom resources are typed by their CRD's schema elsewhere (registry/schema.ts); here only
  * their metadata is read as ObjectMeta, for its unknown fields.
  */
-
-export type FieldValidation = 'Strict' | 'Warn' | 'Ignore';
-
-export function fieldValidationMode(query: URLSearchParams): FieldValidation {
-  const mode = query.get('fieldValidation') ?? 'Warn';
-  if (mode !== 'Strict' && mode !== 'Warn' && mode !== 'Ignore') {
-    throw newBadRequest(
-      `fieldValidation parameter unsupported: ${mode}, must be one of: Ignore, Warn, Strict`,
-    );
-  }
-  return mode;
-}
 
 const OBJECT_META_MODEL = 'V1ObjectMeta';
 

@@ -1,8 +1,10 @@
 import { type StoredObject, toPartialObjectMetadata } from '@certkit/apimachinery';
 import type { ResourceDefinition } from '../registry/resource.ts';
 import type { ListResult } from '../registry/store.ts';
-import { storedJson } from '../registry/stored-json.ts';
-import { type FrameRendering, objectJson } from '../watchcache/frames.ts';
+import { storedJson, withResourceVersionLastBytes } from '../registry/stored-json.ts';
+import type { KeyValue } from '../storage/types.ts';
+import { type FrameRendering, objectJsonParts } from '../watchcache/frames.ts';
+import type { CachedObject } from '../watchcache/cache.ts';
 import type { CachedListResult } from '../watchcache/reader.ts';
 import type { Rendering } from './negotiate.ts';
 
@@ -96,25 +98,97 @@ export function renderList(def: ResourceDefinition, result: ListResult, options:
   }
 }
 
-/** A list from the watch cache, assembled from the entries' shared JSON without re-serialising them. */
-export function renderCachedList(
+/**
+ * A list's body in parts, so that it can be written out item by item (list-writer.ts): the bytes are those
+ * of renderList's list serialised whole, or for the watch cache's entries, their shared JSON (frames.ts)
+ * without serialising them again.
+ */
+export interface ListEncoding<T> {
+  /** Everything before the first item: `{"kind":…,"apiVersion":…,"metadata":{…},"items":[`. */
+  head: string;
+  /** An item's JSON, or its JSON in parts (text, or UTF-8 bytes) to be written one after the other. */
+  item(entry: T): string | readonly (string | Uint8Array)[];
+  /** What closes the list after the last item. */
+  tail: string;
+}
+
+function listHead(
+  def: ResourceDefinition,
+  options: RenderOptions,
+  metadata: Record<string, unknown>,
+): string {
+  const meta = JSON.stringify(metadata);
+  switch (options.rendering) {
+    case 'metadata':
+      return `{"kind":"PartialObjectMetadataList","apiVersion":"meta.k8s.io/v1","metadata":${meta},"items":[`;
+    case 'table':
+      // As table() orders a Table's members.
+      return `{"kind":"Table","apiVersion":"meta.k8s.io/v1","metadata":${meta},"columnDefinitions":${JSON.stringify(def.columns)},"rows":[`;
+    default:
+      return `{"kind":${JSON.stringify(def.listKind)},"apiVersion":${JSON.stringify(options.apiVersion)},"metadata":${meta},"items":[`;
+  }
+}
+
+/** A list of objects, item by item as renderList renders them. */
+export function objectListEncoding(
+  def: ResourceDefinition,
+  options: RenderOptions,
+  metadata: Record<string, unknown>,
+): ListEncoding<StoredObject> {
+  const now = Date.now();
+  const item =
+    options.rendering === 'metadata'
+      ? (o: StoredObject) => JSON.stringify(toPartialObjectMetadata(o))
+      : options.rendering === 'table'
+        ? (o: StoredObject) => JSON.stringify(tableRow(def, o, options, now))
+        : (o: StoredObject) => JSON.stringify(inVersion(o, options.apiVersion));
+  return { head: listHead(def, options, metadata), item, tail: ']}' };
+}
+
+/**
+ * A list of stored key-values as bytes (ObjectStore.listPaged), item by item as renderList renders the
+ * decoded objects. Whole objects in their stored version are their stored bytes with the resourceVersion
+ * spliced in where decoding puts it (stored-json.ts): the same bytes, without decoding and serialising each
+ * object, nor making a string of it.
+ */
+export function storedListEncoding(
+  def: ResourceDefinition,
+  options: RenderOptions,
+  metadata: Record<string, unknown>,
+  decode: (kv: KeyValue<Uint8Array>) => StoredObject,
+): ListEncoding<KeyValue<Uint8Array>> {
+  const objects = objectListEncoding(def, options, metadata);
+  const decoded = (kv: KeyValue<Uint8Array>) => objects.item(decode(kv));
+  if (options.rendering !== 'object') return { ...objects, item: decoded };
+  const head = Buffer.from(`{"apiVersion":${JSON.stringify(options.apiVersion)},`);
+  const inVersion = (value: Uint8Array) =>
+    value.length > head.length && head.equals(value.subarray(0, head.length));
+  return {
+    ...objects,
+    item: (kv) =>
+      (inVersion(kv.value) ? withResourceVersionLastBytes(kv.value, kv.modRevision) : undefined) ??
+      decoded(kv),
+  };
+}
+
+/** A list from the watch cache: entries as their shared JSON, Table rows from their objects. */
+export function cachedListEncoding(
   def: ResourceDefinition,
   result: CachedListResult,
   options: RenderOptions,
-): string {
-  const metadata = JSON.stringify({ resourceVersion: result.resourceVersion });
+): ListEncoding<CachedObject> {
+  const metadata = { resourceVersion: result.resourceVersion };
   if (options.rendering === 'table') {
-    const objects = result.entries.map((e) => e.obj);
-    return JSON.stringify(table(def, objects, options, { resourceVersion: result.resourceVersion }));
+    const rows = objectListEncoding(def, options, metadata);
+    return { ...rows, item: (entry) => rows.item(entry.obj) };
   }
   const rendering: FrameRendering =
     options.rendering === 'metadata'
       ? { kind: 'metadata' }
       : { kind: 'object', apiVersion: options.apiVersion };
-  const items = result.entries.map((e) => objectJson(e, rendering)).join(',');
-  const head =
-    options.rendering === 'metadata'
-      ? '"kind":"PartialObjectMetadataList","apiVersion":"meta.k8s.io/v1"'
-      : `"kind":${JSON.stringify(def.listKind)},"apiVersion":${JSON.stringify(options.apiVersion)}`;
-  return `{${head},"metadata":${metadata},"items":[${items}]}`;
+  return {
+    head: listHead(def, options, metadata),
+    item: (entry) => objectJsonParts(entry, rendering),
+    tail: ']}',
+  };
 }

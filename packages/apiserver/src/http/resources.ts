@@ -11,7 +11,6 @@ import {
   newUnsupportedMediaType,
   parseFieldSelector,
   parseListOptions,
-  queryBool,
   type StoredObject,
 } from '@certkit/apimachinery';
 import {
@@ -20,34 +19,44 @@ import {
   applyStrategicMergePatch,
   patchTypeFromContentType,
 } from '../registry/patch.ts';
-import { deleteOptionsTypeError, objectMetaTypeError } from '../registry/go-types.ts';
+import { objectMetaTypeError } from '../registry/go-types.ts';
 import { exceedsMaxDepth, maxDepthMessage } from '../registry/json-depth.ts';
 import type { Registry } from '../registry/registry.ts';
 import { apiVersionOf, type ResourceDefinition } from '../registry/resource.ts';
 import type { WatchCaches } from '../watchcache/caches.ts';
 import type { ReadRendering } from '../watchcache/reader.ts';
-import type { DeleteOptions, ObjectStore } from '../registry/store.ts';
+import type { ObjectStore } from '../registry/store.ts';
 import { managerFromUserAgent } from '../registry/managed-fields.ts';
-import { checkForce, serverSideApply } from './apply.ts';
+import { serverSideApply } from './apply.ts';
 import {
   decodePatchedObject,
   decodeStoredObject,
   decodeWriteBody,
-  fieldValidationMode,
   patchTextErrors,
   writeTypes,
 } from './field-validation.ts';
 import { negotiate } from './negotiate.ts';
 import { parseObjectBody, PROTOBUF_MEDIA_TYPE } from './protobuf.ts';
 import {
+  cachedListEncoding,
   type IncludeObject,
-  type RenderOptions,
+  listMeta,
   objectBody,
-  renderCachedList,
-  renderList,
+  objectListEncoding,
+  type RenderOptions,
+  storedListEncoding,
 } from './render.ts';
+import type { KeyValue } from '../storage/types.ts';
+import { ListBodyWriter, writeList } from './list-writer.ts';
 import type { ResourceRequest } from './request-info.ts';
-import { parseJsonBody, readBody, sendJson, sendJsonText } from './respond.ts';
+import {
+  createOptions,
+  deleteOptions,
+  type FieldValidation,
+  patchOptions,
+  updateOptions,
+} from './request-options.ts';
+import { parseJsonBody, readBody, sendJsonText } from './respond.ts';
 import { serveWatch, type WatchCounters } from './watch.ts';
 
 /** The verbs on resources: get, list, watch, create, update, patch, delete, deletecollection. */
@@ -65,57 +74,11 @@ function isWatch(query: URLSearchParams, request: ResourceRequest): boolean {
   return request.legacyWatch || isWatchRequested(query);
 }
 
-function dryRun(query: URLSearchParams): boolean {
-  const values = query.getAll('dryRun');
-  for (const v of values)
-    if (v !== 'All') throw newBadRequest(`Invalid dry run value: ${v}; only "All" is supported`);
-  return values.length > 0;
-}
-
 function includeObject(query: URLSearchParams): IncludeObject {
   const v = query.get('includeObject') ?? 'Metadata';
   if (v !== 'None' && v !== 'Metadata' && v !== 'Object')
     throw newBadRequest(`includeObject: unsupported value "${v}"`);
   return v;
-}
-
-function deleteOptions(query: URLSearchParams, body: Buffer, contentType: string | undefined): DeleteOptions {
-  const options: DeleteOptions = {};
-  if (body.length > 0) {
-    const decoded = parseObjectBody(body, contentType);
-    const wrongType = deleteOptionsTypeError(decoded);
-    if (wrongType) throw newBadRequest(wrongType);
-    const parsed = decoded as {
-      propagationPolicy?: string;
-      orphanDependents?: boolean;
-      preconditions?: { uid?: string; resourceVersion?: string };
-      dryRun?: string[];
-    };
-    if (parsed.propagationPolicy)
-      options.propagationPolicy = parsed.propagationPolicy as DeleteOptions['propagationPolicy'];
-    if (parsed.orphanDependents !== undefined) options.orphanDependents = parsed.orphanDependents;
-    if (parsed.preconditions) options.preconditions = parsed.preconditions;
-    if (parsed.dryRun?.includes('All')) options.dryRun = true;
-  }
-  const policy = query.get('propagationPolicy');
-  if (policy) options.propagationPolicy = policy as DeleteOptions['propagationPolicy'];
-  const orphan = queryBool(query, 'orphanDependents');
-  if (orphan !== undefined) options.orphanDependents = orphan;
-  if (dryRun(query)) options.dryRun = true;
-  if (
-    options.propagationPolicy &&
-    !['Orphan', 'Background', 'Foreground'].includes(options.propagationPolicy)
-  ) {
-    throw newBadRequest(
-      `DeleteOptions.propagationPolicy: Unsupported value: "${options.propagationPolicy}": supported values: "Foreground", "Background", "Orphan"`,
-    );
-  }
-  if (options.propagationPolicy && options.orphanDependents !== undefined) {
-    throw newBadRequest(
-      'DeleteOptions.propagationPolicy: Invalid value: cannot set both OrphanDependents and PropagationPolicy',
-    );
-  }
-  return options;
 }
 
 /**
@@ -151,6 +114,8 @@ export interface ResourceContext {
   registry: Registry;
   caches: WatchCaches;
   watchCounters(def: ResourceDefinition): WatchCounters | undefined;
+  /** How long a list waits for a client that reads nothing before cutting it off (default 1 min). */
+  listStallTimeoutMs?: number;
 }
 
 function readRendering(render: RenderOptions): ReadRendering {
@@ -190,8 +155,10 @@ export async function handleResource(
   const method = req.method ?? 'GET';
   const name = request.name;
   const subresource = request.subresource;
-  // The manager of an ordinary write, worked out only for objects that carry managedFields (were applied).
-  const fieldManager = () => query.get('fieldManager') ?? managerFromUserAgent(req.headers['user-agent']);
+  // The manager of an ordinary write, worked out only for objects that carry managedFields (were applied);
+  // an empty fieldManager is unset, as in kube-apiserver's managerOrUserAgent.
+  const managerOf = (options: { fieldManager: string }) => () =>
+    options.fieldManager || managerFromUserAgent(req.headers['user-agent']);
 
   const renderFor = (shape: 'single' | 'list' | 'watch'): RenderOptions => ({
     rendering: negotiate(req.headers.accept, shape),
@@ -228,23 +195,30 @@ export async function handleResource(
       }
       const render = renderFor('list');
       const result = await reader.list(namespace, parseListOptions(query, 'list'));
-      if ('entries' in result) sendJsonText(res, 200, renderCachedList(def, result, render));
-      else sendJson(res, 200, renderList(def, result, render));
+      // Written as encoded, with back-pressure: never the whole list as one string.
+      const writer = new ListBodyWriter(res, context.listStallTimeoutMs);
+      if ('entries' in result)
+        await writeList(writer, cachedListEncoding(def, result, render), [result.entries]);
+      else if ('pages' in result) {
+        const metadata = { resourceVersion: result.resourceVersion };
+        const decode = (kv: KeyValue<Uint8Array>) => store.decodeBytes(kv);
+        await writeList(writer, storedListEncoding(def, render, metadata, decode), result.pages);
+      } else await writeList(writer, objectListEncoding(def, render, listMeta(result)), [result.items]);
       return;
     }
     case 'POST': {
       if (name !== undefined) throw newMethodNotAllowed('POST', 'a named resource');
       if (def.namespaced && namespace === undefined) throw notFoundResource();
       const render = renderFor('single');
-      const mode = fieldValidationMode(query);
+      const raw = await readBody(req);
+      const options = createOptions(query);
       const loaded = writeTypes(def);
       const types = loaded instanceof Promise ? await loaded : loaded;
-      const raw = await readBody(req);
       const body = parseObjectBody(raw, req.headers['content-type']) as KubeObject;
-      decodeWriteBody(def, types, body, request.version, mode, jsonText(raw, req), res);
+      decodeWriteBody(def, types, body, request.version, options.fieldValidation, jsonText(raw, req), res);
       // The parsed body is this request's alone: the store may keep and change it rather than copy it.
       const created = await store.create(namespace, body, {
-        dryRun: dryRun(query),
+        dryRun: options.dryRun,
         version: request.version,
         inputOwned: true,
       });
@@ -254,18 +228,18 @@ export async function handleResource(
     case 'PUT': {
       if (name === undefined) throw newMethodNotAllowed('PUT', 'a collection');
       const render = renderFor('single');
-      const mode = fieldValidationMode(query);
+      const raw = await readBody(req);
+      const options = updateOptions(query);
       const loaded = writeTypes(def);
       const types = loaded instanceof Promise ? await loaded : loaded;
-      const raw = await readBody(req);
       const body = parseObjectBody(raw, req.headers['content-type']) as KubeObject;
-      decodeWriteBody(def, types, body, request.version, mode, jsonText(raw, req), res);
+      decodeWriteBody(def, types, body, request.version, options.fieldValidation, jsonText(raw, req), res);
       const updated = await store.update(namespace, name, body, {
-        dryRun: dryRun(query),
+        dryRun: options.dryRun,
         subresource,
         version: request.version,
         inputOwned: true,
-        fieldManager,
+        fieldManager: managerOf(options),
       });
       sendJsonText(res, 200, objectBody(def, updated, render));
       return;
@@ -280,6 +254,8 @@ export async function handleResource(
         accepted.push('application/apply-patch+yaml');
         throw newUnsupportedMediaType(req.headers['content-type'] ?? '', accepted);
       }
+      const raw = await readBody(req);
+      const options = patchOptions(query, type === 'apply');
       if (type === 'apply') {
         const applied = await serverSideApply({
           store,
@@ -287,20 +263,18 @@ export async function handleResource(
           name,
           subresource,
           version: request.version,
-          query,
-          body: await readBody(req),
-          dryRun: dryRun(query),
+          body: raw,
+          dryRun: options.dryRun,
+          fieldManager: options.fieldManager,
+          force: options.force,
         });
-        sendJsonText(res, 200, objectBody(def, applied, render));
+        sendJsonText(res, applied.created ? 201 : 200, objectBody(def, applied.object, render));
         return;
       }
-      checkForce(query);
-      const mode = fieldValidationMode(query);
       const loaded = writeTypes(def);
       const types = loaded instanceof Promise ? await loaded : loaded;
-      const raw = await readBody(req);
       const patch = parseJsonBody(raw);
-      const patchErrors = patchTextErrors(type, raw, patch, mode);
+      const patchErrors = patchTextErrors(type, raw, patch, options.fieldValidation);
       const setsVersion = patchSetsResourceVersion(type, patch);
       const patched = await store.guaranteedUpdate(
         namespace,
@@ -319,17 +293,17 @@ export async function handleResource(
             throw newBadRequest('the patch must produce a JSON object');
           }
           checkPatchedDecodable(def, next);
-          decodePatchedObject(def, types, next, request.version, mode, patchErrors, res);
+          decodePatchedObject(def, types, next, request.version, options.fieldValidation, patchErrors, res);
           if (!setsVersion && next.metadata) delete next.metadata.resourceVersion;
           return next;
         },
         // Patching builds a new object (the current one is copied, never changed): the store may keep it.
         {
-          dryRun: dryRun(query),
+          dryRun: options.dryRun,
           subresource,
           version: request.version,
           inputOwned: true,
-          fieldManager,
+          fieldManager: managerOf(options),
         },
       );
       sendJsonText(res, 200, objectBody(def, patched, render));
@@ -337,14 +311,18 @@ export async function handleResource(
     }
     case 'DELETE': {
       const render = renderFor(name === undefined ? 'list' : 'single');
-      const options = deleteOptions(query, await readBody(req), req.headers['content-type']);
+      const readOptions = async () => deleteOptions(query, await readBody(req), req.headers['content-type']);
       if (name === undefined) {
-        const deleted = await store.deleteCollection(namespace, parseListOptions(query, 'list'), options);
+        // A collection's ListOptions are read (and refused) before its DeleteOptions, as upstream does.
+        const listOptions = parseListOptions(query, 'list');
+        const deleted = await store.deleteCollection(namespace, listOptions, await readOptions());
         const resourceVersion = deleted.at(-1)?.metadata.resourceVersion ?? '';
-        sendJson(res, 200, renderList(def, { items: deleted, resourceVersion }, render));
+        const metadata = listMeta({ items: deleted, resourceVersion });
+        const writer = new ListBodyWriter(res, context.listStallTimeoutMs);
+        await writeList(writer, objectListEncoding(def, render, metadata), [deleted]);
         return;
       }
-      const deleted = await store.delete(namespace, name, options);
+      const deleted = await store.delete(namespace, name, await readOptions());
       sendJsonText(res, 200, objectBody(def, deleted, render));
       return;
     }

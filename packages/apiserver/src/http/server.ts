@@ -35,6 +35,7 @@ import { WatchCaches } from '../watchcache/caches.ts';
 import { registerCacheMetrics } from '../watchcache/metrics.ts';
 import { STORAGE_READINESS_CHECK, StorageReadiness } from '../watchcache/readiness.ts';
 import { MetricsRegistry } from './metrics.ts';
+import { DEFAULT_INFLIGHT_LIMITS, InflightLimiter } from './inflight.ts';
 import type { WatchCounters } from './watch.ts';
 import { guardRequests } from './guard.ts';
 import {
@@ -87,6 +88,12 @@ export interface ApiServerOptions {
   storageInitializationTimeoutMs?: number;
   /** How long an Event lives after its last write (default 1 h; kube-apiserver's --event-ttl). */
   eventTtlMs?: number;
+  /** Read-only requests served at once, beyond which 429 (default 400; 0 unlimited; --max-requests-inflight). */
+  maxRequestsInflight?: number;
+  /** Mutating requests served at once, beyond which 429 (default 200; 0 unlimited; --max-mutating-requests-inflight). */
+  maxMutatingRequestsInflight?: number;
+  /** How long a list being written waits for a client that reads nothing before closing its connection (1 min). */
+  listStallTimeoutMs?: number;
 }
 
 /** What `/version` reports: the Kubernetes API level certkit is compatible with. */
@@ -163,6 +170,7 @@ export class ApiServer {
   );
   private readonly storageReadiness: StorageReadiness;
   private readonly resourceContext: ResourceContext;
+  private readonly inflight: InflightLimiter;
   private readonly openApi: OpenApiDocuments;
 
   private constructor(options: ApiServerOptions) {
@@ -209,11 +217,20 @@ export class ApiServer {
         this.log({ level: 'warn', msg: 'Deadline exceeded while waiting for storage readiness... ignoring' }),
     );
     registerCacheMetrics(this.metrics, this.caches);
+    this.inflight = new InflightLimiter(
+      {
+        maxRequestsInflight: options.maxRequestsInflight ?? DEFAULT_INFLIGHT_LIMITS.maxRequestsInflight,
+        maxMutatingRequestsInflight:
+          options.maxMutatingRequestsInflight ?? DEFAULT_INFLIGHT_LIMITS.maxMutatingRequestsInflight,
+      },
+      this.metrics,
+    );
     this.openApi = new OpenApiDocuments(this.registry);
     this.resourceContext = {
       registry: this.registry,
       caches: this.caches,
       watchCounters: (def) => this.watchCounters(def),
+      listStallTimeoutMs: options.listStallTimeoutMs,
     };
     this.authenticator = new Authenticator({
       adminToken: options.token,
@@ -315,6 +332,8 @@ export class ApiServer {
     try {
       url = parseRequestTarget(req.url ?? '/');
       this.authenticate(req, res, url.pathname);
+      // After authentication, as kube's maxinflight filter: unauthenticated requests are refused before.
+      this.inflight.admit(res, url.pathname, describeRequest(req.method ?? 'GET', url, parse(url.pathname)));
       await this.route(req, res, url, parse);
     } catch (err) {
       sendError(res, err, (e) =>
@@ -482,7 +501,7 @@ function describeRequest(
   method: string,
   url: RequestTarget | undefined,
   parsedPath: ParsedPath | undefined,
-): { verb: string; resource: string } {
+): { verb: string; resource: string; subresource?: string } {
   let parsed = parsedPath;
   try {
     parsed ??= url ? parseApiPath(url.pathname) : undefined;
@@ -493,7 +512,7 @@ function describeRequest(
   const r = parsed.request;
   const resource =
     (r.group ? `${r.resource}.${r.group}` : r.resource) + (r.subresource ? `/${r.subresource}` : '');
-  return { verb: resourceVerb(method, r, url!), resource };
+  return { verb: resourceVerb(method, r, url!), resource, subresource: r.subresource };
 }
 
 function resourceVerb(method: string, r: ResourceRequest, url: RequestTarget): string {

@@ -128,7 +128,8 @@ export async function serveWatch(
     write('BOOKMARK', object);
   };
 
-  const timeoutMs = (options.timeoutSeconds ?? MIN_REQUEST_TIMEOUT_S * (1 + Math.random())) * 1000;
+  // timeoutSeconds=0 means the default, as unset does; a negative one ends the watch at once (kube's timer).
+  const timeoutMs = (options.timeoutSeconds || MIN_REQUEST_TIMEOUT_S * (1 + Math.random())) * 1000;
   const deadline = setTimeout(finish, timeoutMs);
   const bookmarkTimer = setInterval(() => {
     if (options.allowWatchBookmarks) bookmark();

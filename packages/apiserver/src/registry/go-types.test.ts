@@ -68,7 +68,7 @@ describe("Go's decode errors for wrongly typed metadata", () => {
   it('checks DeleteOptions bodies too', () => {
     assert.equal(
       deleteOptionsTypeError({ preconditions: { uid: 5 } }),
-      'json: cannot unmarshal number into Go struct field Preconditions.preconditions.uid of type *types.UID',
+      'json: cannot unmarshal number into Go struct field Preconditions.preconditions.uid of type types.UID',
     );
     assert.equal(
       deleteOptionsTypeError('x'),

@@ -181,6 +181,8 @@ export function objectMetaTypeError(
     : check(obj.metadata, OBJECT_META, { struct: structName, path: ['metadata'] });
 }
 
+// Pointer fields (*bool, *int64, …) carry their element's name: Go's decoder follows the pointer before it
+// stores the value, so that is the type its errors name.
 const DELETE_OPTIONS: GoType = {
   kind: 'struct',
   name: 'v1.DeleteOptions',
@@ -188,20 +190,20 @@ const DELETE_OPTIONS: GoType = {
   fields: {
     apiVersion: STRING,
     kind: STRING,
-    gracePeriodSeconds: { kind: 'int64', name: '*int64' },
+    gracePeriodSeconds: { kind: 'int64', name: 'int64' },
     preconditions: {
       kind: 'struct',
       name: 'v1.Preconditions',
       struct: 'Preconditions',
       fields: {
-        uid: { kind: 'string', name: '*types.UID' },
-        resourceVersion: { kind: 'string', name: '*string' },
+        uid: { kind: 'string', name: 'types.UID' },
+        resourceVersion: { kind: 'string', name: 'string' },
       },
     },
-    orphanDependents: { kind: 'bool', name: '*bool' },
-    propagationPolicy: { kind: 'string', name: '*v1.DeletionPropagation' },
+    orphanDependents: { kind: 'bool', name: 'bool' },
+    propagationPolicy: { kind: 'string', name: 'v1.DeletionPropagation' },
     dryRun: { kind: 'slice', name: '[]string', element: STRING },
-    ignoreStoreReadErrorWithClusterBreakingPotential: { kind: 'bool', name: '*bool' },
+    ignoreStoreReadErrorWithClusterBreakingPotential: { kind: 'bool', name: 'bool' },
   },
 };
 

@@ -42,7 +42,7 @@ import {
 import { apiVersionOf, listPrefix, objectKey, type ResourceDefinition, resourcePrefix } from './resource.ts';
 import { cloneJson, isObject } from '@certkit/apimachinery';
 import { objectMetaTypeError } from './go-types.ts';
-import { rememberStoredValue } from './stored-json.ts';
+import { parseMetadataBytes, rememberStoredValue, utf8Text } from './stored-json.ts';
 import { applySchemaFor, updateManagedFields } from './managed-fields.ts';
 import {
   dns1123Label,
@@ -78,6 +78,24 @@ export interface ListResult {
   resourceVersion: string;
   continue?: string;
   remainingItemCount?: number;
+}
+
+/** A list read from storage a page at a time (ObjectStore.listPaged). */
+export interface PagedList {
+  resourceVersion: string;
+  /** The matching objects as stored (UTF-8 bytes), a page at a time; storage is read as they are iterated. */
+  pages: AsyncIterable<KeyValue<Uint8Array>[]> | Iterable<KeyValue<Uint8Array>[]>;
+}
+
+interface ListStart {
+  matches: (obj: StoredObject) => boolean;
+  /** The namespace listed (from the path or a metadata.namespace field selector). */
+  ns: string | undefined;
+  prefix: string;
+  revision: number;
+  startKey: string;
+  /** The one name a metadata.name field selector asks for, when the list is then a single key. */
+  exactName: string | undefined;
 }
 
 /** Receives a watch's events; objects carry their resourceVersion. */
@@ -135,6 +153,20 @@ function inStoredOrder(obj: StoredObject): boolean {
 const MAX_PATCH_RETRIES = 16;
 /** Keys read per storage round trip when a selective list filters out what it reads. */
 const SELECTIVE_LIST_CHUNK = 1000;
+/** Stored bytes a page of a paged list holds about (ObjectStore.listPaged). */
+const LIST_PAGE_BYTES = 1024 * 1024;
+/** Keys of a paged list's first page, before the objects' size is known. */
+const FIRST_LIST_PAGE_KEYS = 16;
+const MAX_LIST_PAGE_KEYS = 1000;
+
+/** How many keys the next page of a paged list reads, from the size of the objects on the last one. */
+function keysPerPage(last: KeyValue<Uint8Array>[]): number {
+  let bytes = 0;
+  for (const kv of last) bytes += kv.value.length;
+  const average = bytes / last.length || 1;
+  return Math.max(1, Math.min(MAX_LIST_PAGE_KEYS, Math.floor(LIST_PAGE_BYTES / average)));
+}
+
 /** How long a read at a future resourceVersion waits for it (kube-apiserver's blockTimeout). */
 const FRESHNESS_WAIT_MS = 3000;
 
@@ -241,7 +273,8 @@ export class ObjectStore {
       labels.matches(meta.labels) && (fields.empty || fields.matches(this.metadataFields(meta)));
   }
 
-  async list(namespace: string | undefined, options: ListOptions): Promise<ListResult> {
+  /** Where a list starts: its key range, the revision to read at (0: current), and its selector. */
+  private async listStart(namespace: string | undefined, options: ListOptions): Promise<ListStart> {
     this.checkFieldSelector(options.fieldSelector);
     const matches = this.matcher(options.labelSelector, options.fieldSelector);
     const ns = namespace || options.fieldSelector.requiresExactMatch('metadata.namespace') || undefined;
@@ -265,12 +298,18 @@ export class ObjectStore {
     } else if (options.resourceVersion !== '' && options.resourceVersion !== '0') {
       await this.waitForRevision(Number(options.resourceVersion));
     }
-
     // A name in the field selector is a single key: no need to read the whole range.
-    const exactName = options.fieldSelector.requiresExactMatch('metadata.name');
-    if (exactName !== undefined && (!this.def.namespaced || ns) && !options.continue) {
-      return this.listOne(ns, exactName, revision, matches);
-    }
+    const name = options.fieldSelector.requiresExactMatch('metadata.name');
+    const exactName =
+      name !== undefined && (!this.def.namespaced || ns) && !options.continue ? name : undefined;
+    return { matches, ns, prefix, revision, startKey, exactName };
+  }
+
+  async list(namespace: string | undefined, options: ListOptions): Promise<ListResult> {
+    const start = await this.listStart(namespace, options);
+    const { matches, ns, prefix, exactName } = start;
+    let { revision, startKey } = start;
+    if (exactName !== undefined) return this.listOne(ns, exactName, revision, matches);
 
     const limit = options.limit;
     const selective = !options.labelSelector.empty || !options.fieldSelector.empty;
@@ -322,6 +361,67 @@ export class ObjectStore {
       if (count !== undefined) result.remainingItemCount = count - items.length;
     }
     return result;
+  }
+
+  /**
+   * A list without a limit, to be written out as it is read rather than held whole (a namespace may hold
+   * gigabytes): the first page is read here, so that its revision is the list's resourceVersion and a
+   * failure is still the request's to answer; the rest, at that revision, as `pages` is iterated. A page
+   * holds about LIST_PAGE_BYTES of stored values, however large the objects are. Pages hold the stored
+   * key-values that match, as bytes and undecoded: the caller encodes them one at a time (render.ts
+   * storedListEncoding), so that a list of large objects makes no string of each.
+   */
+  async listPaged(namespace: string | undefined, options: ListOptions): Promise<PagedList> {
+    if (options.limit > 0) throw new Error('listPaged is for lists without a limit');
+    const { matches, ns, prefix, revision, startKey, exactName } = await this.listStart(namespace, options);
+    const read = (revision: number, startKey: string, limit: number) =>
+      this.storage.rangeBytes(prefix, { revision, startKey, limit }).catch((err) => {
+        throw err instanceof CompactedError ? this.expired(options, prefix) : err;
+      });
+    const keep = this.storedMatcher(options, matches);
+    if (exactName !== undefined) {
+      // A name in the field selector is a single key: no need to read the whole range.
+      const key = this.key(ns, exactName);
+      const page = await read(revision, key, 1);
+      return {
+        resourceVersion: String(page.revision),
+        pages: [page.kvs.filter((kv) => kv.key === key && (keep?.(kv) ?? true))],
+      };
+    }
+    let page = await read(revision, startKey, FIRST_LIST_PAGE_KEYS);
+    const at = page.revision;
+    async function* pages(): AsyncGenerator<KeyValue<Uint8Array>[]> {
+      for (;;) {
+        const { kvs, more } = page;
+        yield keep === undefined ? kvs : kvs.filter(keep);
+        if (!more || kvs.length === 0) return;
+        page = await read(at, `${kvs[kvs.length - 1].key}\u0000`, keysPerPage(kvs));
+      }
+    }
+    return { resourceVersion: String(at), pages: pages() };
+  }
+
+  /**
+   * Selects stored key-values by the list's selectors: by their metadata alone when the selectors name
+   * nothing else (parsing a few hundred bytes rather than the object), else by the decoded object.
+   * Undefined when there are no selectors.
+   */
+  private storedMatcher(
+    options: ListOptions,
+    matches: (obj: StoredObject) => boolean,
+  ): ((kv: KeyValue<Uint8Array>) => boolean) | undefined {
+    if (options.labelSelector.empty && options.fieldSelector.empty) return undefined;
+    const onMetadata = this.metadataMatcher(options.labelSelector, options.fieldSelector);
+    return (kv) => {
+      const metadata = onMetadata && parseMetadataBytes(kv.value);
+      if (metadata !== undefined) return onMetadata!(metadata);
+      return matches(this.decodeBytes(kv));
+    };
+  }
+
+  /** decode() of a value read as bytes. */
+  decodeBytes(kv: KeyValue<Uint8Array>): StoredObject {
+    return this.decode(utf8Text(kv.value), kv.modRevision);
   }
 
   private async listOne(

@@ -47,7 +47,7 @@ export function startCompactor(storage: Storage, options: CompactorOptions = {})
     }
   };
 
-  const timer = setInterval(tick, intervalMs);
+  const timer = setInterval(() => void tick(), intervalMs); // tick catches its own failures (onError)
   // The compactor alone must not keep the process alive.
   timer.unref();
   return {

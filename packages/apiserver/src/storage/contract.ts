@@ -348,6 +348,31 @@ export function runStorageContract(
         assert.equal(api.modRevision, api.createRevision);
       });
 
+      test('rangeBytes: the same keys, revisions and more as range, values as their UTF-8 bytes', async (s) => {
+        const values = ['{"a":"plain"}', '{"b":"é ✓ 漢字 \\u0000 \\"q\\""}', '{}'];
+        for (const [i, v] of values.entries()) await s.create(`/registry/configmaps/ns/c${i}`, v);
+        await s.update(
+          '/registry/configmaps/ns/c0',
+          '{"a":"changed ✓"}',
+          (await s.get('/registry/configmaps/ns/c0'))!.modRevision,
+        );
+        for (const options of [{}, { limit: 2 }, { startKey: '/registry/configmaps/ns/c1', limit: 1 }]) {
+          const text = await s.range('/registry/configmaps/ns/', options);
+          const bytes = await s.rangeBytes('/registry/configmaps/ns/', options);
+          assert.equal(bytes.revision, text.revision);
+          assert.equal(bytes.more, text.more);
+          assert.deepEqual(
+            bytes.kvs.map((kv) => ({ ...kv, value: Buffer.from(kv.value).toString('utf8') })),
+            text.kvs,
+          );
+          for (const kv of bytes.kvs) assert.ok(kv.value instanceof Uint8Array);
+        }
+        const old = await s.rangeBytes('/registry/configmaps/ns/', {
+          revision: (await s.currentRevision()) - 1,
+        });
+        assert.equal(Buffer.from(old.kvs[0].value).toString('utf8'), '{"a":"plain"}');
+      });
+
       test('a prefix is a plain string prefix: callers end it with "/" to mean children', async (s) => {
         for (const key of ['/a/b', '/a/b/c', '/a/bc', '/a/c', '/a/b/d/e', '/b/b/c'])
           await s.create(key, '{}');

@@ -267,6 +267,19 @@ export class EtcdStorage implements Storage {
   }
 
   async range(prefix: string, options: RangeOptions = {}): Promise<RangeResult> {
+    return this.#rangeWith(prefix, options, (kv) => this.#toKeyValue(kv));
+  }
+
+  async rangeBytes(prefix: string, options: RangeOptions = {}): Promise<RangeResult<Uint8Array>> {
+    // etcd hands values over as bytes already.
+    return this.#rangeWith(prefix, options, (kv) => ({ ...this.#toKeyValue(kv, false), value: kv.value }));
+  }
+
+  async #rangeWith<V>(
+    prefix: string,
+    options: RangeOptions,
+    toKeyValue: (kv: IKeyValue) => KeyValue<V>,
+  ): Promise<RangeResult<V>> {
     const requested = options.revision && options.revision > 0 ? options.revision : 0;
     const prefixKey = this.#etcdKey(prefix);
     let startKey = rangeStart(prefixKey);
@@ -285,9 +298,9 @@ export class EtcdStorage implements Storage {
       throw await this.#revisionError(err, requested);
     }
     const n = res.kvs.length;
-    const kvs: KeyValue[] = new Array(n);
-    for (let i = 0; i < n; i++) kvs[i] = this.#toKeyValue(res.kvs[i]);
-    const result: RangeResult = {
+    const kvs: KeyValue<V>[] = new Array(n);
+    for (let i = 0; i < n; i++) kvs[i] = toKeyValue(res.kvs[i]);
+    const result: RangeResult<V> = {
       kvs,
       revision: requested > 0 ? requested : Number(res.header.revision),
       more: res.more,
@@ -386,10 +399,10 @@ export class EtcdStorage implements Storage {
     return Buffer.from(this.#prefix + key);
   }
 
-  #toKeyValue(kv: IKeyValue): KeyValue {
+  #toKeyValue(kv: IKeyValue, withValue = true): KeyValue {
     return {
       key: kv.key.toString('utf8', this.#prefixBytes),
-      value: kv.value.toString('utf8'),
+      value: withValue ? kv.value.toString('utf8') : '',
       modRevision: Number(kv.mod_revision),
       createRevision: Number(kv.create_revision),
     };

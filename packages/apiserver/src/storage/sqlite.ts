@@ -166,7 +166,7 @@ type HistoryRow = [
   prevValue: string | null,
 ];
 
-type RangeRow = [name: string, id: number, createRevision: number, value: string];
+type RangeRow<V = string> = [name: string, id: number, createRevision: number, value: V];
 
 function toKeyValue(key: string, row: LatestRow): KeyValue {
   return { key, value: row.value, modRevision: row.id, createRevision: row.create_revision };
@@ -274,6 +274,7 @@ export class SqliteStorage implements Storage {
   readonly #latest: StatementSync;
   readonly #latestCommitted: StatementSync;
   readonly #range: StatementSync;
+  readonly #rangeBytes: StatementSync;
   readonly #count: StatementSync;
   readonly #history: StatementSync;
 
@@ -324,6 +325,11 @@ export class SqliteStorage implements Storage {
       );
       this.#range = db.prepare(
         `SELECT k.name, k.id, k.create_revision, k.value ${VISIBLE_AT} ORDER BY k.name LIMIT ?4`,
+        { returnArrays: true },
+      );
+      // The stored TEXT as its UTF-8 bytes (the database's encoding): a BLOB is returned as a Uint8Array.
+      this.#rangeBytes = db.prepare(
+        `SELECT k.name, k.id, k.create_revision, CAST(k.value AS BLOB) ${VISIBLE_AT} ORDER BY k.name LIMIT ?4`,
         { returnArrays: true },
       );
       this.#count = db.prepare(`SELECT count(*) ${VISIBLE_AT}`, { returnArrays: true });
@@ -383,6 +389,14 @@ export class SqliteStorage implements Storage {
   }
 
   async range(prefix: string, options: RangeOptions = {}): Promise<RangeResult> {
+    return this.#rangeWith<string>(this.#range, prefix, options);
+  }
+
+  async rangeBytes(prefix: string, options: RangeOptions = {}): Promise<RangeResult<Uint8Array>> {
+    return this.#rangeWith<Uint8Array>(this.#rangeBytes, prefix, options);
+  }
+
+  #rangeWith<V>(statement: StatementSync, prefix: string, options: RangeOptions): RangeResult<V> {
     this.#checkOpen();
     const revision = options.revision && options.revision > 0 ? options.revision : this.#revision;
     if (revision > this.#revision) {
@@ -396,15 +410,15 @@ export class SqliteStorage implements Storage {
     const start = options.startKey && compareKeys(options.startKey, prefix) > 0 ? options.startKey : prefix;
     const limit = options.limit && options.limit > 0 ? options.limit : 0;
     // One extra row tells whether more remain without a second query.
-    const rows = this.#range.all(start, end, revision, limit > 0 ? limit + 1 : -1) as unknown as RangeRow[];
+    const rows = statement.all(start, end, revision, limit > 0 ? limit + 1 : -1) as unknown as RangeRow<V>[];
     const more = limit > 0 && rows.length > limit;
     const n = more ? limit : rows.length;
-    const kvs: KeyValue[] = new Array(n);
+    const kvs: KeyValue<V>[] = new Array(n);
     for (let i = 0; i < n; i++) {
       const row = rows[i];
       kvs[i] = { key: row[0], value: row[3], modRevision: row[1], createRevision: row[2] };
     }
-    const result: RangeResult = { kvs, revision, more };
+    const result: RangeResult<V> = { kvs, revision, more };
     if (options.count) {
       result.count = more ? ((this.#count.get(start, end, revision) as unknown as [number])[0] ?? 0) : n;
     }

@@ -6,9 +6,10 @@
  * Revisions are positive integers; each write gets the next one, and it becomes the object's resourceVersion.
  */
 
-export interface KeyValue {
+/** A key and its value: JSON text, or its UTF-8 bytes from rangeBytes. */
+export interface KeyValue<V = string> {
   key: string;
-  value: string;
+  value: V;
   /** Revision of the write that produced this value. */
   modRevision: number;
   /** Revision of the write that created the key (carried across updates). */
@@ -26,8 +27,8 @@ export interface RangeOptions {
   count?: boolean;
 }
 
-export interface RangeResult {
-  kvs: KeyValue[];
+export interface RangeResult<V = string> {
+  kvs: KeyValue<V>[];
   /** The revision the read was served at: the store's current revision, or options.revision. */
   revision: number;
   /** True when keys remain after the last one returned. */
@@ -77,6 +78,12 @@ export interface Storage {
   get(key: string): Promise<KeyValue | undefined>;
   /** Keys with the prefix, sorted by key. */
   range(prefix: string, options?: RangeOptions): Promise<RangeResult>;
+  /**
+   * range() with the values as their UTF-8 bytes, for reads that pass values on without parsing them (a
+   * large list written out as it is read): no JavaScript string is made of each value, which for large
+   * values would all land in the heap's large-object space until the next full collection.
+   */
+  rangeBytes(prefix: string, options?: RangeOptions): Promise<RangeResult<Uint8Array>>;
   /** Creates the key if absent; throws KeyExistsError otherwise. Returns the new revision. */
   create(key: string, value: string): Promise<number>;
   /**

@@ -59,6 +59,11 @@ export interface TestServerOptions {
   waitReady?: boolean;
   /** How long Events live after their last write (default 1 h). */
   eventTtlMs?: number;
+  /** --max-requests-inflight and --max-mutating-requests-inflight (defaults 400 and 200). */
+  maxRequestsInflight?: number;
+  maxMutatingRequestsInflight?: number;
+  /** How long a list waits for a client that reads nothing before cutting it off (default 1 min). */
+  listStallTimeoutMs?: number;
   /** Validating admission, as the CLI wires cert-manager's (ApiServerOptions.admission). */
   admission?: ApiServerOptions['admission'];
   /** The server's log sink (default: errors to stderr). */
@@ -85,6 +90,9 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
       token,
       watchCache: options.watchCache ?? true,
       eventTtlMs: options.eventTtlMs,
+      maxRequestsInflight: options.maxRequestsInflight,
+      maxMutatingRequestsInflight: options.maxMutatingRequestsInflight,
+      listStallTimeoutMs: options.listStallTimeoutMs,
       admission: options.admission,
       connectionLimits: options.connectionLimits,
       watchCacheOptions: {

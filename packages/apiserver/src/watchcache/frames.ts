@@ -1,5 +1,5 @@
 import { toPartialObjectMetadata } from '@certkit/apimachinery';
-import { withResourceVersion } from '../registry/stored-json.ts';
+import { withResourceVersion, withResourceVersionParts } from '../registry/stored-json.ts';
 import type { CacheEvent, CacheEventType, CachedObject } from './cache.ts';
 
 /**
@@ -52,6 +52,18 @@ export function objectJson(entry: CachedObject, rendering: FrameRendering): stri
   entry.rendered ??= new Map();
   entry.rendered.set(key, json);
   return json;
+}
+
+/**
+ * objectJson in parts where it is a splice: slices of the stored value around the resourceVersion, for a
+ * list that writes them out one by one rather than copying each object into a new string.
+ */
+export function objectJsonParts(entry: CachedObject, rendering: FrameRendering): string | readonly string[] {
+  if (rendering.kind === 'object' && hasApiVersion(entry, rendering.apiVersion)) {
+    const parts = withResourceVersionParts(entry.value, entry.revision);
+    if (parts !== undefined) return parts;
+  }
+  return objectJson(entry, rendering);
 }
 
 /** The bytes of one watch event line; a selector transition may turn the event's type, hence the parameter. */

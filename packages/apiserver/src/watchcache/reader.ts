@@ -8,7 +8,7 @@ import {
   type StoredObject,
 } from '@certkit/apimachinery';
 import { listPrefix, objectKey } from '../registry/resource.ts';
-import type { ListResult, ObjectStore, WatchSink } from '../registry/store.ts';
+import type { ListResult, ObjectStore, PagedList, WatchSink } from '../registry/store.ts';
 import type { CacheEvent, CacheEventType, CachedObject, CacheListener, WatchCache } from './cache.ts';
 import { eventFrame, type FrameRendering, objectJson, previousAtRevision } from './frames.ts';
 
@@ -68,6 +68,14 @@ export class ResourceReader {
     throw err;
   }
 
+  /**
+   * A list from storage: a page at a time when it has no limit, since it may be larger than the server
+   * should hold per request; with a limit, whole (the client chose its size, as kube-apiserver reads it).
+   */
+  private fromStorage(namespace: string | undefined, options: ListOptions): Promise<ListResult | PagedList> {
+    return options.limit > 0 ? this.store.list(namespace, options) : this.store.listPaged(namespace, options);
+  }
+
   async get(namespace: string | undefined, name: string, resourceVersion: string): Promise<StoredObject> {
     const cache = this.cache;
     if (!cache || resourceVersion === '' || !cache.ready.ready) return this.store.get(namespace, name);
@@ -77,12 +85,15 @@ export class ResourceReader {
     return entry.obj;
   }
 
-  async list(namespace: string | undefined, options: ListOptions): Promise<ListResult | CachedListResult> {
+  async list(
+    namespace: string | undefined,
+    options: ListOptions,
+  ): Promise<ListResult | CachedListResult | PagedList> {
     const cache = this.cache;
-    if (!cache || alwaysFromStorage(options)) return this.store.list(namespace, options);
+    if (!cache || alwaysFromStorage(options)) return this.fromStorage(namespace, options);
     if (!cache.ready.ready) {
       const unselective = options.labelSelector.empty && options.fieldSelector.empty;
-      if (unselective && options.limit > 0) return this.store.list(namespace, options);
+      if (unselective && options.limit > 0) return this.fromStorage(namespace, options);
       throw tooManyRequests(cache);
     }
     this.store.checkFieldSelector(options.fieldSelector);

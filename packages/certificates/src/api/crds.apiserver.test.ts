@@ -15,7 +15,7 @@ import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 // Tests may start the API server; the certificates package itself never imports it.
-import { startTestServer, type TestServer } from '../../../apiserver/src/testing/test-server.ts';
+import { startTestServer, type TestServer } from '@certkit/apiserver/testing/test-server';
 import { certManagerCrds } from './crds.ts';
 import { loadExamples } from './testdata/examples.ts';
 

@@ -4,12 +4,12 @@ import { describe, it } from 'node:test';
 import { formatFieldError, type StoredObject } from '@certkit/apimachinery';
 import { parseAllDocuments } from 'yaml';
 // Tests may reach into the API server: these are the exact checks it runs on CRDs and custom resources.
-import { validateCustomResourceDefinition } from '../../../apiserver/src/registry/crd.ts';
+import { validateCustomResourceDefinition } from '@certkit/apiserver/registry/crd';
 import {
   admitCustomResource,
   type JSONSchemaProps,
   validateStructuralSchema,
-} from '../../../apiserver/src/registry/schema.ts';
+} from '@certkit/apiserver/registry/schema';
 import { certManagerCrds } from './crds.ts';
 import { CRDS_YAML_PATH, renderCrdsYaml } from './render-crds.ts';
 import { loadExamples } from './testdata/examples.ts';

@@ -313,7 +313,7 @@ const certificateRules: Record<string, Row[]> = {
       errors: [
         'spec.uris[0]: Invalid value: "/relative/path": invalid URI: must be an absolute URI with a scheme',
         'spec.uris[1]: Invalid value: "https://example.com/%zz": invalid URI: invalid URL escape "%zz"',
-        'spec.uris[2]: Invalid value: "https://example.com/\\u0007": invalid URI: net/url: invalid control character in URL',
+        'spec.uris[2]: Invalid value: "https://example.com/\\a": invalid URI: net/url: invalid control character in URL',
       ],
     },
   ],

@@ -16,7 +16,7 @@ import {
 } from '@certkit/runtime';
 import type { Secret } from 'kubernetes-types/core/v1.d.ts';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { startTestServer, type TestServer } from '../../../apiserver/src/testing/test-server.ts';
+import { startTestServer, type TestServer } from '@certkit/apiserver/testing/test-server';
 import type {
   Certificate,
   CertificateRequest,

@@ -22,7 +22,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { type KubeObject, type StatusError } from '@certkit/apimachinery';
 import type { ResourceClient } from '@certkit/runtime';
 import type { Secret } from 'kubernetes-types/core/v1.d.ts';
-import { kubectlFor, kubectlSkip, type Kubectl } from '../../../apiserver/src/testing/kubectl.ts';
+import { kubectlFor, kubectlSkip, type Kubectl } from '@certkit/apiserver/testing/kubectl';
 import type { Certificate, CertificateRequest, CertificateSpec } from '../api/types.ts';
 import { opensslUnavailable, runOpenssl } from '../conformance/openssl.ts';
 import { buildCertificateRequest, generatePrivateKey, parseCertificate } from '../pki/index.ts';

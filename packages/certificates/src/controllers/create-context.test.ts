@@ -17,7 +17,7 @@ import {
   silentLogger,
 } from '@certkit/runtime';
 // Tests may start the API server; the certificates package itself never imports it.
-import { startTestServer, type TestServer } from '../../../apiserver/src/testing/test-server.ts';
+import { startTestServer, type TestServer } from '@certkit/apiserver/testing/test-server';
 import { certManagerCrds } from '../api/crds.ts';
 import { example } from '../api/testdata/examples.ts';
 import type { Certificate, CertificateRequest, ClusterIssuer, Issuer } from '../api/types.ts';

@@ -7,12 +7,12 @@ import type { AddressInfo, Socket } from 'node:net';
 import { Agent, createServer, request, type Server } from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { KubeObject } from '@certkit/apimachinery';
-import { ensureServingCertificates } from '../../../apiserver/src/security/certificates.ts';
+import { ensureServingCertificates } from '@certkit/apiserver/security/certificates';
 import {
   startTestServer,
   type TestServer,
   type TestServerOptions,
-} from '../../../apiserver/src/testing/test-server.ts';
+} from '@certkit/apiserver/testing/test-server';
 import type { ClientConfig } from '../client/config.ts';
 import { KubeClient } from '../client/kube-client.ts';
 import { loadKubeconfig } from '../client/kubeconfig.ts';

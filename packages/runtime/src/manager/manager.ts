@@ -289,7 +289,7 @@ export class Manager {
     const results = await Promise.all(
       this.runnables.map((r) => {
         const sync = syncOf(r);
-        return sync ? Promise.race([attempt(() => sync(signal)), gaveUp]) : true;
+        return sync ? Promise.race([attempt(() => sync(signal)), gaveUp]) : Promise.resolve(true);
       }),
     );
     if (this.stopping.signal.aborted) return;

@@ -84,7 +84,7 @@ abstract class Metric<S extends Series = Series> {
    */
   protected binder(labels: Labels): (create: boolean) => S | undefined {
     const copy: Labels = {};
-    this.labelNames.forEach((name, i) => (copy[name] = labelValue(labels[name])));
+    this.labelNames.forEach((name) => (copy[name] = labelValue(labels[name])));
     let series: S | undefined;
     return (create) => {
       if (series?.attached) return series;

@@ -560,9 +560,9 @@ export function validateCertificateSpec(spec: CertificateSpec, path = 'spec'): F
 
 /**
  * ValidateCertificate / ValidateUpdateCertificate: the same checks on create and update (a Certificate's
- * spec may change; the controller re-issues). `old` is accepted for symmetry with the other kinds.
+ * spec may change; the controller re-issues). `_old` is accepted for symmetry with the other kinds.
  */
-export function validateCertificate(cert: Certificate, old?: Certificate): FieldError[] {
+export function validateCertificate(cert: Certificate, _old?: Certificate): FieldError[] {
   if (!cert.spec || typeof cert.spec !== 'object') return [required('spec')];
   return validateCertificateSpec(cert.spec);
 }

@@ -391,11 +391,11 @@ export function validateIssuerSpec(spec: IssuerSpec, path = 'spec'): FieldError[
 }
 
 /** ValidateIssuer / ValidateUpdateIssuer: the same checks on create and update. */
-export function validateIssuer(issuer: Issuer, old?: Issuer): FieldError[] {
+export function validateIssuer(issuer: Issuer, _old?: Issuer): FieldError[] {
   return validateIssuerSpec(asObject(issuer.spec) ?? {});
 }
 
 /** ValidateClusterIssuer / ValidateUpdateClusterIssuer: as Issuers. */
-export function validateClusterIssuer(issuer: ClusterIssuer, old?: ClusterIssuer): FieldError[] {
+export function validateClusterIssuer(issuer: ClusterIssuer, _old?: ClusterIssuer): FieldError[] {
   return validateIssuerSpec(asObject(issuer.spec) ?? {});
 }

@@ -179,6 +179,11 @@ describe('certificaterequests controllers', () => {
       ),
     );
     const cr = await readyWith('self-1', 'Issued');
+    // The watch may deliver the write a moment after a read sees it: wait for it before counting.
+    await eventually(
+      () => (versions.some((v) => condition(v, 'Ready')?.status === 'True') ? true : undefined),
+      'the watch to deliver the issued request',
+    );
     abort.abort();
     await watched;
     // The approver hands the request to the signer, which writes the approval along with the certificate.

@@ -17,7 +17,7 @@ import {
 } from '@certkit/runtime';
 import type { KeyObject } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { startTestServer, type TestServer } from '../../../../apiserver/src/testing/test-server.ts';
+import { startTestServer, type TestServer } from '@certkit/apiserver/testing/test-server';
 import { certManagerAdmission } from '../../api/admission.ts';
 import { certManagerCrds } from '../../api/crds.ts';
 import type { CertificateRequest, ClusterIssuer, Issuer, IssuerReference } from '../../api/types.ts';

@@ -1,5 +1,5 @@
 import { isAlreadyExists, isNotFound, type KubeObject } from '@certkit/apimachinery';
-import type { Reconciler, Request, Result } from '@certkit/runtime';
+import type { Reconciler, Request } from '@certkit/runtime';
 import type { KeyObject } from 'node:crypto';
 import type { Secret } from 'kubernetes-types/core/v1.d.ts';
 import { Labels, SecretKeys } from '../../api/constants.ts';

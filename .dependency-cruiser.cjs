@@ -1,0 +1,90 @@
+// The import-boundary check (`npm run lint:imports`, part of `npm run lint` and so of `npm test`).
+// The layering it enforces is docs/adr/0003-package-layering.md's; docs/adr/0121-lint.md says why this tool.
+//
+//   apimachinery  <-  apiserver
+//   apimachinery  <-  runtime  <-  certificates  <-  cli      (cli also uses apiserver)
+//
+// Workspace packages are resolved through their node_modules link (preserveSymlinks), so that an import of
+// `@certkit/runtime` is an npm dependency checked against the importer's package.json, and lands on
+// node_modules/@certkit/runtime/...; a relative import into another package lands on packages/runtime/...
+// and is refused on its own.
+
+// Test files, and the test support that only tests import. Until the test support moves to a package of
+// its own, these may use the test API server: @certkit/apiserver, declared as a devDependency.
+const TEST =
+  '[.]test[.]ts$|/(testing|testdata|conformance|crash)/|/(testing|test-support|test-harness|integration-support|contract|x509-lib)[.]ts$';
+
+/** Forbids packages/FROM (product code only, or all of it) from importing the packages in `to`. */
+function layer(from, to, { tests = true } = {}) {
+  return {
+    name: `${from}-not-above-${to.join('-')}`,
+    comment: `${from} is below ${to.join(', ')} in the layering and may not import ${to.length > 1 ? 'them' : 'it'}`,
+    severity: 'error',
+    from: tests ? { path: `^packages/${from}/` } : { path: `^packages/${from}/`, pathNot: TEST },
+    to: { path: `^(packages|node_modules/@certkit)/(${to.join('|')})/` },
+  };
+}
+
+module.exports = {
+  forbidden: [
+    {
+      name: 'no-relative-import-across-packages',
+      comment:
+        'A package reaches another only through its name (@certkit/x), which its package.json declares: ' +
+        'a relative path into another package hides the dependency from the manifest and from this check',
+      severity: 'error',
+      from: { path: '^packages/([^/]+)/' },
+      to: { dependencyTypes: ['local'], path: '^packages/', pathNot: '^packages/$1/' },
+    },
+    layer('apimachinery', ['apiserver', 'runtime', 'certificates', 'cli']),
+    // Tests of runtime and certificates run against the test API server; their product code may not.
+    layer('runtime', ['apiserver'], { tests: false }),
+    layer('runtime', ['certificates', 'cli']),
+    layer('certificates', ['apiserver'], { tests: false }),
+    layer('certificates', ['cli']),
+    layer('apiserver', ['runtime', 'certificates', 'cli']),
+    {
+      name: 'product-code-not-on-test-support',
+      comment: 'Test support (test servers, harnesses, fixtures) is not part of what the product runs',
+      severity: 'error',
+      from: { path: '^packages/', pathNot: TEST },
+      to: { path: TEST },
+    },
+    {
+      name: 'declared-dependencies',
+      comment: "Every import of a package is declared in the importing package's own package.json",
+      severity: 'error',
+      from: {},
+      to: { dependencyTypes: ['npm-no-pkg', 'npm-unknown'] },
+    },
+    {
+      name: 'product-code-not-on-dev-dependencies',
+      comment:
+        'devDependencies are not installed with the package: only tests and test support may use them ' +
+        '(and type-only imports, which Node erases, such as kubernetes-types)',
+      severity: 'error',
+      from: { path: '^packages/', pathNot: TEST },
+      to: { dependencyTypes: ['npm-dev'], dependencyTypesNot: ['type-only'] },
+    },
+    {
+      name: 'resolvable',
+      comment: 'An import that does not resolve would fail at run time',
+      severity: 'error',
+      from: {},
+      to: { couldNotResolve: true },
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    tsPreCompilationDeps: true,
+    preserveSymlinks: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    // Resolve workspace packages through their package.json `exports`, as Node does.
+    enhancedResolveOptions: {
+      exportsFields: ['exports'],
+      conditionNames: ['import', 'require', 'node', 'default', 'types'],
+      extensions: ['.ts', '.js', '.d.ts'],
+    },
+    reporterOptions: { text: { highlightFocused: true } },
+  },
+};
