@@ -6,7 +6,6 @@ import {
   type StatusError,
   type StoredObject,
 } from '@certkit/apimachinery';
-import { parse as parseYaml } from 'yaml';
 import { loadModel, type ModelType, type TypeNode } from '../registry/kube-models.ts';
 import { decodeTyped } from '../registry/typed-decode.ts';
 import { objectMetaTypeError } from '../registry/go-types.ts';
@@ -14,6 +13,7 @@ import { deeperThan, exceedsMaxDepth, jsonDepthError, maxDepthMessage } from '..
 import { applyConfiguration, applySchemaFor, type FieldManagerInfo } from '../registry/managed-fields.ts';
 import { apiVersionOf } from '../registry/resource.ts';
 import type { ObjectStore } from '../registry/store.ts';
+import { parseYamlBody } from './yaml-body.ts';
 
 /** Server-side apply (PATCH with application/apply-patch+yaml): merge, field ownership, create if missing. */
 
@@ -22,7 +22,7 @@ function parseJsonText(body: Buffer): unknown {
   try {
     return JSON.parse(body.toString('utf8'));
   } catch {
-    return parseYaml(body.toString('utf8'));
+    return parseYamlBody(body.toString('utf8'));
   }
 }
 
@@ -37,7 +37,7 @@ function parseConfiguration(body: Buffer): JsonObject {
   try {
     // kubectl sends JSON. Nested deeper than the YAML parser goes but within the limit, it is read as the
     // JSON it is, so that apply takes what create and update take.
-    config = deeperThan(body, YAML_PARSER_DEPTH) ? parseJsonText(body) : parseYaml(body.toString('utf8'));
+    config = deeperThan(body, YAML_PARSER_DEPTH) ? parseJsonText(body) : parseYamlBody(body.toString('utf8'));
   } catch (err) {
     const message = err instanceof RangeError ? maxDepthMessage() : (err as Error).message;
     throw newBadRequest(`error decoding YAML: ${message}`);

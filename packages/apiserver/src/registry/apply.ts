@@ -91,16 +91,31 @@ function convert(s: JSONSchemaProps): ApplySchema {
 export type Path = readonly string[];
 const SEP = '\u0000';
 
-/** A set of paths, keyed by their joined elements. */
+/**
+ * The key of `path` followed by `pe`, from the key of `path` (its elements joined): built element by element
+ * as a walk descends, so that no path is joined from scratch (joining was most of an apply's time).
+ */
+function childKey(path: Path, key: string, pe: string): string {
+  return path.length === 0 ? pe : key + SEP + pe;
+}
+
+/**
+ * A set of paths, keyed by their joined elements, so that union, difference and intersection are linear in
+ * the sets' sizes (a ConfigMap with 20,000 keys has a set of 20,000 paths).
+ */
 export class FieldSet {
   readonly paths = new Map<string, Path>();
+  /** Keys of every proper prefix of a member: what hasBelow asks, built on first use after a change. */
+  #prefixes: Set<string> | undefined;
   static of(paths: Iterable<Path>): FieldSet {
     const set = new FieldSet();
     for (const p of paths) set.insert(p);
     return set;
   }
-  insert(path: Path): void {
-    this.paths.set(path.join(SEP), path);
+  /** Adds `path`; `key` is its elements joined, when the caller has it already. */
+  insert(path: Path, key = path.join(SEP)): void {
+    this.paths.set(key, path);
+    this.#prefixes = undefined;
   }
   has(path: Path): boolean {
     return this.paths.has(path.join(SEP));
@@ -109,79 +124,105 @@ export class FieldSet {
     return this.paths.size;
   }
   union(other: FieldSet): FieldSet {
-    const out = FieldSet.of(this.paths.values());
-    for (const p of other.paths.values()) out.insert(p);
+    const out = this.#keep(() => true);
+    for (const [key, p] of other.paths) out.paths.set(key, p);
     return out;
   }
   difference(other: FieldSet): FieldSet {
-    return FieldSet.of([...this.paths.values()].filter((p) => !other.has(p)));
+    return this.#keep((key) => !other.paths.has(key));
   }
   intersection(other: FieldSet): FieldSet {
-    return FieldSet.of([...this.paths.values()].filter((p) => other.has(p)));
+    return this.#keep((key) => other.paths.has(key));
   }
-  filter(keep: (p: Path) => boolean): FieldSet {
-    return FieldSet.of([...this.paths.values()].filter(keep));
+  /** The members `keep` accepts; it gets each path with its key (the elements joined by NUL). */
+  filter(keep: (p: Path, key: string) => boolean): FieldSet {
+    return this.#keep((key, p) => keep(p, key));
   }
   equals(other: FieldSet): boolean {
     return this.size === other.size && [...this.paths.keys()].every((k) => other.paths.has(k));
   }
   /** True when some path of the set lies strictly below `path`. */
   hasBelow(path: Path): boolean {
-    const prefix = path.join(SEP) + SEP;
-    for (const k of this.paths.keys()) if (k.startsWith(prefix)) return true;
-    return false;
+    if (!this.#prefixes) {
+      // Each member's prefixes, once: asking for every member of a large set stays linear.
+      const prefixes = new Set<string>();
+      for (const p of this.paths.values()) {
+        let key = '';
+        for (let i = 0; i < p.length - 1; i++) {
+          key = i === 0 ? p[0] : key + SEP + p[i];
+          prefixes.add(key);
+        }
+      }
+      this.#prefixes = prefixes;
+    }
+    return this.#prefixes.has(path.join(SEP));
+  }
+  /** The members `keep` accepts, reusing their keys instead of joining the paths again. */
+  #keep(keep: (key: string, path: Path) => boolean): FieldSet {
+    const out = new FieldSet();
+    for (const [key, p] of this.paths) if (keep(key, p)) out.paths.set(key, p);
+    return out;
   }
 }
 
 /** FieldsV1 (`{"f:data":{".":{},"f:key":{}}}`) to a set. */
-export function decodeFieldsV1(fields: unknown, prefix: string[] = [], set = new FieldSet()): FieldSet {
-  if (!isObject(fields)) return set;
-  for (const [key, value] of Object.entries(fields)) {
-    if (key === '.') {
-      set.insert(prefix);
+export function decodeFieldsV1(fields: unknown): FieldSet {
+  const set = new FieldSet();
+  decodeInto(fields, [], '', set);
+  return set;
+}
+
+function decodeInto(fields: unknown, prefix: string[], prefixKey: string, set: FieldSet): void {
+  if (!isObject(fields)) return;
+  for (const [pe, value] of Object.entries(fields)) {
+    if (pe === '.') {
+      set.insert(prefix, prefixKey);
       continue;
     }
-    const path = [...prefix, key];
-    if (isObject(value) && Object.keys(value).length > 0) decodeFieldsV1(value, path, set);
-    else set.insert(path);
+    const path = [...prefix, pe];
+    const key = childKey(prefix, prefixKey, pe);
+    if (isObject(value) && Object.keys(value).length > 0) decodeInto(value, path, key, set);
+    else set.insert(path, key);
   }
-  return set;
+}
+
+interface FieldsNode {
+  member: boolean;
+  children: Map<string, FieldsNode>;
 }
 
 /** A set to FieldsV1, members sorted as kube writes them (`.` first, then by element). */
 export function encodeFieldsV1(set: FieldSet): JsonObject {
-  const root: JsonObject = {};
-  // Walked down element by element (not looked up by joined prefixes): linear in a path's length, so that
-  // deeply nested objects cost their size, not its cube.
-  const nodeOf = (path: Path): JsonObject => {
+  const root: FieldsNode = { member: false, children: new Map() };
+  for (const p of set.paths.values()) {
     let node = root;
-    for (const element of path) {
-      let next = Object.hasOwn(node, element) ? (node[element] as JsonObject) : undefined;
+    for (const pe of p) {
+      let next = node.children.get(pe);
       if (!next) {
-        next = {};
-        Object.defineProperty(node, element, {
-          value: next,
-          writable: true,
-          enumerable: true,
-          configurable: true,
-        });
+        next = { member: false, children: new Map() };
+        node.children.set(pe, next);
       }
       node = next;
     }
-    return node;
-  };
-  const nodes = [...set.paths.values()].map(nodeOf);
-  // Once every path is in the tree, a node with members is one with paths below it: it gets its own `.`.
-  for (const node of nodes) if (Object.keys(node).length > 0) node['.'] = {};
-  return sortTree(root);
+    node.member = true;
+  }
+  return fieldsObject(root);
 }
 
-function sortTree(node: JsonObject): JsonObject {
+/** A member with members below is marked by `.`; a member without is an empty object. */
+function fieldsObject(node: FieldsNode): JsonObject {
   const out: JsonObject = {};
-  for (const key of Object.keys(node).sort((a, b) =>
-    a === '.' ? -1 : b === '.' ? 1 : a < b ? -1 : a > b ? 1 : 0,
-  ))
-    out[key] = sortTree(node[key] as JsonObject);
+  if (node.member && node.children.size > 0) out['.'] = {};
+  const keys = [...node.children.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  // Defined, not assigned: an element read from stored FieldsV1 may be `__proto__`.
+  for (const key of keys) {
+    Object.defineProperty(out, key, {
+      value: fieldsObject(node.children.get(key)!),
+      writable: true,
+      enumerable: true,
+      configurable: true,
+    });
+  }
   return out;
 }
 
@@ -252,35 +293,39 @@ function indexItems(schema: ApplySchema, list: unknown[], where: Path): Map<stri
 }
 
 /** The fields an applied configuration sets (SMD ToFieldSet). */
-export function toFieldSet(
-  value: unknown,
-  schema: ApplySchema,
-  prefix: string[] = [],
-  set = new FieldSet(),
-): FieldSet {
+export function toFieldSet(value: unknown, schema: ApplySchema): FieldSet {
+  const set = new FieldSet();
+  addFields(value, schema, [], '', set);
+  return set;
+}
+
+function addFields(value: unknown, schema: ApplySchema, prefix: string[], prefixKey: string, set: FieldSet) {
   const kind = granular(schema, value);
   if (kind === 'map') {
-    for (const [key, member] of Object.entries(value as JsonObject)) {
-      const { schema: s, declared } = child(schema, key);
-      const path = [...prefix, `f:${key}`];
-      toFieldSet(member, s, path, set);
+    for (const [name, member] of Object.entries(value as JsonObject)) {
+      const { schema: s, declared } = child(schema, name);
+      const pe = `f:${name}`;
+      const path = [...prefix, pe];
+      const key = childKey(prefix, prefixKey, pe);
+      addFields(member, s, path, key, set);
       if (
         member === null ||
         (isObject(member) && Object.keys(member).length === 0) ||
         !declared ||
         !granular(s, member)
       )
-        set.insert(path);
+        set.insert(path, key);
     }
   } else if (kind === 'list') {
     const items = schema.items ?? untyped;
     for (const item of value as unknown[]) {
-      const path = [...prefix, itemElement(schema, item, prefix)];
-      toFieldSet(item, items, path, set);
-      set.insert(path);
+      const pe = itemElement(schema, item, prefix);
+      const path = [...prefix, pe];
+      const key = childKey(prefix, prefixKey, pe);
+      addFields(item, items, path, key, set);
+      set.insert(path, key);
     }
-  } else if (prefix.length > 0) set.insert(prefix);
-  return set;
+  } else if (prefix.length > 0) set.insert(prefix, prefixKey);
 }
 
 /** Merges an applied configuration into a live value: maps member by member, granular lists by item. */
@@ -300,32 +345,36 @@ export function merge(live: unknown, config: unknown, schema: ApplySchema, where
   if (kind === 'list' && Array.isArray(live)) {
     const items = schema.items ?? untyped;
     const liveIndex = indexItems(schema, live, where);
-    const configList = config as unknown[];
-    const configIndex = indexItems(schema, configList, where);
-    const out: { pe: string; value: unknown }[] = live.map((item) => {
-      const pe = itemElement(schema, item, where);
-      return {
-        pe,
-        value: configIndex.has(pe) ? merge(item, configIndex.get(pe), items, [...where, pe]) : item,
-      };
-    });
-    let last = -1;
-    for (const item of configList) {
-      const pe = itemElement(schema, item, where);
+    const configIndex = indexItems(schema, config as unknown[], where);
+    // A new item goes after the configuration's previous item; new items the configuration starts with go
+    // before the first live item it shares (at the end when it shares none). Collected per anchor, so that
+    // the list is built in one pass instead of searching and splicing it for every item.
+    const leading: unknown[] = [];
+    const runs = new Map<string, unknown[]>();
+    let anchor: unknown[] = leading;
+    for (const [pe, item] of configIndex) {
       if (liveIndex.has(pe)) {
-        last = out.findIndex((o) => o.pe === pe);
+        anchor = [];
+        runs.set(pe, anchor);
+      } else anchor.push(cloneJson(item));
+    }
+    const out: unknown[] = [];
+    let leadingPlaced = false;
+    for (const [pe, item] of liveIndex) {
+      const applied = configIndex.get(pe);
+      if (applied === undefined) {
+        out.push(item);
         continue;
       }
-      // A new item goes after the configuration's previous item, or before its first shared one.
-      let at = last + 1;
-      if (last < 0) {
-        const firstShared = out.findIndex((o) => configIndex.has(o.pe));
-        at = firstShared < 0 ? out.length : firstShared;
+      if (!leadingPlaced) {
+        for (const value of leading) out.push(value);
+        leadingPlaced = true;
       }
-      out.splice(at, 0, { pe, value: cloneJson(item) });
-      last = at;
+      out.push(merge(item, applied, items, [...where, pe]));
+      for (const value of runs.get(pe)!) out.push(value);
     }
-    return out.map((o) => o.value);
+    if (!leadingPlaced) for (const value of leading) out.push(value);
+    return out;
   }
   return cloneJson(config);
 }
@@ -339,36 +388,45 @@ export interface Comparison {
 /** What changed from `before` to `after` (SMD Compare). */
 export function compare(before: unknown, after: unknown, schema: ApplySchema): Comparison {
   const result: Comparison = { added: new FieldSet(), modified: new FieldSet(), removed: new FieldSet() };
-  compareInto(before, after, schema, [], result);
+  compareInto(before, after, schema, [], '', result);
   return result;
 }
 
-function compareInto(lhs: unknown, rhs: unknown, schema: ApplySchema, path: string[], out: Comparison): void {
+function compareInto(
+  lhs: unknown,
+  rhs: unknown,
+  schema: ApplySchema,
+  path: string[],
+  key: string,
+  out: Comparison,
+): void {
   if (lhs === undefined && rhs === undefined) return;
   const lk = lhs === undefined ? undefined : granular(schema, lhs);
   const rk = rhs === undefined ? undefined : granular(schema, rhs);
   const kind = lk ?? rk;
   if (!kind || (lhs !== undefined && rhs !== undefined && lk !== rk)) {
     if (path.length === 0) return;
-    if (lhs === undefined) out.added.insert(path);
-    else if (rhs === undefined) out.removed.insert(path);
-    else if (!jsonEqual(lhs, rhs)) out.modified.insert(path);
+    if (lhs === undefined) out.added.insert(path, key);
+    else if (rhs === undefined) out.removed.insert(path, key);
+    else if (!jsonEqual(lhs, rhs)) out.modified.insert(path, key);
     return;
   }
   if (path.length > 0) {
-    if (lhs === undefined) out.added.insert(path);
-    else if (rhs === undefined) out.removed.insert(path);
+    if (lhs === undefined) out.added.insert(path, key);
+    else if (rhs === undefined) out.removed.insert(path, key);
   }
   if (kind === 'map') {
     const l = (lhs ?? {}) as JsonObject;
     const r = (rhs ?? {}) as JsonObject;
-    const keys = new Set([...Object.keys(l), ...Object.keys(r)]);
-    for (const key of keys) {
+    const names = new Set([...Object.keys(l), ...Object.keys(r)]);
+    for (const name of names) {
+      const pe = `f:${name}`;
       compareInto(
-        Object.hasOwn(l, key) ? l[key] : undefined,
-        Object.hasOwn(r, key) ? r[key] : undefined,
-        child(schema, key).schema,
-        [...path, `f:${key}`],
+        Object.hasOwn(l, name) ? l[name] : undefined,
+        Object.hasOwn(r, name) ? r[name] : undefined,
+        child(schema, name).schema,
+        [...path, pe],
+        childKey(path, key, pe),
         out,
       );
     }
@@ -378,90 +436,101 @@ function compareInto(lhs: unknown, rhs: unknown, schema: ApplySchema, path: stri
   const l = indexItems(schema, (lhs ?? []) as unknown[], path);
   const r = indexItems(schema, (rhs ?? []) as unknown[], path);
   for (const pe of new Set([...l.keys(), ...r.keys()]))
-    compareInto(l.get(pe), r.get(pe), items, [...path, pe], out);
+    compareInto(l.get(pe), r.get(pe), items, [...path, pe], childKey(path, key, pe), out);
+}
+
+interface RemovalNode {
+  /** The path ends here: the value goes. */
+  remove: boolean;
+  children: Map<string, RemovalNode>;
 }
 
 /**
- * Removes the value at `path` from `obj` (mutated); missing paths are ignored. A list or map that this
- * leaves empty is removed too (below the top level) when `dropEmpty` agrees for its path.
+ * Removes the values at `paths` from `obj` (mutated); missing paths are ignored. A list or map that this
+ * leaves empty is removed too (below the top level) when `dropEmpty` agrees for its path. All paths are
+ * removed in one walk of the object, so that removing every item of a long list stays linear.
  */
-export function removePath(
+export function removePaths(
   obj: unknown,
-  path: Path,
+  paths: Iterable<Path>,
   schema: ApplySchema,
   dropEmpty: (path: Path) => boolean = () => false,
 ): void {
-  removeAt(obj, path, schema);
-  for (let depth = path.length - 1; depth >= 2; depth--) {
-    const parent = path.slice(0, depth);
-    const value = valueAt(obj, parent, schema);
-    const empty = Array.isArray(value)
-      ? value.length === 0
-      : isObject(value) && Object.keys(value).length === 0;
-    if (!empty || !dropEmpty(parent)) return;
-    removeAt(obj, parent, schema);
-  }
-}
-
-function valueAt(obj: unknown, path: Path, schema: ApplySchema): unknown {
-  let node: unknown = obj;
-  let s = schema;
-  for (let i = 0; i < path.length; i++) {
-    const pe = path[i];
-    if (pe.startsWith('f:')) {
-      if (!isObject(node) || !Object.hasOwn(node, pe.slice(2))) return undefined;
-      s = child(s, pe.slice(2)).schema;
-      node = node[pe.slice(2)];
-    } else {
-      if (!Array.isArray(node)) return undefined;
-      const where = path.slice(0, i);
-      const items = s;
-      node = node.find((item) => {
-        try {
-          return itemElement(items, item, where) === pe;
-        } catch {
-          return false;
-        }
-      });
-      s = s.items ?? untyped;
+  const root: RemovalNode = { remove: false, children: new Map() };
+  for (const path of paths) {
+    let node = root;
+    for (const pe of path) {
+      let next = node.children.get(pe);
+      if (!next) {
+        next = { remove: false, children: new Map() };
+        node.children.set(pe, next);
+      }
+      node = next;
     }
+    node.remove = true;
   }
-  return node;
+  removeBelow(obj, root, schema, [], dropEmpty);
 }
 
-function removeAt(obj: unknown, path: Path, schema: ApplySchema): void {
-  let node: unknown = obj;
-  let s = schema;
-  for (let i = 0; i < path.length; i++) {
-    const pe = path[i];
-    const last = i === path.length - 1;
-    if (pe.startsWith('f:')) {
-      if (!isObject(node)) return;
+/**
+ * Removes what `node` marks below `value` (the value at `path`). A member left empty goes when it lies at
+ * depth 2 or more and `dropEmpty` agrees, before its parent is looked at.
+ */
+function removeBelow(
+  value: unknown,
+  node: RemovalNode,
+  schema: ApplySchema,
+  path: string[],
+  dropEmpty: (path: Path) => boolean,
+): void {
+  const emptied = (member: unknown, memberPath: Path, memberNode: RemovalNode) =>
+    memberNode.children.size > 0 && memberPath.length >= 2 && isEmpty(member) && dropEmpty(memberPath);
+  if (isObject(value)) {
+    for (const [pe, below] of node.children) {
+      if (!pe.startsWith('f:')) continue;
       const key = pe.slice(2);
-      if (!Object.hasOwn(node, key)) return;
-      if (last) {
-        delete node[key];
+      if (!Object.hasOwn(value, key)) continue;
+      if (below.remove) {
+        delete value[key];
+        continue;
+      }
+      const memberPath = [...path, pe];
+      removeBelow(value[key], below, child(schema, key).schema, memberPath, dropEmpty);
+      if (emptied(value[key], memberPath, below)) delete value[key];
+    }
+  } else if (Array.isArray(value)) {
+    const items = schema.items ?? untyped;
+    // The first item for each path element, as a search from the start would find it.
+    const indexOf = new Map<string, number>();
+    value.forEach((item, i) => {
+      let pe: string;
+      try {
+        pe = itemElement(schema, item, path);
+      } catch {
         return;
       }
-      s = child(s, key).schema;
-      node = node[key];
-    } else {
-      if (!Array.isArray(node)) return;
-      const list = node;
-      const index = list.findIndex((item) => {
-        try {
-          return itemElement(s, item, path.slice(0, i)) === pe;
-        } catch {
-          return false;
-        }
-      });
-      if (index < 0) return;
-      if (last) {
-        list.splice(index, 1);
-        return;
+      if (!indexOf.has(pe)) indexOf.set(pe, i);
+    });
+    const dropped = new Set<number>();
+    for (const [pe, below] of node.children) {
+      const i = indexOf.get(pe);
+      if (i === undefined) continue;
+      if (below.remove) {
+        dropped.add(i);
+        continue;
       }
-      node = list[index];
-      s = s.items ?? untyped;
+      const memberPath = [...path, pe];
+      removeBelow(value[i], below, items, memberPath, dropEmpty);
+      if (emptied(value[i], memberPath, below)) dropped.add(i);
+    }
+    if (dropped.size > 0) {
+      let kept = 0;
+      for (let i = 0; i < value.length; i++) if (!dropped.has(i)) value[kept++] = value[i];
+      value.length = kept;
     }
   }
+}
+
+function isEmpty(value: unknown): boolean {
+  return Array.isArray(value) ? value.length === 0 : isObject(value) && Object.keys(value).length === 0;
 }

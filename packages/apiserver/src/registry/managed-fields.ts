@@ -25,7 +25,7 @@ import {
   merge,
   type Path,
   pathString,
-  removePath,
+  removePaths,
   schemaFromSmp,
   toFieldSet,
 } from './apply.ts';
@@ -133,8 +133,8 @@ const STRIPPED = new Set(
 
 /** Drops system fields (kube's StripMetaManager) and the fields the subresource does not write. */
 function strip(set: FieldSet, info: FieldManagerInfo): FieldSet {
-  return set.filter((p) => {
-    if (STRIPPED.has(p.join('\u0000'))) return false;
+  return set.filter((p, key) => {
+    if (STRIPPED.has(key)) return false;
     if (p[0] === 'f:metadata' && p[1] === 'f:managedFields') return false;
     if (!info.statusSubresource) return true;
     return info.subresource === 'status' ? p[0] === 'f:status' : p[0] !== 'f:status';
@@ -252,7 +252,7 @@ export function applyConfiguration(
       (p) => !owned.has(p) && !owned.hasBelow(p),
     );
     // A list or map left empty goes too, unless it is a field someone owns.
-    for (const p of gone) removePath(merged, p, info.schema, (parent) => !owned.has(parent));
+    removePaths(merged, gone, info.schema, (parent) => !owned.has(parent));
   }
 
   const cmp = compare(liveBare, merged, info.schema);
@@ -274,35 +274,42 @@ function printManager(m: Manager): string {
   return s;
 }
 
-/** kube-apiserver's 409 for apply conflicts (fieldmanager NewConflictError). */
+/**
+ * Conflicts a 409 names, in its message and its causes. kube-apiserver lists them all; an apply that takes
+ * over a ConfigMap of 20,000 keys would get a 2.4 MB answer, so the rest are counted instead.
+ */
+export const MAX_LISTED_CONFLICTS = 100;
+
+/** kube-apiserver's 409 for apply conflicts (fieldmanager NewConflictError), naming at most 100 of them. */
 export function conflictError(conflicts: { manager: Manager; path: Path }[]): StatusError {
-  const sorted = [...conflicts].sort((a, b) => {
-    const ka = keyOf(a.manager);
-    const kb = keyOf(b.manager);
-    if (ka !== kb) return ka < kb ? -1 : 1;
-    const pa = pathString(a.path);
-    const pb = pathString(b.path);
-    return pa < pb ? -1 : pa > pb ? 1 : 0;
-  });
+  // Sort keys computed once per conflict: the comparator runs n log n times.
+  const sorted = conflicts
+    .map((c) => ({ ...c, key: keyOf(c.manager), field: pathString(c.path) }))
+    .sort((a, b) => {
+      if (a.key !== b.key) return a.key < b.key ? -1 : 1;
+      return a.field < b.field ? -1 : a.field > b.field ? 1 : 0;
+    });
+  const listed = sorted.slice(0, MAX_LISTED_CONFLICTS);
   let message: string;
   if (sorted.length === 1) {
-    message = `Apply failed with 1 conflict: conflict with ${printManager(sorted[0].manager)}: ${pathString(sorted[0].path)}`;
+    message = `Apply failed with 1 conflict: conflict with ${printManager(sorted[0].manager)}: ${sorted[0].field}`;
   } else {
     const lines: string[] = [];
     let previous = '';
-    for (const c of sorted) {
-      const k = keyOf(c.manager);
-      if (k !== previous) lines.push(`conflicts with ${printManager(c.manager)}:`);
-      previous = k;
-      lines.push(`- ${pathString(c.path)}`);
+    for (const c of listed) {
+      if (c.key !== previous) lines.push(`conflicts with ${printManager(c.manager)}:`);
+      previous = c.key;
+      lines.push(`- ${c.field}`);
     }
+    const unlisted = sorted.length - listed.length;
+    if (unlisted > 0) lines.push(`and ${unlisted} more conflicts, not listed`);
     message = `Apply failed with ${sorted.length} conflicts: ${lines.join('\n')}`;
   }
   return newStatusError(409, 'Conflict', message, {
-    causes: sorted.map((c) => ({
+    causes: listed.map((c) => ({
       reason: 'FieldManagerConflict',
       message: `conflict with ${printManager(c.manager)}`,
-      field: pathString(c.path),
+      field: c.field,
     })),
   });
 }
