@@ -8,7 +8,7 @@ import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
 import { etcdAvailable, type EtcdProcess, startEtcd } from '@certkit/apiserver/testing/etcd';
 import { createTestCa, type TestKeyPair } from '@certkit/apiserver/testing/pki';
-import { type CertkitProcess, CERTKIT_MAIN, startCertkit } from './testing/certkit-process.ts';
+import { CERTKIT_MAIN, type RunningCli, startCli } from './testing/cli-process.ts';
 import { type RoundRobin, startRoundRobin } from './testing/round-robin.ts';
 
 /**
@@ -27,7 +27,7 @@ const TOKEN = 'shared-token-0123456789';
 describe('API server replicas with shared credentials', { skip }, () => {
   let dir: string;
   let etcd: EtcdProcess;
-  let replicas: CertkitProcess[] = [];
+  let replicas: RunningCli[] = [];
   let front: RoundRobin;
   let caPem: string;
   let client: TestKeyPair;
@@ -62,7 +62,7 @@ describe('API server replicas with shared credentials', { skip }, () => {
     etcd = await startEtcd();
     for (const name of ['a', 'b']) {
       replicas.push(
-        await startCertkit([
+        await startCli([
           'apiserver',
           ...['--data-dir', join(dir, name), '--port', '0'],
           ...['--storage', 'etcd', '--etcd-endpoints', etcd.endpoint],
@@ -76,7 +76,7 @@ describe('API server replicas with shared credentials', { skip }, () => {
 
   after(async () => {
     await front?.close();
-    for (const replica of replicas) await replica.stop();
+    for (const replica of replicas) await replica.stop('SIGINT');
     await etcd?.cleanup();
     await rm(dir, { recursive: true, force: true });
   });
@@ -168,7 +168,7 @@ describe('API server replicas with shared credentials', { skip }, () => {
   it('certkit up serves the same files, its own controller trusting the CA that follows the certificate', async () => {
     // The in-process controller reaches its API server through the kubeconfig `up` writes; with
     // --tls-cert-file that kubeconfig trusts the CA found after the certificate in the file.
-    const up = await startCertkit([
+    const up = await startCli([
       'up',
       ...['--data-dir', join(dir, 'up'), '--port', '0'],
       ...['--tls-cert-file', files.cert, '--tls-private-key-file', files.key],
@@ -194,7 +194,7 @@ describe('API server replicas with shared credentials', { skip }, () => {
       const written = await kubectl(join(dir, 'up', 'kubeconfig'), 'get', 'namespaces', '-o', 'name');
       assert.match(written.stdout, /namespace\/default/);
     } finally {
-      assert.equal(await up.stop(), 0);
+      assert.equal(await up.stop('SIGINT'), 0);
     }
   });
 

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
-import { type CertkitProcess, startCertkit } from './testing/certkit-process.ts';
+import { type RunningCli, startCli } from './testing/cli-process.ts';
 
 /**
  * `certkit apiserver` as attacked from outside: a request that used to end the process, and more idle TCP
@@ -22,19 +22,19 @@ const OPEN_FILE_LIMIT = 256;
 
 describe('certkit apiserver under hostile clients', () => {
   let dir: string;
-  let server: CertkitProcess;
+  let server: RunningCli;
   let ca: string;
   let token: string;
   before(async () => {
     dir = await mkdtemp(join(tmpdir(), 'certkit-transport-'));
-    server = await startCertkit(['apiserver', '--data-dir', dir, '--port', '0'], {
+    server = await startCli(['apiserver', '--data-dir', dir, '--port', '0'], {
       openFileLimit: OPEN_FILE_LIMIT,
     });
     ca = await readFile(join(dir, 'pki', 'ca.crt'), 'utf8');
     token = (await readFile(join(dir, 'token'), 'utf8')).trim();
   });
   after(async () => {
-    await server.stop();
+    await server.stop('SIGINT');
     await rm(dir, { recursive: true, force: true });
   });
 
@@ -101,7 +101,7 @@ describe('certkit apiserver out of file descriptors', () => {
   it('survives failing to accept connections, and serves again once descriptors are free', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'certkit-emfile-'));
     // So few descriptors that authenticated connections, which no bound closes, exhaust them.
-    const server = await startCertkit(['apiserver', '--data-dir', dir, '--port', '0'], { openFileLimit: 64 });
+    const server = await startCli(['apiserver', '--data-dir', dir, '--port', '0'], { openFileLimit: 64 });
     const agent = new Agent({
       ca: await readFile(join(dir, 'pki', 'ca.crt'), 'utf8'),
       keepAlive: true,
@@ -141,7 +141,7 @@ describe('certkit apiserver out of file descriptors', () => {
       assert.equal(healthz, 200);
     } finally {
       agent.destroy();
-      await server.stop();
+      await server.stop('SIGINT');
       await rm(dir, { recursive: true, force: true });
     }
   });

@@ -7,23 +7,34 @@ import { promisify } from 'node:util';
 
 /** The `certkit` command in a process of its own, as a user runs it. */
 
-const main = join(dirname(fileURLToPath(import.meta.url)), '..', 'main.ts');
+export const CERTKIT_MAIN = join(dirname(fileURLToPath(import.meta.url)), '..', 'main.ts');
 const execFileAsync = promisify(execFile);
 
 export interface CliOptions {
   /** The umask to run with, e.g. '000' (the shell sets it before running node). */
   umask?: string;
+  /** The open-file limit of the process (soft and hard), as `ulimit -n` sets it. */
+  openFileLimit?: number;
 }
 
 function command(args: string[], options: CliOptions): [string, string[]] {
-  if (options.umask === undefined) return [process.execPath, [main, ...args]];
-  return ['/bin/sh', ['-c', `umask ${options.umask} && exec "$0" "$@"`, process.execPath, main, ...args]];
+  const setup = [
+    ...(options.umask === undefined ? [] : [`umask ${options.umask}`]),
+    ...(options.openFileLimit === undefined ? [] : [`ulimit -n ${options.openFileLimit}`]),
+  ];
+  if (setup.length === 0) return [process.execPath, [CERTKIT_MAIN, ...args]];
+  return [
+    '/bin/sh',
+    ['-c', `${setup.join(' && ')} && exec "$0" "$@"`, process.execPath, CERTKIT_MAIN, ...args],
+  ];
 }
 
 export interface RunningCli {
   child: ChildProcess;
   url: string;
   stderr(): string;
+  /** All it printed, stdout and stderr. */
+  output(): string;
   /** Resolves with the exit code once the process has exited. */
   exited: Promise<number | null>;
   stop(signal?: NodeJS.Signals): Promise<number | null>;
@@ -35,8 +46,9 @@ export function startCli(args: string[], options: CliOptions = {}): Promise<Runn
   const child = spawn(file, argv, { stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
-  child.stdout!.on('data', (d) => (out += d));
-  child.stderr!.on('data', (d) => (err += d));
+  let all = '';
+  child.stdout!.on('data', (d) => ((out += d), (all += d)));
+  child.stderr!.on('data', (d) => ((err += d), (all += d)));
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`no start within 30 s: ${out}${err}`)), 30_000);
@@ -48,6 +60,7 @@ export function startCli(args: string[], options: CliOptions = {}): Promise<Runn
         child,
         url: m[1],
         stderr: () => err,
+        output: () => all,
         exited,
         async stop(signal = 'SIGTERM') {
           if (child.exitCode === null && child.signalCode === null) child.kill(signal);
