@@ -29,7 +29,7 @@ describe('requests the HTTP parser refuses', () => {
     // A reset after the answer (the server closes while unread request bytes remain) ends the read too.
     socket.on('error', () => {});
     await once(socket, 'secureConnect');
-    socket.write(bytes);
+    socket.write(Buffer.from(bytes, 'latin1'));
     await once(socket, 'close');
     return Buffer.concat(chunks).toString('latin1');
   }
@@ -49,6 +49,15 @@ describe('requests the HTTP parser refuses', () => {
       assert.match(answer, /^HTTP\/1\.1 400 Bad Request\r\n/, JSON.stringify(bytes));
       assert.match(answer, /\r\n\r\n400 Bad Request$/);
     }
+  });
+
+  it('lets the client read the answer when a large body follows the refused request', async () => {
+    // The body keeps coming after the 400: closing at once with those bytes unread reset the connection.
+    const body = 'x'.repeat(400_000);
+    const answer = await exchange(
+      `POST /api?\xff HTTP/1.1\r\nHost: x\r\nContent-Length: ${body.length}\r\n\r\n${body}`,
+    );
+    assert.match(answer, /^HTTP\/1\.1 400 Bad Request\r\n/);
   });
 
   it('serves request lines and headers up to 1 MiB, as Go, and answers 431 beyond', async () => {

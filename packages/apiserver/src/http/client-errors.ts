@@ -19,7 +19,12 @@ const LINGER_MS = 5_000;
  * reset without a status.
  */
 export function answerClientErrors(server: Server): void {
+  // Node reports the error again for every later chunk of the connection (its parser is gone, the bytes still
+  // come): the connection answered already stays open for the client to read the answer. Destroying it with
+  // unread bytes would reset it, and the client might lose the answer (Go lingers the same way).
+  const answered = new WeakSet<Socket>();
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => {
+    if (answered.has(socket)) return;
     // An answer already begun on this connection (a pipelined request) cannot be followed by another.
     const inFlight = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
     if (err.code === 'ECONNRESET' || !socket.writable || inFlight?.headersSent) {
@@ -30,6 +35,7 @@ export function answerClientErrors(server: Server): void {
       err.code === 'HPE_HEADER_OVERFLOW'
         ? ['431 Request Header Fields Too Large', '431 Request Header Fields Too Large']
         : ['400 Bad Request', '400 Bad Request'];
+    answered.add(socket);
     socket.end(
       `HTTP/1.1 ${status}\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n\r\n${text}`,
     );
