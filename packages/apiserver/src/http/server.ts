@@ -39,6 +39,7 @@ import { DEFAULT_INFLIGHT_LIMITS, InflightLimiter } from './inflight.ts';
 import type { WatchCounters } from './watch.ts';
 import { guardRequests } from './guard.ts';
 import { answerClientErrors, MAX_HEADER_BYTES } from './client-errors.ts';
+import { lingerOnClose } from './lingering-close.ts';
 import {
   type ConnectionLimits,
   ConnectionGuard,
@@ -243,6 +244,7 @@ export class ApiServer {
       ? createHttpsServer({ ...servingTlsOptions(options.tls), maxHeaderSize: MAX_HEADER_BYTES }, handler)
       : createHttpServer({ maxHeaderSize: MAX_HEADER_BYTES }, handler);
     answerClientErrors(this.server);
+    lingerOnClose(this.server);
     if (options.tls) {
       parseTlsConnectionsInJs(this.server);
       this.connections = new ConnectionGuard(this.server, {
