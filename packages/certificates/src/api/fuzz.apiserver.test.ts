@@ -104,12 +104,15 @@ describe('fuzzing the API server', () => {
   it(`no request gets a 5xx, hangs, stops the server or logs an internal error (seed ${SEED}, ${RUNS} runs)`, async () => {
     // Printed first, so that a failure (or a hang the runner kills) can be replayed.
     console.log(`# fuzz: FUZZ_SEED=${SEED} FUZZ_RUNS=${RUNS}`);
+    const answers = new Map<string, number>();
     await fc.assert(
       fc.asyncProperty(
         fuzzCaseArb(t.token).filter((c) => !destroysFixtures(c.request)),
         async ({ request: req }: FuzzCase) => {
           const logged = errors.length;
           const res = await rawRequest(t, req, REQUEST_DEADLINE_MS);
+          const key = `${req.method} ${res.status}`;
+          answers.set(key, (answers.get(key) ?? 0) + 1);
           assert.ok(
             res.status < 500 || isIntended5xx(res),
             `${describeRequest(req)}: ${res.status} ${res.text.slice(0, 500)}`,
@@ -121,6 +124,13 @@ describe('fuzzing the API server', () => {
         },
       ),
       { seed: SEED, numRuns: RUNS, endOnFailure: true },
+    );
+    // What the requests reached: a run that only collects 400s would test little.
+    console.log(
+      `# fuzz answers: ${[...answers]
+        .sort()
+        .map(([k, n]) => `${k}: ${n}`)
+        .join(', ')}`,
     );
     assert.deepEqual(errors, [], 'the server logged internal errors');
   });

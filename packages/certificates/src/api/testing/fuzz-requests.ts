@@ -793,12 +793,29 @@ function withDuplicateKey(object: unknown, where: string, value: unknown): strin
   return `${text.slice(0, at)}"${member}":${JSON.stringify(value)},${text.slice(at)}`;
 }
 
+/**
+ * The base object under another name, so that creates make new objects rather than collide with the base
+ * one (a CRD's name is its plural and group: both change together).
+ */
+function named(object: Record<string, unknown>, name: string): Record<string, unknown> {
+  const copy = structuredClone(object) as Record<string, any>;
+  if (copy.metadata.name === name) return copy;
+  if (copy.kind === 'CustomResourceDefinition') {
+    const plural = name.replace(/[^a-z0-9]/g, '') || 'widgets';
+    copy.metadata.name = `${plural}.${copy.spec.group}`;
+    copy.spec.names = { plural, singular: `${plural}x`, kind: `K${plural}`, listKind: `K${plural}List` };
+  } else {
+    copy.metadata.name = name;
+  }
+  return copy;
+}
+
 /** A body as bytes to send, or none. */
 export type Body = string | Buffer | undefined;
 
 /** The body types kube reads: mostly JSON objects, YAML where apply takes it, and junk. */
-function bodyArb(resource: string): fc.Arbitrary<Body> {
-  const base = BASE_OBJECTS[resource].object;
+function bodyArb(resource: string, name: string): fc.Arbitrary<Body> {
+  const base = named(BASE_OBJECTS[resource].object, name);
   return fc.oneof(
     {
       weight: 8,
@@ -1021,7 +1038,7 @@ const verbArb = fc.constantFrom<Verb>(
 /** The target of a resource request: the collection, the object, its status or another subresource. */
 function resourcePathArb(resource: string, verb: Verb): fc.Arbitrary<string> {
   const collection = BASE_OBJECTS[resource].path;
-  const named = (name: string) => `${collection}/${name}`;
+  const objectPath = (name: string) => `${collection}/${name}`;
   if (verb === 'list' || verb === 'watch' || verb === 'create' || verb === 'deletecollection')
     return fc.oneof(
       { weight: 8, arbitrary: fc.constant(collection) },
@@ -1033,15 +1050,15 @@ function resourcePathArb(resource: string, verb: Verb): fc.Arbitrary<string> {
       },
     );
   return fc.oneof(
-    { weight: 6, arbitrary: fc.constant(named(baseName(resource))) },
-    { weight: 3, arbitrary: fc.constant(`${named(baseName(resource))}/status`) },
+    { weight: 6, arbitrary: fc.constant(objectPath(baseName(resource))) },
+    { weight: 3, arbitrary: fc.constant(`${objectPath(baseName(resource))}/status`) },
     {
       weight: 1,
       arbitrary: fc
         .constantFrom('scale', 'bogus', 'status/x', 'finalize', 'approval')
-        .map((s) => `${named(baseName(resource))}/${s}`),
+        .map((s) => `${objectPath(baseName(resource))}/${s}`),
     },
-    { weight: 2, arbitrary: segmentBytesArb.map(named) },
+    { weight: 2, arbitrary: segmentBytesArb.map(objectPath) },
   );
 }
 
@@ -1069,7 +1086,14 @@ export function fuzzCaseArb(token: string): fc.Arbitrary<FuzzCase> {
         contentType: contentTypeFor(verb),
         extraHeaders: extraHeadersArb,
         credentials: credentialsArb(token),
-        body: bodyArb(resource),
+        // Creates mostly under a new name (a create of the base object's name is a 409).
+        body: (verb === 'create'
+          ? fc.oneof(
+              { weight: 1, arbitrary: fc.constant(baseName(resource)) },
+              { weight: 3, arbitrary: fc.nat(100_000).map((n) => `fuzz-${n}`) },
+            )
+          : fc.constant(baseName(resource))
+        ).chain((name) => bodyArb(resource, name)),
         // Not CONNECT: Node's client turns it into a tunnel to the path.
         method: fc.constantFrom(
           'OPTIONS',
