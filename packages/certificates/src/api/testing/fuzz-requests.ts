@@ -810,6 +810,44 @@ function named(object: Record<string, unknown>, name: string): Record<string, un
   return copy;
 }
 
+/** A protobuf field: tag, length, bytes (lengths below 128 take one byte; longer ones are varints). */
+function protoField(field: number, bytes: Buffer): Buffer {
+  const length: number[] = [];
+  let n = bytes.length;
+  do {
+    length.push((n & 0x7f) | (n > 0x7f ? 0x80 : 0));
+    n >>>= 7;
+  } while (n > 0);
+  return Buffer.concat([Buffer.from([(field << 3) | 2, ...length]), bytes]);
+}
+
+function protobufBodyArb(base: Record<string, unknown>): fc.Arbitrary<Buffer> {
+  const magic = Buffer.from('k8s\0', 'latin1');
+  const typeMeta = protoField(
+    1,
+    Buffer.concat([
+      protoField(1, Buffer.from(String(base.apiVersion))),
+      protoField(2, Buffer.from(String(base.kind))),
+    ]),
+  );
+  return fc.oneof(
+    fc
+      .uint8Array({ maxLength: 80 })
+      .map((raw) => Buffer.concat([magic, typeMeta, protoField(2, Buffer.from(raw))])),
+    fc.uint8Array({ maxLength: 80 }).map((raw) => Buffer.concat([magic, Buffer.from(raw)])),
+    // The object's metadata (ObjectMeta is field 1 of every kind; name is its field 1), then random bytes.
+    fc
+      .uint8Array({ maxLength: 40 })
+      .map((raw) =>
+        Buffer.concat([
+          magic,
+          typeMeta,
+          protoField(2, Buffer.concat([protoField(1, protoField(1, Buffer.from('pb'))), Buffer.from(raw)])),
+        ]),
+      ),
+  );
+}
+
 /** A body as bytes to send, or none. */
 export type Body = string | Buffer | undefined;
 
@@ -988,6 +1026,9 @@ function bodyArb(resource: string, name: string): fc.Arbitrary<Body> {
     { weight: 1, arbitrary: jsonArb.map((v) => JSON.stringify(v)) },
     { weight: 1, arbitrary: fc.string({ maxLength: 60 }) },
     { weight: 1, arbitrary: fc.uint8Array({ maxLength: 60 }).map((b) => Buffer.from(b)) },
+    // Kubernetes protobuf: the "k8s\0" envelope (runtime.Unknown: TypeMeta, raw bytes), with random bytes as
+    // the object, or random bytes after the magic.
+    { weight: 2, arbitrary: protobufBodyArb(base) },
     { weight: 1, arbitrary: fc.constant(undefined) },
   );
 }
