@@ -9,7 +9,7 @@
  * below), keeps answering /healthz, and logs no internal error ('request failed').
  *
  * The seed is printed; FUZZ_SEED=<seed> replays a run and FUZZ_RUNS=<n> sets how many requests are made
- * (default 250, about 15 s here).
+ * (default 500, 10-20 s here).
  */
 
 import assert from 'node:assert/strict';
@@ -25,7 +25,7 @@ import {
 import { BASE_OBJECTS, describeRequest, type FuzzCase, fuzzCaseArb } from './testing/fuzz-requests.ts';
 
 const SEED = process.env.FUZZ_SEED ? Number(process.env.FUZZ_SEED) : Date.now() ^ (Math.random() * 2 ** 31);
-const RUNS = process.env.FUZZ_RUNS ? Number(process.env.FUZZ_RUNS) : 250;
+const RUNS = process.env.FUZZ_RUNS ? Number(process.env.FUZZ_RUNS) : 500;
 /** Long enough for the slowest legitimate answer (a read at a future resourceVersion waits 3 s). */
 const REQUEST_DEADLINE_MS = 10_000;
 
