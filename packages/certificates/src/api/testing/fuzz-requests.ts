@@ -436,8 +436,33 @@ const queryNameArb = fc.oneof(
  * A raw query string, repeated keys included (`?a=1&a=2`), and now and then a key without a value, empty
  * pairs or a bare `?`. Watches get a bounded timeoutSeconds (see `boundWatch`).
  */
+/** Combinations of parameters that reach code single random pairs rarely reach together. */
+const QUERY_PRESETS = [
+  'resourceVersionMatch=Exact&resourceVersion=99999999999',
+  'resourceVersionMatch=Exact&resourceVersion=1',
+  'resourceVersionMatch=Exact&resourceVersion=5&limit=1',
+  'resourceVersionMatch=NotOlderThan&resourceVersion=0',
+  'resourceVersionMatch=NotOlderThan&resourceVersion=3&limit=2',
+  'resourceVersion=0&limit=1',
+  'resourceVersion=2&limit=1',
+  'limit=1&continue=eyJ2IjoibWV0YS5rOHMuaW8vdjEiLCJydiI6MSwic3RhcnQiOiJhIn0',
+  'limit=1&continue=eyJ2IjoibWV0YS5rOHMuaW8vdjEiLCJydiI6LTEsInN0YXJ0IjoiLi4vLi4vIn0',
+  'watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true',
+  'watch=true&sendInitialEvents=true',
+  'watch=true&resourceVersion=1',
+  'watch=true&resourceVersion=0&fieldSelector=metadata.name%3Dfuzz',
+  'fieldSelector=metadata.name%3Dfuzz&resourceVersionMatch=Exact&resourceVersion=3',
+  'dryRun=All&fieldManager=fuzz&fieldValidation=Strict',
+  'dryRun=All&force=true&fieldManager=fuzz',
+  'force=true',
+  'propagationPolicy=Foreground&gracePeriodSeconds=0',
+  'orphanDependents=true&propagationPolicy=Orphan',
+  'orphanDependents=false',
+];
+
 const queryArb: fc.Arbitrary<string> = fc.oneof(
   { weight: 3, arbitrary: fc.constant('') },
+  { weight: 2, arbitrary: fc.constantFrom(...QUERY_PRESETS) },
   {
     weight: 6,
     arbitrary: fc
