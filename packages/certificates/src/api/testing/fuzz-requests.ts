@@ -1069,6 +1069,8 @@ export interface FuzzCase {
   verb: Verb;
   resource: string;
   request: RawRequest;
+  /** How many copies are sent at once: now and then several, for writes that race each other. */
+  copies: number;
 }
 
 /** The content type a verb's body usually has; any other now and then. */
@@ -1160,6 +1162,10 @@ export function fuzzCaseArb(token: string): fc.Arbitrary<FuzzCase> {
             )
           : fc.constant(baseName(resource))
         ).chain((name) => bodyArb(resource, name)),
+        copies: fc.oneof(
+          { weight: 9, arbitrary: fc.constant(1) },
+          { weight: 1, arbitrary: fc.constantFrom(2, 4) },
+        ),
         // Not CONNECT: Node's client turns it into a tunnel to the path.
         method: fc.constantFrom(
           'OPTIONS',
@@ -1203,7 +1209,9 @@ export function fuzzCaseArb(token: string): fc.Arbitrary<FuzzCase> {
         verb: c.verb,
         resource: c.resource,
         request,
-        [fc.toStringMethod]: () => describeRequest(request),
+        copies: c.copies,
+        [fc.toStringMethod]: () =>
+          `${c.copies > 1 ? `${c.copies} at once: ` : ''}${describeRequest(request)}`,
       };
     });
 }
