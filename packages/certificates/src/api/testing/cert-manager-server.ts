@@ -99,7 +99,13 @@ export interface RawResponse {
  * One request on its own connection, failing if no complete answer comes within `timeoutMs`: a server that
  * hangs on some input fails the test instead of stalling it.
  */
-export function rawRequest(server: TestServer, req: RawRequest, timeoutMs = 10_000): Promise<RawResponse> {
+export function rawRequest(
+  server: TestServer,
+  req: RawRequest,
+  timeoutMs = 10_000,
+  /** A keep-alive agent of the caller's, to send a later request on the same connection; else one of its own. */
+  sharedAgent?: Agent,
+): Promise<RawResponse> {
   const headers: Record<string, string> = {
     ...(req.anonymous ? {} : { Authorization: `Bearer ${server.token}` }),
     ...req.headers,
@@ -112,14 +118,14 @@ export function rawRequest(server: TestServer, req: RawRequest, timeoutMs = 10_0
   const { hostname, port } = new URL(server.url);
   // Node writes the request line in latin1: UTF-8 bytes as latin1 characters go out unchanged.
   const path = /[^\x00-\xff]/.test(req.path) ? Buffer.from(req.path, 'utf8').toString('latin1') : req.path;
-  const agent = new Agent({ ca: server.caCertPem, keepAlive: false });
+  const agent = sharedAgent ?? new Agent({ ca: server.caCertPem, keepAlive: false });
   return new Promise<RawResponse>((resolve, reject) => {
     let settled = false;
     const done = (result: RawResponse | Error) => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
-      agent.destroy();
+      if (!sharedAgent) agent.destroy();
       if (result instanceof Error) reject(result);
       else resolve(result);
     };
