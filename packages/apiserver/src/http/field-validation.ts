@@ -1,10 +1,11 @@
 import type { ServerResponse } from 'node:http';
-import { type KubeObject, newBadRequest, newInvalid } from '@certkit/apimachinery';
+import { goQuote, type KubeObject, newBadRequest, newInvalid } from '@certkit/apimachinery';
 import { loadModel, type ModelType } from '../registry/kube-models.ts';
 import type { ResourceDefinition } from '../registry/resource.ts';
 import { decodeTyped } from '../registry/typed-decode.ts';
 import { duplicateFields } from './duplicate-fields.ts';
 import type { FieldValidation } from './request-options.ts';
+import { warningHeaderValue } from './warning-header.ts';
 
 /**
  * Decoding a written object as kube-apiserver's handlers do: built-in kinds are read as their Kubernetes type
@@ -61,22 +62,24 @@ function decode(
   /** The strict errors of the body's own text (repeated keys), as messages. */
   textErrors?: () => string[],
 ): Decoded {
+  // Field names quoted as sigs.k8s.io/json's strict errors quote them (Go's %q): a control or format character
+  // in a name is escaped, so that the message stays one printable line (in a Status and a Warning header).
   const strict: string[] = [];
   const record = obj as unknown as Record<string, unknown>;
   if (types.model) {
     const { typeError, unknown } = decodeTyped(record, types.model);
     if (typeError !== undefined) return { typeError, strict };
-    for (const f of unknown) strict.push(`unknown field "${f}"`);
+    for (const f of unknown) strict.push(`unknown field ${goQuote(f)}`);
   } else {
     // Custom resources: metadata is ObjectMeta (its type errors are the metadata validation's to report);
     // below the top level, the fields the CRD's schema prunes.
     const meta = record.metadata;
     if (meta !== null && typeof meta === 'object' && !Array.isArray(meta)) {
       const { unknown } = decodeTyped({ metadata: meta }, metadataHolder(types.objectMeta));
-      for (const f of unknown) strict.push(`unknown field "${f}"`);
+      for (const f of unknown) strict.push(`unknown field ${goQuote(f)}`);
     }
     if (def.unknownFields && mode !== 'Ignore') {
-      for (const f of def.unknownFields(obj, version)) strict.push(`unknown field "${f}"`);
+      for (const f of def.unknownFields(obj, version)) strict.push(`unknown field ${goQuote(f)}`);
     }
   }
   if (mode !== 'Ignore' && textErrors) strict.push(...textErrors());
@@ -100,11 +103,8 @@ function metadataHolder(objectMeta: ModelType): ModelType {
 }
 
 function warn(res: ServerResponse, messages: string[]): void {
-  if (messages.length === 0) return;
-  res.setHeader(
-    'Warning',
-    messages.map((m) => `299 - ${JSON.stringify(m)}`),
-  );
+  const values = messages.map(warningHeaderValue).filter((v) => v !== undefined);
+  if (values.length > 0) res.setHeader('Warning', values);
 }
 
 /**
@@ -127,7 +127,7 @@ export function decodeWriteBody(
     body,
     version,
     mode,
-    raw ? () => duplicateFields(raw, body).map((f) => `duplicate field "${f}"`) : undefined,
+    raw ? () => duplicateFields(raw, body).map((f) => `duplicate field ${goQuote(f)}`) : undefined,
   );
   const cannotHandle = `${def.kind} in version "${version}" cannot be handled as a ${def.kind}`;
   if (typeError !== undefined) throw newBadRequest(`${cannotHandle}: ${typeError}`);
@@ -145,7 +145,7 @@ const JSON_PATCH_OPERATION_FIELDS = new Set(['op', 'path', 'from', 'value']);
  */
 export function patchTextErrors(type: string, raw: Buffer, patch: unknown, mode: FieldValidation): string[] {
   if (mode === 'Ignore') return [];
-  if (type !== 'json') return duplicateFields(raw, patch).map((f) => `duplicate field "${f}"`);
+  if (type !== 'json') return duplicateFields(raw, patch).map((f) => `duplicate field ${goQuote(f)}`);
   const errors: string[] = [];
   if (Array.isArray(patch)) {
     patch.forEach((op, i) => {

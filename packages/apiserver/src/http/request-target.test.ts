@@ -65,4 +65,16 @@ describe('parseRequestTarget', () => {
       );
     }
   });
+  it('refuses a target the URL parser cannot read with 400, not an exception', () => {
+    // A leading `//` is read as an authority: a host that is none made the parser throw (a 500).
+    for (const target of ['//z%25|Y]/v3/apis/coordination.k8s.io/v1', '//[/api', 'http://[::1/api']) {
+      assert.throws(
+        () => parseRequestTarget(target),
+        (err: StatusError) =>
+          err.code === 400 &&
+          err.status.message === `parse ${JSON.stringify(target)}: invalid URI for request`,
+        target,
+      );
+    }
+  });
 });

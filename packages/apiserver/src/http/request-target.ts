@@ -42,6 +42,13 @@ export function parseRequestTarget(target: string): RequestTarget {
   if (PLAIN_PATH.test(path) && !DOT_SEGMENT.test(path) && PLAIN_QUERY.test(query)) {
     return { pathname: path, searchParams: query === '' ? NO_QUERY : new URLSearchParams(query) };
   }
-  const url = new URL(target, 'http://apiserver');
+  let url: URL;
+  try {
+    url = new URL(target, 'http://apiserver');
+  } catch {
+    // A target the parser cannot read at all, such as `//a|b]/x` (a leading `//` is read as an authority, and
+    // this one is no host): the client's error, in the words of Go's http server.
+    throw newBadRequest(`parse ${JSON.stringify(target)}: invalid URI for request`);
+  }
   return { pathname: url.pathname, searchParams: url.searchParams };
 }

@@ -41,7 +41,9 @@ export function sendJsonText(
   ];
   for (const name in headers) list.push(name, headers[name]);
   res.writeHead(code, list);
-  res.end(text);
+  // With a string body Node writes the headers in the body's encoding (UTF-8), which would encode a Warning's
+  // UTF-8 bytes (warning-header.ts) a second time; with a Buffer body they go out as they are.
+  res.end(res.hasHeader('warning') ? Buffer.from(text) : text);
 }
 
 export function toStatusError(err: unknown): StatusError {
@@ -51,7 +53,9 @@ export function toStatusError(err: unknown): StatusError {
 
 export function sendError(res: ServerResponse, err: unknown, log?: (err: unknown) => void): void {
   const status = toStatusError(err);
-  if (status.code >= 500) log?.(err);
+  // 504 Timeout is an answer, not a failure: a read at a resourceVersion not reached within the wait, as
+  // kube-apiserver gives it (and clients retry); every other 5xx is the server's own failure, logged.
+  if (status.code >= 500 && status.code !== 504) log?.(err);
   if (res.headersSent) {
     res.destroy();
     return;

@@ -88,6 +88,13 @@ describe('malformed request targets', () => {
     await new Promise((r) => setTimeout(r, 100));
     assert.equal((await t.fetch('GET', '/api/v1/namespaces/default/configmaps/bulk-0')).status, 200);
   });
+  it('answers a read at a resourceVersion not reached yet with 504, not logged as a server failure', async () => {
+    // The 504 Timeout (ResourceVersionTooLarge) is the answer kube-apiserver gives after waiting for it; it
+    // was logged as 'request failed' like an exception.
+    const res = await t.fetch('GET', '/api/v1/namespaces/default/configmaps/x?resourceVersion=99999');
+    assert.equal(res.status, 504);
+    assert.equal(res.json.details.causes[0].reason, 'ResourceVersionTooLarge');
+  });
   it('keeps serving after all of them, none of them logged as a server failure', async () => {
     const res = await t.fetch('GET', '/api/v1/namespaces/default/configmaps');
     assert.equal(res.status, 200);

@@ -38,6 +38,8 @@ import { MetricsRegistry } from './metrics.ts';
 import { DEFAULT_INFLIGHT_LIMITS, InflightLimiter } from './inflight.ts';
 import type { WatchCounters } from './watch.ts';
 import { guardRequests } from './guard.ts';
+import { answerClientErrors, MAX_HEADER_BYTES } from './client-errors.ts';
+import { lingerOnClose } from './lingering-close.ts';
 import {
   type ConnectionLimits,
   ConnectionGuard,
@@ -239,8 +241,10 @@ export class ApiServer {
     });
     const handler = guardRequests((req, res) => this.handle(req, res), this.log);
     this.server = options.tls
-      ? createHttpsServer(servingTlsOptions(options.tls), handler)
-      : createHttpServer(handler);
+      ? createHttpsServer({ ...servingTlsOptions(options.tls), maxHeaderSize: MAX_HEADER_BYTES }, handler)
+      : createHttpServer({ maxHeaderSize: MAX_HEADER_BYTES }, handler);
+    answerClientErrors(this.server);
+    lingerOnClose(this.server);
     if (options.tls) {
       parseTlsConnectionsInJs(this.server);
       this.connections = new ConnectionGuard(this.server, {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { StoredObject } from '@certkit/apimachinery';
+import { parseListOptions, type StatusError, type StoredObject } from '@certkit/apimachinery';
 import { SqliteStorage } from '../storage/sqlite.ts';
 import { Registry } from './registry.ts';
 
@@ -88,6 +88,36 @@ describe('ObjectStore over grouped commits', () => {
       assert.notEqual(created, input);
       const deleted = await store.delete('default', 'kept');
       assert.equal(deleted.metadata.name, 'kept');
+    } finally {
+      await storage.close();
+    }
+  });
+});
+
+describe('streamed lists (listPaged) at a resourceVersion not written yet', () => {
+  it('answer 504 "Too large resource version" after the wait, as list() does, not a storage error', async () => {
+    const storage = SqliteStorage.open(':memory:');
+    try {
+      const store = configMaps(storage);
+      await store.create('default', {
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { name: 'c' },
+        data: {},
+      });
+      for (const query of [
+        'resourceVersionMatch=Exact&resourceVersion=99999999999',
+        'resourceVersionMatch=Exact&resourceVersion=99999999999&fieldSelector=metadata.name%3Dc',
+      ]) {
+        await assert.rejects(
+          store.listPaged('default', parseListOptions(new URLSearchParams(query), 'list')),
+          (err: StatusError) =>
+            err.code === 504 &&
+            err.status.details?.causes?.[0]?.reason === 'ResourceVersionTooLarge' &&
+            /^Timeout: Too large resource version: 99999999999, current: \d+$/.test(err.status.message ?? ''),
+          query,
+        );
+      }
     } finally {
       await storage.close();
     }

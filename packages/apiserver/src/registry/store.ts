@@ -382,17 +382,25 @@ export class ObjectStore {
         await this.waitForRevision(err.requestedRevision);
         return this.storage.rangeBytes(prefix, { revision, startKey, limit });
       });
+    // Exact (or a continue token) at a revision not written yet: wait briefly for it, then 504 "Too large
+    // resource version", as list() does; later pages read at the first one's revision, which exists.
+    const readFirst = (startKey: string, limit: number) =>
+      read(revision, startKey, limit).catch(async (err) => {
+        if (!(err instanceof FutureRevisionError)) throw err;
+        await this.waitForRevision(err.requestedRevision);
+        return read(revision, startKey, limit);
+      });
     const keep = this.storedMatcher(options, matches);
     if (exactName !== undefined) {
       // A name in the field selector is a single key: no need to read the whole range.
       const key = this.key(ns, exactName);
-      const page = await read(revision, key, 1);
+      const page = await readFirst(key, 1);
       return {
         resourceVersion: String(page.revision),
         pages: [page.kvs.filter((kv) => kv.key === key && (keep?.(kv) ?? true))],
       };
     }
-    let page = await read(revision, startKey, FIRST_LIST_PAGE_KEYS);
+    let page = await readFirst(startKey, FIRST_LIST_PAGE_KEYS);
     const at = page.revision;
     async function* pages(): AsyncGenerator<KeyValue<Uint8Array>[]> {
       for (;;) {
