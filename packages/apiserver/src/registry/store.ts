@@ -375,12 +375,8 @@ export class ObjectStore {
     if (options.limit > 0) throw new Error('listPaged is for lists without a limit');
     const { matches, ns, prefix, revision, startKey, exactName } = await this.listStart(namespace, options);
     const read = (revision: number, startKey: string, limit: number) =>
-      this.storage.rangeBytes(prefix, { revision, startKey, limit }).catch(async (err) => {
-        if (err instanceof CompactedError) throw this.expired(options, prefix);
-        // As list(): a revision not written yet is waited for briefly, then answered 504.
-        if (!(err instanceof FutureRevisionError)) throw err;
-        await this.waitForRevision(err.requestedRevision);
-        return this.storage.rangeBytes(prefix, { revision, startKey, limit });
+      this.storage.rangeBytes(prefix, { revision, startKey, limit }).catch((err) => {
+        throw err instanceof CompactedError ? this.expired(options, prefix) : err;
       });
     // Exact (or a continue token) at a revision not written yet: wait briefly for it, then 504 "Too large
     // resource version", as list() does; later pages read at the first one's revision, which exists.
