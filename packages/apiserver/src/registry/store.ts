@@ -375,8 +375,12 @@ export class ObjectStore {
     if (options.limit > 0) throw new Error('listPaged is for lists without a limit');
     const { matches, ns, prefix, revision, startKey, exactName } = await this.listStart(namespace, options);
     const read = (revision: number, startKey: string, limit: number) =>
-      this.storage.rangeBytes(prefix, { revision, startKey, limit }).catch((err) => {
-        throw err instanceof CompactedError ? this.expired(options, prefix) : err;
+      this.storage.rangeBytes(prefix, { revision, startKey, limit }).catch(async (err) => {
+        if (err instanceof CompactedError) throw this.expired(options, prefix);
+        // Exact at a revision not written yet: wait briefly for it, then 504, as list() does.
+        if (!(err instanceof FutureRevisionError)) throw err;
+        await this.waitForRevision(err.requestedRevision);
+        return this.storage.rangeBytes(prefix, { revision, startKey, limit });
       });
     const keep = this.storedMatcher(options, matches);
     if (exactName !== undefined) {
