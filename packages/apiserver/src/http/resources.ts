@@ -109,6 +109,8 @@ export interface ResourceContext {
   watchCounters(def: ResourceDefinition): WatchCounters | undefined;
   /** How long a list waits for a client that reads nothing before cutting it off (default 1 min). */
   listStallTimeoutMs?: number;
+  /** How long a request body may take to arrive before 504 and the connection closed (default 1 min). */
+  bodyTimeoutMs?: number;
 }
 
 function readRendering(render: RenderOptions): ReadRendering {
@@ -203,7 +205,7 @@ export async function handleResource(
       if (name !== undefined) throw newMethodNotAllowed('POST', 'a named resource');
       if (def.namespaced && namespace === undefined) throw notFoundResource();
       const render = renderFor('single');
-      const raw = await readBody(req);
+      const raw = await readBody(req, res, context.bodyTimeoutMs);
       const options = createOptions(query);
       const loaded = writeTypes(def);
       const types = loaded instanceof Promise ? await loaded : loaded;
@@ -221,7 +223,7 @@ export async function handleResource(
     case 'PUT': {
       if (name === undefined) throw newMethodNotAllowed('PUT', 'a collection');
       const render = renderFor('single');
-      const raw = await readBody(req);
+      const raw = await readBody(req, res, context.bodyTimeoutMs);
       const options = updateOptions(query);
       const loaded = writeTypes(def);
       const types = loaded instanceof Promise ? await loaded : loaded;
@@ -247,7 +249,7 @@ export async function handleResource(
         accepted.push('application/apply-patch+yaml');
         throw newUnsupportedMediaType(req.headers['content-type'] ?? '', accepted);
       }
-      const raw = await readBody(req);
+      const raw = await readBody(req, res, context.bodyTimeoutMs);
       const options = patchOptions(query, type === 'apply');
       if (type === 'apply') {
         const applied = await serverSideApply({
@@ -304,7 +306,8 @@ export async function handleResource(
     }
     case 'DELETE': {
       const render = renderFor(name === undefined ? 'list' : 'single');
-      const readOptions = async () => deleteOptions(query, await readBody(req), req.headers['content-type']);
+      const readOptions = async () =>
+        deleteOptions(query, await readBody(req, res, context.bodyTimeoutMs), req.headers['content-type']);
       if (name === undefined) {
         // A collection's ListOptions are read (and refused) before its DeleteOptions, as upstream does.
         const listOptions = parseListOptions(query, 'list');

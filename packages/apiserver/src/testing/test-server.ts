@@ -64,6 +64,8 @@ export interface TestServerOptions {
   maxMutatingRequestsInflight?: number;
   /** How long a list waits for a client that reads nothing before cutting it off (default 1 min). */
   listStallTimeoutMs?: number;
+  /** How long a request body may take to arrive (default 1 min). */
+  bodyTimeoutMs?: number;
   /** Validating admission, as the CLI wires cert-manager's (ApiServerOptions.admission). */
   admission?: ApiServerOptions['admission'];
   /** The server's log sink (default: errors to stderr). */
@@ -93,6 +95,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
       maxRequestsInflight: options.maxRequestsInflight,
       maxMutatingRequestsInflight: options.maxMutatingRequestsInflight,
       listStallTimeoutMs: options.listStallTimeoutMs,
+      bodyTimeoutMs: options.bodyTimeoutMs,
       admission: options.admission,
       connectionLimits: options.connectionLimits,
       watchCacheOptions: {
