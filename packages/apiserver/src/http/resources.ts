@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import {
   escapeFieldValue,
+  goQuote,
   isWatchRequested,
   type KubeObject,
   type ListOptions,
@@ -128,6 +129,7 @@ export async function handleResource(
 ): Promise<void> {
   const store = context.registry.lookup(request.group, request.version, request.resource);
   if (!store) throw notFoundResource();
+  if (request.name !== undefined) checkPathSegmentName(request.name);
   const reader = context.caches.reader(store);
   const def = store.def;
   if (request.namespace !== undefined && !def.namespaced) throw notFoundResource();
@@ -346,4 +348,17 @@ function withName(options: ListOptions, name: string): ListOptions['fieldSelecto
     .filter(Boolean)
     .join(',');
   return parseFieldSelector(text);
+}
+
+/**
+ * A name from the path must be usable as one path segment, as kube-apiserver's storage key functions check
+ * (apimachinery's IsValidPathSegmentName): `.` and `..` are no names, nor is anything with `/` or `%`.
+ */
+function checkPathSegmentName(name: string): void {
+  const problems =
+    name === '.' || name === '..'
+      ? [`may not be '${name}'`]
+      : ['/', '%'].filter((c) => name.includes(c)).map((c) => `may not contain '${c}'`);
+  if (problems.length > 0)
+    throw newBadRequest(`Name parameter invalid: ${goQuote(name)}: ${problems.join(';')}`);
 }

@@ -35,6 +35,8 @@ export interface RequestOptions {
   rawBody?: string | Buffer;
   /** Omit the Authorization header. */
   anonymous?: boolean;
+  /** Send the path as given: a URL string would have its dot segments resolved by the client. */
+  pathAsIs?: boolean;
 }
 
 export interface TestResponse {
@@ -132,7 +134,9 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
         }
         // Node sends DELETE bodies without framing unless the length is given.
         if (body !== undefined) headers['Content-Length'] = String(Buffer.byteLength(body));
-        const req = request(`${result.url}${path}`, { method, headers, agent }, (res) => {
+        const target = options.pathAsIs ? result.url : `${result.url}${path}`;
+        const extra = options.pathAsIs ? { path } : {};
+        const req = request(target, { method, headers, agent, ...extra }, (res) => {
           const chunks: Buffer[] = [];
           res.on('data', (c) => chunks.push(c));
           res.on('end', () => {
