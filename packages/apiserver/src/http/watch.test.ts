@@ -174,6 +174,22 @@ function watchSuite(server: () => TestServer, watchCache: boolean): void {
     assert.equal(w.events[0].object.metadata.resourceVersion, rv);
   });
 
+  it('keeps a watch open whose timeoutSeconds is beyond what a Node timer holds', async () => {
+    // 30 days and 10^12 s: the timer overflowed and fired at once, so the watch ended as it began.
+    for (const timeoutSeconds of ['2592000', '999999999999']) {
+      const w = await openWatch(
+        t,
+        `/api/v1/namespaces/w/configmaps?watch=true&timeoutSeconds=${timeoutSeconds}`,
+      );
+      const early = await Promise.race([
+        w.ended.then(() => true),
+        new Promise<false>((r) => setTimeout(() => r(false), 1000)),
+      ]);
+      w.close();
+      assert.equal(early, false, `timeoutSeconds=${timeoutSeconds} ended within a second`);
+    }
+  });
+
   it('sends only metadata on a PartialObjectMetadata watch', async () => {
     const rv = (await t.fetch('GET', '/api/v1/namespaces/w/configmaps')).json.metadata.resourceVersion;
     const w = await openWatch(
