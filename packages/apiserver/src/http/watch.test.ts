@@ -190,6 +190,26 @@ function watchSuite(server: () => TestServer, watchCache: boolean): void {
     }
   });
 
+  it('sends an initial state larger than the watch buffer bound, at the pace of the connection', async () => {
+    // 11 MB of ConfigMaps, more than MAX_WATCH_BUFFER_BYTES: queued whole, the stream was cut off at once, so
+    // no watch without a resourceVersion (the Python client's default) could start on such a namespace.
+    await t.fetch('POST', '/api/v1/namespaces', { body: { metadata: { name: 'large' } } });
+    const count = 12;
+    for (let i = 0; i < count; i++) {
+      const res = await t.fetch('POST', '/api/v1/namespaces/large/configmaps', {
+        body: cm(`large-${i}`, {}, { payload: `${i}`.padEnd(900_000, 'x') }),
+      });
+      assert.equal(res.status, 201, res.text);
+    }
+    const w = await openWatch(t, '/api/v1/namespaces/large/configmaps?watch=true&timeoutSeconds=30');
+    const events = await w.waitFor(count);
+    w.close();
+    assert.deepEqual(
+      events.map((e) => `${e.type} ${e.object.metadata.name} ${e.object.data.payload.length}`).sort(),
+      Array.from({ length: count }, (_, i) => `ADDED large-${i} 900000`).sort(),
+    );
+  });
+
   it('sends only metadata on a PartialObjectMetadata watch', async () => {
     const rv = (await t.fetch('GET', '/api/v1/namespaces/w/configmaps')).json.metadata.resourceVersion;
     const w = await openWatch(

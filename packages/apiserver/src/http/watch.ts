@@ -24,6 +24,8 @@ const BOOKMARK_BEFORE_DEADLINE_MS = 2_000;
 const MIN_REQUEST_TIMEOUT_S = 1800;
 /** A watcher that stops reading is cut off once this much is queued, so it cannot grow the server's memory. */
 export const MAX_WATCH_BUFFER_BYTES = 8 * 1024 * 1024;
+/** Initial events wait for the connection to drain once this much is unsent (well below the bound above). */
+const INITIAL_EVENTS_BACKLOG_BYTES = 1024 * 1024;
 /** The longest delay setTimeout takes. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
@@ -168,6 +170,18 @@ export async function serveWatch(
         finish();
       },
       end: finish,
+      backlog: () => {
+        if (closed || res.writableLength <= INITIAL_EVENTS_BACKLOG_BYTES) return undefined;
+        return new Promise<void>((resolve) => {
+          const done = () => {
+            res.off('drain', done);
+            res.off('close', done);
+            resolve();
+          };
+          res.on('drain', done);
+          res.on('close', done);
+        });
+      },
     });
   } catch (err) {
     // Before the stream started the caller answers with a Status; after, the stream just ends.
