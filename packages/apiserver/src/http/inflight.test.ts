@@ -161,3 +161,42 @@ describe('inflight limits of 0', () => {
     }
   });
 });
+
+describe('a request body that never arrives', () => {
+  it(
+    'is cut off with 504 after the body timeout, giving its mutating slot back',
+    { timeout: 20_000 },
+    async () => {
+      // A client trickling its body held the slot for as long as it liked: 200 of them (the default limit)
+      // refused every write in the cluster.
+      const slow = await startTestServer({ maxMutatingRequestsInflight: 1, bodyTimeoutMs: 1000 });
+      try {
+        const mutating = () =>
+          Number(
+            /apiserver_current_inflight_requests\{request_kind="mutating"\} (\d+)/.exec(
+              slow.server.metrics.render(),
+            )?.[1],
+          );
+        const held = hold('POST', '/api/v1/namespaces/default/configmaps', slow);
+        const started = Date.now();
+        while (mutating() !== 1) {
+          assert.ok(Date.now() - started < 5000, 'the held create was never admitted');
+          await new Promise((r) => setTimeout(r, 5));
+        }
+        const refused = await slow.fetch('POST', '/api/v1/namespaces/default/configmaps', {
+          body: { metadata: { name: 'refused' } },
+        });
+        assert.equal(refused.status, 429);
+        assert.equal(await held.done, 504);
+        assert.ok(Date.now() - started >= 900, 'cut off before the body timeout');
+        await until('the slot to be given back', () => mutating() === 0);
+        const created = await slow.fetch('POST', '/api/v1/namespaces/default/configmaps', {
+          body: { metadata: { name: 'after' } },
+        });
+        assert.equal(created.status, 201, created.text);
+      } finally {
+        await slow.close();
+      }
+    },
+  );
+});

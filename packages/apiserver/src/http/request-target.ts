@@ -21,6 +21,8 @@ const NO_QUERY = new URLSearchParams();
 const PLAIN_PATH = /^\/(?!\/)[-\w.~!$&'()*+,;=:@/]*$/;
 /** `.` and `..` segments, which the parser resolves. */
 const DOT_SEGMENT = /(?:^|\/)\.\.?(?:\/|$)/;
+/** Dot segments, escaped (`%2e`) or not, which the URL parser would resolve. */
+const ANY_DOT_SEGMENT = /(?:^|\/)(?:\.|%2e){1,2}(?:\/|$)/i;
 /**
  * Characters a query keeps, or that the parser escapes and URLSearchParams unescapes again (`'`); not a
  * leading `?`, which URLSearchParams would drop from the query alone but not from the URL's search.
@@ -50,5 +52,9 @@ export function parseRequestTarget(target: string): RequestTarget {
     // this one is no host): the client's error, in the words of Go's http server.
     throw newBadRequest(`parse ${JSON.stringify(target)}: invalid URI for request`);
   }
+  // Dot segments stay as they are: kube-apiserver (Go's server, go-restful's router) resolves none, so `..`
+  // reaches the handlers as a name, which they refuse. Resolved, `DELETE .../namespaces/x/configmaps/..`
+  // (the Python client deleting a ConfigMap named "..") deleted the namespace x.
+  if (ANY_DOT_SEGMENT.test(path)) return { pathname: path, searchParams: url.searchParams };
   return { pathname: url.pathname, searchParams: url.searchParams };
 }

@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import {
   escapeFieldValue,
+  goQuote,
   isWatchRequested,
   type KubeObject,
   type ListOptions,
@@ -109,6 +110,8 @@ export interface ResourceContext {
   watchCounters(def: ResourceDefinition): WatchCounters | undefined;
   /** How long a list waits for a client that reads nothing before cutting it off (default 1 min). */
   listStallTimeoutMs?: number;
+  /** How long a request body may take to arrive before 504 and the connection closed (default 1 min). */
+  bodyTimeoutMs?: number;
 }
 
 function readRendering(render: RenderOptions): ReadRendering {
@@ -126,6 +129,7 @@ export async function handleResource(
 ): Promise<void> {
   const store = context.registry.lookup(request.group, request.version, request.resource);
   if (!store) throw notFoundResource();
+  if (request.name !== undefined) checkPathSegmentName(request.name);
   const reader = context.caches.reader(store);
   const def = store.def;
   if (request.namespace !== undefined && !def.namespaced) throw notFoundResource();
@@ -203,7 +207,7 @@ export async function handleResource(
       if (name !== undefined) throw newMethodNotAllowed('POST', 'a named resource');
       if (def.namespaced && namespace === undefined) throw notFoundResource();
       const render = renderFor('single');
-      const raw = await readBody(req);
+      const raw = await readBody(req, res, context.bodyTimeoutMs);
       const options = createOptions(query);
       const loaded = writeTypes(def);
       const types = loaded instanceof Promise ? await loaded : loaded;
@@ -221,7 +225,7 @@ export async function handleResource(
     case 'PUT': {
       if (name === undefined) throw newMethodNotAllowed('PUT', 'a collection');
       const render = renderFor('single');
-      const raw = await readBody(req);
+      const raw = await readBody(req, res, context.bodyTimeoutMs);
       const options = updateOptions(query);
       const loaded = writeTypes(def);
       const types = loaded instanceof Promise ? await loaded : loaded;
@@ -247,7 +251,7 @@ export async function handleResource(
         accepted.push('application/apply-patch+yaml');
         throw newUnsupportedMediaType(req.headers['content-type'] ?? '', accepted);
       }
-      const raw = await readBody(req);
+      const raw = await readBody(req, res, context.bodyTimeoutMs);
       const options = patchOptions(query, type === 'apply');
       if (type === 'apply') {
         const applied = await serverSideApply({
@@ -304,7 +308,8 @@ export async function handleResource(
     }
     case 'DELETE': {
       const render = renderFor(name === undefined ? 'list' : 'single');
-      const readOptions = async () => deleteOptions(query, await readBody(req), req.headers['content-type']);
+      const readOptions = async () =>
+        deleteOptions(query, await readBody(req, res, context.bodyTimeoutMs), req.headers['content-type']);
       if (name === undefined) {
         // A collection's ListOptions are read (and refused) before its DeleteOptions, as upstream does.
         const listOptions = parseListOptions(query, 'list');
@@ -343,4 +348,17 @@ function withName(options: ListOptions, name: string): ListOptions['fieldSelecto
     .filter(Boolean)
     .join(',');
   return parseFieldSelector(text);
+}
+
+/**
+ * A name from the path must be usable as one path segment, as kube-apiserver's storage key functions check
+ * (apimachinery's IsValidPathSegmentName): `.` and `..` are no names, nor is anything with `/` or `%`.
+ */
+function checkPathSegmentName(name: string): void {
+  const problems =
+    name === '.' || name === '..'
+      ? [`may not be '${name}'`]
+      : ['/', '%'].filter((c) => name.includes(c)).map((c) => `may not contain '${c}'`);
+  if (problems.length > 0)
+    throw newBadRequest(`Name parameter invalid: ${goQuote(name)}: ${problems.join(';')}`);
 }

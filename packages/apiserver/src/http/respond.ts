@@ -3,6 +3,7 @@ import {
   newBadRequest,
   newInternalError,
   newRequestEntityTooLarge,
+  newTimeout,
   StatusError,
 } from '@certkit/apimachinery';
 import { jsonDepthError } from '../registry/json-depth.ts';
@@ -10,6 +11,8 @@ import { jsonDepthError } from '../registry/json-depth.ts';
 /** Writing responses and reading request bodies, with kube-apiserver's Status bodies for every failure. */
 
 export const MAX_BODY_BYTES = 3 * 1024 * 1024;
+/** How long a request body may take to arrive: kube-apiserver's default --request-timeout (1 min). */
+export const DEFAULT_BODY_TIMEOUT_MS = 60_000;
 
 export function sendJson(
   res: ServerResponse,
@@ -71,7 +74,12 @@ export function sendError(res: ServerResponse, err: unknown, log?: (err: unknown
  * `for await`, whose async iterator costs more than the read on every request. A request that fails or
  * closes before its end fails the read, as it did with the iterator.
  */
-export function readBody(req: IncomingMessage, limit = MAX_BODY_BYTES): Promise<Buffer> {
+export function readBody(
+  req: IncomingMessage,
+  res: ServerResponse,
+  timeoutMs = DEFAULT_BODY_TIMEOUT_MS,
+  limit = MAX_BODY_BYTES,
+): Promise<Buffer> {
   const declared = Number(req.headers['content-length'] ?? 0);
   if (declared > limit) {
     req.resume();
@@ -80,7 +88,21 @@ export function readBody(req: IncomingMessage, limit = MAX_BODY_BYTES): Promise<
   return new Promise<Buffer>((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
+    // A client that trickles its body would otherwise hold the request's inflight slot (and the connection)
+    // for as long as it likes: 504 as kube-apiserver's request timeout answers, and the connection closes,
+    // since what is left of the body would arrive at the client's pace.
+    const timer = setTimeout(() => {
+      done();
+      res.setHeader('Connection', 'close');
+      reject(
+        newTimeout(
+          'request did not complete within requested timeout - the request body was not received in time',
+          0,
+        ),
+      );
+    }, timeoutMs);
     const done = () => {
+      clearTimeout(timer);
       req.off('data', onData);
       req.off('end', onEnd);
       req.off('error', onError);

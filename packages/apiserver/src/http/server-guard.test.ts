@@ -44,6 +44,39 @@ describe('malformed request targets', () => {
       assert.match(res.json.message, /not UTF-8/);
     }
   });
+  it('takes dot segments as names, refused with 400, never resolved to the path above', async () => {
+    // Resolved, DELETE .../configmaps/.. deleted the namespace, and a list in namespace ".." listed all.
+    assert.equal(
+      (await t.fetch('POST', '/api/v1/namespaces', { body: { metadata: { name: 'dots' } } })).status,
+      201,
+    );
+    const cm = { metadata: { name: 'kept' } };
+    assert.equal((await t.fetch('POST', '/api/v1/namespaces/dots/configmaps', { body: cm })).status, 201);
+    for (const [method, name] of [
+      ['DELETE', '..'],
+      ['DELETE', '%2e%2E'],
+      ['GET', '..'],
+      ['GET', '.'],
+      ['PUT', '.%2e'],
+    ]) {
+      const res = await t.fetch(method, `/api/v1/namespaces/dots/configmaps/${name}`, {
+        body: cm,
+        pathAsIs: true,
+      });
+      assert.equal(res.status, 400, `${method} ${name}: ${res.text}`);
+      assert.equal(res.json.reason, 'BadRequest');
+      assert.match(res.json.message, /^Name parameter invalid: "\.\.?": may not be '\.\.?'$/);
+    }
+    assert.equal((await t.fetch('GET', '/api/v1/namespaces/dots')).json.status.phase, 'Active');
+    assert.equal((await t.fetch('GET', '/api/v1/namespaces/dots/configmaps/kept')).status, 200);
+    const listed = await t.fetch('GET', '/api/v1/namespaces/dots/configmaps/../../default/configmaps', {
+      pathAsIs: true,
+    });
+    assert.notEqual(listed.status, 200, 'a path climbing out of its namespace is not served');
+    const none = await t.fetch('GET', '/api/v1/namespaces/../configmaps', { pathAsIs: true });
+    assert.equal(none.status, 200);
+    assert.deepEqual(none.json.items, [], 'namespace ".." holds nothing');
+  });
   it('answers a bad escape in the query with 400 BadRequest', async () => {
     for (const query of ['labelSelector=%zz', 'limit=5&continue=%4', 'watch=%']) {
       const res = await t.fetch('GET', `/api/v1/namespaces/default/configmaps?${query}`);

@@ -382,6 +382,19 @@ describe('lists', () => {
     const now = await t.fetch('GET', '/api/v1/namespaces/paging/secrets');
     assert.equal(now.json.items.length, first.json.items.length + 1);
   });
+  it('answers a future Exact resourceVersion with 504 ResourceVersionTooLarge, whole, paged and by name', async () => {
+    // Issue 20 item 2: the whole list (written as it is read) answered 500 InternalError here.
+    const future = 'resourceVersionMatch=Exact&resourceVersion=99999999999';
+    for (const path of [
+      `/api/v1/namespaces/paging/secrets?${future}`,
+      `/api/v1/namespaces/paging/secrets?${future}&limit=2`,
+      `/api/v1/namespaces/paging/secrets?${future}&fieldSelector=metadata.name%3Ditem-01`,
+    ]) {
+      const res = await t.fetch('GET', path);
+      assert.equal(res.status, 504, `${path}: ${res.text}`);
+      assert.equal(res.json.details.causes[0].reason, 'ResourceVersionTooLarge');
+    }
+  });
   it('answers 410 Expired for a continue token from before a compaction', async () => {
     const page = await t.fetch('GET', '/api/v1/namespaces/paging/secrets?limit=5');
     await t.fetch('POST', '/api/v1/namespaces/paging/secrets', { body: secret('after-page') });

@@ -96,6 +96,8 @@ export interface ApiServerOptions {
   maxMutatingRequestsInflight?: number;
   /** How long a list being written waits for a client that reads nothing before closing its connection (1 min). */
   listStallTimeoutMs?: number;
+  /** How long a request body may take to arrive before 504 and the connection closed (1 min). */
+  bodyTimeoutMs?: number;
 }
 
 /** What `/version` reports: the Kubernetes API level certkit is compatible with. */
@@ -233,6 +235,7 @@ export class ApiServer {
       caches: this.caches,
       watchCounters: (def) => this.watchCounters(def),
       listStallTimeoutMs: options.listStallTimeoutMs,
+      bodyTimeoutMs: options.bodyTimeoutMs,
     };
     this.authenticator = new Authenticator({
       adminToken: options.token,

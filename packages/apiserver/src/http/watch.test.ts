@@ -174,6 +174,42 @@ function watchSuite(server: () => TestServer, watchCache: boolean): void {
     assert.equal(w.events[0].object.metadata.resourceVersion, rv);
   });
 
+  it('keeps a watch open whose timeoutSeconds is beyond what a Node timer holds', async () => {
+    // 30 days and 10^12 s: the timer overflowed and fired at once, so the watch ended as it began.
+    for (const timeoutSeconds of ['2592000', '999999999999']) {
+      const w = await openWatch(
+        t,
+        `/api/v1/namespaces/w/configmaps?watch=true&timeoutSeconds=${timeoutSeconds}`,
+      );
+      const early = await Promise.race([
+        w.ended.then(() => true),
+        new Promise<false>((r) => setTimeout(() => r(false), 1000)),
+      ]);
+      w.close();
+      assert.equal(early, false, `timeoutSeconds=${timeoutSeconds} ended within a second`);
+    }
+  });
+
+  it('sends an initial state larger than the watch buffer bound, at the pace of the connection', async () => {
+    // 11 MB of ConfigMaps, more than MAX_WATCH_BUFFER_BYTES: queued whole, the stream was cut off at once, so
+    // no watch without a resourceVersion (the Python client's default) could start on such a namespace.
+    await t.fetch('POST', '/api/v1/namespaces', { body: { metadata: { name: 'large' } } });
+    const count = 12;
+    for (let i = 0; i < count; i++) {
+      const res = await t.fetch('POST', '/api/v1/namespaces/large/configmaps', {
+        body: cm(`large-${i}`, {}, { payload: `${i}`.padEnd(900_000, 'x') }),
+      });
+      assert.equal(res.status, 201, res.text);
+    }
+    const w = await openWatch(t, '/api/v1/namespaces/large/configmaps?watch=true&timeoutSeconds=30');
+    const events = await w.waitFor(count);
+    w.close();
+    assert.deepEqual(
+      events.map((e) => `${e.type} ${e.object.metadata.name} ${e.object.data.payload.length}`).sort(),
+      Array.from({ length: count }, (_, i) => `ADDED large-${i} 900000`).sort(),
+    );
+  });
+
   it('sends only metadata on a PartialObjectMetadata watch', async () => {
     const rv = (await t.fetch('GET', '/api/v1/namespaces/w/configmaps')).json.metadata.resourceVersion;
     const w = await openWatch(

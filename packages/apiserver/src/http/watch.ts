@@ -24,6 +24,10 @@ const BOOKMARK_BEFORE_DEADLINE_MS = 2_000;
 const MIN_REQUEST_TIMEOUT_S = 1800;
 /** A watcher that stops reading is cut off once this much is queued, so it cannot grow the server's memory. */
 export const MAX_WATCH_BUFFER_BYTES = 8 * 1024 * 1024;
+/** Initial events wait for the connection to drain once this much is unsent (well below the bound above). */
+const INITIAL_EVENTS_BACKLOG_BYTES = 1024 * 1024;
+/** The longest delay setTimeout takes. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /** Starts the events flowing into the sink; returns the function that stops them. */
 export type WatchStarter = (sink: WatchSink) => Promise<() => void>;
@@ -129,7 +133,12 @@ export async function serveWatch(
   };
 
   // timeoutSeconds=0 means the default, as unset does; a negative one ends the watch at once (kube's timer).
-  const timeoutMs = (options.timeoutSeconds || MIN_REQUEST_TIMEOUT_S * (1 + Math.random())) * 1000;
+  // Node's timers take at most 2^31-1 ms (24.8 days) and fire at once beyond it: a month-long watch ended as
+  // it began, and its client came straight back. Clamped, as if no timer could wait longer.
+  const timeoutMs = Math.min(
+    (options.timeoutSeconds || MIN_REQUEST_TIMEOUT_S * (1 + Math.random())) * 1000,
+    MAX_TIMER_MS,
+  );
   const deadline = setTimeout(finish, timeoutMs);
   const bookmarkTimer = setInterval(() => {
     if (options.allowWatchBookmarks) bookmark();
@@ -161,6 +170,18 @@ export async function serveWatch(
         finish();
       },
       end: finish,
+      backlog: () => {
+        if (closed || res.writableLength <= INITIAL_EVENTS_BACKLOG_BYTES) return undefined;
+        return new Promise<void>((resolve) => {
+          const done = () => {
+            res.off('drain', done);
+            res.off('close', done);
+            resolve();
+          };
+          res.on('drain', done);
+          res.on('close', done);
+        });
+      },
     });
   } catch (err) {
     // Before the stream started the caller answers with a Status; after, the stream just ends.

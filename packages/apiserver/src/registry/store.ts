@@ -111,6 +111,8 @@ export interface WatchSink {
   frame(bytes: Buffer, resourceVersion: string): void;
   /** The source is gone (watch cache re-initialising): end the stream cleanly so the client re-watches. */
   end(): void;
+  /** While the connection holds much unsent, a promise of its draining (initial events wait for it). */
+  backlog?(): Promise<void> | undefined;
 }
 
 /** What a store needs from the rest of the server. */
@@ -969,7 +971,11 @@ export class ObjectStore {
       const page = await this.storage.range(prefix, {});
       for (const kv of page.kvs) {
         const obj = this.decode(kv.value, kv.modRevision);
-        if (matches(obj)) sink.added(obj);
+        if (!matches(obj)) continue;
+        sink.added(obj);
+        // At the connection's pace; what changes meanwhile comes from the storage watch from page.revision.
+        const backlog = sink.backlog?.();
+        if (backlog) await backlog;
       }
       after = page.revision;
       if (options.sendInitialEvents) sink.initialEventsEnd(String(after));

@@ -35,6 +35,8 @@ export interface RequestOptions {
   rawBody?: string | Buffer;
   /** Omit the Authorization header. */
   anonymous?: boolean;
+  /** Send the path as given: a URL string would have its dot segments resolved by the client. */
+  pathAsIs?: boolean;
 }
 
 export interface TestResponse {
@@ -64,6 +66,8 @@ export interface TestServerOptions {
   maxMutatingRequestsInflight?: number;
   /** How long a list waits for a client that reads nothing before cutting it off (default 1 min). */
   listStallTimeoutMs?: number;
+  /** How long a request body may take to arrive (default 1 min). */
+  bodyTimeoutMs?: number;
   /** Validating admission, as the CLI wires cert-manager's (ApiServerOptions.admission). */
   admission?: ApiServerOptions['admission'];
   /** The server's log sink (default: errors to stderr). */
@@ -93,6 +97,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
       maxRequestsInflight: options.maxRequestsInflight,
       maxMutatingRequestsInflight: options.maxMutatingRequestsInflight,
       listStallTimeoutMs: options.listStallTimeoutMs,
+      bodyTimeoutMs: options.bodyTimeoutMs,
       admission: options.admission,
       connectionLimits: options.connectionLimits,
       watchCacheOptions: {
@@ -129,7 +134,9 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
         }
         // Node sends DELETE bodies without framing unless the length is given.
         if (body !== undefined) headers['Content-Length'] = String(Buffer.byteLength(body));
-        const req = request(`${result.url}${path}`, { method, headers, agent }, (res) => {
+        const target = options.pathAsIs ? result.url : `${result.url}${path}`;
+        const extra = options.pathAsIs ? { path } : {};
+        const req = request(target, { method, headers, agent, ...extra }, (res) => {
           const chunks: Buffer[] = [];
           res.on('data', (c) => chunks.push(c));
           res.on('end', () => {

@@ -156,7 +156,18 @@ export class ResourceReader {
     if (initial) {
       after = cache.revision;
       const ns = this.store.def.namespaced ? namespace : undefined;
-      for (const entry of cache.list(ns)) watcher.initial(entry);
+      for (const entry of cache.list(ns)) {
+        watcher.initial(entry);
+        // A large initial state goes out at the pace of the connection rather than queued whole (beyond the
+        // watch's buffer bound the stream was cut off at once); what changes meanwhile is replayed from the
+        // history when the watcher subscribes below.
+        const backlog = sink.backlog?.();
+        if (backlog) await backlog;
+      }
+      if (!cache.ready.ready || cache.ready.generation !== generation) {
+        sink.end();
+        return () => {};
+      }
       if (options.sendInitialEvents) sink.initialEventsEnd(String(after));
     } else {
       after = Number(rv);
