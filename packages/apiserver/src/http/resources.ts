@@ -204,7 +204,7 @@ export async function handleResource(
       return;
     }
     case 'POST': {
-      if (name !== undefined) throw newMethodNotAllowed('POST', 'a named resource');
+      if (name !== undefined) throw newMethodNotAllowed();
       if (def.namespaced && namespace === undefined) throw notFoundResource();
       const render = renderFor('single');
       const raw = await readBody(req, res, context.bodyTimeoutMs);
@@ -223,7 +223,7 @@ export async function handleResource(
       return;
     }
     case 'PUT': {
-      if (name === undefined) throw newMethodNotAllowed('PUT', 'a collection');
+      if (name === undefined) throw newMethodNotAllowed();
       const render = renderFor('single');
       const raw = await readBody(req, res, context.bodyTimeoutMs);
       const options = updateOptions(query);
@@ -242,7 +242,7 @@ export async function handleResource(
       return;
     }
     case 'PATCH': {
-      if (name === undefined) throw newMethodNotAllowed('PATCH', 'a collection');
+      if (name === undefined) throw newMethodNotAllowed();
       const render = renderFor('single');
       const type = patchTypeFromContentType(req.headers['content-type'] ?? '');
       if (!type || (type === 'strategic' && !def.strategicMerge)) {
@@ -325,7 +325,7 @@ export async function handleResource(
       return;
     }
     default:
-      throw newMethodNotAllowed(method, `${request.resource}`);
+      throw newMethodNotAllowed();
   }
 }
 
