@@ -329,10 +329,13 @@ export async function handleResource(
   }
 }
 
-/** The body's JSON text, for the checks that need it; none for protobuf bodies. */
+/**
+ * The body's JSON text, for the checks that need it; none for protobuf bodies, nor for YAML ones, whose
+ * repeated keys the YAML parser has already refused.
+ */
 function jsonText(raw: Buffer, req: IncomingMessage): { raw?: Buffer } {
   const type = (req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
-  return type === PROTOBUF_MEDIA_TYPE ? {} : { raw };
+  return type === PROTOBUF_MEDIA_TYPE || type === 'application/yaml' ? {} : { raw };
 }
 
 /** A watch of one named object is a watch of the collection selected by metadata.name. */
