@@ -267,11 +267,16 @@ describe('parseListOptions: ListOptions validation (422 Invalid)', () => {
       verb: 'watch',
       query: 'sendInitialEvents=false&resourceVersionMatch=NotOlderThan&resourceVersion=5',
     },
-    // Leniency: upstream would refuse this; the only accepted match is implied.
     {
-      name: 'watch with sendInitialEvents=true and no match',
+      name: 'watch: sendInitialEvents=true without match',
       verb: 'watch',
       query: 'sendInitialEvents=true',
+      causes: [
+        forbidden(
+          'resourceVersionMatch',
+          'sendInitialEvents requires setting resourceVersionMatch to NotOlderThan',
+        ),
+      ],
     },
     {
       name: 'watch: match without sendInitialEvents',
@@ -359,8 +364,11 @@ describe('parseListOptions: ListOptions validation (422 Invalid)', () => {
         ),
     ));
 
-  it('lenient sendInitialEvents=true on watch reports NotOlderThan', () => {
-    const opts = parseListOptions(q('sendInitialEvents=true&resourceVersion=0'), 'watch');
+  it('keeps NotOlderThan on a watch-list', () => {
+    const opts = parseListOptions(
+      q('sendInitialEvents=true&resourceVersionMatch=NotOlderThan&resourceVersion=0'),
+      'watch',
+    );
     assert.equal(opts.sendInitialEvents, true);
     assert.equal(opts.resourceVersionMatch, 'NotOlderThan');
   });

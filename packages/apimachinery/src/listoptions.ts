@@ -176,8 +176,9 @@ function listGoesToStorage(resourceVersion: string, match: string, limit: number
  * read the watch cache serves (get, watch, other lists) answers the cache's storage.InvalidError, which
  * kube-apiserver turns into a 422 Invalid with the bare field error as message and no details.
  *
- * One leniency beyond upstream: a watch with `sendInitialEvents=true` and no `resourceVersionMatch` is read
- * as `NotOlderThan`, the only value upstream accepts there, instead of being refused.
+ * A watch with `sendInitialEvents` and no `resourceVersionMatch` is refused as upstream refuses it (422), not
+ * read as `NotOlderThan`: client-go falls back to LIST+WATCH on that 422, so leniency would only hide a
+ * client bug that kube-apiserver reports.
  */
 export function parseListOptions(query: URLSearchParams, verb: ListVerb): ListOptions {
   const resourceVersion = query.get('resourceVersion') ?? '';
@@ -206,8 +207,7 @@ export function parseListOptions(query: URLSearchParams, verb: ListVerb): ListOp
   options.sendInitialEvents = queryBool(query, 'sendInitialEvents');
   options.continue = query.get('continue') ?? '';
 
-  let match = query.get('resourceVersionMatch') ?? '';
-  if (verb === 'watch' && options.sendInitialEvents === true && match === '') match = 'NotOlderThan';
+  const match = query.get('resourceVersionMatch') ?? '';
 
   const errs =
     verb === 'watch'

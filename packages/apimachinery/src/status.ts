@@ -224,8 +224,18 @@ export function newForbidden(message: string): StatusError {
   return newStatusError(403, 'Forbidden', message);
 }
 
-export function newMethodNotAllowed(method: string, what: string): StatusError {
-  return newStatusError(405, 'MethodNotAllowed', `${method} is not supported on ${what}`);
+/**
+ * kube-apiserver's 405: go-restful finds the path but no route for the method, and the server's
+ * ServiceErrorHandler answers NewGenericServerResponse(405), whose message names neither and whose details
+ * are present but empty.
+ */
+export function newMethodNotAllowed(): StatusError {
+  return newStatusError(
+    405,
+    'MethodNotAllowed',
+    'the server does not allow this method on the requested resource',
+    {},
+  );
 }
 
 export function newNotAcceptable(message: string): StatusError {

@@ -9,41 +9,21 @@ import {
 import { loadModel, type ModelType, type TypeNode } from '../registry/kube-models.ts';
 import { decodeTyped } from '../registry/typed-decode.ts';
 import { objectMetaTypeError } from '../registry/go-types.ts';
-import { deeperThan, exceedsMaxDepth, jsonDepthError, maxDepthMessage } from '../registry/json-depth.ts';
 import { applyConfiguration, applySchemaFor, type FieldManagerInfo } from '../registry/managed-fields.ts';
 import { apiVersionOf } from '../registry/resource.ts';
 import type { ObjectStore } from '../registry/store.ts';
-import { parseYamlBody } from './yaml-body.ts';
+import { parseYamlRequestBody } from './yaml-body.ts';
 
 /** Server-side apply (PATCH with application/apply-patch+yaml): merge, field ownership, create if missing. */
 
-/** JSON text as JSON.parse reads it; text that is not JSON is flow-style YAML, for the YAML parser. */
-function parseJsonText(body: Buffer): unknown {
-  try {
-    return JSON.parse(body.toString('utf8'));
-  } catch {
-    return parseYamlBody(body.toString('utf8'));
-  }
-}
-
-/** Nesting the YAML parser's recursion is sure to take; it gives up at about 1,500 levels. */
-const YAML_PARSER_DEPTH = 500;
-
 function parseConfiguration(body: Buffer): JsonObject {
   let config: unknown;
-  // Brackets count in flow-style YAML as in JSON: a body nested past the limit is refused before parsing.
-  const tooDeep = jsonDepthError(body);
-  if (tooDeep) throw newBadRequest(`error decoding YAML: ${tooDeep}`);
   try {
-    // kubectl sends JSON. Nested deeper than the YAML parser goes but within the limit, it is read as the
-    // JSON it is, so that apply takes what create and update take.
-    config = deeperThan(body, YAML_PARSER_DEPTH) ? parseJsonText(body) : parseYamlBody(body.toString('utf8'));
+    config = parseYamlRequestBody(body);
   } catch (err) {
-    const message = err instanceof RangeError ? maxDepthMessage() : (err as Error).message;
-    throw newBadRequest(`error decoding YAML: ${message}`);
+    throw newBadRequest(`error decoding YAML: ${(err as Error).message}`);
   }
   if (!isObject(config)) throw newBadRequest('the apply configuration must be a YAML or JSON object');
-  if (exceedsMaxDepth(config)) throw newBadRequest(`error decoding YAML: ${maxDepthMessage()}`);
   if (typeof config.kind !== 'string' || config.kind === '') {
     throw newBadRequest(`Object 'Kind' is missing in '${JSON.stringify(config)}'`);
   }

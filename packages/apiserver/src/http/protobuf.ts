@@ -7,6 +7,7 @@ import {
   StatusError,
 } from '@certkit/apimachinery';
 import { parseJsonObject } from './respond.ts';
+import { parseYamlObject } from './yaml-body.ts';
 
 /**
  * Request bodies in Kubernetes protobuf (`application/vnd.kubernetes.protobuf`), which client-go (and so kubectl)
@@ -563,7 +564,10 @@ export function decodeProtobufObject(body: Buffer): Record<string, unknown> {
 
 // --- Media type dispatch ------------------------------------------------------------------------------------
 
-/** Decodes a POST/PUT/DELETE body by its Content-Type: JSON (also when absent) or Kubernetes protobuf. */
+/**
+ * Decodes a POST/PUT/DELETE body by its Content-Type: JSON (also when absent), YAML (kube-apiserver's YAML
+ * serializer decodes those three too) or Kubernetes protobuf.
+ */
 export function parseObjectBody(body: Buffer, contentType: string | undefined): Record<string, unknown> {
   const mediaType = (contentType ?? '').split(';')[0].trim().toLowerCase();
   switch (mediaType) {
@@ -574,9 +578,7 @@ export function parseObjectBody(body: Buffer, contentType: string | undefined): 
     case PROTOBUF_MEDIA_TYPE:
       return decodeProtobufObject(body);
     case 'application/yaml':
-      throw unsupportedMediaType(
-        `the body of the request was in an unsupported format: YAML request bodies are not supported by this server; send application/json or ${PROTOBUF_MEDIA_TYPE}`,
-      );
+      return parseYamlObject(body);
     default:
       throw newUnsupportedMediaType(contentType ?? '');
   }

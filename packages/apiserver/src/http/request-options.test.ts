@@ -480,6 +480,84 @@ describe('list and watch parameters', () => {
     assert.ok(stream.events.every((e) => e.type !== 'ERROR'));
   });
 
+  it('watch ?timeoutSeconds=-5 prints no TimeoutNegativeWarning (the server runs in this process)', async () => {
+    const warnings: string[] = [];
+    const onWarning = (w: Error) => warnings.push(`${w.name}: ${w.message}`);
+    process.on('warning', onWarning);
+    try {
+      const stream = await openWatch(t, `${configMaps}?watch=true&resourceVersion=0&timeoutSeconds=-5`);
+      assert.equal(stream.status, 200);
+      await stream.ended;
+      // Node emits process warnings on a later tick.
+      await sleep(50);
+    } finally {
+      process.off('warning', onWarning);
+    }
+    assert.deepEqual(
+      warnings.filter((w) => w.startsWith('TimeoutNegativeWarning')),
+      [],
+    );
+  });
+
+  it('watch ?sendInitialEvents=true without resourceVersionMatch: 422 before the stream starts', async () => {
+    const res = await t.fetch(
+      'GET',
+      `${configMaps}?watch=true&sendInitialEvents=true&allowWatchBookmarks=true`,
+    );
+    assertInvalid(res, 'ListOptions', [
+      {
+        reason: 'FieldValueForbidden',
+        message: 'Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan',
+        field: 'resourceVersionMatch',
+      },
+    ]);
+  });
+
+  it('watch ?sendInitialEvents=false&resourceVersionMatch=Exact: both causes, in upstream order', async () => {
+    const res = await t.fetch(
+      'GET',
+      `${configMaps}?watch=true&sendInitialEvents=false&resourceVersionMatch=Exact&resourceVersion=1`,
+    );
+    assertInvalid(res, 'ListOptions', [
+      {
+        reason: 'FieldValueForbidden',
+        message: 'Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan',
+        field: 'resourceVersionMatch',
+      },
+      {
+        reason: 'FieldValueNotSupported',
+        message: 'Unsupported value: "Exact": supported values: "NotOlderThan"',
+        field: 'resourceVersionMatch',
+      },
+    ]);
+  });
+
+  it('watch ?resourceVersionMatch=NotOlderThan without sendInitialEvents: 422', async () => {
+    const res = await t.fetch(
+      'GET',
+      `${configMaps}?watch=true&resourceVersionMatch=NotOlderThan&resourceVersion=1`,
+    );
+    assertInvalid(res, 'ListOptions', [
+      {
+        reason: 'FieldValueForbidden',
+        message:
+          'Forbidden: resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided',
+        field: 'resourceVersionMatch',
+      },
+    ]);
+  });
+
+  it('list ?sendInitialEvents=true&allowWatchBookmarks=true: 422, sendInitialEvents is forbidden for list', async () => {
+    const res = await t.fetch('GET', `${configMaps}?sendInitialEvents=true&allowWatchBookmarks=true`);
+    assertInvalid(res, 'ListOptions', [
+      {
+        reason: 'FieldValueForbidden',
+        message: 'Forbidden: sendInitialEvents is forbidden for list',
+        field: 'sendInitialEvents',
+      },
+    ]);
+  });
+
   const invalidRv = (rv: string) =>
     `resourceVersion: Invalid value: "${rv}": strconv.ParseUint: parsing "${rv}": invalid syntax`;
 

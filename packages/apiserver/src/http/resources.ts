@@ -204,7 +204,7 @@ export async function handleResource(
       return;
     }
     case 'POST': {
-      if (name !== undefined) throw newMethodNotAllowed('POST', 'a named resource');
+      if (name !== undefined) throw newMethodNotAllowed();
       if (def.namespaced && namespace === undefined) throw notFoundResource();
       const render = renderFor('single');
       const raw = await readBody(req, res, context.bodyTimeoutMs);
@@ -223,7 +223,7 @@ export async function handleResource(
       return;
     }
     case 'PUT': {
-      if (name === undefined) throw newMethodNotAllowed('PUT', 'a collection');
+      if (name === undefined) throw newMethodNotAllowed();
       const render = renderFor('single');
       const raw = await readBody(req, res, context.bodyTimeoutMs);
       const options = updateOptions(query);
@@ -242,7 +242,7 @@ export async function handleResource(
       return;
     }
     case 'PATCH': {
-      if (name === undefined) throw newMethodNotAllowed('PATCH', 'a collection');
+      if (name === undefined) throw newMethodNotAllowed();
       const render = renderFor('single');
       const type = patchTypeFromContentType(req.headers['content-type'] ?? '');
       if (!type || (type === 'strategic' && !def.strategicMerge)) {
@@ -325,14 +325,17 @@ export async function handleResource(
       return;
     }
     default:
-      throw newMethodNotAllowed(method, `${request.resource}`);
+      throw newMethodNotAllowed();
   }
 }
 
-/** The body's JSON text, for the checks that need it; none for protobuf bodies. */
+/**
+ * The body's JSON text, for the checks that need it; none for protobuf bodies, nor for YAML ones, whose
+ * repeated keys the YAML parser has already refused.
+ */
 function jsonText(raw: Buffer, req: IncomingMessage): { raw?: Buffer } {
   const type = (req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
-  return type === PROTOBUF_MEDIA_TYPE ? {} : { raw };
+  return type === PROTOBUF_MEDIA_TYPE || type === 'application/yaml' ? {} : { raw };
 }
 
 /** A watch of one named object is a watch of the collection selected by metadata.name. */

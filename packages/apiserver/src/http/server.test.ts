@@ -62,6 +62,36 @@ describe('authentication and transport', () => {
     assert.equal(bad.status, 400);
     assert.equal(bad.json.reason, 'BadRequest');
   });
+  it('answers other methods than GET on /version, /api and /api/v1 with the 405 Status kube-apiserver writes', async () => {
+    for (const [method, path] of [
+      ['POST', '/version'],
+      ['PUT', '/version'],
+      ['DELETE', '/api'],
+      ['POST', '/api'],
+      ['PATCH', '/api/v1'],
+    ] as const) {
+      const res = await t.fetch(method, path, { body: {} });
+      assert.equal(res.status, 405, `${method} ${path}: ${res.text}`);
+      assert.deepEqual(res.json, {
+        kind: 'Status',
+        apiVersion: 'v1',
+        metadata: {},
+        status: 'Failure',
+        message: 'the server does not allow this method on the requested resource',
+        reason: 'MethodNotAllowed',
+        details: {},
+        code: 405,
+      });
+    }
+  });
+  it('answers any method on /apis, /openapi/v2 and /openapi/v3 as GET, as kube-apiserver’s plain handlers do', async () => {
+    for (const path of ['/apis', '/openapi/v2', '/openapi/v3']) {
+      const get = await t.fetch('GET', path);
+      const post = await t.fetch('POST', path, { body: {} });
+      assert.equal(post.status, 200, `POST ${path}: ${post.text.slice(0, 200)}`);
+      assert.deepEqual(post.json, get.json, path);
+    }
+  });
   it('reads a large request that arrives while a large response is still being sent on its connection', async () => {
     // A list of about 8 MB, and right behind it on the same TLS connection a 1 MB create. The client reads
     // nothing for a moment, so the list is still in the server's socket buffer when the create arrives: Node's

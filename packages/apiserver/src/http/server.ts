@@ -413,9 +413,14 @@ export class ApiServer {
       case '/livez':
       case '/readyz':
         return this.health(res, path, url.searchParams.has('verbose'));
+      // /version and /api are go-restful routes for GET alone in kube-apiserver, so other methods get its
+      // 405; /apis and /openapi/* are plain handlers there (the aggregator's, kube-openapi's) that answer any
+      // method, as here.
       case '/version':
+        if (req.method !== 'GET') throw newMethodNotAllowed();
         return sendJson(res, 200, VERSION_INFO);
       case '/api':
+        if (req.method !== 'GET') throw newMethodNotAllowed();
         return sendJson(res, 200, coreVersions(this.address));
       case '/apis':
         return sendJson(res, 200, groupList(this.registry));
@@ -440,7 +445,7 @@ export class ApiServer {
     if (parsed.kind === 'resource') {
       return handleResource(this.resourceContext, req, res, parsed.request, url.searchParams);
     }
-    if (req.method !== 'GET') throw newMethodNotAllowed(req.method ?? '', path);
+    if (req.method !== 'GET') throw newMethodNotAllowed();
     if (parsed.kind === 'groupVersion') {
       const list = resourceList(this.registry, parsed.group, parsed.version);
       if (!list) throw pathNotFound();

@@ -134,10 +134,11 @@ export async function serveWatch(
 
   // timeoutSeconds=0 means the default, as unset does; a negative one ends the watch at once (kube's timer).
   // Node's timers take at most 2^31-1 ms (24.8 days) and fire at once beyond it: a month-long watch ended as
-  // it began, and its client came straight back. Clamped, as if no timer could wait longer.
-  const timeoutMs = Math.min(
-    (options.timeoutSeconds || MIN_REQUEST_TIMEOUT_S * (1 + Math.random())) * 1000,
-    MAX_TIMER_MS,
+  // it began, and its client came straight back. Clamped, as if no timer could wait longer. A negative
+  // delay is clamped to 0 too: Node would also fire it at once, but print a TimeoutNegativeWarning per request.
+  const timeoutMs = Math.max(
+    0,
+    Math.min((options.timeoutSeconds || MIN_REQUEST_TIMEOUT_S * (1 + Math.random())) * 1000, MAX_TIMER_MS),
   );
   const deadline = setTimeout(finish, timeoutMs);
   const bookmarkTimer = setInterval(() => {

@@ -1,4 +1,66 @@
-import { isMap, isPair, isScalar, isSeq, LineCounter, parseDocument } from 'yaml';
+import { isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, YAMLParseError } from 'yaml';
+import { isObject, newBadRequest } from '@certkit/apimachinery';
+import { deeperThan, exceedsMaxDepth, jsonDepthError, maxDepthMessage } from '../registry/json-depth.ts';
+
+/** Nesting the YAML parser's recursion is sure to take; it gives up at about 1,500 levels. */
+const YAML_PARSER_DEPTH = 500;
+
+/**
+ * A YAML (or JSON) request body as a value, under the nesting limit JSON bodies have (json-depth.ts). Throws
+ * an Error whose message is the reason alone (the caller words the Status): Go's depth message, or the
+ * parser's. Brackets count in flow-style YAML as in JSON, so a body nested past the limit is refused before
+ * parsing; block-style nesting is counted by the parser's recursion and in the value.
+ */
+export function parseYamlRequestBody(body: Buffer): unknown {
+  const tooDeep = jsonDepthError(body);
+  if (tooDeep) throw new Error(tooDeep);
+  let value: unknown;
+  try {
+    // Clients send JSON. Nested deeper than the YAML parser goes but within the limit, it is read as the
+    // JSON it is, so that a YAML body takes what a JSON one takes.
+    value = deeperThan(body, YAML_PARSER_DEPTH) ? parseJsonText(body) : parseYamlBody(body.toString('utf8'));
+  } catch (err) {
+    throw isStackExhaustion(err) ? new Error(maxDepthMessage()) : err;
+  }
+  if (exceedsMaxDepth(value)) throw new Error(maxDepthMessage());
+  return value;
+}
+
+/**
+ * A create, update or delete body sent as application/yaml, which kube-apiserver's YAML serializer decodes
+ * by converting it to JSON (sigs.k8s.io/yaml): a body that does not parse is a 400 worded as that
+ * conversion words it. Repeated keys are refused as in a server-side apply body.
+ */
+export function parseYamlObject(body: Buffer): Record<string, unknown> {
+  let value: unknown;
+  try {
+    value = parseYamlRequestBody(body);
+  } catch (err) {
+    throw newBadRequest(`error converting YAML to JSON: ${(err as Error).message}`);
+  }
+  // Nothing but whitespace or comments reads as null.
+  if (value === null || value === undefined) throw newBadRequest('the request body is empty');
+  if (!isObject(value)) throw newBadRequest('the request body must be a YAML or JSON object');
+  return value;
+}
+
+/**
+ * The parser ran out of stack on deep nesting: a RangeError from its own recursion, or the same reported as
+ * a YAMLParseError coded RESOURCE_EXHAUSTION when it happened while composing the document.
+ */
+function isStackExhaustion(err: unknown): boolean {
+  if (err instanceof RangeError) return true;
+  return err instanceof YAMLParseError && err.code === 'RESOURCE_EXHAUSTION';
+}
+
+/** JSON text as JSON.parse reads it; text that is not JSON is flow-style YAML, for the YAML parser. */
+function parseJsonText(body: Buffer): unknown {
+  try {
+    return JSON.parse(body.toString('utf8'));
+  } catch {
+    return parseYamlBody(body.toString('utf8'));
+  }
+}
 
 /**
  * Parses a YAML (or JSON) request body, refusing duplicate keys in a mapping as the `yaml` package does by
