@@ -1,5 +1,5 @@
 /**
- * The storage contract, written once and run against every backend (see sqlite.test.ts):
+ * The storage contract, written once and run against every backend (see sqlite.e2e.test.ts):
  *
  *   runStorageContract('sqlite', async () => ({ storage, reopen, cleanup }));
  *   runStorageContract('sqlite :memory:', async () => ({ storage, cleanup }), { volatile: true });

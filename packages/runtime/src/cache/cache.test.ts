@@ -9,7 +9,7 @@ import { ErrCacheNotStarted, ErrResourceNotCached, isCacheNotStarted } from './e
 
 /**
  * Cache behaviours that need a server that never syncs, or exact control over timing: the fake client.
- * Everything else runs against the real API server in cache.integration.test.ts.
+ * Everything else runs against the real API server in cache.e2e.test.ts.
  */
 
 const refs: Record<string, ResourceRef> = {

@@ -1,5 +1,5 @@
 /**
- * Child process of memory.test.ts (run with --expose-gc): measures how much the heap grows when one
+ * Child process of memory.e2e.test.ts (run with --expose-gc): measures how much the heap grows when one
  * informer over all Secrets syncs, in the mode given, against the server of the given kubeconfig. Prints
  * one JSON line. The server runs in the parent, so nothing but the client and the informer is measured.
  *
