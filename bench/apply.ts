@@ -1,5 +1,6 @@
 import { request } from 'node:https';
 import { stringify as stringifyYaml } from 'yaml';
+import { bulkCrd } from '../packages/apiserver/src/testing/bulk-crd.ts';
 import { Client, median, type ServerProcess, startServerProcess, writeResults } from './lib.ts';
 
 /**
@@ -92,46 +93,7 @@ function configMap(name: string, n: number, value: (i: number) => string) {
   return { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: NS }, data };
 }
 
-const BULK_CRD = {
-  apiVersion: 'apiextensions.k8s.io/v1',
-  kind: 'CustomResourceDefinition',
-  metadata: { name: 'bulks.bench.example.com' },
-  spec: {
-    group: 'bench.example.com',
-    scope: 'Namespaced',
-    names: { plural: 'bulks', singular: 'bulk', kind: 'Bulk', listKind: 'BulkList' },
-    versions: [
-      {
-        name: 'v1',
-        served: true,
-        storage: true,
-        schema: {
-          openAPIV3Schema: {
-            type: 'object',
-            properties: {
-              spec: {
-                type: 'object',
-                properties: {
-                  entries: {
-                    type: 'array',
-                    'x-kubernetes-list-type': 'map',
-                    'x-kubernetes-list-map-keys': ['name'],
-                    items: {
-                      type: 'object',
-                      required: ['name'],
-                      properties: { name: { type: 'string' }, value: { type: 'string' } },
-                    },
-                  },
-                  tags: { type: 'array', 'x-kubernetes-list-type': 'set', items: { type: 'string' } },
-                },
-              },
-            },
-          },
-        },
-      },
-    ],
-  },
-};
+const BULK_CRD = bulkCrd('bench.example.com');
 
 function bulk(name: string, n: number, value: (i: number) => string) {
   return {

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it, type TestContext } from 'node:test';
 import { stringify as stringifyYaml } from 'yaml';
+import { bulkCrd } from '../testing/bulk-crd.ts';
 import { kubectlFor, kubectlSkip } from '../testing/kubectl.ts';
 import { startTestServer, type TestServer } from '../testing/test-server.ts';
 
@@ -88,46 +89,8 @@ async function assertLinear(
 describe('server-side apply at scale', () => {
   before(async () => {
     t = await startTestServer();
-    const crd = {
-      apiVersion: 'apiextensions.k8s.io/v1',
-      kind: 'CustomResourceDefinition',
-      metadata: { name: 'bulks.scale.example.com' },
-      spec: {
-        group: 'scale.example.com',
-        scope: 'Namespaced',
-        names: { plural: 'bulks', singular: 'bulk', kind: 'Bulk' },
-        versions: [
-          {
-            name: 'v1',
-            served: true,
-            storage: true,
-            schema: {
-              openAPIV3Schema: {
-                type: 'object',
-                properties: {
-                  spec: {
-                    type: 'object',
-                    properties: {
-                      entries: {
-                        type: 'array',
-                        'x-kubernetes-list-type': 'map',
-                        'x-kubernetes-list-map-keys': ['name'],
-                        items: {
-                          type: 'object',
-                          required: ['name'],
-                          properties: { name: { type: 'string' }, value: { type: 'string' } },
-                        },
-                      },
-                      tags: { type: 'array', 'x-kubernetes-list-type': 'set', items: { type: 'string' } },
-                    },
-                  },
-                },
-              },
-            },
-          },
-        ],
-      },
-    };
+    const crd = bulkCrd('scale.example.com');
+
     const res = await t.fetch('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', {
       body: crd,
     });
