@@ -61,8 +61,8 @@ export interface BindServer {
   readonly zones: readonly string[];
   /** The TXT strings at `name` as this server answers them (node:dns; empty when there is none). */
   txt(name: string): Promise<string[]>;
-  /** `dig +norec +short @<server> <name> <type>`'s output lines. */
-  dig(name: string, type: string): Promise<string[]>;
+  /** `dig +norec <options> @<server> <name> <type>`'s output lines; the options default to `+short`. */
+  dig(name: string, type: string, options?: string[]): Promise<string[]>;
   /** named's output so far, for diagnostics. */
   logs(): string;
   /** Stops named (SIGTERM, then SIGKILL after 5 s) and removes its directory. */
@@ -299,16 +299,9 @@ export async function startBind(options: StartBindOptions = {}): Promise<BindSer
         throw err;
       }
     },
-    async dig(name: string, type: string): Promise<string[]> {
-      const { stdout } = await execFileAsync('dig', [
-        '+norec',
-        '+short',
-        '-p',
-        String(port),
-        '@127.0.0.1',
-        name,
-        type,
-      ]);
+    async dig(name: string, type: string, options = ['+short']): Promise<string[]> {
+      const args = ['+norec', ...options, '-p', String(port), '@127.0.0.1', name, type];
+      const { stdout } = await execFileAsync('dig', args);
       return stdout.split('\n').filter((line) => line !== '');
     },
     logs: () => log,
