@@ -24,6 +24,8 @@ export interface DNS01ResolverOptions {
    * tests with an unprivileged server set their port here.
    */
   authoritativePort?: number;
+  /** CAs trusted for DoH check servers instead of the system's (PEM). */
+  dohCA?: string;
   /** Clock for the cache, in ms. */
   now?: () => number;
 }
@@ -58,7 +60,7 @@ export class DNS01Resolver {
   }
 
   #queryOptions(signal?: AbortSignal): QueryOptions {
-    return { timeoutMs: this.#options.timeoutMs, signal };
+    return { timeoutMs: this.#options.timeoutMs, signal, dohCA: this.#options.dohCA };
   }
 
   async #ask(

@@ -26,6 +26,8 @@ import {
 export interface QueryOptions {
   timeoutMs?: number;
   signal?: AbortSignal;
+  /** CAs trusted for DoH servers instead of the system's (PEM). */
+  dohCA?: string;
 }
 
 export interface DnsAnswer {
@@ -59,7 +61,11 @@ async function askOne(
     questions: [{ name: fqdn(name), type, class: RRClass.IN }],
     additionals: [ednsRecord(4096)],
   });
-  const exchangeOptions = { timeoutMs: options.timeoutMs ?? DEFAULT_DNS_TIMEOUT_MS, signal: options.signal };
+  const exchangeOptions = {
+    timeoutMs: options.timeoutMs ?? DEFAULT_DNS_TIMEOUT_MS,
+    signal: options.signal,
+    ca: options.dohCA,
+  };
   if (server.kind === 'https') {
     const reply = decodeMessage(await exchange(server, query, 'udp', exchangeOptions));
     checkReply(reply, id, name, type, server);

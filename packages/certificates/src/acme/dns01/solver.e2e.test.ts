@@ -9,7 +9,11 @@
  */
 
 import assert from 'node:assert/strict';
+import { createSocket } from 'node:dgram';
+import { createServer, type Server } from 'node:https';
+import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
+import { createTestCa } from '@certkit/apiserver/testing/pki';
 import { type BindServer, bindAvailable, startBind } from '../testing/bind.ts';
 import { parseCheckNameserver } from './nameserver.ts';
 import { DNS01Resolver } from './propagation.ts';
@@ -168,6 +172,62 @@ describe('DNS-01 solver against BIND', { skip }, () => {
       resolver.findZone('www.elsewhere.invalid.', servers),
       /rcode was expected to be 'NOERROR' or 'NXDOMAIN', but got 'REFUSED'/,
     );
+  });
+
+  it('checks through a DNS-over-HTTPS server (an https:// recursive nameserver)', async () => {
+    // A DoH front for the primary (RFC 8484 POST), as a public DoH resolver would be.
+    const ca = await createTestCa('certkit DoH test CA');
+    const serving = await ca.issue({
+      commonName: '127.0.0.1',
+      ipAddresses: ['127.0.0.1'],
+      usages: ['serverAuth'],
+    });
+    let contentType = 'application/dns-message';
+    const doh: Server = createServer({ cert: serving.certPem, key: serving.keyPem }, (req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (chunk: Buffer) => chunks.push(chunk));
+      req.on('end', () => {
+        const socket = createSocket('udp4');
+        socket.once('message', (reply) => {
+          socket.close();
+          res.writeHead(200, { 'content-type': contentType }).end(reply);
+        });
+        socket.send(Buffer.concat(chunks), primary.port, '127.0.0.1');
+      });
+    });
+    await new Promise<void>((resolve) => doh.listen(0, '127.0.0.1', resolve));
+    try {
+      const url = `https://127.0.0.1:${(doh.address() as AddressInfo).port}/dns-query`;
+      const dns01 = new DNS01Solver({
+        secrets,
+        recursiveNameservers: [url],
+        recursiveOnly: true,
+        timeoutMs: 3000,
+        dohCA: ca.certPem,
+      });
+      const ch = challenge('doh.example.test', 'doh-value');
+      await assert.rejects(dns01.check(ch), /not yet propagated/);
+      await dns01.present(ch);
+      await dns01.check(ch);
+      contentType = 'text/plain';
+      await assert.rejects(
+        dns01.check(ch),
+        /dns: unexpected Content-Type "text\/plain" from https:\/\/127\.0\.0\.1/,
+      );
+      contentType = 'application/dns-message';
+      await dns01.cleanUp(ch);
+      await assert.rejects(dns01.check(ch), /not yet propagated/);
+      // Without the CA, the server's certificate is not trusted.
+      const untrusted = new DNS01Solver({
+        secrets,
+        recursiveNameservers: [url],
+        recursiveOnly: true,
+        timeoutMs: 3000,
+      });
+      await assert.rejects(untrusted.check(ch), /DNS-over-HTTPS exchange with .*: .*certificate/);
+    } finally {
+      await new Promise<void>((resolve) => doh.close(() => resolve()));
+    }
   });
 
   it('tries the next check server when one does not answer', async () => {

@@ -54,6 +54,8 @@ export interface DNS01SolverOptions {
   timeoutMs?: number;
   /** Port of the zone's NS hosts in the authoritative check (53; tests change it). */
   authoritativePort?: number;
+  /** CAs trusted for `https://` check servers instead of the system's (PEM). */
+  dohCA?: string;
 }
 
 /** Parses `--dns01-recursive-nameservers` entries, naming the bad one. */
@@ -74,6 +76,7 @@ export class DNS01Solver {
     this.#resolver = new DNS01Resolver({
       timeoutMs: options.timeoutMs,
       authoritativePort: options.authoritativePort,
+      dohCA: options.dohCA,
     });
     this.#servers =
       options.recursiveNameservers && options.recursiveNameservers.length > 0

@@ -1,11 +1,12 @@
 /**
  * Sends one DNS message and returns the reply's bytes: over UDP, over TCP (RFC 1035 §4.2.2, two-byte length
- * prefix), or over HTTPS (DoH, RFC 8484 POST), each with a deadline. Choosing between them (UDP first, TCP on
+ * prefix), or over HTTPS (DoH, RFC 8484 POST, as cert-manager's `httpDNSClient`), each with a deadline. Choosing between them (UDP first, TCP on
  * truncation) is the caller's job; see query.ts and rfc2136.ts.
  */
 
 import { createSocket } from 'node:dgram';
 import { lookup } from 'node:dns/promises';
+import { request as httpsRequest } from 'node:https';
 import { connect, isIP } from 'node:net';
 import { formatNameserver, type Nameserver } from './nameserver.ts';
 
@@ -30,6 +31,8 @@ export class DnsTransportError extends Error {
 export interface ExchangeOptions {
   timeoutMs?: number;
   signal?: AbortSignal;
+  /** CAs trusted for DoH servers instead of the system's (PEM): a private resolver, or a test's. */
+  ca?: string;
 }
 
 /** The address to dial: IP literals as they are, host names through the system resolver (as Go's dialer). */
@@ -132,36 +135,54 @@ async function exchangeTcp(
   });
 }
 
-async function exchangeHttps(url: string, message: Buffer, options: ExchangeOptions): Promise<Buffer> {
-  const timeoutMs = options.timeoutMs ?? DEFAULT_DNS_TIMEOUT_MS;
-  const signals = [AbortSignal.timeout(timeoutMs)];
-  if (options.signal) signals.push(options.signal);
-  let response: Response;
-  try {
-    response = await fetch(url, {
-      method: 'POST',
-      headers: { 'content-type': 'application/dns-message', accept: 'application/dns-message' },
-      body: message,
-      signal: AbortSignal.any(signals),
-    });
-  } catch (err) {
-    const timedOut = (err as Error).name === 'TimeoutError';
-    throw new DnsTransportError(`DNS-over-HTTPS exchange with ${url}: ${(err as Error).message}`, timedOut);
-  }
-  if (response.status !== 200) {
-    await response.body?.cancel();
-    throw new DnsTransportError(`dns: server returned HTTP ${response.status} error: ${url}`);
-  }
-  const type = response.headers.get('content-type');
-  if (type !== 'application/dns-message') {
-    await response.body?.cancel();
-    throw new DnsTransportError(`dns: unexpected Content-Type ${JSON.stringify(type)} from ${url}`);
-  }
-  const body = Buffer.from(await response.arrayBuffer());
-  if (body.length > MAX_DOH_RESPONSE_BYTES) {
-    throw new DnsTransportError(`dns: ${url} answered with more than ${MAX_DOH_RESPONSE_BYTES} bytes`);
-  }
-  return body;
+function exchangeHttps(url: string, message: Buffer, options: ExchangeOptions): Promise<Buffer> {
+  const what = `DNS-over-HTTPS exchange with ${url}`;
+  return withDeadline<Buffer>(what, options, (resolve, reject) => {
+    const request = httpsRequest(
+      url,
+      {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/dns-message',
+          accept: 'application/dns-message',
+          'content-length': message.length,
+        },
+        ca: options.ca,
+      },
+      (response) => {
+        const type = response.headers['content-type'];
+        if (response.statusCode !== 200) {
+          response.resume();
+          return reject(
+            new DnsTransportError(`dns: server returned HTTP ${response.statusCode} error: ${url}`),
+          );
+        }
+        if (type !== 'application/dns-message') {
+          response.resume();
+          return reject(
+            new DnsTransportError(`dns: unexpected Content-Type ${JSON.stringify(type)} from ${url}`),
+          );
+        }
+        const chunks: Buffer[] = [];
+        let size = 0;
+        response.on('data', (chunk: Buffer) => {
+          size += chunk.length;
+          if (size > MAX_DOH_RESPONSE_BYTES) {
+            reject(
+              new DnsTransportError(`dns: ${url} answered with more than ${MAX_DOH_RESPONSE_BYTES} bytes`),
+            );
+            return;
+          }
+          chunks.push(chunk);
+        });
+        response.on('end', () => resolve(Buffer.concat(chunks)));
+        response.on('error', (err) => reject(new DnsTransportError(`${what}: ${err.message}`)));
+      },
+    );
+    request.on('error', (err) => reject(new DnsTransportError(`${what}: ${err.message}`)));
+    request.end(message);
+    return () => request.destroy();
+  });
 }
 
 /** Sends `message` to `server` and returns the reply's bytes (an https:// server always uses DoH). */
