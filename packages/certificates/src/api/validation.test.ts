@@ -956,6 +956,37 @@ const issuerRows: { name: string; spec: Record<string, unknown>; errors: string[
     ],
   },
   {
+    name: 'acme rfc2136 solvers: valid, and each rule broken',
+    spec: {
+      acme: {
+        ...acmeBase,
+        solvers: [
+          {
+            dns01: {
+              rfc2136: {
+                nameserver: '[2001:db8::1]:53',
+                tsigKeyName: 'k',
+                tsigAlgorithm: 'hmacsha384',
+                tsigSecretSecretRef: { name: 's', key: 'k' },
+              },
+            },
+          },
+          { dns01: { rfc2136: { nameserver: '10.0.0.1' } } },
+          { dns01: { rfc2136: { tsigAlgorithm: 'HMAC-SHA256', tsigKeyName: 'k', tsigSecretSecretRef: {} } } },
+          { dns01: { rfc2136: { nameserver: '2001:db8::1', tsigSecretSecretRef: { name: 's', key: 'k' } } } },
+        ],
+      },
+    },
+    errors: [
+      'spec.acme.solvers[2].dns01.rfc2136.nameserver: Required value',
+      'spec.acme.solvers[2].dns01.rfc2136.tsigAlgorithm: Unsupported value: "HMAC-SHA256": supported values: "HMACMD5", "HMACSHA1", "HMACSHA224", "HMACSHA256", "HMACSHA384", "HMACSHA512"',
+      'spec.acme.solvers[2].dns01.rfc2136.tsigSecretSecretRef.name: Required value: secret name is required',
+      'spec.acme.solvers[2].dns01.rfc2136.tsigSecretSecretRef.key: Required value: secret key is required',
+      'spec.acme.solvers[3].dns01.rfc2136.nameserver: Invalid value: "2001:db8::1": nameserver must be set in the form host:port where host is an IPv4 address, an enclosed IPv6 address or a hostname and port is an optional port number.',
+      'spec.acme.solvers[3].dns01.rfc2136.tsigKeyName: Required value',
+    ],
+  },
+  {
     name: 'vault',
     spec: { vault: { server: 'https://vault', path: 'pki/sign/r', auth: { tokenSecretRef: { name: 't' } } } },
     errors: [],
