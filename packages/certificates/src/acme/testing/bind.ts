@@ -59,6 +59,10 @@ export interface BindServer {
   /** One key per HMAC algorithm, keyed by cert-manager's spelling (`HMACMD5` … `HMACSHA512`). */
   readonly keys: Readonly<Record<string, BindTsigKey>>;
   readonly zones: readonly string[];
+  /** named's process id. */
+  readonly pid: number;
+  /** The temporary directory with named.conf, the zone files and their journals (removed by stop()). */
+  readonly dir: string;
   /** The TXT strings at `name` as this server answers them (node:dns; empty when there is none). */
   txt(name: string): Promise<string[]>;
   /** `dig +norec <options> @<server> <name> <type>`'s output lines; the options default to `+short`. */
@@ -290,6 +294,8 @@ export async function startBind(options: StartBindOptions = {}): Promise<BindSer
     address: `127.0.0.1:${port}`,
     keys,
     zones: zones.map((zone) => zone.name),
+    pid: child.pid!,
+    dir,
     async txt(name: string): Promise<string[]> {
       try {
         return (await resolver.resolveTxt(name)).map((chunks) => chunks.join(''));
