@@ -4,10 +4,13 @@
  */
 
 import assert from 'node:assert/strict';
-import { createSocket } from 'node:dgram';
+import { createSocket, type Socket } from 'node:dgram';
+import { type AddressInfo, connect, createServer, type Server } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { type BindServer, bindAvailable, startBind } from '../testing/bind.ts';
 import type { DNS01ChangeRequest, SecretReader } from './provider.ts';
+import { parseCheckNameserver } from './nameserver.ts';
+import { DNS01Resolver } from './propagation.ts';
 import { DnsUpdateError, rfc2136Provider } from './rfc2136.ts';
 
 const skip = bindAvailable() ? false : 'named and dig are not installed (Debian bind9, bind9-dnsutils)';
@@ -132,6 +135,45 @@ describe('rfc2136 provider against BIND', { skip }, () => {
   it('reports an update for a zone the server does not serve', async () => {
     const outside = { ...request('elsewhere', signedWith('HMACSHA256')), zone: 'other.test.' };
     await assert.rejects(provider.present(outside), /DNS update failed\. Server replied: (NOTAUTH|REFUSED)/);
+  });
+
+  it('asks again over TCP when the UDP answer is truncated, for updates and for the check', async () => {
+    // A front for BIND that answers every UDP message with an empty, truncated reply (TC bit) and relays TCP.
+    const tcp: Server = createServer((client) => {
+      const upstream = connect(bind.port, '127.0.0.1');
+      client.pipe(upstream).pipe(client);
+      client.on('error', () => upstream.destroy());
+      upstream.on('error', () => client.destroy());
+    });
+    await new Promise<void>((resolve) => tcp.listen(0, '127.0.0.1', resolve));
+    const port = (tcp.address() as AddressInfo).port;
+    let truncatedReplies = 0;
+    const udp: Socket = createSocket('udp4', (message, from) => {
+      const reply = Buffer.alloc(12);
+      message.copy(reply, 0, 0, 2);
+      reply.writeUInt16BE(0x8000 | (message.readUInt16BE(2) & 0x7800) | 0x0200, 2);
+      truncatedReplies++;
+      udp.send(reply, from.port, from.address);
+    });
+    await new Promise<void>((resolve) => udp.bind(port, '127.0.0.1', resolve));
+    try {
+      const config = { ...signedWith('HMACSHA256'), nameserver: `127.0.0.1:${port}` };
+      await provider.present({ ...request('via-tcp-fallback', config) });
+      assert.equal(truncatedReplies, 1);
+      assert.deepEqual(await bind.txt('_acme-challenge.www.example.test'), ['via-tcp-fallback']);
+      const resolver = new DNS01Resolver({ timeoutMs: 3000 });
+      const front = [parseCheckNameserver(`127.0.0.1:${port}`)];
+      assert.equal(
+        await resolver.serversHoldTXT('_acme-challenge.www.example.test.', 'via-tcp-fallback', front),
+        true,
+      );
+      assert.equal(truncatedReplies, 2);
+      await provider.cleanUp({ ...request('via-tcp-fallback', config) });
+      assert.deepEqual(await bind.txt('_acme-challenge.www.example.test'), []);
+    } finally {
+      udp.close();
+      await new Promise<void>((resolve) => tcp.close(() => resolve()));
+    }
   });
 
   it('gives up on a server that does not answer, after the timeout', async () => {

@@ -23,6 +23,7 @@ import {
   verifyResponse,
 } from './tsig.ts';
 import {
+  type DecodedMessage,
   decodeMessage,
   encodeMessage,
   fqdn,
@@ -120,7 +121,12 @@ async function sendOnce(request: UpdateRequest, protocol: Protocol): Promise<{ t
   } catch (err) {
     throw new DnsUpdateError(`DNS update failed: ${(err as Error).message}`);
   }
-  const reply = decodeMessage(raw);
+  let reply: DecodedMessage;
+  try {
+    reply = decodeMessage(raw);
+  } catch (err) {
+    throw new DnsUpdateError(`DNS update failed: ${(err as Error).message}`);
+  }
   if (reply.id !== id || !reply.qr || reply.opcode !== Opcode.UPDATE) {
     throw new DnsUpdateError('DNS update failed: the server answered another message');
   }

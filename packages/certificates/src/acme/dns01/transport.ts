@@ -122,7 +122,8 @@ async function exchangeTcp(
     socket.on('connect', () => {
       const length = Buffer.alloc(2);
       length.writeUInt16BE(message.length, 0);
-      socket.end(Buffer.concat([length, message]));
+      // No half-close: some servers drop a connection whose client has shut its side before the answer.
+      socket.write(Buffer.concat([length, message]));
     });
     socket.on('data', (chunk: Buffer) => {
       received = Buffer.concat([received, chunk]);
