@@ -13,6 +13,7 @@ export {
   DNS01ConfigError,
   DNS01ProviderRegistry,
   readSecretKey,
+  secretReaderFrom,
   type DNS01ChangeRequest,
   type DNS01Provider,
   type SecretData,

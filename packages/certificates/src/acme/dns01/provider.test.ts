@@ -7,6 +7,7 @@ import {
   type DNS01Provider,
   readSecretKey,
   type SecretReader,
+  secretReaderFrom,
 } from './provider.ts';
 import { rfc2136Settings } from './rfc2136.ts';
 import { defaultDNS01Providers } from './solver.ts';
@@ -77,6 +78,28 @@ describe('DNS-01 providers', () => {
     assert.throws(
       () => new DNS01ProviderRegistry([recordingProvider('a', []), recordingProvider('a', [])]),
       /two/,
+    );
+  });
+
+  it("reads the controller's Secrets through its getter, decoding data from base64", async () => {
+    const reader = secretReaderFrom({
+      get: (namespace, name) =>
+        Promise.resolve(
+          namespace === 'certs' && name === 'tsig'
+            ? {
+                apiVersion: 'v1',
+                kind: 'Secret',
+                data: { secret: Buffer.from('c2VjcmV0\n').toString('base64') },
+              }
+            : undefined,
+        ),
+    });
+    assert.deepEqual(await reader('certs', 'tsig'), { secret: Buffer.from('c2VjcmV0\n') });
+    assert.equal(await reader('certs', 'other'), undefined);
+    const request = { resourceNamespace: 'certs', secrets: reader };
+    assert.equal(
+      (await readSecretKey(request, { name: 'tsig', key: 'secret' }, 'x')).toString(),
+      'c2VjcmV0\n',
     );
   });
 

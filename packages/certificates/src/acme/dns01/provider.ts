@@ -10,12 +10,24 @@
  */
 
 import type { SecretKeySelector } from '../../api/types.ts';
+import type { SecretGetter } from '../../controllers/context.ts';
 
 /** A Secret's data, decoded from base64. */
 export type SecretData = Readonly<Record<string, Buffer>>;
 
 /** Returns the data of the Secret `namespace/name`, or undefined when there is no such Secret. */
 export type SecretReader = (namespace: string, name: string) => Promise<SecretData | undefined>;
+
+/** A SecretReader over the controller's Secret getter (`ctx.secrets`): the Secret's `data`, base64-decoded. */
+export function secretReaderFrom(getter: Pick<SecretGetter, 'get'>): SecretReader {
+  return async (namespace, name) => {
+    const secret = await getter.get(namespace, name);
+    if (secret === undefined) return undefined;
+    return Object.fromEntries(
+      Object.entries(secret.data ?? {}).map(([key, value]) => [key, Buffer.from(value, 'base64')]),
+    );
+  };
+}
 
 /** One TXT change for a provider to make. */
 export interface DNS01ChangeRequest {
