@@ -4,10 +4,10 @@
  */
 
 import assert from 'node:assert/strict';
-import { createSocket, type Socket } from 'node:dgram';
-import { type AddressInfo, connect, createServer, type Server } from 'node:net';
+import { createSocket } from 'node:dgram';
 import { after, before, describe, it } from 'node:test';
 import { type BindServer, bindAvailable, startBind } from '../testing/bind.ts';
+import { startDnsFront } from '../testing/dns-front.ts';
 import type { DNS01ChangeRequest, SecretReader } from './provider.ts';
 import { parseCheckNameserver } from './nameserver.ts';
 import { DNS01Resolver } from './propagation.ts';
@@ -138,41 +138,25 @@ describe('rfc2136 provider against BIND', { skip }, () => {
   });
 
   it('asks again over TCP when the UDP answer is truncated, for updates and for the check', async () => {
-    // A front for BIND that answers every UDP message with an empty, truncated reply (TC bit) and relays TCP.
-    const tcp: Server = createServer((client) => {
-      const upstream = connect(bind.port, '127.0.0.1');
-      client.pipe(upstream).pipe(client);
-      client.on('error', () => upstream.destroy());
-      upstream.on('error', () => client.destroy());
-    });
-    await new Promise<void>((resolve) => tcp.listen(0, '127.0.0.1', resolve));
-    const port = (tcp.address() as AddressInfo).port;
-    let truncatedReplies = 0;
-    const udp: Socket = createSocket('udp4', (message, from) => {
-      const reply = Buffer.alloc(12);
-      message.copy(reply, 0, 0, 2);
-      reply.writeUInt16BE(0x8000 | (message.readUInt16BE(2) & 0x7800) | 0x0200, 2);
-      truncatedReplies++;
-      udp.send(reply, from.port, from.address);
-    });
-    await new Promise<void>((resolve) => udp.bind(port, '127.0.0.1', resolve));
+    const front = await startDnsFront(bind.port, 'truncate');
     try {
-      const config = { ...signedWith('HMACSHA256'), nameserver: `127.0.0.1:${port}` };
-      await provider.present({ ...request('via-tcp-fallback', config) });
-      assert.equal(truncatedReplies, 1);
+      const config = { ...signedWith('HMACSHA256'), nameserver: front.address };
+      await provider.present(request('via-tcp-fallback', config));
+      assert.equal(front.udpMessages, 1);
+      assert.equal(front.tcpConnections, 1);
       assert.deepEqual(await bind.txt('_acme-challenge.www.example.test'), ['via-tcp-fallback']);
       const resolver = new DNS01Resolver({ timeoutMs: 3000 });
-      const front = [parseCheckNameserver(`127.0.0.1:${port}`)];
+      const servers = [parseCheckNameserver(front.address)];
       assert.equal(
-        await resolver.serversHoldTXT('_acme-challenge.www.example.test.', 'via-tcp-fallback', front),
+        await resolver.serversHoldTXT('_acme-challenge.www.example.test.', 'via-tcp-fallback', servers),
         true,
       );
-      assert.equal(truncatedReplies, 2);
-      await provider.cleanUp({ ...request('via-tcp-fallback', config) });
+      assert.equal(front.udpMessages, 2);
+      assert.equal(front.tcpConnections, 2);
+      await provider.cleanUp(request('via-tcp-fallback', config));
       assert.deepEqual(await bind.txt('_acme-challenge.www.example.test'), []);
     } finally {
-      udp.close();
-      await new Promise<void>((resolve) => tcp.close(() => resolve()));
+      await front.close();
     }
   });
 

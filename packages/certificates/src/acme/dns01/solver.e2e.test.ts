@@ -15,6 +15,7 @@ import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { createTestCa } from '@certkit/apiserver/testing/pki';
 import { type BindServer, bindAvailable, startBind } from '../testing/bind.ts';
+import { startDnsFront } from '../testing/dns-front.ts';
 import { parseCheckNameserver } from './nameserver.ts';
 import { DNS01Resolver } from './propagation.ts';
 import type { SecretReader } from './provider.ts';
@@ -227,6 +228,46 @@ describe('DNS-01 solver against BIND', { skip }, () => {
       await assert.rejects(untrusted.check(ch), /DNS-over-HTTPS exchange with .*: .*certificate/);
     } finally {
       await new Promise<void>((resolve) => doh.close(() => resolve()));
+    }
+  });
+
+  it('asks over TCP when a UDP question times out, as cert-manager', async () => {
+    const front = await startDnsFront(primary.port, 'drop');
+    try {
+      const resolver = new DNS01Resolver({ timeoutMs: 300 });
+      assert.equal(
+        await resolver.findZone('www.example.test.', [parseCheckNameserver(front.address)]),
+        'example.test.',
+      );
+      assert.ok(front.udpMessages >= 1);
+      assert.equal(front.tcpConnections, front.udpMessages);
+    } finally {
+      await front.close();
+    }
+  });
+
+  it("caches each check server's SOA and NS answers for their TTL", async () => {
+    const front = await startDnsFront(primary.port);
+    let now = 1_000_000;
+    try {
+      const resolver = new DNS01Resolver({ timeoutMs: 3000, now: () => now });
+      const servers = [parseCheckNameserver(front.address)];
+      assert.equal(await resolver.findZone('_acme-challenge.a.example.test.', servers), 'example.test.');
+      // Three SOA questions: _acme-challenge.a (NXDOMAIN), a (NXDOMAIN), example.test (the SOA).
+      assert.equal(front.udpMessages, 3);
+      assert.equal(await resolver.findZone('_acme-challenge.a.example.test.', servers), 'example.test.');
+      assert.deepEqual(await resolver.authoritativeNameservers('_acme-challenge.a.example.test.', servers), [
+        'localhost.',
+      ]);
+      assert.equal(front.udpMessages, 4, 'only the NS question is new');
+      await resolver.authoritativeNameservers('_acme-challenge.a.example.test.', servers);
+      assert.equal(front.udpMessages, 4);
+      // The zone's records have TTL 60: a minute later both are asked again.
+      now += 61_000;
+      await resolver.authoritativeNameservers('_acme-challenge.a.example.test.', servers);
+      assert.equal(front.udpMessages, 8);
+    } finally {
+      await front.close();
     }
   });
 
