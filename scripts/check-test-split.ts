@@ -24,19 +24,29 @@ function testGlob(script: string): string {
   return glob;
 }
 
-/** What a fast file must not import: test servers and harnesses that start servers or processes. */
+/**
+ * What a fast file must not import: the harnesses of @certkit/testenv that start servers or processes
+ * (its fakes, fixtures and parsers, e.g. fake/resource-client or cert-manager/examples, are fine).
+ */
 const FORBIDDEN_IMPORTS: { pattern: RegExp; why: string }[] = [
   { pattern: /^node:(child_process|cluster|http|https|http2|net|tls|dgram)$/, why: 'processes or sockets' },
   {
-    pattern: /testing\/(test-server|etcd|kubectl|python-client|watch-client|cli-process|round-robin)/,
-    why: 'a real API server, etcd, kubectl, client or the CLI',
+    pattern:
+      /^@certkit\/testenv\/(apiserver\/(test-server|watch-client|cluster)|etcd|kubectl|python|cli|crash|manager)\b/,
+    why: 'a real API server, etcd, kubectl, client or a process',
   },
-  { pattern: /testing\/(local-server|cert-manager-server)/, why: 'a local HTTP server' },
   {
-    pattern: /(integration-support|test-harness|conformance\/environment)(\.ts)?$/,
+    pattern: /^@certkit\/testenv\/(http\/local-server|apiserver\/cert-manager-server)\b/,
+    why: 'a local HTTP server',
+  },
+  {
+    pattern: /^@certkit\/testenv\/(controllers|conformance\/(environment|runner))\b/,
     why: 'a real API server',
   },
-  { pattern: /\/storage\/contract(\.ts)?$/, why: 'the storage contract suite (SQLite or etcd files)' },
+  {
+    pattern: /^@certkit\/testenv\/storage\/contract\b/,
+    why: 'the storage contract suite (SQLite or etcd files)',
+  },
 ];
 
 /** Calls that start a process or a server, whatever module they come from. */

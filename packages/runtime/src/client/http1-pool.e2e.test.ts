@@ -11,7 +11,7 @@ import { ensureServingCertificates } from '@certkit/apiserver/security/certifica
 import { configMaps } from './builtins.ts';
 import { ConnectionPool } from './http1-pool.ts';
 import { KubeClient } from './kube-client.ts';
-import { startLocalServer } from './testing/local-server.ts';
+import { startLocalServer } from '@certkit/testenv/http/local-server';
 import type { RequestInfo } from './transport.ts';
 
 /**

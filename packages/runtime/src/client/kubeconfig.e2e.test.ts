@@ -9,7 +9,7 @@ import { after, before, describe, it } from 'node:test';
 import type { TLSSocket } from 'node:tls';
 import { isUnauthorized } from '@certkit/apimachinery';
 import { ensureServingCertificates } from '@certkit/apiserver/security/certificates';
-import { startTestServer, type TestServer } from '@certkit/apiserver/testing/test-server';
+import { startTestServer, type TestServer } from '@certkit/testenv/apiserver/test-server';
 import { stringify } from 'yaml';
 import { namespaces } from './builtins.ts';
 import type { ClientConfig } from './config.ts';

@@ -3,7 +3,7 @@ import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { after, before, describe, it } from 'node:test';
-import { type Cluster, startCluster } from './integration-support.ts';
+import { type Cluster, startCluster } from '@certkit/testenv/apiserver/cluster';
 
 /**
  * Memory is the product: a metadata-only informer over 300 Secrets of 1 MiB each must grow the heap by

@@ -5,9 +5,9 @@ import type { KeyObject } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { buildCertificateRequest, type CertificateRequestSpec } from './csr.ts';
-import { generatePrivateKey, type PrivateKeySpec } from './keys.ts';
-import { signCertificate, type CertificateIssuer } from './sign.ts';
+import { buildCertificateRequest, type CertificateRequestSpec } from '@certkit/certificates/pki/csr';
+import { generatePrivateKey, type PrivateKeySpec } from '@certkit/certificates/pki/keys';
+import { signCertificate, type CertificateIssuer } from '@certkit/certificates/pki/sign';
 
 let opensslChecked: string | undefined | null = null;
 

@@ -8,14 +8,10 @@ import { Agent, createServer, request, type Server } from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { KubeObject } from '@certkit/apimachinery';
 import { ensureServingCertificates } from '@certkit/apiserver/security/certificates';
-import {
-  startTestServer,
-  type TestServer,
-  type TestServerOptions,
-} from '@certkit/apiserver/testing/test-server';
-import type { ClientConfig } from '../client/config.ts';
-import { KubeClient } from '../client/kube-client.ts';
-import { loadKubeconfig } from '../client/kubeconfig.ts';
+import { startTestServer, type TestServer, type TestServerOptions } from './test-server.ts';
+import type { ClientConfig } from '@certkit/runtime/client/config';
+import { KubeClient } from '@certkit/runtime/client/kube-client';
+import { loadKubeconfig } from '@certkit/runtime/client/kubeconfig';
 
 export interface Cluster {
   server: TestServer;

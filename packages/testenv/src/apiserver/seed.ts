@@ -1,5 +1,5 @@
 import { formatTime } from '@certkit/apimachinery';
-import type { Storage } from '../storage/types.ts';
+import type { Storage } from '@certkit/apiserver/storage/types';
 
 /**
  * Writes objects straight into storage, in the stored format (JSON without resourceVersion), so tests and

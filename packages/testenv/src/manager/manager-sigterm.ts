@@ -3,9 +3,9 @@
  * `{"url": …}` once ready and `{"stopped": true}` after a clean stop, and never calls process.exit: the
  * process ends on its own only if the manager left nothing running.
  */
-import { Controller } from '../controller.ts';
-import { Manager, type Runnable } from '../manager.ts';
-import { MetricsRegistry } from '../metrics.ts';
+import { Controller } from '@certkit/runtime/manager/controller';
+import { Manager, type Runnable } from '@certkit/runtime/manager/manager';
+import { MetricsRegistry } from '@certkit/runtime/manager/metrics';
 
 const metrics = new MetricsRegistry();
 const cache: Runnable = {

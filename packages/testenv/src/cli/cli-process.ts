@@ -1,13 +1,14 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { Agent, request } from 'node:https';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 
 /** The `certkit` command in a process of its own, as a user runs it. */
 
-export const CERTKIT_MAIN = join(dirname(fileURLToPath(import.meta.url)), '..', 'main.ts');
+// Resolved through the package name, as Node resolves it, rather than a path into another package.
+export const CERTKIT_MAIN = fileURLToPath(import.meta.resolve('@certkit/cli/main'));
 const execFileAsync = promisify(execFile);
 
 export interface CliOptions {

@@ -17,17 +17,30 @@ import {
 } from '@certkit/runtime';
 import type { KeyObject } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { startTestServer, type TestServer } from '@certkit/apiserver/testing/test-server';
-import { certManagerAdmission } from '../../api/admission.ts';
-import { certManagerCrds } from '../../api/crds.ts';
-import type { CertificateRequest, ClusterIssuer, Issuer, IssuerReference } from '../../api/types.ts';
-import { encodePrivateKey } from '../../pki/index.ts';
-import type { ControllerContext } from '../context.ts';
-import { createControllerContext, startContext } from '../create-context.ts';
-import { registerCertificateControllers } from '../certificates/index.ts';
-import { registerIssuerControllers } from '../issuers/index.ts';
-import { certificateRequestsRef, certificatesRef, clusterIssuersRef, issuersRef } from '../refs.ts';
-import { APPROVER_NAME, registerCertificateRequestControllers } from './index.ts';
+import { startTestServer, type TestServer } from '../apiserver/test-server.ts';
+import { certManagerAdmission } from '@certkit/certificates/api/admission';
+import { certManagerCrds } from '@certkit/certificates/api/crds';
+import type {
+  CertificateRequest,
+  ClusterIssuer,
+  Issuer,
+  IssuerReference,
+} from '@certkit/certificates/api/types';
+import { encodePrivateKey } from '@certkit/certificates/pki/index';
+import type { ControllerContext } from '@certkit/certificates/controllers/context';
+import { createControllerContext, startContext } from '@certkit/certificates/controllers/create-context';
+import { registerCertificateControllers } from '@certkit/certificates/controllers/certificates/index';
+import { registerIssuerControllers } from '@certkit/certificates/controllers/issuers/index';
+import {
+  certificateRequestsRef,
+  certificatesRef,
+  clusterIssuersRef,
+  issuersRef,
+} from '@certkit/certificates/controllers/refs';
+import {
+  APPROVER_NAME,
+  registerCertificateRequestControllers,
+} from '@certkit/certificates/controllers/certificaterequests/index';
 
 export interface Harness {
   server: TestServer;

@@ -14,9 +14,9 @@
 
 import fc from 'fast-check';
 import { stringify as yamlStringify } from 'yaml';
-import type { RawRequest } from './cert-manager-server.ts';
-import { COLLECTIONS } from './cert-manager-server.ts';
-import { base64, ECDSA_CSR } from '../testdata/pem.ts';
+import type { RawRequest } from '../apiserver/cert-manager-server.ts';
+import { COLLECTIONS } from '../apiserver/cert-manager-server.ts';
+import { base64, ECDSA_CSR } from './pem.ts';
 
 /** A custom resource definition the fuzzer may update, patch and delete (not one the fixtures need). */
 const FUZZ_CRD = {

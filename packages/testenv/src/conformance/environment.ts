@@ -16,23 +16,27 @@ import {
 } from '@certkit/runtime';
 import type { Secret } from 'kubernetes-types/core/v1.d.ts';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { startTestServer, type TestServer } from '@certkit/apiserver/testing/test-server';
+import { startTestServer, type TestServer } from '../apiserver/test-server.ts';
 import type {
   Certificate,
   CertificateRequest,
   ClusterIssuer,
   Issuer,
   IssuerReference,
-} from '../api/types.ts';
-import { installCrds, type RunningController, startCertificateController } from '../controller.ts';
+} from '@certkit/certificates/api/types';
+import {
+  installCrds,
+  type RunningController,
+  startCertificateController,
+} from '@certkit/certificates/controller';
 import {
   certificateRequestsRef,
   certificatesRef,
   clusterIssuersRef,
   issuersRef,
-} from '../controllers/refs.ts';
-import { encodePrivateKey } from '../pki/index.ts';
-import { rootCa } from '../pki/test-support.ts';
+} from '@certkit/certificates/controllers/refs';
+import { encodePrivateKey } from '@certkit/certificates/pki/index';
+import { rootCa } from '../pki/ca.ts';
 import { opensslRootCa, opensslUnavailable } from './openssl.ts';
 
 export const CLUSTER_RESOURCE_NAMESPACE = 'certkit-conformance-system';

@@ -22,7 +22,7 @@ import {
   type StorageEvent,
   UnavailableError,
   type WatchListener,
-} from './types.ts';
+} from '@certkit/apiserver/storage/types';
 
 export interface StorageFixture {
   /** A fresh, empty store. */

@@ -1,4 +1,4 @@
-import { cronParse } from './cron-parser.ts';
+import { cronParse } from '@certkit/certificates/api/cron-parser';
 
 /** Test helpers for cron schedules: instants as ISO text, and a schedule's first activations. */
 

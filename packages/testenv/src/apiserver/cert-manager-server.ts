@@ -8,13 +8,9 @@ import type { ClientRequest } from 'node:http';
 import { Agent, request } from 'node:https';
 import { setTimeout as sleep } from 'node:timers/promises';
 // Tests may start the API server; the certificates package itself never imports it.
-import {
-  startTestServer,
-  type TestServer,
-  type TestServerOptions,
-} from '@certkit/apiserver/testing/test-server';
-import { certManagerAdmission } from '../admission.ts';
-import { certManagerCrds } from '../crds.ts';
+import { startTestServer, type TestServer, type TestServerOptions } from './test-server.ts';
+import { certManagerAdmission } from '@certkit/certificates/api/admission';
+import { certManagerCrds } from '@certkit/certificates/api/crds';
 
 /** A custom resource whose spec is free-form (x-kubernetes-preserve-unknown-fields): JSON of any shape. */
 export const FREEFORM_CRD = {

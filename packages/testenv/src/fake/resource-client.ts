@@ -19,8 +19,8 @@ import type {
   ResourceRef,
   WatchEvent,
   WatchOptions,
-} from '../client/types.ts';
-import { objectKey } from './store.ts';
+} from '@certkit/runtime/client/types';
+import { objectKey } from '@certkit/runtime/informers/store';
 
 /**
  * An in-memory ResourceClient for unit tests of informers and caches: a tiny server with a revision

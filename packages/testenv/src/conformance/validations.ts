@@ -12,7 +12,7 @@
 import { createPrivateKey, type KeyObject, X509Certificate } from 'node:crypto';
 import type { Secret } from 'kubernetes-types/core/v1.d.ts';
 import { parseGoDuration, toMilliseconds } from '@certkit/apimachinery';
-import type { Certificate } from '../api/types.ts';
+import type { Certificate } from '@certkit/certificates/api/types';
 import { opensslUnavailable, opensslVerify } from './openssl.ts';
 import {
   canonicalIp,

@@ -5,12 +5,12 @@
  *
  * Usage: node leader-process.ts <kubeconfig> <identity> <lease-name>
  */
-import { KubeClient } from '../../client/kube-client.ts';
-import { loadKubeconfig } from '../../client/kubeconfig.ts';
-import { Controller } from '../controller.ts';
-import { LEASE_RESOURCE, type Lease } from '../leader-election.ts';
-import { Manager } from '../manager.ts';
-import { MetricsRegistry } from '../metrics.ts';
+import { KubeClient } from '@certkit/runtime/client/kube-client';
+import { loadKubeconfig } from '@certkit/runtime/client/kubeconfig';
+import { Controller } from '@certkit/runtime/manager/controller';
+import { LEASE_RESOURCE, type Lease } from '@certkit/runtime/manager/leader-election';
+import { Manager } from '@certkit/runtime/manager/manager';
+import { MetricsRegistry } from '@certkit/runtime/manager/metrics';
 
 const [kubeconfig, identity, leaseName] = process.argv.slice(2);
 const client = new KubeClient({ ...(await loadKubeconfig({ path: kubeconfig })), qps: -1 });

@@ -8,9 +8,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-
-const CLI = fileURLToPath(new URL('../../../cli/src/main.ts', import.meta.url));
+import { CERTKIT_MAIN as CLI } from '../cli/cli-process.ts';
 
 export interface ApiServerProcess {
   url: string;

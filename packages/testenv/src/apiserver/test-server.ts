@@ -2,14 +2,14 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { Agent, request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { ConnectionLimits } from '../http/connections.ts';
-import { ApiServer, type ApiServerOptions } from '../http/server.ts';
-import { ensureServingCertificates } from '../security/certificates.ts';
-import { writeKubeconfig } from '../security/kubeconfig.ts';
-import { ensureToken } from '../security/token.ts';
-import { SqliteStorage } from '../storage/sqlite.ts';
-import type { Storage } from '../storage/types.ts';
-import type { WatchCacheOptions } from '../watchcache/cache.ts';
+import type { ConnectionLimits } from '@certkit/apiserver/http/connections';
+import { ApiServer, type ApiServerOptions } from '@certkit/apiserver/http/server';
+import { ensureServingCertificates } from '@certkit/apiserver/security/certificates';
+import { writeKubeconfig } from '@certkit/apiserver/security/kubeconfig';
+import { ensureToken } from '@certkit/apiserver/security/token';
+import { SqliteStorage } from '@certkit/apiserver/storage/sqlite';
+import type { Storage } from '@certkit/apiserver/storage/types';
+import type { WatchCacheOptions } from '@certkit/apiserver/watchcache/cache';
 
 /**
  * A real API server for tests: HTTPS with a generated CA, bearer token and a kubeconfig, over SQLite in a

@@ -8,7 +8,7 @@ import { isConflict } from '@certkit/apimachinery';
 import { builtins } from '@certkit/runtime';
 import { X509Certificate } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
-import type { Certificate, CertificateSpec } from '../api/types.ts';
+import type { Certificate, CertificateSpec } from '@certkit/certificates/api/types';
 import {
   CertificateWaiter,
   type Environment,

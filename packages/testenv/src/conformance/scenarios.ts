@@ -6,7 +6,7 @@
  */
 
 import { randomInt } from 'node:crypto';
-import type { CertificateSpec } from '../api/types.ts';
+import type { CertificateSpec } from '@certkit/certificates/api/types';
 import { opensslReferenceCertificate, opensslSubjectRfc2253, opensslUnavailable } from './openssl.ts';
 import { type Check, expectDuration } from './validations.ts';
 import {
