@@ -4,9 +4,9 @@ import { once } from 'node:events';
 import { createInterface } from 'node:readline';
 import { after, before, describe, it } from 'node:test';
 import { startTestServer, type TestServer } from '@certkit/testenv/apiserver/test-server';
-import { LEADER_PROCESS_SCRIPT } from '@certkit/testenv/manager/scripts';
+import { LEADER_PROCESS_SCRIPT } from '@certkit/testenv/processes/scripts';
 
-/** Must match @certkit/testenv/manager/leader-process.ts. */
+/** Must match @certkit/testenv/processes/leader-process.ts. */
 const LEASE_MS = 3000;
 const RETRY_MS = 200;
 const RENEW_DEADLINE_MS = 2000;

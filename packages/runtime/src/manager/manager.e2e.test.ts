@@ -12,7 +12,7 @@ import { Controller } from './controller.ts';
 import { Manager, type Runnable } from './manager.ts';
 import { MetricsRegistry, restClientMetricsHook } from './metrics.ts';
 import { parseBindAddress } from './probes.ts';
-import { MANAGER_SIGTERM_SCRIPT } from '@certkit/testenv/manager/scripts';
+import { MANAGER_SIGTERM_SCRIPT } from '@certkit/testenv/processes/scripts';
 import { parsePrometheus } from '@certkit/testenv/metrics/prometheus-text';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -10,3 +10,6 @@ export const LEADER_PROCESS_SCRIPT = fileURLToPath(new URL('./leader-process.ts'
 
 /** A manager that is sent SIGTERM mid-reconcile (manager-sigterm.ts). */
 export const MANAGER_SIGTERM_SCRIPT = fileURLToPath(new URL('./manager-sigterm.ts', import.meta.url));
+
+/** One informer syncing all Secrets, measuring its heap growth; run with --expose-gc (memory-probe.ts). */
+export const MEMORY_PROBE_SCRIPT = fileURLToPath(new URL('./memory-probe.ts', import.meta.url));

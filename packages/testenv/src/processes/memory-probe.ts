@@ -1,16 +1,16 @@
 /**
- * Child process of memory.e2e.test.ts (run with --expose-gc): measures how much the heap grows when one
+ * Child process of runtime's informers/memory.e2e.test.ts (run with --expose-gc): measures how much the heap grows when one
  * informer over all Secrets syncs, in the mode given, against the server of the given kubeconfig. Prints
  * one JSON line. The server runs in the parent, so nothing but the client and the informer is measured.
  *
  *   node --expose-gc memory-probe.ts <kubeconfig> <full|metadata>
  */
 import { getHeapStatistics } from 'node:v8';
-import { KubeClient } from '../client/kube-client.ts';
-import { loadKubeconfig } from '../client/kubeconfig.ts';
-import type { ReadMode } from '../client/types.ts';
-import { SharedInformerFactory } from './factory.ts';
-import { silentLogger } from '../log.ts';
+import { KubeClient } from '@certkit/runtime/client/kube-client';
+import { loadKubeconfig } from '@certkit/runtime/client/kubeconfig';
+import type { ReadMode } from '@certkit/runtime/client/types';
+import { SharedInformerFactory } from '@certkit/runtime/informers/factory';
+import { silentLogger } from '@certkit/runtime/log';
 
 const [kubeconfig, modeArg] = process.argv.slice(2);
 const mode: ReadMode = modeArg === 'full' ? 'full' : 'metadata';
