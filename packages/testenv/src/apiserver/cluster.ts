@@ -1,5 +1,5 @@
 /**
- * Test support only (imported by *.test.ts, never by runtime code): a real embedded API server with a
+ * For runtime's client, informer and cache tests: a real embedded API server with a
  * client for it, and a fault-injecting HTTPS proxy in front of it for the protocol-level failures the real
  * server cannot produce on demand (429 with Retry-After on a watch, cut connections, refused connections).
  */

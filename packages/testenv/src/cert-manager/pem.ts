@@ -1,6 +1,7 @@
 /**
  * PEM fixtures made once with OpenSSL 3 (`openssl req -new -newkey {ec,rsa:2048,ed25519}` and
- * `openssl req -x509`); their keys were thrown away. Tests must not depend on ../../pki.
+ * `openssl req -x509`); their keys were thrown away. They do not depend on
+ * @certkit/certificates/pki, so validation tests do not trust the code they check.
  */
 
 export const ECDSA_CSR = `-----BEGIN CERTIFICATE REQUEST-----

@@ -1,4 +1,4 @@
-// Test-only: an independent X.509 parser that the pki tests read our certificates and CSRs back with. The
+// An independent X.509 parser that the pki tests read our certificates and CSRs back with. The
 // signing paths build their DER themselves (x509-encode.ts), so production code must not import this module.
 // @peculiar/x509 resolves its internals through tsyringe decorators, which need the Reflect polyfill loaded
 // before the library module is evaluated; ES modules evaluate imports in order, so this import comes first.
