@@ -35,7 +35,7 @@ const FORBIDDEN_IMPORTS: { pattern: RegExp; why: string }[] = [
   { pattern: /^node:(child_process|cluster|http|https|http2|net|tls|dgram)$/, why: 'processes or sockets' },
   {
     pattern:
-      /^@certkit\/testenv\/(apiserver\/(test-server|watch-client|cluster)|etcd|kubectl|python|cli|crash|processes)\b/,
+      /^@certkit\/testenv\/(apiserver\/(test-server|watch-client|cluster|fault-proxy)|etcd|kubectl|python|cli|crash|processes)\b/,
     why: 'a real API server, etcd, kubectl, client or a process',
   },
   {
