@@ -3,25 +3,29 @@
 //
 //   apimachinery  <-  apiserver
 //   apimachinery  <-  runtime  <-  certificates  <-  cli      (cli also uses apiserver)
+//   testenv: test support above them all, imported by tests only (as controller-runtime's envtest)
 //
 // Workspace packages are resolved through their node_modules link (preserveSymlinks), so that an import of
 // `@certkit/runtime` is an npm dependency checked against the importer's package.json, and lands on
 // node_modules/@certkit/runtime/...; a relative import into another package lands on packages/runtime/...
 // and is refused on its own.
 
-// Test files, and the test support that only tests import. Until the test support moves to a package of
-// its own, these may use the test API server: @certkit/apiserver, declared as a devDependency.
-const TEST =
-  '[.]test[.]ts$|/(testing|testdata|conformance|crash)/|/(testing|test-support|test-harness|integration-support|contract|x509-lib)[.]ts$';
+// Test files. All other test support lives in packages/testenv (TESTENV).
+const TEST = '[.]test[.]ts$';
+const TESTENV = '^packages/testenv/';
+// A workspace package, however it was reached (its name, or a relative path).
+const pkg = (names) => `^(packages|node_modules/@certkit)/(${names.join('|')})/`;
 
-/** Forbids packages/FROM (product code only, or all of it) from importing the packages in `to`. */
+/** Forbids packages/FROM (product code only, or all of it, tests included) from importing `to`. */
 function layer(from, to, { tests = true } = {}) {
   return {
     name: `${from}-not-above-${to.join('-')}`,
-    comment: `${from} is below ${to.join(', ')} in the layering and may not import ${to.length > 1 ? 'them' : 'it'}`,
+    comment:
+      `${from} is below ${to.join(', ')} in the layering and may not import ${to.length > 1 ? 'them' : 'it'}` +
+      (tests ? ', not even from a test (tests reach servers through @certkit/testenv)' : ''),
     severity: 'error',
     from: tests ? { path: `^packages/${from}/` } : { path: `^packages/${from}/`, pathNot: TEST },
-    to: { path: `^(packages|node_modules/@certkit)/(${to.join('|')})/` },
+    to: { path: pkg(to) },
   };
 }
 
@@ -37,37 +41,45 @@ module.exports = {
       to: { dependencyTypes: ['local'], path: '^packages/', pathNot: '^packages/$1/' },
     },
     layer('apimachinery', ['apiserver', 'runtime', 'certificates', 'cli']),
-    // Tests of runtime and certificates run against the test API server; their product code may not.
-    layer('runtime', ['apiserver'], { tests: false }),
-    layer('runtime', ['certificates', 'cli']),
+    layer('apiserver', ['runtime', 'certificates', 'cli']),
+    layer('runtime', ['apiserver', 'certificates', 'cli']),
+    // certificates' tests check its CRDs with the API server's own CRD validation; its product code may not.
     layer('certificates', ['apiserver'], { tests: false }),
     layer('certificates', ['cli']),
-    layer('apiserver', ['runtime', 'certificates', 'cli']),
     {
-      name: 'product-code-not-on-test-support',
-      comment: 'Test support (test servers, harnesses, fixtures) is not part of what the product runs',
+      name: 'product-code-not-on-testenv',
+      comment:
+        '@certkit/testenv (test servers, harnesses, fixtures) is for tests: the product does not run it, ' +
+        'and packages declare it as a devDependency',
       severity: 'error',
-      from: { path: '^packages/', pathNot: TEST },
+      from: { path: '^packages/', pathNot: [TEST, TESTENV] },
+      to: { path: pkg(['testenv']) },
+    },
+    {
+      name: 'not-to-test-files',
+      comment: 'A test file is run, not imported: shared test code goes in @certkit/testenv',
+      severity: 'error',
+      from: {},
       to: { path: TEST },
     },
     {
-      name: 'declared-dependencies',
+      name: 'no-non-package-json',
       comment: "Every import of a package is declared in the importing package's own package.json",
       severity: 'error',
       from: {},
       to: { dependencyTypes: ['npm-no-pkg', 'npm-unknown'] },
     },
     {
-      name: 'product-code-not-on-dev-dependencies',
+      name: 'not-to-dev-dep',
       comment:
-        'devDependencies are not installed with the package: only tests and test support may use them ' +
+        'devDependencies are not installed with the package: only tests and testenv may use them ' +
         '(and type-only imports, which Node erases, such as kubernetes-types)',
       severity: 'error',
-      from: { path: '^packages/', pathNot: TEST },
+      from: { path: '^packages/', pathNot: [TEST, TESTENV] },
       to: { dependencyTypes: ['npm-dev'], dependencyTypesNot: ['type-only'] },
     },
     {
-      name: 'resolvable',
+      name: 'not-to-unresolvable',
       comment: 'An import that does not resolve would fail at run time',
       severity: 'error',
       from: {},

@@ -11,7 +11,7 @@ import type {
 } from '../packages/certificates/src/api/types.ts';
 import { certificateRequestsRef, certificatesRef } from '../packages/certificates/src/controllers/refs.ts';
 import { encodePrivateKey } from '../packages/certificates/src/pki/index.ts';
-import { issue, rootCa } from '../packages/certificates/src/pki/test-support.ts';
+import { issue, rootCa } from '../packages/testenv/src/pki/ca.ts';
 import { LABELLED_SELECTOR, UNLABELLED_SELECTOR } from '../packages/certificates/src/secrets/selectors.ts';
 import { type Cluster, createNamespace, round, startCluster } from './controller-lib.ts';
 import { median, throughput, writeResults } from './lib.ts';

@@ -1,6 +1,6 @@
 import { request } from 'node:https';
 import { stringify as stringifyYaml } from 'yaml';
-import { bulkCrd } from '../packages/apiserver/src/testing/bulk-crd.ts';
+import { bulkCrd } from '../packages/testenv/src/apiserver/bulk-crd.ts';
 import { Client, median, type ServerProcess, startServerProcess, writeResults } from './lib.ts';
 
 /**

@@ -11,7 +11,7 @@ import { Labels } from '../packages/certificates/src/api/constants.ts';
 import type { Certificate, Issuer } from '../packages/certificates/src/api/types.ts';
 import { certificatesRef, issuersRef } from '../packages/certificates/src/controllers/refs.ts';
 import { encodePrivateKey } from '../packages/certificates/src/pki/index.ts';
-import { rootCa } from '../packages/certificates/src/pki/test-support.ts';
+import { rootCa } from '../packages/testenv/src/pki/ca.ts';
 import {
   apiserverMetrics,
   type Cluster,

@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { SqliteStorage } from '../packages/apiserver/src/storage/sqlite.ts';
 import { startServerProcess, waitReadyz, Client, writeResults } from './lib.ts';
-import { seedNamespace, seedSecrets } from '../packages/apiserver/src/testing/seed.ts';
+import { seedNamespace, seedSecrets } from '../packages/testenv/src/apiserver/seed.ts';
 
 /**
  * The controller runtime over 30,000 Secrets served by certkit's API server: informer initial sync in metadata-only

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import type { Storage } from '../packages/apiserver/src/storage/types.ts';
 import { EtcdStorage } from '../packages/apiserver/src/storage/etcd.ts';
 import { SqliteStorage } from '../packages/apiserver/src/storage/sqlite.ts';
-import { etcdAvailable, startEtcd } from '../packages/apiserver/src/testing/etcd.ts';
+import { etcdAvailable, startEtcd } from '../packages/testenv/src/etcd/etcd.ts';
 import {
   Client,
   median,
@@ -16,7 +16,7 @@ import {
   waitReadyz,
   writeResults,
 } from './lib.ts';
-import { seedNamespace, seedSecrets } from '../packages/apiserver/src/testing/seed.ts';
+import { seedNamespace, seedSecrets } from '../packages/testenv/src/apiserver/seed.ts';
 
 /**
  * The watch cache against the same data with and without it (--watch-cache=false), in one run:

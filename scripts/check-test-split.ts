@@ -5,6 +5,9 @@
  *   package.json so that this check and the scripts cannot drift apart.
  * - End-to-end files are named `*.e2e.test.ts`; the older `*.apiserver.test.ts` and `*.integration.test.ts`
  *   are refused, so that the name alone says which set a file is in.
+ * - Test support lives in packages/testenv: under a product package's src/, a file that is not a test but
+ *   is named as test support (testing/, testdata/, fixtures/, testing.ts, *test-support.ts, *test-harness.ts,
+ *   integration-support.ts) is refused.
  * - A fast file starts nothing: it imports no test server, etcd, kubectl, client or CLI harness, no
  *   process or network module, and calls no openssl. The check reads the file's text (imports and a few
  *   calls); it cannot see a server started through a product module, which review has to catch.
@@ -24,19 +27,29 @@ function testGlob(script: string): string {
   return glob;
 }
 
-/** What a fast file must not import: test servers and harnesses that start servers or processes. */
+/**
+ * What a fast file must not import: the harnesses of @certkit/testenv that start servers or processes
+ * (its fakes, fixtures and parsers, e.g. fake/resource-client or cert-manager/examples, are fine).
+ */
 const FORBIDDEN_IMPORTS: { pattern: RegExp; why: string }[] = [
   { pattern: /^node:(child_process|cluster|http|https|http2|net|tls|dgram)$/, why: 'processes or sockets' },
   {
-    pattern: /testing\/(test-server|etcd|kubectl|python-client|watch-client|cli-process|round-robin)/,
-    why: 'a real API server, etcd, kubectl, client or the CLI',
+    pattern:
+      /^@certkit\/testenv\/(apiserver\/(test-server|watch-client|cluster|fault-proxy)|etcd|kubectl|python|cli|crash|processes)\b/,
+    why: 'a real API server, etcd, kubectl, client or a process',
   },
-  { pattern: /testing\/(local-server|cert-manager-server)/, why: 'a local HTTP server' },
   {
-    pattern: /(integration-support|test-harness|conformance\/environment)(\.ts)?$/,
+    pattern: /^@certkit\/testenv\/(http\/local-server|apiserver\/cert-manager-server)\b/,
+    why: 'a local HTTP server',
+  },
+  {
+    pattern: /^@certkit\/testenv\/(controllers|conformance\/(environment|runner))\b/,
     why: 'a real API server',
   },
-  { pattern: /\/storage\/contract(\.ts)?$/, why: 'the storage contract suite (SQLite or etcd files)' },
+  {
+    pattern: /^@certkit\/testenv\/storage\/contract\b/,
+    why: 'the storage contract suite (SQLite or etcd files)',
+  },
 ];
 
 /** Calls that start a process or a server, whatever module they come from. */
@@ -83,6 +96,20 @@ for (const file of all) {
     problems.push(`${file}: end-to-end test files are named *.e2e.test.ts`);
   }
   if (inFast) problems.push(...fastFileProblems(file));
+}
+
+// Names that test support went by before it moved to packages/testenv (issue 15).
+const TEST_SUPPORT_NAME =
+  /\/(testing|testdata|fixtures)\/|\/(testing|integration-support|[\w-]*test-(support|harness|helpers))\.ts$/;
+const productFiles = globSync('packages/*/src/**/*', {
+  exclude: (path) => path.endsWith('node_modules') || path.startsWith('packages/testenv'),
+});
+for (const file of productFiles.sort()) {
+  if (!file.endsWith('.test.ts') && TEST_SUPPORT_NAME.test(file)) {
+    problems.push(
+      `${file}: test support lives in packages/testenv (@certkit/testenv), not in a product package`,
+    );
+  }
 }
 
 if (problems.length > 0) {

@@ -4,7 +4,7 @@ import { chmod, mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { callApi, runCli, startCli } from './testing/cli-process.ts';
+import { callApi, runCli, startCli } from '@certkit/testenv/cli/cli-process';
 
 /**
  * The data dir holds every Secret (in state.db and its WAL), the CA key and the admin token: other users must

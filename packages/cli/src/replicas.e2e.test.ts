@@ -6,10 +6,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
-import { etcdAvailable, type EtcdProcess, startEtcd } from '@certkit/apiserver/testing/etcd';
-import { createTestCa, type TestKeyPair } from '@certkit/apiserver/testing/pki';
-import { CERTKIT_MAIN, type RunningCli, startCli } from './testing/cli-process.ts';
-import { type RoundRobin, startRoundRobin } from './testing/round-robin.ts';
+import { etcdAvailable, type EtcdProcess, startEtcd } from '@certkit/testenv/etcd/etcd';
+import { createTestCa, type TestKeyPair } from '@certkit/testenv/pki/auth-certs';
+import { CERTKIT_MAIN, type RunningCli, startCli } from '@certkit/testenv/cli/cli-process';
+import { type RoundRobin, startRoundRobin } from '@certkit/testenv/cli/round-robin';
 
 /**
  * Two `certkit apiserver` replicas on one etcd, given the same --tls-cert-file, --client-ca-file and

@@ -3,7 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { callApi, startCli } from './testing/cli-process.ts';
+import { callApi, startCli } from '@certkit/testenv/cli/cli-process';
 
 /**
  * Writes are acknowledged only once their group has committed on the writer thread: a server killed while 16

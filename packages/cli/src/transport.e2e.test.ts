@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
-import { type RunningCli, startCli } from './testing/cli-process.ts';
+import { type RunningCli, startCli } from '@certkit/testenv/cli/cli-process';
 
 /**
  * `certkit apiserver` as attacked from outside: a request that used to end the process, and more idle TCP

@@ -17,7 +17,7 @@ import {
   type V1Secret,
   Watch,
 } from '@kubernetes/client-node';
-import { startTestServer, type TestServer } from '../testing/test-server.ts';
+import { startTestServer, type TestServer } from '@certkit/testenv/apiserver/test-server';
 
 /**
  * Conformance with `@kubernetes/client-node` 2.x, a client nobody here wrote: its generated typed APIs, its

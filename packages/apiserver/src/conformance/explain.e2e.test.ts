@@ -4,8 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
-import { type Kubectl, kubectlFor, kubectlSkip } from '../testing/kubectl.ts';
-import { startTestServer, type TestServer } from '../testing/test-server.ts';
+import { type Kubectl, kubectlFor, kubectlSkip } from '@certkit/testenv/kubectl/kubectl';
+import { startTestServer, type TestServer } from '@certkit/testenv/apiserver/test-server';
 
 /**
  * OpenAPI as kube-apiserver serves it: /openapi/v3 documents and /openapi/v2 carry every served kind's schema

@@ -5,8 +5,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { type Kubectl, kubectlFor, kubectlPath, kubectlSkip } from '../testing/kubectl.ts';
-import { startTestServer, type TestServer } from '../testing/test-server.ts';
+import { type Kubectl, kubectlFor, kubectlPath, kubectlSkip } from '@certkit/testenv/kubectl/kubectl';
+import { startTestServer, type TestServer } from '@certkit/testenv/apiserver/test-server';
 
 /**
  * Conformance with kubectl, a client nobody here wrote: apply (client-side), get (human tables and JSON),

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { type PythonClient, pythonClientFor, pythonClientSkip } from '../testing/python-client.ts';
-import { startTestServer, type TestServer } from '../testing/test-server.ts';
+import { type PythonClient, pythonClientFor, pythonClientSkip } from '@certkit/testenv/python/python-client';
+import { startTestServer, type TestServer } from '@certkit/testenv/apiserver/test-server';
 
 /**
  * Conformance with the official Python client (`kubernetes` 22.x as Debian ships it), a client nobody here

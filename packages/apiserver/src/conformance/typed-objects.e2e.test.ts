@@ -3,8 +3,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { type Kubectl, kubectlFor, kubectlSkip } from '../testing/kubectl.ts';
-import { startTestServer, type TestServer } from '../testing/test-server.ts';
+import { type Kubectl, kubectlFor, kubectlSkip } from '@certkit/testenv/kubectl/kubectl';
+import { startTestServer, type TestServer } from '@certkit/testenv/apiserver/test-server';
 
 /**
  * Built-in kinds are decoded as their Kubernetes types, as kube-apiserver decodes them: a wrongly typed field is

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { startTestServer, type TestServer } from '../testing/test-server.ts';
+import { startTestServer, type TestServer } from '@certkit/testenv/apiserver/test-server';
 
 /** The controllers beside the API server: garbage collection, namespace lifecycle, CRD serving and cleanup. */
 

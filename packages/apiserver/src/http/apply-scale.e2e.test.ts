@@ -4,9 +4,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it, type TestContext } from 'node:test';
 import { stringify as stringifyYaml } from 'yaml';
-import { bulkCrd } from '../testing/bulk-crd.ts';
-import { kubectlFor, kubectlSkip } from '../testing/kubectl.ts';
-import { startTestServer, type TestServer } from '../testing/test-server.ts';
+import { bulkCrd } from '@certkit/testenv/apiserver/bulk-crd';
+import { kubectlFor, kubectlSkip } from '@certkit/testenv/kubectl/kubectl';
+import { startTestServer, type TestServer } from '@certkit/testenv/apiserver/test-server';
 
 /**
  * Server-side apply of large objects stays linear: a ConfigMap with 20,000 data keys took 20 s to apply

@@ -6,7 +6,7 @@ import { connect, type Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { connect as tlsConnect } from 'node:tls';
 import { promisify } from 'node:util';
-import { startTestServer, type TestServer } from '../testing/test-server.ts';
+import { startTestServer, type TestServer } from '@certkit/testenv/apiserver/test-server';
 
 /**
  * The HTTPS server's transport as a client (or an attacker) meets it: plain HTTP on the HTTPS port, the TLS

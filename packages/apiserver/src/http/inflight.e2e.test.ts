@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import type { ClientRequest } from 'node:http';
 import { Agent, request } from 'node:https';
 import { after, before, describe, it } from 'node:test';
-import { startTestServer, type TestServer } from '../testing/test-server.ts';
-import { openWatch } from '../testing/watch-client.ts';
+import { startTestServer, type TestServer } from '@certkit/testenv/apiserver/test-server';
+import { openWatch } from '@certkit/testenv/apiserver/watch-client';
 
 /**
  * --max-requests-inflight and --max-mutating-requests-inflight over real HTTPS: a request beyond a full pool

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { Agent, request } from 'node:https';
 import { after, before, describe, it } from 'node:test';
-import { startTestServer, type TestServer } from '../testing/test-server.ts';
+import { startTestServer, type TestServer } from '@certkit/testenv/apiserver/test-server';
 
 /**
  * A client that sends a large body to a path that answers without reading it, on a connection that closes

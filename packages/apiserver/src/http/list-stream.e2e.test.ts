@@ -6,7 +6,7 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { parseListOptions, type StoredObject } from '@certkit/apimachinery';
 import type { ObjectStore } from '../registry/store.ts';
-import { startTestServer, type TestServer } from '../testing/test-server.ts';
+import { startTestServer, type TestServer } from '@certkit/testenv/apiserver/test-server';
 import { objectJson } from '../watchcache/frames.ts';
 import { type RenderOptions, renderList } from './render.ts';
 

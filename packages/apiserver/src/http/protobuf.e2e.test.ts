@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
 import { StatusError } from '@certkit/apimachinery';
-import { startTestServer, type TestServer } from '../testing/test-server.ts';
+import { startTestServer, type TestServer } from '@certkit/testenv/apiserver/test-server';
 import { decodeProtobufObject, PROTOBUF_MEDIA_TYPE, parseObjectBody } from './protobuf.ts';
 
 // --- A tiny protobuf writer -----------------------------------------------------------------------------------

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { startTestServer, type TestServer } from '../testing/test-server.ts';
-import { openWatch } from '../testing/watch-client.ts';
+import { startTestServer, type TestServer } from '@certkit/testenv/apiserver/test-server';
+import { openWatch } from '@certkit/testenv/apiserver/watch-client';
 
 /**
  * Boolean query parameters with raw requests, read as kube-apiserver reads them: "0" and "false" in any case

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { startTestServer, type TestResponse, type TestServer } from '../testing/test-server.ts';
-import { openWatch } from '../testing/watch-client.ts';
+import { startTestServer, type TestResponse, type TestServer } from '@certkit/testenv/apiserver/test-server';
+import { openWatch } from '@certkit/testenv/apiserver/watch-client';
 
 /**
  * The options of each verb, with raw requests, answered with the Status kube-apiserver gives for the same

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { startTestServer, type TestServer } from '../testing/test-server.ts';
-import { openWatch } from '../testing/watch-client.ts';
+import { startTestServer, type TestServer } from '@certkit/testenv/apiserver/test-server';
+import { openWatch } from '@certkit/testenv/apiserver/watch-client';
 
 /**
  * Responses and watch events made from stored JSON (the stored value with the resourceVersion spliced in)

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { after, before, describe, it } from 'node:test';
 import { connect as tlsConnect } from 'node:tls';
-import { startTestServer, type TestServer } from '../testing/test-server.ts';
+import { startTestServer, type TestServer } from '@certkit/testenv/apiserver/test-server';
 
 /** The API server over real HTTPS: status codes, Status bodies, metadata rules, lists, negotiation. */
 

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { startTestServer, type TestServer } from '../testing/test-server.ts';
+import { startTestServer, type TestServer } from '@certkit/testenv/apiserver/test-server';
 import { warningHeaderValue } from './warning-header.ts';
 
 /** Warning headers as kube-apiserver writes them, whatever characters the warned-about field names hold. */

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { stringify } from 'yaml';
 import { MAX_JSON_DEPTH } from '../registry/json-depth.ts';
-import { startTestServer, type TestServer } from '../testing/test-server.ts';
+import { startTestServer, type TestServer } from '@certkit/testenv/apiserver/test-server';
 
 /**
  * Create, update and delete bodies in YAML, over raw HTTP: kube-apiserver's YAML serializer decodes them as

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { ApiServer } from '../http/server.ts';
 import { SqliteStorage } from '../storage/sqlite.ts';
-import { createTestCa, type TestCa, type TestKeyPair } from '../testing/pki.ts';
+import { createTestCa, type TestCa, type TestKeyPair } from '@certkit/testenv/pki/auth-certs';
 import { Authenticator } from './authentication.ts';
 import { servingTlsOptions } from './tls-policy.ts';
 import type { UserInfo } from './user.ts';

@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Etcd3 } from 'etcd3';
-import { etcdAvailable, type EtcdProcess, startEtcd, startEtcdCluster } from '../testing/etcd.ts';
-import { runStorageContract, type StorageFixture } from './contract.ts';
+import { etcdAvailable, type EtcdProcess, startEtcd, startEtcdCluster } from '@certkit/testenv/etcd/etcd';
+import { runStorageContract, type StorageFixture } from '@certkit/testenv/storage/contract';
 import { EtcdStorage } from './etcd.ts';
 import { CompactedError, type StorageEvent, UnavailableError, type WatchListener } from './types.ts';
 

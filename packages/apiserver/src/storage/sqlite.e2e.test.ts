@@ -7,7 +7,7 @@ import { DatabaseSync } from 'node:sqlite';
 import { describe, it } from 'node:test';
 import { setTimeout } from 'node:timers/promises';
 import { startCompactor } from './compactor.ts';
-import { runStorageContract, type StorageFixture } from './contract.ts';
+import { runStorageContract, type StorageFixture } from '@certkit/testenv/storage/contract';
 import { SqliteStorage } from './sqlite.ts';
 import { CompactedError, ConflictError, type StorageEvent } from './types.ts';
 

@@ -4,14 +4,14 @@ import { randomUUID } from 'node:crypto';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { Agent, request } from 'node:https';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import { KubeConfig, makeInformer, CoreV1Api, type V1ConfigMap } from '@kubernetes/client-node';
 import { EtcdStorage } from '../storage/etcd.ts';
-import { etcdAvailable, startEtcd, startEtcdCluster } from '../testing/etcd.ts';
-import { startTestServer, type TestServer } from '../testing/test-server.ts';
-import { openWatch } from '../testing/watch-client.ts';
+import { etcdAvailable, startEtcd, startEtcdCluster } from '@certkit/testenv/etcd/etcd';
+import { startTestServer, type TestServer } from '@certkit/testenv/apiserver/test-server';
+import { openWatch } from '@certkit/testenv/apiserver/watch-client';
+import { CERTKIT_MAIN } from '@certkit/testenv/cli/cli-process';
 
 /**
  * The watch cache and the API server over real etcd: losing etcd under running watchers, and two API servers
@@ -148,7 +148,7 @@ interface ServerProcess {
   dir: string;
 }
 
-const main = join(dirname(fileURLToPath(import.meta.url)), '../../../cli/src/main.ts');
+const main = CERTKIT_MAIN;
 
 async function startServerProcess(endpoints: string[]): Promise<ServerProcess> {
   const dir = await mkdtemp(join(tmpdir(), 'certkit-scale-'));

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import type { Storage } from '../storage/types.ts';
-import { startTestServer, type TestServer } from '../testing/test-server.ts';
-import { openWatch } from '../testing/watch-client.ts';
-import { seedNamespace, seedSecrets } from '../testing/seed.ts';
+import { startTestServer, type TestServer } from '@certkit/testenv/apiserver/test-server';
+import { openWatch } from '@certkit/testenv/apiserver/watch-client';
+import { seedNamespace, seedSecrets } from '@certkit/testenv/apiserver/seed';
 
 /**
  * Fault tests of the watch cache (KEP-4568): serving while 30,000 Secrets load, and watchers that fall

@@ -6,8 +6,12 @@
 
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import type { TestServer } from '@certkit/apiserver/testing/test-server';
-import { COLLECTIONS, rawRequest, startCertManagerServer } from './testing/cert-manager-server.ts';
+import type { TestServer } from '@certkit/testenv/apiserver/test-server';
+import {
+  COLLECTIONS,
+  rawRequest,
+  startCertManagerServer,
+} from '@certkit/testenv/apiserver/cert-manager-server';
 
 type Verb = 'create' | 'update' | 'merge' | 'strategic' | 'json' | 'apply' | 'delete';
 

@@ -15,9 +15,9 @@ import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 // Tests may start the API server; the certificates package itself never imports it.
-import { startTestServer, type TestServer } from '@certkit/apiserver/testing/test-server';
+import { startTestServer, type TestServer } from '@certkit/testenv/apiserver/test-server';
 import { certManagerCrds } from './crds.ts';
-import { loadExamples } from './testdata/examples.ts';
+import { loadExamples } from '@certkit/testenv/cert-manager/examples';
 
 const execFileAsync = promisify(execFile);
 

@@ -12,7 +12,7 @@ import {
 } from '@certkit/apiserver/registry/schema';
 import { certManagerCrds } from './crds.ts';
 import { CRDS_YAML_PATH, renderCrdsYaml } from './render-crds.ts';
-import { loadExamples } from './testdata/examples.ts';
+import { loadExamples } from '@certkit/testenv/cert-manager/examples';
 
 const crds = certManagerCrds();
 

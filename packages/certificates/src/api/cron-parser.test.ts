@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { cronParse, parseCron } from './cron-parser.ts';
-import { activations } from './cron-test-support.ts';
+import { activations } from '@certkit/testenv/cert-manager/cron';
 
 describe('parseCron (robfig/cron, Minute | Hour | Dom | Month | Dow | Descriptor)', () => {
   const invalid: [string, string][] = [

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { cronParse } from './cron-parser.ts';
-import { activations, at, iso } from './cron-test-support.ts';
+import { activations, at, iso } from '@certkit/testenv/cert-manager/cron';
 import { ZERO_TIME } from './cron-schedule.ts';
 
 // 2026-01-01 is a Thursday.

@@ -18,14 +18,19 @@ import assert from 'node:assert/strict';
 import { Agent } from 'node:https';
 import { after, before, describe, it } from 'node:test';
 import fc from 'fast-check';
-import type { TestServer } from '@certkit/apiserver/testing/test-server';
+import type { TestServer } from '@certkit/testenv/apiserver/test-server';
 import {
   type RawRequest,
   type RawResponse,
   rawRequest,
   startCertManagerServer,
-} from './testing/cert-manager-server.ts';
-import { BASE_OBJECTS, describeRequest, type FuzzCase, fuzzCaseArb } from './testing/fuzz-requests.ts';
+} from '@certkit/testenv/apiserver/cert-manager-server';
+import {
+  BASE_OBJECTS,
+  describeRequest,
+  type FuzzCase,
+  fuzzCaseArb,
+} from '@certkit/testenv/cert-manager/fuzz-requests';
 
 const SEED = process.env.FUZZ_SEED ? Number(process.env.FUZZ_SEED) : Date.now() ^ (Math.random() * 2 ** 31);
 const RUNS = process.env.FUZZ_RUNS ? Number(process.env.FUZZ_RUNS) : 500;

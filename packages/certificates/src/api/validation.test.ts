@@ -14,8 +14,8 @@ import {
   validateClusterIssuer,
   validateIssuer,
 } from './validation.ts';
-import { base64, CA_CERT, ECDSA_CSR, ED25519_CSR, RSA_CSR } from './testdata/pem.ts';
-import { example, examplesOfKind } from './testdata/examples.ts';
+import { base64, CA_CERT, ECDSA_CSR, ED25519_CSR, RSA_CSR } from '@certkit/testenv/cert-manager/pem';
+import { example, examplesOfKind } from '@certkit/testenv/cert-manager/examples';
 
 const AT_LEAST_ONE =
   'spec: Invalid value: "": at least one of commonName (from the commonName field or from a literalSubject), dnsNames, emailSANs, ipAddresses, otherNames, or uriSANs must be set';

@@ -8,10 +8,10 @@
 
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { type Environment, startEnvironment, VARIANTS } from './environment.ts';
-import { opensslUnavailable } from './openssl.ts';
-import { type Outcome, startVariant, type VariantRun } from './runner.ts';
-import { STANDALONE_TITLES, TABLE } from './scenarios.ts';
+import { type Environment, startEnvironment, VARIANTS } from '@certkit/testenv/conformance/environment';
+import { opensslUnavailable } from '@certkit/testenv/conformance/openssl';
+import { type Outcome, startVariant, type VariantRun } from '@certkit/testenv/conformance/runner';
+import { STANDALONE_TITLES, TABLE } from '@certkit/testenv/conformance/scenarios';
 
 let env: Environment;
 

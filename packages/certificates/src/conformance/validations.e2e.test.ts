@@ -10,17 +10,17 @@ import type { Secret } from 'kubernetes-types/core/v1.d.ts';
 import { parseGoDuration, toMilliseconds } from '@certkit/apimachinery';
 import type { Certificate, CertificateSpec } from '../api/types.ts';
 import { encodePrivateKey, generatePrivateKey, type PrivateKeySpec } from '../pki/index.ts';
-import { issue, rootCa } from '../pki/test-support.ts';
-import { opensslUnavailable } from './openssl.ts';
+import { issue, rootCa } from '@certkit/testenv/pki/ca';
+import { opensslUnavailable } from '@certkit/testenv/conformance/openssl';
 import {
   expectArbitraryKeyUsages,
   expectLiteralSubjectOrder,
   expectSameSansAsReference,
   OTHER_NAMES,
   OTHER_NAMES_EMAIL,
-} from './scenarios.ts';
-import { type Check, inspectSecret, validate } from './validations.ts';
-import { canonicalIp, parseRfc4514 } from './x509-view.ts';
+} from '@certkit/testenv/conformance/scenarios';
+import { type Check, inspectSecret, validate } from '@certkit/testenv/conformance/validations';
+import { canonicalIp, parseRfc4514 } from '@certkit/testenv/conformance/x509-view';
 
 const DAY = 24 * 3600_000;
 const b64 = (text: string | Buffer) => Buffer.from(text).toString('base64');

@@ -22,11 +22,11 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { type KubeObject, type StatusError } from '@certkit/apimachinery';
 import type { ResourceClient } from '@certkit/runtime';
 import type { Secret } from 'kubernetes-types/core/v1.d.ts';
-import { kubectlFor, kubectlSkip, type Kubectl } from '@certkit/apiserver/testing/kubectl';
+import { kubectlFor, kubectlSkip, type Kubectl } from '@certkit/testenv/kubectl/kubectl';
 import type { Certificate, CertificateRequest, CertificateSpec } from '../api/types.ts';
-import { opensslUnavailable, runOpenssl } from '../conformance/openssl.ts';
+import { opensslUnavailable, runOpenssl } from '@certkit/testenv/conformance/openssl';
 import { buildCertificateRequest, generatePrivateKey, parseCertificate } from '../pki/index.ts';
-import { DAY, rootCa } from '../pki/test-support.ts';
+import { DAY, rootCa } from '@certkit/testenv/pki/ca';
 import {
   certificateRequest,
   condition,
@@ -37,7 +37,7 @@ import {
   secrets,
   startHarness,
   tlsSecret,
-} from './certificaterequests/test-harness.ts';
+} from '@certkit/testenv/controllers/certificaterequests-harness';
 import { certificatesRef } from './refs.ts';
 
 /** Where the controllers run. */

@@ -17,9 +17,9 @@ import {
   silentLogger,
 } from '@certkit/runtime';
 // Tests may start the API server; the certificates package itself never imports it.
-import { startTestServer, type TestServer } from '@certkit/apiserver/testing/test-server';
+import { startTestServer, type TestServer } from '@certkit/testenv/apiserver/test-server';
 import { certManagerCrds } from '../api/crds.ts';
-import { example } from '../api/testdata/examples.ts';
+import { example } from '@certkit/testenv/cert-manager/examples';
 import type { Certificate, CertificateRequest, ClusterIssuer, Issuer } from '../api/types.ts';
 import { LABELLED_SELECTOR, UNLABELLED_SELECTOR } from '../secrets/selectors.ts';
 import type { SecretSource } from '../secrets/split-cache.ts';

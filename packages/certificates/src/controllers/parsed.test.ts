@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { CertificateRequest } from '../api/types.ts';
 import { buildCertificateRequest, encodePrivateKey, generatePrivateKey } from '../pki/index.ts';
-import { rootCa } from '../pki/test-support.ts';
+import { rootCa } from '@certkit/testenv/pki/ca';
 import {
   rememberPrivateKey,
   requestCsr,

@@ -39,7 +39,7 @@ import {
   type ControllerProcess,
   startApiServerProcess,
   startControllerProcess,
-} from './processes.ts';
+} from '@certkit/testenv/crash/processes';
 
 const NS = 'crash';
 const SELF_SIGNED = 10;

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { decodeCertificatePems } from './certificate-der.ts';
 import { buildPemBundle } from './chain.ts';
-import { issue, rootCa } from './test-support.ts';
+import { issue, rootCa } from '@certkit/testenv/pki/ca';
 
 describe('buildPemBundle', () => {
   it('orders certificates given in any order, drops duplicates and the root from the chain', async () => {

@@ -13,8 +13,8 @@ import { generatePrivateKey } from './keys.ts';
 import { encodeRdnSequence, parseLiteralSubject } from './names.ts';
 import { decodePemBlock, encodePem } from './pem.ts';
 import { UPN_OID } from './sans.ts';
-import { openssl, opensslUnavailable } from './test-support.ts';
-import { x509 } from './x509-lib.ts';
+import { openssl, opensslUnavailable } from '@certkit/testenv/pki/ca';
+import { x509 } from '@certkit/testenv/pki/x509-lib';
 
 let ecKey: KeyObject;
 let rsaKey: KeyObject;

@@ -11,7 +11,7 @@ import {
   splitCertificateChain,
 } from './encodings.ts';
 import { encodePrivateKey, generatePrivateKey, publicKeysEqual } from './keys.ts';
-import { issue, rootCa } from './test-support.ts';
+import { issue, rootCa } from '@certkit/testenv/pki/ca';
 
 describe('additionalOutputData', () => {
   it('DER is the DER inside tls.key, in whichever encoding tls.key uses', async () => {

@@ -8,7 +8,7 @@ import {
 } from './inspect.ts';
 import { generatePrivateKey } from './keys.ts';
 import { UPN_OID } from './sans.ts';
-import { DAY, issue, rootCa } from './test-support.ts';
+import { DAY, issue, rootCa } from '@certkit/testenv/pki/ca';
 
 describe('parseCertificate', () => {
   it('reads validity, names, SANs, usages, CA flag, serial and key ids', async () => {

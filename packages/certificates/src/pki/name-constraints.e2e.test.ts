@@ -17,9 +17,9 @@ import {
 import { encodeRdnSequence, subjectRdnSequence } from './names.ts';
 import { encodePem } from './pem.ts';
 import { signCertificate, SigningError } from './sign.ts';
-import { DAY, issue, openssl, opensslUnavailable, rootCa } from './test-support.ts';
+import { DAY, issue, openssl, opensslUnavailable, rootCa } from '@certkit/testenv/pki/ca';
 import { encodeCertificationRequestInfo, signDer } from './x509-encode.ts';
-import { x509 } from './x509-lib.ts';
+import { x509 } from '@certkit/testenv/pki/x509-lib';
 
 const SPEC: NameConstraintsSpec = {
   critical: true,

@@ -20,7 +20,7 @@ import {
 } from './pkcs12.ts';
 import { encodePem } from './pem.ts';
 import { rc2CbcEncrypt, rc2EncryptBlock } from './rc2.ts';
-import { issue, rootCa } from './test-support.ts';
+import { issue, rootCa } from '@certkit/testenv/pki/ca';
 
 // Every check here goes through a real reader (OpenSSL 3.0, Java 17's keytool) or a published test vector.
 // Only a tool that cannot be started skips its checks, with the reason printed (.ci/run installs both);

@@ -7,8 +7,16 @@ import { parseCertificate } from './inspect.ts';
 import { generatePrivateKey, type PrivateKeySpec } from './keys.ts';
 import { decodePemBlock, encodePem } from './pem.ts';
 import { signCertificate, SigningError, type SigningFailure } from './sign.ts';
-import { DAY, HOUR, issue, opensslUnavailable, opensslVerify, rootCa, type Issued } from './test-support.ts';
-import { x509 } from './x509-lib.ts';
+import {
+  DAY,
+  HOUR,
+  issue,
+  opensslUnavailable,
+  opensslVerify,
+  rootCa,
+  type Issued,
+} from '@certkit/testenv/pki/ca';
+import { x509 } from '@certkit/testenv/pki/x509-lib';
 
 function cert(pem: string): X509Certificate {
   return new X509Certificate(pem);

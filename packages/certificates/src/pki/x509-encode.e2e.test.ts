@@ -22,7 +22,7 @@ import { subjectPublicKeyInfo } from './keys.ts';
 import { encodeRdnSequence, parseLiteralSubject } from './names.ts';
 import { encodePem } from './pem.ts';
 import { signCertificate } from './sign.ts';
-import { DAY, issue, openssl, opensslUnavailable, opensslVerify } from './test-support.ts';
+import { DAY, issue, openssl, opensslUnavailable, opensslVerify } from '@certkit/testenv/pki/ca';
 import { encodeCertificationRequestInfo, encodeTbsCertificate, signDer } from './x509-encode.ts';
 
 /** Each algorithm with a key it suits (explicit algorithms, so RSA needs no 3072/4096-bit keys). */

@@ -22,7 +22,7 @@ import {
   silentLogger,
 } from '@certkit/runtime';
 // Tests may start the API server; the certificates package itself never imports it.
-import { startTestServer, type TestServer } from '@certkit/apiserver/testing/test-server';
+import { startTestServer, type TestServer } from '@certkit/testenv/apiserver/test-server';
 import type { CachedSecret } from '../controllers/context.ts';
 import { isSecretStub, stubOf } from './metadata-stub.ts';
 import { FAO_LABEL, LABELLED_SELECTOR, UNLABELLED_SELECTOR } from './selectors.ts';

@@ -3,7 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { isNotFound, isTimeout, type KubeObject } from '@certkit/apimachinery';
 import type { ReadMode, ResourceClient, WatchOptions } from '../client/types.ts';
 import { isDeletedFinalStateUnknown } from '../informers/handlers.ts';
-import { type Cluster, startCluster, until } from '../informers/integration-support.ts';
+import { type Cluster, startCluster, until } from '@certkit/testenv/apiserver/cluster';
 import { silentLogger } from '../log.ts';
 import { Cache, type CacheOptions, type KindResolver } from './cache.ts';
 import { ErrResourceNotCached } from './errors.ts';

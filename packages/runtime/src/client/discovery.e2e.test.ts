@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { startTestServer, type TestServer } from '@certkit/apiserver/testing/test-server';
+import { startTestServer, type TestServer } from '@certkit/testenv/apiserver/test-server';
 import { customResourceDefinitions, leases, namespaces, secrets } from './builtins.ts';
 import { isNoKindMatch, NoKindMatchError } from './discovery.ts';
 import { KubeClient } from './kube-client.ts';

@@ -7,11 +7,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { createSecureContext, type TLSSocket } from 'node:tls';
-import { ensureServingCertificates } from '@certkit/apiserver/security/certificates';
+import { loopbackServingCertificates } from '@certkit/testenv/pki/loopback-serving';
 import { configMaps } from './builtins.ts';
 import { ConnectionPool } from './http1-pool.ts';
 import { KubeClient } from './kube-client.ts';
-import { startLocalServer } from './testing/local-server.ts';
+import { startLocalServer } from '@certkit/testenv/http/local-server';
 import type { RequestInfo } from './transport.ts';
 
 /**
@@ -212,7 +212,7 @@ describe('TLS', () => {
   after(() => rm(dir, { recursive: true, force: true }));
 
   it('presents a client certificate, verifies the server, and resumes the TLS session on new connections', async () => {
-    const serving = await ensureServingCertificates(dir, ['127.0.0.1']);
+    const serving = await loopbackServingCertificates(dir);
     execFileSync(
       'openssl',
       [

@@ -8,8 +8,8 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { TLSSocket } from 'node:tls';
 import { isUnauthorized } from '@certkit/apimachinery';
-import { ensureServingCertificates } from '@certkit/apiserver/security/certificates';
-import { startTestServer, type TestServer } from '@certkit/apiserver/testing/test-server';
+import { loopbackServingCertificates } from '@certkit/testenv/pki/loopback-serving';
+import { startTestServer, type TestServer } from '@certkit/testenv/apiserver/test-server';
 import { stringify } from 'yaml';
 import { namespaces } from './builtins.ts';
 import type { ClientConfig } from './config.ts';
@@ -459,7 +459,7 @@ describe('client certificates over TLS', () => {
   it('presents the kubeconfig client certificate, or one an exec plugin returned', async () => {
     const pki = join(dir, 'mtls');
     await mkdir(pki, { recursive: true });
-    const serving = await ensureServingCertificates(pki, ['127.0.0.1']);
+    const serving = await loopbackServingCertificates(pki);
     // A self-signed client certificate (no EKU): the server trusts exactly it.
     execFileSync(
       'openssl',

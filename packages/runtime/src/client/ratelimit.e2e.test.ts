@@ -3,7 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { configMaps } from './builtins.ts';
 import { KubeClient } from './kube-client.ts';
 import { DEFAULT_BURST, DEFAULT_QPS, RateLimiter } from './ratelimit.ts';
-import { type LocalServer, sendJson, startLocalServer } from './testing/local-server.ts';
+import { type LocalServer, sendJson, startLocalServer } from '@certkit/testenv/http/local-server';
 
 describe('RateLimiter', () => {
   it("defaults to client-go's 5 QPS and burst 10 when unset or 0", () => {

@@ -10,7 +10,7 @@ import {
   type Status,
   StatusError,
 } from '@certkit/apimachinery';
-import { startTestServer, type TestServer } from '@certkit/apiserver/testing/test-server';
+import { startTestServer, type TestServer } from '@certkit/testenv/apiserver/test-server';
 import { configMaps, namespaces } from './builtins.ts';
 import { KubeClient } from './kube-client.ts';
 import { loadKubeconfig } from './kubeconfig.ts';

@@ -9,7 +9,12 @@ import {
   resourcePath,
   watchInactivityTimeoutMs,
 } from './resource-client.ts';
-import { type Handler, type LocalServer, sendJson, startLocalServer } from './testing/local-server.ts';
+import {
+  type Handler,
+  type LocalServer,
+  sendJson,
+  startLocalServer,
+} from '@certkit/testenv/http/local-server';
 import { WatchInactivityError } from './watch-stream.ts';
 
 /** Streaming behaviour that needs a server under the test's control: partial bodies, silence, dropped sockets. */

@@ -15,7 +15,7 @@ import {
   sendJson,
   startLocalServer,
   statusBody,
-} from './testing/local-server.ts';
+} from '@certkit/testenv/http/local-server';
 import type { RequestInfo } from './transport.ts';
 
 /** Protocol behaviour against a scripted local HTTP server: retries, error decoding, headers, metrics. */

@@ -4,7 +4,7 @@ import type { KubeObject } from '@certkit/apimachinery';
 import type { ReadMode, ResourceRef } from '../client/types.ts';
 import { SharedInformerFactory, stripManagedFields } from './factory.ts';
 import { silentLogger } from '../log.ts';
-import { eventually, FakeResourceClient } from './testing.ts';
+import { eventually, FakeResourceClient } from '@certkit/testenv/fake/resource-client';
 
 const secrets: ResourceRef = {
   group: '',

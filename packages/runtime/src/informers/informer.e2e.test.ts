@@ -4,7 +4,8 @@ import type { KubeObject } from '@certkit/apimachinery';
 import { KubeClient } from '../client/kube-client.ts';
 import type { ResourceRef } from '../client/types.ts';
 import { SharedInformerFactory } from './factory.ts';
-import { type Cluster, FaultProxy, keyOf, startCluster, until } from './integration-support.ts';
+import { type Cluster, keyOf, startCluster, until } from '@certkit/testenv/apiserver/cluster';
+import { FaultProxy } from '@certkit/testenv/apiserver/fault-proxy';
 import { type LogEntry, type Logger, silentLogger } from '../log.ts';
 import type { SharedInformer } from './shared-informer.ts';
 

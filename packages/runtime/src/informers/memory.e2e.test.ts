@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { after, before, describe, it } from 'node:test';
-import { type Cluster, startCluster } from './integration-support.ts';
+import { type Cluster, startCluster } from '@certkit/testenv/apiserver/cluster';
+import { MEMORY_PROBE_SCRIPT } from '@certkit/testenv/processes/scripts';
 
 /**
  * Memory is the product: a metadata-only informer over 300 Secrets of 1 MiB each must grow the heap by
@@ -14,7 +14,7 @@ import { type Cluster, startCluster } from './integration-support.ts';
 const SECRETS = 300;
 const SECRET_BYTES = 1024 * 1024 - 64;
 const NS = 'memory';
-const probe = fileURLToPath(new URL('./memory-probe.ts', import.meta.url));
+const probe = MEMORY_PROBE_SCRIPT;
 
 interface Measurement {
   mode: string;

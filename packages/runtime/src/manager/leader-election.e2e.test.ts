@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { startTestServer, type TestServer } from '@certkit/apiserver/testing/test-server';
+import { startTestServer, type TestServer } from '@certkit/testenv/apiserver/test-server';
 import { formatMicroTime } from '@certkit/apimachinery';
 import { KubeClient } from '../client/kube-client.ts';
 import { loadKubeconfig } from '../client/kubeconfig.ts';

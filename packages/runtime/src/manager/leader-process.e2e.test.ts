@@ -3,17 +3,17 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { createInterface } from 'node:readline';
 import { after, before, describe, it } from 'node:test';
-import { fileURLToPath } from 'node:url';
-import { startTestServer, type TestServer } from '@certkit/apiserver/testing/test-server';
+import { startTestServer, type TestServer } from '@certkit/testenv/apiserver/test-server';
+import { LEADER_PROCESS_SCRIPT } from '@certkit/testenv/processes/scripts';
 
-/** Must match testdata/leader-process.ts. */
+/** Must match @certkit/testenv/processes/leader-process.ts. */
 const LEASE_MS = 3000;
 const RETRY_MS = 200;
 const RENEW_DEADLINE_MS = 2000;
 const MAX_RETRY_WAIT_MS = RETRY_MS * 2.2;
 const MARGIN_MS = 500;
 
-const fixture = fileURLToPath(new URL('./testdata/leader-process.ts', import.meta.url));
+const fixture = LEADER_PROCESS_SCRIPT;
 
 interface Replica {
   identity: string;

@@ -3,17 +3,17 @@ import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { createInterface } from 'node:readline';
 import { after, before, describe, it } from 'node:test';
-import { startTestServer, type TestServer } from '@certkit/apiserver/testing/test-server';
+import { startTestServer, type TestServer } from '@certkit/testenv/apiserver/test-server';
 import type { Cache } from '../cache/cache.ts';
 import { KubeClient } from '../client/kube-client.ts';
 import { loadKubeconfig } from '../client/kubeconfig.ts';
 import { LEASE_RESOURCE, type Lease } from './leader-election.ts';
-import { fileURLToPath } from 'node:url';
 import { Controller } from './controller.ts';
 import { Manager, type Runnable } from './manager.ts';
 import { MetricsRegistry, restClientMetricsHook } from './metrics.ts';
 import { parseBindAddress } from './probes.ts';
-import { parsePrometheus } from './testdata/prometheus.ts';
+import { MANAGER_SIGTERM_SCRIPT } from '@certkit/testenv/processes/scripts';
+import { parsePrometheus } from '@certkit/testenv/metrics/prometheus-text';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -183,7 +183,7 @@ describe('Manager', () => {
   });
 
   it('stops cleanly on SIGTERM and leaves nothing running (the process exits by itself)', async () => {
-    const fixture = fileURLToPath(new URL('./testdata/manager-sigterm.ts', import.meta.url));
+    const fixture = MANAGER_SIGTERM_SCRIPT;
     const child = spawn(process.execPath, [fixture], { stdio: ['ignore', 'pipe', 'inherit'] });
     const lines = createInterface({ input: child.stdout });
     const iterator = lines[Symbol.asyncIterator]();

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { parsePrometheus } from './testdata/prometheus.ts';
+import { parsePrometheus } from '@certkit/testenv/metrics/prometheus-text';
 import {
   MetricsRegistry,
   restClientMetricsHook,

@@ -6,8 +6,8 @@
 import assert from 'node:assert/strict';
 import { createSocket } from 'node:dgram';
 import { after, before, describe, it } from 'node:test';
-import { type BindServer, bindAvailable, startBind } from '../testing/bind.ts';
-import { startDnsFront } from '../testing/dns-front.ts';
+import { type BindServer, bindAvailable, startBind } from '@certkit/testenv/bind/bind';
+import { startDnsFront } from '@certkit/testenv/bind/dns-front';
 import type { DNS01ChangeRequest, SecretReader } from './provider.ts';
 import { parseCheckNameserver } from './nameserver.ts';
 import { DNS01Resolver } from './propagation.ts';

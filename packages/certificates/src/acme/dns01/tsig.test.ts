@@ -1,8 +1,7 @@
 import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { describe, it } from 'node:test';
+import { type NsupdateVector, nsupdateVectors } from '@certkit/testenv/dns/nsupdate-vectors';
 import {
   decodeTsigSecret,
   signMessage,
@@ -14,20 +13,9 @@ import {
 } from './tsig.ts';
 import { decodeMessage, encodeMessage, encodeName, encodeRecord, RRClass, RRType, tsigData } from './wire.ts';
 
-interface Vector {
-  algorithm: string;
-  keyName: string;
-  secret: string;
-  request: string;
-  response: string;
-}
+const vectors = nsupdateVectors;
 
-/** An UPDATE signed by BIND's nsupdate and BIND's signed answer, per algorithm (testdata/capture-nsupdate.ts). */
-const vectors: Vector[] = JSON.parse(
-  readFileSync(join(import.meta.dirname, 'testdata', 'nsupdate-tsig.json'), 'utf8'),
-) as Vector[];
-
-function keyOf(vector: Vector): TsigKey {
+function keyOf(vector: NsupdateVector): TsigKey {
   return {
     name: vector.keyName,
     algorithm: tsigAlgorithm(vector.algorithm),
@@ -36,7 +24,7 @@ function keyOf(vector: Vector): TsigKey {
 }
 
 /** The captured request without its TSIG record, its MAC and its time. */
-function unsignedRequest(vector: Vector): {
+function unsignedRequest(vector: NsupdateVector): {
   unsigned: Buffer;
   mac: Buffer;
   timeSigned: number;

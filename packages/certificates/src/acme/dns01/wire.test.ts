@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { describe, it } from 'node:test';
+import { nsupdateVectors } from '@certkit/testenv/dns/nsupdate-vectors';
 import { updateMessage } from './rfc2136.ts';
 import {
   decodeMessage,
@@ -16,15 +15,7 @@ import {
   txtData,
 } from './wire.ts';
 
-interface Vector {
-  algorithm: string;
-  request: string;
-}
-
-/** UPDATEs BIND's nsupdate sent (testdata/capture-nsupdate.ts). */
-const vectors: Vector[] = JSON.parse(
-  readFileSync(join(import.meta.dirname, 'testdata', 'nsupdate-tsig.json'), 'utf8'),
-) as Vector[];
+const vectors = nsupdateVectors;
 
 describe('DNS wire format', () => {
   it('encodes names as labels ending in the root, with or without the trailing dot', () => {

@@ -10,7 +10,7 @@ import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { CertificateRequest } from '../../api/types.ts';
 import { buildCertificateRequest, generatePrivateKey, parseCertificate } from '../../pki/index.ts';
-import { issue, opensslUnavailable, opensslVerify, rootCa } from '../../pki/test-support.ts';
+import { issue, opensslUnavailable, opensslVerify, rootCa } from '@certkit/testenv/pki/ca';
 import { APPROVED_MESSAGE, APPROVED_REASON } from './approver.ts';
 import { READY_MESSAGE } from './draft.ts';
 import {
@@ -26,7 +26,7 @@ import {
   secrets,
   startHarness,
   tlsSecret,
-} from './test-harness.ts';
+} from '@certkit/testenv/controllers/certificaterequests-harness';
 
 const ns = 'team';
 const clusterNs = 'cert-manager';

@@ -21,7 +21,7 @@ import {
   silentLogger,
 } from '@certkit/runtime';
 import type { Secret } from 'kubernetes-types/core/v1.d.ts';
-import { startTestServer, type TestServer } from '@certkit/apiserver/testing/test-server';
+import { startTestServer, type TestServer } from '@certkit/testenv/apiserver/test-server';
 import { certManagerCrds } from '../../api/crds.ts';
 import type { Certificate, CertificateRequest, CertificateSpec, Issuer } from '../../api/types.ts';
 import { parseCertificate, parsePrivateKey, publicKeysEqual } from '../../pki/index.ts';

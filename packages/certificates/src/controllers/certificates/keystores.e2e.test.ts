@@ -24,8 +24,8 @@ import {
   prepareIssuer,
   readyAndDoneIssuing,
   startEnvironment,
-} from '../../conformance/environment.ts';
-import { opensslUnavailable } from '../../conformance/openssl.ts';
+} from '@certkit/testenv/conformance/environment';
+import { opensslUnavailable } from '@certkit/testenv/conformance/openssl';
 
 const ns = 'keystores';
 const JKS_PASSWORD = 'jks-pass-from-secret';

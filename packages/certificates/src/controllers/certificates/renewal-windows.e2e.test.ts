@@ -16,7 +16,7 @@ import {
   prepareIssuer,
   startEnvironment,
   VARIANTS,
-} from '../../conformance/environment.ts';
+} from '@certkit/testenv/conformance/environment';
 
 const ns = 'renewal-windows';
 let env: Environment;

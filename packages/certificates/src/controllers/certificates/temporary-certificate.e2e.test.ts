@@ -12,14 +12,14 @@ import type { KubeObject } from '@certkit/apimachinery';
 import { builtins } from '@certkit/runtime';
 import type { Event, Secret } from 'kubernetes-types/core/v1.d.ts';
 import { encodePrivateKey } from '../../pki/index.ts';
-import { rootCa } from '../../pki/test-support.ts';
+import { rootCa } from '@certkit/testenv/pki/ca';
 import {
   type Environment,
   eventually,
   getSecret,
   readyAndDoneIssuing,
   startEnvironment,
-} from '../../conformance/environment.ts';
+} from '@certkit/testenv/conformance/environment';
 
 const ns = 'temporary';
 let env: Environment;

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Issuer } from '../../api/types.ts';
 import { encodePrivateKey, generatePrivateKey } from '../../pki/index.ts';
-import { issue, rootCa } from '../../pki/test-support.ts';
+import { issue, rootCa } from '@certkit/testenv/pki/ca';
 import { cachedCaKeyPair, caKeyPairFromSecret, InvalidDataError } from './ca-keypair.ts';
 import { isIssuerReady } from './conditions.ts';
 import { StaleReads } from './stale-reads.ts';

@@ -8,7 +8,7 @@ import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ClusterIssuer, Issuer } from '../../api/types.ts';
 import { buildCertificateRequest, generatePrivateKey } from '../../pki/index.ts';
-import { issue, rootCa } from '../../pki/test-support.ts';
+import { issue, rootCa } from '@certkit/testenv/pki/ca';
 import {
   certificateRequest,
   clusterIssuers,
@@ -21,7 +21,7 @@ import {
   secrets,
   startHarness,
   tlsSecret,
-} from '../certificaterequests/test-harness.ts';
+} from '@certkit/testenv/controllers/certificaterequests-harness';
 import { KEY_PAIR_VERIFIED_MESSAGE } from './readiness.ts';
 
 const ns = 'team';

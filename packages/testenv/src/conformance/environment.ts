@@ -1,0 +1,327 @@
+/**
+ * The conformance environment: the embedded API server with the cert-manager.io CRDs, the whole certificate
+ * controller (startCertificateController, as `certkit up` runs it), and the issuers of the four variants.
+ * Nothing here is mocked: the test talks to the API server through its own client, as kubectl would.
+ */
+
+import { isNotFound, type KubeObject } from '@certkit/apimachinery';
+import {
+  builtins,
+  jsonLogger,
+  KubeClient,
+  loadKubeconfig,
+  type ResourceClient,
+  type ResourceRef,
+  silentLogger,
+} from '@certkit/runtime';
+import type { Secret } from 'kubernetes-types/core/v1.d.ts';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { startTestServer, type TestServer } from '../apiserver/test-server.ts';
+import type {
+  Certificate,
+  CertificateRequest,
+  ClusterIssuer,
+  Issuer,
+  IssuerReference,
+} from '@certkit/certificates/api/types';
+import {
+  installCrds,
+  type RunningController,
+  startCertificateController,
+} from '@certkit/certificates/controller';
+import {
+  certificateRequestsRef,
+  certificatesRef,
+  clusterIssuersRef,
+  issuersRef,
+} from '@certkit/certificates/controllers/refs';
+import { encodePrivateKey } from '@certkit/certificates/pki/index';
+import { rootCa } from '../pki/ca.ts';
+import { opensslRootCa, opensslUnavailable } from './openssl.ts';
+
+export const CLUSTER_RESOURCE_NAMESPACE = 'certkit-conformance-system';
+
+export interface Environment {
+  server: TestServer;
+  /** The test's own client (unthrottled; not the controller's). */
+  admin: KubeClient;
+  controller: RunningController;
+  certificates: ResourceClient<Certificate>;
+  certificateRequests: ResourceClient<CertificateRequest>;
+  issuers: ResourceClient<Issuer>;
+  clusterIssuers: ResourceClient<ClusterIssuer>;
+  secrets: ResourceClient<Secret & KubeObject>;
+  close(): Promise<void>;
+}
+
+/** Polls `probe` until it returns a value; on timeout the error carries the last thing `describe` said. */
+export async function eventually<T>(
+  probe: () => Promise<T | undefined>,
+  what: string,
+  timeoutMs: number,
+  intervalMs = 50,
+  describe?: () => string,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline)
+      throw new Error(
+        `timed out after ${timeoutMs} ms waiting for ${what}${describe ? `: ${describe()}` : ''}`,
+      );
+    await sleep(intervalMs);
+  }
+}
+
+async function waitServed(server: TestServer, ref: ResourceRef): Promise<void> {
+  const path = `/apis/${ref.group}/${ref.version}/${ref.resource}`;
+  await eventually(
+    async () => ((await server.fetch('GET', path)).status === 200 ? true : undefined),
+    `${ref.resource} served`,
+    15_000,
+    20,
+  );
+}
+
+export async function startEnvironment(): Promise<Environment> {
+  const server = await startTestServer();
+  const config = await loadKubeconfig({ path: server.kubeconfigPath });
+  const admin = new KubeClient({ ...config, qps: -1 });
+  await installCrds(admin);
+  for (const ref of [certificatesRef, certificateRequestsRef, issuersRef, clusterIssuersRef])
+    await waitServed(server, ref);
+  await admin
+    .resource(builtins.namespaces)
+    .create(undefined, { metadata: { name: CLUSTER_RESOURCE_NAMESPACE } });
+
+  const controllerClient = new KubeClient({ ...config, qps: -1 });
+  const controller = startCertificateController(controllerClient, {
+    metricsBindAddress: '0',
+    clusterResourceNamespace: CLUSTER_RESOURCE_NAMESPACE,
+    log: process.env.CERTKIT_TEST_LOG ? jsonLogger('debug') : silentLogger,
+  });
+  // A manager that dies (say, a failing informer) should fail the test loudly, not time it out.
+  controller.done.catch((err) => console.error('certificate controller stopped:', err));
+
+  return {
+    server,
+    admin,
+    controller,
+    certificates: admin.resource<Certificate>(certificatesRef),
+    certificateRequests: admin.resource<CertificateRequest>(certificateRequestsRef),
+    issuers: admin.resource<Issuer>(issuersRef),
+    clusterIssuers: admin.resource<ClusterIssuer>(clusterIssuersRef),
+    secrets: admin.resource<Secret & KubeObject>(builtins.secrets),
+    async close() {
+      await controller.stop();
+      await controller.done.catch(() => {});
+      controllerClient.close();
+      admin.close();
+      await server.close();
+    },
+  };
+}
+
+export async function getSecret(env: Environment, namespace: string, name: string) {
+  try {
+    return await env.secrets.get(namespace, name);
+  } catch (err) {
+    if (isNotFound(err)) return undefined;
+    throw err;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Issuer variants
+
+export interface IssuerVariant {
+  title: string;
+  kind: 'Issuer' | 'ClusterIssuer';
+  type: 'SelfSigned' | 'CA';
+}
+
+export const VARIANTS: IssuerVariant[] = [
+  { title: 'SelfSigned Issuer', kind: 'Issuer', type: 'SelfSigned' },
+  { title: 'SelfSigned ClusterIssuer', kind: 'ClusterIssuer', type: 'SelfSigned' },
+  { title: 'CA Issuer', kind: 'Issuer', type: 'CA' },
+  { title: 'CA ClusterIssuer', kind: 'ClusterIssuer', type: 'CA' },
+];
+
+export interface PreparedIssuer {
+  issuerRef: IssuerReference;
+  /** The CA certificate (CA variants), to compare ca.crt against. */
+  caPem?: string;
+  /** How the CA key pair was made. */
+  caOrigin?: string;
+}
+
+/**
+ * Creates the variant's issuer (and for CA the unlabelled key pair Secret: in `namespace` for an Issuer, in
+ * the cluster resource namespace for a ClusterIssuer) and waits for it to be Ready, as the upstream suites do.
+ */
+export async function prepareIssuer(
+  env: Environment,
+  variant: IssuerVariant,
+  namespace: string,
+  suffix: string,
+): Promise<PreparedIssuer> {
+  const name = `conformance-${variant.type.toLowerCase()}-${suffix}`;
+  const prepared: PreparedIssuer = { issuerRef: { name, kind: variant.kind, group: 'cert-manager.io' } };
+  let spec: Issuer['spec'];
+  if (variant.type === 'SelfSigned') {
+    spec = { selfSigned: {} };
+  } else {
+    const secretNamespace = variant.kind === 'Issuer' ? namespace : CLUSTER_RESOURCE_NAMESPACE;
+    const secretName = `${name}-key-pair`;
+    let certPem: string;
+    let keyPem: string;
+    // The ClusterIssuer's CA comes from openssl when it can (a CA the controller did not make itself).
+    if (variant.kind === 'ClusterIssuer' && !opensslUnavailable()) {
+      ({ certPem, keyPem } = opensslRootCa(`certkit conformance cluster CA ${suffix}`));
+      prepared.caOrigin = 'openssl req -x509, RSA 2048, PKCS#8 key';
+    } else {
+      const ca = await rootCa({ algorithm: 'ECDSA', size: 256 }, 10 * 365 * 24 * 3600_000);
+      certPem = ca.certPem;
+      keyPem = encodePrivateKey(ca.key, 'PKCS1');
+      prepared.caOrigin = `pki rootCa, ECDSA P-256, SEC1 key${
+        variant.kind === 'ClusterIssuer' ? ` (openssl unavailable: ${opensslUnavailable()})` : ''
+      }`;
+    }
+    prepared.caPem = certPem;
+    await env.secrets.create(secretNamespace, {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      type: 'kubernetes.io/tls',
+      // Unlabelled, as users create CA Secrets: the controller caches only its metadata.
+      metadata: { name: secretName, namespace: secretNamespace },
+      data: {
+        'tls.crt': Buffer.from(certPem).toString('base64'),
+        'tls.key': Buffer.from(keyPem).toString('base64'),
+      },
+    });
+    spec = { ca: { secretName } };
+  }
+  const ready = (obj: { status?: { conditions?: { type: string; status: string }[] } }) =>
+    obj.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True');
+  if (variant.kind === 'Issuer') {
+    await env.issuers.create(namespace, {
+      apiVersion: 'cert-manager.io/v1',
+      kind: 'Issuer',
+      metadata: { name, namespace },
+      spec,
+    });
+    await eventually(
+      async () => (ready(await env.issuers.get(namespace, name)) ? true : undefined),
+      `Issuer ${namespace}/${name} Ready`,
+      30_000,
+    );
+  } else {
+    await env.clusterIssuers.create(undefined, {
+      apiVersion: 'cert-manager.io/v1',
+      kind: 'ClusterIssuer',
+      metadata: { name },
+      spec,
+    });
+    await eventually(
+      async () => (ready(await env.clusterIssuers.get(undefined, name)) ? true : undefined),
+      `ClusterIssuer ${name} Ready`,
+      30_000,
+    );
+  }
+  return prepared;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Waiting for Certificates, many at once
+
+const condition = (cert: Certificate, type: string) => cert.status?.conditions?.find((c) => c.type === type);
+
+/** WaitForCertificateReadyAndDoneIssuing: Ready=True for the current generation, and no Issuing=True. */
+export function readyAndDoneIssuing(cert: Certificate): boolean {
+  const ready = condition(cert, 'Ready');
+  return (
+    ready?.status === 'True' &&
+    ready.observedGeneration === cert.metadata.generation &&
+    condition(cert, 'Issuing')?.status !== 'True'
+  );
+}
+
+export function describeCertificate(cert: Certificate | undefined): string {
+  if (!cert) return 'not found';
+  const conditions = (cert.status?.conditions ?? [])
+    .map((c) => `${c.type}=${c.status} (${c.reason}, gen ${c.observedGeneration}): ${c.message}`)
+    .join('; ');
+  return `generation ${cert.metadata.generation}, revision ${cert.status?.revision ?? '-'}, ${conditions || 'no conditions'}`;
+}
+
+/**
+ * Waits for many Certificates of one namespace with one LIST per interval, instead of one GET per
+ * Certificate per interval (two dozen pollers would otherwise compete with the controller).
+ */
+export class CertificateWaiter {
+  private waiters = new Set<{
+    name: string;
+    predicate: (cert: Certificate) => boolean;
+    deadline: number;
+    what: string;
+    resolve: (cert: Certificate) => void;
+    reject: (err: Error) => void;
+  }>();
+  private latest = new Map<string, Certificate>();
+  private running = false;
+  private readonly env: Environment;
+  private readonly namespace: string;
+  private readonly intervalMs: number;
+
+  constructor(env: Environment, namespace: string, intervalMs = 50) {
+    this.env = env;
+    this.namespace = namespace;
+    this.intervalMs = intervalMs;
+  }
+
+  waitFor(
+    name: string,
+    predicate: (cert: Certificate) => boolean,
+    what: string,
+    timeoutMs = 30_000,
+  ): Promise<Certificate> {
+    return new Promise((resolve, reject) => {
+      this.waiters.add({ name, predicate, deadline: Date.now() + timeoutMs, what, resolve, reject });
+      if (!this.running) void this.loop();
+    });
+  }
+
+  private async loop() {
+    this.running = true;
+    try {
+      while (this.waiters.size) {
+        let items: Certificate[] = [];
+        try {
+          items = (await this.env.certificates.list(this.namespace)).items;
+        } catch {
+          // Transient; the deadline still applies.
+        }
+        for (const cert of items) this.latest.set(cert.metadata.name!, cert);
+        const now = Date.now();
+        for (const waiter of [...this.waiters]) {
+          const cert = this.latest.get(waiter.name);
+          if (cert && waiter.predicate(cert)) {
+            this.waiters.delete(waiter);
+            waiter.resolve(cert);
+          } else if (now > waiter.deadline) {
+            this.waiters.delete(waiter);
+            waiter.reject(
+              new Error(
+                `timed out waiting for ${waiter.name} to be ${waiter.what}: ${describeCertificate(cert)}`,
+              ),
+            );
+          }
+        }
+        if (this.waiters.size) await sleep(this.intervalMs);
+      }
+    } finally {
+      this.running = false;
+    }
+  }
+}
