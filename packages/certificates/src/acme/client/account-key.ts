@@ -24,8 +24,13 @@ export async function loadAccountKey(key: KeyObject | string | Buffer): Promise<
   const algorithm = algorithmFor(privateKey);
   // Only the public members: exportJWK of the private key would put `d` into every newAccount request.
   const publicJwk = await exportJWK(createPublicKey(privateKey));
-  const thumbprint = await calculateJwkThumbprint(publicJwk, 'sha256');
+  const thumbprint = await jwkThumbprint(publicJwk);
   return { privateKey, algorithm, publicJwk, thumbprint };
+}
+
+/** RFC 7638: SHA-256 over the key's required members in lexical order, unpadded base64url. */
+export function jwkThumbprint(jwk: JWK): Promise<string> {
+  return calculateJwkThumbprint(jwk, 'sha256');
 }
 
 function algorithmFor(key: KeyObject): AccountKeyAlgorithm {

@@ -16,6 +16,9 @@ export function parseRetryAfter(value: HeaderValue, now: number = Date.now()): D
   const text = firstHeader(value)?.trim();
   if (!text) return undefined;
   if (/^\d+$/.test(text)) return new Date(now + Number(text) * 1000);
+  // An HTTP-date names its month and day (IMF-fixdate, RFC 850 or asctime); Date.parse alone would take "-5"
+  // as a year.
+  if (!/[A-Za-z]{3}/.test(text)) return undefined;
   const date = Date.parse(text);
   return Number.isNaN(date) ? undefined : new Date(date);
 }
