@@ -49,6 +49,8 @@ export interface Pebble {
   /** Pebble's management API (roots, intermediates), https with the same certificate. */
   readonly managementUrl: string;
   readonly eabKeys: Record<string, string>;
+  /** The process id, e.g. to read Pebble's CPU time from /proc. */
+  readonly pid: number;
   /** The issuing roots (PEM), the default one first and then each alternate root; new on every start. */
   roots(): Promise<string[]>;
   /** The tail of Pebble's output, for diagnostics. */
@@ -182,6 +184,7 @@ export async function startPebble(options: PebbleOptions = {}): Promise<Pebble> 
       caBundle: ca.certPem,
       managementUrl,
       eabKeys,
+      pid: child.pid ?? 0,
       async roots() {
         const roots: string[] = [];
         for (let i = 0; i <= (options.alternateRoots ?? 0); i++) {
