@@ -106,6 +106,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
       abort.abort();
       await Promise.all(running);
       await ctx.factory.stopped();
+      await ctx.acmeAccounts.close();
       client.close();
       admin.close();
       await server.close();
