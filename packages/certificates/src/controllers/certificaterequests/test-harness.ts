@@ -27,6 +27,7 @@ import { createControllerContext, startContext } from '../create-context.ts';
 import { registerCertificateControllers } from '../certificates/index.ts';
 import { registerIssuerControllers } from '../issuers/index.ts';
 import { certificateRequestsRef, certificatesRef, clusterIssuersRef, issuersRef } from '../refs.ts';
+import type { AcmeClientMetrics } from '../../acme/client/metrics.ts';
 import { APPROVER_NAME, registerCertificateRequestControllers } from './index.ts';
 
 export interface Harness {
@@ -52,6 +53,8 @@ export interface HarnessOptions {
   certificates?: boolean;
   /** Scope the controllers to one namespace (objects elsewhere are nobody's). */
   namespace?: string;
+  /** Where the ACME clients of ACME issuers report their requests. */
+  acmeClientMetrics?: AcmeClientMetrics;
 }
 
 async function waitServed(server: TestServer, ref: ResourceRef): Promise<void> {
@@ -83,6 +86,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     log: process.env.CERTKIT_TEST_LOG ? jsonLogger('debug') : silentLogger,
     clusterResourceNamespace: options.clusterResourceNamespace,
     namespace: options.namespace,
+    acmeClientMetrics: options.acmeClientMetrics,
   });
   const controllers: Controller[] = [
     ...registerIssuerControllers(ctx),

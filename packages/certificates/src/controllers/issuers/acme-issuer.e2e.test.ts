@@ -8,7 +8,9 @@
 import assert from 'node:assert/strict';
 import { createPrivateKey } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
+import { MetricsRegistry } from '@certkit/runtime';
 import type { Secret } from 'kubernetes-types/core/v1.d.ts';
+import { registerAcmeClientMetrics } from '../../acme/client/metrics.ts';
 import type { ClusterIssuer, Issuer } from '../../api/types.ts';
 import { encodePrivateKey, generatePrivateKey } from '../../pki/index.ts';
 import { pebbleSkip, startPebble, type Pebble } from '../../acme/testing/pebble.ts';
@@ -33,10 +35,23 @@ describe('ACME issuer setup against Pebble', { skip }, () => {
   let h: Harness;
   let pebble: Pebble;
   let eabPebble: Pebble;
+  const metrics = new MetricsRegistry();
+  /** ACME requests to the default Pebble of one action so far (all statuses). */
+  const requestsOf = (action: string) =>
+    [...metrics.render().matchAll(/certmanager_http_acme_client_request_count\{([^}]*)\} (\d+)/g)]
+      .filter(
+        ([, labels]) =>
+          labels.includes(`action="${action}"`) && labels.includes(new URL(pebble.directoryUrl).host),
+      )
+      .reduce((sum, [, , n]) => sum + Number(n), 0);
 
   before(async () => {
     [h, pebble, eabPebble] = await Promise.all([
-      startHarness({ namespaces: [ns, clusterNs], clusterResourceNamespace: clusterNs }),
+      startHarness({
+        namespaces: [ns, clusterNs],
+        clusterResourceNamespace: clusterNs,
+        acmeClientMetrics: registerAcmeClientMetrics(metrics),
+      }),
       startPebble(),
       startPebble({ eabRequired: true }),
     ]);
@@ -114,6 +129,50 @@ describe('ACME issuer setup against Pebble', { skip }, () => {
     );
     assert.equal(event.type, 'Normal');
     assert.equal(event.message, ACME_ACCOUNT_REGISTERED_MESSAGE);
+  });
+
+  it('does not ask the server again while the recorded account still matches', async () => {
+    const issuer = await issuers(h).get(ns, 'le');
+    const uid = issuer.metadata.uid ?? '';
+    const client = h.ctx.acmeAccounts.get(uid);
+    const [registrations, lookups] = [requestsOf('register_account'), requestsOf('get_registration')];
+    assert.ok(registrations > 0);
+    // A spec change that does not touch the account: reconciled (the condition follows the generation)...
+    const updated = await issuers(h).update({
+      ...issuer,
+      spec: { acme: { ...issuer.spec.acme!, preferredChain: 'Some Root' } },
+    });
+    await readyIssuer('le', (c) => registered(c) && c.observedGeneration === updated.metadata.generation);
+    // ...without an ACME request, and the Order controllers keep the client they may hold.
+    assert.equal(requestsOf('register_account'), registrations);
+    assert.equal(requestsOf('get_registration'), lookups);
+    assert.equal(h.ctx.acmeAccounts.get(uid), client);
+  });
+
+  it('registers a new account when the key in the Secret is replaced, and records the new hash', async () => {
+    await issuers(h).create(ns, acmeIssuer('rekey', { email: 'rekey@example.test' }));
+    const { issuer } = await readyIssuer('rekey', registered);
+    const secret = (await secrets(h).get(ns, 'rekey-account-key')) as Secret;
+    const newKey = await generatePrivateKey({ algorithm: 'RSA', size: 2048 });
+    await secrets(h).update({
+      ...secret,
+      data: { 'tls.key': base64(encodePrivateKey(newKey, 'PKCS1')) },
+    } as never);
+    const rekeyed = await eventually(async () => {
+      const i = await issuers(h).get(ns, 'rekey');
+      return i.status?.acme?.lastPrivateKeyHash === accountKeyHash(newKey) ? i : undefined;
+    }, 'the new key hash');
+    assert.notEqual(rekeyed.status?.acme?.uri, issuer.status?.acme?.uri, 'a new key is a new account');
+    assert.equal(condition(rekeyed, 'Ready')?.status, 'True');
+  });
+
+  it('drops the client of a deleted issuer', async () => {
+    await issuers(h).create(ns, acmeIssuer('short-lived', {}));
+    const { issuer } = await readyIssuer('short-lived', registered);
+    const uid = issuer.metadata.uid ?? '';
+    assert.ok(h.ctx.acmeAccounts.get(uid));
+    await issuers(h).delete(ns, 'short-lived');
+    await eventually(() => (h.ctx.acmeAccounts.get(uid) ? undefined : true), 'client removed');
   });
 
   it('recovers a lost account URI: a new Issuer with the same key finds the same account', async () => {

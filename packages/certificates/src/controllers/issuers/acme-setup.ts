@@ -147,6 +147,13 @@ function notReady(reason: string, message: string, acme: ACMEIssuerStatus, retry
 }
 
 export async function acmeReadiness(ctx: ControllerContext, handle: IssuerHandle): Promise<Readiness> {
+  const readiness = await setUpAccount(ctx, handle);
+  // An issuer that is not ready has no client: Orders wait rather than use an account in doubt.
+  if (!readiness.ready) ctx.acmeAccounts.remove(handle.issuer.metadata?.uid ?? '');
+  return readiness;
+}
+
+async function setUpAccount(ctx: ControllerContext, handle: IssuerHandle): Promise<Readiness> {
   const { issuer } = handle;
   const acme = issuer.spec.acme as ACMEIssuer;
   const status: ACMEIssuerStatus = { ...issuer.status?.acme };
@@ -208,7 +215,6 @@ export async function acmeReadiness(ctx: ControllerContext, handle: IssuerHandle
 
   const hash = accountKeyHash(key);
   const uid = issuer.metadata?.uid ?? '';
-  ctx.acmeAccounts.remove(uid);
 
   let serverHost: string;
   try {
@@ -250,7 +256,7 @@ export async function acmeReadiness(ctx: ControllerContext, handle: IssuerHandle
     (status.lastRegisteredEmail ?? '') === email &&
     status.lastPrivateKeyHash === hash
   ) {
-    ctx.acmeAccounts.add(uid, await ctx.acmeAccounts.newClient({ ...clientOptions, accountUrl: status.uri }));
+    await ctx.acmeAccounts.clientFor(uid, clientOptions, status.uri);
     return ready(status);
   }
   // Only the host is compared: a changed server registers again.
@@ -277,50 +283,38 @@ export async function acmeReadiness(ctx: ControllerContext, handle: IssuerHandle
     }
   }
 
-  const client: AcmeClient = await ctx.acmeAccounts.newClient(clientOptions);
-  let keep = false;
+  const client: AcmeClient = await ctx.acmeAccounts.clientFor(uid, clientOptions);
+  let account;
   try {
-    let account;
+    ({ account } = await client.registerAccount({
+      contact: email ? contactFor(email) : undefined,
+      termsOfServiceAgreed: true,
+      externalAccountBinding,
+    }));
+  } catch (err) {
+    return notReady(
+      AcmeIssuerReasons.ErrRegisterACMEAccount,
+      REGISTRATION_FAILED + (err as Error).message,
+      status,
+      !(err instanceof AcmeProblemError && err.isClientError),
+    );
+  }
+  // ensureEmailUpToDate: the account's first contact is what counts.
+  let registeredEmail = account.contact?.[0]?.replace('mailto:', '') ?? '';
+  if (registeredEmail !== email) {
     try {
-      ({ account } = await client.registerAccount({
-        contact: email ? contactFor(email) : undefined,
-        termsOfServiceAgreed: true,
-        externalAccountBinding,
-      }));
+      account = await client.updateAccount({ contact: contactFor(email) });
     } catch (err) {
       return notReady(
-        AcmeIssuerReasons.ErrRegisterACMEAccount,
-        REGISTRATION_FAILED + (err as Error).message,
+        AcmeIssuerReasons.ErrUpdateACMEAccount,
+        UPDATE_FAILED + (err as Error).message,
         status,
         !(err instanceof AcmeProblemError && err.isClientError),
       );
     }
-    // ensureEmailUpToDate: the account's first contact is what counts.
-    let registeredEmail = account.contact?.[0]?.replace('mailto:', '') ?? '';
-    if (registeredEmail !== email) {
-      try {
-        account = await client.updateAccount({ contact: contactFor(email) });
-      } catch (err) {
-        return notReady(
-          AcmeIssuerReasons.ErrUpdateACMEAccount,
-          UPDATE_FAILED + (err as Error).message,
-          status,
-          !(err instanceof AcmeProblemError && err.isClientError),
-        );
-      }
-      registeredEmail = email;
-    }
-    const registered: ACMEIssuerStatus = {
-      uri: account.url,
-      lastRegisteredEmail: registeredEmail,
-      lastPrivateKeyHash: hash,
-    };
-    ctx.acmeAccounts.add(uid, client);
-    keep = true;
-    return ready(registered);
-  } finally {
-    if (!keep) void client.close();
+    registeredEmail = email;
   }
+  return ready({ uri: account.url, lastRegisteredEmail: registeredEmail, lastPrivateKeyHash: hash });
 }
 
 function ready(acme: ACMEIssuerStatus): Readiness {

@@ -2,6 +2,7 @@ import { isConflict } from '@certkit/apimachinery';
 import {
   Controller,
   deletionHandlingKey,
+  isDeletedFinalStateUnknown,
   ItemExponentialFailureRateLimiter,
   type Request,
   type Result,
@@ -162,7 +163,12 @@ export function newIssuerController(ctx: ControllerContext, kind: IssuerKind): C
     onUpdate: (old, issuer) => {
       if (needsReconcile(old, issuer)) enqueue(issuer);
     },
-    onDelete: (issuer) => stale.forget(deletionHandlingKey(issuer)),
+    onDelete: (issuer) => {
+      stale.forget(deletionHandlingKey(issuer));
+      // A deleted ACME issuer's client (and its connections) goes with it.
+      const uid = (isDeletedFinalStateUnknown(issuer) ? issuer.obj : issuer)?.metadata?.uid;
+      if (uid) ctx.acmeAccounts.remove(uid);
+    },
   });
   // Unlabelled Secrets arrive as metadata stubs: their namespace and name are all the lookup needs
   // (cert-manager's ToSecret), so a CA Secret created after its issuer makes it Ready without waiting.
