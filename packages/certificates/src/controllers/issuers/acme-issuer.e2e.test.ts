@@ -333,6 +333,34 @@ describe('ACME issuer setup against Pebble', { skip }, () => {
     assert.match(v1.ready.message ?? '', /should update the spec\.acme\.server field to "https:\/\/acme-v02/);
   });
 
+  it('is not ready while a DNS-01 solver Secret is missing or lacks its key (InvalidSolver)', async () => {
+    const solvers = [
+      {
+        dns01: {
+          rfc2136: {
+            nameserver: '127.0.0.1:53',
+            tsigKeyName: 'certkit-key',
+            tsigAlgorithm: 'HMACSHA256',
+            tsigSecretSecretRef: { name: 'tsig', key: 'secret' },
+          },
+        },
+      },
+    ];
+    await issuers(h).create(ns, acmeIssuer('dns', { solvers }));
+    const missing = await readyIssuer('dns', (c) => c.status === 'False');
+    assert.equal(missing.ready.reason, 'InvalidSolver');
+    assert.equal(missing.ready.message, 'failed to get secret "tsig": secrets "tsig" not found');
+
+    await secrets(h).create(ns, { metadata: { name: 'tsig', namespace: ns }, data: { other: base64('x') } });
+    await readyIssuer(
+      'dns',
+      (c) => c.reason === 'InvalidSolver' && c.message === 'the secret "tsig" does not have key "secret"',
+    );
+    const secret = (await secrets(h).get(ns, 'tsig')) as Secret;
+    await secrets(h).update({ ...secret, data: { secret: base64('c2VjcmV0') } } as never);
+    await readyIssuer('dns', registered);
+  });
+
   it('keeps a ClusterIssuer account key in the cluster resource namespace', async () => {
     const clusterIssuer: ClusterIssuer = {
       apiVersion: 'cert-manager.io/v1',

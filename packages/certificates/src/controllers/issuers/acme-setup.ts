@@ -9,6 +9,7 @@ import { decodeEabHmacKey } from '../../acme/client/jws.ts';
 import type { AcmeClient } from '../../acme/client/client.ts';
 import { encodePrivateKey, generatePrivateKey, parsePrivateKey } from '../../pki/index.ts';
 import type { ControllerContext } from '../context.ts';
+import { dns01SolverSecretRefs } from './acme-secrets.ts';
 import { issuerReadyCondition } from './conditions.ts';
 import { resourceNamespace, type IssuerHandle } from './generic.ts';
 import type { Readiness } from './readiness.ts';
@@ -29,6 +30,7 @@ export const AcmeIssuerReasons = {
   ErrUpdateACMEAccount: 'ErrUpdateACMEAccount',
   InvalidConfig: 'InvalidConfig',
   InvalidURL: 'InvalidURL',
+  InvalidSolver: 'InvalidSolver',
 } as const;
 
 export const ACME_ACCOUNT_REGISTERED_MESSAGE = 'The ACME account was registered with the ACME server';
@@ -131,6 +133,24 @@ async function eabKey(
   }
 }
 
+/** cert-manager's validateDNSSolvers: each Secret a DNS-01 solver needs must exist and hold its key. */
+async function dns01SolverProblems(
+  ctx: ControllerContext,
+  namespace: string,
+  acme: ACMEIssuer,
+): Promise<string[]> {
+  const problems: string[] = [];
+  for (const ref of dns01SolverSecretRefs(acme)) {
+    const secret = await ctx.secrets.get(namespace, ref.name);
+    if (!secret) {
+      problems.push(`failed to get secret "${ref.name}": secrets "${ref.name}" not found`);
+    } else if (ref.key && secret.data?.[ref.key] === undefined) {
+      problems.push(`the secret "${ref.name}" does not have key "${ref.key}"`);
+    }
+  }
+  return problems;
+}
+
 function contactFor(email: string): string[] {
   return email ? [`mailto:${email.toLowerCase()}`] : [];
 }
@@ -211,6 +231,11 @@ async function setUpAccount(ctx: ControllerContext, handle: IssuerHandle): Promi
       status,
       false,
     );
+  }
+
+  const solverProblems = await dns01SolverProblems(ctx, namespace, acme);
+  if (solverProblems.length) {
+    return notReady(AcmeIssuerReasons.InvalidSolver, solverProblems.join('; '), status, false);
   }
 
   const hash = accountKeyHash(key);
