@@ -357,7 +357,7 @@ describe('ACME client against Pebble requiring external account binding', { skip
  * A minimal ACME server for what Pebble never does: rate limits and 5xx. It answers the directory, nonces
  * and newOrder from a script of canned answers per path; it does not check signatures.
  */
-describe('ACME client retries 429 and 5xx by Retry-After', () => {
+describe('ACME client retries badNonce, 429 and 5xx, and polls by Retry-After', () => {
   let server: Server;
   let base: string;
   const script = new Map<
@@ -365,12 +365,22 @@ describe('ACME client retries 429 and 5xx by Retry-After', () => {
     Array<{ status: number; headers?: Record<string, string>; body?: unknown }>
   >();
   const hits: string[] = [];
+  /** The nonce of each signed POST, in order, from its protected header. */
+  const nonces: string[] = [];
 
   before(async () => {
     server = createServer((req: IncomingMessage, res: ServerResponse) => {
-      req.resume();
+      let body = '';
+      req.setEncoding('utf8');
+      req.on('data', (chunk: string) => (body += chunk));
       req.on('end', () => {
         const path = req.url ?? '/';
+        if (req.method === 'POST') {
+          const header = JSON.parse(
+            Buffer.from((JSON.parse(body) as { protected: string }).protected, 'base64url').toString(),
+          ) as { nonce: string };
+          nonces.push(header.nonce);
+        }
         hits.push(`${req.method} ${path}`);
         res.setHeader('replay-nonce', `nonce-${hits.length}`);
         const next = script.get(path)?.shift();
@@ -453,6 +463,41 @@ describe('ACME client retries 429 and 5xx by Retry-After', () => {
     assert.equal(error.status, 429);
     assert.equal(error.isClientError, false, 'a 429 is worth retrying later');
     assert.ok(error.retryAfter && Math.abs(error.retryAfter.getTime() - (Date.now() + 3600_000)) < 5000);
+    await c.close();
+  });
+
+  it('signs again with the nonce that came with a badNonce refusal', async () => {
+    const badNonce = {
+      type: 'urn:ietf:params:acme:error:badNonce',
+      detail: 'JWS has an invalid anti-replay nonce',
+    };
+    script.set('/order', [
+      { status: 400, headers: { 'replay-nonce': 'fresh-1' }, body: badNonce },
+      { status: 400, headers: { 'replay-nonce': 'fresh-2' }, body: badNonce },
+      created,
+    ]);
+    nonces.length = 0;
+    const c = await client();
+    const order = await c.newOrder({ identifiers: [{ type: 'dns', value: 'a.example.test' }] });
+    assert.equal(order.status, 'pending');
+    assert.deepEqual(nonces.slice(1), ['fresh-1', 'fresh-2'], 'each retry used the refusal nonce');
+    await c.close();
+  });
+
+  it('polls an order as its Retry-After says', async () => {
+    const order = (status: string) => ({
+      status: 200,
+      headers: { 'retry-after': '1', 'content-type': 'application/json' },
+      body: { status, identifiers: [], authorizations: [], finalize: 'http://example.invalid/f' },
+    });
+    script.set('/order/7', [order('processing'), order('processing'), order('valid')]);
+    const c = await client();
+    const started = Date.now();
+    const done = await c.waitForOrder(`${base}/order/7`);
+    assert.equal(done.status, 'valid');
+    assert.equal(done.url, `${base}/order/7`);
+    const elapsed = Date.now() - started;
+    assert.ok(elapsed >= 1900 && elapsed < 4000, `two waits of Retry-After 1 s took ${elapsed} ms`);
     await c.close();
   });
 
