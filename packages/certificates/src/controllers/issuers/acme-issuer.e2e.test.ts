@@ -258,7 +258,11 @@ describe('ACME issuer setup against Pebble', { skip }, () => {
     assert.equal(warning.type, 'Warning');
 
     // The deprecated keyAlgorithm is ignored: the binding is always HS256, which Pebble checks.
-    const eab = { keyID: 'kid-1', keySecretRef: { name: 'eab-secret', key: 'secret' }, keyAlgorithm: 'HS512' };
+    const eab = {
+      keyID: 'kid-1',
+      keySecretRef: { name: 'eab-secret', key: 'secret' },
+      keyAlgorithm: 'HS512',
+    };
     await issuers(h).create(ns, acmeIssuer('with-eab', { externalAccountBinding: eab }, eabPebble));
     const missing = await readyIssuer('with-eab', (c) => c.status === 'False');
     assert.equal(missing.ready.reason, 'ErrRegisterACMEAccount');
