@@ -16,6 +16,7 @@ import { registerCertificateRequestControllers } from './controllers/certificate
 import { registerCertificateControllers } from './controllers/certificates/index.ts';
 import { createControllerContext, startContext } from './controllers/create-context.ts';
 import { registerIssuerControllers } from './controllers/issuers/index.ts';
+import { registerAcmeClientMetrics } from './acme/client/metrics.ts';
 import { registerCertificateMetrics } from './metrics.ts';
 
 /**
@@ -72,6 +73,7 @@ export function startCertificateController(
   const context = createControllerContext(client, {
     ...options,
     secretMetrics: { hit: (source) => secretHits.inc({ source }) },
+    acmeClientMetrics: registerAcmeClientMetrics(metrics),
   });
   registerCertificateMetrics(metrics, context);
 
@@ -99,6 +101,8 @@ export function startCertificateController(
       synced = true;
       if (!signal.aborted)
         await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
+      // The ACME clients' connections go with the controller.
+      await context.acmeAccounts.close();
     },
     async waitForSync(signal) {
       while (!synced && !signal.aborted) await new Promise((r) => setTimeout(r, 50));

@@ -8,6 +8,7 @@ import type {
 } from '@certkit/runtime';
 import type { Secret } from 'kubernetes-types/core/v1.d.ts';
 import type { Certificate, CertificateRequest, ClusterIssuer, Issuer } from '../api/types.ts';
+import type { AcmeAccountRegistry } from '../acme/accounts/registry.ts';
 import type { EventRecorder } from './events.ts';
 
 /**
@@ -75,6 +76,8 @@ export interface ControllerContext {
   secretClient: ResourceClient<Secret & KubeObject>;
   secrets: SecretGetter;
   recorder: EventRecorder;
+  /** The ACME clients of registered ACME issuers, by issuer UID (set by the issuer controllers). */
+  acmeAccounts: AcmeAccountRegistry;
   options: ControllerOptions;
   log: Logger;
   /** The controller's clock, so tests can move time (renewal, backoff). */

@@ -11,7 +11,10 @@ import {
 import type { Secret } from 'kubernetes-types/core/v1.d.ts';
 import { Annotations, GROUP, Kinds } from '../api/constants.ts';
 import type { Certificate, CertificateRequest, ClusterIssuer, Issuer } from '../api/types.ts';
+import { AcmeAccountRegistry } from '../acme/accounts/registry.ts';
+import type { AcmeClientMetrics } from '../acme/client/metrics.ts';
 import { createSecretCache, type SecretGetterMetrics } from '../secrets/split-cache.ts';
+import { ACME_SECRET_INDEX, acmeSecretNames } from './issuers/acme-secrets.ts';
 import { type ControllerContext, type ControllerOptions, DEFAULT_OPTIONS } from './context.ts';
 import { newEventRecorder } from './events.ts';
 import { certificateRequestsRef, certificatesRef, clusterIssuersRef, issuersRef } from './refs.ts';
@@ -35,6 +38,8 @@ export interface CreateContextOptions extends Partial<ControllerOptions> {
   log?: Logger;
   now?: () => Date;
   secretMetrics?: SecretGetterMetrics;
+  /** Where the ACME clients report their requests (cert-manager's `certmanager_http_acme_client_*`). */
+  acmeClientMetrics?: AcmeClientMetrics;
 }
 
 export function createControllerContext(
@@ -59,11 +64,14 @@ export function createControllerContext(
   });
   const issuers = factory.informerFor<Issuer>(issuersRef, {
     namespace,
-    indexers: { [ISSUER_CA_SECRET_INDEX]: issuerCaSecretIndex },
+    indexers: { [ISSUER_CA_SECRET_INDEX]: issuerCaSecretIndex, [ACME_SECRET_INDEX]: issuerAcmeSecretIndex },
   });
   // Cluster-scoped, so never namespace-limited: cert-manager watches ClusterIssuers under --namespace too.
   const clusterIssuers = factory.informerFor<ClusterIssuer>(clusterIssuersRef, {
-    indexers: { [ISSUER_CA_SECRET_INDEX]: clusterIssuerCaSecretIndex(resolved.clusterResourceNamespace) },
+    indexers: {
+      [ISSUER_CA_SECRET_INDEX]: clusterIssuerCaSecretIndex(resolved.clusterResourceNamespace),
+      [ACME_SECRET_INDEX]: clusterIssuerAcmeSecretIndex(resolved.clusterResourceNamespace),
+    },
   });
 
   const secrets = createSecretCache(factory, client, {
@@ -87,6 +95,7 @@ export function createControllerContext(
     secretClient: client.resource<Secret & KubeObject>(builtins.secrets),
     secrets,
     recorder: newEventRecorder(client, log),
+    acmeAccounts: new AcmeAccountRegistry({ metrics: options.acmeClientMetrics }),
     options: resolved,
     log,
     now: options.now ?? (() => new Date()),
@@ -158,6 +167,15 @@ export const issuerCaSecretIndex: IndexFunc = (obj) => {
   const secretName = (obj as Issuer).spec?.ca?.secretName;
   return secretName ? [keyFor(obj.metadata?.namespace, secretName)] : [];
 };
+
+/** ACME Issuers by the Secrets they read: the account key and the EAB key (`namespace/name`). */
+export const issuerAcmeSecretIndex: IndexFunc = (obj) =>
+  acmeSecretNames((obj as Issuer).spec).map((name) => keyFor(obj.metadata?.namespace, name));
+
+export function clusterIssuerAcmeSecretIndex(clusterResourceNamespace: string): IndexFunc {
+  return (obj) =>
+    acmeSecretNames((obj as ClusterIssuer).spec).map((name) => keyFor(clusterResourceNamespace, name));
+}
 
 /** ClusterIssuers read their Secrets from the cluster resource namespace. */
 export function clusterIssuerCaSecretIndex(clusterResourceNamespace: string): IndexFunc {

@@ -41,6 +41,7 @@ import {
   APPROVER_NAME,
   registerCertificateRequestControllers,
 } from '@certkit/certificates/controllers/certificaterequests/index';
+import type { AcmeClientMetrics } from '@certkit/certificates/acme/client/metrics';
 
 export interface Harness {
   server: TestServer;
@@ -65,6 +66,8 @@ export interface HarnessOptions {
   certificates?: boolean;
   /** Scope the controllers to one namespace (objects elsewhere are nobody's). */
   namespace?: string;
+  /** Where the ACME clients of ACME issuers report their requests. */
+  acmeClientMetrics?: AcmeClientMetrics;
 }
 
 async function waitServed(server: TestServer, ref: ResourceRef): Promise<void> {
@@ -96,6 +99,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     log: process.env.CERTKIT_TEST_LOG ? jsonLogger('debug') : silentLogger,
     clusterResourceNamespace: options.clusterResourceNamespace,
     namespace: options.namespace,
+    acmeClientMetrics: options.acmeClientMetrics,
   });
   const controllers: Controller[] = [
     ...registerIssuerControllers(ctx),
@@ -119,6 +123,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
       abort.abort();
       await Promise.all(running);
       await ctx.factory.stopped();
+      await ctx.acmeAccounts.close();
       client.close();
       admin.close();
       await server.close();

@@ -2,13 +2,15 @@ import { isConflict } from '@certkit/apimachinery';
 import {
   Controller,
   deletionHandlingKey,
+  isDeletedFinalStateUnknown,
   ItemExponentialFailureRateLimiter,
   type Request,
   type Result,
 } from '@certkit/runtime';
 import { API_VERSION } from '../../api/constants.ts';
-import type { GenericIssuer, IssuerCondition } from '../../api/types.ts';
+import type { ACMEIssuerStatus, GenericIssuer, IssuerCondition } from '../../api/types.ts';
 import type { ControllerContext } from '../context.ts';
+import { acmeIssuersForSecret } from './acme-secrets.ts';
 import { issuersForSecret } from './ca-secret.ts';
 import { setCondition } from '../conditions.ts';
 import { issuerReadyCondition } from './conditions.ts';
@@ -66,6 +68,21 @@ function sameCondition(
   );
 }
 
+/** `status.acme` fields as Go's omitempty writes them: empty strings are left out. */
+function withoutEmpty(acme: ACMEIssuerStatus): ACMEIssuerStatus {
+  return Object.fromEntries(Object.entries(acme).filter(([, v]) => v !== undefined && v !== ''));
+}
+
+function sameAcmeStatus(a: ACMEIssuerStatus | undefined, b: ACMEIssuerStatus): boolean {
+  const x = withoutEmpty(a ?? {});
+  const y = withoutEmpty(b);
+  return (
+    x.uri === y.uri &&
+    x.lastRegisteredEmail === y.lastRegisteredEmail &&
+    x.lastPrivateKeyHash === y.lastPrivateKeyHash
+  );
+}
+
 /** Our own status write needs no reconcile; a spec change, or a Ready condition gone stale or missing, does. */
 function needsReconcile(old: GenericIssuer, issuer: GenericIssuer): boolean {
   if (old.metadata?.generation !== issuer.metadata?.generation) return true;
@@ -91,12 +108,14 @@ export function newIssuerController(ctx: ControllerContext, kind: IssuerKind): C
     const readiness = await issuerReadiness(ctx, handle);
     const condition = readyCondition(issuer, readiness);
     const previous = issuerReadyCondition(issuer);
-    if (!sameCondition(previous, condition)) {
+    const acmeChanged = readiness.acme !== undefined && !sameAcmeStatus(issuer.status?.acme, readiness.acme);
+    if (!sameCondition(previous, condition) || acmeChanged) {
       const updated = structuredClone(issuer);
       updated.status = {
         ...updated.status,
         conditions: setCondition(issuer.status?.conditions, condition, ctx.now()),
       };
+      if (acmeChanged) updated.status.acme = withoutEmpty(readiness.acme ?? {});
       try {
         await client.update({ ...updated, apiVersion: API_VERSION, kind }, { subresource: 'status' });
       } catch (err) {
@@ -118,7 +137,7 @@ export function newIssuerController(ctx: ControllerContext, kind: IssuerKind): C
     if (readiness.changesAt) {
       return { requeueAfter: Math.max(1, readiness.changesAt.getTime() - ctx.now().getTime()) };
     }
-    return readiness.ready ? undefined : { requeue: true };
+    return readiness.ready || readiness.retry === false ? undefined : { requeue: true };
   }
 
   function record(issuer: GenericIssuer, readiness: Readiness): void {
@@ -144,14 +163,22 @@ export function newIssuerController(ctx: ControllerContext, kind: IssuerKind): C
     onUpdate: (old, issuer) => {
       if (needsReconcile(old, issuer)) enqueue(issuer);
     },
-    onDelete: (issuer) => stale.forget(deletionHandlingKey(issuer)),
+    onDelete: (issuer) => {
+      stale.forget(deletionHandlingKey(issuer));
+      // A deleted ACME issuer's client (and its connections) goes with it.
+      const uid = (isDeletedFinalStateUnknown(issuer) ? issuer.obj : issuer)?.metadata?.uid;
+      if (uid) ctx.acmeAccounts.remove(uid);
+    },
   });
   // Unlabelled Secrets arrive as metadata stubs: their namespace and name are all the lookup needs
   // (cert-manager's ToSecret), so a CA Secret created after its issuer makes it Ready without waiting.
   ctx.secrets.onChange((secret) => {
     const { namespace, name } = secret.metadata ?? {};
     if (!namespace || !name) return;
-    for (const handle of issuersForSecret(ctx, namespace, name)) {
+    for (const handle of [
+      ...issuersForSecret(ctx, namespace, name),
+      ...acmeIssuersForSecret(ctx, namespace, name),
+    ]) {
       if (handle.kind === kind) enqueue(handle.issuer);
     }
   });

@@ -2,13 +2,16 @@ import { formatFieldError } from '@certkit/apimachinery';
 import { IssuerReasons } from '../../api/constants.ts';
 import { validateClusterIssuer, validateIssuer } from '../../api/validation.ts';
 import { certificateMatchesKey } from '../../pki/index.ts';
+import type { ACMEIssuerStatus } from '../../api/types.ts';
 import type { ControllerContext } from '../context.ts';
+import { acmeReadiness } from './acme-setup.ts';
 import { cachedCaKeyPair, caValidityProblem } from './ca-keypair.ts';
 import { resourceNamespace, issuerType, type IssuerHandle } from './generic.ts';
 
 /**
  * Whether an issuer can sign (cert-manager's Issuer.Setup for each type): SelfSigned always can; CA can once
- * its Secret holds a CA certificate and the matching private key. The answer becomes the Ready condition.
+ * its Secret holds a CA certificate and the matching private key; ACME once its account is registered
+ * (acme-setup.ts). The answer becomes the Ready condition.
  */
 
 export interface Readiness {
@@ -21,13 +24,20 @@ export interface Readiness {
    * or its notBefore. The issuer is reconciled again then.
    */
   changesAt?: Date;
+  /** ACME issuers: the `status.acme` to write with the condition. */
+  acme?: ACMEIssuerStatus;
+  /**
+   * Whether a not-ready answer is worth another try with backoff (default true). False where cert-manager
+   * waits for a change of the issuer or its Secrets instead, e.g. an ACME server's 4xx answer.
+   */
+  retry?: boolean;
 }
 
 export const ReadinessReasons = {
   ...IssuerReasons,
   /** The spec fails the webhook's validation (no webhook may have run). */
   InvalidIssuer: 'InvalidIssuer',
-  /** A valid issuer of a type certkit does not implement (acme, vault, venafi). */
+  /** A valid issuer of a type certkit does not implement (vault, venafi). */
   ErrInitIssuer: 'ErrInitIssuer',
 } as const;
 
@@ -97,6 +107,8 @@ export async function issuerReadiness(ctx: ControllerContext, handle: IssuerHand
       return { ready: true, reason: ReadinessReasons.IsReady, message: '' };
     case 'ca':
       return caReadiness(ctx, handle);
+    case 'acme':
+      return acmeReadiness(ctx, handle);
     default:
       return notReady(
         ReadinessReasons.ErrInitIssuer,

@@ -1,0 +1,104 @@
+import { Agent, request } from 'undici';
+import type { HeaderValue } from './headers.ts';
+import type { AcmeAction, AcmeClientMetrics } from './metrics.ts';
+import { AcmeTransportError } from './problem.ts';
+
+/**
+ * HTTP to one ACME server: an undici Agent of its own (so the Issuer's `caBundle` and `skipTLSVerify` apply
+ * to this server only), cert-manager's timeouts (90 s per request, 30 s to connect, 10 s TLS handshake is
+ * within the connect timeout here), a 16 MiB cap on bodies as upstream, and one metrics observation per
+ * round trip.
+ */
+
+export interface AcmeTransportOptions {
+  /** PEM CAs that replace the system roots for this server (the Issuer's `caBundle`). */
+  caBundle?: string | Buffer;
+  /** No TLS verification at all (the Issuer's `skipTLSVerify`); exclusive with caBundle by validation. */
+  skipTLSVerify?: boolean;
+  /** Whole-request deadline; 90 s as cert-manager's ACME HTTP client. */
+  timeoutMs?: number;
+  userAgent?: string;
+  metrics?: AcmeClientMetrics;
+}
+
+export interface AcmeHttpResponse {
+  url: string;
+  status: number;
+  headers: Record<string, HeaderValue>;
+  body: Buffer;
+}
+
+const MAX_BODY_BYTES = 16 * 1024 * 1024;
+const DEFAULT_TIMEOUT_MS = 90_000;
+const CONNECT_TIMEOUT_MS = 30_000;
+
+export class AcmeTransport {
+  readonly #agent: Agent;
+  readonly #timeoutMs: number;
+  readonly #userAgent: string;
+  readonly #metrics: AcmeClientMetrics | undefined;
+
+  constructor(options: AcmeTransportOptions = {}) {
+    this.#agent = new Agent({
+      connectTimeout: CONNECT_TIMEOUT_MS,
+      connect: {
+        ...(options.caBundle !== undefined ? { ca: options.caBundle } : {}),
+        rejectUnauthorized: !options.skipTLSVerify,
+      },
+    });
+    this.#timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    this.#userAgent = options.userAgent ?? 'certkit';
+    this.#metrics = options.metrics;
+  }
+
+  async send(
+    action: AcmeAction,
+    method: 'GET' | 'HEAD' | 'POST',
+    url: string,
+    init: { body?: string; contentType?: string; accept?: string } = {},
+  ): Promise<AcmeHttpResponse> {
+    const parsed = new URL(url);
+    const started = performance.now();
+    let status = '999';
+    try {
+      const headers: Record<string, string> = { 'user-agent': this.#userAgent };
+      if (init.contentType) headers['content-type'] = init.contentType;
+      if (init.accept) headers.accept = init.accept;
+      const response = await request(url, {
+        method,
+        headers,
+        body: init.body,
+        dispatcher: this.#agent,
+        signal: AbortSignal.timeout(this.#timeoutMs),
+      });
+      status = String(response.statusCode);
+      const body = await readCapped(response.body, url);
+      return { url, status: response.statusCode, headers: response.headers, body };
+    } catch (error) {
+      throw error instanceof AcmeTransportError ? error : new AcmeTransportError(url, error);
+    } finally {
+      this.#metrics?.observe(
+        { scheme: parsed.protocol.replace(/:$/, ''), host: parsed.host, action, method, status },
+        (performance.now() - started) / 1000,
+      );
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.#agent.close();
+  }
+}
+
+async function readCapped(body: AsyncIterable<Buffer> & { destroy(): void }, url: string): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    size += chunk.length;
+    if (size > MAX_BODY_BYTES) {
+      body.destroy();
+      throw new AcmeTransportError(url, new Error(`response body larger than ${MAX_BODY_BYTES} bytes`));
+    }
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks);
+}
