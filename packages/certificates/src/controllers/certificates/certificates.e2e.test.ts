@@ -31,7 +31,7 @@ import { createControllerContext, startContext } from '../create-context.ts';
 import { registerIssuerControllers } from '../issuers/index.ts';
 import { certificateRequestsRef, certificatesRef, issuersRef } from '../refs.ts';
 import { registerCertificateControllers } from './index.ts';
-import { SECRET_TEMPLATE_KEYS_ANNOTATION } from './secret.ts';
+import { SECRET_TEMPLATE_KEYS_ANNOTATION } from './issuing/secret.ts';
 
 const ns = 'apps';
 const FAO = 'controller.cert-manager.io/fao';

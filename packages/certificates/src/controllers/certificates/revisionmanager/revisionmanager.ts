@@ -1,10 +1,10 @@
 import { isNotFound } from '@certkit/apimachinery';
 import type { Reconciler } from '@certkit/runtime';
-import { Defaults } from '../../api/constants.ts';
-import type { CertificateRequest } from '../../api/types.ts';
-import type { ControllerContext } from '../context.ts';
-import { liveCertificate, ownedRequests, requestRevision } from './gather.ts';
-import { hasCondition } from './status.ts';
+import { Defaults } from '../../../api/constants.ts';
+import type { CertificateRequest } from '../../../api/types.ts';
+import type { ControllerContext } from '../../context.ts';
+import { liveCertificate, ownedRequests, requestRevision } from '../shared/gather.ts';
+import { hasCondition } from '../shared/status.ts';
 
 /**
  * certificates-revision-manager: once a Certificate is Ready, deletes the CertificateRequests it owns beyond

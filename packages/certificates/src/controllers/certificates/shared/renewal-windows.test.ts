@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { formatGoDuration, formatGoTimeString, fromMilliseconds } from '@certkit/apimachinery';
-import { cronParse } from '../../api/cron-parser.ts';
-import type { CertificateRenewalWindow } from '../../api/types.ts';
+import { cronParse } from '../../../api/cron-parser.ts';
+import type { CertificateRenewalWindow } from '../../../api/types.ts';
 import { applyRenewalWindows, latestActivation } from './renewal-windows.ts';
 import { renewalTime, scheduleRenewal } from './renewal.ts';
 

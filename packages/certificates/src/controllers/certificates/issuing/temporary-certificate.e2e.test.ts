@@ -11,15 +11,15 @@ import { after, before, describe, it } from 'node:test';
 import type { KubeObject } from '@certkit/apimachinery';
 import { builtins } from '@certkit/runtime';
 import type { Event, Secret } from 'kubernetes-types/core/v1.d.ts';
-import { encodePrivateKey } from '../../pki/index.ts';
-import { rootCa } from '../../pki/test-support.ts';
+import { encodePrivateKey } from '../../../pki/index.ts';
+import { rootCa } from '../../../pki/test-support.ts';
 import {
   type Environment,
   eventually,
   getSecret,
   readyAndDoneIssuing,
   startEnvironment,
-} from '../../conformance/environment.ts';
+} from '../../../conformance/environment.ts';
 
 const ns = 'temporary';
 let env: Environment;

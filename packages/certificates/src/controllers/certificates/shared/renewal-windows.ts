@@ -1,8 +1,8 @@
 import { formatGoDuration, formatGoTimeString, parseGoDuration } from '@certkit/apimachinery';
-import { cronParse } from '../../api/cron-parser.ts';
-import type { CronSchedule } from '../../api/cron-schedule.ts';
-import { loadLocation } from '../../api/time-zone.ts';
-import type { CertificateRenewalWindow } from '../../api/types.ts';
+import { cronParse } from '../../../api/cron-parser.ts';
+import type { CronSchedule } from '../../../api/cron-schedule.ts';
+import { loadLocation } from '../../../api/time-zone.ts';
+import type { CertificateRenewalWindow } from '../../../api/types.ts';
 
 /**
  * Moving a renewal time into spec.renewal.windows: cert-manager's applyRenewBeforeWithWindows and its

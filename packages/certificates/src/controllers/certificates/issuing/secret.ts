@@ -1,8 +1,8 @@
 import { isAlreadyExists, isConflict, isNotFound, jsonEqual, type KubeObject } from '@certkit/apimachinery';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Secret } from 'kubernetes-types/core/v1.d.ts';
-import { Annotations, Labels, SecretKeys } from '../../api/constants.ts';
-import type { Certificate, CleanupPolicy } from '../../api/types.ts';
+import { Annotations, Labels, SecretKeys } from '../../../api/constants.ts';
+import type { Certificate, CleanupPolicy } from '../../../api/types.ts';
 import {
   additionalOutputData,
   COMBINED_PEM_KEY,
@@ -10,8 +10,8 @@ import {
   SecretAnnotation,
   secretAnnotationsFor,
   type CertificateInfo,
-} from '../../pki/index.ts';
-import type { ControllerContext } from '../context.ts';
+} from '../../../pki/index.ts';
+import type { ControllerContext } from '../../context.ts';
 import {
   applyKeystores,
   type KeystorePasswords,
@@ -19,7 +19,7 @@ import {
   keystoresToWrite,
   warnOnKeystoreError,
 } from './keystores.ts';
-import { desiredOwnerReferences, effectiveCleanupPolicy } from './owner-reference.ts';
+import { desiredOwnerReferences, effectiveCleanupPolicy } from '../shared/owner-reference.ts';
 
 /**
  * The issued Secret (`spec.secretName`): what it must contain (cert-manager's issuing/internal/secret.go)

@@ -2,13 +2,13 @@ import assert from 'node:assert/strict';
 import type { KeyObject } from 'node:crypto';
 import { before, describe, it } from 'node:test';
 import type { Secret } from 'kubernetes-types/core/v1.d.ts';
-import type { Certificate, CertificateRequest, CertificateSpec } from '../../api/types.ts';
+import type { Certificate, CertificateRequest, CertificateSpec } from '../../../api/types.ts';
 import {
   buildCertificateRequest,
   encodePrivateKey,
   generatePrivateKey,
   signCertificate,
-} from '../../pki/index.ts';
+} from '../../../pki/index.ts';
 import type { PolicyInput } from './gather.ts';
 import {
   certificateMatchesSpec,
@@ -29,7 +29,7 @@ import {
   SecretPublicKeysDiffer,
   triggerPolicyChain,
 } from './policies.ts';
-import { parseCertificate } from '../../pki/index.ts';
+import { parseCertificate } from '../../../pki/index.ts';
 
 const HOUR = 60 * 60 * 1000;
 const issuedAt = new Date('2026-03-01T00:00:00Z');

@@ -1,24 +1,24 @@
 import { isDeepStrictEqual } from 'node:util';
 import { formatFieldError, parseGoDuration } from '@certkit/apimachinery';
 import type { Secret } from 'kubernetes-types/core/v1.d.ts';
-import { defaultIssuerRef } from '../../api/defaults.ts';
-import { Annotations, CertificateReasons as Reasons, SecretKeys } from '../../api/constants.ts';
+import { defaultIssuerRef } from '../../../api/defaults.ts';
+import { Annotations, CertificateReasons as Reasons, SecretKeys } from '../../../api/constants.ts';
 import type {
   Certificate,
   CertificateRequest,
   CertificateSpec,
   IssuerReference,
   OtherName,
-} from '../../api/types.ts';
-import { validateCertificate } from '../../api/validation.ts';
+} from '../../../api/types.ts';
+import { validateCertificate } from '../../../api/validation.ts';
 import {
   encodeRdnSequence,
   parseLiteralSubject,
   privateKeySpecViolations,
   type CertificateInfo,
-} from '../../pki/index.ts';
-import { parseIpAddress } from '../../pki/ip.ts';
-import { canonicalNameConstraints, type DecodedNameConstraints } from '../../pki/name-constraints.ts';
+} from '../../../pki/index.ts';
+import { parseIpAddress } from '../../../pki/ip.ts';
+import { canonicalNameConstraints, type DecodedNameConstraints } from '../../../pki/name-constraints.ts';
 import {
   requestCsr,
   sameKeys,
@@ -26,7 +26,7 @@ import {
   secretCertificate,
   secretPrivateKey,
   valueOf,
-} from '../parsed.ts';
+} from '../../parsed.ts';
 import type { PolicyInput } from './gather.ts';
 import { scheduleRenewal } from './renewal.ts';
 

@@ -1,8 +1,13 @@
 import type { Reconciler, Result } from '@certkit/runtime';
-import { Annotations, CertificateReasons } from '../../api/constants.ts';
-import type { Certificate, CertificateStatus } from '../../api/types.ts';
-import type { ControllerContext } from '../context.ts';
-import { certificatesForSecret, gatherPolicyInput, liveCertificate, type PolicyInput } from './gather.ts';
+import { Annotations, CertificateReasons } from '../../../api/constants.ts';
+import type { Certificate, CertificateStatus } from '../../../api/types.ts';
+import type { ControllerContext } from '../../context.ts';
+import {
+  certificatesForSecret,
+  gatherPolicyInput,
+  liveCertificate,
+  type PolicyInput,
+} from '../shared/gather.ts';
 import {
   evaluate,
   invalidSpec,
@@ -10,10 +15,16 @@ import {
   triggerPolicyChain,
   type Violation,
   WINDOW_ERROR_REASON,
-} from './policies.ts';
-import { applyReadiness } from './readiness.ts';
-import { remainingBackoffMs } from './renewal.ts';
-import { getCondition, hasCondition, resultOf, setCertificateCondition, updateStatus } from './status.ts';
+} from '../shared/policies.ts';
+import { applyReadiness } from '../readiness/readiness.ts';
+import { remainingBackoffMs } from '../shared/renewal.ts';
+import {
+  getCondition,
+  hasCondition,
+  resultOf,
+  setCertificateCondition,
+  updateStatus,
+} from '../shared/status.ts';
 
 /**
  * certificates-trigger: decides that a Certificate needs a (new) certificate and says so by setting

@@ -15,7 +15,7 @@ import { after, before, describe, it } from 'node:test';
 import type { KubeObject } from '@certkit/apimachinery';
 import { builtins } from '@certkit/runtime';
 import type { Event, Secret } from 'kubernetes-types/core/v1.d.ts';
-import type { Certificate, CertificateSpec } from '../../api/types.ts';
+import type { Certificate, CertificateSpec } from '../../../api/types.ts';
 import {
   type Environment,
   eventually,
@@ -24,8 +24,8 @@ import {
   prepareIssuer,
   readyAndDoneIssuing,
   startEnvironment,
-} from '../../conformance/environment.ts';
-import { opensslUnavailable } from '../../conformance/openssl.ts';
+} from '../../../conformance/environment.ts';
+import { opensslUnavailable } from '../../../conformance/openssl.ts';
 
 const ns = 'keystores';
 const JKS_PASSWORD = 'jks-pass-from-secret';

@@ -1,6 +1,6 @@
 import { parseGoDuration, toMilliseconds } from '@certkit/apimachinery';
-import type { CertificateSpec, CertificateStatus } from '../../api/types.ts';
-import { LruMap } from '../../lru.ts';
+import type { CertificateSpec, CertificateStatus } from '../../../api/types.ts';
+import { LruMap } from '../../../lru.ts';
 import { applyRenewalWindows } from './renewal-windows.ts';
 
 /**

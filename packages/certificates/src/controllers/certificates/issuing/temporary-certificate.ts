@@ -1,17 +1,22 @@
 import type { KeyObject } from 'node:crypto';
 import { parseGoDuration, toMilliseconds } from '@certkit/apimachinery';
-import { Annotations, Defaults } from '../../api/constants.ts';
-import { applyCertificateDefaults } from '../../api/defaults.ts';
-import type { Certificate } from '../../api/types.ts';
+import { Annotations, Defaults } from '../../../api/constants.ts';
+import { applyCertificateDefaults } from '../../../api/defaults.ts';
+import type { Certificate } from '../../../api/types.ts';
 import {
   buildCertificateRequest,
   encodePrivateKey,
   generatePrivateKey,
   signCertificate,
-} from '../../pki/index.ts';
-import type { ControllerContext } from '../context.ts';
-import { rememberPrivateKey } from '../parsed.ts';
-import { evaluate, SecretDoesNotExist, SecretIsMissingData, SecretPublicKeysDiffer } from './policies.ts';
+} from '../../../pki/index.ts';
+import type { ControllerContext } from '../../context.ts';
+import { rememberPrivateKey } from '../../parsed.ts';
+import {
+  evaluate,
+  SecretDoesNotExist,
+  SecretIsMissingData,
+  SecretPublicKeysDiffer,
+} from '../shared/policies.ts';
 import { writeIssuedSecret } from './secret.ts';
 
 /**

@@ -6,9 +6,9 @@ import type {
   CertificateConditionType,
   CertificateStatus,
   ConditionStatus,
-} from '../../api/types.ts';
-import type { ControllerContext } from '../context.ts';
-import { findCondition, setCondition } from '../conditions.ts';
+} from '../../../api/types.ts';
+import type { ControllerContext } from '../../context.ts';
+import { findCondition, setCondition } from '../../conditions.ts';
 
 /**
  * Certificate conditions and status writes, shared by every sub-controller. Conditions behave as cert-manager's

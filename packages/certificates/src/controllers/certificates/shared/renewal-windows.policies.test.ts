@@ -7,13 +7,13 @@
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
 import type { Secret } from 'kubernetes-types/core/v1.d.ts';
-import type { Certificate, CertificateRenewalWindow, CertificateStatus } from '../../api/types.ts';
+import type { Certificate, CertificateRenewalWindow, CertificateStatus } from '../../../api/types.ts';
 import {
   buildCertificateRequest,
   encodePrivateKey,
   generatePrivateKey,
   signCertificate,
-} from '../../pki/index.ts';
+} from '../../../pki/index.ts';
 import type { PolicyInput } from './gather.ts';
 import {
   CurrentCertificateNearingExpiry,
@@ -21,7 +21,7 @@ import {
   triggerPolicyChain,
   evaluate,
 } from './policies.ts';
-import { applyReadiness } from './readiness.ts';
+import { applyReadiness } from '../readiness/readiness.ts';
 
 const HOUR = 60 * 60 * 1000;
 const issuedAt = new Date('2026-03-01T00:00:00Z');

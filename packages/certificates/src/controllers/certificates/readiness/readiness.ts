@@ -1,13 +1,18 @@
 import { formatTime } from '@certkit/apimachinery';
 import type { Reconciler, Result } from '@certkit/runtime';
-import { SecretKeys } from '../../api/constants.ts';
-import type { CertificateStatus } from '../../api/types.ts';
-import type { ControllerContext } from '../context.ts';
-import { gatherPolicyInput, liveCertificate, type PolicyInput } from './gather.ts';
-import { secretCertificate } from '../parsed.ts';
-import { LruMap } from '../../lru.ts';
-import { evaluate, invalidSpec, readinessPolicyChain, RenewalWindowsUnsatisfiable } from './policies.ts';
-import { renewalTime } from './renewal.ts';
+import { SecretKeys } from '../../../api/constants.ts';
+import type { CertificateStatus } from '../../../api/types.ts';
+import type { ControllerContext } from '../../context.ts';
+import { gatherPolicyInput, liveCertificate, type PolicyInput } from '../shared/gather.ts';
+import { secretCertificate } from '../../parsed.ts';
+import { LruMap } from '../../../lru.ts';
+import {
+  evaluate,
+  invalidSpec,
+  readinessPolicyChain,
+  RenewalWindowsUnsatisfiable,
+} from '../shared/policies.ts';
+import { renewalTime } from '../shared/renewal.ts';
 import {
   getCondition,
   hasCondition,
@@ -15,7 +20,7 @@ import {
   setCertificateCondition,
   setField,
   updateStatus,
-} from './status.ts';
+} from '../shared/status.ts';
 
 /**
  * certificates-readiness: the Ready condition (from the readiness policy chain) and the validity dates of

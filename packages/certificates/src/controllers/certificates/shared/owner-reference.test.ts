@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { OwnerReference } from '@certkit/apimachinery';
-import type { Certificate, CleanupPolicy } from '../../api/types.ts';
+import type { Certificate, CleanupPolicy } from '../../../api/types.ts';
 import {
   certificateOwnerReference,
   desiredOwnerReferences,

@@ -1,13 +1,13 @@
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
 import type { Secret } from 'kubernetes-types/core/v1.d.ts';
-import type { Certificate, CertificateSpec } from '../../api/types.ts';
+import type { Certificate, CertificateSpec } from '../../../api/types.ts';
 import {
   buildCertificateRequest,
   encodePrivateKey,
   generatePrivateKey,
   signCertificate,
-} from '../../pki/index.ts';
+} from '../../../pki/index.ts';
 import {
   buildCertificateSecret,
   SECRET_TEMPLATE_KEYS_ANNOTATION,

@@ -1,13 +1,13 @@
 import { isNotFound } from '@certkit/apimachinery';
 import type { Secret } from 'kubernetes-types/core/v1.d.ts';
-import { SecretKeys } from '../../api/constants.ts';
-import type { Certificate, JKSKeystore, PKCS12Keystore } from '../../api/types.ts';
-import { encodeJksKeystore, encodeJksTruststore } from '../../pki/jks.ts';
-import { parsePrivateKey } from '../../pki/keys.ts';
-import { decodePemBlocks } from '../../pki/pem.ts';
-import { encodePkcs12Keystore, encodePkcs12Truststore } from '../../pki/pkcs12.ts';
-import type { ControllerContext } from '../context.ts';
-import { hasSecretBytes, secretBytes } from '../parsed.ts';
+import { SecretKeys } from '../../../api/constants.ts';
+import type { Certificate, JKSKeystore, PKCS12Keystore } from '../../../api/types.ts';
+import { encodeJksKeystore, encodeJksTruststore } from '../../../pki/jks.ts';
+import { parsePrivateKey } from '../../../pki/keys.ts';
+import { decodePemBlocks } from '../../../pki/pem.ts';
+import { encodePkcs12Keystore, encodePkcs12Truststore } from '../../../pki/pkcs12.ts';
+import type { ControllerContext } from '../../context.ts';
+import { hasSecretBytes, secretBytes } from '../../parsed.ts';
 
 /**
  * spec.keystores: `keystore.jks` / `truststore.jks` and `keystore.p12` / `truststore.p12` in the issued Secret,

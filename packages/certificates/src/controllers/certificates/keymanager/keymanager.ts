@@ -2,17 +2,17 @@ import { isAlreadyExists, isNotFound, type KubeObject } from '@certkit/apimachin
 import type { Reconciler, Request } from '@certkit/runtime';
 import type { KeyObject } from 'node:crypto';
 import type { Secret } from 'kubernetes-types/core/v1.d.ts';
-import { Labels, SecretKeys } from '../../api/constants.ts';
-import { applyCertificateDefaults } from '../../api/defaults.ts';
-import type { Certificate } from '../../api/types.ts';
-import { encodePrivateKey, parsePrivateKey, privateKeySpecViolations } from '../../pki/index.ts';
-import type { ControllerContext } from '../context.ts';
-import { liveCertificate } from './gather.ts';
-import { certificateOwnerReference } from './owner-reference.ts';
-import { hasSecretBytes, rememberPrivateKey, secretBytes, secretPrivateKey } from '../parsed.ts';
-import { invalidSpec } from './policies.ts';
-import { hasCondition, resultOf, setField, updateStatus } from './status.ts';
-import { STALE_RETRY_MS, StaleReads } from '../issuers/stale-reads.ts';
+import { Labels, SecretKeys } from '../../../api/constants.ts';
+import { applyCertificateDefaults } from '../../../api/defaults.ts';
+import type { Certificate } from '../../../api/types.ts';
+import { encodePrivateKey, parsePrivateKey, privateKeySpecViolations } from '../../../pki/index.ts';
+import type { ControllerContext } from '../../context.ts';
+import { liveCertificate } from '../shared/gather.ts';
+import { certificateOwnerReference } from '../shared/owner-reference.ts';
+import { hasSecretBytes, rememberPrivateKey, secretBytes, secretPrivateKey } from '../../parsed.ts';
+import { invalidSpec } from '../shared/policies.ts';
+import { hasCondition, resultOf, setField, updateStatus } from '../shared/status.ts';
+import { STALE_RETRY_MS, StaleReads } from '../../issuers/stale-reads.ts';
 import { KeyGenerations } from './key-generations.ts';
 
 /**

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Secret } from 'kubernetes-types/core/v1.d.ts';
-import type { Certificate, CertificateKeystores } from '../../api/types.ts';
-import { encodePrivateKey } from '../../pki/index.ts';
-import { issue, rootCa } from '../../pki/test-support.ts';
+import type { Certificate, CertificateKeystores } from '../../../api/types.ts';
+import { encodePrivateKey } from '../../../pki/index.ts';
+import { issue, rootCa } from '../../../pki/test-support.ts';
 import { applyKeystores, KeystoreError, keystoresToWrite } from './keystores.ts';
 
 const certificate = (keystores?: CertificateKeystores): Certificate => ({

@@ -1,6 +1,6 @@
 import type { KeyObject } from 'node:crypto';
 import { availableParallelism } from 'node:os';
-import { generatePrivateKey, type PrivateKeySpec } from '../../pki/index.ts';
+import { generatePrivateKey, type PrivateKeySpec } from '../../../pki/index.ts';
 
 /**
  * Private keys generated off the key manager's workers. A reconcile that needs a new key asks for one and

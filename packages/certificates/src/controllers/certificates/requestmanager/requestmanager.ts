@@ -1,13 +1,13 @@
 import { isAlreadyExists, isNotFound } from '@certkit/apimachinery';
 import type { Reconciler, Result } from '@certkit/runtime';
 import type { KeyObject } from 'node:crypto';
-import { Annotations, API_VERSION, Kinds } from '../../api/constants.ts';
-import { applyCertificateDefaults } from '../../api/defaults.ts';
-import { rememberValidRequest } from '../../api/validation/csr.ts';
-import type { Certificate, CertificateRequest } from '../../api/types.ts';
-import { buildCertificateRequest } from '../../pki/index.ts';
-import type { ControllerContext } from '../context.ts';
-import { requestCsr, sameKeys, valueOf } from '../parsed.ts';
+import { Annotations, API_VERSION, Kinds } from '../../../api/constants.ts';
+import { applyCertificateDefaults } from '../../../api/defaults.ts';
+import { rememberValidRequest } from '../../../api/validation/csr.ts';
+import type { Certificate, CertificateRequest } from '../../../api/types.ts';
+import { buildCertificateRequest } from '../../../pki/index.ts';
+import type { ControllerContext } from '../../context.ts';
+import { requestCsr, sameKeys, valueOf } from '../../parsed.ts';
 import {
   isControlledBy,
   liveCertificate,
@@ -15,11 +15,11 @@ import {
   nextRevision,
   ownedRequests,
   requestRevision,
-} from './gather.ts';
-import { annotationsToCopy, certificateRequestName } from './names.ts';
-import { certificateOwnerReference } from './owner-reference.ts';
-import { invalidSpec, requestMatchesSpec } from './policies.ts';
-import { getCondition, hasCondition, REQUEUE } from './status.ts';
+} from '../shared/gather.ts';
+import { annotationsToCopy, certificateRequestName } from '../shared/names.ts';
+import { certificateOwnerReference } from '../shared/owner-reference.ts';
+import { invalidSpec, requestMatchesSpec } from '../shared/policies.ts';
+import { getCondition, hasCondition, REQUEUE } from '../shared/status.ts';
 
 /**
  * certificates-request-manager: once the next private key exists, makes sure there is exactly one

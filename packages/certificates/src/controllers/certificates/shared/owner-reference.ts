@@ -1,7 +1,7 @@
 import type { KubeObject, OwnerReference } from '@certkit/apimachinery';
-import { API_VERSION, GROUP, Kinds } from '../../api/constants.ts';
-import type { Certificate, CleanupPolicy } from '../../api/types.ts';
-import type { ControllerOptions } from '../context.ts';
+import { API_VERSION, GROUP, Kinds } from '../../../api/constants.ts';
+import type { Certificate, CleanupPolicy } from '../../../api/types.ts';
+import type { ControllerOptions } from '../../context.ts';
 
 /**
  * Whether the issued Secret carries an ownerReference to its Certificate, so that the API server's garbage

@@ -2,11 +2,11 @@ import type { KubeObject } from '@certkit/apimachinery';
 import { type Indexer, keyFor, type Request } from '@certkit/runtime';
 import type { KeyObject } from 'node:crypto';
 import type { Secret } from 'kubernetes-types/core/v1.d.ts';
-import { Annotations, GROUP, Kinds, SecretKeys } from '../../api/constants.ts';
-import type { Certificate, CertificateRequest } from '../../api/types.ts';
-import type { ControllerContext } from '../context.ts';
-import { CERTIFICATE_SECRET_INDEX, REQUEST_CERTIFICATE_INDEX } from '../create-context.ts';
-import { hasSecretBytes, secretPrivateKey } from '../parsed.ts';
+import { Annotations, GROUP, Kinds, SecretKeys } from '../../../api/constants.ts';
+import type { Certificate, CertificateRequest } from '../../../api/types.ts';
+import type { ControllerContext } from '../../context.ts';
+import { CERTIFICATE_SECRET_INDEX, REQUEST_CERTIFICATE_INDEX } from '../../create-context.ts';
+import { hasSecretBytes, secretPrivateKey } from '../../parsed.ts';
 
 /**
  * Reading the state of one Certificate from the shared caches (policies/gatherer.go DataForCertificate): its

@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { builtins } from '@certkit/runtime';
-import type { Certificate, CertificateSpec, IssuerReference } from '../../api/types.ts';
+import type { Certificate, CertificateSpec, IssuerReference } from '../../../api/types.ts';
 import {
   describeCertificate,
   type Environment,
@@ -16,7 +16,7 @@ import {
   prepareIssuer,
   startEnvironment,
   VARIANTS,
-} from '../../conformance/environment.ts';
+} from '../../../conformance/environment.ts';
 
 const ns = 'renewal-windows';
 let env: Environment;

@@ -2,10 +2,10 @@ import { formatTime, type KubeObject } from '@certkit/apimachinery';
 import type { Reconciler, Result } from '@certkit/runtime';
 import type { KeyObject } from 'node:crypto';
 import type { Secret } from 'kubernetes-types/core/v1.d.ts';
-import { Annotations, SecretKeys } from '../../api/constants.ts';
-import type { Certificate, CertificateRequest, CertificateRequestCondition } from '../../api/types.ts';
-import { encodePrivateKey, privateKeySpecViolations } from '../../pki/index.ts';
-import type { ControllerContext } from '../context.ts';
+import { Annotations, SecretKeys } from '../../../api/constants.ts';
+import type { Certificate, CertificateRequest, CertificateRequestCondition } from '../../../api/types.ts';
+import { encodePrivateKey, privateKeySpecViolations } from '../../../pki/index.ts';
+import type { ControllerContext } from '../../context.ts';
 import {
   rememberPrivateKey,
   requestCertificate,
@@ -14,7 +14,7 @@ import {
   secretBytes,
   secretCertificate,
   valueOf,
-} from '../parsed.ts';
+} from '../../parsed.ts';
 import {
   gatherPolicyInput,
   liveCertificate,
@@ -22,12 +22,12 @@ import {
   nextRevision,
   ownedRequests,
   requestRevision,
-} from './gather.ts';
-import { deleteSecrets, NEXT_PRIVATE_KEY_SELECTOR } from './keymanager.ts';
+} from '../shared/gather.ts';
+import { deleteSecrets, NEXT_PRIVATE_KEY_SELECTOR } from '../keymanager/keymanager.ts';
 import { KeystoreError, keystorePasswords, keystoresToWrite, warnOnKeystoreError } from './keystores.ts';
-import { effectiveCleanupPolicy, ownerReferenceMismatch } from './owner-reference.ts';
-import { requestMatchesSpec } from './policies.ts';
-import { applyReadiness } from './readiness.ts';
+import { effectiveCleanupPolicy, ownerReferenceMismatch } from '../shared/owner-reference.ts';
+import { requestMatchesSpec } from '../shared/policies.ts';
+import { applyReadiness } from '../readiness/readiness.ts';
 import {
   buildCertificateSecret,
   secretDiffers,
@@ -44,7 +44,7 @@ import {
   setCertificateCondition,
   setField,
   updateStatus,
-} from './status.ts';
+} from '../shared/status.ts';
 
 /**
  * certificates-issuing: while Issuing=True, waits for the CertificateRequest of the next revision to finish

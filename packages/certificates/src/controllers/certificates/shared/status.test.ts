@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { CertificateStatus } from '../../api/types.ts';
+import type { CertificateStatus } from '../../../api/types.ts';
 import { type ConditionValue, setCertificateCondition } from './status.ts';
 
 describe('setCertificateCondition', () => {
