@@ -16,18 +16,15 @@ import {
   valueOf,
 } from '../../parsed.ts';
 import {
-  gatherPolicyInput,
   liveCertificate,
   nextPrivateKey,
   nextRevision,
   ownedRequests,
   requestRevision,
 } from '../shared/gather.ts';
-import { deleteSecrets, NEXT_PRIVATE_KEY_SELECTOR } from '../keymanager/keymanager.ts';
 import { KeystoreError, keystorePasswords, keystoresToWrite, warnOnKeystoreError } from './keystores.ts';
 import { effectiveCleanupPolicy, ownerReferenceMismatch } from '../shared/owner-reference.ts';
 import { requestMatchesSpec } from '../shared/policies.ts';
-import { applyReadiness } from '../readiness/readiness.ts';
 import {
   buildCertificateSecret,
   secretDiffers,
@@ -36,6 +33,7 @@ import {
   type SecretContents,
 } from './secret.ts';
 import { ensureTemporaryCertificate } from './temporary-certificate.ts';
+import { setValidity } from '../shared/validity.ts';
 import {
   getCondition,
   hasCondition,
@@ -53,6 +51,12 @@ import {
  * private key, and the revision moves on. When not issuing, it keeps the Secret's metadata, extra output
  * formats, keystores and owner reference in line with the spec and the cleanup policy, without issuing
  * anything.
+ *
+ * Its contract with the other sub-controllers is the Certificate's status, as in cert-manager: it reads the
+ * key the key manager made from status.nextPrivateKeySecretName, and ends an issuance by setting Issuing=False
+ * (failure) or removing Issuing and clearing status.nextPrivateKeySecretName (success); the key manager,
+ * seeing no issuance, deletes its next-key Secrets, and the readiness controller sets Ready from the new
+ * revision. It never writes Ready.
  */
 
 export const ISSUING_CONTROLLER = 'certificates-issuing';
@@ -123,7 +127,7 @@ export function issuingReconciler(ctx: ControllerContext): Reconciler {
         signal,
       );
     }
-    return completeIssuance(ctx, cert, cr, key, cert.status!.nextPrivateKeySecretName!, revision, signal);
+    return completeIssuance(ctx, cert, cr, key, revision, signal);
   };
 }
 
@@ -184,7 +188,6 @@ async function completeIssuance(
   cert: Certificate,
   cr: CertificateRequest,
   key: KeyObject,
-  keySecretName: string,
   revision: number,
   signal: AbortSignal,
 ): Promise<Result | undefined> {
@@ -210,10 +213,9 @@ async function completeIssuance(
   // waits for the cache, so that they do not judge the new revision by the old certificate.
   await writeIssuedSecret(ctx, cert, contents, provenance, signal);
 
-  // Ready and the validity dates go out in the same write, judged as the readiness controller will judge the
-  // new revision, which then finds nothing to change.
-  const issued = { ...cert, status: { ...cert.status, revision } };
-  const readiness = await gatherPolicyInput(ctx, issued);
+  // The issuance is over: the revision moves on with the new certificate's dates, Issuing goes, and the
+  // next key is released (the key manager deletes its Secret once it sees no issuance). Ready is the readiness
+  // controller's, which judges the new revision when this write reaches it.
   const write = await updateStatus(
     ctx,
     cert,
@@ -223,17 +225,13 @@ async function completeIssuance(
       setField(status, 'failedIssuanceAttempts', undefined);
       setField(status, 'lastFailureTime', undefined);
       setField(status, 'nextPrivateKeySecretName', undefined);
-      applyReadiness(status, readiness);
+      setValidity(status, contents.parsed, cert.spec);
     },
     signal,
   );
-  if (write !== 'written') return resultOf(write);
-  ctx.recorder.normal(cert, 'Issuing', 'The certificate has been successfully issued');
-  const used = ctx.secrets
-    .listLabelledControlledBy(cert, NEXT_PRIVATE_KEY_SELECTOR)
-    .filter((s) => s.metadata?.name === keySecretName);
-  await deleteSecrets(ctx, used, signal);
-  return;
+  if (write === 'written')
+    ctx.recorder.normal(cert, 'Issuing', 'The certificate has been successfully issued');
+  return resultOf(write);
 }
 
 /** The Secret's contents as they are, when it has both a key and a certificate. */

@@ -19,6 +19,10 @@ import { KeyGenerations } from './key-generations.ts';
  * certificates-key-manager: while Issuing=True, keeps exactly one "next private key" Secret for the
  * Certificate (owned by it, labelled so the full Secret cache holds it) and names it in
  * status.nextPrivateKeySecretName; once issuance is over, deletes it and clears the name.
+ *
+ * The issuing controller finds the key through status.nextPrivateKeySecretName alone, and ends an issuance
+ * through the status (Issuing removed or False, the name cleared on success): nothing else passes between
+ * the two, so deleting the used key is this controller's, as in cert-manager.
  */
 
 export const KEY_MANAGER_CONTROLLER = 'certificates-key-manager';
@@ -68,7 +72,7 @@ export function keyManagerReconciler(
       return setNextKeyName(cert, undefined, signal);
     }
 
-    // The trigger reports invalid specs (say, an RSA size out of range); no key is made for one.
+    // The readiness controller reports invalid specs (say, an RSA size out of range); no key is made for one.
     if (invalidSpec(cert)) return keys.forget(key);
     // Runtime defaults: rotationPolicy Always, RSA 2048 / P-256.
     const spec = applyCertificateDefaults(cert).spec;
@@ -226,14 +230,14 @@ async function createNextKeySecret(
 }
 
 /**
- * Next-key Secrets a delete was sent for, as the cache's objects: the issuing controller deletes the key it
- * used once the certificate is stored, and the key manager, reconciling the same status change before the
- * Secret's deletion reaches the cache, would otherwise send a second delete that can only answer 404.
+ * Next-key Secrets a delete was sent for, as the cache's objects: several reconciles of the same status
+ * change (the issuance ending) run before the Secret's deletion reaches the cache, and each would otherwise
+ * send a delete that can only answer 404.
  */
 const deleting = new WeakSet<Secret>();
 
 /** Deletes cached next-key Secrets (each once), with a uid precondition so that a newer one is spared. */
-export async function deleteSecrets(ctx: ControllerContext, secrets: readonly Secret[], signal: AbortSignal) {
+async function deleteSecrets(ctx: ControllerContext, secrets: readonly Secret[], signal: AbortSignal) {
   for (const secret of secrets) {
     if (deleting.has(secret)) continue;
     deleting.add(secret);

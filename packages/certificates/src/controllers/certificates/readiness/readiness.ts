@@ -1,7 +1,6 @@
-import { formatTime } from '@certkit/apimachinery';
 import type { Reconciler, Result } from '@certkit/runtime';
 import { SecretKeys } from '../../../api/constants.ts';
-import type { CertificateStatus } from '../../../api/types.ts';
+import type { Certificate, CertificateCondition, CertificateStatus } from '../../../api/types.ts';
 import type { ControllerContext } from '../../context.ts';
 import { gatherPolicyInput, liveCertificate, type PolicyInput } from '../shared/gather.ts';
 import { secretCertificate } from '../../parsed.ts';
@@ -12,19 +11,22 @@ import {
   readinessPolicyChain,
   RenewalWindowsUnsatisfiable,
 } from '../shared/policies.ts';
-import { renewalTime } from '../shared/renewal.ts';
+import { setValidity } from '../shared/validity.ts';
 import {
   getCondition,
   hasCondition,
   resultOf,
   setCertificateCondition,
-  setField,
+  type StatusWrite,
   updateStatus,
 } from '../shared/status.ts';
 
 /**
- * certificates-readiness: the Ready condition (from the readiness policy chain) and the validity dates of
- * the certificate in the Secret: status.notBefore, notAfter and renewalTime.
+ * certificates-readiness: the only writer of a Certificate's Ready condition, as in cert-manager's
+ * readiness controller. Ready is computed from the spec (an invalid one is Ready=False InvalidSpec), the
+ * Secret, the current revision's CertificateRequest and the readiness policy chain; the validity dates of the
+ * certificate in the Secret go out with it (status.notBefore, notAfter and renewalTime). Issuing, which the
+ * trigger sets and the issuing controller ends, is not this controller's.
  */
 
 export const READINESS_CONTROLLER = 'certificates-readiness';
@@ -35,21 +37,22 @@ export function readinessReconciler(ctx: ControllerContext): Reconciler {
   return async (request, signal) => {
     const cert = liveCertificate(ctx, request);
     if (!cert) return;
-    // A Certificate's first Ready condition is written by the trigger, in the same write as its decision, and
-    // an issuance's last one by the issuing controller with the new revision: one status write each instead
-    // of two racing ones (the loser of such a race costs a conflict, a re-read and a retry).
-    if (!getCondition(cert, 'Ready') && !hasCondition(cert, 'Issuing', 'True')) return;
     const input = await gatherPolicyInput(ctx, cert);
     if (completingIssuance(input)) return;
+    const ready = getCondition(cert, 'Ready');
     const write = await updateStatus(ctx, cert, (status) => applyReadiness(status, input), signal);
-    if (write === 'written' || write === 'unchanged') warnUnsatisfiableWindows(ctx, input);
+    if (write === 'written' || write === 'unchanged') {
+      warnInvalidSpec(ctx, cert, ready, write);
+      warnUnsatisfiableWindows(ctx, input);
+    }
     return resultOf(write) ?? untilExpiry(input);
   };
 }
 
 /**
  * The issuing controller has written the new certificate to the Secret and is about to move the revision
- * on, with Ready in the same write: judging the new Secret against the old revision now would only race it.
+ * on: judging the new Secret against the old revision now would only race that write (a conflict, a re-read
+ * and a retry for one of the two) and show a Ready that the revision bump changes again at once.
  */
 function completingIssuance({ certificate, secret, nextRevisionRequest }: PolicyInput): boolean {
   const issued = nextRevisionRequest?.status?.certificate;
@@ -61,19 +64,34 @@ function completingIssuance({ certificate, secret, nextRevisionRequest }: Policy
 }
 
 /**
- * The Ready condition from the readiness policy chain, and the validity dates of the certificate in the
- * Secret. An invalid spec's Ready=False is the trigger's (with its event); the dates are still set.
+ * The Ready condition, and the validity dates of the certificate in the Secret. A spec the webhook would have
+ * refused is Ready=False InvalidSpec with the field errors (no webhook guards our API server); otherwise the
+ * first violation of the renewal windows or the readiness chain is Ready=False with its reason, and none is
+ * Ready=True.
  */
 export function applyReadiness(status: CertificateStatus, input: PolicyInput): void {
   const cert = input.certificate;
-  if (!invalidSpec(cert)) {
-    const violation = RenewalWindowsUnsatisfiable(input) ?? evaluate(readinessPolicyChain, input);
-    const ready = violation
-      ? { type: 'Ready' as const, status: 'False' as const, ...violation }
-      : { type: 'Ready' as const, status: 'True' as const, reason: 'Ready', message: READY_MESSAGE };
-    setCertificateCondition(status, ready, cert.metadata.generation, input.now);
-  }
-  setValidity(status, input);
+  const violation =
+    invalidSpec(cert) ?? RenewalWindowsUnsatisfiable(input) ?? evaluate(readinessPolicyChain, input);
+  const ready = violation
+    ? { type: 'Ready' as const, status: 'False' as const, ...violation }
+    : { type: 'Ready' as const, status: 'True' as const, reason: 'Ready', message: READY_MESSAGE };
+  setCertificateCondition(status, ready, cert.metadata.generation, input.now);
+  const parsed = input.secret?.data ? secretCertificate(input.secret) : undefined;
+  setValidity(status, parsed && 'value' in parsed ? parsed.value : undefined, cert.spec);
+}
+
+/** One Warning event when an invalid spec becomes the Certificate's state (reason or message changed). */
+function warnInvalidSpec(
+  ctx: ControllerContext,
+  cert: Certificate,
+  before: CertificateCondition | undefined,
+  write: StatusWrite,
+): void {
+  const violation = invalidSpec(cert);
+  if (!violation || write !== 'written') return;
+  if (before?.reason === violation.reason && before.message === violation.message) return;
+  ctx.recorder.warning(cert, violation.reason, violation.message);
 }
 
 /** Per controller context: the window error last warned about, by Certificate uid. */
@@ -93,22 +111,6 @@ function warnUnsatisfiableWindows(ctx: ControllerContext, input: PolicyInput): v
   if (warned.get(uid) === violation?.message) return;
   warned.set(uid, violation?.message);
   if (violation) ctx.recorder.warning(cert, violation.reason, violation.message);
-}
-
-/** notBefore, notAfter and renewalTime of the certificate in the Secret; cleared when there is none. */
-function setValidity(status: CertificateStatus, input: PolicyInput): void {
-  const parsed = input.secret?.data ? secretCertificate(input.secret) : undefined;
-  if (!parsed || 'error' in parsed) {
-    setField(status, 'notBefore', undefined);
-    setField(status, 'notAfter', undefined);
-    setField(status, 'renewalTime', undefined);
-    return;
-  }
-  const { notBefore, notAfter } = parsed.value;
-  status.notBefore = formatTime(notBefore);
-  status.notAfter = formatTime(notAfter);
-  const renewal = renewalTime(notBefore, notAfter, input.certificate.spec);
-  setField(status, 'renewalTime', renewal && formatTime(renewal));
 }
 
 /** Look again when the certificate expires, so that Ready turns False even if nothing else happens. */

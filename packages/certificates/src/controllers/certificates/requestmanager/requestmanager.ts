@@ -33,7 +33,7 @@ export function requestManagerReconciler(ctx: ControllerContext): Reconciler {
   return async (request, signal) => {
     const cert = liveCertificate(ctx, request);
     if (!cert || !hasCondition(cert, 'Issuing', 'True')) return;
-    // The trigger reports invalid specs; no request is made for one.
+    // The readiness controller reports invalid specs (Ready=False InvalidSpec); no request is made for one.
     if (invalidSpec(cert)) return;
 
     const key = await nextPrivateKey(ctx, cert);

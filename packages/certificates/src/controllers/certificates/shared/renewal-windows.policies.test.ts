@@ -140,10 +140,19 @@ describe('renewal windows in the policy checks', () => {
     assert.equal(ready(AT_0230, '2026-03-01T04:00:00Z').ready?.[1], 'Expired');
   });
 
-  it('leaves an invalid spec to the trigger: no Ready from readiness, renewalTime still set', () => {
+  // Ready=False InvalidSpec is the readiness controller's own since the trigger stopped writing Ready
+  // (docs/adr/2201-ready-written-by-readiness-alone.md); before, this expected no condition at all.
+  it('an invalid spec is Ready=False InvalidSpec, not a window error; renewalTime still set', () => {
     const status: CertificateStatus = {};
     applyReadiness(status, input([{ cron: '0 25 * * *', windowDuration: '1h' }], '2026-03-01T00:10:00Z'));
-    assert.equal(status.conditions, undefined);
+    assert.deepEqual(
+      status.conditions?.map((c) => [c.type, c.status, c.reason]),
+      [['Ready', 'False', 'InvalidSpec']],
+    );
+    assert.match(
+      status.conditions?.[0].message ?? '',
+      /^Certificate spec is invalid: spec\.renewal\.windows\[0\]\.cron/,
+    );
     assert.equal(status.renewalTime, '2026-03-01T02:00:00Z');
   });
 });

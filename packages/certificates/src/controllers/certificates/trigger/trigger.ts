@@ -1,6 +1,6 @@
 import type { Reconciler, Result } from '@certkit/runtime';
 import { Annotations, CertificateReasons } from '../../../api/constants.ts';
-import type { Certificate, CertificateStatus } from '../../../api/types.ts';
+import type { Certificate } from '../../../api/types.ts';
 import type { ControllerContext } from '../../context.ts';
 import {
   certificatesForSecret,
@@ -16,20 +16,14 @@ import {
   type Violation,
   WINDOW_ERROR_REASON,
 } from '../shared/policies.ts';
-import { applyReadiness } from '../readiness/readiness.ts';
 import { remainingBackoffMs } from '../shared/renewal.ts';
-import {
-  getCondition,
-  hasCondition,
-  resultOf,
-  setCertificateCondition,
-  updateStatus,
-} from '../shared/status.ts';
+import { hasCondition, resultOf, setCertificateCondition, updateStatus } from '../shared/status.ts';
 
 /**
  * certificates-trigger: decides that a Certificate needs a (new) certificate and says so by setting
  * Issuing=True with the reason, which sets the other controllers going. It also wakes itself at
- * status.renewalTime, so that renewal happens without any event.
+ * status.renewalTime, so that renewal happens without any event. It never writes Ready: that is the
+ * readiness controller's alone (readiness/readiness.ts), as in cert-manager.
  */
 
 export const TRIGGER_CONTROLLER = 'certificates-trigger';
@@ -42,20 +36,13 @@ export function triggerReconciler(ctx: ControllerContext): Reconciler {
     const cert = liveCertificate(ctx, request);
     if (!cert) return;
 
-    const invalid = invalidSpec(cert);
-    if (invalid) return reportInvalidSpec(ctx, cert, invalid, signal);
+    // A spec the webhook would have refused is not issued; readiness reports it (Ready=False InvalidSpec).
+    if (invalidSpec(cert)) return;
 
     // An issuance in progress is the other controllers' business until it ends.
     if (hasCondition(cert, 'Issuing', 'True')) return;
 
     const input = await gatherPolicyInput(ctx, cert);
-    // The readiness controller leaves a Certificate's first Ready condition to us: it goes out with whatever
-    // this reconcile decides (and alone when it decides nothing).
-    const withReadiness = getCondition(cert, 'Ready')
-      ? () => {}
-      : (status: CertificateStatus) => applyReadiness(status, input);
-    const readinessOnly = async (result: Result | undefined) =>
-      resultOf(await updateStatus(ctx, cert, withReadiness, signal)) ?? result;
 
     // Certificates sharing a Secret would overwrite each other's certificate and re-trigger each other
     // forever: only the one owning the Secret may issue.
@@ -66,14 +53,14 @@ export function triggerReconciler(ctx: ControllerContext): Reconciler {
         namespace: cert.metadata.namespace,
         name: cert.metadata.name,
       });
-      return readinessOnly({ requeueAfter: DUPLICATE_SECRET_RECHECK_MS });
+      return { requeueAfter: DUPLICATE_SECRET_RECHECK_MS };
     }
 
     const backoff = failureBackoff(input);
-    if (backoff > 0) return readinessOnly({ requeueAfter: backoff });
+    if (backoff > 0) return { requeueAfter: backoff };
 
     const found = evaluate(triggerPolicyChain, input);
-    if (!found) return readinessOnly(untilRenewal(cert, input.now));
+    if (!found) return untilRenewal(cert, input.now);
     // Renewal due with windows that could not be honoured: renew anyway, and say why in a Warning.
     const windowError = found.reason === WINDOW_ERROR_REASON ? found.message : undefined;
     const violation = windowError === undefined ? found : renewingOutsideWindows(cert);
@@ -89,15 +76,13 @@ export function triggerReconciler(ctx: ControllerContext): Reconciler {
     const write = await updateStatus(
       ctx,
       cert,
-      (status) => {
+      (status) =>
         setCertificateCondition(
           status,
           { type: 'Issuing', status: 'True', ...violation },
           cert.metadata.generation,
           input.now,
-        );
-        withReadiness(status);
-      },
+        ),
       signal,
     );
     if (write === 'written') {
@@ -168,32 +153,4 @@ function untilRenewal(cert: Certificate, now: Date): Result | undefined {
   const at = Date.parse(cert.status?.renewalTime ?? '');
   if (Number.isNaN(at) || at <= now.getTime()) return undefined;
   return { requeueAfter: at - now.getTime() };
-}
-
-/**
- * A spec the webhook would have refused: Ready=False with the field errors, one Warning event when that
- * becomes the state, and no issuance. The readiness controller leaves such a Ready condition alone.
- */
-async function reportInvalidSpec(
-  ctx: ControllerContext,
-  cert: Certificate,
-  violation: Violation,
-  signal: AbortSignal,
-): Promise<Result | undefined> {
-  const ready = getCondition(cert, 'Ready');
-  const write = await updateStatus(
-    ctx,
-    cert,
-    (status) =>
-      setCertificateCondition(
-        status,
-        { type: 'Ready', status: 'False', ...violation },
-        cert.metadata.generation,
-        ctx.now(),
-      ),
-    signal,
-  );
-  const changed = ready?.reason !== violation.reason || ready?.message !== violation.message;
-  if (write === 'written' && changed) ctx.recorder.warning(cert, violation.reason, violation.message);
-  return resultOf(write);
 }
