@@ -43,7 +43,8 @@ const FORBIDDEN_IMPORTS: { pattern: RegExp; why: string }[] = [
     why: 'a local HTTP server',
   },
   {
-    pattern: /^@certkit\/testenv\/(controllers|conformance\/(environment|runner))\b/,
+    pattern:
+      /^@certkit\/testenv\/(controllers\/certificaterequests-harness|conformance\/(environment|runner))\b/,
     why: 'a real API server',
   },
   {

@@ -1,11 +1,5 @@
 import type { KubeObject, PartialObjectMetadata } from '@certkit/apimachinery';
-import type {
-  KubeClient,
-  Logger,
-  ResourceClient,
-  SharedInformer,
-  SharedInformerFactory,
-} from '@certkit/runtime';
+import type { Client, Logger, ResourceClient, SharedInformer, SharedInformerFactory } from '@certkit/runtime';
 import type { Secret } from 'kubernetes-types/core/v1.d.ts';
 import type { Certificate, CertificateRequest, ClusterIssuer, Issuer } from '../api/types.ts';
 import type { AcmeAccountRegistry } from '../acme/accounts/registry.ts';
@@ -63,7 +57,8 @@ export interface SecretGetter {
 }
 
 export interface ControllerContext {
-  client: KubeClient;
+  /** A KubeClient; in unit tests, runtime's in-memory FakeClient (`@certkit/runtime/client/fake/index`). */
+  client: Client;
   factory: SharedInformerFactory;
   certificates: SharedInformer<Certificate>;
   certificateRequests: SharedInformer<CertificateRequest>;

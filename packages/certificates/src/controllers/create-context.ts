@@ -1,10 +1,10 @@
 import type { KubeObject } from '@certkit/apimachinery';
 import {
   builtins,
+  type Client,
   defaultLogger,
   type IndexFunc,
   keyFor,
-  type KubeClient,
   type Logger,
   SharedInformerFactory,
 } from '@certkit/runtime';
@@ -43,7 +43,7 @@ export interface CreateContextOptions extends Partial<ControllerOptions> {
 }
 
 export function createControllerContext(
-  client: KubeClient,
+  client: Client,
   options: CreateContextOptions = {},
 ): ControllerContext {
   const log = options.log ?? defaultLogger;

@@ -1,5 +1,5 @@
 import { formatTime, type KubeObject } from '@certkit/apimachinery';
-import { builtins, type KubeClient, type Logger } from '@certkit/runtime';
+import { builtins, type Client, type Logger } from '@certkit/runtime';
 
 /**
  * Records Kubernetes Events about objects (core/v1 Events, as client-go's EventRecorder writes them), so users
@@ -26,7 +26,7 @@ function eventNameSuffix(): string {
   return nanos.toString(16);
 }
 
-export function newEventRecorder(client: KubeClient, log: Logger, component = COMPONENT): EventRecorder {
+export function newEventRecorder(client: Client, log: Logger, component = COMPONENT): EventRecorder {
   const events = client.resource(builtins.events);
   const record = (type: 'Normal' | 'Warning', obj: KubeObject, reason: string, message: string) => {
     const meta = obj.metadata ?? {};

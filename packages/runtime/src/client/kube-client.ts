@@ -4,7 +4,7 @@ import { RestMapper } from './discovery.ts';
 import { RateLimiter } from './ratelimit.ts';
 import { RestResourceClient } from './resource-client.ts';
 import { type RequestHook, Transport } from './transport.ts';
-import type { ReadMode, ResourceClient, ResourceRef } from './types.ts';
+import type { Client, ReadMode, ResourceClient, ResourceRef } from './types.ts';
 
 /**
  * The entry point: one connection pool, one rate limiter and one discovery cache per API server, shared by
@@ -25,7 +25,7 @@ export interface KubeClientOptions extends ClientConfig {
   userAgent?: string;
 }
 
-export class KubeClient {
+export class KubeClient implements Client {
   readonly config: ClientConfig;
   readonly limiter: RateLimiter;
   readonly mapper: RestMapper;

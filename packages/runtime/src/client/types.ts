@@ -105,3 +105,11 @@ export interface ResourceClient<T extends KubeObject = KubeObject> {
     options: WatchOptions & RequestOptions,
   ): Promise<AsyncIterable<WatchEvent<T>>>;
 }
+
+/**
+ * What controllers are given to reach the API: a maker of ResourceClients, as controller-runtime's
+ * client.Client. KubeClient is the real one; `client/fake` (FakeClient) is the in-memory one for unit tests.
+ */
+export interface Client {
+  resource<T extends KubeObject = KubeObject>(ref: ResourceRef, mode?: ReadMode): ResourceClient<T>;
+}

@@ -31,7 +31,7 @@ import { createControllerContext, startContext } from '../create-context.ts';
 import { registerIssuerControllers } from '../issuers/index.ts';
 import { certificateRequestsRef, certificatesRef, issuersRef } from '../refs.ts';
 import { registerCertificateControllers } from './index.ts';
-import { SECRET_TEMPLATE_KEYS_ANNOTATION } from './secret.ts';
+import { SECRET_TEMPLATE_KEYS_ANNOTATION } from './issuing/secret.ts';
 
 const ns = 'apps';
 const FAO = 'controller.cert-manager.io/fao';
@@ -222,7 +222,10 @@ describe('Certificate controllers on the embedded API server', () => {
     }, 'next-key Secrets deleted');
   });
 
-  it('writes a new Certificate status three times per issuance: the trigger, the key manager, issuing', async () => {
+  // Five as in cert-manager, where only readiness writes Ready (docs/adr/2201): the trigger (Issuing=True),
+  // readiness (Ready=False, no Secret yet), the key manager (the next key's name), issuing (the new
+  // revision), readiness (Ready=True and the validity dates).
+  it('writes a new Certificate status five times per issuance: Ready by readiness alone', async () => {
     const from = requests.length;
     await createCertificate('three-writes', { commonName: 'three-writes.example' });
     await readyAndIssued('three-writes');
@@ -231,7 +234,7 @@ describe('Certificate controllers on the embedded API server', () => {
     const statusWrites = requests
       .slice(from)
       .filter((r) => r.verb === 'update' && r.resource === 'certificates.cert-manager.io' && r.code === 200);
-    assert.equal(statusWrites.length, 3);
+    assert.equal(statusWrites.length, 5);
   });
 
   it('re-issues when dnsNames change, and keeps one request (revisionHistoryLimit 1)', async () => {

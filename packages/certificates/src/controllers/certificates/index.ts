@@ -9,13 +9,13 @@ import {
 } from '@certkit/runtime';
 import { isSecretStub } from '../../secrets/metadata-stub.ts';
 import type { ControllerContext } from '../context.ts';
-import { certificatesForSecret, controllingCertificate } from './gather.ts';
-import { ISSUING_CONTROLLER, issuingReconciler } from './issuing.ts';
-import { KEY_MANAGER_CONTROLLER, keyManagerReconciler } from './keymanager.ts';
-import { READINESS_CONTROLLER, readinessReconciler } from './readiness.ts';
-import { REQUEST_MANAGER_CONTROLLER, requestManagerReconciler } from './requestmanager.ts';
-import { REVISION_MANAGER_CONTROLLER, revisionManagerReconciler } from './revisionmanager.ts';
-import { TRIGGER_CONTROLLER, triggerReconciler } from './trigger.ts';
+import { certificatesForSecret, controllingCertificate } from './shared/gather.ts';
+import { ISSUING_CONTROLLER, issuingReconciler } from './issuing/issuing.ts';
+import { KEY_MANAGER_CONTROLLER, keyManagerReconciler } from './keymanager/keymanager.ts';
+import { READINESS_CONTROLLER, readinessReconciler } from './readiness/readiness.ts';
+import { REQUEST_MANAGER_CONTROLLER, requestManagerReconciler } from './requestmanager/requestmanager.ts';
+import { REVISION_MANAGER_CONTROLLER, revisionManagerReconciler } from './revisionmanager/revisionmanager.ts';
+import { TRIGGER_CONTROLLER, triggerReconciler } from './trigger/trigger.ts';
 
 /**
  * The Certificate sub-controllers (cert-manager's certificates/*), each a runtime Controller reconciling Certificates by
@@ -23,14 +23,14 @@ import { TRIGGER_CONTROLLER, triggerReconciler } from './trigger.ts';
  * the Certificates to reconcile. The caller runs them (a Manager, or a test).
  */
 
-export { ISSUING_CONTROLLER } from './issuing.ts';
-export { KEY_MANAGER_CONTROLLER } from './keymanager.ts';
-export { READINESS_CONTROLLER } from './readiness.ts';
-export { REQUEST_MANAGER_CONTROLLER } from './requestmanager.ts';
-export { REVISION_MANAGER_CONTROLLER } from './revisionmanager.ts';
-export { TRIGGER_CONTROLLER } from './trigger.ts';
-export { effectiveCleanupPolicy } from './owner-reference.ts';
-export { SECRET_TEMPLATE_KEYS_ANNOTATION } from './secret.ts';
+export { ISSUING_CONTROLLER } from './issuing/issuing.ts';
+export { KEY_MANAGER_CONTROLLER } from './keymanager/keymanager.ts';
+export { READINESS_CONTROLLER } from './readiness/readiness.ts';
+export { REQUEST_MANAGER_CONTROLLER } from './requestmanager/requestmanager.ts';
+export { REVISION_MANAGER_CONTROLLER } from './revisionmanager/revisionmanager.ts';
+export { TRIGGER_CONTROLLER } from './trigger/trigger.ts';
+export { effectiveCleanupPolicy } from './shared/owner-reference.ts';
+export { SECRET_TEMPLATE_KEYS_ANNOTATION } from './issuing/secret.ts';
 
 /** What events wake a sub-controller, besides its own Certificates' (as upstream's informers). */
 interface Watches {

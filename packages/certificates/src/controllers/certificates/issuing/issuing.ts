@@ -1,0 +1,300 @@
+import { formatTime, type KubeObject } from '@certkit/apimachinery';
+import type { Reconciler, Result } from '@certkit/runtime';
+import type { KeyObject } from 'node:crypto';
+import type { Secret } from 'kubernetes-types/core/v1.d.ts';
+import { Annotations, SecretKeys } from '../../../api/constants.ts';
+import type { Certificate, CertificateRequest, CertificateRequestCondition } from '../../../api/types.ts';
+import { encodePrivateKey, privateKeySpecViolations } from '../../../pki/index.ts';
+import type { ControllerContext } from '../../context.ts';
+import {
+  rememberPrivateKey,
+  requestCertificate,
+  requestCsr,
+  sameKeys,
+  secretBytes,
+  secretCertificate,
+  valueOf,
+} from '../../parsed.ts';
+import {
+  liveCertificate,
+  nextPrivateKey,
+  nextRevision,
+  ownedRequests,
+  requestRevision,
+} from '../shared/gather.ts';
+import { KeystoreError, keystorePasswords, keystoresToWrite, warnOnKeystoreError } from './keystores.ts';
+import { effectiveCleanupPolicy, ownerReferenceMismatch } from '../shared/owner-reference.ts';
+import { requestMatchesSpec } from '../shared/policies.ts';
+import {
+  buildCertificateSecret,
+  secretDiffers,
+  writeIssuedSecret,
+  writeSecret,
+  type SecretContents,
+} from './secret.ts';
+import { ensureTemporaryCertificate } from './temporary-certificate.ts';
+import { setValidity } from '../shared/validity.ts';
+import {
+  getCondition,
+  hasCondition,
+  removeCondition,
+  resultOf,
+  setCertificateCondition,
+  setField,
+  updateStatus,
+} from '../shared/status.ts';
+
+/**
+ * certificates-issuing: while Issuing=True, waits for the CertificateRequest of the next revision to finish
+ * (meanwhile writing a temporary certificate when the Certificate asks for one); a failure ends the issuance
+ * with backoff bookkeeping, a certificate is checked and written to the Secret together with the next
+ * private key, and the revision moves on. When not issuing, it keeps the Secret's metadata, extra output
+ * formats, keystores and owner reference in line with the spec and the cleanup policy, without issuing
+ * anything.
+ *
+ * Its contract with the other sub-controllers is the Certificate's status, as in cert-manager: it reads the
+ * key the key manager made from status.nextPrivateKeySecretName, and ends an issuance by setting Issuing=False
+ * (failure) or removing Issuing and clearing status.nextPrivateKeySecretName (success); the key manager,
+ * seeing no issuance, deletes its next-key Secrets, and the readiness controller sets Ready from the new
+ * revision. It never writes Ready.
+ */
+
+export const ISSUING_CONTROLLER = 'certificates-issuing';
+
+export function issuingReconciler(ctx: ControllerContext): Reconciler {
+  return async (request, signal) => {
+    const cert = liveCertificate(ctx, request);
+    if (!cert) return;
+    if (!hasCondition(cert, 'Issuing', 'True')) return ensureSecretData(ctx, cert, signal);
+
+    const key = await nextPrivateKey(ctx, cert);
+    if (!key || privateKeySpecViolations(key, cert.spec.privateKey ?? {}).length) return;
+
+    const revision = nextRevision(cert);
+    const requests = ownedRequests(ctx, cert).filter((cr) => requestRevision(cr) === revision);
+    // None yet, or duplicates the request manager is cleaning up.
+    if (requests.length !== 1) return;
+    const cr = requests[0];
+    // A request for another spec or key is the request manager's to replace: its outcome means nothing.
+    if (requestMatchesSpec(cr, cert.spec).length) return;
+    const csr = valueOf(requestCsr(cr));
+    if (!sameKeys(csr.publicKey, key)) return;
+
+    const ready = requestCondition(cr, 'Ready');
+    if (failedInEarlierIssuance(cert, cr, ready)) return; // the request manager deletes it
+
+    // Denied wins over anything a non-compliant signer may also have set.
+    const denied = requestCondition(cr, 'Denied');
+    if (denied?.status === 'True') return failIssuance(ctx, cert, denied, signal);
+    const invalid = requestCondition(cr, 'InvalidRequest');
+    if (invalid?.status === 'True') return failIssuance(ctx, cert, invalid, signal);
+    if (ready?.reason === 'Failed') return failIssuance(ctx, cert, ready, signal);
+    if (ready?.reason !== 'Issued') {
+      // Still pending: the Secret may get a temporary certificate meanwhile.
+      await ensureTemporaryCertificate(ctx, cert, key, signal);
+      return;
+    }
+
+    const parsed = requestCertificate(cr);
+    if ('error' in parsed) {
+      return failIssuance(
+        ctx,
+        cert,
+        invalidCertificate(
+          `Issuer returned an invalid certificate: failed to decode: ${parsed.error.message}`,
+        ),
+        signal,
+      );
+    }
+    const issued = parsed.value;
+    if (!sameKeys(issued.publicKey, csr.publicKey)) {
+      return failIssuance(
+        ctx,
+        cert,
+        invalidCertificate(
+          'Issuer returned a certificate with a public key that does not match the CSR. This usually indicates a misconfigured issuer.',
+        ),
+        signal,
+      );
+    }
+    if (ctx.now().getTime() > issued.notAfter.getTime()) {
+      return failIssuance(
+        ctx,
+        cert,
+        invalidCertificate(
+          `Issuer returned an already expired certificate (notAfter: ${formatTime(issued.notAfter)}). This usually indicates an expired CA certificate in the issuer.`,
+        ),
+        signal,
+      );
+    }
+    return completeIssuance(ctx, cert, cr, key, revision, signal);
+  };
+}
+
+function requestCondition(cr: CertificateRequest, type: string): CertificateRequestCondition | undefined {
+  return cr.status?.conditions?.find((c) => c.type === type);
+}
+
+function invalidCertificate(message: string): CertificateRequestCondition {
+  return { type: 'Ready', status: 'False', reason: 'InvalidCertificate', message };
+}
+
+/** A request that failed before this issuance began (Issuing=True's lastTransitionTime) is a leftover. */
+function failedInEarlierIssuance(
+  cert: Certificate,
+  cr: CertificateRequest,
+  ready: CertificateRequestCondition | undefined,
+): boolean {
+  const failedAt = Date.parse(cr.status?.failureTime ?? '');
+  const issuingSince = Date.parse(getCondition(cert, 'Issuing')?.lastTransitionTime ?? '');
+  return ready?.reason === 'Failed' && failedAt < issuingSince;
+}
+
+/**
+ * failIssueCertificate: Issuing=False with the request's reason, one more failed attempt and the failure
+ * time, from which the trigger computes its backoff.
+ */
+async function failIssuance(
+  ctx: ControllerContext,
+  cert: Certificate,
+  condition: CertificateRequestCondition,
+  signal: AbortSignal,
+): Promise<Result | undefined> {
+  const now = ctx.now();
+  const reason = condition.reason ?? 'Failed';
+  const message = `The certificate request has failed to complete and will be retried: ${condition.message ?? ''}`;
+  const write = await updateStatus(
+    ctx,
+    cert,
+    (status) => {
+      status.lastFailureTime = formatTime(now);
+      status.failedIssuanceAttempts = (cert.status?.failedIssuanceAttempts ?? 0) + 1;
+      setCertificateCondition(
+        status,
+        { type: 'Issuing', status: 'False', reason, message },
+        cert.metadata.generation,
+        now,
+      );
+    },
+    signal,
+  );
+  if (write === 'written') ctx.recorder.warning(cert, reason, message);
+  return resultOf(write);
+}
+
+/** The certificate goes into the Secret with the next key; then the revision moves on. */
+async function completeIssuance(
+  ctx: ControllerContext,
+  cert: Certificate,
+  cr: CertificateRequest,
+  key: KeyObject,
+  revision: number,
+  signal: AbortSignal,
+): Promise<Result | undefined> {
+  const privateKey = encodePrivateKey(key, cert.spec.privateKey?.encoding ?? 'PKCS1');
+  // The readiness checks that follow look at this key in the Secret: known, not parsed again.
+  rememberPrivateKey(privateKey, key);
+  const contents: SecretContents = {
+    privateKey,
+    certificate: Buffer.from(cr.status?.certificate ?? '', 'base64').toString(),
+    // Parsed (and checked) by the reconciler already.
+    parsed: valueOf(requestCertificate(cr)),
+  };
+  const ca = cr.status?.ca ? Buffer.from(cr.status.ca, 'base64').toString() : '';
+  if (ca) contents.ca = ca;
+  const ref = cr.spec.issuerRef;
+  const provenance = {
+    certificateName: cert.metadata.name,
+    issuerName: ref?.name,
+    issuerKind: ref?.kind,
+    issuerGroup: ref?.group,
+  };
+  // The trigger and readiness look at the cached Secret as soon as the status below lands: writeIssuedSecret
+  // waits for the cache, so that they do not judge the new revision by the old certificate.
+  await writeIssuedSecret(ctx, cert, contents, provenance, signal);
+
+  // The issuance is over: the revision moves on with the new certificate's dates, Issuing goes, and the
+  // next key is released (the key manager deletes its Secret once it sees no issuance). Ready is the readiness
+  // controller's, which judges the new revision when this write reaches it.
+  const write = await updateStatus(
+    ctx,
+    cert,
+    (status) => {
+      status.revision = revision;
+      removeCondition(status, 'Issuing');
+      setField(status, 'failedIssuanceAttempts', undefined);
+      setField(status, 'lastFailureTime', undefined);
+      setField(status, 'nextPrivateKeySecretName', undefined);
+      setValidity(status, contents.parsed, cert.spec);
+    },
+    signal,
+  );
+  if (write === 'written')
+    ctx.recorder.normal(cert, 'Issuing', 'The certificate has been successfully issued');
+  return resultOf(write);
+}
+
+/** The Secret's contents as they are, when it has both a key and a certificate. */
+function currentContents(secret: Secret | undefined): SecretContents | undefined {
+  const key = secretBytes(secret, SecretKeys.tlsKey);
+  const crt = secretBytes(secret, SecretKeys.tlsCert);
+  if (!key || !crt) return undefined;
+  const ca = secretBytes(secret, SecretKeys.ca);
+  const parsed = secretCertificate(secret!);
+  return {
+    privateKey: key.toString(),
+    certificate: crt.toString(),
+    ...(ca ? { ca: ca.toString() } : {}),
+    ...('value' in parsed ? { parsed: parsed.value } : {}),
+  };
+}
+
+/**
+ * ensureSecretData: between issuances, re-applies the fao label, certificate-detail annotations,
+ * secretTemplate, additional output formats, missing or unwanted keystores and the cleanup policy's owner
+ * reference when they drifted, from the Secret's own key and certificate. A Secret without both is left to
+ * the trigger (it re-issues).
+ */
+async function ensureSecretData(
+  ctx: ControllerContext,
+  cert: Certificate,
+  signal: AbortSignal,
+): Promise<void> {
+  const namespace = cert.metadata.namespace ?? '';
+  const name = cert.spec.secretName;
+  const policy = effectiveCleanupPolicy(cert, ctx.options);
+  const secret = await ctx.secrets.get(namespace, name);
+  // A Secret issued for another Certificate (two naming the same Secret) is that one's to maintain; the
+  // trigger's IncorrectCertificate check deals with this one.
+  const issuedFor = secret?.metadata?.annotations?.[Annotations.certificateName];
+  if (issuedFor !== undefined && issuedFor !== cert.metadata.name) return;
+  await warnOnKeystoreError(ctx, cert, async () => {
+    // Passwords are read only when a keystore is missing, not on every reconcile.
+    const formats = currentContents(secret) ? keystoresToWrite(cert, secret, false) : [];
+    const passwords = formats.length ? await keystorePasswords(ctx, cert, formats) : {};
+    const build = (existing: Secret | undefined) => {
+      const contents = currentContents(existing);
+      return existing && contents
+        ? buildCertificateSecret(existing, cert, contents, {}, policy, passwords)
+        : undefined;
+    };
+    let desired: Secret | undefined;
+    try {
+      desired = build(secret);
+    } catch (err) {
+      if (err instanceof KeystoreError) throw err;
+      // An unreadable certificate or key: nothing sensible to derive; the trigger re-issues.
+      ctx.log({ level: 'debug', msg: 'cannot derive Secret data', namespace, name, err: String(err) });
+      return;
+    }
+    if (!secret || !desired || !secretDiffers(secret, desired)) return;
+    ctx.log({
+      level: 'info',
+      msg: 'updating Secret metadata, output formats and keystores',
+      namespace,
+      name,
+      ownerReference: ownerReferenceMismatch(secret as KubeObject, cert, policy),
+    });
+    await writeSecret(ctx, namespace, name, build, signal);
+  });
+}

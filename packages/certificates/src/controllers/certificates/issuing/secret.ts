@@ -1,0 +1,261 @@
+import { isAlreadyExists, isConflict, isNotFound, jsonEqual, type KubeObject } from '@certkit/apimachinery';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Secret } from 'kubernetes-types/core/v1.d.ts';
+import { Annotations, Labels, SecretKeys } from '../../../api/constants.ts';
+import type { Certificate, CleanupPolicy } from '../../../api/types.ts';
+import {
+  additionalOutputData,
+  COMBINED_PEM_KEY,
+  DER_KEY,
+  SecretAnnotation,
+  secretAnnotationsFor,
+  type CertificateInfo,
+} from '../../../pki/index.ts';
+import type { ControllerContext } from '../../context.ts';
+import {
+  applyKeystores,
+  type KeystorePasswords,
+  keystorePasswords,
+  keystoresToWrite,
+  warnOnKeystoreError,
+} from './keystores.ts';
+import { desiredOwnerReferences, effectiveCleanupPolicy } from '../shared/owner-reference.ts';
+
+/**
+ * The issued Secret (`spec.secretName`): what it must contain (cert-manager's issuing/internal/secret.go)
+ * and how it is written.
+ *
+ * cert-manager writes it with a server-side apply, and SSA's field ownership tells it which labels,
+ * annotations and data keys it set before and may now remove. We have no SSA, so we write with GET + PUT
+ * (resourceVersion-checked, retried on conflict) and track ownership ourselves:
+ * - certificate-detail annotations (`cert-manager.io/common-name`, `…/alt-names`, …) and the extra output
+ *   format keys (`key.der`, `tls-combined.pem`) are cert-manager's by name, so ones no longer wanted are
+ *   removed outright;
+ * - secretTemplate labels and annotations have user-chosen keys, so the keys we last copied from the
+ *   template are recorded in the annotation SECRET_TEMPLATE_KEYS_ANNOTATION; a key that left the template
+ *   is removed only if it is listed there, never a label or annotation someone else put on the Secret.
+ *   (Comparing with the previous template instead would need the previous spec, which nothing keeps.)
+ * Everything else on the Secret (other data keys, labels, annotations, owners) is left as it is.
+ */
+
+/**
+ * JSON `{"labels":[…],"annotations":[…]}`: the secretTemplate keys this controller last copied onto the
+ * Secret, so that it can remove the ones later dropped from the template. Absent when the template is empty.
+ */
+export const SECRET_TEMPLATE_KEYS_ANNOTATION = 'cert-manager.io/secret-template-keys';
+
+export const TLS_SECRET_TYPE = 'kubernetes.io/tls';
+
+/** What goes into the Secret's data, as PEM text. */
+export interface SecretContents {
+  /** `tls.key`, already encoded per spec.privateKey.encoding. */
+  privateKey: string;
+  /** `tls.crt`: leaf and intermediates. */
+  certificate: string;
+  /** `ca.crt`, when the issuer gave one. */
+  ca?: string;
+  /** The leaf of `certificate`, parsed, when the caller has it already (parsing is the costly part). */
+  parsed?: CertificateInfo;
+}
+
+/** Where the certificate came from, recorded in annotations (empty values are not written). */
+export interface SecretProvenance {
+  certificateName?: string;
+  issuerName?: string;
+  issuerKind?: string;
+  issuerGroup?: string;
+}
+
+interface TemplateKeys {
+  labels: string[];
+  annotations: string[];
+}
+
+function readTemplateKeys(secret: Secret | undefined): TemplateKeys {
+  const text = secret?.metadata?.annotations?.[SECRET_TEMPLATE_KEYS_ANNOTATION];
+  if (!text) return { labels: [], annotations: [] };
+  try {
+    const parsed = JSON.parse(text) as Partial<TemplateKeys>;
+    const strings = (v: unknown) =>
+      Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : [];
+    return { labels: strings(parsed.labels), annotations: strings(parsed.annotations) };
+  } catch {
+    return { labels: [], annotations: [] };
+  }
+}
+
+const base64 = (text: string | Buffer) => Buffer.from(text).toString('base64');
+
+const DETAIL_ANNOTATIONS: readonly string[] = Object.values(SecretAnnotation);
+const OUTPUT_FORMAT_KEYS: readonly string[] = [DER_KEY, COMBINED_PEM_KEY];
+
+/**
+ * The Secret as it should be, built on `existing` (or a new kubernetes.io/tls Secret): data, the fao label,
+ * provenance and certificate-detail annotations, the secretTemplate, extra output formats and the owner
+ * reference of the cleanup policy, and the keystores: those in `keystorePasswords` encoded afresh, those not
+ * wanted removed, the others kept (keystores.ts). Throws if the certificate or key cannot be parsed.
+ */
+export function buildCertificateSecret(
+  existing: Secret | undefined,
+  cert: Certificate,
+  contents: SecretContents,
+  provenance: SecretProvenance,
+  policy: CleanupPolicy,
+  keystorePasswords: KeystorePasswords = {},
+): Secret & KubeObject {
+  // Shallow copies suffice: data, labels, annotations and owner references are rebuilt below, never changed
+  // in place (the cache's objects are frozen).
+  const secret: Secret & KubeObject = existing
+    ? ({ ...existing, metadata: { ...existing.metadata } } as Secret & KubeObject)
+    : {
+        apiVersion: 'v1',
+        kind: 'Secret',
+        metadata: { name: cert.spec.secretName, namespace: cert.metadata.namespace },
+        type: TLS_SECRET_TYPE,
+      };
+  const metadata = (secret.metadata ??= {});
+  // Type is immutable: a Secret the user created beforehand keeps its own.
+  secret.type ??= TLS_SECRET_TYPE;
+
+  const data: Record<string, string> = { ...secret.data };
+  data[SecretKeys.tlsKey] = base64(contents.privateKey);
+  data[SecretKeys.tlsCert] = base64(contents.certificate);
+  if (contents.ca) data[SecretKeys.ca] = base64(contents.ca);
+  else delete data[SecretKeys.ca];
+  for (const key of OUTPUT_FORMAT_KEYS) delete data[key];
+  const formats = additionalOutputData(
+    cert.spec.additionalOutputFormats,
+    contents.privateKey,
+    contents.certificate,
+  );
+  for (const [key, value] of Object.entries(formats)) data[key] = value.toString('base64');
+  applyKeystores(data, cert, contents, keystorePasswords);
+  secret.data = data;
+
+  const template = cert.spec.secretTemplate ?? {};
+  const previous = readTemplateKeys(existing);
+  const labels: Record<string, string> = { ...metadata.labels };
+  for (const key of previous.labels) if (!(key in (template.labels ?? {}))) delete labels[key];
+  Object.assign(labels, template.labels);
+  labels[Labels.partOfCertManagerController] = 'true';
+  metadata.labels = labels;
+
+  const annotations: Record<string, string> = { ...metadata.annotations };
+  for (const key of previous.annotations) if (!(key in (template.annotations ?? {}))) delete annotations[key];
+  Object.assign(annotations, template.annotations);
+  const details = secretAnnotationsFor(contents.parsed ?? contents.certificate);
+  for (const key of DETAIL_ANNOTATIONS) if (!(key in details)) delete annotations[key];
+  Object.assign(annotations, details);
+  if (provenance.certificateName) annotations[Annotations.certificateName] = provenance.certificateName;
+  if (provenance.issuerName || provenance.issuerKind || provenance.issuerGroup) {
+    annotations[Annotations.issuerName] = provenance.issuerName ?? '';
+    annotations[Annotations.issuerKind] = provenance.issuerKind ?? '';
+    annotations[Annotations.issuerGroup] = provenance.issuerGroup ?? '';
+  }
+  const owned: TemplateKeys = {
+    labels: Object.keys(template.labels ?? {}).sort(),
+    annotations: Object.keys(template.annotations ?? {}).sort(),
+  };
+  if (owned.labels.length || owned.annotations.length) {
+    annotations[SECRET_TEMPLATE_KEYS_ANNOTATION] = JSON.stringify(owned);
+  } else {
+    delete annotations[SECRET_TEMPLATE_KEYS_ANNOTATION];
+  }
+  metadata.annotations = annotations;
+
+  const owners = desiredOwnerReferences(metadata.ownerReferences, cert, policy);
+  if (owners) metadata.ownerReferences = owners;
+  else delete metadata.ownerReferences;
+  return secret;
+}
+
+/** Whether writing `desired` would change what `existing` holds in the fields this controller manages. */
+export function secretDiffers(existing: Secret, desired: Secret): boolean {
+  const pick = (s: Secret) => ({
+    type: s.type,
+    data: s.data ?? {},
+    labels: s.metadata?.labels ?? {},
+    annotations: s.metadata?.annotations ?? {},
+    ownerReferences: s.metadata?.ownerReferences ?? [],
+  });
+  return !jsonEqual(pick(existing), pick(desired));
+}
+
+const MAX_WRITE_ATTEMPTS = 5;
+
+/**
+ * Creates or updates the Secret to what `build` makes of its current state (undefined: leave it), re-reading
+ * it live and building again after a conflict or a create that lost a race. Returns the Secret as written,
+ * or as found when nothing was to change.
+ */
+export async function writeSecret(
+  ctx: ControllerContext,
+  namespace: string,
+  name: string,
+  build: (existing: Secret | undefined) => (Secret & KubeObject) | undefined,
+  signal?: AbortSignal,
+): Promise<Secret | undefined> {
+  let existing = await ctx.secrets.get(namespace, name);
+  for (let attempt = 1; ; attempt++) {
+    const desired = build(existing);
+    if (!desired || (existing && !secretDiffers(existing, desired))) return existing;
+    try {
+      return existing
+        ? await ctx.secretClient.update(desired, { signal })
+        : await ctx.secretClient.create(namespace, desired, { signal });
+    } catch (err) {
+      if (!(isConflict(err) || isAlreadyExists(err) || (existing && isNotFound(err)))) throw err;
+      if (attempt >= MAX_WRITE_ATTEMPTS) throw err;
+    }
+    existing = await ctx.secretClient.get(namespace, name, { signal }).catch((err: unknown) => {
+      if (isNotFound(err)) return undefined;
+      throw err;
+    });
+  }
+}
+
+/** How long to wait for the Secret cache to show a Secret just written. */
+const SECRET_CACHE_WAIT_MS = 5000;
+
+/**
+ * Waits (up to a few seconds) until the Secret cache holds `tlsCrt` for the Secret just written, so that the
+ * reconciles that follow do not judge it by what it held before.
+ */
+export async function secretCacheShows(
+  ctx: ControllerContext,
+  namespace: string,
+  name: string,
+  tlsCrt: string | undefined,
+  signal: AbortSignal,
+): Promise<void> {
+  const deadline = Date.now() + SECRET_CACHE_WAIT_MS;
+  while (Date.now() < deadline && !signal.aborted) {
+    const cached = await ctx.secrets.get(namespace, name);
+    if (cached?.data?.[SecretKeys.tlsCert] === tlsCrt) return;
+    await sleep(20, undefined, { signal }).catch(() => {});
+  }
+}
+
+/**
+ * secretsUpdateData: writes a newly issued (or temporary) certificate with its key to the Secret, keystores
+ * encoded afresh with passwords read now, and waits until the Secret cache shows it, so that the reconciles
+ * that follow do not judge the new certificate by the old Secret (or issue again).
+ */
+export async function writeIssuedSecret(
+  ctx: ControllerContext,
+  cert: Certificate,
+  contents: SecretContents,
+  provenance: SecretProvenance,
+  signal: AbortSignal,
+): Promise<void> {
+  const namespace = cert.metadata.namespace ?? '';
+  const name = cert.spec.secretName;
+  const policy = effectiveCleanupPolicy(cert, ctx.options);
+  const written = await warnOnKeystoreError(ctx, cert, async () => {
+    const passwords = await keystorePasswords(ctx, cert, keystoresToWrite(cert, undefined, true));
+    const build = (existing: Secret | undefined) =>
+      buildCertificateSecret(existing, cert, contents, provenance, policy, passwords);
+    return writeSecret(ctx, namespace, name, build, signal);
+  });
+  await secretCacheShows(ctx, namespace, name, written?.data?.[SecretKeys.tlsCert], signal);
+}
