@@ -13,7 +13,7 @@ import { Controller } from './controller.ts';
 import { Manager, type Runnable } from './manager.ts';
 import { MetricsRegistry, restClientMetricsHook } from './metrics.ts';
 import { parseBindAddress } from './probes.ts';
-import { parsePrometheus } from './testdata/prometheus.ts';
+import { parsePrometheus } from '@certkit/apimachinery/testing/prometheus';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
