@@ -77,4 +77,40 @@ describe('MetricsRegistry', () => {
     assert.equal(r.counter('x', 'X'), r.counter('x', 'X'));
     assert.throws(() => r.gauge('x', 'X'), /already registered as a counter/);
   });
+
+  it('reads gaugeFunc and counterFunc series when rendered, labels in the order given', () => {
+    const r = new MetricsRegistry();
+    let size = 1;
+    r.gaugeFunc('cache_objects', 'Objects.', () => [[{ resource: 'secrets', state: 'Ready' }, size]]);
+    r.counterFunc('events_total', 'Events.', () => [
+      [{ resource: 'a' }, 3],
+      [{ resource: 'b"\\' }, 4],
+    ]);
+    size = 5;
+    assert.equal(
+      r.render(),
+      '# HELP cache_objects Objects.\n# TYPE cache_objects gauge\ncache_objects{resource="secrets",state="Ready"} 5\n' +
+        '# HELP events_total Events.\n# TYPE events_total counter\nevents_total{resource="a"} 3\n' +
+        'events_total{resource="b\\"\\\\"} 4\n',
+    );
+    // A function-read metric has one owner: registering the name again, as any type, is refused.
+    assert.throws(() => r.gaugeFunc('cache_objects', 'Again.', () => []), /already registered as a gauge/);
+    assert.throws(() => r.counter('events_total', 'X'), /already registered as a counter/);
+  });
+
+  it('scrapes its own metrics, then each collector once, however often it is added', async () => {
+    const r = new MetricsRegistry();
+    r.counter('own_total', 'Own.').inc();
+    let calls = 0;
+    const collector = () => Promise.resolve(`# TYPE other gauge\nother ${++calls}`);
+    r.addCollector('other', collector);
+    r.addCollector('other', collector);
+    assert.equal(
+      await r.scrape(),
+      '# HELP own_total Own.\n# TYPE own_total counter\nown_total 1\n# TYPE other gauge\nother 1\n',
+    );
+    assert.equal(calls, 1);
+    // render() stays the registry's own metrics, synchronously.
+    assert.doesNotMatch(r.render(), /other/);
+  });
 });
