@@ -5,6 +5,7 @@ export * from './go-format.ts';
 export * from './json.ts';
 export * from './labels.ts';
 export * from './listoptions.ts';
+export * from './metrics.ts';
 export * from './meta.ts';
 export * from './query-bool.ts';
 export * from './status.ts';

@@ -140,6 +140,17 @@ describe('certkit up', () => {
           () => '',
         );
       }
+      // The controller's families beside the client's, and the process metrics users expect of a service.
+      for (const family of [
+        'controller_runtime_reconcile_total counter',
+        'workqueue_depth gauge',
+        'certmanager_certificate_ready_status gauge',
+        'process_resident_memory_bytes gauge',
+        'process_cpu_seconds_total counter',
+        'nodejs_eventloop_lag_seconds gauge',
+        'nodejs_heap_size_used_bytes gauge',
+      ])
+        assert.match(metrics, new RegExp(`^# TYPE ${family}$`, 'm'));
       assert.equal(await stop(controller, 'SIGTERM'), 0);
     } finally {
       controller.kill('SIGKILL');

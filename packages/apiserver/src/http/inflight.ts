@@ -1,6 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import { newTooManyRequests, type StatusError } from '@certkit/apimachinery';
-import type { MetricsRegistry } from './metrics.ts';
+import { type MetricsRegistry, newTooManyRequests, type StatusError } from '@certkit/apimachinery';
 
 /**
  * kube-apiserver's --max-requests-inflight and --max-mutating-requests-inflight (its maxinflight filter): at
@@ -55,8 +54,9 @@ export class InflightLimiter {
     this.dropped = metrics.counter(
       'apiserver_dropped_requests_total',
       "Number of requests dropped with 'Try again later' response. Divided by request kind.",
+      ['request_kind'],
     );
-    metrics.gauge(
+    metrics.gaugeFunc(
       'apiserver_current_inflight_requests',
       'Number of requests currently executing in this apiserver, by request kind.',
       () => [

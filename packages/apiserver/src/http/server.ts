@@ -9,10 +9,12 @@ import type { AddressInfo, Server as NetServer } from 'node:net';
 import {
   type FieldError,
   isWatchRequested,
+  MetricsRegistry,
   newMethodNotAllowed,
   newNotAcceptable,
   newNotFound,
   newUnauthorized,
+  PROMETHEUS_CONTENT_TYPE,
   type StoredObject,
 } from '@certkit/apimachinery';
 import { CrdController } from '../controllers/crds.ts';
@@ -34,7 +36,8 @@ import type { WatchCacheOptions } from '../watchcache/cache.ts';
 import { WatchCaches } from '../watchcache/caches.ts';
 import { registerCacheMetrics } from '../watchcache/metrics.ts';
 import { STORAGE_READINESS_CHECK, StorageReadiness } from '../watchcache/readiness.ts';
-import { MetricsRegistry } from './metrics.ts';
+import { registerProcessMetrics } from '@certkit/apimachinery/process-metrics';
+import { RequestMetrics } from './request-metrics.ts';
 import { DEFAULT_INFLIGHT_LIMITS, InflightLimiter } from './inflight.ts';
 import type { WatchCounters } from './watch.ts';
 import { guardRequests } from './guard.ts';
@@ -168,10 +171,7 @@ export class ApiServer {
   private address = '';
   readonly caches: WatchCaches;
   readonly metrics = new MetricsRegistry();
-  private readonly requests = this.metrics.counter(
-    'apiserver_request_total',
-    'Counter of apiserver requests broken out for each verb, resource and HTTP response code.',
-  );
+  private readonly requests = new RequestMetrics(this.metrics);
   private readonly storageReadiness: StorageReadiness;
   private readonly resourceContext: ResourceContext;
   private readonly inflight: InflightLimiter;
@@ -221,6 +221,7 @@ export class ApiServer {
         this.log({ level: 'warn', msg: 'Deadline exceeded while waiting for storage readiness... ignoring' }),
     );
     registerCacheMetrics(this.metrics, this.caches);
+    registerProcessMetrics(this.metrics);
     this.inflight = new InflightLimiter(
       {
         maxRequestsInflight: options.maxRequestsInflight ?? DEFAULT_INFLIGHT_LIMITS.maxRequestsInflight,
@@ -354,7 +355,16 @@ export class ApiServer {
       );
     } finally {
       const { verb, resource } = describeRequest(req.method ?? 'GET', url, parsed);
-      this.requests.inc({ verb, resource, code: String(res.statusCode) });
+      this.requests.observe({
+        method: req.method ?? 'GET',
+        verb,
+        resource,
+        url,
+        parsed,
+        contentType: req.headers['content-type'],
+        code: res.statusCode,
+        seconds: (performance.now() - started) / 1000,
+      });
       this.log({
         level: 'debug',
         verb,
@@ -429,8 +439,8 @@ export class ApiServer {
       case '/openapi/v2':
         return this.serveSwagger(req, res);
       case '/metrics':
-        res.writeHead(200, { 'Content-Type': 'text/plain; version=0.0.4; charset=utf-8' });
-        res.end(this.metrics.render());
+        res.writeHead(200, { 'Content-Type': PROMETHEUS_CONTENT_TYPE });
+        res.end(await this.metrics.scrape());
         return;
     }
     const check = /^\/(healthz|livez|readyz)\/(.+)$/.exec(path);
@@ -462,6 +472,7 @@ export class ApiServer {
   private readonly watchers = this.metrics.counter(
     'apiserver_watch_requests_total',
     'Watch streams opened, by resource.',
+    ['resource'],
   );
 
   private watchCounters(def: ResourceDefinition): WatchCounters {

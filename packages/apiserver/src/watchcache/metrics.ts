@@ -1,4 +1,4 @@
-import type { MetricsRegistry } from '../http/metrics.ts';
+import type { MetricsRegistry } from '@certkit/apimachinery';
 import type { WatchCaches } from './caches.ts';
 
 /** Watch cache metrics, read at scrape time: state, initialisation time, watchers, events dispatched. */
@@ -8,23 +8,23 @@ export function registerCacheMetrics(metrics: MetricsRegistry, caches: WatchCach
       const resource = store.def.group ? `${store.def.resource}.${store.def.group}` : store.def.resource;
       return f(resource, cache);
     });
-  metrics.gauge(
+  metrics.gaugeFunc(
     'apiserver_watch_cache_ready',
     'Whether the watch cache of a resource is Ready (1) or not (0).',
     () => each((resource, cache) => [{ resource, state: cache.ready.state }, cache.ready.ready ? 1 : 0]),
   );
-  metrics.gauge(
+  metrics.gaugeFunc(
     'apiserver_watch_cache_initialization_duration_seconds',
     'How long the last (re)initialisation of the watch cache took.',
     () => each((resource, cache) => [{ resource }, cache.initDurationMs / 1000]),
   );
-  metrics.gauge('apiserver_watch_cache_watchers', 'Current watchers of the watch cache.', () =>
+  metrics.gaugeFunc('apiserver_watch_cache_watchers', 'Current watchers of the watch cache.', () =>
     each((resource, cache) => [{ resource }, cache.listenerCount]),
   );
-  metrics.gauge('apiserver_watch_cache_objects', 'Objects held by the watch cache.', () =>
+  metrics.gaugeFunc('apiserver_watch_cache_objects', 'Objects held by the watch cache.', () =>
     each((resource, cache) => [{ resource }, cache.size]),
   );
-  metrics.collectedCounter(
+  metrics.counterFunc(
     'apiserver_watch_cache_events_dispatched_total',
     'Events delivered to watchers by the watch cache.',
     () => each((resource, cache) => [{ resource }, cache.eventsDispatched]),

@@ -107,8 +107,13 @@ describe('Manager', () => {
     while (reconciled === 0) await sleep(2);
     const res = await fetch(`${url}/metrics`);
     assert.match(res.headers.get('content-type') ?? '', /^text\/plain; version=0\.0\.4/);
-    const samples = parsePrometheus(await res.text());
+    const text = await res.text();
+    const samples = parsePrometheus(text);
     assert.equal(samples.get('controller_runtime_reconcile_total{controller="widgets",result="success"}'), 1);
+    // The process's own metrics, as prom-client's default collectors give them.
+    assert.match(text, /^# TYPE process_resident_memory_bytes gauge$/m);
+    assert.match(text, /^# TYPE nodejs_heap_size_used_bytes gauge$/m);
+    assert.ok(samples.get('process_cpu_seconds_total')! > 0);
     assert.equal(samples.get('workqueue_adds_total{name="widgets",controller="widgets"}'), 1);
     assert.equal(samples.get('workqueue_depth{name="widgets",controller="widgets"}'), 0);
 

@@ -1,88 +1,10 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { MetricsRegistry } from '@certkit/apimachinery';
 import { parsePrometheus } from '@certkit/testenv/metrics/prometheus-text';
-import {
-  MetricsRegistry,
-  restClientMetricsHook,
-  WORKQUEUE_DURATION_BUCKETS,
-  workqueueMetrics,
-} from './metrics.ts';
+import { restClientMetricsHook, WORKQUEUE_DURATION_BUCKETS, workqueueMetrics } from './metrics.ts';
 
-describe('MetricsRegistry', () => {
-  it('renders counters, gauges and cumulative histograms in the text format', () => {
-    const r = new MetricsRegistry();
-    const c = r.counter('things_total', 'Things.', ['kind']);
-    c.inc({ kind: 'a' });
-    c.inc({ kind: 'a' }, 2);
-    c.inc({ kind: 'q"uote\\' });
-    r.gauge('level', 'Level.').set({}, 7);
-    const h = r.histogram('latency_seconds', 'Latency.', ['op'], [0.1, 1]);
-    h.observe({ op: 'get' }, 0.05);
-    h.observe({ op: 'get' }, 0.5);
-    h.observe({ op: 'get' }, 5);
-    const text = r.render();
-    assert.match(text, /^# HELP things_total Things\.\n# TYPE things_total counter\n/);
-    const s = parsePrometheus(text);
-    assert.equal(s.get('things_total{kind="a"}'), 3);
-    assert.equal(s.get('things_total{kind="q\\"uote\\\\"}'), 1);
-    assert.equal(s.get('level'), 7);
-    assert.equal(s.get('latency_seconds_bucket{op="get",le="0.1"}'), 1);
-    assert.equal(s.get('latency_seconds_bucket{op="get",le="1"}'), 2);
-    assert.equal(s.get('latency_seconds_bucket{op="get",le="+Inf"}'), 3);
-    assert.equal(s.get('latency_seconds_sum{op="get"}'), 5.55);
-    assert.equal(s.get('latency_seconds_count{op="get"}'), 3);
-  });
-
-  it('keeps series in creation order; a removed series comes back at the end', () => {
-    const r = new MetricsRegistry();
-    const g = r.gauge('g', 'G.', ['a', 'b']);
-    g.set({ a: 'x', b: '1' }, 1);
-    g.set({ a: 'y', b: '1' }, 2);
-    g.set({ a: 'x', b: '2' }, 3);
-    g.remove({ a: 'x', b: '1' });
-    g.remove({ a: 'nope', b: '1' });
-    g.set({ a: 'x', b: '1' }, 4);
-    g.set({ a: 'y', b: '1' }, 5);
-    assert.equal(
-      r.render(),
-      '# HELP g G.\n# TYPE g gauge\ng{a="y",b="1"} 5\ng{a="x",b="2"} 3\ng{a="x",b="1"} 4\n',
-    );
-    // A missing label is the empty value, and labels not declared are ignored.
-    g.set({ a: 'z', c: 'ignored' } as never, 6);
-    assert.equal(g.get({ a: 'z', b: '' }), 6);
-  });
-
-  it('binds series with with(): same series as the label API, and a removed gauge series returns on write', () => {
-    const r = new MetricsRegistry();
-    const c = r.counter('c_total', 'C.', ['k']);
-    const child = c.with({ k: 'v' });
-    child.inc();
-    c.inc({ k: 'v' }, 2);
-    assert.equal(child.get(), 3);
-    const h = r.histogram('h', 'H.', ['k'], [1]);
-    const hc = h.with({ k: 'v' });
-    // As with the label API, a series exists once written to, not once bound.
-    assert.equal(hc.count(), 0);
-    assert.doesNotMatch(r.render(), /^h_/m);
-    hc.observe(0.5);
-    h.observe({ k: 'v' }, 2);
-    assert.equal(h.count({ k: 'v' }), 2);
-    const g = r.gauge('g', 'G.', ['k']);
-    const gc = g.with({ k: 'v' });
-    gc.set(7);
-    g.remove({ k: 'v' });
-    assert.doesNotMatch(r.render(), /^g\{/m);
-    gc.inc();
-    assert.equal(g.get({ k: 'v' }), 1);
-    assert.match(r.render(), /^g\{k="v"\} 1$/m);
-  });
-
-  it('returns the same metric for the same name and refuses a type clash', () => {
-    const r = new MetricsRegistry();
-    assert.equal(r.counter('x', 'X'), r.counter('x', 'X'));
-    assert.throws(() => r.gauge('x', 'X'), /already registered as a counter/);
-  });
-
+describe('controller-runtime metrics', () => {
   it('uses controller-runtime workqueue buckets and labels', () => {
     assert.deepEqual(
       WORKQUEUE_DURATION_BUCKETS,

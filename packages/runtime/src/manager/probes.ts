@@ -1,11 +1,12 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { registerProcessMetrics } from '@certkit/apimachinery/process-metrics';
 import { describeError } from '../log.ts';
 import { PROMETHEUS_CONTENT_TYPE, type MetricsRegistry } from './metrics.ts';
 
 /**
  * The manager's HTTP endpoints: `/healthz`, `/readyz` (kube-style checks, `?verbose` lists them) and
- * `/metrics` (Prometheus text).
+ * `/metrics` (Prometheus text: the registry's metrics and the process's, process_* and nodejs_*).
  */
 
 /** A named health check: passes unless it throws or rejects. */
@@ -45,6 +46,8 @@ export interface ProbeServer {
 }
 
 export async function startProbeServer(options: ProbeServerOptions): Promise<ProbeServer> {
+  // What serves /metrics serves the process's own metrics too.
+  registerProcessMetrics(options.metrics);
   const server = createServer((req, res) => {
     handle(req, res, options).catch((err) => {
       if (!res.headersSent) res.writeHead(500, { 'Content-Type': 'text/plain; charset=utf-8' });
@@ -78,7 +81,8 @@ async function handle(req: IncomingMessage, res: ServerResponse, options: ProbeS
     return;
   }
   if (url.pathname === '/metrics') {
-    res.writeHead(200, { 'Content-Type': PROMETHEUS_CONTENT_TYPE }).end(options.metrics.render());
+    const text = await options.metrics.scrape();
+    res.writeHead(200, { 'Content-Type': PROMETHEUS_CONTENT_TYPE }).end(text);
     return;
   }
   const m = /^\/(healthz|readyz)(?:\/(.+))?$/.exec(url.pathname);

@@ -9,7 +9,8 @@ export function parsePrometheus(text: string): Map<string, number> {
       /^([a-zA-Z_:][a-zA-Z0-9_:]*(?:\{(?:[a-zA-Z_][a-zA-Z0-9_]*="(?:[^"\\]|\\.)*",?)*\})?) (\S+)$/.exec(line);
     assert.ok(m, `not a Prometheus sample line: ${JSON.stringify(line)}`);
     const value = m[2] === '+Inf' ? Infinity : Number(m[2]);
-    assert.ok(!Number.isNaN(value) || m[2] === 'NaN', `bad value in ${line}`);
+    // Prometheus reads values with Go's ParseFloat, which takes NaN in any case (prom-client writes "Nan").
+    assert.ok(!Number.isNaN(value) || /^nan$/i.test(m[2]), `bad value in ${line}`);
     samples.set(m[1], value);
   }
   return samples;
