@@ -319,6 +319,18 @@ export const ChallengeSpec = struct(
   ['issuerRef', IssuerReference, KEEP],
 );
 
+/**
+ * metav1.Duration as Go writes it back. A value Go could not have decoded never reaches upstream's hash;
+ * here it is hashed as written rather than failing the caller.
+ */
+function goDuration(text: string): string {
+  try {
+    return formatGoDuration(parseGoDuration(text));
+  } catch {
+    return text;
+  }
+}
+
 /** A JSON string as Go writes it: HTML-safe, and the two line separators JavaScript allows escaped. */
 export function goString(value: string): string {
   return JSON.stringify(value).replace(
@@ -370,7 +382,7 @@ export function encodeGo(value: unknown, type: GoType): string {
       case 'int':
         return typeof value === 'number' ? String(Math.trunc(value)) : '0';
       case 'duration':
-        return goString(formatGoDuration(parseGoDuration(String(value ?? '0s'))));
+        return goString(goDuration(String(value ?? '0s')));
       case 'raw':
         return goRaw(value);
     }

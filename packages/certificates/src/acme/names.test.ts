@@ -77,6 +77,13 @@ describe('the Go JSON that is hashed', () => {
     );
   });
 
+  it('hashes a duration Go could not have read as written, instead of failing', () => {
+    assert.equal(
+      encodeGo({ request: null, issuerRef: { name: 'i' }, duration: '90d' }, GoOrderSpec),
+      '{"request":null,"issuerRef":{"name":"i"},"duration":"90d"}',
+    );
+  });
+
   it('writes a solver with struct values always present and map keys sorted', () => {
     const solver = {
       selector: { matchLabels: { z: '1', a: '2' } },

@@ -8,6 +8,7 @@
 
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { splitHostPort } from '../../api/validation/acme-issuer.ts';
 import { HTTP01_CHALLENGE_PATH } from './solver.ts';
 import type { ListenAddress } from './address.ts';
 
@@ -45,15 +46,14 @@ function normalizeHost(host: string): string {
   return host.replace(/^\[(.*)\]$/, '$1').toLowerCase();
 }
 
-/** The Host header without its port (`example.com:80`, `[::1]:8080`, `[::1]`), as the acmesolver compares it. */
+/**
+ * The Host header without its port, as the acmesolver takes it (net.SplitHostPort, else the header as it
+ * is): `example.com:80` → `example.com`, `[::1]:8080` → `::1`, a bare `2001:db8::1` stays whole.
+ */
 export function hostWithoutPort(header: string | undefined): string {
   const host = header ?? '';
-  if (host.startsWith('[')) {
-    const end = host.indexOf(']');
-    return end < 0 ? host : host.slice(1, end);
-  }
-  const colon = host.lastIndexOf(':');
-  return colon < 0 ? host : host.slice(0, colon);
+  const split = splitHostPort(host);
+  return 'error' in split ? host : split.host;
 }
 
 /** Tokens are base64url (RFC 8555 §8.3: at least 128 bits of entropy); anything else is not ours. */
