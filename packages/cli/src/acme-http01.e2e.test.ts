@@ -5,13 +5,14 @@
  */
 
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { request } from 'node:http';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { runCli, startCli } from './testing/cli-process.ts';
+import { CERTKIT_MAIN, runCli, startCli } from './testing/cli-process.ts';
 
 async function freePort(): Promise<number> {
   const server = createServer();
@@ -66,6 +67,37 @@ describe('certkit up --acme-http01-listen-address', () => {
       assert.equal(await cli.stop('SIGTERM'), 0);
     }
     await assert.rejects(get(port, '/'), /ECONNREFUSED/);
+  });
+
+  it('certkit controller binds it too, against the cluster of a kubeconfig', async () => {
+    // An `up` (without the flag) is the cluster; the controller runs as it would against any other.
+    const cluster = await startCli(['up', '--data-dir', join(dir, 'cluster'), '--port', '0']);
+    const port = await freePort();
+    const controller = spawn(
+      process.execPath,
+      [
+        CERTKIT_MAIN,
+        'controller',
+        ...['--kubeconfig', join(dir, 'cluster', 'kubeconfig'), '--leader-elect=false'],
+        ...['--metrics-bind-address', '0', '--acme-http01-listen-address', `127.0.0.1:${port}`],
+      ],
+      { stdio: 'ignore' },
+    );
+    try {
+      let answer: { status: number; body: string } | undefined;
+      const deadline = Date.now() + 30_000;
+      while (!answer && Date.now() < deadline) {
+        answer = await get(port, '/.well-known/acme-challenge/x').catch(async () => {
+          await new Promise((r) => setTimeout(r, 200));
+          return undefined;
+        });
+      }
+      assert.deepEqual(answer, { status: 404, body: '404 page not found\n' });
+    } finally {
+      controller.kill('SIGTERM');
+      await new Promise((resolve) => controller.once('exit', resolve));
+      await cluster.stop('SIGTERM');
+    }
   });
 
   it('is off unless given', async () => {
