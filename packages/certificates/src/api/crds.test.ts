@@ -245,6 +245,26 @@ describe('certManagerCrds', () => {
     ]);
   });
 
+  it('keeps a webhook solver config of any JSON type as written (apiextensions JSON)', () => {
+    for (const config of [{ a: { b: [1, 'x'] } }, 'text', [1, 2], 7, true]) {
+      const issuer = {
+        apiVersion: 'cert-manager.io/v1',
+        kind: 'Issuer',
+        metadata: { name: 'i' },
+        spec: {
+          acme: {
+            server: 'https://acme.example.com/directory',
+            privateKeySecretRef: { name: 'k' },
+            solvers: [{ dns01: { webhook: { groupName: 'g', solverName: 's', config } } }],
+          },
+        },
+      };
+      const result = admitCustomResource(schemaFor('Issuer'), structuredClone(issuer));
+      assert.deepEqual(result.errors.map(formatFieldError), [], JSON.stringify(config));
+      assert.deepEqual(result.object, issuer);
+    }
+  });
+
   it("a Challenge's solver has the same schema as an issuer's solvers", () => {
     const solvers = schemaFor('ClusterIssuer').properties!.spec.properties!.acme.properties!.solvers.items;
     assert.deepEqual(schemaFor('Challenge').properties!.spec.properties!.solver, solvers);

@@ -267,7 +267,11 @@ const dns01 = object('Solve dns-01 challenges; exactly one provider.', {
     {
       groupName: string('API group of the webhook solver.'),
       solverName: string('Name of the solver within the group.'),
-      config: openObject('Configuration passed to the webhook solver as it is.'),
+      // Any JSON value, as apiextensions JSON: no type, unknown fields kept.
+      config: {
+        description: 'Configuration passed to the webhook solver as it is.',
+        'x-kubernetes-preserve-unknown-fields': true,
+      },
     },
     ['groupName', 'solverName'],
   ),
