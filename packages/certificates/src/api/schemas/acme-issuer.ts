@@ -134,15 +134,28 @@ const gatewayHTTPRoute = object('Solve through a Gateway API HTTPRoute routing t
     object(
       'A Gateway API ParentReference.',
       {
-        group: string('API group of the parent; gateway.networking.k8s.io when empty.', { maxLength: 253 }),
-        kind: string('Kind of the parent; Gateway when empty.', { maxLength: 63, minLength: 1 }),
+        // The Gateway API's own bounds (sigs.k8s.io/gateway-api ParentReference), without its defaults.
+        group: string('API group of the parent; gateway.networking.k8s.io when empty.', {
+          maxLength: 253,
+          pattern: '^$|^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$',
+        }),
+        kind: string('Kind of the parent; Gateway when empty.', {
+          maxLength: 63,
+          minLength: 1,
+          pattern: '^[a-zA-Z]([-a-zA-Z0-9]*[a-zA-Z0-9])?$',
+        }),
         namespace: string('Namespace of the parent; the Challenge namespace when empty.', {
           maxLength: 63,
           minLength: 1,
+          pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$',
         }),
         name: string('Name of the parent.', { maxLength: 253, minLength: 1 }),
-        sectionName: string('Listener of the parent to attach to.', { maxLength: 253, minLength: 1 }),
-        port: integer('Port of the parent to attach to.', 'int32'),
+        sectionName: string('Listener of the parent to attach to.', {
+          maxLength: 253,
+          minLength: 1,
+          pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$',
+        }),
+        port: { ...integer('Port of the parent to attach to.', 'int32'), minimum: 1, maximum: 65535 },
       },
       ['name'],
     ),
