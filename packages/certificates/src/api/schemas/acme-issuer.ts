@@ -93,10 +93,18 @@ const podTemplate = object('Overrides for the solver Pod the in-cluster HTTP-01 
     ),
     priorityClassName: string('PriorityClass of the Pod.'),
     serviceAccountName: string('ServiceAccount the Pod runs as.'),
-    imagePullSecrets: list(
-      'Secrets for pulling the solver image.',
-      localObjectReference('A Secret in the Challenge namespace.'),
-    ),
+    // A list map keyed by name, as core/v1 declares it. Upstream defaults name to ""; this CRD carries no
+    // defaults, so name is required instead (a list-map key must be one or the other).
+    imagePullSecrets: {
+      description: 'Secrets for pulling the solver image.',
+      type: 'array',
+      items: {
+        ...localObjectReference('A Secret in the Challenge namespace.'),
+        'x-kubernetes-map-type': 'atomic',
+      },
+      'x-kubernetes-list-map-keys': ['name'],
+      'x-kubernetes-list-type': 'map',
+    },
     securityContext: podSecurityContext,
     resources: object('Compute resources of the solver container, merged over the controller flags.', {
       limits: {
