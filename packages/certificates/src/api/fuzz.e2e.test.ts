@@ -4,7 +4,7 @@
  * (ConfigMap, Secret, Namespace, Event, Lease, CustomResourceDefinition) and custom ones (Certificate,
  * CertificateRequest, Issuer, ClusterIssuer, a free-form one), their status subresources, and the
  * non-resource paths; one case in ten sends its request two or four times at once. The generators are in
- * testing/fuzz-requests.ts.
+ * @certkit/testenv/cert-manager/fuzz-requests.
  *
  * Whatever the request, the server answers within a deadline, never with a 5xx (but the intended ones,
  * below), keeps answering /healthz (on the same keep-alive connection when it stays open), and logs no

@@ -951,6 +951,7 @@ const issuerRows: { name: string; spec: Record<string, unknown>; errors: string[
       'spec.acme.externalAccountBinding.keyID: Required value: the keyID field is required when using externalAccountBinding',
       'spec.acme.externalAccountBinding.keySecretRef.key: Required value: secret key is required',
       'spec.acme.solvers[0]: Required value: no solver type configured',
+      'spec.acme.solvers[1].dns01.cloudflare: Required value: apiKeySecretRef or apiTokenSecretRef is required',
       'spec.acme.solvers[1].dns01.route53: Forbidden: may not specify more than one provider type',
       'spec.acme.solvers[2].http01: Required value: only 1 HTTP01 solver type may be configured',
     ],
@@ -966,7 +967,7 @@ const issuerRows: { name: string; spec: Record<string, unknown>; errors: string[
               rfc2136: {
                 nameserver: '[2001:db8::1]:53',
                 tsigKeyName: 'k',
-                tsigAlgorithm: 'hmacsha384',
+                tsigAlgorithm: 'hmacsha512',
                 tsigSecretSecretRef: { name: 's', key: 'k' },
               },
             },
@@ -979,7 +980,8 @@ const issuerRows: { name: string; spec: Record<string, unknown>; errors: string[
     },
     errors: [
       'spec.acme.solvers[2].dns01.rfc2136.nameserver: Required value',
-      'spec.acme.solvers[2].dns01.rfc2136.tsigAlgorithm: Unsupported value: "HMAC-SHA256": supported values: "HMACMD5", "HMACSHA1", "HMACSHA224", "HMACSHA256", "HMACSHA384", "HMACSHA512"',
+      // cert-manager reports the unsupported algorithm with an empty value.
+      'spec.acme.solvers[2].dns01.rfc2136.tsigAlgorithm: Unsupported value: "": supported values: "HMACMD5", "HMACSHA1", "HMACSHA256", "HMACSHA512"',
       'spec.acme.solvers[2].dns01.rfc2136.tsigSecretSecretRef.name: Required value: secret name is required',
       'spec.acme.solvers[2].dns01.rfc2136.tsigSecretSecretRef.key: Required value: secret key is required',
       'spec.acme.solvers[3].dns01.rfc2136.nameserver: Invalid value: "2001:db8::1": nameserver must be set in the form host:port where host is an IPv4 address, an enclosed IPv6 address or a hostname and port is an optional port number.',

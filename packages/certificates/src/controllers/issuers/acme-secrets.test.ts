@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import type { ACMEIssuer } from '../../api/types.ts';
 import { acmeSecretNames, dns01SolverSecretRefs } from './acme-secrets.ts';
 
 describe('the Secrets an ACME issuer reads', () => {
@@ -35,7 +36,7 @@ describe('the Secrets an ACME issuer reads', () => {
         },
       },
     ],
-  };
+  } as ACMEIssuer;
 
   it('lists DNS-01 solver credentials per provider in cert-manager order, named ones only, not webhook config', () => {
     assert.deepEqual(dns01SolverSecretRefs(acme), [
@@ -52,6 +53,6 @@ describe('the Secrets an ACME issuer reads', () => {
   it('indexes the account key, the EAB key and the solver Secrets once each', () => {
     assert.deepEqual(acmeSecretNames({ acme }), ['account', 'eab', 'tsig', 'cf', 'aws', 'ak']);
     assert.deepEqual(acmeSecretNames({}), []);
-    assert.deepEqual(acmeSecretNames({ acme: { solvers: 'not a list' } }), []);
+    assert.deepEqual(acmeSecretNames({ acme: { solvers: 'not a list' } as unknown as ACMEIssuer }), []);
   });
 });

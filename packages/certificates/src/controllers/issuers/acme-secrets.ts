@@ -1,3 +1,5 @@
+import { acmeSecretReferences, dns01SecretReferences } from '../../acme/secret-references.ts';
+import type { ACMEIssuer, IssuerSpec } from '../../api/types.ts';
 import type { ControllerContext } from '../context.ts';
 import { issuerInformer, type IssuerHandle } from './generic.ts';
 
@@ -16,55 +18,26 @@ export interface SecretKeyRef {
   key?: string;
 }
 
-/**
- * Per DNS-01 provider, the Secret references a solver cannot work without, in cert-manager's order
- * (`RequiredDNS01SolverSecrets`, from the webhook validation's list). The webhook solver's config is free
- * JSON, so it names none.
- */
-const DNS01_SECRET_FIELDS: Record<string, readonly string[]> = {
-  akamai: ['accessTokenSecretRef', 'clientSecretSecretRef', 'clientTokenSecretRef'],
-  azureDNS: ['clientSecretSecretRef'],
-  cloudDNS: ['serviceAccountSecretRef'],
-  cloudflare: ['apiKeySecretRef', 'apiTokenSecretRef'],
-  route53: ['secretAccessKeySecretRef', 'accessKeyIDSecretRef'],
-  acmeDNS: ['accountSecretRef'],
-  digitalocean: ['tokenSecretRef'],
-  rfc2136: ['tsigSecretSecretRef'],
-};
-
-/** The Secrets the issuer's DNS-01 solvers need (named ones only), solver by solver. */
-export function dns01SolverSecretRefs(acme: Record<string, unknown> | undefined): SecretKeyRef[] {
-  const refs: SecretKeyRef[] = [];
-  const solvers = Array.isArray(acme?.solvers) ? (acme.solvers as unknown[]) : [];
-  for (const solver of solvers) {
-    const dns01 = (solver as { dns01?: Record<string, unknown> } | null)?.dns01;
-    if (!dns01 || typeof dns01 !== 'object') continue;
-    for (const [provider, fields] of Object.entries(DNS01_SECRET_FIELDS)) {
-      const config = dns01[provider] as Record<string, unknown> | undefined;
-      if (!config || typeof config !== 'object') continue;
-      for (const field of fields) {
-        const ref = config[field] as { name?: unknown; key?: unknown } | undefined;
-        if (typeof ref?.name === 'string' && ref.name) {
-          refs.push({ name: ref.name, ...(typeof ref.key === 'string' ? { key: ref.key } : {}) });
-        }
-      }
-    }
-  }
-  return refs;
+/** The Secrets the issuer's DNS-01 solvers need (named ones only), solver by solver, in cert-manager's order. */
+export function dns01SolverSecretRefs(acme: ACMEIssuer | undefined): SecretKeyRef[] {
+  // Objects from the cache passed admission, but a list that is not one must not stop the controller.
+  const solvers = Array.isArray(acme?.solvers) ? acme.solvers : [];
+  return solvers.flatMap((solver, i) =>
+    solver?.dns01
+      ? dns01SecretReferences(solver.dns01, `spec.acme.solvers[${i}].dns01`).map(({ name, key }) => ({
+          name,
+          ...(key ? { key } : {}),
+        }))
+      : [],
+  );
 }
 
-/** The names of the Secrets an ACME issuer spec reads (none for other issuer types). */
-export function acmeSecretNames(spec: { acme?: Record<string, unknown> } | undefined): string[] {
+/** The names of the Secrets an ACME issuer spec reads (none for other issuer types), each once. */
+export function acmeSecretNames(spec: IssuerSpec | undefined): string[] {
   const acme = spec?.acme;
   if (!acme) return [];
-  const names = new Set<string>();
-  const key = (acme.privateKeySecretRef as { name?: unknown } | undefined)?.name;
-  if (typeof key === 'string' && key) names.add(key);
-  const eab = (acme.externalAccountBinding as { keySecretRef?: { name?: unknown } } | undefined)?.keySecretRef
-    ?.name;
-  if (typeof eab === 'string' && eab) names.add(eab);
-  for (const ref of dns01SolverSecretRefs(acme)) names.add(ref.name);
-  return [...names];
+  const solvers = Array.isArray(acme.solvers) ? acme.solvers : [];
+  return [...new Set(acmeSecretReferences({ ...acme, solvers }).map((ref) => ref.name))];
 }
 
 export function acmeIssuersForSecret(
