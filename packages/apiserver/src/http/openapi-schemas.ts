@@ -5,7 +5,7 @@ import {
   type ModelType,
   type TypeNode,
 } from '../registry/kube-models.ts';
-import { objectMetaSmp, type SmpSchema } from '../registry/patch.ts';
+import { objectMetaSmp, type SmpSchema } from '../patch/strategic-merge-patch.ts';
 import type { ResourceDefinition } from '../registry/resource.ts';
 import type { JSONSchemaProps } from '../registry/schema.ts';
 

@@ -14,12 +14,10 @@ import {
   parseListOptions,
   type StoredObject,
 } from '@certkit/apimachinery';
-import {
-  applyJsonPatch,
-  applyMergePatch,
-  applyStrategicMergePatch,
-  patchTypeFromContentType,
-} from '../registry/patch.ts';
+import { applyJsonPatch } from '../patch/json-patch.ts';
+import { applyMergePatch } from '../patch/merge-patch.ts';
+import { applyStrategicMergePatch } from '../patch/strategic-merge-patch.ts';
+import { patchTypeFromContentType } from '../patch/patch-type.ts';
 import { objectMetaTypeError } from '../registry/go-types.ts';
 import { exceedsMaxDepth, maxDepthMessage } from '../registry/json-depth.ts';
 import type { Registry } from '../registry/registry.ts';

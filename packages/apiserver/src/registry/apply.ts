@@ -9,7 +9,7 @@
  */
 
 import { cloneJson, isObject, jsonEqual, type JsonObject, newBadRequest } from '@certkit/apimachinery';
-import type { SmpSchema } from './patch.ts';
+import type { SmpSchema } from '../patch/strategic-merge-patch.ts';
 import type { JSONSchemaProps } from './schema.ts';
 
 /** The shape of a value as far as apply cares. */

@@ -6,7 +6,7 @@ import type {
 } from 'kubernetes-types/apiextensions/v1.d.ts';
 import { type ApplySchema, schemaFromOpenApi, schemaFromSmp } from './apply.ts';
 import { compileJsonPath, evaluateJsonPath } from './jsonpath.ts';
-import { objectMetaSmp } from './patch.ts';
+import { objectMetaSmp } from '../patch/strategic-merge-patch.ts';
 import { ALL_VERBS, humanAge, nameColumn, type ResourceDefinition, type TableColumn } from './resource.ts';
 import {
   admitCustomResourceInPlace,

@@ -14,7 +14,7 @@ import {
   StatusError,
   type StoredObject,
 } from '@certkit/apimachinery';
-import { objectMetaSmp } from './patch.ts';
+import { objectMetaSmp } from '../patch/strategic-merge-patch.ts';
 import type { ResourceDefinition } from './resource.ts';
 import {
   type ApplySchema,

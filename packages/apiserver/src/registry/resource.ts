@@ -1,6 +1,6 @@
 import type { FieldError, KubeObject, StoredObject } from '@certkit/apimachinery';
 import type { ApplySchema } from './apply.ts';
-import type { SmpSchema } from './patch.ts';
+import type { SmpSchema } from '../patch/strategic-merge-patch.ts';
 import type { JSONSchemaProps } from './schema.ts';
 
 /** A column of a `Table` response (`kubectl get`). */

@@ -1,15 +1,15 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { StatusError } from '@certkit/apimachinery';
+import { applyJsonPatch } from './json-patch.ts';
+import { applyMergePatch } from './merge-patch.ts';
 import {
-  applyJsonPatch,
-  applyMergePatch,
   applyStrategicMergePatch,
   objectMetaSmp,
-  patchTypeFromContentType,
   type SmpSchema,
   smpSchemaFor,
-} from './patch.ts';
+} from './strategic-merge-patch.ts';
+import { patchTypeFromContentType } from './patch-type.ts';
 
 /** Freezes a value deeply, so that any mutation of a patch input throws in strict mode. */
 function frozen<T>(value: T): T {
