@@ -24,8 +24,8 @@ import type { Registry } from '../registry/registry.ts';
 import { apiVersionOf, type ResourceDefinition } from '../registry/resource.ts';
 import type { WatchCaches } from '../watchcache/caches.ts';
 import type { ReadRendering } from '../watchcache/reader.ts';
-import { managerFromUserAgent } from '../registry/managed-fields.ts';
-import { serverSideApply } from './apply.ts';
+import { managerFromUserAgent } from '../fieldmanager/managed-fields.ts';
+import { serverSideApply } from '../fieldmanager/server-side-apply.ts';
 import {
   decodePatchedObject,
   decodeStoredObject,

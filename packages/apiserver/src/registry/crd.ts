@@ -4,7 +4,7 @@ import type {
   CustomResourceDefinition,
   CustomResourceDefinitionVersion,
 } from 'kubernetes-types/apiextensions/v1.d.ts';
-import { type ApplySchema, schemaFromOpenApi, schemaFromSmp } from './apply.ts';
+import { type ApplySchema, schemaFromOpenApi, schemaFromSmp } from '../fieldmanager/structured-merge.ts';
 import { compileJsonPath, evaluateJsonPath } from './jsonpath.ts';
 import { objectMetaSmp } from '../patch/strategic-merge-patch.ts';
 import { ALL_VERBS, humanAge, nameColumn, type ResourceDefinition, type TableColumn } from './resource.ts';

@@ -1,5 +1,5 @@
 import type { FieldError, KubeObject, StoredObject } from '@certkit/apimachinery';
-import type { ApplySchema } from './apply.ts';
+import type { ApplySchema } from '../fieldmanager/structured-merge.ts';
 import type { SmpSchema } from '../patch/strategic-merge-patch.ts';
 import type { JSONSchemaProps } from './schema.ts';
 

@@ -43,7 +43,7 @@ import { apiVersionOf, listPrefix, objectKey, type ResourceDefinition, resourceP
 import { cloneJson, isObject } from '@certkit/apimachinery';
 import { objectMetaTypeError } from './go-types.ts';
 import { parseMetadataBytes, rememberStoredValue, utf8Text } from './stored-json.ts';
-import { applySchemaFor, updateManagedFields } from './managed-fields.ts';
+import { applySchemaFor, updateManagedFields } from '../fieldmanager/managed-fields.ts';
 import {
   dns1123Label,
   dns1123Subdomain,

@@ -1,3 +1,9 @@
+/**
+ * The server-side apply request (PATCH with `application/apply-patch+yaml`): parses the applied
+ * configuration, checks it as its type, and creates or merges it through the store with field ownership
+ * (managed-fields.ts, which merges with structured-merge.ts).
+ */
+
 import {
   isObject,
   type JsonObject,
@@ -9,12 +15,10 @@ import {
 import { loadModel, type ModelType, type TypeNode } from '../registry/kube-models.ts';
 import { decodeTyped } from '../registry/typed-decode.ts';
 import { objectMetaTypeError } from '../registry/go-types.ts';
-import { applyConfiguration, applySchemaFor, type FieldManagerInfo } from '../registry/managed-fields.ts';
+import { applyConfiguration, applySchemaFor, type FieldManagerInfo } from './managed-fields.ts';
 import { apiVersionOf } from '../registry/resource.ts';
 import type { ObjectStore } from '../registry/store.ts';
-import { parseYamlRequestBody } from './yaml-body.ts';
-
-/** Server-side apply (PATCH with application/apply-patch+yaml): merge, field ownership, create if missing. */
+import { parseYamlRequestBody } from '../http/yaml-body.ts';
 
 function parseConfiguration(body: Buffer): JsonObject {
   let config: unknown;

@@ -15,7 +15,7 @@ import {
   type StoredObject,
 } from '@certkit/apimachinery';
 import { objectMetaSmp } from '../patch/strategic-merge-patch.ts';
-import type { ResourceDefinition } from './resource.ts';
+import type { ResourceDefinition } from '../registry/resource.ts';
 import {
   type ApplySchema,
   compare,
@@ -28,7 +28,7 @@ import {
   removePaths,
   schemaFromSmp,
   toFieldSet,
-} from './apply.ts';
+} from './structured-merge.ts';
 
 export interface ManagedFieldsEntry {
   manager?: string;

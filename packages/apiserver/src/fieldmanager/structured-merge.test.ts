@@ -9,7 +9,7 @@ import {
   type Path,
   removePaths,
   toFieldSet,
-} from './apply.ts';
+} from './structured-merge.ts';
 
 const ports: ApplySchema = {
   listType: 'map',
