@@ -15,7 +15,7 @@ import {
   newUnauthorized,
   type StoredObject,
 } from '@certkit/apimachinery';
-import { CrdController } from '../controllers/crds.ts';
+import { CrdController } from '../crd/controller.ts';
 import { GarbageCollector } from '../controllers/garbage-collector.ts';
 import { EventTtlController } from '../controllers/event-ttl.ts';
 import { NamespaceController } from '../controllers/namespaces.ts';

@@ -1,5 +1,6 @@
 import type { FieldError, KubeObject, StoredObject } from '@certkit/apimachinery';
-import { prepareNewCrd, validateCustomResourceDefinition } from './crd.ts';
+import { prepareNewCrd } from '../crd/lifecycle.ts';
+import { validateCustomResourceDefinition } from '../crd/validation.ts';
 import { smpSchemaFor } from '../patch/strategic-merge-patch.ts';
 import { ALL_VERBS, ageColumn, humanAge, nameColumn, type ResourceDefinition } from './resource.ts';
 import { base64Size, configMapKey, isBase64 } from './validation.ts';

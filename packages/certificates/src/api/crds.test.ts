@@ -4,7 +4,7 @@ import { describe, it } from 'node:test';
 import { formatFieldError, type StoredObject } from '@certkit/apimachinery';
 import { parseAllDocuments } from 'yaml';
 // Tests may reach into the API server: these are the exact checks it runs on CRDs and custom resources.
-import { validateCustomResourceDefinition } from '@certkit/apiserver/registry/crd';
+import { validateCustomResourceDefinition } from '@certkit/apiserver/crd/validation';
 import {
   admitCustomResource,
   type JSONSchemaProps,

@@ -1,11 +1,11 @@
 import type { StoredObject } from '@certkit/apimachinery';
 import type { CustomResourceDefinition } from 'kubernetes-types/apiextensions/v1.d.ts';
-import { CRD_CLEANUP_FINALIZER } from '../registry/crd.ts';
+import { CRD_CLEANUP_FINALIZER } from './lifecycle.ts';
 import type { Registry } from '../registry/registry.ts';
 import { resourcePrefix } from '../registry/resource.ts';
 import type { ObjectStore } from '../registry/store.ts';
 import type { Storage } from '../storage/types.ts';
-import { followPrefix } from './storage-follower.ts';
+import { followPrefix } from '../controllers/storage-follower.ts';
 
 /**
  * Keeps the served custom resources in step with the stored CRDs: serves a CRD once written (on this server
