@@ -15,12 +15,9 @@ import {
   type ResourceDefinition,
   type TableColumn,
 } from '../registry/resource.ts';
-import {
-  admitCustomResourceInPlace,
-  admitCustomResourceStatusInPlace,
-  type JSONSchemaProps,
-  unknownCustomResourceFields,
-} from '../registry/schema.ts';
+import { admitCustomResourceInPlace, admitCustomResourceStatusInPlace } from '../schema/admit.ts';
+import { type JSONSchemaProps } from '../schema/types.ts';
+import { unknownCustomResourceFields } from '../schema/prune.ts';
 import type { Crd } from './crd-object.ts';
 import { compareVersionPriority } from './version-priority.ts';
 

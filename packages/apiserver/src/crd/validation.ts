@@ -2,7 +2,8 @@
 
 import { type FieldError, type StoredObject } from '@certkit/apimachinery';
 import { compileJsonPath } from '../registry/jsonpath.ts';
-import { type JSONSchemaProps, validateStructuralSchema } from '../registry/schema.ts';
+import { type JSONSchemaProps } from '../schema/types.ts';
+import { validateStructuralSchema } from '../schema/structural.ts';
 import { dns1123Label, dns1123Subdomain } from '../registry/validation.ts';
 import type { Crd } from './crd-object.ts';
 

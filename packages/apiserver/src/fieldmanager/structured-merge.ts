@@ -10,7 +10,7 @@
 
 import { cloneJson, isObject, jsonEqual, type JsonObject, newBadRequest } from '@certkit/apimachinery';
 import type { SmpSchema } from '../patch/strategic-merge-patch.ts';
-import type { JSONSchemaProps } from '../registry/schema.ts';
+import type { JSONSchemaProps } from '../schema/types.ts';
 
 /** The shape of a value as far as apply cares. */
 export interface ApplySchema {

@@ -7,7 +7,7 @@ import {
 } from '../registry/kube-models.ts';
 import { objectMetaSmp, type SmpSchema } from '../patch/strategic-merge-patch.ts';
 import type { ResourceDefinition } from '../registry/resource.ts';
-import type { JSONSchemaProps } from '../registry/schema.ts';
+import type { JSONSchemaProps } from '../schema/types.ts';
 
 /**
  * The schemas of the kinds a group/version serves, as kube-apiserver publishes them in OpenAPI: built-in kinds

@@ -1,7 +1,7 @@
 import type { FieldError, KubeObject, StoredObject } from '@certkit/apimachinery';
 import type { ApplySchema } from '../fieldmanager/structured-merge.ts';
 import type { SmpSchema } from '../patch/strategic-merge-patch.ts';
-import type { JSONSchemaProps } from './schema.ts';
+import type { JSONSchemaProps } from '../schema/types.ts';
 
 /** A column of a `Table` response (`kubectl get`). */
 export interface TableColumn {

@@ -1,13 +1,10 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { formatFieldError } from '@certkit/apimachinery';
-import {
-  admitCustomResource as admitCopy,
-  admitCustomResourceInPlace,
-  type JSONSchemaProps,
-  unknownCustomResourceFields,
-  validateStructuralSchema,
-} from './schema.ts';
+import { admitCustomResource as admitCopy, admitCustomResourceInPlace } from './admit.ts';
+import { type JSONSchemaProps } from './types.ts';
+import { unknownCustomResourceFields } from './prune.ts';
+import { validateStructuralSchema } from './structural.ts';
 
 /**
  * admitCustomResource, checked against the registry's fast paths on every case below: the in-place admission
