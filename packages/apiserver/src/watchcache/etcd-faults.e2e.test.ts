@@ -8,7 +8,7 @@ import { dirname, join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { KubeConfig, makeInformer, CoreV1Api, type V1ConfigMap } from '@kubernetes/client-node';
-import { EtcdStorage } from '../storage/etcd.ts';
+import { EtcdStorage } from '../storage/etcd/store.ts';
 import { etcdAvailable, startEtcd, startEtcdCluster } from '../testing/etcd.ts';
 import { startTestServer, type TestServer } from '../testing/test-server.ts';
 import { openWatch } from '../testing/watch-client.ts';

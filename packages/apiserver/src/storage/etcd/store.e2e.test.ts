@@ -2,10 +2,10 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Etcd3 } from 'etcd3';
-import { etcdAvailable, type EtcdProcess, startEtcd, startEtcdCluster } from '../testing/etcd.ts';
-import { runStorageContract, type StorageFixture } from './contract.ts';
-import { EtcdStorage } from './etcd.ts';
-import { CompactedError, type StorageEvent, UnavailableError, type WatchListener } from './types.ts';
+import { etcdAvailable, type EtcdProcess, startEtcd, startEtcdCluster } from '../../testing/etcd.ts';
+import { runStorageContract, type StorageFixture } from '../contract.ts';
+import { EtcdStorage } from './store.ts';
+import { CompactedError, type StorageEvent, UnavailableError, type WatchListener } from '../types.ts';
 
 class Recorder implements WatchListener {
   readonly events: StorageEvent[] = [];

@@ -10,20 +10,8 @@
  *   - range: one Range with range_end = the prefix's end; etcd always reports the number of keys in
  *     [key, range_end), which is what `count` asks for.
  *
- * Watches use the raw bidirectional Watch stream, not etcd3's Watcher: that one resumes after a reconnect from
- * the last response's header revision and can skip events. One stream per store multiplexes every watch by a
- * watch_id we choose. Each watch remembers the last revision it queued and is re-created from there:
  *
- *   - A watch after revision R is created with start_revision R (not R + 1) and drops the events of revision R.
- *     etcd refuses a start below its compacted revision C, so this fails exactly when R < C: the event at C would
- *     otherwise lack its previous value (compaction at C drops the versions it superseded), as in the SQLite store.
- *   - If the stream breaks (etcd restarted, member killed, network), it is reopened with backoff (50 ms doubling to
- *     1 s, on any endpoint) and every watch re-created from its last revision: no event lost or repeated. When no
- *     stream has been re-established within watchReconnectTimeoutMs (default 5 s), every watch gets an
- *     UnavailableError instead; the caller re-lists, as after any watch error.
- *   - A compacted start (or a watcher etcd could not keep up with) arrives as a canceled response carrying
- *     compact_revision: CompactedError.
- *
+ * Watches: watch-mux.ts.
  * compactedRevision(): etcd has no API for it. The store keeps the highest revision it compacted to or learned of
  * (canceled watches); it checks that watermark with one Range at that revision (refused when etcd has been
  * compacted further, e.g. by another client or after a reconnect), and then finds the exact value by binary search
@@ -38,23 +26,14 @@
 import { Buffer } from 'node:buffer';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
-  ClientClosedError,
   Etcd3,
-  GRPCDeadlineExceededError,
-  GRPCUnavailableError,
-  type IDuplexStream,
-  type IEvent,
   type IKeyValue,
-  type IOptions,
   type IRangeRequest,
   type IRangeResponse,
   type ITxnRequest,
   type ITxnResponse,
-  type IWatchRequest,
-  type IWatchResponse,
   type KVClient,
 } from 'etcd3';
-import { EventDelivery } from './delivery.ts';
 import {
   CompactedError,
   ConflictError,
@@ -66,11 +45,21 @@ import {
   type RangeResult,
   type Storage,
   StorageError,
-  type StorageEvent,
   type StorageWatch,
   UnavailableError,
   type WatchListener,
-} from './types.ts';
+} from '../types.ts';
+import {
+  COMPACTED,
+  FUTURE,
+  isUnavailable,
+  isUnsent,
+  messageOf,
+  passThrough,
+  skipRefusingEndpoint,
+} from './faults.ts';
+import { prefixEnd, rangeStart } from './keys.ts';
+import { EtcdWatch, WatchMux } from './watch-mux.ts';
 
 export interface EtcdStorageOptions {
   /** Client URLs, e.g. http://127.0.0.1:2379 (the scheme is optional). */
@@ -88,99 +77,6 @@ export interface EtcdStorageOptions {
 }
 
 type CallOptions = NonNullable<Parameters<KVClient['range']>[1]>;
-type Policy = NonNullable<NonNullable<IOptions['faultHandling']>['global']>;
-type WatchStream = IDuplexStream<IWatchRequest, IWatchResponse>;
-
-const NEVER_ABORTED = new AbortController().signal;
-
-/**
- * Replaces etcd3's default fault handling (3 retries of anything "recoverable", and a circuit breaker that refuses
- * calls for 5 s after 3 failures): retrying a write whose response was lost would report a KeyExistsError or
- * ConflictError for the caller's own write, and the breaker would delay recovery after an etcd restart. Retries
- * happen in EtcdStorage, which knows which requests are safe to repeat.
- */
-const passThrough = {
-  // async: a function that throws synchronously (etcd3's markFailed passes one) must become a rejection.
-  execute: async <T>(fn: (context: { signal: AbortSignal }) => PromiseLike<T> | T): Promise<T> =>
-    fn({ signal: NEVER_ABORTED }),
-} as unknown as Policy;
-
-/** Thrown instead of calling an endpoint that just refused connections; etcd3 then tries the next endpoint. */
-class EndpointSkipped extends Error {}
-
-/**
- * With several endpoints: after an endpoint refuses a connection, skip it for a while so that requests (and the
- * watch stream) go to the others at once instead of failing and being retried. A single endpoint is never skipped.
- */
-function skipRefusingEndpoint(skipMs: number): Policy {
-  let skipUntil = 0;
-  return {
-    async execute<T>(fn: (context: { signal: AbortSignal }) => PromiseLike<T> | T): Promise<T> {
-      if (skipUntil > Date.now())
-        throw new EndpointSkipped('etcd endpoint skipped after a refused connection');
-      try {
-        return await fn({ signal: NEVER_ABORTED });
-      } catch (err) {
-        if (isUnsent(err)) skipUntil = Date.now() + skipMs;
-        throw err;
-      }
-    },
-  } as unknown as Policy;
-}
-
-const COMPACTED = 'required revision has been compacted';
-const FUTURE = 'required revision is a future revision';
-
-/** etcd refused the request before it could be applied: safe to retry even a write. */
-function isUnsent(err: unknown): boolean {
-  const message = err instanceof Error ? err.message : '';
-  return (
-    message.includes('No connection established') ||
-    message.includes('failed to connect') ||
-    message.includes('etcdserver: no leader') ||
-    message.includes('etcdserver: too many requests') ||
-    message.includes('etcdserver: not capable') ||
-    err instanceof EndpointSkipped ||
-    err instanceof ClientClosedError
-  );
-}
-
-/** etcd could not be reached or did not answer in time; the request may or may not have been applied. */
-function isUnavailable(err: unknown): boolean {
-  if (err instanceof GRPCUnavailableError || err instanceof GRPCDeadlineExceededError) return true;
-  const message = err instanceof Error ? err.message : '';
-  return (
-    isUnsent(err) ||
-    message.includes('etcdserver: leader changed') ||
-    message.includes('etcdserver: request timed out') ||
-    message.includes('etcdserver: server stopped') ||
-    message.includes('raft proposal dropped')
-  );
-}
-
-function messageOf(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
-}
-
-const ZERO_KEY = Buffer.from([0]);
-
-/** The first key of a prefix range: etcd refuses an empty key, and "\0" is the smallest non-empty one. */
-function rangeStart(prefix: Buffer): Buffer {
-  return prefix.length === 0 ? ZERO_KEY : prefix;
-}
-
-/** The exclusive end of the keys starting with prefix, in etcd's byte order ("\0" = no end). */
-function prefixEnd(prefix: Buffer): Buffer {
-  for (let i = prefix.length - 1; i >= 0; i--) {
-    if (prefix[i] < 0xff) {
-      const end = Buffer.allocUnsafe(i + 1);
-      prefix.copy(end, 0, 0, i + 1);
-      end[i]++;
-      return end;
-    }
-  }
-  return ZERO_KEY;
-}
 
 export class EtcdStorage implements Storage {
   readonly #client: Etcd3;
@@ -503,290 +399,5 @@ export class EtcdStorage implements Storage {
         delay = Math.min(Math.max(delay * 2, 25), 250);
       }
     }
-  }
-}
-
-/** Turns an etcd watch event into the contract's event; the key loses the store's prefix. */
-function toStorageEvent(e: IEvent, prefixBytes: number): StorageEvent {
-  const kv = e.kv;
-  const revision = Number(kv.mod_revision);
-  const key = kv.key.toString('utf8', prefixBytes);
-  const prev = e.prev_kv;
-  if (e.type === 'Delete') {
-    // The DELETE's kv is a tombstone; the deleted value and its create revision come from prev_kv.
-    const value = prev ? prev.value.toString('utf8') : '';
-    return {
-      type: 'DELETE',
-      key,
-      value,
-      revision,
-      createRevision: prev ? Number(prev.create_revision) : 0,
-      prevValue: value,
-      created: false,
-    };
-  }
-  const createRevision = Number(kv.create_revision);
-  const event: StorageEvent = {
-    type: 'PUT',
-    key,
-    value: kv.value.toString('utf8'),
-    revision,
-    createRevision,
-    created: createRevision === revision,
-  };
-  if (prev && !event.created) event.prevValue = prev.value.toString('utf8');
-  return event;
-}
-
-/**
- * One Watch stream shared by all of a store's watches, re-opened (and the watches re-created) when it breaks.
- */
-class WatchMux {
-  readonly #client: Etcd3;
-  readonly #prefixBytes: number;
-  readonly #reconnectTimeoutMs: number;
-  readonly #onCompacted: (revision: number) => void;
-  readonly #watches = new Map<string, EtcdWatch>();
-  #nextId = 1;
-  #stream: WatchStream | undefined;
-  #opening = false;
-  #closed = false;
-  /** When the stream broke and no replacement has yet confirmed a watch; undefined while healthy. */
-  #brokenSince: number | undefined;
-  #lastError: unknown;
-  #backoffMs = 50;
-  #retryTimer: ReturnType<typeof setTimeout> | undefined;
-  #giveUpTimer: ReturnType<typeof setTimeout> | undefined;
-
-  constructor(
-    client: Etcd3,
-    prefixBytes: number,
-    reconnectTimeoutMs: number,
-    onCompacted: (revision: number) => void,
-  ) {
-    this.#client = client;
-    this.#prefixBytes = prefixBytes;
-    this.#reconnectTimeoutMs = reconnectTimeoutMs;
-    this.#onCompacted = onCompacted;
-  }
-
-  get prefixBytes(): number {
-    return this.#prefixBytes;
-  }
-
-  nextId(): number {
-    return this.#nextId++;
-  }
-
-  add(watch: EtcdWatch): void {
-    this.#watches.set(watch.idString, watch);
-    if (this.#stream) this.#sendCreate(this.#stream, watch);
-    else if (!this.#opening && this.#retryTimer === undefined) void this.#open();
-  }
-
-  remove(watch: EtcdWatch): void {
-    if (this.#watches.get(watch.idString) !== watch) return;
-    this.#watches.delete(watch.idString);
-    const stream = this.#stream;
-    if (stream && watch.sentOn === stream) {
-      try {
-        stream.write({ cancel_request: { watch_id: watch.id } });
-      } catch {
-        // the stream is going away; its watches with it
-      }
-    }
-  }
-
-  close(err: Error): void {
-    if (this.#closed) return;
-    this.#closed = true;
-    this.#clearTimers();
-    const watches = [...this.#watches.values()];
-    this.#watches.clear();
-    for (const watch of watches) watch.fail(err);
-    const stream = this.#stream;
-    this.#stream = undefined;
-    if (stream) stream.cancel();
-  }
-
-  async #open(): Promise<void> {
-    if (this.#closed || this.#opening || this.#stream) return;
-    this.#opening = true;
-    let stream: WatchStream;
-    try {
-      stream = await this.#client.watchClient.watch();
-    } catch (err) {
-      this.#opening = false;
-      this.#broken(err);
-      return;
-    }
-    this.#opening = false;
-    if (this.#closed) {
-      stream.cancel();
-      return;
-    }
-    this.#stream = stream;
-    stream.on('data', (res: IWatchResponse) => this.#onResponse(stream, res));
-    stream.on('error', (err: Error) => this.#onStreamEnd(stream, err));
-    stream.on('end', () => this.#onStreamEnd(stream, new Error('watch stream ended')));
-    for (const watch of this.#watches.values()) this.#sendCreate(stream, watch);
-  }
-
-  #sendCreate(stream: WatchStream, watch: EtcdWatch): void {
-    watch.sentOn = stream;
-    // From the last queued revision itself (its events are dropped): see the file comment.
-    watch.floor = watch.cursor;
-    stream.write({
-      create_request: {
-        key: watch.key,
-        range_end: watch.rangeEnd,
-        start_revision: Math.max(1, watch.cursor),
-        prev_kv: true,
-        watch_id: watch.id,
-      },
-    });
-  }
-
-  #onResponse(stream: WatchStream, res: IWatchResponse): void {
-    if (stream !== this.#stream) return;
-    if (res.created && !res.canceled) this.#healthy();
-    const watch = this.#watches.get(res.watch_id);
-    if (watch === undefined || watch.sentOn !== stream) return;
-    const compactRevision = Number(res.compact_revision);
-    if (compactRevision > 0) {
-      this.#watches.delete(watch.idString);
-      this.#onCompacted(compactRevision);
-      watch.fail(new CompactedError(watch.cursor, compactRevision));
-      return;
-    }
-    if (res.canceled) {
-      this.#watches.delete(watch.idString);
-      watch.fail(new StorageError(`etcd canceled the watch: ${res.cancel_reason || 'no reason given'}`));
-      return;
-    }
-    if (res.events.length > 0) watch.offer(res.events);
-  }
-
-  #onStreamEnd(stream: WatchStream, err: unknown): void {
-    if (stream !== this.#stream) return;
-    this.#stream = undefined;
-    try {
-      stream.cancel();
-    } catch {
-      // already finished
-    }
-    this.#broken(err);
-  }
-
-  /** The stream is gone (or could not be opened): retry with backoff, within the reconnect window. */
-  #broken(err: unknown): void {
-    if (this.#closed) return;
-    this.#lastError = err;
-    if (this.#watches.size === 0) {
-      // Nothing to resume; the next watch opens a new stream.
-      this.#brokenSince = undefined;
-      this.#clearTimers();
-      return;
-    }
-    if (this.#brokenSince === undefined) {
-      this.#brokenSince = Date.now();
-      this.#giveUpTimer = setTimeout(() => this.#giveUp(), this.#reconnectTimeoutMs);
-    }
-    if (this.#retryTimer === undefined) {
-      const delay = this.#backoffMs;
-      this.#backoffMs = Math.min(this.#backoffMs * 2, 1000);
-      this.#retryTimer = setTimeout(() => {
-        this.#retryTimer = undefined;
-        void this.#open();
-      }, delay);
-    }
-  }
-
-  #healthy(): void {
-    if (this.#brokenSince === undefined) return;
-    this.#brokenSince = undefined;
-    this.#backoffMs = 50;
-    if (this.#giveUpTimer !== undefined) clearTimeout(this.#giveUpTimer);
-    this.#giveUpTimer = undefined;
-  }
-
-  #giveUp(): void {
-    this.#giveUpTimer = undefined;
-    if (this.#closed || this.#brokenSince === undefined) return;
-    const elapsed = Date.now() - this.#brokenSince;
-    const err = new UnavailableError(
-      `etcd watch stream lost and not re-established within ${elapsed} ms: ${messageOf(this.#lastError)}`,
-      { cause: this.#lastError },
-    );
-    this.#brokenSince = undefined;
-    this.#backoffMs = 50;
-    if (this.#retryTimer !== undefined) clearTimeout(this.#retryTimer);
-    this.#retryTimer = undefined;
-    const watches = [...this.#watches.values()];
-    this.#watches.clear();
-    for (const watch of watches) watch.fail(err);
-    // A stream still being tried is dropped; the next watch opens a fresh one.
-    const stream = this.#stream;
-    this.#stream = undefined;
-    if (stream) stream.cancel();
-  }
-
-  #clearTimers(): void {
-    if (this.#retryTimer !== undefined) clearTimeout(this.#retryTimer);
-    if (this.#giveUpTimer !== undefined) clearTimeout(this.#giveUpTimer);
-    this.#retryTimer = undefined;
-    this.#giveUpTimer = undefined;
-  }
-}
-
-/** One watch: queues what the stream delivers and hands it to the listener one event at a time. */
-class EtcdWatch implements StorageWatch {
-  readonly id: number;
-  readonly idString: string;
-  readonly key: Buffer;
-  readonly rangeEnd: Buffer;
-  /** The highest revision queued (or the start revision): a re-created watch resumes after it. */
-  cursor: number;
-  /** Events at or below this revision are repeats (the stream was (re)created from it) and are dropped. */
-  floor: number;
-  /** The stream the watch was last created on. */
-  sentOn: WatchStream | undefined;
-  readonly #mux: WatchMux;
-  readonly #delivery: EventDelivery;
-
-  constructor(mux: WatchMux, key: Buffer, rangeEnd: Buffer, afterRevision: number, listener: WatchListener) {
-    this.#mux = mux;
-    this.id = mux.nextId();
-    this.idString = String(this.id);
-    this.key = key;
-    this.rangeEnd = rangeEnd;
-    this.cursor = afterRevision;
-    this.floor = afterRevision;
-    this.#delivery = new EventDelivery(listener, () => mux.remove(this));
-  }
-
-  /** Queues a response's events. One response holds whole revisions, so the floor is checked per response. */
-  offer(events: IEvent[]): void {
-    if (!this.#delivery.active) return;
-    const floor = this.floor;
-    const prefixBytes = this.#mux.prefixBytes;
-    const queued: StorageEvent[] = [];
-    for (const e of events) {
-      const revision = Number(e.kv.mod_revision);
-      if (revision <= floor) continue;
-      queued.push(toStorageEvent(e, prefixBytes));
-      if (revision > this.cursor) this.cursor = revision;
-    }
-    this.floor = this.cursor;
-    this.#delivery.pushAll(queued);
-  }
-
-  /** Ends the watch with an error, after the events already queued. */
-  fail(err: Error): void {
-    this.#delivery.fail(err);
-  }
-
-  close(): void {
-    this.#delivery.close();
   }
 }
