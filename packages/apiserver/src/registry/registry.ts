@@ -1,6 +1,6 @@
 import type { StoredObject } from '@certkit/apimachinery';
 import type { CustomResourceDefinition } from 'kubernetes-types/apiextensions/v1.d.ts';
-import { builtinResources } from './builtins.ts';
+import { builtinResources } from './builtins/builtins.ts';
 import { definitionFromCrd } from '../crd/custom-resource.ts';
 import { qualifiedName, type ResourceDefinition } from './resource.ts';
 import { ObjectStore, type StoreContext } from './store.ts';
