@@ -13,8 +13,8 @@ import {
   type StoredObject,
 } from '@certkit/apimachinery';
 import { loadModel, type ModelType, type TypeNode } from '../registry/kube-models.ts';
-import { decodeTyped } from '../registry/typed-decode.ts';
-import { objectMetaTypeError } from '../registry/go-types.ts';
+import { decodeTyped } from '../registry/go-decode.ts';
+import { objectMetaTypeError } from '../registry/go-decode.ts';
 import { applyConfiguration, applySchemaFor, type FieldManagerInfo } from './managed-fields.ts';
 import { apiVersionOf } from '../registry/resource.ts';
 import type { ObjectStore } from '../registry/store.ts';

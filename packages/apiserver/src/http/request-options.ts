@@ -8,7 +8,7 @@ import {
   queryBool,
 } from '@certkit/apimachinery';
 import type { DeleteOptions } from '../registry/store.ts';
-import { deleteOptionsTypeError } from '../registry/go-types.ts';
+import { deleteOptionsTypeError } from '../registry/go-decode.ts';
 import { parseObjectBody } from './protobuf.ts';
 
 /**

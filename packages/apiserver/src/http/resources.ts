@@ -18,7 +18,7 @@ import { applyJsonPatch } from '../patch/json-patch.ts';
 import { applyMergePatch } from '../patch/merge-patch.ts';
 import { applyStrategicMergePatch } from '../patch/strategic-merge-patch.ts';
 import { patchTypeFromContentType } from '../patch/patch-type.ts';
-import { objectMetaTypeError } from '../registry/go-types.ts';
+import { objectMetaTypeError } from '../registry/go-decode.ts';
 import { exceedsMaxDepth, maxDepthMessage } from '../registry/json-depth.ts';
 import type { Registry } from '../registry/registry.ts';
 import { apiVersionOf, type ResourceDefinition } from '../registry/resource.ts';

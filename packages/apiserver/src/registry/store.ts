@@ -41,7 +41,7 @@ import {
 } from './metadata.ts';
 import { apiVersionOf, listPrefix, objectKey, type ResourceDefinition, resourcePrefix } from './resource.ts';
 import { cloneJson, isObject } from '@certkit/apimachinery';
-import { objectMetaTypeError } from './go-types.ts';
+import { objectMetaTypeError } from './go-decode.ts';
 import { parseMetadataBytes, rememberStoredValue, utf8Text } from './stored-json.ts';
 import { applySchemaFor, updateManagedFields } from '../fieldmanager/managed-fields.ts';
 import {
