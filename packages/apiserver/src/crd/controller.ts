@@ -3,7 +3,7 @@ import type { CustomResourceDefinition } from 'kubernetes-types/apiextensions/v1
 import { CRD_CLEANUP_FINALIZER } from './lifecycle.ts';
 import type { Registry } from '../registry/registry.ts';
 import { resourcePrefix } from '../registry/resource.ts';
-import type { ObjectStore } from '../registry/store.ts';
+import type { ObjectStore } from '../registry/generic/store.ts';
 import type { Storage } from '../storage/types.ts';
 import { followPrefix } from '../controllers/storage-follower.ts';
 

@@ -17,7 +17,7 @@ import { decodeTyped } from '../registry/go-decode.ts';
 import { objectMetaTypeError } from '../registry/go-decode.ts';
 import { applyConfiguration, applySchemaFor, type FieldManagerInfo } from './managed-fields.ts';
 import { apiVersionOf } from '../registry/resource.ts';
-import type { ObjectStore } from '../registry/store.ts';
+import type { ObjectStore } from '../registry/generic/store.ts';
 import { parseYamlRequestBody } from '../http/yaml-body.ts';
 
 function parseConfiguration(body: Buffer): JsonObject {

@@ -7,7 +7,7 @@ import {
   newInvalid,
   queryBool,
 } from '@certkit/apimachinery';
-import type { DeleteOptions } from '../registry/store.ts';
+import type { DeleteOptions } from '../registry/generic/types.ts';
 import { deleteOptionsTypeError } from '../registry/go-decode.ts';
 import { parseObjectBody } from './protobuf.ts';
 

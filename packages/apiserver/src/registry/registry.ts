@@ -3,7 +3,8 @@ import type { CustomResourceDefinition } from 'kubernetes-types/apiextensions/v1
 import { builtinResources } from './builtins/builtins.ts';
 import { definitionFromCrd } from '../crd/custom-resource.ts';
 import { qualifiedName, type ResourceDefinition } from './resource.ts';
-import { ObjectStore, type StoreContext } from './store.ts';
+import { ObjectStore } from './generic/store.ts';
+import { type StoreContext } from './generic/types.ts';
 
 /**
  * The resources the server serves right now: the built-ins, plus one per established CRD. Lookups are by

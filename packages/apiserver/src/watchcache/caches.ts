@@ -1,5 +1,5 @@
 import type { Registry } from '../registry/registry.ts';
-import type { ObjectStore } from '../registry/store.ts';
+import type { ObjectStore } from '../registry/generic/store.ts';
 import type { Storage } from '../storage/types.ts';
 import { WatchCache, type WatchCacheOptions } from './cache.ts';
 import { ResourceReader } from './reader.ts';

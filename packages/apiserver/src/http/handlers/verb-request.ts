@@ -6,7 +6,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { newBadRequest } from '@certkit/apimachinery';
 import type { ResourceDefinition } from '../../registry/resource.ts';
-import type { ObjectStore } from '../../registry/store.ts';
+import type { ObjectStore } from '../../registry/generic/store.ts';
 import type { ResourceReader } from '../../watchcache/reader.ts';
 import { negotiate } from '../negotiate.ts';
 import type { IncludeObject, RenderOptions } from '../render.ts';

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { parseListOptions, type StatusError, type StoredObject } from '@certkit/apimachinery';
-import { SqliteStorage } from '../storage/sqlite.ts';
-import { Registry } from './registry.ts';
+import { SqliteStorage } from '../../storage/sqlite.ts';
+import { Registry } from '../registry.ts';
 
 /** The generic store over SQLite, whose writes commit in groups (one per turn of the event loop). */
 
