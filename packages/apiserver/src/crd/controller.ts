@@ -2,7 +2,7 @@ import type { StoredObject } from '@certkit/apimachinery';
 import type { CustomResourceDefinition } from 'kubernetes-types/apiextensions/v1.d.ts';
 import { CRD_CLEANUP_FINALIZER } from './lifecycle.ts';
 import type { Registry } from '../registry/registry.ts';
-import { resourcePrefix } from '../registry/resource.ts';
+import { type ResourceDefinition, resourcePrefix } from '../registry/resource.ts';
 import type { ObjectStore } from '../registry/generic/store.ts';
 import type { Storage } from '../storage/types.ts';
 import { followPrefix } from '../controllers/storage-follower.ts';
@@ -47,6 +47,15 @@ export class CrdController {
 
   stop(): void {
     this.follower?.stop();
+  }
+
+  /**
+   * The registry's afterWrite hook: every object written on this server, before the write is acknowledged;
+   * CRDs among them are observed, so that a CRD is served at once.
+   */
+  observeWrite(def: ResourceDefinition, obj: StoredObject): void {
+    if (def.group === 'apiextensions.k8s.io' && def.resource === 'customresourcedefinitions')
+      this.observe(obj);
   }
 
   /** Called for every written CRD, before the write is acknowledged, so it is served at once. */

@@ -20,6 +20,16 @@ export class Registry {
     for (const def of builtinResources) this.add(def);
   }
 
+  /**
+   * Connects the two callbacks that run upward from the stores, once what answers them exists: the server's
+   * composition root (http/server.ts) calls it after building the watch caches and the CRD controller on
+   * this registry. Every store shares this registry's context, so the stores already served get them too.
+   */
+  wire(hooks: Required<Pick<StoreContext, 'getNamespace' | 'afterWrite'>>): void {
+    this.context.getNamespace = hooks.getNamespace;
+    this.context.afterWrite = hooks.afterWrite;
+  }
+
   private add(def: ResourceDefinition): ObjectStore {
     const store = new ObjectStore(def, this.context);
     this.stores.set(qualifiedName(def), store);

@@ -62,10 +62,14 @@ export interface StoreContext {
   storage: Storage;
   /**
    * Finds a namespace, so objects are not created in one that is missing or terminating: at once when it
-   * is at hand (every namespaced create asks), else through a promise.
+   * is at hand (every namespaced create asks), else through a promise. Set by Registry.wire: the
+   * namespaces' watch cache answers, which is built on the registry.
    */
   getNamespace?(name: string): StoredObject | undefined | Promise<StoredObject | undefined>;
-  /** Called after an object is created or updated (CRDs use it to start serving). */
+  /**
+   * Called after an object is created or updated (CRDs use it to start serving). Set by Registry.wire: the
+   * CRD controller, which sits on the registry, is told.
+   */
   afterWrite?(def: ResourceDefinition, obj: StoredObject): void;
   /**
    * Validating admission beyond the schema (what a validating webhook does in a real cluster): field errors
