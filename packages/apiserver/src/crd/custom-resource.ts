@@ -8,13 +8,8 @@ import type {
 import { type ApplySchema, schemaFromOpenApi, schemaFromSmp } from '../fieldmanager/structured-merge.ts';
 import { compileJsonPath, evaluateJsonPath } from '../registry/jsonpath.ts';
 import { objectMetaSmp } from '../patch/strategic-merge-patch.ts';
-import {
-  ALL_VERBS,
-  humanAge,
-  nameColumn,
-  type ResourceDefinition,
-  type TableColumn,
-} from '../registry/resource.ts';
+import { ALL_VERBS, type ResourceDefinition } from '../registry/resource.ts';
+import { humanAge, nameColumn, type TableColumn } from '../registry/printing.ts';
 import { admitCustomResourceInPlace, admitCustomResourceStatusInPlace } from '../schema/admit.ts';
 import { type JSONSchemaProps } from '../schema/types.ts';
 import { unknownCustomResourceFields } from '../schema/prune.ts';

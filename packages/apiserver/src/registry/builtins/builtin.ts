@@ -2,7 +2,8 @@
 
 import type { StoredObject } from '@certkit/apimachinery';
 import { smpSchemaFor } from '../../patch/strategic-merge-patch.ts';
-import { ALL_VERBS, humanAge, type ResourceDefinition } from '../resource.ts';
+import { ALL_VERBS, type ResourceDefinition } from '../resource.ts';
+import { humanAge } from '../printing.ts';
 
 export function age(obj: StoredObject, now: number): string {
   return humanAge(obj.metadata.creationTimestamp, now);

@@ -1,7 +1,7 @@
 /** ConfigMaps (core/v1). */
 
 import type { FieldError } from '@certkit/apimachinery';
-import { ageColumn, nameColumn } from '../resource.ts';
+import { ageColumn, nameColumn } from '../printing.ts';
 import { age, builtin } from './builtin.ts';
 import { immutableData, MAX_SECRET_BYTES, validateDataMap } from './data-maps.ts';
 

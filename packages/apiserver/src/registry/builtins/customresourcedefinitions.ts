@@ -2,7 +2,7 @@
 
 import { prepareNewCrd } from '../../crd/lifecycle.ts';
 import { validateCustomResourceDefinition } from '../../crd/validation.ts';
-import { nameColumn } from '../resource.ts';
+import { nameColumn } from '../printing.ts';
 import { builtin } from './builtin.ts';
 
 export const customresourcedefinitions = builtin({

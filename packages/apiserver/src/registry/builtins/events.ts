@@ -1,7 +1,7 @@
 /** Events (core/v1), with the validation of kube-apiserver's core Event. */
 
 import type { FieldError } from '@certkit/apimachinery';
-import { humanAge, nameColumn } from '../resource.ts';
+import { humanAge, nameColumn } from '../printing.ts';
 import { builtin } from './builtin.ts';
 
 export const events = builtin({

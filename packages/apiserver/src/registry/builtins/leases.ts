@@ -1,7 +1,7 @@
 /** Leases (coordination.k8s.io/v1). */
 
 import type { FieldError } from '@certkit/apimachinery';
-import { ageColumn, nameColumn } from '../resource.ts';
+import { ageColumn, nameColumn } from '../printing.ts';
 import { age, builtin } from './builtin.ts';
 
 export const leases = builtin({

@@ -1,6 +1,6 @@
 /** Namespaces (core/v1, cluster-scoped). */
 
-import { ageColumn, nameColumn } from '../resource.ts';
+import { ageColumn, nameColumn } from '../printing.ts';
 import { age, builtin } from './builtin.ts';
 
 export const namespaces = builtin({

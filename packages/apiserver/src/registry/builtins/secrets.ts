@@ -1,7 +1,7 @@
 /** Secrets (core/v1), with the type requirements and size limit kube-apiserver enforces. */
 
 import type { FieldError, KubeObject } from '@certkit/apimachinery';
-import { ageColumn, nameColumn } from '../resource.ts';
+import { ageColumn, nameColumn } from '../printing.ts';
 import { age, builtin } from './builtin.ts';
 import { immutableData, MAX_SECRET_BYTES, validateDataMap } from './data-maps.ts';
 

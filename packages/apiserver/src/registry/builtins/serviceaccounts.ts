@@ -1,6 +1,6 @@
 /** ServiceAccounts (core/v1). */
 
-import { ageColumn, nameColumn } from '../resource.ts';
+import { ageColumn, nameColumn } from '../printing.ts';
 import { age, builtin } from './builtin.ts';
 
 export const serviceaccounts = builtin({
