@@ -12,7 +12,7 @@ import { warningHeaderValue } from './warning-header.ts';
  * (a wrongly typed value is a 400 for a create or update, a 422 on `patch` for a patch; fields the type does
  * not have are dropped), and the fields dropped or repeated are handled per `fieldValidation`: Strict refuses
  * them (as the type errors are refused), Warn (the default) names each in a `Warning` header, Ignore drops
- * them silently. Custom resources are typed by their CRD's schema elsewhere (registry/schema.ts); here only
+ * them silently. Custom resources are typed by their CRD's schema elsewhere (schema/admit.ts); here only
  * their metadata is read as ObjectMeta, for its unknown fields.
  */
 
