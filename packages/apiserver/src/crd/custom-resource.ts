@@ -1,11 +1,14 @@
-/** The ResourceDefinition an established CRD serves: names, schemas per version, printer columns, selectable fields. */
+/**
+ * The ResourceDefinition an established CRD serves: names, schemas per version, printer columns, selectable
+ * fields.
+ */
 
 import { type FieldError, type KubeObject, type StoredObject } from '@certkit/apimachinery';
 import type {
   CustomResourceColumnDefinition,
   CustomResourceDefinitionVersion,
 } from 'kubernetes-types/apiextensions/v1.d.ts';
-import { type ApplySchema, schemaFromOpenApi, schemaFromSmp } from '../fieldmanager/structured-merge.ts';
+import { type ApplySchema, schemaFromOpenApi, schemaFromSmp } from '../fieldmanager/apply-schema.ts';
 import { compileJsonPath, evaluateJsonPath } from '../registry/jsonpath.ts';
 import { objectMetaSmp } from '../patch/strategic-merge-patch.ts';
 import { ALL_VERBS, type ResourceDefinition } from '../registry/resource.ts';

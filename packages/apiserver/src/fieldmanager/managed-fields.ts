@@ -16,19 +16,9 @@ import {
 } from '@certkit/apimachinery';
 import { objectMetaSmp } from '../patch/strategic-merge-patch.ts';
 import type { ResourceDefinition } from '../registry/resource.ts';
-import {
-  type ApplySchema,
-  compare,
-  decodeFieldsV1,
-  encodeFieldsV1,
-  FieldSet,
-  merge,
-  type Path,
-  pathString,
-  removePaths,
-  schemaFromSmp,
-  toFieldSet,
-} from './structured-merge.ts';
+import { type ApplySchema, schemaFromSmp } from './apply-schema.ts';
+import { compare, merge, removePaths } from './structured-merge.ts';
+import { decodeFieldsV1, encodeFieldsV1, FieldSet, type Path, pathString, toFieldSet } from './field-set.ts';
 
 export interface ManagedFieldsEntry {
   manager?: string;

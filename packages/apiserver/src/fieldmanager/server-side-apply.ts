@@ -108,8 +108,8 @@ export async function serverSideApply(request: ApplyRequest): Promise<ApplyResul
   const manager = request.fieldManager;
   const config = parseConfiguration(request.body);
   // A built-in kind's configuration is converted to its type first, as structured-merge-diff does, so its
-  // wrong types are reported in SMD's words; any other is decoded as any body is (ObjectStore.checkDecodable),
-  // before the merge reads its metadata.
+  // wrong types are reported in SMD's words; any other is decoded as any body is (checkDecodable,
+  // registry/generic/strategy.ts), before the merge reads its metadata.
   if (store.def.model) {
     checkConfigurationType(config, await loadModel(store.def.model), store, namespace, name, version);
   }

@@ -1,15 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import {
-  type ApplySchema,
-  decodeFieldsV1,
-  encodeFieldsV1,
-  FieldSet,
-  merge,
-  type Path,
-  removePaths,
-  toFieldSet,
-} from './structured-merge.ts';
+import { type ApplySchema } from './apply-schema.ts';
+import { decodeFieldsV1, encodeFieldsV1, FieldSet, type Path, toFieldSet } from './field-set.ts';
+import { merge, removePaths } from './structured-merge.ts';
 
 const ports: ApplySchema = {
   listType: 'map',

@@ -1,7 +1,9 @@
-/** What the server knows of a resource it serves (ResourceDefinition), and its names, scope and storage keys. */
+/**
+ * What the server knows of a resource it serves (ResourceDefinition), and its names, scope and storage keys.
+ */
 
 import type { FieldError, KubeObject, StoredObject } from '@certkit/apimachinery';
-import type { ApplySchema } from '../fieldmanager/structured-merge.ts';
+import type { ApplySchema } from '../fieldmanager/apply-schema.ts';
 import type { SmpSchema } from '../patch/strategic-merge-patch.ts';
 import type { JSONSchemaProps } from '../schema/types.ts';
 import type { TableColumn } from './printing.ts';
