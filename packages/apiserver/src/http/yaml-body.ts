@@ -6,8 +6,8 @@ import { deeperThan, exceedsMaxDepth, jsonDepthError, maxDepthMessage } from '..
 const YAML_PARSER_DEPTH = 500;
 
 /**
- * A YAML (or JSON) request body as a value, under the nesting limit JSON bodies have (registry/json-depth.ts). Throws
- * an Error whose message is the reason alone (the caller words the Status): Go's depth message, or the
+ * A YAML (or JSON) request body as a value, under the nesting limit JSON bodies have
+ * (registry/json-depth.ts). Throws an Error whose message is the reason alone (the caller words the Status): Go's depth message, or the
  * parser's. Brackets count in flow-style YAML as in JSON, so a body nested past the limit is refused before
  * parsing; block-style nesting is counted by the parser's recursion and in the value.
  */

@@ -1,4 +1,7 @@
-/** Defaulting: `default` values of a structural schema applied where a field is missing (or null and not nullable). */
+/**
+ * Defaulting: `default` values of a structural schema applied where a field is missing (or null and not
+ * nullable).
+ */
 
 import { isObject, setOwn } from '@certkit/apimachinery';
 import { ownSchema } from './json.ts';

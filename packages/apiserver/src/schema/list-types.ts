@@ -1,4 +1,7 @@
-/** list-type (set, map) and embedded-resource checks of a value, run after schema validation as the CR strategy does. */
+/**
+ * list-type (set, map) and embedded-resource checks of a value, run after schema validation as the CR
+ * strategy does.
+ */
 
 import { type FieldError, getOwn, isObject, type JsonObject, setOwn } from '@certkit/apimachinery';
 import { hasEmbeddedResources, hasKeyedLists } from './walk.ts';

@@ -1,4 +1,7 @@
-/** The structural schema checks a CustomResourceDefinition's `openAPIV3Schema` must pass (apiextensions validation). */
+/**
+ * The structural schema checks a CustomResourceDefinition's `openAPIV3Schema` must pass (apiextensions
+ * validation).
+ */
 
 import { type FieldError, formatFieldError, isObject, jsonEqual } from '@certkit/apimachinery';
 import { ownSchema, quote } from './json.ts';

@@ -1,4 +1,6 @@
-/** PATCH with `application/apply-patch+yaml`: server-side apply (fieldmanager/), which may create the object. */
+/**
+ * PATCH with `application/apply-patch+yaml`: server-side apply (fieldmanager/), which may create the object.
+ */
 
 import { serverSideApply } from '../../fieldmanager/server-side-apply.ts';
 import type { RenderOptions } from '../render.ts';

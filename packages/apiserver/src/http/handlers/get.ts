@@ -1,4 +1,6 @@
-/** GET of one object: from the watch cache or storage, by the resourceVersion rules of watchcache/reader.ts. */
+/**
+ * GET of one object: from the watch cache or storage, by the resourceVersion rules of watchcache/reader.ts.
+ */
 
 import { parseListOptions } from '@certkit/apimachinery';
 import { objectBody } from '../render.ts';

@@ -1,4 +1,6 @@
-/** The built-in resources certkit serves, with kube-apiserver's names, columns and validation: one file each. */
+/**
+ * The built-in resources certkit serves, with kube-apiserver's names, columns and validation: one file each.
+ */
 
 import { type ResourceDefinition } from '../resource.ts';
 import { configmaps } from './configmaps.ts';

@@ -1,4 +1,6 @@
-/** Validation of the `data` maps Secrets and ConfigMaps share: keys, base64, the 1 MiB limit, immutability. */
+/**
+ * Validation of the `data` maps Secrets and ConfigMaps share: keys, base64, the 1 MiB limit, immutability.
+ */
 
 import type { FieldError, StoredObject } from '@certkit/apimachinery';
 import { base64Size, configMapKey, isBase64 } from '../validation.ts';

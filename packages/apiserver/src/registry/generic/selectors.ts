@@ -1,4 +1,6 @@
-/** Label and field selectors on a resource's objects: the fields a resource can be selected by, and matchers. */
+/**
+ * Label and field selectors on a resource's objects: the fields a resource can be selected by, and matchers.
+ */
 
 import {
   type FieldSelector,
