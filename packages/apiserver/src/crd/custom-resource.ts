@@ -9,7 +9,7 @@ import type {
   CustomResourceDefinitionVersion,
 } from 'kubernetes-types/apiextensions/v1.d.ts';
 import { type ApplySchema, schemaFromOpenApi, schemaFromSmp } from '../fieldmanager/apply-schema.ts';
-import { compileJsonPath, evaluateJsonPath } from '../registry/jsonpath.ts';
+import { compileJsonPath, evaluateJsonPath } from './jsonpath.ts';
 import { objectMetaSmp } from '../patch/strategic-merge-patch.ts';
 import { ALL_VERBS, type ResourceDefinition } from '../registry/resource.ts';
 import { humanAge, nameColumn, type TableColumn } from '../registry/printing.ts';

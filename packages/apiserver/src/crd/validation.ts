@@ -1,7 +1,7 @@
 /** Validation of a CustomResourceDefinition on create and update (kube's apiextensions validation). */
 
 import { type FieldError, type StoredObject } from '@certkit/apimachinery';
-import { compileJsonPath } from '../registry/jsonpath.ts';
+import { compileJsonPath } from './jsonpath.ts';
 import { type JSONSchemaProps } from '../schema/types.ts';
 import { validateStructuralSchema } from '../schema/structural.ts';
 import { dns1123Label, dns1123Subdomain } from '../registry/validation.ts';

@@ -12,9 +12,9 @@ import {
   type StatusError,
   type StoredObject,
 } from '@certkit/apimachinery';
-import { loadModel, type ModelType, type TypeNode } from '../registry/kube-models.ts';
-import { decodeTyped } from '../registry/go-decode.ts';
-import { objectMetaTypeError } from '../registry/go-decode.ts';
+import { loadModel, type ModelType, type TypeNode } from '../decode/kube-models.ts';
+import { decodeTyped } from '../decode/go-decode.ts';
+import { objectMetaTypeError } from '../decode/go-decode.ts';
 import { applyConfiguration, applySchemaFor, type FieldManagerInfo } from './managed-fields.ts';
 import { apiVersionOf } from '../registry/resource.ts';
 import type { ObjectStore } from '../registry/generic/store.ts';

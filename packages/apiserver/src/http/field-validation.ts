@@ -1,8 +1,8 @@
 import type { ServerResponse } from 'node:http';
 import { goQuote, type KubeObject, newBadRequest, newInvalid } from '@certkit/apimachinery';
-import { loadModel, type ModelType } from '../registry/kube-models.ts';
+import { loadModel, type ModelType } from '../decode/kube-models.ts';
 import type { ResourceDefinition } from '../registry/resource.ts';
-import { decodeTyped } from '../registry/go-decode.ts';
+import { decodeTyped } from '../decode/go-decode.ts';
 import { duplicateFields } from './duplicate-fields.ts';
 import type { FieldValidation } from './request-options.ts';
 import { warningHeaderValue } from './warning-header.ts';

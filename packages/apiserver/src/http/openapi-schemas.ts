@@ -1,10 +1,4 @@
-import {
-  loadModel,
-  modelDocs,
-  goStructName,
-  type ModelType,
-  type TypeNode,
-} from '../registry/kube-models.ts';
+import { loadModel, modelDocs, goStructName, type ModelType, type TypeNode } from '../decode/kube-models.ts';
 import { objectMetaSmp, type SmpSchema } from '../patch/strategic-merge-patch.ts';
 import type { ResourceDefinition } from '../registry/resource.ts';
 import type { JSONSchemaProps } from '../schema/types.ts';

@@ -8,7 +8,7 @@ import {
   queryBool,
 } from '@certkit/apimachinery';
 import type { DeleteOptions } from '../registry/generic/types.ts';
-import { deleteOptionsTypeError } from '../registry/go-decode.ts';
+import { deleteOptionsTypeError } from '../decode/go-decode.ts';
 import { parseObjectBody } from './protobuf.ts';
 
 /**

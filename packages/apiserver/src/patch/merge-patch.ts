@@ -7,7 +7,7 @@ import { cloneJson, getOwn, isObject, type JsonObject, setOwn } from '@certkit/a
 
 /**
  * Merges patch into target (which it changes). With a list of pending (object, patch) pairs rather than
- * recursion: a patch may be nested as deep as a body may be (registry/json-depth.ts), deeper than the stack
+ * recursion: a patch may be nested as deep as a body may be (decode/json-depth.ts), deeper than the stack
  * goes.
  */
 function mergeInto(target: unknown, patch: unknown): unknown {

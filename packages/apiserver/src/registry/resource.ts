@@ -66,7 +66,7 @@ export interface ResourceStrategy {
 export interface ResourceSchemas {
   /**
    * The built-in kind's Kubernetes type, as @kubernetes/client-node names its model (`V1Secret`): what writes
-   * are decoded with (kube-models.ts) and what OpenAPI describes the kind with.
+   * are decoded with (decode/kube-models.ts) and what OpenAPI describes the kind with.
    */
   model?: string;
   /** A custom kind's schema at a version (its CRD's openAPIV3Schema), for OpenAPI. */

@@ -17,7 +17,7 @@ import {
 import { dropEmptyMetadataFields, generateName, newUid, specChanged } from '../metadata.ts';
 import { apiVersionOf } from '../resource.ts';
 import { cloneJson, isObject } from '@certkit/apimachinery';
-import { objectMetaTypeError } from '../go-decode.ts';
+import { objectMetaTypeError } from '../../decode/go-decode.ts';
 import { applySchemaFor, updateManagedFields } from '../../fieldmanager/managed-fields.ts';
 import {
   dns1123Label,

@@ -16,7 +16,7 @@
 import { isObject } from '@certkit/apimachinery';
 import { goBase64ErrorAt } from './go-base64.ts';
 import { goStructName, goTypeName, type ModelType, type TypeNode } from './kube-models.ts';
-import { isBase64 } from './validation.ts';
+import { isBase64 } from '../registry/validation.ts';
 
 export interface TypedDecodeResult {
   /** Go's first type error, e.g. `json: cannot unmarshal number into Go struct field ObjectMeta.metadata.name of type string`. */
