@@ -46,6 +46,41 @@ module.exports = {
     // certificates' tests check its CRDs with the API server's own CRD validation; its product code may not.
     layer('certificates', ['apiserver'], { tests: false }),
     layer('certificates', ['cli']),
+    // Inside the API server (docs/architecture.md, "The API server"): storage at the bottom, the patch formats
+    // and the CRD schema code as leaves, the HTTP server and its verb handlers at the top.
+    {
+      name: 'apiserver-storage-is-the-bottom',
+      comment: 'storage/ is what the registry is built on: it imports no other folder of the API server',
+      severity: 'error',
+      from: { path: '^packages/apiserver/src/storage/', pathNot: TEST },
+      to: {
+        path: '^packages/apiserver/src/',
+        pathNot: '^packages/apiserver/src/storage/',
+      },
+    },
+    {
+      name: 'apiserver-patch-and-schema-are-leaves',
+      comment:
+        'patch/ (the patch formats) and schema/ (CRD structural schemas) work on plain JSON: they use no ' +
+        'store, CRD, apply, cache, controller or HTTP code',
+      severity: 'error',
+      from: { path: '^packages/apiserver/src/(patch|schema)/', pathNot: TEST },
+      to: {
+        path: '^packages/apiserver/src/(http|registry/generic|registry/builtins|fieldmanager|crd|watchcache|controllers|storage)/',
+      },
+    },
+    {
+      name: 'apiserver-http-server-is-the-top',
+      comment:
+        'http/server.ts (the composition root) and http/handlers/ (the verbs) are reached from the HTTP ' +
+        'side only: http/, the package entry and tests',
+      severity: 'error',
+      from: {
+        path: '^packages/apiserver/src/',
+        pathNot: `^packages/apiserver/src/(http/|index[.]ts$)|${TEST}`,
+      },
+      to: { path: '^packages/apiserver/src/http/(server[.]ts$|handlers/)' },
+    },
     {
       name: 'product-code-not-on-testenv',
       comment:

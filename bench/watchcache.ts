@@ -3,7 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Storage } from '../packages/apiserver/src/storage/types.ts';
-import { EtcdStorage } from '../packages/apiserver/src/storage/etcd.ts';
+import { EtcdStorage } from '../packages/apiserver/src/storage/etcd/store.ts';
 import { SqliteStorage } from '../packages/apiserver/src/storage/sqlite.ts';
 import { etcdAvailable, startEtcd } from '../packages/testenv/src/etcd/etcd.ts';
 import {

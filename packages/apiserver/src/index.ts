@@ -6,6 +6,6 @@ export { loadTokenFile } from './security/token-file.ts';
 export { loadClientCa, loadServingFiles } from './security/tls-files.ts';
 export { requestUser, type UserInfo } from './security/user.ts';
 export { startCompactor } from './storage/compactor.ts';
-export { EtcdStorage } from './storage/etcd.ts';
+export { EtcdStorage } from './storage/etcd/store.ts';
 export { SqliteStorage, type SqliteSynchronous } from './storage/sqlite.ts';
 export type { Storage } from './storage/types.ts';

@@ -1,5 +1,5 @@
 import type { Registry } from '../registry/registry.ts';
-import type { ObjectStore } from '../registry/store.ts';
+import type { ObjectStore } from '../registry/generic/store.ts';
 import type { KeyValue, Storage } from '../storage/types.ts';
 import { followPrefix } from './storage-follower.ts';
 

@@ -9,7 +9,7 @@ import { FOREGROUND_FINALIZER, ORPHAN_FINALIZER } from '../registry/metadata.ts'
 import { metadataJson, parseMetadata, sameMetadataAs } from '../registry/metadata-text.ts';
 import type { Registry } from '../registry/registry.ts';
 import { objectKey } from '../registry/resource.ts';
-import type { ObjectStore } from '../registry/store.ts';
+import type { ObjectStore } from '../registry/generic/store.ts';
 import type { KeyValue, Storage, StorageEvent } from '../storage/types.ts';
 import { followPrefix } from './storage-follower.ts';
 

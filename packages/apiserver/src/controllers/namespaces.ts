@@ -1,7 +1,7 @@
 import { isNotFound, type StoredObject } from '@certkit/apimachinery';
 import type { Registry } from '../registry/registry.ts';
 import { resourcePrefix } from '../registry/resource.ts';
-import type { ObjectStore } from '../registry/store.ts';
+import type { ObjectStore } from '../registry/generic/store.ts';
 import { ConflictError, type Storage } from '../storage/types.ts';
 import { followPrefix } from './storage-follower.ts';
 

@@ -1,4 +1,4 @@
-import { compareVersionPriority } from '../registry/crd.ts';
+import { compareVersionPriority } from '../crd/version-priority.ts';
 import type { Registry } from '../registry/registry.ts';
 import type { ResourceDefinition } from '../registry/resource.ts';
 

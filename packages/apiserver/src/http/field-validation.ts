@@ -1,8 +1,8 @@
 import type { ServerResponse } from 'node:http';
 import { goQuote, type KubeObject, newBadRequest, newInvalid } from '@certkit/apimachinery';
-import { loadModel, type ModelType } from '../registry/kube-models.ts';
+import { loadModel, type ModelType } from '../decode/kube-models.ts';
 import type { ResourceDefinition } from '../registry/resource.ts';
-import { decodeTyped } from '../registry/typed-decode.ts';
+import { decodeTyped } from '../decode/go-decode.ts';
 import { duplicateFields } from './duplicate-fields.ts';
 import type { FieldValidation } from './request-options.ts';
 import { warningHeaderValue } from './warning-header.ts';
@@ -12,7 +12,7 @@ import { warningHeaderValue } from './warning-header.ts';
  * (a wrongly typed value is a 400 for a create or update, a 422 on `patch` for a patch; fields the type does
  * not have are dropped), and the fields dropped or repeated are handled per `fieldValidation`: Strict refuses
  * them (as the type errors are refused), Warn (the default) names each in a `Warning` header, Ignore drops
- * them silently. Custom resources are typed by their CRD's schema elsewhere (registry/schema.ts); here only
+ * them silently. Custom resources are typed by their CRD's schema elsewhere (schema/admit.ts); here only
  * their metadata is read as ObjectMeta, for its unknown fields.
  */
 

@@ -5,7 +5,7 @@ import { after, before, describe, it } from 'node:test';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { parseListOptions, type StoredObject } from '@certkit/apimachinery';
-import type { ObjectStore } from '../registry/store.ts';
+import type { ObjectStore } from '../registry/generic/store.ts';
 import { startTestServer, type TestServer } from '@certkit/testenv/apiserver/test-server';
 import { objectJson } from '../watchcache/frames.ts';
 import { type RenderOptions, renderList } from './render.ts';

@@ -1,13 +1,7 @@
-import {
-  loadModel,
-  modelDocs,
-  goStructName,
-  type ModelType,
-  type TypeNode,
-} from '../registry/kube-models.ts';
-import { objectMetaSmp, type SmpSchema } from '../registry/patch.ts';
+import { loadModel, modelDocs, goStructName, type ModelType, type TypeNode } from '../decode/kube-models.ts';
+import { objectMetaSmp, type SmpSchema } from '../patch/strategic-merge-patch.ts';
 import type { ResourceDefinition } from '../registry/resource.ts';
-import type { JSONSchemaProps } from '../registry/schema.ts';
+import type { JSONSchemaProps } from '../schema/types.ts';
 
 /**
  * The schemas of the kinds a group/version serves, as kube-apiserver publishes them in OpenAPI: built-in kinds

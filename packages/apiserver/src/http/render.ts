@@ -1,6 +1,6 @@
 import { type StoredObject, toPartialObjectMetadata } from '@certkit/apimachinery';
 import type { ResourceDefinition } from '../registry/resource.ts';
-import type { ListResult } from '../registry/store.ts';
+import type { ListResult } from '../registry/generic/types.ts';
 import { storedJson, withResourceVersionLastBytes } from '../registry/stored-json.ts';
 import type { KeyValue } from '../storage/types.ts';
 import { type FrameRendering, objectJsonParts } from '../watchcache/frames.ts';

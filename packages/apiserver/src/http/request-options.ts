@@ -7,8 +7,8 @@ import {
   newInvalid,
   queryBool,
 } from '@certkit/apimachinery';
-import type { DeleteOptions } from '../registry/store.ts';
-import { deleteOptionsTypeError } from '../registry/go-types.ts';
+import type { DeleteOptions } from '../registry/generic/types.ts';
+import { deleteOptionsTypeError } from '../decode/go-decode.ts';
 import { parseObjectBody } from './protobuf.ts';
 
 /**

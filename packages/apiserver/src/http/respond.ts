@@ -6,7 +6,7 @@ import {
   newTimeout,
   StatusError,
 } from '@certkit/apimachinery';
-import { jsonDepthError } from '../registry/json-depth.ts';
+import { jsonDepthError } from '../decode/json-depth.ts';
 
 /** Writing responses and reading request bodies, with kube-apiserver's Status bodies for every failure. */
 

@@ -17,7 +17,7 @@ import {
   PROMETHEUS_CONTENT_TYPE,
   type StoredObject,
 } from '@certkit/apimachinery';
-import { CrdController } from '../controllers/crds.ts';
+import { CrdController } from '../crd/controller.ts';
 import { GarbageCollector } from '../controllers/garbage-collector.ts';
 import { EventTtlController } from '../controllers/event-ttl.ts';
 import { NamespaceController } from '../controllers/namespaces.ts';
@@ -183,22 +183,9 @@ export class ApiServer {
     this.log = options.log ?? (() => {});
     this.registry = new Registry({
       storage: options.storage,
-      getNamespace: (name) => {
-        // Every namespaced create asks: answer from the namespaces' watch cache, and from storage only on a
-        // miss (a namespace created a moment ago on another server may not have reached this cache yet).
-        const store = this.registry.byResource('', 'namespaces')!;
-        const cache = this.caches.cacheFor(store);
-        const cached = cache?.ready.ready ? cache.get(`${store.prefix}${name}`) : undefined;
-        if (cached) return cached.obj;
-        return store.get(undefined, name).catch(() => undefined);
-      },
       admit: options.admission
         ? (def, obj, old, subresource) => options.admission!(def.group, def.kind, obj, old, subresource)
         : undefined,
-      afterWrite: (def, obj) => {
-        if (def.group === 'apiextensions.k8s.io' && def.resource === 'customresourcedefinitions')
-          this.crds.observe(obj);
-      },
     });
     const logError = (component: string) => (err: unknown) =>
       this.log({ level: 'error', component, msg: err instanceof Error ? err.message : String(err) });
@@ -220,6 +207,17 @@ export class ApiServer {
       () =>
         this.log({ level: 'warn', msg: 'Deadline exceeded while waiting for storage readiness... ignoring' }),
     );
+    // The two dependencies that run upward, against the layering (storage <- registry <- watch caches and
+    // controllers), wired here where both ends exist. The registry is built first because the caches and the
+    // controllers are built on it, so it cannot hold them itself:
+    // - a namespaced create asks whether its namespace exists and is not terminating; the answer comes from
+    //   the namespaces' watch cache (cheap, every create asks), which watches the registry's own store;
+    // - a write of a CRD must start serving it before the write is acknowledged: the CRD controller, which
+    //   sits on the registry, is told of every write and calls Registry.installCrd back.
+    this.registry.wire({
+      getNamespace: (name) => this.caches.getNamespace(name),
+      afterWrite: (def, obj) => this.crds.observeWrite(def, obj),
+    });
     registerCacheMetrics(this.metrics, this.caches);
     registerProcessMetrics(this.metrics);
     this.inflight = new InflightLimiter(

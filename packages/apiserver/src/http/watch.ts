@@ -8,7 +8,7 @@ import {
   type WatchEventType,
 } from '@certkit/apimachinery';
 import type { ResourceDefinition } from '../registry/resource.ts';
-import type { WatchSink } from '../registry/store.ts';
+import type { WatchSink } from '../registry/generic/types.ts';
 import { inVersion, type RenderOptions, table } from './render.ts';
 
 /**

@@ -1,13 +1,13 @@
 import { isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, YAMLParseError } from 'yaml';
 import { isObject, newBadRequest } from '@certkit/apimachinery';
-import { deeperThan, exceedsMaxDepth, jsonDepthError, maxDepthMessage } from '../registry/json-depth.ts';
+import { deeperThan, exceedsMaxDepth, jsonDepthError, maxDepthMessage } from '../decode/json-depth.ts';
 
 /** Nesting the YAML parser's recursion is sure to take; it gives up at about 1,500 levels. */
 const YAML_PARSER_DEPTH = 500;
 
 /**
- * A YAML (or JSON) request body as a value, under the nesting limit JSON bodies have (json-depth.ts). Throws
- * an Error whose message is the reason alone (the caller words the Status): Go's depth message, or the
+ * A YAML (or JSON) request body as a value, under the nesting limit JSON bodies have (decode/json-depth.ts).
+ * Throws an Error whose message is the reason alone (the caller words the Status): Go's depth message, or the
  * parser's. Brackets count in flow-style YAML as in JSON, so a body nested past the limit is refused before
  * parsing; block-style nesting is counted by the parser's recursion and in the value.
  */

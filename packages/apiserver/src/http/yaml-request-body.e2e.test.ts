@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { stringify } from 'yaml';
-import { MAX_JSON_DEPTH } from '../registry/json-depth.ts';
+import { MAX_JSON_DEPTH } from '../decode/json-depth.ts';
 import { startTestServer, type TestServer } from '@certkit/testenv/apiserver/test-server';
 
 /**

@@ -1,9 +1,10 @@
 import type { StoredObject } from '@certkit/apimachinery';
 import type { CustomResourceDefinition } from 'kubernetes-types/apiextensions/v1.d.ts';
-import { builtinResources } from './builtins.ts';
-import { definitionFromCrd } from './crd.ts';
+import { builtinResources } from './builtins/builtins.ts';
+import { definitionFromCrd } from '../crd/custom-resource.ts';
 import { qualifiedName, type ResourceDefinition } from './resource.ts';
-import { ObjectStore, type StoreContext } from './store.ts';
+import { ObjectStore } from './generic/store.ts';
+import { type StoreContext } from './generic/types.ts';
 
 /**
  * The resources the server serves right now: the built-ins, plus one per established CRD. Lookups are by
@@ -17,6 +18,16 @@ export class Registry {
   constructor(context: StoreContext) {
     this.context = context;
     for (const def of builtinResources) this.add(def);
+  }
+
+  /**
+   * Connects the two callbacks that run upward from the stores, once what answers them exists: the server's
+   * composition root (http/server.ts) calls it after building the watch caches and the CRD controller on
+   * this registry. Every store shares this registry's context, so the stores already served get them too.
+   */
+  wire(hooks: Required<Pick<StoreContext, 'getNamespace' | 'afterWrite'>>): void {
+    this.context.getNamespace = hooks.getNamespace;
+    this.context.afterWrite = hooks.afterWrite;
   }
 
   private add(def: ResourceDefinition): ObjectStore {

@@ -161,7 +161,8 @@ export function validateObjectMeta(
       detail: `may not be more than ${TOTAL_ANNOTATION_SIZE_LIMIT} bytes`,
     });
   }
-  // Members are of their Go types by now (ObjectStore.checkDecodable); a null item decodes to Go's zero value.
+  // Members are of their Go types by now (checkDecodable, registry/generic/strategy.ts); a null item decodes
+  // to Go's zero value.
   (meta.ownerReferences ?? []).forEach((item, i) => {
     const ref = item ?? {};
     const field = `metadata.ownerReferences[${i}]`;

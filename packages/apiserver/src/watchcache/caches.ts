@@ -1,5 +1,6 @@
+import type { StoredObject } from '@certkit/apimachinery';
 import type { Registry } from '../registry/registry.ts';
-import type { ObjectStore } from '../registry/store.ts';
+import type { ObjectStore } from '../registry/generic/store.ts';
 import type { Storage } from '../storage/types.ts';
 import { WatchCache, type WatchCacheOptions } from './cache.ts';
 import { ResourceReader } from './reader.ts';
@@ -67,6 +68,19 @@ export class WatchCaches {
 
   reader(store: ObjectStore): ResourceReader {
     return new ResourceReader(store, this.caches.get(store.prefix));
+  }
+
+  /**
+   * The registry's getNamespace hook. Every namespaced create asks: answer from the namespaces' watch cache,
+   * and from storage only on a miss (a namespace created a moment ago on another server may not have reached
+   * this cache yet).
+   */
+  getNamespace(name: string): StoredObject | undefined | Promise<StoredObject | undefined> {
+    const store = this.registry.byResource('', 'namespaces')!;
+    const cache = this.cacheFor(store);
+    const cached = cache?.ready.ready ? cache.get(`${store.prefix}${name}`) : undefined;
+    if (cached) return cached.obj;
+    return store.get(undefined, name).catch(() => undefined);
   }
 
   cacheFor(store: ObjectStore): WatchCache | undefined {

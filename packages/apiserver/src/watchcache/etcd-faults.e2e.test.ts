@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { KubeConfig, makeInformer, CoreV1Api, type V1ConfigMap } from '@kubernetes/client-node';
-import { EtcdStorage } from '../storage/etcd.ts';
+import { EtcdStorage } from '../storage/etcd/store.ts';
 import { etcdAvailable, startEtcd, startEtcdCluster } from '@certkit/testenv/etcd/etcd';
 import { startTestServer, type TestServer } from '@certkit/testenv/apiserver/test-server';
 import { openWatch } from '@certkit/testenv/apiserver/watch-client';

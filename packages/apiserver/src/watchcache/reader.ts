@@ -8,7 +8,8 @@ import {
   type StoredObject,
 } from '@certkit/apimachinery';
 import { listPrefix, objectKey } from '../registry/resource.ts';
-import type { ListResult, ObjectStore, PagedList, WatchSink } from '../registry/store.ts';
+import type { ListResult, PagedList, WatchSink } from '../registry/generic/types.ts';
+import type { ObjectStore } from '../registry/generic/store.ts';
 import type { CacheEvent, CacheEventType, CachedObject, CacheListener, WatchCache } from './cache.ts';
 import { eventFrame, type FrameRendering, objectJson, previousAtRevision } from './frames.ts';
 

@@ -4,12 +4,10 @@ import { describe, it } from 'node:test';
 import { formatFieldError, type StoredObject } from '@certkit/apimachinery';
 import { parseAllDocuments } from 'yaml';
 // Tests may reach into the API server: these are the exact checks it runs on CRDs and custom resources.
-import { validateCustomResourceDefinition } from '@certkit/apiserver/registry/crd';
-import {
-  admitCustomResource,
-  type JSONSchemaProps,
-  validateStructuralSchema,
-} from '@certkit/apiserver/registry/schema';
+import { validateCustomResourceDefinition } from '@certkit/apiserver/crd/validation';
+import { admitCustomResource } from '@certkit/apiserver/schema/admit';
+import { type JSONSchemaProps } from '@certkit/apiserver/schema/types';
+import { validateStructuralSchema } from '@certkit/apiserver/schema/structural';
 import { certManagerCrds } from './crds.ts';
 import { CRDS_YAML_PATH, renderCrdsYaml } from './render-crds.ts';
 import { loadExamples } from '@certkit/testenv/cert-manager/examples';

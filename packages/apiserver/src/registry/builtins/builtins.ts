@@ -1,0 +1,22 @@
+/**
+ * The built-in resources certkit serves, with kube-apiserver's names, columns and validation: one file each.
+ */
+
+import { type ResourceDefinition } from '../resource.ts';
+import { configmaps } from './configmaps.ts';
+import { customresourcedefinitions } from './customresourcedefinitions.ts';
+import { events } from './events.ts';
+import { leases } from './leases.ts';
+import { namespaces } from './namespaces.ts';
+import { secrets } from './secrets.ts';
+import { serviceaccounts } from './serviceaccounts.ts';
+
+export const builtinResources: ResourceDefinition[] = [
+  namespaces,
+  secrets,
+  configmaps,
+  events,
+  serviceaccounts,
+  leases,
+  customresourcedefinitions,
+];

@@ -1,0 +1,258 @@
+/**
+ * The strategy hooks of create and update, as kube-apiserver's rest.BeforeCreate and BeforeUpdate run them:
+ * type and name checks, system fields, defaults, the kind's admit and validate, ObjectMeta validation and the
+ * server's admission; a namespace must exist and not be terminating.
+ */
+
+import {
+  type FieldError,
+  formatTime,
+  type KubeObject,
+  newBadRequest,
+  newForbidden,
+  newInvalid,
+  newNotFound,
+  type StoredObject,
+} from '@certkit/apimachinery';
+import { dropEmptyMetadataFields, generateName, newUid, specChanged } from '../metadata.ts';
+import { apiVersionOf } from '../resource.ts';
+import { cloneJson, isObject } from '@certkit/apimachinery';
+import { objectMetaTypeError } from '../../decode/go-decode.ts';
+import { applySchemaFor, updateManagedFields } from '../../fieldmanager/managed-fields.ts';
+import {
+  dns1123Label,
+  dns1123Subdomain,
+  validateObjectMeta,
+  validateObjectMetaUpdate,
+} from '../validation.ts';
+import type { WriteOptions } from './types.ts';
+import type { ObjectStore } from './store.ts';
+
+/** Checks and fills an object for create; throws 4xx Status errors. */
+export async function prepareCreate(
+  store: ObjectStore,
+  namespace: string | undefined,
+  input: KubeObject,
+  version: string,
+  inputOwned: boolean,
+  applied = false,
+): Promise<StoredObject> {
+  const def = store.def;
+  checkTypeMeta(store, input, version);
+  const obj = (inputOwned ? input : cloneJson(input)) as StoredObject;
+  obj.metadata = { ...(obj.metadata ?? {}) };
+  const meta = obj.metadata;
+  if (def.namespaced) {
+    if (meta.namespace && namespace && meta.namespace !== namespace) {
+      throw newBadRequest(
+        'the namespace of the provided object does not match the namespace sent on the request',
+      );
+    }
+    meta.namespace = namespace ?? meta.namespace;
+  } else {
+    delete meta.namespace;
+  }
+  obj.apiVersion = store.apiVersion;
+  obj.kind = def.kind;
+  meta.uid = newUid();
+  meta.creationTimestamp = formatTime(new Date());
+  delete meta.resourceVersion;
+  delete meta.deletionTimestamp;
+  delete meta.deletionGracePeriodSeconds;
+  // Objects carry managedFields once applied (server-side apply); other creates store none.
+  const managedFields = applied ? meta.managedFields : undefined;
+  delete meta.managedFields;
+  delete meta.selfLink;
+  if (def.tracksGeneration) meta.generation = 1;
+  else delete meta.generation;
+  if (def.custom && def.statusSubresource) delete obj.status;
+  def.normalize?.(obj);
+  def.defaults?.(obj);
+  dropEmptyMetadataFields(obj);
+  const errors: FieldError[] = [];
+  if (def.admit) errors.push(...def.admit(obj, version));
+  // A generated name is validated as one sample of what generateName gives.
+  const named =
+    meta.name === undefined && meta.generateName
+      ? { ...obj, metadata: { ...meta, name: generateName(meta.generateName) } }
+      : obj;
+  errors.push(...validateObjectMeta(named, def.namespaced, nameValidator(store)));
+  if (def.validate) errors.push(...def.validate(obj, undefined, version));
+  // Validating admission (cert-manager's webhook) sees only objects the schema and the generic checks
+  // passed, as in kube-apiserver, where webhooks run after the strategy's validation: it may then rely on
+  // the schema's types.
+  if (store.context.admit && errors.length === 0) errors.push(...store.context.admit(def, obj, undefined));
+  if (errors.length > 0) throw newInvalid(def.group, def.kind, meta.name ?? meta.generateName ?? '', errors);
+  def.onCreate?.(obj);
+  if (managedFields) meta.managedFields = managedFields;
+  if (def.namespaced) {
+    const open = checkNamespaceOpen(store, meta.namespace!, meta.name ?? meta.generateName ?? '');
+    if (open) await open;
+  }
+  return obj;
+}
+
+export function nameValidator(store: ObjectStore): (name: string) => string[] {
+  return store.def.resource === 'namespaces' ? dns1123Label : dns1123Subdomain;
+}
+
+/**
+ * The decode kube-apiserver does before anything else: apiVersion, kind and metadata of the wrong JSON type
+ * are a 400 with Go's decoding error (handlers' transformDecodeError), never seen by the checks after it.
+ */
+export function checkDecodable(store: ObjectStore, input: KubeObject, version: string): void {
+  if (!isObject(input)) {
+    throw newBadRequest(
+      `the object provided is unrecognized (must be of type ${store.def.kind}): json: cannot unmarshal ${Array.isArray(input) ? 'array' : typeof input} into Go value of type map[string]interface {}`,
+    );
+  }
+  const err = objectMetaTypeError(input, store.def.custom ? undefined : store.def.kind);
+  if (err === undefined) return;
+  if (err.startsWith("couldn't get version/kind")) {
+    const text = JSON.stringify(input);
+    const summary = text.length > 30 ? `${text.slice(0, 30)} ...` : text;
+    throw newBadRequest(
+      `the object provided is unrecognized (must be of type ${store.def.kind}): ${err} (${summary})`,
+    );
+  }
+  throw newBadRequest(
+    `${store.def.kind} in version "${version}" cannot be handled as a ${store.def.kind}: ${err}`,
+  );
+}
+
+export function checkTypeMeta(store: ObjectStore, input: KubeObject, version: string): void {
+  checkDecodable(store, input, version);
+  // What nearly every request sends: its type at the storage version.
+  if (input.apiVersion === store.apiVersion && input.kind === store.def.kind) return;
+  const expected = apiVersionOf(store.def, version);
+  if (
+    input.apiVersion &&
+    input.apiVersion !== expected &&
+    !store.def.versions.some((v) => apiVersionOf(store.def, v) === input.apiVersion)
+  ) {
+    throw newBadRequest(
+      `the API version in the data (${input.apiVersion}) does not match the expected API version (${expected})`,
+    );
+  }
+  if (input.kind && input.kind !== store.def.kind) {
+    throw newBadRequest(
+      `the kind in the data (${input.kind}) does not match the expected kind (${store.def.kind})`,
+    );
+  }
+}
+
+/** Synchronous when the namespace is at hand, so that a create need not wait a turn of promises for it. */
+export function checkNamespaceOpen(
+  store: ObjectStore,
+  namespace: string,
+  name: string,
+): void | Promise<void> {
+  const found = store.context.getNamespace?.(namespace);
+  if (found instanceof Promise) return found.then((ns) => checkOpen(store, ns, namespace, name));
+  if (store.context.getNamespace) checkOpen(store, found, namespace, name);
+}
+
+export function checkOpen(
+  store: ObjectStore,
+  ns: StoredObject | undefined,
+  namespace: string,
+  name: string,
+): void {
+  if (!ns) throw newNotFound({ group: '', resource: 'namespaces' }, namespace);
+  if (ns.metadata.deletionTimestamp) {
+    throw newForbidden(
+      `${store.def.resource} "${name}" is forbidden: unable to create new content in namespace ${namespace} because it is being terminated`,
+    );
+  }
+}
+
+/**
+ * Turns the object a client sent into the object to store, given the current one: system fields kept, status
+ * or spec preserved per subresource, generation bumped on spec changes, then validated.
+ */
+export function prepareUpdate(
+  store: ObjectStore,
+  current: StoredObject,
+  input: KubeObject,
+  options: WriteOptions,
+  version: string,
+  currentValue?: string,
+): StoredObject {
+  const def = store.def;
+  checkTypeMeta(store, input, version);
+  const owned = options.inputOwned === true;
+  let obj: StoredObject;
+  const statusUpdate = options.subresource === 'status';
+  if (statusUpdate) {
+    // Current with the client's status. Given its stored value, current was decoded for store update alone
+    // and is only compared with from here on: obj may share its members, which nothing below changes
+    // (admission re-prunes and re-defaults them, which leaves them as they were stored). Otherwise
+    // current is the caller's too, and copied whole.
+    obj = currentValue === undefined ? cloneJson(current) : { ...current, metadata: { ...current.metadata } };
+    if ('status' in input) obj.status = owned ? input.status : cloneJson(input.status);
+    else delete obj.status;
+  } else {
+    obj = (owned ? input : cloneJson(input)) as StoredObject;
+    obj.metadata = { ...(obj.metadata ?? {}) };
+    if (def.statusSubresource) {
+      if ('status' in current) obj.status = cloneJson(current.status);
+      else delete obj.status;
+    }
+  }
+  const meta = obj.metadata;
+  const old = current.metadata;
+  obj.apiVersion = store.apiVersion;
+  obj.kind = def.kind;
+  if (def.namespaced && meta.namespace === undefined) meta.namespace = old.namespace;
+  if (!meta.uid) meta.uid = old.uid;
+  meta.creationTimestamp = old.creationTimestamp;
+  if (old.deletionTimestamp) {
+    meta.deletionTimestamp = old.deletionTimestamp;
+    meta.deletionGracePeriodSeconds = old.deletionGracePeriodSeconds;
+  } else {
+    delete meta.deletionTimestamp;
+    delete meta.deletionGracePeriodSeconds;
+  }
+  const incomingFields = options.applied ? input.metadata?.managedFields : meta.managedFields;
+  delete meta.managedFields;
+  delete meta.selfLink;
+  if (def.tracksGeneration) {
+    meta.generation = old.generation ?? 1;
+  } else delete meta.generation;
+  def.normalize?.(obj);
+  def.defaults?.(obj);
+  dropEmptyMetadataFields(obj);
+  // The namespace's spec and status are owned by its lifecycle, not by clients.
+  if (def.resource === 'namespaces') {
+    obj.spec = current.spec;
+    obj.status = current.status;
+  }
+  const errors: FieldError[] = [];
+  const admit = statusUpdate && def.admitStatus ? def.admitStatus : def.admit;
+  if (admit) errors.push(...admit(obj, version));
+  if (def.tracksGeneration && specChanged(obj, current, def.statusSubresource))
+    meta.generation = (old.generation ?? 1) + 1;
+  errors.push(...validateObjectMeta(obj, def.namespaced, nameValidator(store)));
+  errors.push(...validateObjectMetaUpdate(obj, current));
+  if (def.validate) errors.push(...def.validate(obj, current, version));
+  // As on create: admission only sees objects that passed the schema and the generic checks.
+  if (store.context.admit && errors.length === 0)
+    errors.push(...store.context.admit(def, obj, current, options.subresource));
+  if (errors.length > 0) throw newInvalid(def.group, def.kind, meta.name ?? '', errors);
+  if (options.applied && incomingFields) meta.managedFields = incomingFields;
+  else if (
+    old.managedFields !== undefined &&
+    !(Array.isArray(incomingFields) && incomingFields.length === 0)
+  ) {
+    // Only objects that were applied carry managedFields: the cheap path above stays for the rest.
+    const fields = updateManagedFields(current, obj, old.managedFields, {
+      manager: options.fieldManager?.() ?? '',
+      apiVersion: apiVersionOf(def, version),
+      subresource: options.subresource,
+      statusSubresource: def.statusSubresource,
+      schema: applySchemaFor(def, version),
+    });
+    if (fields.length > 0) meta.managedFields = fields;
+  }
+  return obj;
+}
