@@ -20,7 +20,8 @@ commands:
   apiserver        the Kubernetes-compatible API server alone
   controller       the certificate controller against any cluster (--kubeconfig, -n, --leader-elect, ...)
   status           Certificates with readiness, issuer, expiry and renewal time (-n NS | -A)
-  renew NAME...    re-issue Certificates now
+  renew NAME...    re-issue Certificates now; or --all, or -l/--selector SEL, in -n NS or -A
+                   (--kube-api-qps N (50), --kube-api-burst N (100))
   secrets audit    Secrets referenced by issuers or keystores, not labelled for the controller's cache
 
 flags of up and apiserver:
@@ -133,7 +134,10 @@ async function main(argv: string[]): Promise<void> {
     case 'status':
       return print(await status(rest));
     case 'renew':
-      return print(await renew(rest));
+      return renew(rest, {
+        out: (text) => process.stdout.write(text),
+        err: (text) => process.stderr.write(text),
+      });
     case 'secrets':
       if (rest[0] !== 'audit')
         throw new UsageError('usage: certkit secrets audit [-n NS | -A] [--kubeconfig FILE]');
