@@ -12,6 +12,7 @@ import {
   startProbe,
 } from './controller-lib.ts';
 import { throughput, writeResults } from './lib.ts';
+import { OUTSIDE_VARIANTS, outsideSeedScenario, outsideTable } from './memory-outside.ts';
 
 /**
  * The controller's memory over Secrets it has nothing to do with (docs/adr/0010), with the split Secret cache
@@ -287,6 +288,23 @@ async function smallSecrets(): Promise<Record<Mode, SmallResult>> {
   }
 }
 
+// --only=outside: the outside-the-process measurement alone (bench/memory-outside.ts), written to
+// bench/results/memory-outside.*; --outside-variants=a,b picks its variants (default: all of them).
+const only = process.argv.find((a) => a.startsWith('--only='))?.slice('--only='.length);
+const variantNames = process.argv
+  .find((a) => a.startsWith('--outside-variants='))
+  ?.split('=')[1]
+  ?.split(',');
+const outsideVariants = OUTSIDE_VARIANTS.filter((v) => !variantNames || variantNames.includes(v.name));
+const outside = await outsideSeedScenario(BIG, outsideVariants, log);
+if (only === 'outside') {
+  await writeResults(
+    'memory-outside',
+    { date: new Date().toISOString(), count: BIG, outside },
+    outsideTable(BIG, outside),
+  );
+  process.exit(0);
+}
 const large = await largeSecrets();
 const small = await smallSecrets();
 
@@ -306,6 +324,7 @@ const results = {
   controllerFlags: FLAGS,
   largeSecrets: { count: BIG, bytes: BIG_BYTES, ...large },
   smallSecrets: { count: SMALL, ...small },
+  outside,
   targets,
   published: {
     source: 'cert-manager design/20221205-memory-management.md (kind cluster)',
@@ -336,6 +355,8 @@ const table = [
   `| heap growth (watch / LIST) | ${small.filtered.watch.heapGrowthMB} / ${small.filtered.list.heapGrowthMB} MB | ${small.unfiltered.watch.heapGrowthMB} / ${small.unfiltered.list.heapGrowthMB} MB | — |`,
   `| RSS growth (watch / LIST) | ${small.filtered.watch.rssGrowthMB} / ${small.filtered.list.rssGrowthMB} MB | ${small.unfiltered.watch.rssGrowthMB} / ${small.unfiltered.list.rssGrowthMB} MB | — |`,
   `| caches synced after restart | ${small.filtered.list.syncMs} ms | ${small.unfiltered.list.syncMs} ms | — |`,
+  '',
+  outsideTable(BIG, outside),
   '',
   'cert-manager (design doc, kind): 300 × ~1 MB Secrets, v1.11: 1.15 GB at start, 800 MB on relabel, ~700 MB',
   'steady; partial-metadata prototype: ~27.5 MB steady (whole process). Issue #4722: >30k Secrets, >8 GB.',

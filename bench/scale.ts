@@ -39,7 +39,8 @@ import { median, throughput, writeResults } from './lib.ts';
  */
 
 const here = dirname(fileURLToPath(import.meta.url));
-const MAIN = join(here, '..', 'packages/cli/src/main.ts');
+// The command as installed (`certkit`): packages/cli/bin/certkit.js, with its module compile cache.
+const MAIN = join(here, '..', 'packages/cli/bin/certkit.js');
 const flag = (name: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
 const COUNTS = (flag('counts') ?? '500').split(',').map(Number);
 const nodeArgs = (name: string) => (flag(name) ?? '').split(',').filter(Boolean);
@@ -262,7 +263,7 @@ interface SizeResult {
 }
 
 async function runSize(count: number): Promise<SizeResult> {
-  const cluster = await startCluster({ nodeArgs: APISERVER_NODE_ARGS });
+  const cluster = await startCluster({ nodeArgs: APISERVER_NODE_ARGS, entry: 'packages/cli/bin/certkit.js' });
   const api = new RssSampler(cluster.server.pid);
   const abort = new AbortController();
   let controller: ControllerProcess | undefined;
