@@ -1,5 +1,6 @@
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { nodeHttp } from '../client/node-http.ts';
 import { describeError } from '../log.ts';
 import { PROMETHEUS_CONTENT_TYPE, type MetricsRegistry } from './metrics.ts';
 
@@ -45,7 +46,7 @@ export interface ProbeServer {
 }
 
 export async function startProbeServer(options: ProbeServerOptions): Promise<ProbeServer> {
-  const server = createServer((req, res) => {
+  const server = nodeHttp.createServer((req, res) => {
     handle(req, res, options).catch((err) => {
       if (!res.headersSent) res.writeHead(500, { 'Content-Type': 'text/plain; charset=utf-8' });
       res.end(describeError(err));
