@@ -12,7 +12,14 @@ import type { Certificate, Issuer } from '../packages/certificates/src/api/types
 import { certificatesRef, issuersRef } from '../packages/certificates/src/controllers/refs.ts';
 import { encodePrivateKey } from '../packages/certificates/src/pki/index.ts';
 import { rootCa } from '../packages/certificates/src/pki/test-support.ts';
-import { type Cluster, createNamespace, round, startCluster } from './controller-lib.ts';
+import {
+  type Cluster,
+  createNamespace,
+  round,
+  SHIPPED_CONTROLLER_ENV,
+  SHIPPED_CONTROLLER_NODE_ARGS,
+  startCluster,
+} from './controller-lib.ts';
 import { median, throughput, writeResults } from './lib.ts';
 
 /**
@@ -32,7 +39,9 @@ import { median, throughput, writeResults } from './lib.ts';
  * Growth per managed Certificate = (steady after restart − steady on the empty cluster) / N. cert-manager's
  * published controller peaks (v1.14.5, RSA, cert-manager issue #4191) are written beside ours.
  *
- * Usage: npm run bench:scale [-- --counts=1000,5000,10000 --controller-node-args=a,b
+ * The controller runs as deploy/deployment.yaml starts it (SHIPPED_CONTROLLER_NODE_ARGS and _ENV).
+ *
+ * Usage: npm run bench:scale [-- --counts=1000,5000,10000 --controller-node-args=a,b --controller-env=K=V
  *        --apiserver-node-args=a,b --results=NAME]
  * Default --counts=500 (a quick run). Results of earlier runs for other counts in bench/results/NAME.json are
  * kept, so the sizes may be run one at a time.
@@ -44,7 +53,17 @@ const MAIN = join(here, '..', 'packages/cli/bin/certkit.js');
 const flag = (name: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
 const COUNTS = (flag('counts') ?? '500').split(',').map(Number);
 const nodeArgs = (name: string) => (flag(name) ?? '').split(',').filter(Boolean);
-const CONTROLLER_NODE_ARGS = nodeArgs('controller-node-args');
+// The controller as deploy/deployment.yaml runs it, unless these say otherwise (`--controller-node-args=`
+// and `--controller-env=`, empty, for node's defaults).
+const CONTROLLER_NODE_ARGS =
+  flag('controller-node-args') === undefined
+    ? SHIPPED_CONTROLLER_NODE_ARGS
+    : nodeArgs('controller-node-args');
+/** --controller-env=K=V,K=V: environment for the controller, e.g. MALLOC_ARENA_MAX=2. */
+const CONTROLLER_ENV: Record<string, string> =
+  flag('controller-env') === undefined
+    ? SHIPPED_CONTROLLER_ENV
+    : Object.fromEntries(nodeArgs('controller-env').map((kv) => kv.split('=', 2)));
 const APISERVER_NODE_ARGS = nodeArgs('apiserver-node-args');
 const RESULTS = flag('results') ?? 'scale';
 const NS = 'bench';
@@ -135,7 +154,7 @@ async function startController(kubeconfig: string): Promise<ControllerProcess> {
       `--metrics-bind-address=127.0.0.1:${port}`,
       ...CONTROLLER_FLAGS,
     ],
-    { stdio: ['ignore', 'ignore', 'inherit'] },
+    { stdio: ['ignore', 'ignore', 'inherit'], env: { ...process.env, ...CONTROLLER_ENV } },
   );
   const exited = new Promise<void>((r) => child.once('exit', () => r()));
   const sampler = new RssSampler(child.pid!);
@@ -192,12 +211,14 @@ function watchCertificates(cluster: Cluster, count: number, signal: AbortSignal)
       const done = new Promise<void>((r) => (resolve = r));
       for (const c of informer.getStore().list()) check(c);
       if (satisfied.size === count) resolve();
-      return Promise.race([
-        done,
-        sleep(timeoutMs).then(() => {
-          throw new Error(`only ${satisfied.size}/${count} after ${timeoutMs / 1000} s`);
-        }),
-      ]);
+      let timer: NodeJS.Timeout | undefined;
+      const timeout = new Promise<never>((_, reject) => {
+        timer = setTimeout(
+          () => reject(new Error(`only ${satisfied.size}/${count} after ${timeoutMs / 1000} s`)),
+          timeoutMs,
+        );
+      });
+      return Promise.race([done, timeout]).finally(() => clearTimeout(timer));
     },
   };
 }
@@ -290,6 +311,9 @@ async function runSize(count: number): Promise<SizeResult> {
     const watch = watchCertificates(cluster, count, abort.signal);
     await watch.synced;
 
+    // A first start and stop fills the module compile cache for these node flags (it is keyed by some of
+    // them), as any start of an installed certkit but the very first finds it.
+    await (await startController(cluster.kubeconfigPath)).stop();
     log(`${count}: controller on the empty cluster`);
     controller = await startController(cluster.kubeconfigPath);
     const emptyStartupPeakMB = await controller.sampler.hwmMB();
@@ -430,7 +454,11 @@ const table = [
   `| cert-manager v1.14.5 controller peak, RSA (published) |${col((s) => s.certManagerPeakMB ?? '—')}`,
   '',
   `\`certkit apiserver\` and \`certkit controller ${CONTROLLER_FLAGS.join(' ')}\` as processes of their own` +
-    `${CONTROLLER_NODE_ARGS.length ? ` (node ${CONTROLLER_NODE_ARGS.join(' ')})` : ''}, ${availableParallelism()} CPUs shared with the bench.`,
+    ` (node ${CONTROLLER_NODE_ARGS.join(' ') || 'defaults'}; env ${
+      Object.entries(CONTROLLER_ENV)
+        .map(([k, v]) => `${k}=${v}`)
+        .join(' ') || 'none'
+    }), ${availableParallelism()} CPUs shared with the bench.`,
   'Peaks: the highest of RSS samples every 200 ms (the restart peak: VmHWM of the new process). Steady: mean',
   'RSS over 5 s after 15 s idle. The CA Secret is labelled for the controller. cert-manager: v1.14.5 controller',
   'peaks with 1,000 / 5,000 / 10,000 RSA Certificates, the benchmark quoted in cert-manager issue #4191.',
@@ -441,6 +469,7 @@ await writeResults(
     sizes,
     controllerFlags: CONTROLLER_FLAGS,
     controllerNodeArgs: CONTROLLER_NODE_ARGS,
+    controllerEnv: CONTROLLER_ENV,
     cpus: availableParallelism(),
     published: { source: 'cert-manager issue #4191 (v1.14.5, RSA)', controllerPeakMB: CERT_MANAGER_PEAK_MB },
   },
