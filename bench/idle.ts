@@ -3,7 +3,12 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { availableParallelism, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { round, startCluster } from './controller-lib.ts';
+import {
+  round,
+  SHIPPED_CONTROLLER_ENV,
+  SHIPPED_CONTROLLER_NODE_ARGS,
+  startCluster,
+} from './controller-lib.ts';
 import { writeResults } from './lib.ts';
 
 /**
@@ -65,6 +70,21 @@ const ALL: Variant[] = [
     what: 'packages/cli/bin/certkit.js controller (module compile cache, warm)',
     args: (k) => [join(root, 'packages/cli/bin/certkit.js'), ...controllerArgs(k)],
     env: { NODE_COMPILE_CACHE: cacheDir },
+    warm: true,
+  },
+  {
+    name: 'shipped',
+    what: `as deploy/deployment.yaml runs it: node ${SHIPPED_CONTROLLER_NODE_ARGS.join(' ')} bin/certkit.js controller, ${Object.entries(
+      SHIPPED_CONTROLLER_ENV,
+    )
+      .map(([k, v]) => `${k}=${v}`)
+      .join(' ')}, warm cache`,
+    args: (k) => [
+      ...SHIPPED_CONTROLLER_NODE_ARGS,
+      join(root, 'packages/cli/bin/certkit.js'),
+      ...controllerArgs(k),
+    ],
+    env: { NODE_COMPILE_CACHE: cacheDir, ...SHIPPED_CONTROLLER_ENV },
     warm: true,
   },
   {
@@ -136,7 +156,14 @@ const byVariant = new Map<string, number[]>(VARIANTS.map((v) => [v.name, []]));
 try {
   for (const v of VARIANTS.filter((x) => x.warm)) {
     process.stderr.write(`[bench:idle] warming ${v.name}\n`);
-    await measure(v, cluster.kubeconfigPath);
+    // Long enough to load every module the controller uses (it writes the cache as soon as they are).
+    const child = spawn(process.execPath, v.args(cluster.kubeconfigPath), {
+      stdio: ['ignore', 'ignore', 'inherit'],
+      env: { ...process.env, ...v.env },
+    });
+    await new Promise((r) => setTimeout(r, 8_000));
+    child.kill('SIGTERM');
+    await new Promise((r) => child.once('exit', r));
   }
   for (let round = 0; round < ROUNDS; round++) {
     for (const v of VARIANTS) {
