@@ -26,8 +26,13 @@ import { OUTSIDE_VARIANTS, outsideSeedScenario, outsideTable } from './memory-ou
  * 2. 30,000 small unrelated Secrets: V8 heap growth per Secret, through the watch (created while the
  *    controller runs) and through the initial LIST (controller restarted).
  *
- * The controllers are bench/controller-probe.ts: `certkit controller` plus an IPC channel (forced GC, /proc
- * figures). Usage: npm run bench:memory [-- --big=300 --small=30000]
+ * 3. Scenario 1 seen from outside (bench/memory-outside.ts): `certkit controller` itself, as shipped and
+ *    otherwise, no forced GC, RSS read from /proc 8 s after each step. It differs from 1 because V8 resizes
+ *    its young generation by itself: 1's forced GCs shrink it before every reading (docs/adr/1101).
+ *
+ * The controllers of 1 and 2 are bench/controller-probe.ts: `certkit controller` plus an IPC channel (forced
+ * GC, /proc figures). Usage: npm run bench:memory [-- --big=300 --small=30000 --only=outside
+ * --outside-variants=a,b]
  */
 
 const arg = (name: string, fallback: number) =>
