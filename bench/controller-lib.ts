@@ -180,5 +180,13 @@ export async function probeMetrics(probe: Probe): Promise<Map<string, number>> {
   return parseMetrics((await probe.request<{ text: string }>('metrics')).text);
 }
 
+/**
+ * How deploy/deployment.yaml starts the controller (its `command` and `env`): node flags and environment that
+ * bench:scale measured to pay (docs/adr/1101-controller-process-setup.md). The benches that run
+ * `certkit controller` as shipped use these.
+ */
+export const SHIPPED_CONTROLLER_NODE_ARGS = ['--max-semi-space-size=1', '--optimize-for-size'];
+export const SHIPPED_CONTROLLER_ENV: Record<string, string> = { MALLOC_ARENA_MAX: '2' };
+
 export const MiB = 1024 * 1024;
 export const round = (n: number, digits = 1) => Number(n.toFixed(digits));

@@ -26,6 +26,11 @@ export interface ServerProcessOptions {
   root?: string;
   /** `up` runs the certificate controller in the process too (default `apiserver`). */
   command?: 'apiserver' | 'up';
+  /**
+   * What node runs, relative to the root: `packages/cli/src/main.ts` (default) or `packages/cli/bin/certkit.js`,
+   * the installed command, which keeps Node's module compile cache.
+   */
+  entry?: string;
 }
 
 /**
@@ -42,7 +47,7 @@ export async function startServerProcess(
     process.execPath,
     [
       ...(options.nodeArgs ?? []),
-      join(options.root ?? root, 'packages/cli/src/main.ts'),
+      join(options.root ?? root, options.entry ?? 'packages/cli/src/main.ts'),
       options.command ?? 'apiserver',
       '--data-dir',
       dir,

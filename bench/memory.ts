@@ -12,6 +12,7 @@ import {
   startProbe,
 } from './controller-lib.ts';
 import { throughput, writeResults } from './lib.ts';
+import { OUTSIDE_VARIANTS, outsideSeedScenario, outsideTable } from './memory-outside.ts';
 
 /**
  * The controller's memory over Secrets it has nothing to do with (docs/adr/0010), with the split Secret cache
@@ -25,8 +26,13 @@ import { throughput, writeResults } from './lib.ts';
  * 2. 30,000 small unrelated Secrets: V8 heap growth per Secret, through the watch (created while the
  *    controller runs) and through the initial LIST (controller restarted).
  *
- * The controllers are bench/controller-probe.ts: `certkit controller` plus an IPC channel (forced GC, /proc
- * figures). Usage: npm run bench:memory [-- --big=300 --small=30000]
+ * 3. Scenario 1 seen from outside (bench/memory-outside.ts): `certkit controller` itself, as shipped and
+ *    otherwise, no forced GC, RSS read from /proc 8 s after each step. It differs from 1 because V8 resizes
+ *    its young generation by itself: 1's forced GCs shrink it before every reading (docs/adr/1101).
+ *
+ * The controllers of 1 and 2 are bench/controller-probe.ts: `certkit controller` plus an IPC channel (forced
+ * GC, /proc figures). Usage: npm run bench:memory [-- --big=300 --small=30000 --only=outside
+ * --outside-variants=a,b]
  */
 
 const arg = (name: string, fallback: number) =>
@@ -287,6 +293,23 @@ async function smallSecrets(): Promise<Record<Mode, SmallResult>> {
   }
 }
 
+// --only=outside: the outside-the-process measurement alone (bench/memory-outside.ts), written to
+// bench/results/memory-outside.*; --outside-variants=a,b picks its variants (default: all of them).
+const only = process.argv.find((a) => a.startsWith('--only='))?.slice('--only='.length);
+const variantNames = process.argv
+  .find((a) => a.startsWith('--outside-variants='))
+  ?.split('=')[1]
+  ?.split(',');
+const outsideVariants = OUTSIDE_VARIANTS.filter((v) => !variantNames || variantNames.includes(v.name));
+const outside = await outsideSeedScenario(BIG, outsideVariants, log);
+if (only === 'outside') {
+  await writeResults(
+    'memory-outside',
+    { date: new Date().toISOString(), count: BIG, outside },
+    outsideTable(BIG, outside),
+  );
+  process.exit(0);
+}
 const large = await largeSecrets();
 const small = await smallSecrets();
 
@@ -306,6 +329,7 @@ const results = {
   controllerFlags: FLAGS,
   largeSecrets: { count: BIG, bytes: BIG_BYTES, ...large },
   smallSecrets: { count: SMALL, ...small },
+  outside,
   targets,
   published: {
     source: 'cert-manager design/20221205-memory-management.md (kind cluster)',
@@ -336,6 +360,8 @@ const table = [
   `| heap growth (watch / LIST) | ${small.filtered.watch.heapGrowthMB} / ${small.filtered.list.heapGrowthMB} MB | ${small.unfiltered.watch.heapGrowthMB} / ${small.unfiltered.list.heapGrowthMB} MB | — |`,
   `| RSS growth (watch / LIST) | ${small.filtered.watch.rssGrowthMB} / ${small.filtered.list.rssGrowthMB} MB | ${small.unfiltered.watch.rssGrowthMB} / ${small.unfiltered.list.rssGrowthMB} MB | — |`,
   `| caches synced after restart | ${small.filtered.list.syncMs} ms | ${small.unfiltered.list.syncMs} ms | — |`,
+  '',
+  outsideTable(BIG, outside),
   '',
   'cert-manager (design doc, kind): 300 × ~1 MB Secrets, v1.11: 1.15 GB at start, 800 MB on relabel, ~700 MB',
   'steady; partial-metadata prototype: ~27.5 MB steady (whole process). Issue #4722: >30k Secrets, >8 GB.',

@@ -45,9 +45,12 @@ export function parseClusterFlags(
 }
 
 /** A client for the cluster the flags name: --kubeconfig, else $KUBECONFIG, else in-cluster, else ~/.kube/config. */
-export async function clusterClient(flags: ClusterFlags): Promise<{ client: KubeClient; namespace: string }> {
+export async function clusterClient(
+  flags: ClusterFlags,
+  limits: { qps?: number; burst?: number } = {},
+): Promise<{ client: KubeClient; namespace: string }> {
   const config = await loadClientConfig({ path: flags.kubeconfig, context: flags.context });
-  const client = new KubeClient(config);
+  const client = new KubeClient({ ...config, ...limits });
   return { client, namespace: flags.namespace ?? client.namespace };
 }
 

@@ -1,17 +1,20 @@
+import { flushCompileCache } from 'node:module';
 import { relative } from 'node:path';
-import {
-  clientRequestMetrics,
-  installCrds,
-  startCertificateController,
-} from '@certkit/certificates/controller';
-import { defaultRegistry, KubeClient, loadKubeconfig } from '@certkit/runtime';
 import { parseServeFlags, UsageError } from './args.ts';
-import { controller } from './commands/controller.ts';
-import { CONTROLLER_FLAG_OPTIONS, controllerFlags } from './commands/controller-flags.ts';
-import { renew } from './commands/renew.ts';
-import { secretsAudit } from './commands/secrets-audit.ts';
-import { status } from './commands/status.ts';
-import { startControlPlane } from './serve.ts';
+
+// Each command's modules are imported when it runs, not here: `certkit controller` never loads the API server
+// (SQLite, the registry, the Kubernetes models: ~20 MB of RSS it would keep for nothing), `certkit renew`
+// neither the server nor the controllers.
+
+/**
+ * Imports a command's module and writes the compile cache (enabled by bin/certkit.js) right away, so that
+ * the next start finds it even when this process ends by SIGKILL; without the cache this does nothing.
+ */
+async function load<T>(module: Promise<T>): Promise<T> {
+  const loaded = await module;
+  flushCompileCache();
+  return loaded;
+}
 
 const USAGE = `usage: certkit <command> [flags]
 
@@ -20,7 +23,8 @@ commands:
   apiserver        the Kubernetes-compatible API server alone
   controller       the certificate controller against any cluster (--kubeconfig, -n, --leader-elect, ...)
   status           Certificates with readiness, issuer, expiry and renewal time (-n NS | -A)
-  renew NAME...    re-issue Certificates now
+  renew NAME...    re-issue Certificates now; or --all, or -l/--selector SEL, in -n NS or -A
+                   (--kube-api-qps N (50), --kube-api-burst N (100))
   secrets audit    Secrets referenced by issuers or keystores, not labelled for the controller's cache
 
 flags of up and apiserver:
@@ -59,18 +63,19 @@ flags of controller (and, where they apply, up):
   --acme-http01-self-check-port N       port of the HTTP-01 self-check's first request (80)
 `;
 
-/** Flags of the controller that make sense for the in-process controller of `up`. */
-const UP_CONTROLLER_OPTIONS = {
-  ...Object.fromEntries(
-    Object.entries(CONTROLLER_FLAG_OPTIONS).filter(
-      ([k]) => !k.startsWith('leader-elect') && !k.startsWith('kube-api'),
-    ),
-  ),
-  // One machine, possibly several `up`s: no fixed port unless asked for (the API server has /metrics too).
-  'metrics-bind-address': { type: 'string', default: '0' },
-} as const;
-
 async function serve(command: 'up' | 'apiserver', args: string[]): Promise<void> {
+  const { CONTROLLER_FLAG_OPTIONS, controllerFlags } = await import('./commands/controller-flags.ts');
+  const { startControlPlane } = await load(import('./serve.ts'));
+  /** Flags of the controller that make sense for the in-process controller of `up`. */
+  const UP_CONTROLLER_OPTIONS = {
+    ...Object.fromEntries(
+      Object.entries(CONTROLLER_FLAG_OPTIONS).filter(
+        ([k]) => !k.startsWith('leader-elect') && !k.startsWith('kube-api'),
+      ),
+    ),
+    // One machine, possibly several `up`s: no fixed port unless asked for (the API server has /metrics too).
+    'metrics-bind-address': { type: 'string', default: '0' },
+  } as const;
   const flags = parseServeFlags(args, command === 'up' ? UP_CONTROLLER_OPTIONS : {});
   // The controller's flags are judged before anything starts, so a mistake is one line and exit 2.
   const defaults = Object.entries(CONTROLLER_FLAG_OPTIONS).map(([k, o]) => [
@@ -82,6 +87,10 @@ async function serve(command: 'up' | 'apiserver', args: string[]): Promise<void>
   const plane = await startControlPlane(flags);
   const stops: (() => Promise<void>)[] = [];
   if (settings) {
+    const { clientRequestMetrics, installCrds, startCertificateController } = await load(
+      import('@certkit/certificates/controller'),
+    );
+    const { defaultRegistry, KubeClient, loadKubeconfig } = await import('@certkit/runtime');
     // The controller talks to its own API server like any client would: through the kubeconfig.
     const metrics = defaultRegistry;
     const client = new KubeClient({
@@ -139,15 +148,18 @@ async function main(argv: string[]): Promise<void> {
     case 'apiserver':
       return serve(command, rest);
     case 'controller':
-      return controller(rest);
+      return (await load(import('./commands/controller.ts'))).controller(rest);
     case 'status':
-      return print(await status(rest));
+      return print(await (await load(import('./commands/status.ts'))).status(rest));
     case 'renew':
-      return print(await renew(rest));
+      return (await load(import('./commands/renew.ts'))).renew(rest, {
+        out: (text) => process.stdout.write(text),
+        err: (text) => process.stderr.write(text),
+      });
     case 'secrets':
       if (rest[0] !== 'audit')
         throw new UsageError('usage: certkit secrets audit [-n NS | -A] [--kubeconfig FILE]');
-      return print(await secretsAudit(rest.slice(1)));
+      return print(await (await load(import('./commands/secrets-audit.ts'))).secretsAudit(rest.slice(1)));
     case undefined:
     case 'help':
     case '--help':

@@ -1,4 +1,6 @@
-import { maxHeaderSize } from 'node:http';
+import { nodeHttp } from './node-http.ts';
+
+const { maxHeaderSize } = nodeHttp;
 
 /**
  * Reads HTTP/1.1 responses from the bytes of one connection, one response at a time, the body decoded as

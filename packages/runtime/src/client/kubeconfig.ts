@@ -1,7 +1,6 @@
 import { readFile, stat } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { delimiter, dirname, isAbsolute, join, resolve } from 'node:path';
-import { parse as parseYaml } from 'yaml';
 import type { ClientConfig } from './config.ts';
 import {
   type ExecClusterInfo,
@@ -106,6 +105,9 @@ async function isFile(path: string): Promise<boolean> {
 
 async function mergeFiles(files: string[]): Promise<MergedKubeconfig> {
   const merged: MergedKubeconfig = { files, clusters: new Map(), users: new Map(), contexts: new Map() };
+  // Imported here, not at the top: a controller in a pod reads its service account, never a kubeconfig, and
+  // the YAML library (~5 MB of RSS once loaded) would stay in memory for nothing.
+  const { parse: parseYaml } = await import('yaml');
   for (const file of files) {
     let doc: unknown;
     try {

@@ -1,10 +1,4 @@
-import {
-  Agent as HttpAgent,
-  type ClientRequest,
-  type IncomingMessage,
-  type RequestOptions,
-  request as httpRequest,
-} from 'node:http';
+import type { Agent as HttpAgent, ClientRequest, IncomingMessage, RequestOptions } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { isIP } from 'node:net';
 import { createSecureContext, type SecureContext } from 'node:tls';
@@ -16,6 +10,7 @@ import { type ErrorContext, errorFromResponse } from './errors.ts';
 import type { HttpResponse } from './http1-parser.ts';
 import { ConnectionPool, STALE_CONNECTION_ERRORS } from './http1-pool.ts';
 import { type HeaderBlock, headerBlock, requestMessage } from './http1-request.ts';
+import { nodeHttp } from './node-http.ts';
 import type { RateLimiter } from './ratelimit.ts';
 
 /**
@@ -397,7 +392,7 @@ export class Transport {
     }
     if (this.#closed) return Promise.reject(new Error('the client is closed'));
     const agent = this.#agentFor(credentials);
-    const send = this.#secure ? httpsRequest : httpRequest;
+    const send = this.#secure ? httpsRequest : nodeHttp.request;
     // Options rather than a URL: node would otherwise convert a URL into these on every request.
     const options: RequestOptions = {
       protocol: this.#base.protocol,
@@ -476,7 +471,7 @@ export class Transport {
           rejectUnauthorized: !this.#config.insecureSkipTlsVerify,
           ...(this.#config.tlsServerName ? { servername: this.#config.tlsServerName } : {}),
         })
-      : new HttpAgent(common);
+      : new nodeHttp.Agent(common);
     return connections.agent;
   }
 

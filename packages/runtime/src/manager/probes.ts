@@ -1,6 +1,7 @@
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { registerProcessMetrics } from '@certkit/apimachinery/process-metrics';
+import { nodeHttp } from '../client/node-http.ts';
 import { describeError } from '../log.ts';
 import { PROMETHEUS_CONTENT_TYPE, type MetricsRegistry } from './metrics.ts';
 
@@ -48,7 +49,7 @@ export interface ProbeServer {
 export async function startProbeServer(options: ProbeServerOptions): Promise<ProbeServer> {
   // What serves /metrics serves the process's own metrics too.
   registerProcessMetrics(options.metrics);
-  const server = createServer((req, res) => {
+  const server = nodeHttp.createServer((req, res) => {
     handle(req, res, options).catch((err) => {
       if (!res.headersSent) res.writeHead(500, { 'Content-Type': 'text/plain; charset=utf-8' });
       res.end(describeError(err));

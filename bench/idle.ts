@@ -1,0 +1,198 @@
+import { spawn } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { availableParallelism, tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import {
+  round,
+  SHIPPED_CONTROLLER_ENV,
+  SHIPPED_CONTROLLER_NODE_ARGS,
+  startCluster,
+} from './controller-lib.ts';
+import { writeResults } from './lib.ts';
+
+/**
+ * The idle controller on an empty cluster (the cert-manager.io CRDs only): `certkit controller` started
+ * through the CLI in a process of its own, its RSS from /proc once it has been idle for a while (the mean of
+ * samples over 5 s after 20 s), per variant of how the process is started, against a bare `node` that waits
+ * and nothing else. Variants run interleaved, --rounds times, and report the median.
+ *
+ * Usage: npm run bench:idle [-- --rounds=3 --variants=a,b --results=NAME]
+ * A variant's name is in ALL below. The compiled-js variant needs --js-root=DIR: a copy of the repo with every
+ * packages/<name>/src file compiled to .js beside it and the .ts removed, each package.json's exports and
+ * bin/certkit.js pointing at .js, and node_modules/@certkit/<name> linking to that copy's packages (made for
+ * bench/results/idle.md with @typescript/native's tsc, `rewriteRelativeImportExtensions` and `noCheck`).
+ */
+
+const here = dirname(fileURLToPath(import.meta.url));
+const root = join(here, '..');
+const flag = (name: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
+const ROUNDS = Number(flag('rounds') ?? 3);
+const RESULTS = flag('results') ?? 'idle';
+const JS_ROOT = flag('js-root');
+const SETTLE_MS = 20_000;
+const WINDOW_MS = 5_000;
+const MB = 1e6;
+
+interface Variant {
+  name: string;
+  what: string;
+  /** The command line after `node`. */
+  args(kubeconfig: string): string[];
+  env?: Record<string, string>;
+  /** Run once before measuring (to fill a cache the variant reads). */
+  warm?: boolean;
+}
+
+const controllerArgs = (kubeconfig: string) => [
+  'controller',
+  '--kubeconfig',
+  kubeconfig,
+  '--leader-elect=false',
+  '--metrics-bind-address=0',
+];
+const cacheDir = await mkdtemp(join(tmpdir(), 'certkit-compile-cache-'));
+
+const ALL: Variant[] = [
+  {
+    name: 'bare-node',
+    what: 'node -e "setInterval(() => {}, 1000)" (the floor)',
+    args: () => ['-e', 'setInterval(() => {}, 1000)'],
+  },
+  {
+    name: 'main-ts',
+    what: 'node packages/cli/src/main.ts controller (TypeScript stripped at every start)',
+    args: (k) => [join(root, 'packages/cli/src/main.ts'), ...controllerArgs(k)],
+    env: { NODE_COMPILE_CACHE: '', NODE_DISABLE_COMPILE_CACHE: '1' },
+  },
+  {
+    name: 'bin',
+    what: 'packages/cli/bin/certkit.js controller (module compile cache, warm)',
+    args: (k) => [join(root, 'packages/cli/bin/certkit.js'), ...controllerArgs(k)],
+    env: { NODE_COMPILE_CACHE: cacheDir },
+    warm: true,
+  },
+  {
+    name: 'shipped',
+    what: `as deploy/deployment.yaml runs it: node ${SHIPPED_CONTROLLER_NODE_ARGS.join(' ')} bin/certkit.js controller, ${Object.entries(
+      SHIPPED_CONTROLLER_ENV,
+    )
+      .map(([k, v]) => `${k}=${v}`)
+      .join(' ')}, warm cache`,
+    args: (k) => [
+      ...SHIPPED_CONTROLLER_NODE_ARGS,
+      join(root, 'packages/cli/bin/certkit.js'),
+      ...controllerArgs(k),
+    ],
+    env: { NODE_COMPILE_CACHE: cacheDir, ...SHIPPED_CONTROLLER_ENV },
+    warm: true,
+  },
+  {
+    name: 'bin-cold',
+    what: 'packages/cli/bin/certkit.js controller, first start (compile cache empty)',
+    args: (k) => [join(root, 'packages/cli/bin/certkit.js'), ...controllerArgs(k)],
+    env: { NODE_DISABLE_COMPILE_CACHE: '1' },
+  },
+  ...(
+    [
+      [
+        'bin-semi-space-1',
+        '--max-semi-space-size=1 (MB; young generation kept small)',
+        ['--max-semi-space-size=1'],
+        {},
+      ],
+      ['bin-arena-2', 'MALLOC_ARENA_MAX=2 (glibc malloc arenas)', [], { MALLOC_ARENA_MAX: '2' }],
+      ['bin-single-threaded', '--single-threaded (no V8 worker threads)', ['--single-threaded'], {}],
+    ] as const
+  ).map(([name, what, nodeArgs, env]) => ({
+    name,
+    what: `bin/certkit.js controller, warm cache, ${what}`,
+    args: (k: string) => [...nodeArgs, join(root, 'packages/cli/bin/certkit.js'), ...controllerArgs(k)],
+    env: { NODE_COMPILE_CACHE: cacheDir, ...env },
+    warm: true,
+  })),
+  {
+    name: 'compiled-js',
+    what: 'the same sources compiled to JavaScript (--js-root), bin/certkit.js controller',
+    args: (k) => [join(JS_ROOT ?? '', 'packages/cli/bin/certkit.js'), ...controllerArgs(k)],
+    env: { NODE_COMPILE_CACHE: cacheDir },
+    warm: true,
+  },
+];
+const wanted = flag('variants')?.split(',');
+const VARIANTS = ALL.filter((v) =>
+  wanted ? wanted.includes(v.name) : v.name !== 'compiled-js' || JS_ROOT !== undefined,
+);
+
+async function rss(pid: number): Promise<number> {
+  const text = await readFile(`/proc/${pid}/status`, 'utf8');
+  return Number(/VmRSS:\s+(\d+)/.exec(text)?.[1] ?? 0) * 1024;
+}
+
+async function measure(variant: Variant, kubeconfig: string): Promise<number> {
+  const child = spawn(process.execPath, variant.args(kubeconfig), {
+    stdio: ['ignore', 'ignore', 'inherit'],
+    env: { ...process.env, ...variant.env },
+  });
+  const exited = new Promise<void>((r) => child.once('exit', () => r()));
+  try {
+    await new Promise((r) => setTimeout(r, SETTLE_MS));
+    if (child.exitCode !== null) throw new Error(`${variant.name} exited with ${child.exitCode}`);
+    const samples: number[] = [];
+    const until = Date.now() + WINDOW_MS;
+    while (Date.now() < until) {
+      samples.push(await rss(child.pid!));
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    return samples.reduce((a, b) => a + b, 0) / samples.length / MB;
+  } finally {
+    child.kill('SIGTERM');
+    await exited;
+  }
+}
+
+const cluster = await startCluster();
+const byVariant = new Map<string, number[]>(VARIANTS.map((v) => [v.name, []]));
+try {
+  for (const v of VARIANTS.filter((x) => x.warm)) {
+    process.stderr.write(`[bench:idle] warming ${v.name}\n`);
+    // Long enough to load every module the controller uses (it writes the cache as soon as they are).
+    const child = spawn(process.execPath, v.args(cluster.kubeconfigPath), {
+      stdio: ['ignore', 'ignore', 'inherit'],
+      env: { ...process.env, ...v.env },
+    });
+    await new Promise((r) => setTimeout(r, 8_000));
+    child.kill('SIGTERM');
+    await new Promise((r) => child.once('exit', r));
+  }
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const v of VARIANTS) {
+      const mb = await measure(v, cluster.kubeconfigPath);
+      process.stderr.write(`[bench:idle] round ${round + 1}: ${v.name} ${mb.toFixed(1)} MB\n`);
+      byVariant.get(v.name)!.push(mb);
+    }
+  }
+} finally {
+  await cluster.stop();
+  await rm(cacheDir, { recursive: true, force: true });
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const rows = VARIANTS.map((v) => ({
+  variant: v.name,
+  what: v.what,
+  env: v.env,
+  medianRssMB: round(median(byVariant.get(v.name)!)),
+  rssMB: byVariant.get(v.name)!.map((x) => round(x)),
+}));
+const table = [
+  '| idle `certkit controller`, empty cluster (RSS from /proc, MB = 10⁶ bytes) | median RSS | rounds | target |',
+  '|---|---|---|---|',
+  ...rows.map(
+    (r) =>
+      `| ${r.variant}: ${r.what} | ${r.medianRssMB} | ${r.rssMB.join(', ')} | ${r.variant === 'bare-node' ? '—' : `< 64 ${r.medianRssMB < 64 ? '✓' : '✗'}`} |`,
+  ),
+  '',
+  `RSS: the mean of samples over ${WINDOW_MS / 1000} s, ${SETTLE_MS / 1000} s after start; ${ROUNDS} rounds, variants interleaved; ${availableParallelism()} CPUs.`,
+].join('\n');
+await writeResults(RESULTS, { date: new Date().toISOString(), rounds: ROUNDS, variants: rows }, table);

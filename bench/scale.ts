@@ -1,0 +1,477 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { readFile, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { availableParallelism } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { KubeObject } from '@certkit/apimachinery';
+import { builtins, SharedInformerFactory, silentLogger } from '@certkit/runtime';
+import type { Secret } from 'kubernetes-types/core/v1.d.ts';
+import { Labels } from '../packages/certificates/src/api/constants.ts';
+import type { Certificate, Issuer } from '../packages/certificates/src/api/types.ts';
+import { certificatesRef, issuersRef } from '../packages/certificates/src/controllers/refs.ts';
+import { encodePrivateKey } from '../packages/certificates/src/pki/index.ts';
+import { rootCa } from '../packages/testenv/src/pki/ca.ts';
+import {
+  type Cluster,
+  createNamespace,
+  round,
+  SHIPPED_CONTROLLER_ENV,
+  SHIPPED_CONTROLLER_NODE_ARGS,
+  startCluster,
+} from './controller-lib.ts';
+import { median, throughput, writeResults } from './lib.ts';
+
+/**
+ * certkit at scale, as a user runs it: `certkit apiserver` and `certkit controller` as two processes started
+ * through the CLI, one CA Issuer, N ECDSA P-256 Certificates created 16 at a time. Per N, from /proc (RSS
+ * sampled every 200 ms, peaks the highest sample; steady = the mean RSS over 5 s once 15 s have passed
+ * with nothing to do):
+ *
+ *   empty       the controller idle on the empty cluster (CRDs and the CA Issuer only)
+ *   issuance    creating the N Certificates until every one is Ready: time, peak RSS of both processes
+ *   steady      both processes after issuance; the controller's idle CPU over 30 s with all Ready
+ *   restart     the controller stopped (SIGTERM) and started again over them: start-up peak, steady
+ *   renew       `certkit renew --all` of all N: the command's time, time until every one has its next
+ *               revision, peak RSS of both processes
+ *   list        the API server's LIST of all Secrets as PartialObjectMetadataList (median of 5)
+ *
+ * Growth per managed Certificate = (steady after restart − steady on the empty cluster) / N. cert-manager's
+ * published controller peaks (v1.14.5, RSA, cert-manager issue #4191) are written beside ours.
+ *
+ * The controller runs as deploy/deployment.yaml starts it (SHIPPED_CONTROLLER_NODE_ARGS and _ENV).
+ *
+ * Usage: npm run bench:scale [-- --counts=1000,5000,10000 --controller-node-args=a,b --controller-env=K=V
+ *        --apiserver-node-args=a,b --results=NAME]
+ * Default --counts=500 (a quick run). Results of earlier runs for other counts in bench/results/NAME.json are
+ * kept, so the sizes may be run one at a time.
+ */
+
+const here = dirname(fileURLToPath(import.meta.url));
+// The command as installed (`certkit`): packages/cli/bin/certkit.js, with its module compile cache.
+const MAIN = join(here, '..', 'packages/cli/bin/certkit.js');
+const flag = (name: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
+const COUNTS = (flag('counts') ?? '500').split(',').map(Number);
+const nodeArgs = (name: string) => (flag(name) ?? '').split(',').filter(Boolean);
+// The controller as deploy/deployment.yaml runs it, unless these say otherwise (`--controller-node-args=`
+// and `--controller-env=`, empty, for node's defaults).
+const CONTROLLER_NODE_ARGS =
+  flag('controller-node-args') === undefined
+    ? SHIPPED_CONTROLLER_NODE_ARGS
+    : nodeArgs('controller-node-args');
+/** --controller-env=K=V,K=V: environment for the controller, e.g. MALLOC_ARENA_MAX=2. */
+const CONTROLLER_ENV: Record<string, string> =
+  flag('controller-env') === undefined
+    ? SHIPPED_CONTROLLER_ENV
+    : Object.fromEntries(nodeArgs('controller-env').map((kv) => kv.split('=', 2)));
+const APISERVER_NODE_ARGS = nodeArgs('apiserver-node-args');
+const RESULTS = flag('results') ?? 'scale';
+const NS = 'bench';
+const CONTROLLER_FLAGS = ['--kube-api-qps=-1', '--leader-elect=false'];
+const SAMPLE_MS = 200;
+const SETTLE_MS = 15_000;
+const WINDOW_MS = 5_000;
+const IDLE_CPU_MS = 30_000;
+const MB = 1e6;
+/** cert-manager v1.14.5's controller, peak RSS in MB, RSA Certificates (cert-manager issue #4191). */
+const CERT_MANAGER_PEAK_MB: Record<number, number> = { 1000: 95, 5000: 314, 10000: 528 };
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const log = (msg: string) => process.stderr.write(`[bench:scale] ${msg}\n`);
+
+async function procStatus(pid: number, field: 'VmRSS' | 'VmHWM'): Promise<number> {
+  const text = await readFile(`/proc/${pid}/status`, 'utf8').catch(() => '');
+  return Number(new RegExp(`${field}:\\s+(\\d+)`).exec(text)?.[1] ?? 0) * 1024;
+}
+
+/** CPU seconds (user + system, every thread) a process has used, from /proc/PID/stat (fields 14 and 15). */
+async function cpuSeconds(pid: number): Promise<number> {
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+/** Samples a process's RSS every SAMPLE_MS; `mark()` starts a phase, whose peak and mean it then gives. */
+class RssSampler {
+  pid: number;
+  #timer: NodeJS.Timeout;
+  #samples: number[] = [];
+  constructor(pid: number) {
+    this.pid = pid;
+    this.#timer = setInterval(() => void this.#sample(), SAMPLE_MS);
+  }
+  async #sample() {
+    const rss = await procStatus(this.pid, 'VmRSS');
+    if (rss > 0) this.#samples.push(rss);
+  }
+  mark(): void {
+    this.#samples = [];
+  }
+  /** Highest sample since mark(), or the kernel's VmHWM when asked (the whole life of the process). */
+  peakMB(): number {
+    return round(Math.max(0, ...this.#samples) / MB);
+  }
+  meanMB(): number {
+    return round(this.#samples.reduce((a, b) => a + b, 0) / Math.max(1, this.#samples.length) / MB);
+  }
+  async hwmMB(): Promise<number> {
+    return round((await procStatus(this.pid, 'VmHWM')) / MB);
+  }
+  stop(): void {
+    clearInterval(this.#timer);
+  }
+}
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const port = (server.address() as { port: number }).port;
+  await new Promise((r) => server.close(r));
+  return port;
+}
+
+interface ControllerProcess {
+  child: ChildProcess;
+  pid: number;
+  sampler: RssSampler;
+  /** Milliseconds from spawn to /readyz 200 (every cache synced). */
+  readyMs: number;
+  stop(): Promise<void>;
+}
+
+/** `certkit controller` through the CLI, with its probes on a free port; resolves once /readyz says 200. */
+async function startController(kubeconfig: string): Promise<ControllerProcess> {
+  const port = await freePort();
+  const started = performance.now();
+  const child = spawn(
+    process.execPath,
+    [
+      ...CONTROLLER_NODE_ARGS,
+      MAIN,
+      'controller',
+      '--kubeconfig',
+      kubeconfig,
+      `--metrics-bind-address=127.0.0.1:${port}`,
+      ...CONTROLLER_FLAGS,
+    ],
+    { stdio: ['ignore', 'ignore', 'inherit'], env: { ...process.env, ...CONTROLLER_ENV } },
+  );
+  const exited = new Promise<void>((r) => child.once('exit', () => r()));
+  const sampler = new RssSampler(child.pid!);
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`certkit controller exited with ${child.exitCode}`);
+    const ok = await fetch(`http://127.0.0.1:${port}/readyz`)
+      .then((r) => r.ok)
+      .catch(() => false);
+    if (ok) break;
+    if (performance.now() - started > 300_000) throw new Error('certkit controller not ready within 300 s');
+    await sleep(50);
+  }
+  return {
+    child,
+    pid: child.pid!,
+    sampler,
+    readyMs: Math.round(performance.now() - started),
+    async stop() {
+      sampler.stop();
+      child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
+
+/** Waits SETTLE_MS, then gives the mean RSS over WINDOW_MS of each sampler. */
+async function steady(...samplers: RssSampler[]): Promise<number[]> {
+  await sleep(SETTLE_MS);
+  for (const s of samplers) s.mark();
+  await sleep(WINDOW_MS);
+  return samplers.map((s) => s.meanMB());
+}
+
+/** Counts Certificates that satisfy `done`, through the bench's own watch; resolves when all N do. */
+function watchCertificates(cluster: Cluster, count: number, signal: AbortSignal) {
+  const factory = new SharedInformerFactory({ client: cluster.admin, log: silentLogger });
+  const informer = factory.informerFor<Certificate>(certificatesRef, { namespace: NS });
+  let predicate: (c: Certificate) => boolean = () => false;
+  let satisfied = new Set<string>();
+  let resolve: () => void = () => {};
+  const check = (c: Certificate) => {
+    if (!predicate(c) || satisfied.has(c.metadata.name!)) return;
+    satisfied.add(c.metadata.name!);
+    if (satisfied.size === count) resolve();
+  };
+  informer.addEventHandler({ onAdd: check, onUpdate: (_old, c) => check(c) });
+  factory.start(signal);
+  return {
+    synced: informer.waitForSync(signal),
+    /** Resolves once every Certificate satisfies `p` (those already satisfying it count). */
+    until(p: (c: Certificate) => boolean, timeoutMs: number): Promise<void> {
+      predicate = p;
+      satisfied = new Set();
+      const done = new Promise<void>((r) => (resolve = r));
+      for (const c of informer.getStore().list()) check(c);
+      if (satisfied.size === count) resolve();
+      let timer: NodeJS.Timeout | undefined;
+      const timeout = new Promise<never>((_, reject) => {
+        timer = setTimeout(
+          () => reject(new Error(`only ${satisfied.size}/${count} after ${timeoutMs / 1000} s`)),
+          timeoutMs,
+        );
+      });
+      return Promise.race([done, timeout]).finally(() => clearTimeout(timer));
+    },
+  };
+}
+
+const isReadyAt = (revision: number) => (c: Certificate) => {
+  const ready = c.status?.conditions?.find((x) => x.type === 'Ready');
+  const issuing = c.status?.conditions?.find((x) => x.type === 'Issuing');
+  return (
+    ready?.status === 'True' &&
+    ready.observedGeneration === c.metadata.generation &&
+    issuing?.status !== 'True' &&
+    (c.status?.revision ?? 0) >= revision
+  );
+};
+
+async function runCli(args: string[]): Promise<{ code: number | null; seconds: number; stderr: string }> {
+  const started = performance.now();
+  const child = spawn(process.execPath, [MAIN, ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  child.stderr!.on('data', (d) => (stderr += d));
+  const code = await new Promise<number | null>((r) => child.once('exit', r));
+  return { code, seconds: (performance.now() - started) / 1000, stderr };
+}
+
+/** LIST of every Secret as PartialObjectMetadataList: milliseconds to the whole body, and the items. */
+async function listSecretsAsMetadata(
+  cluster: Cluster,
+): Promise<{ ms: number; items: number; bytes: number }> {
+  const started = performance.now();
+  const res = await cluster.http.call(
+    'GET',
+    '/api/v1/secrets',
+    undefined,
+    'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1',
+  );
+  const ms = performance.now() - started;
+  if (res.status !== 200) throw new Error(`LIST secrets answered ${res.status}: ${res.text.slice(0, 200)}`);
+  const body = JSON.parse(res.text) as { kind: string; items: unknown[] };
+  if (body.kind !== 'PartialObjectMetadataList') throw new Error(`LIST secrets gave a ${body.kind}`);
+  return { ms, items: body.items.length, bytes: res.text.length };
+}
+
+interface SizeResult {
+  certificates: number;
+  controller: {
+    emptySteadyMB: number;
+    emptyStartupPeakMB: number;
+    issuancePeakMB: number;
+    steadyMB: number;
+    idleCpuPercent: number;
+    restartReadyMs: number;
+    restartPeakMB: number;
+    restartSteadyMB: number;
+    renewPeakMB: number;
+    steadyGrowthPerCertKB: number;
+  };
+  apiserver: { issuancePeakMB: number; steadyMB: number; renewPeakMB: number; hwmMB: number };
+  issuanceSeconds: number;
+  certsPerSecond: number;
+  renew: { commandSeconds: number; allReissuedSeconds: number };
+  listSecretsMetadata: { medianMs: number; items: number; bytes: number };
+  certManagerPeakMB?: number;
+}
+
+async function runSize(count: number): Promise<SizeResult> {
+  const cluster = await startCluster({ nodeArgs: APISERVER_NODE_ARGS, entry: 'packages/cli/bin/certkit.js' });
+  const api = new RssSampler(cluster.server.pid);
+  const abort = new AbortController();
+  let controller: ControllerProcess | undefined;
+  try {
+    await createNamespace(cluster, NS);
+    const ca = await rootCa({ algorithm: 'ECDSA' } as never);
+    // Labelled for the controller's cache, as `certkit secrets audit` advises: no live GET per signing.
+    await cluster.admin.resource<Secret & KubeObject>(builtins.secrets).create(NS, {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      type: 'kubernetes.io/tls',
+      metadata: { name: 'ca', labels: { [Labels.partOfCertManagerController]: 'true' } },
+      data: {
+        'tls.crt': Buffer.from(ca.certPem).toString('base64'),
+        'tls.key': Buffer.from(encodePrivateKey(ca.key)).toString('base64'),
+      },
+    });
+    await cluster.admin.resource<Issuer>(issuersRef).create(NS, {
+      apiVersion: 'cert-manager.io/v1',
+      kind: 'Issuer',
+      metadata: { name: 'ca', namespace: NS },
+      spec: { ca: { secretName: 'ca' } },
+    } as Issuer);
+    const watch = watchCertificates(cluster, count, abort.signal);
+    await watch.synced;
+
+    // A first start and stop fills the module compile cache for these node flags (it is keyed by some of
+    // them), as any start of an installed certkit but the very first finds it.
+    await (await startController(cluster.kubeconfigPath)).stop();
+    log(`${count}: controller on the empty cluster`);
+    controller = await startController(cluster.kubeconfigPath);
+    const emptyStartupPeakMB = await controller.sampler.hwmMB();
+    const [emptySteadyMB] = await steady(controller.sampler);
+
+    log(`${count}: creating ${count} Certificates, 16 at a time`);
+    controller.sampler.mark();
+    api.mark();
+    const started = performance.now();
+    const certificates = cluster.admin.resource<Certificate>(certificatesRef);
+    const allReady = watch.until(isReadyAt(1), 1_800_000);
+    await throughput(count, 16, async (i) => {
+      await certificates.create(NS, {
+        apiVersion: 'cert-manager.io/v1',
+        kind: 'Certificate',
+        metadata: { name: `cert-${i}`, namespace: NS },
+        spec: {
+          secretName: `cert-${i}-tls`,
+          commonName: `cert-${i}.${NS}.example`,
+          dnsNames: [`cert-${i}.${NS}.example`],
+          privateKey: { algorithm: 'ECDSA', size: 256 },
+          issuerRef: { name: 'ca' },
+        },
+      } as Certificate);
+    });
+    await allReady;
+    const issuanceSeconds = (performance.now() - started) / 1000;
+    const issuancePeak = { controller: controller.sampler.peakMB(), apiserver: api.peakMB() };
+    log(`${count}: all Ready after ${issuanceSeconds.toFixed(1)} s; settling`);
+
+    const [steadyMB, apiSteadyMB] = await steady(controller.sampler, api);
+    const cpuBefore = await cpuSeconds(controller.pid);
+    await sleep(IDLE_CPU_MS);
+    const idleCpuPercent = round(
+      (((await cpuSeconds(controller.pid)) - cpuBefore) / (IDLE_CPU_MS / 1000)) * 100,
+      2,
+    );
+
+    const lists: { ms: number; items: number; bytes: number }[] = [];
+    for (let i = 0; i < 5; i++) lists.push(await listSecretsAsMetadata(cluster));
+
+    log(`${count}: restarting the controller over them`);
+    await controller.stop();
+    controller = await startController(cluster.kubeconfigPath);
+    const restartReadyMs = controller.readyMs;
+    const [restartSteadyMB] = await steady(controller.sampler);
+    const restartPeakMB = await controller.sampler.hwmMB();
+
+    log(`${count}: certkit renew --all`);
+    controller.sampler.mark();
+    api.mark();
+    const reissued = watch.until(isReadyAt(2), 1_800_000);
+    const renewStarted = performance.now();
+    const renew = await runCli([
+      'renew',
+      '--all',
+      '-n',
+      NS,
+      '--kubeconfig',
+      cluster.kubeconfigPath,
+      '--kube-api-qps=-1',
+    ]);
+    if (renew.code !== 0) throw new Error(`certkit renew --all exited ${renew.code}: ${renew.stderr}`);
+    await reissued;
+    const allReissuedSeconds = (performance.now() - renewStarted) / 1000;
+    const renewPeak = { controller: controller.sampler.peakMB(), apiserver: api.peakMB() };
+    log(`${count}: renewed in ${allReissuedSeconds.toFixed(1)} s`);
+
+    return {
+      certificates: count,
+      controller: {
+        emptySteadyMB,
+        emptyStartupPeakMB,
+        issuancePeakMB: issuancePeak.controller,
+        steadyMB,
+        idleCpuPercent,
+        restartReadyMs,
+        restartPeakMB,
+        restartSteadyMB,
+        renewPeakMB: renewPeak.controller,
+        steadyGrowthPerCertKB: round(((restartSteadyMB - emptySteadyMB) * MB) / count / 1000, 1),
+      },
+      apiserver: {
+        issuancePeakMB: issuancePeak.apiserver,
+        steadyMB: apiSteadyMB,
+        renewPeakMB: renewPeak.apiserver,
+        hwmMB: await api.hwmMB(),
+      },
+      issuanceSeconds: round(issuanceSeconds, 1),
+      certsPerSecond: round(count / issuanceSeconds, 1),
+      renew: { commandSeconds: round(renew.seconds, 1), allReissuedSeconds: round(allReissuedSeconds, 1) },
+      listSecretsMetadata: {
+        medianMs: round(median(lists.map((l) => l.ms))),
+        items: lists[0].items,
+        bytes: lists[0].bytes,
+      },
+      certManagerPeakMB: CERT_MANAGER_PEAK_MB[count],
+    };
+  } finally {
+    abort.abort();
+    api.stop();
+    await controller?.stop();
+    await cluster.stop();
+  }
+}
+
+const resultsFile = join(here, 'results', `${RESULTS}.json`);
+const previous = (await readFile(resultsFile, 'utf8')
+  .then((t) => JSON.parse(t) as { sizes?: SizeResult[] })
+  .catch(() => ({}))) as { sizes?: SizeResult[] };
+const bySize = new Map((previous.sizes ?? []).map((s) => [s.certificates, s]));
+for (const count of COUNTS) {
+  const result = await runSize(count);
+  bySize.set(count, { ...result, date: new Date().toISOString() } as SizeResult);
+  // Written after every size, so that a long run keeps what it measured.
+  await writeFile(resultsFile, `${JSON.stringify({ sizes: [...bySize.values()] }, null, 2)}\n`);
+}
+
+const sizes = [...bySize.values()].sort((a, b) => a.certificates - b.certificates);
+const col = (f: (s: SizeResult) => string | number) => sizes.map((s) => ` ${f(s)} |`).join('');
+const pass = (ok: boolean) => (ok ? '✓' : '✗');
+const table = [
+  `| ECDSA P-256 Certificates, one CA Issuer (RSS from /proc, MB = 10⁶ bytes) |${col((s) => s.certificates.toLocaleString('en'))}`,
+  `|---|${sizes.map(() => '---|').join('')}`,
+  `| all Ready after (created 16 at a time) |${col((s) => `${s.issuanceSeconds} s (${s.certsPerSecond}/s)`)}`,
+  `| controller: empty cluster, steady / start-up peak |${col((s) => `${s.controller.emptySteadyMB} / ${s.controller.emptyStartupPeakMB}`)}`,
+  `| controller: peak during issuance (target < 200) |${col((s) => `${s.controller.issuancePeakMB} ${pass(s.controller.issuancePeakMB < 200)}`)}`,
+  `| controller: steady after issuance (target < 150) |${col((s) => `${s.controller.steadyMB} ${pass(s.controller.steadyMB < 150)}`)}`,
+  `| controller: restarted over them, start-up peak (target < 200) |${col((s) => `${s.controller.restartPeakMB} ${pass(s.controller.restartPeakMB < 200)}`)}`,
+  `| controller: restarted over them, steady (target < 150) |${col((s) => `${s.controller.restartSteadyMB} ${pass(s.controller.restartSteadyMB < 150)}`)}`,
+  `| controller: restarted, caches synced after |${col((s) => `${s.controller.restartReadyMs} ms`)}`,
+  `| controller: steady growth per Certificate (target < 8 KB) |${col((s) => `${s.controller.steadyGrowthPerCertKB} KB ${pass(s.controller.steadyGrowthPerCertKB < 8)}`)}`,
+  `| controller: idle CPU over 30 s, all Ready (target < 1%) |${col((s) => `${s.controller.idleCpuPercent}% ${pass(s.controller.idleCpuPercent < 1)}`)}`,
+  `| \`certkit renew --all\`: command / all re-issued |${col((s) => `${s.renew.commandSeconds} s / ${s.renew.allReissuedSeconds} s`)}`,
+  `| controller: peak during renew-all |${col((s) => s.controller.renewPeakMB)}`,
+  `| API server: peak during issuance / steady / peak during renew-all |${col((s) => `${s.apiserver.issuancePeakMB} / ${s.apiserver.steadyMB} / ${s.apiserver.renewPeakMB}`)}`,
+  `| API server: LIST all Secrets as metadata, median of 5 (target < 100 ms) |${col((s) => `${s.listSecretsMetadata.medianMs} ms (${s.listSecretsMetadata.items} items) ${pass(s.listSecretsMetadata.medianMs < 100)}`)}`,
+  `| cert-manager v1.14.5 controller peak, RSA (published) |${col((s) => s.certManagerPeakMB ?? '—')}`,
+  '',
+  `\`certkit apiserver\` and \`certkit controller ${CONTROLLER_FLAGS.join(' ')}\` as processes of their own` +
+    ` (node ${CONTROLLER_NODE_ARGS.join(' ') || 'defaults'}; env ${
+      Object.entries(CONTROLLER_ENV)
+        .map(([k, v]) => `${k}=${v}`)
+        .join(' ') || 'none'
+    }), ${availableParallelism()} CPUs shared with the bench.`,
+  'Peaks: the highest of RSS samples every 200 ms (the restart peak: VmHWM of the new process). Steady: mean',
+  'RSS over 5 s after 15 s idle. The CA Secret is labelled for the controller. cert-manager: v1.14.5 controller',
+  'peaks with 1,000 / 5,000 / 10,000 RSA Certificates, the benchmark quoted in cert-manager issue #4191.',
+].join('\n');
+await writeResults(
+  RESULTS,
+  {
+    sizes,
+    controllerFlags: CONTROLLER_FLAGS,
+    controllerNodeArgs: CONTROLLER_NODE_ARGS,
+    controllerEnv: CONTROLLER_ENV,
+    cpus: availableParallelism(),
+    published: { source: 'cert-manager issue #4191 (v1.14.5, RSA)', controllerPeakMB: CERT_MANAGER_PEAK_MB },
+  },
+  table,
+);
