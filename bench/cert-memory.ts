@@ -101,11 +101,18 @@ async function freePort(): Promise<number> {
   return port;
 }
 
+interface Heap {
+  usedMB: number;
+  totalMB: number;
+  externalMB: number;
+}
+
 interface ControllerProcess {
   child: ChildProcess;
   sampler: RssSampler;
   readyMs: number;
-  heapMB(): Promise<number>;
+  /** Live heap after forced GCs, and what V8 has committed for it, and memory outside it (MB). */
+  heap(): Promise<Heap>;
   stop(): Promise<void>;
 }
 
@@ -144,7 +151,7 @@ async function startController(root: string, kubeconfig: string): Promise<Contro
     child,
     sampler,
     readyMs: Math.round(performance.now() - started),
-    heapMB: () =>
+    heap: () =>
       new Promise((resolveHeap, reject) => {
         const id = next++;
         const onMessage = (raw: unknown) => {
@@ -152,7 +159,12 @@ async function startController(root: string, kubeconfig: string): Promise<Contro
           if (msg.id !== id) return;
           child.off('message', onMessage);
           if (msg.error) reject(new Error(msg.error));
-          else resolveHeap(round(msg.usage!.heapUsed / MB));
+          else
+            resolveHeap({
+              usedMB: round(msg.usage!.heapUsed / MB),
+              totalMB: round(msg.usage!.heapTotal / MB),
+              externalMB: round(msg.usage!.external / MB),
+            });
         };
         child.on('message', onMessage);
         child.send({ id, cmd: 'heap' });
@@ -217,14 +229,14 @@ interface Run {
   issuanceSeconds: number;
   controller: {
     emptySteadyMB: number;
-    emptyHeapMB: number;
+    emptyHeap: Heap;
     issuancePeakMB: number;
     steadyMB: number;
-    steadyHeapMB: number;
+    steadyHeap: Heap;
     restartReadyMs: number;
     restartPeakMB: number;
     restartSteadyMB: number;
-    restartHeapMB: number;
+    restartHeap: Heap;
     growthPerCertKB: number;
     heapGrowthPerCertKB: number;
   };
@@ -243,7 +255,7 @@ async function run(variant: Variant, count: number): Promise<Run> {
     log(`${variant.name}, ${count}: controller on the empty cluster`);
     controller = await startController(variant.root, cluster.kubeconfigPath);
     const emptySteadyMB = await steadyMB(controller.sampler);
-    const emptyHeapMB = await controller.heapMB();
+    const emptyHeap = await controller.heap();
 
     log(`${variant.name}, ${count}: creating ${count} Certificates, 16 at a time`);
     controller.sampler.mark();
@@ -273,7 +285,7 @@ async function run(variant: Variant, count: number): Promise<Run> {
     const issuancePeakMB = controller.sampler.peakMB();
     log(`${variant.name}, ${count}: all Ready after ${issuanceSeconds} s; settling`);
     const steady = await steadyMB(controller.sampler);
-    const steadyHeapMB = await controller.heapMB();
+    const steadyHeap = await controller.heap();
 
     log(`${variant.name}, ${count}: restarting the controller over them`);
     await controller.stop();
@@ -281,7 +293,7 @@ async function run(variant: Variant, count: number): Promise<Run> {
     const restartReadyMs = controller.readyMs;
     const restartSteadyMB = await steadyMB(controller.sampler);
     const restartPeakMB = await controller.sampler.hwmMB();
-    const restartHeapMB = await controller.heapMB();
+    const restartHeap = await controller.heap();
     const perCert = (mb: number) => round((mb * MB) / count / 1000, 1);
     return {
       variant: variant.name,
@@ -289,16 +301,16 @@ async function run(variant: Variant, count: number): Promise<Run> {
       issuanceSeconds,
       controller: {
         emptySteadyMB,
-        emptyHeapMB,
+        emptyHeap,
         issuancePeakMB,
         steadyMB: steady,
-        steadyHeapMB,
+        steadyHeap,
         restartReadyMs,
         restartPeakMB,
         restartSteadyMB,
-        restartHeapMB,
+        restartHeap,
         growthPerCertKB: perCert(restartSteadyMB - emptySteadyMB),
-        heapGrowthPerCertKB: perCert(restartHeapMB - emptyHeapMB),
+        heapGrowthPerCertKB: perCert(restartHeap.usedMB - emptyHeap.usedMB),
       },
     };
   } finally {
@@ -313,16 +325,17 @@ for (const count of COUNTS) {
   for (const variant of variants) runs.push(await run(variant, count));
 }
 
+const heap = (h: Heap) => `${h.usedMB} (of ${h.totalMB}; external ${h.externalMB})`;
 const col = (f: (r: Run) => string | number) => runs.map((r) => ` ${f(r)} |`).join('');
 const table = [
   `| controller, ECDSA P-256 from one CA Issuer (MB = 10⁶ bytes) |${col((r) => `${r.variant}, ${r.certificates.toLocaleString('en')}`)}`,
   `|---|${runs.map(() => '---|').join('')}`,
   `| all Ready after (created 16 at a time) |${col((r) => `${r.issuanceSeconds} s`)}`,
-  `| empty cluster: steady RSS / live heap |${col((r) => `${r.controller.emptySteadyMB} / ${r.controller.emptyHeapMB}`)}`,
+  `| empty cluster: steady RSS / live heap |${col((r) => `${r.controller.emptySteadyMB} / ${heap(r.controller.emptyHeap)}`)}`,
   `| peak RSS during issuance |${col((r) => r.controller.issuancePeakMB)}`,
-  `| after issuance: steady RSS / live heap |${col((r) => `${r.controller.steadyMB} / ${r.controller.steadyHeapMB}`)}`,
+  `| after issuance: steady RSS / live heap |${col((r) => `${r.controller.steadyMB} / ${heap(r.controller.steadyHeap)}`)}`,
   `| restarted over them: start-up peak RSS |${col((r) => r.controller.restartPeakMB)}`,
-  `| restarted over them: steady RSS / live heap |${col((r) => `${r.controller.restartSteadyMB} / ${r.controller.restartHeapMB}`)}`,
+  `| restarted over them: steady RSS / live heap |${col((r) => `${r.controller.restartSteadyMB} / ${heap(r.controller.restartHeap)}`)}`,
   `| restarted: caches synced after |${col((r) => `${r.controller.restartReadyMs} ms`)}`,
   `| steady growth per Certificate, RSS (target < 8 KB) |${col((r) => `${r.controller.growthPerCertKB} KB`)}`,
   `| steady growth per Certificate, live heap |${col((r) => `${r.controller.heapGrowthPerCertKB} KB`)}`,
@@ -330,7 +343,8 @@ const table = [
   `\`certkit apiserver\` (this checkout) and \`certkit controller ${CONTROLLER_FLAGS.join(' ')}\` (of each checkout) as`,
   `processes of their own, ${availableParallelism()} CPUs shared with the bench. Peak during issuance: the highest RSS`,
   'sample (every 200 ms); start-up peak: VmHWM of the restarted process. Steady: mean RSS over 3 s after 10 s',
-  'idle. Live heap: heapUsed after forced GCs. Growth per Certificate: (restarted − empty) / N.',
+  'idle. Live heap: heapUsed after forced GCs (of heapTotal, what V8 holds for it; external: Buffers and other memory V8',
+  'is told of). Growth per Certificate: (restarted − empty) / N.',
 ].join('\n');
 await writeResults(
   RESULTS,
