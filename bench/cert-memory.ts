@@ -31,7 +31,7 @@ import { throughput, writeResults } from './lib.ts';
  * the controller through bench/heap-reporter.ts (preloaded, --expose-gc); RSS is read before it, so the forced
  * GCs do not flatter it. Growth per Certificate = (restart − empty) / N, of RSS and of heap.
  *
- * Usage: npm run bench:cert-memory [-- --counts=1000,3000 --baseline=DIR --results=NAME]
+ * Usage: npm run bench:cert-memory [-- --counts=1000,3000 --baseline=DIR --results=NAME --heap-snapshots=DIR]
  */
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -39,6 +39,8 @@ const flag = (name: string) => process.argv.find((a) => a.startsWith(`--${name}=
 const COUNTS = (flag('counts') ?? '1000').split(',').map(Number);
 const BASELINE = flag('baseline');
 const RESULTS = flag('results') ?? 'cert-memory';
+/** A directory to write a heap snapshot of each restarted controller to (`<variant>-<N>.heapsnapshot`). */
+const SNAPSHOTS = flag('heap-snapshots');
 const NS = 'bench';
 const CONTROLLER_FLAGS = ['--kube-api-qps=-1', '--leader-elect=false'];
 const SAMPLE_MS = 200;
@@ -105,6 +107,17 @@ interface Heap {
   usedMB: number;
   totalMB: number;
   externalMB: number;
+  /** RSS once the forced GCs are done. */
+  rssAfterGcMB: number;
+  /** Before the forced GCs: heapTotal, and committed MB per V8 space. */
+  totalBeforeGcMB: number;
+  spacesBeforeGcMB: Record<string, number>;
+}
+
+interface HeapReport {
+  before: NodeJS.MemoryUsage;
+  spaces: Record<string, number>;
+  after: NodeJS.MemoryUsage;
 }
 
 interface ControllerProcess {
@@ -113,6 +126,8 @@ interface ControllerProcess {
   readyMs: number;
   /** Live heap after forced GCs, and what V8 has committed for it, and memory outside it (MB). */
   heap(): Promise<Heap>;
+  /** Writes a heap snapshot of the controller to `file`. */
+  snapshot(file: string): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -155,19 +170,35 @@ async function startController(root: string, kubeconfig: string): Promise<Contro
       new Promise((resolveHeap, reject) => {
         const id = next++;
         const onMessage = (raw: unknown) => {
-          const msg = raw as { id?: number; usage?: NodeJS.MemoryUsage; error?: string };
+          const msg = raw as { id?: number; heap?: HeapReport; error?: string };
           if (msg.id !== id) return;
           child.off('message', onMessage);
           if (msg.error) reject(new Error(msg.error));
           else
             resolveHeap({
-              usedMB: round(msg.usage!.heapUsed / MB),
-              totalMB: round(msg.usage!.heapTotal / MB),
-              externalMB: round(msg.usage!.external / MB),
+              usedMB: round(msg.heap!.after.heapUsed / MB),
+              totalMB: round(msg.heap!.after.heapTotal / MB),
+              externalMB: round(msg.heap!.after.external / MB),
+              rssAfterGcMB: round(msg.heap!.after.rss / MB),
+              totalBeforeGcMB: round(msg.heap!.before.heapTotal / MB),
+              spacesBeforeGcMB: Object.fromEntries(
+                Object.entries(msg.heap!.spaces).map(([k, v]) => [k, round(v / MB)]),
+              ),
             });
         };
         child.on('message', onMessage);
         child.send({ id, cmd: 'heap' });
+      }),
+    snapshot: (file) =>
+      new Promise((resolveSnapshot) => {
+        const id = next++;
+        const onMessage = (raw: unknown) => {
+          if ((raw as { id?: number }).id !== id) return;
+          child.off('message', onMessage);
+          resolveSnapshot();
+        };
+        child.on('message', onMessage);
+        child.send({ id, cmd: 'snapshot', file });
       }),
     async stop() {
       sampler.stop();
@@ -294,6 +325,11 @@ async function run(variant: Variant, count: number): Promise<Run> {
     const restartSteadyMB = await steadyMB(controller.sampler);
     const restartPeakMB = await controller.sampler.hwmMB();
     const restartHeap = await controller.heap();
+    if (SNAPSHOTS) {
+      await controller.snapshot(
+        join(SNAPSHOTS, `${variant.name.replace(/\W+/g, '-')}-${count}.heapsnapshot`),
+      );
+    }
     const perCert = (mb: number) => round((mb * MB) / count / 1000, 1);
     return {
       variant: variant.name,
@@ -326,6 +362,8 @@ for (const count of COUNTS) {
 }
 
 const heap = (h: Heap) => `${h.usedMB} (of ${h.totalMB}; external ${h.externalMB})`;
+const beforeGc = (h: Heap) =>
+  `${h.totalBeforeGcMB} (new ${h.spacesBeforeGcMB.new_space}, old ${h.spacesBeforeGcMB.old_space}) / ${h.rssAfterGcMB}`;
 const col = (f: (r: Run) => string | number) => runs.map((r) => ` ${f(r)} |`).join('');
 const table = [
   `| controller, ECDSA P-256 from one CA Issuer (MB = 10⁶ bytes) |${col((r) => `${r.variant}, ${r.certificates.toLocaleString('en')}`)}`,
@@ -334,8 +372,10 @@ const table = [
   `| empty cluster: steady RSS / live heap |${col((r) => `${r.controller.emptySteadyMB} / ${heap(r.controller.emptyHeap)}`)}`,
   `| peak RSS during issuance |${col((r) => r.controller.issuancePeakMB)}`,
   `| after issuance: steady RSS / live heap |${col((r) => `${r.controller.steadyMB} / ${heap(r.controller.steadyHeap)}`)}`,
+  `| after issuance: heapTotal before forced GC (new space, old space) / RSS after it |${col((r) => beforeGc(r.controller.steadyHeap))}`,
   `| restarted over them: start-up peak RSS |${col((r) => r.controller.restartPeakMB)}`,
   `| restarted over them: steady RSS / live heap |${col((r) => `${r.controller.restartSteadyMB} / ${heap(r.controller.restartHeap)}`)}`,
+  `| restarted: heapTotal before forced GC (new space, old space) / RSS after it |${col((r) => beforeGc(r.controller.restartHeap))}`,
   `| restarted: caches synced after |${col((r) => `${r.controller.restartReadyMs} ms`)}`,
   `| steady growth per Certificate, RSS (target < 8 KB) |${col((r) => `${r.controller.growthPerCertKB} KB`)}`,
   `| steady growth per Certificate, live heap |${col((r) => `${r.controller.heapGrowthPerCertKB} KB`)}`,
