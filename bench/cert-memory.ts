@@ -31,7 +31,8 @@ import { throughput, writeResults } from './lib.ts';
  * the controller through bench/heap-reporter.ts (preloaded, --expose-gc); RSS is read before it, so the forced
  * GCs do not flatter it. Growth per Certificate = (restart − empty) / N, of RSS and of heap.
  *
- * Usage: npm run bench:cert-memory [-- --counts=1000,3000 --baseline=DIR --results=NAME --heap-snapshots=DIR]
+ * Usage: npm run bench:cert-memory [-- --counts=1000,3000 --baseline=DIR --results=NAME --heap-snapshots=DIR
+ *        --controller-node-args=a,b --controller-env=K=V,K=V]
  */
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -41,6 +42,13 @@ const BASELINE = flag('baseline');
 const RESULTS = flag('results') ?? 'cert-memory';
 /** A directory to write a heap snapshot of each restarted controller to (`<variant>-<N>.heapsnapshot`). */
 const SNAPSHOTS = flag('heap-snapshots');
+const list = (name: string) => (flag(name) ?? '').split(',').filter(Boolean);
+/** --controller-node-args=a,b: node flags for the controller, e.g. --max-semi-space-size=1 (default none). */
+const CONTROLLER_NODE_ARGS = list('controller-node-args');
+/** --controller-env=K=V,K=V: environment for the controller, e.g. MALLOC_ARENA_MAX=2. */
+const CONTROLLER_ENV: Record<string, string> = Object.fromEntries(
+  list('controller-env').map((kv) => kv.split('=', 2)),
+);
 const NS = 'bench';
 const CONTROLLER_FLAGS = ['--kube-api-qps=-1', '--leader-elect=false'];
 const SAMPLE_MS = 200;
@@ -138,6 +146,7 @@ async function startController(root: string, kubeconfig: string): Promise<Contro
   const child = spawn(
     process.execPath,
     [
+      ...CONTROLLER_NODE_ARGS,
       '--expose-gc',
       '--import',
       join(here, 'heap-reporter.ts'),
@@ -148,7 +157,7 @@ async function startController(root: string, kubeconfig: string): Promise<Contro
       `--metrics-bind-address=127.0.0.1:${port}`,
       ...CONTROLLER_FLAGS,
     ],
-    { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] },
+    { stdio: ['ignore', 'ignore', 'inherit', 'ipc'], env: { ...process.env, ...CONTROLLER_ENV } },
   );
   const exited = new Promise<void>((r) => child.once('exit', () => r()));
   const sampler = new RssSampler(child.pid!);
@@ -380,7 +389,12 @@ const table = [
   `| steady growth per Certificate, RSS (target < 8 KB) |${col((r) => `${r.controller.growthPerCertKB} KB`)}`,
   `| steady growth per Certificate, live heap |${col((r) => `${r.controller.heapGrowthPerCertKB} KB`)}`,
   '',
-  `\`certkit apiserver\` (this checkout) and \`certkit controller ${CONTROLLER_FLAGS.join(' ')}\` (of each checkout) as`,
+  `\`certkit apiserver\` (this checkout) and \`certkit controller ${CONTROLLER_FLAGS.join(' ')}\` (of each checkout; node ` +
+    `${CONTROLLER_NODE_ARGS.join(' ') || 'defaults'}, env ${
+      Object.entries(CONTROLLER_ENV)
+        .map(([k, v]) => `${k}=${v}`)
+        .join(' ') || 'unchanged'
+    }) as`,
   `processes of their own, ${availableParallelism()} CPUs shared with the bench. Peak during issuance: the highest RSS`,
   'sample (every 200 ms); start-up peak: VmHWM of the restarted process. Steady: mean RSS over 3 s after 10 s',
   'idle. Live heap: heapUsed after forced GCs (of heapTotal, what V8 holds for it; external: Buffers and other memory V8',
@@ -388,6 +402,13 @@ const table = [
 ].join('\n');
 await writeResults(
   RESULTS,
-  { runs, controllerFlags: CONTROLLER_FLAGS, cpus: availableParallelism(), baseline: BASELINE ?? null },
+  {
+    runs,
+    controllerFlags: CONTROLLER_FLAGS,
+    controllerNodeArgs: CONTROLLER_NODE_ARGS,
+    controllerEnv: CONTROLLER_ENV,
+    cpus: availableParallelism(),
+    baseline: BASELINE ?? null,
+  },
   table,
 );

@@ -7,10 +7,13 @@ import { LruMap } from '../lru.ts';
 /**
  * What the controller's informers keep of each object, applied before an object enters a cache (controller-
  * runtime's cache transforms). Every cached object loses `metadata.managedFields`, which no controller here
- * reads. The PEM a Certificate's objects carry is mostly the same text more than once: the CA bundle in every
- * Secret's `ca.crt` and every request's `status.ca`, and the issued certificate in both its request's
- * `status.certificate` and its Secret's `tls.crt`. Each copy arrives as a string of its own; the transforms
- * hand the cache one shared string per content instead (strings are immutable, so nothing can tell).
+ * reads. The rest is kept, but without repeating itself: JSON decoding gives every string of every object an
+ * instance of its own, while most of them say the same as thousands of others (`cert-manager.io/v1`, condition
+ * reasons and messages, issuer names, timestamps of one burst), and the PEM a Certificate's objects carry is
+ * mostly the same text more than once: the CA bundle in every Secret's `ca.crt` and every request's
+ * `status.ca`, the issued certificate in both its request's `status.certificate` and its Secret's `tls.crt`.
+ * The transforms hand the cache one shared string per content instead (strings are immutable, so nothing can
+ * tell).
  */
 
 /**
@@ -39,6 +42,44 @@ export class StringSharing {
 
 const sharedPem = new StringSharing(SHARED_PEM_CAPACITY);
 
+/** Strings up to this length are shared wherever they are in an object: names, reasons, timestamps. */
+export const SHORT_STRING_LENGTH = 128;
+/** How many distinct short strings are remembered for sharing. */
+export const SHARED_SHORT_CAPACITY = 8192;
+
+const sharedShort = new StringSharing(SHARED_SHORT_CAPACITY);
+
+/**
+ * Replaces every string of at most SHORT_STRING_LENGTH in `value` (objects and arrays, walked in place) by the
+ * shared string with its content. Keys need nothing: V8 shares property names already.
+ */
+function shareShortStrings(value: unknown): void {
+  if (value === null || typeof value !== 'object' || Object.isFrozen(value)) return;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const item: unknown = value[i];
+      if (typeof item === 'string') {
+        if (item.length <= SHORT_STRING_LENGTH) value[i] = sharedShort.share(item);
+      } else shareShortStrings(item);
+    }
+    return;
+  }
+  const record = value as Record<string, unknown>;
+  for (const key in record) {
+    const item = record[key];
+    if (typeof item === 'string') {
+      if (item.length <= SHORT_STRING_LENGTH) record[key] = sharedShort.share(item);
+    } else shareShortStrings(item);
+  }
+}
+
+/** Without managedFields, its short strings shared: the default for every cached kind. */
+export const leanObject: TransformFunc = (obj) => {
+  const lean = withoutManagedFields(obj);
+  shareShortStrings(lean);
+  return lean;
+};
+
 /**
  * Without managedFields. The metadata is rebuilt rather than the field deleted: deleting a property turns a
  * V8 object into a dictionary, about twice its size (see secrets/metadata-stub.ts). Objects already cached
@@ -58,18 +99,18 @@ function shareField(holder: Record<string, unknown> | undefined, key: string): v
   if (typeof value === 'string' && value) holder![key] = sharedPem.share(value);
 }
 
-/** A Secret of the full cache: without managedFields, its certificate and CA bundle shared. */
+/** A Secret of the full cache: as leanObject, and its certificate and CA bundle shared. */
 export const leanSecret: TransformFunc = (obj) => {
-  const secret = withoutManagedFields(obj) as KubeObject & { data?: Record<string, unknown> };
+  const secret = leanObject(obj) as KubeObject & { data?: Record<string, unknown> };
   if (Object.isFrozen(secret) || !secret.data || Object.isFrozen(secret.data)) return secret;
   shareField(secret.data, SecretKeys.tlsCert);
   shareField(secret.data, SecretKeys.ca);
   return secret;
 };
 
-/** A CertificateRequest: without managedFields, the issued certificate and CA bundle shared. */
+/** A CertificateRequest: as leanObject, and the issued certificate and CA bundle shared. */
 export const leanCertificateRequest: TransformFunc = (obj) => {
-  const cr = withoutManagedFields(obj) as CertificateRequest;
+  const cr = leanObject(obj) as CertificateRequest;
   const status = cr.status as Record<string, unknown> | undefined;
   if (Object.isFrozen(cr) || !status || Object.isFrozen(status)) return cr;
   shareField(status, 'certificate');

@@ -15,7 +15,7 @@ import { AcmeAccountRegistry } from '../acme/accounts/registry.ts';
 import type { AcmeClientMetrics } from '../acme/client/metrics.ts';
 import { createSecretCache, type SecretGetterMetrics } from '../secrets/split-cache.ts';
 import { ACME_SECRET_INDEX, acmeSecretNames } from './issuers/acme-secrets.ts';
-import { leanCertificateRequest, withoutManagedFields } from './cache-transforms.ts';
+import { leanCertificateRequest, leanObject } from './cache-transforms.ts';
 import { type ControllerContext, type ControllerOptions, DEFAULT_OPTIONS } from './context.ts';
 import { newEventRecorder } from './events.ts';
 import { certificateRequestsRef, certificatesRef, clusterIssuersRef, issuersRef } from './refs.ts';
@@ -52,7 +52,7 @@ export function createControllerContext(
   const namespace = resolved.namespace;
   // What enters the caches is stripped first (cache-transforms.ts): the controller's memory should follow
   // what it decides with, per managed Certificate.
-  const factory = new SharedInformerFactory({ client, log, defaultTransform: withoutManagedFields });
+  const factory = new SharedInformerFactory({ client, log, defaultTransform: leanObject });
 
   const certificates = factory.informerFor<Certificate>(certificatesRef, {
     namespace,
