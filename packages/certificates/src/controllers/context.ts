@@ -47,8 +47,7 @@ export type CachedSecret = Secret | (PartialObjectMetadata & KubeObject);
 
 /**
  * cert-manager's Secret getter (docs/adr/0010). Secrets from the full cache are the cache's
- * own objects, as informer stores hand them out: callers must not mutate them (copy first). Sharing them is
- * what lets parsed keys and certificates be remembered per Secret object between reconciles.
+ * own objects, as informer stores hand them out: callers must not mutate them (copy first).
  */
 export interface SecretGetter {
   /**

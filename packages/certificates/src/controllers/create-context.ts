@@ -15,6 +15,7 @@ import { AcmeAccountRegistry } from '../acme/accounts/registry.ts';
 import type { AcmeClientMetrics } from '../acme/client/metrics.ts';
 import { createSecretCache, type SecretGetterMetrics } from '../secrets/split-cache.ts';
 import { ACME_SECRET_INDEX, acmeSecretNames } from './issuers/acme-secrets.ts';
+import { leanCertificateRequest, leanObject } from './cache-transforms.ts';
 import { type ControllerContext, type ControllerOptions, DEFAULT_OPTIONS } from './context.ts';
 import { newEventRecorder } from './events.ts';
 import { certificateRequestsRef, certificatesRef, clusterIssuersRef, issuersRef } from './refs.ts';
@@ -49,7 +50,9 @@ export function createControllerContext(
   const log = options.log ?? defaultLogger;
   const resolved = resolveOptions(options);
   const namespace = resolved.namespace;
-  const factory = new SharedInformerFactory({ client, log });
+  // What enters the caches is stripped first (cache-transforms.ts): the controller's memory should follow
+  // what it decides with, per managed Certificate.
+  const factory = new SharedInformerFactory({ client, log, defaultTransform: leanObject });
 
   const certificates = factory.informerFor<Certificate>(certificatesRef, {
     namespace,
@@ -57,6 +60,7 @@ export function createControllerContext(
   });
   const certificateRequests = factory.informerFor<CertificateRequest>(certificateRequestsRef, {
     namespace,
+    transform: leanCertificateRequest,
     indexers: {
       [REQUEST_CERTIFICATE_INDEX]: requestCertificateIndex,
       [REQUEST_KEY_SECRET_INDEX]: requestKeySecretIndex,

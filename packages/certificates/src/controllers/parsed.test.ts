@@ -4,6 +4,7 @@ import type { CertificateRequest } from '../api/types.ts';
 import { buildCertificateRequest, encodePrivateKey, generatePrivateKey } from '../pki/index.ts';
 import { rootCa } from '@certkit/testenv/pki/ca';
 import {
+  CONTENT_CACHE_SIZE,
   rememberPrivateKey,
   requestCsr,
   sameKeys,
@@ -47,10 +48,23 @@ describe('parsed views of cached objects', () => {
     const secretWith = (key: string) => ({ metadata: { name: 's' }, data: { 'tls.key': b64(key) } });
     const pem = encodePrivateKey(first);
     const parsed = valueOf(secretPrivateKey(secretWith(pem)));
-    for (let i = 0; i < 1100; i++) {
+    for (let i = 0; i < CONTENT_CACHE_SIZE + 10; i++) {
       secretPrivateKey(secretWith(encodePrivateKey(await generatePrivateKey({ algorithm: 'ECDSA' }))));
     }
     assert.notEqual(valueOf(secretPrivateKey(secretWith(pem))), parsed, 'parsed again after eviction');
+  });
+
+  it('does not keep a parse alive for as long as its object is cached', async () => {
+    const key = await generatePrivateKey({ algorithm: 'ECDSA' });
+    const cached = { metadata: { name: 'kept' }, data: { 'tls.key': b64(encodePrivateKey(key)) } };
+    const parsed = valueOf(secretPrivateKey(cached));
+    for (let i = 0; i < CONTENT_CACHE_SIZE; i++) {
+      const other = encodePrivateKey(await generatePrivateKey({ algorithm: 'ECDSA' }));
+      secretPrivateKey({ metadata: { name: `other-${i}` }, data: { 'tls.key': b64(other) } });
+    }
+    const again = valueOf(secretPrivateKey(cached));
+    assert.notEqual(again, parsed, 'the same object is parsed again once its parse was evicted');
+    assert.equal(sameKeys(again, key), true);
   });
 
   it('knows a key it was told about when a Secret carries its PEM, without parsing it', async () => {

@@ -13,9 +13,12 @@ import {
 } from '../pki/index.ts';
 
 /**
- * Parsed views of cached objects, remembered per object and per content. The six Certificate controllers
+ * Parsed views of cached objects, remembered per content in bounded caches. The six Certificate controllers
  * look at each Certificate's Secret, key and requests many times per issuance; without this each look parsed
- * the same PEM again, which was most of the controller's CPU.
+ * the same PEM again, which was most of the controller's CPU. The caches are bounded and keyed by content, not
+ * held per cached object: a parsed key or certificate (a KeyObject, an X509 certificate, DER buffers) costs
+ * several times its PEM, so keeping one per cached object made the controller's memory grow by tens of KB per
+ * managed Certificate (docs/adr/1102).
  */
 
 export type Parsed<T> = { value: T } | { error: Error };
@@ -29,11 +32,12 @@ function attempt<T>(f: () => T): Parsed<T> {
 }
 
 /**
- * How many distinct contents (PEM or base64 text) each parser remembers across objects: enough for a burst of
- * a thousand issuances in flight at once (each request is read again at every version while it is in
- * flight; a smaller cache would be cycled through and miss every time). At most a few MB per parser.
+ * How many distinct contents (PEM or base64 text) each parser remembers: what is in flight while a burst of
+ * Certificates is issued (each request and key is read again at every version of its objects), not every
+ * managed Certificate. Between bursts a Certificate is looked at once per resync or change, and parsing it
+ * again then costs less than keeping its parse. At most a few MB per parser.
  */
-const CONTENT_CACHE_SIZE = 1024;
+export const CONTENT_CACHE_SIZE = 512;
 
 /**
  * Remembers `parse(content)` for the last CONTENT_CACHE_SIZE contents: a new version of an object (a status
@@ -58,20 +62,15 @@ class ContentCache<T> {
 }
 
 /**
- * Remembers the parse of an object's content per object, in front of the content cache: informer stores hand
- * out the same object until it changes, so this is an exact cache that lets go of an entry together with
- * its object. Results are shared, so callers must not change them.
+ * The parse of an object's content through a content cache. Informer stores hand out the same strings until
+ * an object changes, and V8 remembers a string's hash, so a lookup costs no more than a per-object cache did;
+ * unlike one, it lets go of parses nobody looked at lately while their objects stay cached.
  */
-function perObject<O extends object, T>(
+function byContent<O extends object, T>(
   contentOf: (obj: O) => string,
   parsed: (content: string) => Parsed<T>,
 ): (obj: O) => Parsed<T> {
-  const results = new WeakMap<O, Parsed<T>>();
-  return (obj) => {
-    let result = results.get(obj);
-    if (!result) results.set(obj, (result = parsed(contentOf(obj))));
-    return result;
-  };
+  return (obj) => parsed(contentOf(obj));
 }
 
 /** The value, or the remembered error thrown again (for callers that handle exceptions). */
@@ -119,25 +118,25 @@ export function parsedCertificatePem(pem: string): Parsed<CertificateInfo> {
 }
 
 /** `tls.key` of a Secret, parsed. */
-export const secretPrivateKey: (secret: Secret) => Parsed<KeyObject> = perObject(
+export const secretPrivateKey: (secret: Secret) => Parsed<KeyObject> = byContent(
   (secret) => secret.data?.[SecretKeys.tlsKey] ?? '',
   privateKeys.parsed,
 );
 
 /** The leaf of `tls.crt` of a Secret, parsed. */
-export const secretCertificate: (secret: Secret) => Parsed<CertificateInfo> = perObject(
+export const secretCertificate: (secret: Secret) => Parsed<CertificateInfo> = byContent(
   (secret) => secret.data?.[SecretKeys.tlsCert] ?? '',
   certificates.parsed,
 );
 
 /** The CSR of a CertificateRequest. */
-export const requestCsr: (cr: CertificateRequest) => Parsed<CertificateRequestView> = perObject(
+export const requestCsr: (cr: CertificateRequest) => Parsed<CertificateRequestView> = byContent(
   (cr) => cr.spec?.request ?? '',
   csrs.parsed,
 );
 
 /** The leaf of a CertificateRequest's status.certificate, parsed. */
-export const requestCertificate: (cr: CertificateRequest) => Parsed<CertificateInfo> = perObject(
+export const requestCertificate: (cr: CertificateRequest) => Parsed<CertificateInfo> = byContent(
   (cr) => cr.status?.certificate ?? '',
   certificates.parsed,
 );

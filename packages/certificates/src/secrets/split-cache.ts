@@ -15,6 +15,7 @@ import {
   type SharedInformerFactory,
 } from '@certkit/runtime';
 import type { Secret } from 'kubernetes-types/core/v1.d.ts';
+import { leanSecret } from '../controllers/cache-transforms.ts';
 import type { CachedSecret, SecretGetter } from '../controllers/context.ts';
 import { type SecretStub, stubForKey, toSecretStub } from './metadata-stub.ts';
 import { isLabelledForController, LABELLED_SELECTOR, UNLABELLED_SELECTOR } from './selectors.ts';
@@ -87,6 +88,7 @@ export function createSecretCache(
   const full = factory.informerFor<FullSecret>(liveClient, {
     namespace: options.namespace,
     labelSelector: filtered ? LABELLED_SELECTOR : undefined,
+    transform: leanSecret,
     freezeObjects: true,
     indexers: { [CONTROLLER_UID_INDEX]: controllerUid },
   });

@@ -1,0 +1,119 @@
+import type { KubeObject } from '@certkit/apimachinery';
+import type { TransformFunc } from '@certkit/runtime';
+import { SecretKeys } from '../api/constants.ts';
+import type { CertificateRequest } from '../api/types.ts';
+import { LruMap } from '../lru.ts';
+
+/**
+ * What the controller's informers keep of each object, applied before an object enters a cache (controller-
+ * runtime's cache transforms). Every cached object loses `metadata.managedFields`, which no controller here
+ * reads. The rest is kept, but without repeating itself: JSON decoding gives every string of every object an
+ * instance of its own, while most of them say the same as thousands of others (`cert-manager.io/v1`, condition
+ * reasons and messages, issuer names, timestamps of one burst), and the PEM a Certificate's objects carry is
+ * mostly the same text more than once: the CA bundle in every Secret's `ca.crt` and every request's
+ * `status.ca`, the issued certificate in both its request's `status.certificate` and its Secret's `tls.crt`.
+ * The transforms hand the cache one shared string per content instead (strings are immutable, so nothing can
+ * tell).
+ */
+
+/**
+ * How many distinct PEM (base64) texts are remembered for sharing: every CA bundle in use, which come back
+ * all the time and so stay, and the certificates issued lately, whose request and Secret arrive close
+ * together. Bounded, so a text nobody carries any more is forgotten; at most a few MB of strings, most of them
+ * held by cached objects anyway.
+ */
+export const SHARED_PEM_CAPACITY = 4096;
+
+/** One string per content, for the last `capacity` contents seen. */
+export class StringSharing {
+  readonly #known: LruMap<string, string>;
+
+  constructor(capacity: number) {
+    this.#known = new LruMap(capacity);
+  }
+
+  share(text: string): string {
+    const known = this.#known.get(text);
+    if (known !== undefined) return known;
+    this.#known.set(text, text);
+    return text;
+  }
+}
+
+const sharedPem = new StringSharing(SHARED_PEM_CAPACITY);
+
+/** Strings up to this length are shared wherever they are in an object: names, reasons, timestamps. */
+export const SHORT_STRING_LENGTH = 128;
+/** How many distinct short strings are remembered for sharing. */
+export const SHARED_SHORT_CAPACITY = 8192;
+
+const sharedShort = new StringSharing(SHARED_SHORT_CAPACITY);
+
+/**
+ * Replaces every string of at most SHORT_STRING_LENGTH in `value` (objects and arrays, walked in place) by the
+ * shared string with its content. Keys need nothing: V8 shares property names already.
+ */
+function shareShortStrings(value: unknown): void {
+  if (value === null || typeof value !== 'object' || Object.isFrozen(value)) return;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const item: unknown = value[i];
+      if (typeof item === 'string') {
+        if (item.length <= SHORT_STRING_LENGTH) value[i] = sharedShort.share(item);
+      } else shareShortStrings(item);
+    }
+    return;
+  }
+  const record = value as Record<string, unknown>;
+  for (const key in record) {
+    const item = record[key];
+    if (typeof item === 'string') {
+      if (item.length <= SHORT_STRING_LENGTH) record[key] = sharedShort.share(item);
+    } else shareShortStrings(item);
+  }
+}
+
+/** Without managedFields, its short strings shared: the default for every cached kind. */
+export const leanObject: TransformFunc = (obj) => {
+  const lean = withoutManagedFields(obj);
+  shareShortStrings(lean);
+  return lean;
+};
+
+/**
+ * Without managedFields. The metadata is rebuilt rather than the field deleted: deleting a property turns a
+ * V8 object into a dictionary, about twice its size (see secrets/metadata-stub.ts). Objects already cached
+ * (frozen) are passed through: transforms must be idempotent.
+ */
+export const withoutManagedFields: TransformFunc = (obj) => {
+  const metadata = obj?.metadata;
+  if (!metadata || metadata.managedFields === undefined || Object.isFrozen(obj)) return obj;
+  const { managedFields: _managedFields, ...rest } = metadata;
+  obj.metadata = rest;
+  return obj;
+};
+
+/** Replaces `holder[key]`, a string, by the shared string with its content, in place. */
+function shareField(holder: Record<string, unknown> | undefined, key: string): void {
+  const value = holder?.[key];
+  if (typeof value === 'string' && value) holder![key] = sharedPem.share(value);
+}
+
+/** A Secret of the full cache: as leanObject, and its certificate and CA bundle shared. */
+export const leanSecret: TransformFunc = (obj) => {
+  const secret = leanObject(obj) as KubeObject & { data?: Record<string, unknown> };
+  if (Object.isFrozen(secret) || !secret.data || Object.isFrozen(secret.data)) return secret;
+  shareField(secret.data, SecretKeys.tlsCert);
+  shareField(secret.data, SecretKeys.ca);
+  return secret;
+};
+
+/** A CertificateRequest: as leanObject, and the issued certificate and CA bundle shared. */
+export const leanCertificateRequest: TransformFunc = (obj) => {
+  const cr = leanObject(obj) as CertificateRequest;
+  const status = cr.status as Record<string, unknown> | undefined;
+  if (Object.isFrozen(cr) || !status || Object.isFrozen(status)) return cr;
+  shareField(status, 'certificate');
+  shareField(status, 'ca');
+  return cr;
+};
