@@ -4,7 +4,7 @@
  */
 
 import { isIP } from 'node:net';
-import { splitHostPort } from '../../api/validation/acme-issuer.ts';
+import { splitHostPort } from '../../api/validation/nameserver.ts';
 
 export interface ListenAddress {
   /** Empty: every interface. */
