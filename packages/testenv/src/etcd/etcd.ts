@@ -15,10 +15,10 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { accessSync, constants, rmSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { request } from 'node:http';
-import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { freePorts } from '../net/free-ports.ts';
 
 export interface EtcdProcess {
   /** The member name (--name). */
@@ -139,28 +139,6 @@ async function keepingAlive<T>(promise: Promise<T>): Promise<T> {
 }
 
 // ---- helpers ----
-
-/** Free loopback ports, all held open at once so that they differ. */
-async function freePorts(n: number): Promise<number[]> {
-  const servers: Server[] = [];
-  try {
-    const ports: number[] = [];
-    for (let i = 0; i < n; i++) {
-      const server = createServer();
-      servers.push(server);
-      await new Promise<void>((resolve, reject) => {
-        server.once('error', reject);
-        server.listen(0, '127.0.0.1', () => resolve());
-      });
-      const address = server.address();
-      if (address === null || typeof address === 'string') throw new Error('no port');
-      ports.push(address.port);
-    }
-    return ports;
-  } finally {
-    await Promise.all(servers.map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));
-  }
-}
 
 function defaultBaseDir(): string {
   try {

@@ -10,12 +10,12 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { accessSync, constants, rmSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createTestCa } from '../pki/auth-certs.ts';
 import { Agent, request } from 'undici';
+import { freePorts } from '../net/free-ports.ts';
 
 export interface PebbleOptions {
   /** `externalAccountBindingRequired`: newAccount without EAB is refused. */
@@ -227,26 +227,4 @@ async function answers(url: string, dispatcher: Agent): Promise<boolean> {
 
 function randomMacKey(): string {
   return Buffer.from(globalThis.crypto.getRandomValues(new Uint8Array(32))).toString('base64url');
-}
-
-/** Free loopback ports, all held open at once so that they differ. */
-async function freePorts(n: number): Promise<number[]> {
-  const servers: Server[] = [];
-  try {
-    const ports: number[] = [];
-    for (let i = 0; i < n; i++) {
-      const server = createServer();
-      servers.push(server);
-      await new Promise<void>((resolve, reject) => {
-        server.once('error', reject);
-        server.listen(0, '127.0.0.1', () => resolve());
-      });
-      const address = server.address();
-      if (address === null || typeof address === 'string') throw new Error('no port');
-      ports.push(address.port);
-    }
-    return ports;
-  } finally {
-    await Promise.all(servers.map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));
-  }
 }
