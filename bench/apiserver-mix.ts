@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
-import type { KubeObject } from '@certkit/apimachinery';
+import { formatTime, type KubeObject } from '@certkit/apimachinery';
 import { builtins, type KubeClient, type WatchEvent } from '@certkit/runtime';
 import type { Secret } from 'kubernetes-types/core/v1.d.ts';
 import { Labels } from '../packages/certificates/src/api/constants.ts';
@@ -90,7 +90,7 @@ async function material(): Promise<Material> {
   };
 }
 
-const now = () => new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+const now = () => formatTime(new Date());
 
 /** A condition as the controller writes it; CertificateRequest conditions have no observedGeneration. */
 function condition(type: string, status: ConditionStatus, reason: string, message: string) {
@@ -303,8 +303,8 @@ async function issueOne(admin: KubeClient, m: Material, i: number, prefix: strin
       certificateCondition('Ready', 'True', 'Ready', 'Certificate is up to date and has not expired'),
     ],
     notBefore: now(),
-    notAfter: new Date(Date.now() + 90 * 86_400_000).toISOString().replace(/\.\d+Z$/, 'Z'),
-    renewalTime: new Date(Date.now() + 60 * 86_400_000).toISOString().replace(/\.\d+Z$/, 'Z'),
+    notAfter: formatTime(new Date(Date.now() + 90 * 86_400_000)),
+    renewalTime: formatTime(new Date(Date.now() + 60 * 86_400_000)),
     revision: 1,
     nextPrivateKeySecretName: keySecret.metadata!.name,
   };

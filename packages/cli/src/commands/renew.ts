@@ -1,5 +1,6 @@
-import { formatTime, isConflict } from '@certkit/apimachinery';
+import { isConflict } from '@certkit/apimachinery';
 import type { Certificate } from '@certkit/certificates/api/types';
+import { setCondition } from '@certkit/certificates/controllers/conditions';
 import { certificatesRef } from '@certkit/certificates/controllers/refs';
 import { UsageError } from '../args.ts';
 import { clusterClient, parseClusterFlags } from '../cluster-flags.ts';
@@ -19,20 +20,23 @@ export async function renew(args: string[]): Promise<string> {
     for (const name of flags.positionals) {
       for (let attempt = 0; ; attempt++) {
         const cert = await certificates.get(namespace, name);
-        const conditions = (cert.status?.conditions ?? []).filter((c) => c.type !== 'Issuing');
         const issuing = cert.status?.conditions?.find((c) => c.type === 'Issuing');
         if (issuing?.status === 'True') {
           out += `certificate ${namespace}/${name} is already being issued\n`;
           break;
         }
-        conditions.push({
-          type: 'Issuing',
-          status: 'True',
-          reason: 'ManuallyTriggered',
-          message: 'Certificate re-issuance manually triggered',
-          lastTransitionTime: formatTime(new Date()),
-          observedGeneration: cert.metadata?.generation,
-        });
+        // In place, as cmctl's apiutil.SetCertificateCondition: the other conditions keep their order.
+        const conditions = setCondition(
+          cert.status?.conditions,
+          {
+            type: 'Issuing',
+            status: 'True',
+            reason: 'ManuallyTriggered',
+            message: 'Certificate re-issuance manually triggered',
+            observedGeneration: cert.metadata?.generation,
+          },
+          new Date(),
+        );
         try {
           await certificates.update(
             { ...cert, status: { ...cert.status, conditions } },
