@@ -14,7 +14,7 @@ import { encodePrivateKey } from '../packages/certificates/src/pki/index.ts';
 import { issue, rootCa } from '../packages/testenv/src/pki/ca.ts';
 import { LABELLED_SELECTOR, UNLABELLED_SELECTOR } from '../packages/certificates/src/secrets/selectors.ts';
 import { type Cluster, createNamespace, round, startCluster } from './controller-lib.ts';
-import { median, throughput, writeResults } from './lib.ts';
+import { flag, listFlag, median, throughput, writeResults } from './lib.ts';
 
 /**
  * The API server's CPU per request under the request mix of one issuance (bench/issuance.ts), replayed
@@ -35,7 +35,6 @@ import { median, throughput, writeResults } from './lib.ts';
  *        --candidate=DIR --cpu-prof=DIR --perf=FILE-PREFIX --apiserver-node-args=a,b]
  */
 
-const flag = (name: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1];
 const CERTS = Number(flag('certs') ?? 500);
 const ROUNDS = Number(flag('rounds') ?? 5);
 const CONCURRENCY = Number(flag('concurrency') ?? 10);
@@ -44,13 +43,7 @@ const WARMUP_CERTS = Number(flag('warmup') ?? 50);
 const BASELINE = flag('baseline');
 const CANDIDATE = flag('candidate');
 const CPU_PROF_DIR = flag('cpu-prof');
-// Not flag(): node flags may hold '=' themselves.
-const NODE_ARGS =
-  process.argv
-    .find((a) => a.startsWith('--apiserver-node-args='))
-    ?.slice('--apiserver-node-args='.length)
-    .split(',')
-    .filter(Boolean) ?? [];
+const NODE_ARGS = listFlag('apiserver-node-args');
 /** perf record of the server over the measured part alone (kernel time included), one file per run. */
 const PERF_PREFIX = flag('perf');
 const NS = 'bench';
