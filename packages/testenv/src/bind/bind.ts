@@ -15,13 +15,14 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { Resolver } from 'node:dns/promises';
-import { accessSync, chownSync, constants, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { chownSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { networkInterfaces, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { freePort } from '../net/free-ports.ts';
+import { findExecutable } from '../processes/executables.ts';
 
 const execFileAsync = promisify(execFile);
 
@@ -99,19 +100,6 @@ export const DEFAULT_BIND_ZONES: BindZoneOptions[] = [
 ];
 
 const LOG_LIMIT = 64 * 1024;
-
-function findExecutable(name: string, dirs: string[]): string | undefined {
-  for (const dir of [...dirs, ...(process.env.PATH ?? '').split(':')]) {
-    if (!dir) continue;
-    try {
-      accessSync(join(dir, name), constants.X_OK);
-      return join(dir, name);
-    } catch {
-      // next
-    }
-  }
-  return undefined;
-}
 
 /** Whether `named` (bind9) and `dig` (bind9-dnsutils) are installed. */
 export function bindAvailable(): boolean {

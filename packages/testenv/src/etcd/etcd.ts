@@ -16,9 +16,10 @@ import { accessSync, constants, rmSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
-import { delimiter, join } from 'node:path';
+import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { freePorts } from '../net/free-ports.ts';
+import { findExecutable, firstExecutable } from '../processes/executables.ts';
 
 export interface EtcdProcess {
   /** The member name (--name). */
@@ -68,21 +69,8 @@ const LOG_LIMIT = 64 * 1024;
 
 /** The etcd binary to run: $ETCD_BINARY, /usr/bin/etcd, or `etcd` on PATH; undefined when there is none. */
 export function etcdBinary(): string | undefined {
-  const candidates: string[] = [];
-  if (process.env.ETCD_BINARY) candidates.push(process.env.ETCD_BINARY);
-  candidates.push(DEFAULT_BINARY);
-  for (const dir of (process.env.PATH ?? '').split(delimiter)) {
-    if (dir) candidates.push(join(dir, 'etcd'));
-  }
-  for (const candidate of candidates) {
-    try {
-      accessSync(candidate, constants.X_OK);
-      return candidate;
-    } catch {
-      // try the next one
-    }
-  }
-  return undefined;
+  const candidates = process.env.ETCD_BINARY ? [process.env.ETCD_BINARY, DEFAULT_BINARY] : [DEFAULT_BINARY];
+  return firstExecutable(candidates) ?? findExecutable('etcd');
 }
 
 /** Whether an etcd binary is installed (see etcdBinary). */
