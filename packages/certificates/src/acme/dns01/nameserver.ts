@@ -9,6 +9,7 @@ import { getServers } from 'node:dns';
 import {
   dns01NameserverError,
   joinHostPort,
+  portNumber,
   rfc2136Nameserver,
   splitHostPort,
 } from '../../api/validation/nameserver.ts';
@@ -30,8 +31,8 @@ export function formatNameserver(server: Nameserver): string {
 }
 
 function parsePort(port: string, what: string): number {
-  const n = /^[0-9]{1,5}$/.test(port) ? Number(port) : NaN;
-  if (!(n >= 1 && n <= 65535)) throw new NameserverError(`${what}: invalid port ${JSON.stringify(port)}`);
+  const n = portNumber(port);
+  if (n === undefined) throw new NameserverError(`${what}: invalid port ${JSON.stringify(port)}`);
   return n;
 }
 

@@ -2,7 +2,13 @@
 
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { dns01NameserverError, joinHostPort, rfc2136Nameserver, splitHostPort } from './nameserver.ts';
+import {
+  dns01NameserverError,
+  joinHostPort,
+  portNumber,
+  rfc2136Nameserver,
+  splitHostPort,
+} from './nameserver.ts';
 
 describe('Go address parsing', () => {
   it('splitHostPort as net.SplitHostPort', () => {
@@ -57,5 +63,14 @@ describe('Go address parsing', () => {
       dns01NameserverError('https://'),
       'must be in the format https://<DoH RFC 8484 server address>',
     );
+  });
+
+  it('portNumber: decimal digits from the minimum to 65535', () => {
+    assert.equal(portNumber('53'), 53);
+    assert.equal(portNumber('65535'), 65535);
+    assert.equal(portNumber('0'), undefined);
+    assert.equal(portNumber('0', 0), 0);
+    for (const bad of ['65536', '', 'dns', '-1', '5 3', '1e3', '000053'])
+      assert.equal(portNumber(bad), undefined, bad);
   });
 });

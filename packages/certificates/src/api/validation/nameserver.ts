@@ -36,6 +36,13 @@ export function splitHostPort(hostport: string): { host: string; port: string } 
   return { host, port: hostport.slice(colon + 1) };
 }
 
+/** A port written in decimal digits from `min` (1 unless a caller allows 0, "any free port") to 65535. */
+export function portNumber(text: string, min = 1): number | undefined {
+  if (!/^\d{1,5}$/.test(text)) return undefined;
+  const port = Number(text);
+  return port >= min && port <= 65535 ? port : undefined;
+}
+
 /** Go's net.JoinHostPort: `host:port`, with an IPv6 host (any host with a colon) in brackets. */
 export function joinHostPort(host: string, port: string | number): string {
   return `${host.includes(':') ? `[${host}]` : host}:${port}`;
