@@ -5,7 +5,8 @@ import { Backoff } from './backoff.ts';
 import { silentLogger } from '../log.ts';
 import { Reflector, type ReflectorOptions, type ReflectorStore, WatchListSupport } from './reflector.ts';
 import { objectKey } from './store.ts';
-import { eventually, FakeResourceClient } from '@certkit/testenv/fake/resource-client';
+import { eventually } from '@certkit/testenv/eventually';
+import { FakeResourceClient } from '@certkit/testenv/fake/resource-client';
 
 /** A store that records what the reflector told it. */
 class RecordingStore implements ReflectorStore {

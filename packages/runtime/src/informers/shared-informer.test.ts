@@ -9,7 +9,8 @@ import {
 } from './handlers.ts';
 import { silentLogger } from '../log.ts';
 import { SharedInformer, type SharedInformerOptions } from './shared-informer.ts';
-import { eventually, FakeResourceClient } from '@certkit/testenv/fake/resource-client';
+import { eventually } from '@certkit/testenv/eventually';
+import { FakeResourceClient } from '@certkit/testenv/fake/resource-client';
 
 const cm = (name: string, data: Record<string, string> = {}, namespace = 'ns'): KubeObject => ({
   metadata: { namespace, name },

@@ -186,12 +186,3 @@ export class FakeResourceClient implements ResourceClient {
     return this.#client.delete(namespace, name, options);
   }
 }
-
-/** Polls `predicate` until it holds or `timeoutMs` passes (then throws with `what`). */
-export async function eventually(predicate: () => boolean, what: string, timeoutMs = 5000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!predicate()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 5));
-  }
-}
