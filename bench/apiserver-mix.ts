@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
-import type { KubeObject } from '@certkit/apimachinery';
+import { formatTime, type KubeObject } from '@certkit/apimachinery';
 import { builtins, type KubeClient, type WatchEvent } from '@certkit/runtime';
 import type { Secret } from 'kubernetes-types/core/v1.d.ts';
 import { Labels } from '../packages/certificates/src/api/constants.ts';
@@ -14,7 +14,7 @@ import { encodePrivateKey } from '../packages/certificates/src/pki/index.ts';
 import { issue, rootCa } from '../packages/testenv/src/pki/ca.ts';
 import { LABELLED_SELECTOR, UNLABELLED_SELECTOR } from '../packages/certificates/src/secrets/selectors.ts';
 import { type Cluster, createNamespace, round, startCluster } from './controller-lib.ts';
-import { median, throughput, writeResults } from './lib.ts';
+import { flag, listFlag, median, throughput, writeResults } from './lib.ts';
 
 /**
  * The API server's CPU per request under the request mix of one issuance (bench/issuance.ts), replayed
@@ -35,7 +35,6 @@ import { median, throughput, writeResults } from './lib.ts';
  *        --candidate=DIR --cpu-prof=DIR --perf=FILE-PREFIX --apiserver-node-args=a,b]
  */
 
-const flag = (name: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1];
 const CERTS = Number(flag('certs') ?? 500);
 const ROUNDS = Number(flag('rounds') ?? 5);
 const CONCURRENCY = Number(flag('concurrency') ?? 10);
@@ -44,13 +43,7 @@ const WARMUP_CERTS = Number(flag('warmup') ?? 50);
 const BASELINE = flag('baseline');
 const CANDIDATE = flag('candidate');
 const CPU_PROF_DIR = flag('cpu-prof');
-// Not flag(): node flags may hold '=' themselves.
-const NODE_ARGS =
-  process.argv
-    .find((a) => a.startsWith('--apiserver-node-args='))
-    ?.slice('--apiserver-node-args='.length)
-    .split(',')
-    .filter(Boolean) ?? [];
+const NODE_ARGS = listFlag('apiserver-node-args');
 /** perf record of the server over the measured part alone (kernel time included), one file per run. */
 const PERF_PREFIX = flag('perf');
 const NS = 'bench';
@@ -90,7 +83,7 @@ async function material(): Promise<Material> {
   };
 }
 
-const now = () => new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+const now = () => formatTime(new Date());
 
 /** A condition as the controller writes it; CertificateRequest conditions have no observedGeneration. */
 function condition(type: string, status: ConditionStatus, reason: string, message: string) {
@@ -303,8 +296,8 @@ async function issueOne(admin: KubeClient, m: Material, i: number, prefix: strin
       certificateCondition('Ready', 'True', 'Ready', 'Certificate is up to date and has not expired'),
     ],
     notBefore: now(),
-    notAfter: new Date(Date.now() + 90 * 86_400_000).toISOString().replace(/\.\d+Z$/, 'Z'),
-    renewalTime: new Date(Date.now() + 60 * 86_400_000).toISOString().replace(/\.\d+Z$/, 'Z'),
+    notAfter: formatTime(new Date(Date.now() + 90 * 86_400_000)),
+    renewalTime: formatTime(new Date(Date.now() + 60 * 86_400_000)),
     revision: 1,
     nextPrivateKeySecretName: keySecret.metadata!.name,
   };

@@ -1,6 +1,6 @@
 import { open, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { Client, median, rssMiB, startServerProcess, throughput, writeResults } from './lib.ts';
+import { Client, flag, median, rssMiB, startServerProcess, throughput, writeResults } from './lib.ts';
 
 /**
  * API server throughput over HTTPS on loopback with 16 concurrent clients: creates of 1 KiB Secrets, GETs,
@@ -14,10 +14,8 @@ import { Client, median, rssMiB, startServerProcess, throughput, writeResults } 
  */
 
 const CONCURRENCY = 16;
-const flag = (name: string, fallback: number) =>
-  Number(process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1] ?? fallback);
-const secrets = flag('secrets', 10_000);
-const rounds = flag('rounds', 20);
+const secrets = Number(flag('secrets') ?? 10_000);
+const rounds = Number(flag('rounds') ?? 20);
 const gets = 50_000;
 const payload = Buffer.alloc(768, 'x').toString('base64'); // 1 KiB of base64 data
 

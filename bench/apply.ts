@@ -1,7 +1,7 @@
 import { request } from 'node:https';
 import { stringify as stringifyYaml } from 'yaml';
 import { bulkCrd } from '../packages/testenv/src/apiserver/bulk-crd.ts';
-import { Client, median, type ServerProcess, startServerProcess, writeResults } from './lib.ts';
+import { Client, flag, median, type ServerProcess, startServerProcess, writeResults } from './lib.ts';
 
 /**
  * Server-side apply at scale, against a real `certkit apiserver` over HTTPS: milliseconds per request for
@@ -23,7 +23,6 @@ import { Client, median, type ServerProcess, startServerProcess, writeResults } 
  *        --baseline-cr-max=N]
  */
 
-const flag = (name: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1];
 const SIZES = (flag('sizes') ?? '1000,10000,20000').split(',').map(Number);
 const ROUNDS = Number(flag('rounds') ?? 3);
 const BASELINE = flag('baseline');

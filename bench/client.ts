@@ -7,7 +7,7 @@ import { builtins, loadKubeconfig, RateLimiter } from '@certkit/runtime';
 import { RestResourceClient } from '../packages/runtime/src/client/resource-client.ts';
 import { type HttpRequestSpec, Transport } from '../packages/runtime/src/client/transport.ts';
 import { BaselineTransport } from './client-baseline.ts';
-import { Client, median, startServerProcess, waitReadyz, writeResults } from './lib.ts';
+import { Client, flag, median, startServerProcess, waitReadyz, writeResults } from './lib.ts';
 
 /**
  * The REST client's CPU per unary request against `certkit apiserver` (its own process), for the controller's
@@ -21,7 +21,6 @@ import { Client, median, startServerProcess, waitReadyz, writeResults } from './
  * Usage: npm run bench:client [-- --rounds=20 --ops=200 --concurrency=8]
  */
 
-const flag = (name: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1];
 const ROUNDS = Number(flag('rounds') ?? 20);
 /** Operations (of five requests each) per round and variant. */
 const OPS = Number(flag('ops') ?? 200);

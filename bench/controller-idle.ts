@@ -1,10 +1,10 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startCluster } from './controller-lib.ts';
 import { median, rssMiB, writeResults } from './lib.ts';
+import { freePort } from '../packages/testenv/src/net/free-ports.ts';
 
 /**
  * What an idle `certkit controller` costs, against a checkout from before a change, alternately in one run
@@ -34,14 +34,6 @@ function log(msg: string) {
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((r) => server.close(r));
-  return port;
-}
 
 /** RSS sampled a few times over a second, the median: one reading can catch a GC in progress. */
 async function steadyRss(pid: number): Promise<number> {

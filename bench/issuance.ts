@@ -23,7 +23,7 @@ import {
   startProbe,
   sumMetric,
 } from './controller-lib.ts';
-import { throughput, writeResults } from './lib.ts';
+import { flag, listFlag, throughput, writeResults } from './lib.ts';
 
 /**
  * Issuance at scale, cert-manager's benchmark of the split Secret cache (design/20221205-memory-management.md):
@@ -51,7 +51,6 @@ import { throughput, writeResults } from './lib.ts';
  * issuance.*, so that a partial or repeated run keeps the full one)
  */
 
-const flag = (name: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1];
 const CERTS = Number(flag('certs') ?? 500);
 const ISSUERS = 10;
 const WORKERS = Number(flag('workers') ?? 5);
@@ -72,15 +71,8 @@ const APISERVER_ROOT = flag('apiserver-root');
 const CREATE_INTERVAL_MS = Number(flag('create-interval') ?? 0);
 const REPEAT = Number(flag('repeat') ?? 1);
 const RESULTS_NAME = flag('results') ?? 'issuance';
-// Not flag(): node flags may hold '=' themselves (--cpu-prof-interval=100).
-const nodeArgs = (name: string) =>
-  process.argv
-    .find((a) => a.startsWith(`--${name}=`))
-    ?.slice(`--${name}=`.length)
-    .split(',')
-    .filter(Boolean) ?? [];
-const APISERVER_NODE_ARGS = nodeArgs('apiserver-node-args');
-const CONTROLLER_NODE_ARGS = nodeArgs('controller-node-args');
+const APISERVER_NODE_ARGS = listFlag('apiserver-node-args');
+const CONTROLLER_NODE_ARGS = listFlag('controller-node-args');
 const NS = 'bench';
 const CONTROLLER_FLAGS = ['--kube-api-qps=-1', `--concurrent-workers=${WORKERS}`];
 

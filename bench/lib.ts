@@ -139,6 +139,17 @@ export async function throughput(
   return { opsPerSec: total / seconds, seconds };
 }
 
+/** The value of `--name=VALUE` on the command line (everything after the first '='), or undefined. */
+export function flag(name: string): string | undefined {
+  const prefix = `--${name}=`;
+  return process.argv.find((a) => a.startsWith(prefix))?.slice(prefix.length);
+}
+
+/** `--name=a,b`: a comma-separated list, as the node flags given to a child process (`--x-node-args=`). */
+export function listFlag(name: string): string[] {
+  return flag(name)?.split(',').filter(Boolean) ?? [];
+}
+
 export function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.floor(sorted.length / 2)];

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Client, rssMiB, type ServerProcess, startServerProcess, throughput, waitReadyz } from './lib.ts';
-import { writeResults } from './lib.ts';
+import { flag, listFlag, writeResults } from './lib.ts';
 
 /**
  * The API server's memory under many concurrent LISTs of a large namespace (issue 20, item 5): a namespace
@@ -27,7 +27,6 @@ import { writeResults } from './lib.ts';
  *        --small-bytes=700 --baseline=DIR --only=large|small --apiserver-node-args=a,b]
  */
 
-const flag = (name: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1];
 const MB = Number(flag('mb') ?? 55);
 const CONCURRENCY = Number(flag('concurrency') ?? 30);
 const SMALL_CONCURRENCY = Number(flag('small-concurrency') ?? 20);
@@ -35,13 +34,7 @@ const LARGE_KB = Number(flag('large-kb') ?? 100);
 const SMALL_BYTES = Number(flag('small-bytes') ?? 700);
 const BASELINE = flag('baseline');
 const ONLY = flag('only');
-// Not flag(): node flags may hold '=' themselves.
-const NODE_ARGS =
-  process.argv
-    .find((a) => a.startsWith('--apiserver-node-args='))
-    ?.slice('--apiserver-node-args='.length)
-    .split(',')
-    .filter(Boolean) ?? [];
+const NODE_ARGS = listFlag('apiserver-node-args');
 const NS = 'bench';
 /** The issue's figure: RSS growth under this, every request answered 200 or 429. */
 const LIMIT_MIB = 300;

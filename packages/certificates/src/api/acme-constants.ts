@@ -73,7 +73,11 @@ export const HMAC_KEY_ALGORITHMS = ['HS256', 'HS384', 'HS512'] as const;
 export const RENEWAL_INFORMATION_SOURCES = ['ARI', 'None'] as const;
 export const SOLVER_SERVICE_TYPES = ['ClusterIP', 'NodePort'] as const;
 export const RFC2136_PROTOCOLS = ['TCP', 'UDP'] as const;
-/** Case-insensitive on input; this is cert-manager's supportedTSIGAlgorithms list, in its order. */
+/**
+ * The TSIG algorithms admission accepts (case-insensitive): cert-manager's supportedTSIGAlgorithms, in its
+ * order, so that an Issuer certkit admits is one cert-manager admits. The RFC2136 provider signs with more
+ * (acme/dns01/tsig.ts `TSIG_ALGORITHMS`, which says why).
+ */
 export const RFC2136_TSIG_ALGORITHMS = ['HMACMD5', 'HMACSHA1', 'HMACSHA256', 'HMACSHA512'] as const;
 export const AZURE_DNS_ENVIRONMENTS = [
   'AzurePublicCloud',

@@ -4,7 +4,6 @@ import { formatFieldError, type FieldError, type KubeObject } from '@certkit/api
 import { certManagerAdmission } from './admission.ts';
 import type { Challenge, ClusterIssuer, Issuer, Order } from './types.ts';
 import { validateChallenge, validateIssuer, validateOrder } from './validation.ts';
-import { dns01NameserverError, rfc2136Nameserver, splitHostPort } from './validation/acme-issuer.ts';
 import { example, examplesOfKind } from '@certkit/testenv/cert-manager/examples';
 
 const messages = (errors: FieldError[]) => errors.map(formatFieldError);
@@ -419,57 +418,5 @@ describe('validateIssuer: spec.acme', () => {
     const every = examplesOfKind('ClusterIssuer').find((e) => e.object.metadata.name === 'acme-every-field');
     assert.ok(every);
     assert.deepEqual(messages(validateIssuer(every.object as ClusterIssuer)), []);
-  });
-});
-
-describe('Go address parsing', () => {
-  it('splitHostPort as net.SplitHostPort', () => {
-    const rows: [string, string][] = [
-      ['8.8.8.8:53', '8.8.8.8|53'],
-      ['8.8.8.8:', '8.8.8.8|'],
-      [':53', '|53'],
-      ['[2001:db8::1]:53', '2001:db8::1|53'],
-      ['ns.example.com:5353', 'ns.example.com|5353'],
-      ['8.8.8.8', 'address 8.8.8.8: missing port in address'],
-      ['[2001:db8::1]', 'address [2001:db8::1]: missing port in address'],
-      ['2001:db8::1:53', 'address 2001:db8::1:53: too many colons in address'],
-      ['[2001:db8::1]::53', 'address [2001:db8::1]::53: too many colons in address'],
-      ['[::1', "address [::1: missing ']' in address"],
-      ['a[b:53', "address a[b:53: unexpected '[' in address"],
-      ['a]b:53', "address a]b:53: unexpected ']' in address"],
-    ];
-    for (const [input, want] of rows) {
-      const got = splitHostPort(input);
-      assert.equal('error' in got ? got.error : `${got.host}|${got.port}`, want, input);
-    }
-  });
-
-  it('rfc2136Nameserver as util.ValidNameserver', () => {
-    const rows: [string, string][] = [
-      ['8.8.8.8', '8.8.8.8:53'],
-      [' 8.8.8.8: ', '8.8.8.8:53'],
-      ['8.8.8.8:5353', '8.8.8.8:5353'],
-      ['[2001:db8::1]', '[2001:db8::1]:53'],
-      ['[2001:db8::1]:', '[2001:db8::1]:53'],
-      ['nameserver.com', 'nameserver.com:53'],
-      [':53', 'error: RFC2136 nameserver has no host defined, :53'],
-      ['', 'error: RFC2136 nameserver missing'],
-      ['1:2:3', 'error: RFC2136 nameserver is invalid: address 1:2:3: too many colons in address'],
-    ];
-    for (const [input, want] of rows) {
-      const got = rfc2136Nameserver(input);
-      assert.equal('error' in got ? `error: ${got.error}` : got.hostPort, want, JSON.stringify(input));
-    }
-  });
-
-  it('dns01NameserverError as util.ValidDNS01Nameserver', () => {
-    assert.equal(dns01NameserverError('10.0.0.1:53'), undefined);
-    assert.equal(dns01NameserverError('[::1]:53'), undefined);
-    assert.equal(dns01NameserverError('https://1.1.1.1/dns-query'), undefined);
-    assert.equal(dns01NameserverError('10.0.0.1'), 'must be in the format <ip address>:<port>');
-    assert.equal(
-      dns01NameserverError('https://'),
-      'must be in the format https://<DoH RFC 8484 server address>',
-    );
   });
 });

@@ -6,7 +6,6 @@
 
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { KubeObject } from '@certkit/apimachinery';
 import {
   builtins,
@@ -33,6 +32,7 @@ import {
   type SecretClientSource,
   type SecretSource,
 } from './split-cache.ts';
+import { eventually } from '@certkit/testenv/eventually';
 
 // ---------------------------------------------------------------------------------------------------------
 // Harness
@@ -123,11 +123,7 @@ async function startCache(config: ClientConfig, options: { filtered: boolean; na
 }
 
 async function waitFor(what: string, condition: () => boolean, timeoutMs = 5000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(10);
-  }
+  await eventually(condition, what, timeoutMs);
 }
 
 /** Runs fn and returns the requests it made. */

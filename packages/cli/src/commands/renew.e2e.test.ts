@@ -94,6 +94,36 @@ describe('certkit renew', () => {
   const triggered = (...keys: string[]) =>
     keys.map((k) => `Manually triggered issuance of Certificate ${k}`).sort();
 
+  it('sets Issuing in place, as cmctl does: the other conditions keep their order and times', async () => {
+    const earlier = '2026-01-01T00:00:00Z';
+    const web = await certificates.get('a', 'web');
+    await certificates.update(
+      {
+        ...web,
+        status: {
+          conditions: [
+            { type: 'Issuing', status: 'False', reason: 'Done', lastTransitionTime: earlier },
+            { type: 'Ready', status: 'True', reason: 'Ready', lastTransitionTime: earlier },
+          ],
+        },
+      },
+      { subresource: 'status' },
+    );
+    const before = Date.now() - 1000;
+    const r = await renew('-n', 'a', 'web');
+    assert.equal(r.code, 0, r.stderr);
+    const conditions = (await certificates.get('a', 'web')).status!.conditions!;
+    assert.deepEqual(
+      conditions.map((c) => `${c.type}=${c.status}`),
+      ['Issuing=True', 'Ready=True'],
+    );
+    const issuedAt = conditions[0]!.lastTransitionTime!;
+    assert.ok(Date.parse(issuedAt) >= before, issuedAt);
+    assert.equal(conditions[1]!.lastTransitionTime, earlier);
+    const again = await renew('-n', 'a', 'web');
+    assert.equal(again.stdout, 'certificate a/web is already being issued\n');
+  });
+
   it('renews the named Certificates in the namespace of -n', async () => {
     const r = await renew('-n', 'b', 'web', 'db');
     assert.equal(r.code, 0, r.stderr);

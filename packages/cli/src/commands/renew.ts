@@ -1,5 +1,6 @@
-import { formatTime, isConflict, parseLabelSelector } from '@certkit/apimachinery';
+import { isConflict, parseLabelSelector } from '@certkit/apimachinery';
 import type { Certificate } from '@certkit/certificates/api/types';
+import { setCondition } from '@certkit/certificates/controllers/conditions';
 import { certificatesRef } from '@certkit/certificates/controllers/refs';
 import type { ResourceClient } from '@certkit/runtime';
 import { UsageError } from '../args.ts';
@@ -161,15 +162,18 @@ async function trigger(certificates: ResourceClient<Certificate>, listed: Certif
   for (let attempt = 0; ; attempt++) {
     const issuing = cert.status?.conditions?.find((c) => c.type === 'Issuing');
     if (issuing?.status === 'True') return `certificate ${namespace}/${name} is already being issued\n`;
-    const conditions = (cert.status?.conditions ?? []).filter((c) => c.type !== 'Issuing');
-    conditions.push({
-      type: 'Issuing',
-      status: 'True',
-      reason: 'ManuallyTriggered',
-      message: 'Certificate re-issuance manually triggered',
-      lastTransitionTime: formatTime(new Date()),
-      observedGeneration: cert.metadata?.generation,
-    });
+    // In place, as cmctl's apiutil.SetCertificateCondition: the other conditions keep their order.
+    const conditions = setCondition(
+      cert.status?.conditions,
+      {
+        type: 'Issuing',
+        status: 'True',
+        reason: 'ManuallyTriggered',
+        message: 'Certificate re-issuance manually triggered',
+        observedGeneration: cert.metadata?.generation,
+      },
+      new Date(),
+    );
     try {
       await certificates.update(
         { ...cert, status: { ...cert.status, conditions } },

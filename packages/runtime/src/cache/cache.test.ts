@@ -3,7 +3,8 @@ import { afterEach, describe, it } from 'node:test';
 import { isNotFound, isTimeout } from '@certkit/apimachinery';
 import type { ReadMode, ResourceRef } from '../client/types.ts';
 import { silentLogger } from '../log.ts';
-import { eventually, FakeResourceClient } from '@certkit/testenv/fake/resource-client';
+import { eventually } from '@certkit/testenv/eventually';
+import { FakeResourceClient } from '@certkit/testenv/fake/resource-client';
 import { Cache, type CacheOptions } from './cache.ts';
 import { ErrCacheNotStarted, ErrResourceNotCached, isCacheNotStarted } from './errors.ts';
 

@@ -4,7 +4,8 @@ import type { KubeObject } from '@certkit/apimachinery';
 import type { ReadMode, ResourceRef } from '../client/types.ts';
 import { SharedInformerFactory, stripManagedFields } from './factory.ts';
 import { silentLogger } from '../log.ts';
-import { eventually, FakeResourceClient } from '@certkit/testenv/fake/resource-client';
+import { eventually } from '@certkit/testenv/eventually';
+import { FakeResourceClient } from '@certkit/testenv/fake/resource-client';
 
 const secrets: ResourceRef = {
   group: '',

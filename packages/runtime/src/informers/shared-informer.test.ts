@@ -9,7 +9,8 @@ import {
 } from './handlers.ts';
 import { silentLogger } from '../log.ts';
 import { SharedInformer, type SharedInformerOptions } from './shared-informer.ts';
-import { eventually, FakeResourceClient } from '@certkit/testenv/fake/resource-client';
+import { eventually } from '@certkit/testenv/eventually';
+import { FakeResourceClient } from '@certkit/testenv/fake/resource-client';
 
 const cm = (name: string, data: Record<string, string> = {}, namespace = 'ns'): KubeObject => ({
   metadata: { namespace, name },
@@ -71,7 +72,7 @@ describe('SharedInformer', () => {
     client.put(cm('a', { k: 'v' }));
     client.remove('ns', 'b');
     await eventually(() => events.length === 5, 'live events');
-    assert.deepEqual(events.slice(2), ['add ns/c', 'update ns/a 101->104', 'delete ns/b']);
+    assert.deepEqual(events.slice(2), ['add ns/c', 'update ns/a 1->4', 'delete ns/b']);
   });
 
   it('sets apiVersion and kind on stored objects, also for metadata-only reads', async () => {
@@ -124,7 +125,7 @@ describe('SharedInformer', () => {
     client.compact();
     setTimeout(() => (client.onWatch = undefined), 30);
     await eventually(() => events.length === 3, 'relist events');
-    assert.deepEqual(events, ['delete tombstone(ns/vanish)', 'update ns/change 102->104', 'add ns/new']);
+    assert.deepEqual(events, ['delete tombstone(ns/vanish)', 'update ns/change 2->4', 'add ns/new']);
   });
 
   it('hands tombstones the last known object', async () => {

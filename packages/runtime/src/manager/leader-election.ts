@@ -1,4 +1,5 @@
 import { formatMicroTime, isNotFound, type KubeObject } from '@certkit/apimachinery';
+import { leases } from '../client/builtins.ts';
 import type { ResourceClient, ResourceRef } from '../client/types.ts';
 import { sleep } from '../informers/backoff.ts';
 import { describeError, jsonLogger, type Logger } from '../log.ts';
@@ -16,13 +17,8 @@ import { describeError, jsonLogger, type Logger } from '../log.ts';
  *   leading, before the lease can expire for the others (leaseDuration > renewDeadline).
  */
 
-export const LEASE_RESOURCE: ResourceRef = {
-  group: 'coordination.k8s.io',
-  version: 'v1',
-  resource: 'leases',
-  kind: 'Lease',
-  namespaced: true,
-};
+/** coordination.k8s.io/v1 Leases (the client's `builtins.leases`, under the name the elector's users know). */
+export const LEASE_RESOURCE: ResourceRef = leases;
 
 export interface LeaseSpec {
   holderIdentity?: string | null;

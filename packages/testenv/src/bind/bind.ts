@@ -15,13 +15,14 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { Resolver } from 'node:dns/promises';
-import { accessSync, chownSync, constants, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { chownSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { mkdtemp, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { networkInterfaces, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
+import { freePort } from '../net/free-ports.ts';
+import { findExecutable } from '../processes/executables.ts';
 
 const execFileAsync = promisify(execFile);
 
@@ -100,19 +101,6 @@ export const DEFAULT_BIND_ZONES: BindZoneOptions[] = [
 
 const LOG_LIMIT = 64 * 1024;
 
-function findExecutable(name: string, dirs: string[]): string | undefined {
-  for (const dir of [...dirs, ...(process.env.PATH ?? '').split(':')]) {
-    if (!dir) continue;
-    try {
-      accessSync(join(dir, name), constants.X_OK);
-      return join(dir, name);
-    } catch {
-      // next
-    }
-  }
-  return undefined;
-}
-
 /** Whether `named` (bind9) and `dig` (bind9-dnsutils) are installed. */
 export function bindAvailable(): boolean {
   return (
@@ -130,19 +118,6 @@ function installExitHook(): void {
     for (const child of live) child.kill('SIGKILL');
     for (const dir of liveDirs) rmSync(dir, { recursive: true, force: true });
   });
-}
-
-/** A loopback port free for TCP; UDP on the same number is practically always free too. */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', resolve);
-  });
-  const address = server.address();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  if (address === null || typeof address === 'string') throw new Error('no port');
-  return address.port;
 }
 
 /** The `bind` user's uid and gid when we are root (named refuses nothing as root, but should not run as it). */

@@ -38,6 +38,7 @@ import {
 import { encodePrivateKey } from '@certkit/certificates/pki/index';
 import { rootCa } from '../pki/ca.ts';
 import { opensslRootCa, opensslUnavailable } from './openssl.ts';
+import { eventually } from '../eventually.ts';
 
 export const CLUSTER_RESOURCE_NAMESPACE = 'certkit-conformance-system';
 
@@ -54,25 +55,8 @@ export interface Environment {
   close(): Promise<void>;
 }
 
-/** Polls `probe` until it returns a value; on timeout the error carries the last thing `describe` said. */
-export async function eventually<T>(
-  probe: () => Promise<T | undefined>,
-  what: string,
-  timeoutMs: number,
-  intervalMs = 50,
-  describe?: () => string,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline)
-      throw new Error(
-        `timed out after ${timeoutMs} ms waiting for ${what}${describe ? `: ${describe()}` : ''}`,
-      );
-    await sleep(intervalMs);
-  }
-}
+/** The one poll loop (`../eventually.ts`), re-exported for the suites built on this harness. */
+export { eventually };
 
 async function waitServed(server: TestServer, ref: ResourceRef): Promise<void> {
   const path = `/apis/${ref.group}/${ref.version}/${ref.resource}`;

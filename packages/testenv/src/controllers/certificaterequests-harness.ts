@@ -42,6 +42,7 @@ import {
   registerCertificateRequestControllers,
 } from '@certkit/certificates/controllers/certificaterequests/index';
 import type { AcmeClientMetrics } from '@certkit/certificates/acme/client/metrics';
+import { eventually } from '../eventually.ts';
 
 export interface Harness {
   server: TestServer;
@@ -131,20 +132,8 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
   };
 }
 
-/** Polls `probe` until it returns something, or fails after `timeoutMs` with the last answer. */
-export async function eventually<T>(
-  probe: () => Promise<T | undefined> | T | undefined,
-  what: string,
-  timeoutMs = 10_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(20);
-  }
-}
+/** The one poll loop (`../eventually.ts`), re-exported for the suites built on this harness. */
+export { eventually };
 
 export const base64 = (text: string) => Buffer.from(text).toString('base64');
 

@@ -15,10 +15,11 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { accessSync, constants, rmSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { request } from 'node:http';
-import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
-import { delimiter, join } from 'node:path';
+import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { freePorts } from '../net/free-ports.ts';
+import { findExecutable, firstExecutable } from '../processes/executables.ts';
 
 export interface EtcdProcess {
   /** The member name (--name). */
@@ -68,21 +69,8 @@ const LOG_LIMIT = 64 * 1024;
 
 /** The etcd binary to run: $ETCD_BINARY, /usr/bin/etcd, or `etcd` on PATH; undefined when there is none. */
 export function etcdBinary(): string | undefined {
-  const candidates: string[] = [];
-  if (process.env.ETCD_BINARY) candidates.push(process.env.ETCD_BINARY);
-  candidates.push(DEFAULT_BINARY);
-  for (const dir of (process.env.PATH ?? '').split(delimiter)) {
-    if (dir) candidates.push(join(dir, 'etcd'));
-  }
-  for (const candidate of candidates) {
-    try {
-      accessSync(candidate, constants.X_OK);
-      return candidate;
-    } catch {
-      // try the next one
-    }
-  }
-  return undefined;
+  const candidates = process.env.ETCD_BINARY ? [process.env.ETCD_BINARY, DEFAULT_BINARY] : [DEFAULT_BINARY];
+  return firstExecutable(candidates) ?? findExecutable('etcd');
 }
 
 /** Whether an etcd binary is installed (see etcdBinary). */
@@ -139,28 +127,6 @@ async function keepingAlive<T>(promise: Promise<T>): Promise<T> {
 }
 
 // ---- helpers ----
-
-/** Free loopback ports, all held open at once so that they differ. */
-async function freePorts(n: number): Promise<number[]> {
-  const servers: Server[] = [];
-  try {
-    const ports: number[] = [];
-    for (let i = 0; i < n; i++) {
-      const server = createServer();
-      servers.push(server);
-      await new Promise<void>((resolve, reject) => {
-        server.once('error', reject);
-        server.listen(0, '127.0.0.1', () => resolve());
-      });
-      const address = server.address();
-      if (address === null || typeof address === 'string') throw new Error('no port');
-      ports.push(address.port);
-    }
-    return ports;
-  } finally {
-    await Promise.all(servers.map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));
-  }
-}
 
 function defaultBaseDir(): string {
   try {

@@ -1,88 +1,38 @@
+import type { KubeList, KubeObject, ListMeta, Status } from '@certkit/apimachinery';
 import {
-  INITIAL_EVENTS_END_ANNOTATION,
-  type KubeList,
-  type KubeObject,
-  type ListMeta,
-  newExpired,
-  newInvalid,
-  parseFieldSelector,
-  parseLabelSelector,
-  type Status,
-  type StatusError,
-  toPartialObjectMetadata,
-} from '@certkit/apimachinery';
+  FakeClient,
+  objectKeyOf,
+  type ObjectTracker,
+  resourceKey,
+  type WatchQueue,
+} from '@certkit/runtime/client/fake/index';
 import type {
+  DeleteOptions,
   ListOptions,
+  PatchType,
   ReadMode,
   RequestOptions,
   ResourceClient,
   ResourceRef,
   WatchEvent,
   WatchOptions,
+  WriteOptions,
 } from '@certkit/runtime/client/types';
 import { objectKey } from '@certkit/runtime/informers/store';
 
 /**
- * An in-memory ResourceClient for unit tests of informers and caches: a tiny server with a revision
- * counter, event history (compactable, for 410s), pagination, watch-list, and hooks to fail calls the way
- * a real server or network would. Not for production use.
+ * One resource of the runtime's in-memory client (`@certkit/runtime/client/fake`, which models the API
+ * server's answers, compaction and watch streams), with what unit tests of informers and caches add on top:
+ * every list and watch request recorded with its options, hooks that fail calls the way a server or the
+ * network would, server-side writes and watch control by short names, and a server that ignores `limit` at
+ * resourceVersion "0" (as kube-apiserver's watch cache does) unless told to page there.
  */
-
-type HistoryEvent = { rv: number; type: 'ADDED' | 'MODIFIED' | 'DELETED'; obj: KubeObject };
 
 /** A hook's verdict: undefined lets the call through, an error fails it. */
 export type CallHook<O> = (options: O, callIndex: number) => Error | undefined;
 
-export class FakeWatch implements AsyncIterable<WatchEvent> {
-  readonly options: WatchOptions & RequestOptions;
-  #queue: (WatchEvent | { end: true } | { error: Error })[] = [];
-  #wake: (() => void) | undefined;
-  #closed = false;
-
-  constructor(options: WatchOptions & RequestOptions) {
-    this.options = options;
-    options.signal?.addEventListener('abort', () => this.end(), { once: true });
-  }
-
-  get closed(): boolean {
-    return this.#closed;
-  }
-
-  push(event: WatchEvent): void {
-    if (this.#closed) return;
-    this.#queue.push(event);
-    this.#wake?.();
-  }
-
-  end(): void {
-    if (this.#closed) return;
-    this.#queue.push({ end: true });
-    this.#wake?.();
-  }
-
-  fail(error: Error): void {
-    if (this.#closed) return;
-    this.#queue.push({ error });
-    this.#wake?.();
-  }
-
-  async *[Symbol.asyncIterator](): AsyncIterator<WatchEvent> {
-    try {
-      for (;;) {
-        while (this.#queue.length === 0) await new Promise<void>((r) => (this.#wake = r));
-        this.#wake = undefined;
-        const item = this.#queue.shift()!;
-        if ('end' in item) return;
-        if ('error' in item) throw item.error;
-        yield item;
-      }
-    } finally {
-      this.#closed = true;
-    }
-  }
-}
-
 export interface FakeResourceClientOptions {
+  /** The resource (default: ConfigMaps); missing fields come from the default. */
   ref?: Partial<ResourceRef>;
   mode?: ReadMode;
   /** Answer sendInitialEvents watches (default true); false answers them with 422 as older servers do. */
@@ -94,21 +44,17 @@ export interface FakeResourceClientOptions {
 export class FakeResourceClient implements ResourceClient {
   readonly ref: ResourceRef;
   readonly mode: ReadMode;
-  supportsWatchList: boolean;
-  paginateAtZero: boolean;
-  readonly objects = new Map<string, KubeObject>();
-  readonly history: HistoryEvent[] = [];
-  readonly watches: FakeWatch[] = [];
+  readonly paginateAtZero: boolean;
+  /** The in-memory server behind this resource. */
+  readonly server: FakeClient;
   readonly listCalls: ListOptions[] = [];
   readonly watchCalls: WatchOptions[] = [];
   /** Fails list/listEach calls (after recording them). */
   onList: CallHook<ListOptions> | undefined;
   /** Fails watch calls (after recording them). */
   onWatch: CallHook<WatchOptions> | undefined;
-  #rv = 100;
-  #compactedRv = 0;
-  /** Continue tokens issued; expire() invalidates them. */
-  #tokenGeneration = 0;
+  readonly #client: ResourceClient;
+  readonly #resource: string;
 
   constructor(options: FakeResourceClientOptions = {}) {
     this.ref = {
@@ -120,81 +66,70 @@ export class FakeResourceClient implements ResourceClient {
       ...options.ref,
     };
     this.mode = options.mode ?? 'full';
-    this.supportsWatchList = options.supportsWatchList ?? true;
     this.paginateAtZero = options.paginateAtZero ?? false;
+    this.server = new FakeClient({ watchList: options.supportsWatchList ?? true });
+    this.#client = this.server.resource(this.ref, this.mode);
+    this.#resource = resourceKey(this.ref);
   }
 
+  get #tracker(): ObjectTracker {
+    return this.server.tracker;
+  }
+
+  /** The server's current revision. */
   get resourceVersion(): string {
-    return String(this.#rv);
+    return String(this.#tracker.revision);
+  }
+
+  /** The stored objects by `namespace/name`. */
+  get objects(): Map<string, KubeObject> {
+    return new Map(this.#tracker.list(this.#resource).map((obj) => [objectKey(obj), obj]));
   }
 
   /** Open (not yet closed) watches. */
-  get openWatches(): FakeWatch[] {
-    return this.watches.filter((w) => !w.closed);
+  get openWatches(): WatchQueue[] {
+    return this.#tracker.openWatches(this.#resource);
   }
 
-  // -- server-side writes -------------------------------------------------------------------------------
+  // -- server-side writes and events ----------------------------------------------------------------------
 
+  /** Stores the object as given (a new resourceVersion, nothing else changed), telling the watches. */
   put(obj: KubeObject): KubeObject {
-    const stored = structuredClone(obj);
-    stored.metadata = { ...stored.metadata, resourceVersion: String(++this.#rv) };
-    const key = objectKey(stored);
-    const type = this.objects.has(key) ? 'MODIFIED' : 'ADDED';
-    this.objects.set(key, stored);
-    this.#record(type, stored);
-    return stored;
+    return structuredClone(this.#tracker.put(this.#resource, structuredClone(obj)));
   }
 
   remove(namespace: string | undefined, name: string): void {
-    const key = namespace ? `${namespace}/${name}` : name;
-    const old = this.objects.get(key);
-    if (!old) return;
-    this.objects.delete(key);
-    const tombstone = structuredClone(old);
-    tombstone.metadata!.resourceVersion = String(++this.#rv);
-    this.#record('DELETED', tombstone);
+    this.#tracker.remove(this.#resource, objectKeyOf(namespace, name));
   }
 
-  /** Forgets history up to the current revision: watches from older RVs get 410. */
+  /** Forgets history up to the current revision: lists, continues and watches from older RVs get 410. */
   compact(): void {
-    this.#compactedRv = this.#rv;
-    this.history.length = 0;
-    this.#tokenGeneration++;
+    this.#tracker.compact();
   }
 
-  /** Sends a BOOKMARK at the current revision on every open watch that asked for bookmarks. */
   bookmark(): void {
-    for (const w of this.openWatches) {
-      if (w.options.allowWatchBookmarks) {
-        w.push({ type: 'BOOKMARK', object: this.#bookmarkObject(String(this.#rv)) });
-      }
-    }
+    this.#tracker.bookmarkWatches();
   }
 
   /** Ends every open watch cleanly (a server-side timeout). */
   endWatches(): void {
-    for (const w of this.openWatches) w.end();
+    this.#tracker.endWatches();
   }
 
   /** Sends an ERROR event on every open watch, then ends it. */
   errorWatches(status: Status): void {
-    for (const w of this.openWatches) {
-      w.push({ type: 'ERROR', object: status });
-      w.end();
-    }
+    this.#tracker.errorWatches(status);
   }
 
   /** Breaks every open watch's stream with a transport error. */
   breakWatches(error: Error): void {
-    for (const w of this.openWatches) w.fail(error);
+    this.#tracker.breakWatches(error);
   }
 
   // -- ResourceClient --------------------------------------------------------------------------------------
 
-  async get(namespace: string | undefined, name: string): Promise<KubeObject> {
-    const obj = this.objects.get(namespace ? `${namespace}/${name}` : name);
-    if (!obj) throw new Error(`not found: ${name}`);
-    return this.#render(obj);
+  get(namespace: string | undefined, name: string, options?: RequestOptions): Promise<KubeObject> {
+    return this.#client.get(namespace, name, options);
   }
 
   async list(namespace: string | undefined, options: ListOptions & RequestOptions = {}): Promise<KubeList> {
@@ -211,25 +146,12 @@ export class FakeResourceClient implements ResourceClient {
     const index = this.listCalls.push({ ...options, signal: undefined } as ListOptions) - 1;
     const failure = this.onList?.(options, index);
     if (failure) throw failure;
-    await Promise.resolve();
-    let start = 0;
-    let listRv = this.#rv;
-    if (options.continue) {
-      const [generation, offset, rv] = options.continue.split(':').map(Number);
-      if (generation !== this.#tokenGeneration)
-        throw newExpired('The provided continue parameter is too old');
-      start = offset;
-      listRv = rv;
-    } else if (options.resourceVersion && options.resourceVersion !== '0') {
-      if (Number(options.resourceVersion) < this.#compactedRv) throw this.#expired(options.resourceVersion);
-    }
-    const all = this.#select(namespace, options).sort((a, b) => objectKey(a).localeCompare(objectKey(b)));
-    const honourLimit = options.resourceVersion !== '0' || this.paginateAtZero || !!options.continue;
-    const end = honourLimit && options.limit ? Math.min(all.length, start + options.limit) : all.length;
-    for (let i = start; i < end; i++) onItem(this.#render(all[i]));
-    const meta: ListMeta = { resourceVersion: String(listRv) };
-    if (end < all.length) meta.continue = `${this.#tokenGeneration}:${end}:${listRv}`;
-    return meta;
+    const ignoresLimit = options.resourceVersion === '0' && !options.continue && !this.paginateAtZero;
+    return this.#client.listEach(
+      namespace,
+      ignoresLimit ? { ...options, limit: undefined } : options,
+      onItem,
+    );
   }
 
   async watch(
@@ -239,108 +161,28 @@ export class FakeResourceClient implements ResourceClient {
     const index = this.watchCalls.push({ ...options, signal: undefined } as WatchOptions) - 1;
     const failure = this.onWatch?.(options, index);
     if (failure) throw failure;
-    await Promise.resolve();
-    if (options.sendInitialEvents && !this.supportsWatchList) {
-      throw newInvalid('meta.k8s.io', 'ListOptions', '', [
-        {
-          type: 'FieldValueForbidden',
-          field: 'sendInitialEvents',
-          detail: 'sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled',
-        },
-      ]);
-    }
-    const watch = new FakeWatch(options);
-    const matches = (obj: KubeObject) => this.#matches(obj, namespace, options);
-    if (options.sendInitialEvents) {
-      for (const obj of this.objects.values()) {
-        if (matches(obj)) watch.push({ type: 'ADDED', object: this.#render(obj) });
-      }
-      if (options.allowWatchBookmarks) {
-        watch.push({
-          type: 'BOOKMARK',
-          object: this.#bookmarkObject(String(this.#rv), { [INITIAL_EVENTS_END_ANNOTATION]: 'true' }),
-        });
-      }
-    } else {
-      const from = Number(options.resourceVersion || this.#rv);
-      if (from < this.#compactedRv) throw this.#expired(String(from));
-      for (const e of this.history) {
-        if (e.rv > from && matches(e.obj)) watch.push({ type: e.type, object: this.#render(e.obj) });
-      }
-    }
-    (watch as unknown as { filter: (o: KubeObject) => boolean }).filter = matches;
-    this.watches.push(watch);
-    return watch;
+    return this.#client.watch(namespace, options);
   }
 
-  async create(): Promise<KubeObject> {
-    throw new Error('not implemented');
-  }
-  async update(): Promise<KubeObject> {
-    throw new Error('not implemented');
-  }
-  async patch(): Promise<KubeObject> {
-    throw new Error('not implemented');
-  }
-  async delete(): Promise<void> {
-    throw new Error('not implemented');
+  create(namespace: string | undefined, obj: KubeObject, options?: WriteOptions & RequestOptions) {
+    return this.#client.create(namespace, obj, options);
   }
 
-  // -- internals -----------------------------------------------------------------------------------------
-
-  #record(type: HistoryEvent['type'], obj: KubeObject): void {
-    this.history.push({ rv: this.#rv, type, obj });
-    for (const w of this.openWatches) {
-      const filter = (w as unknown as { filter?: (o: KubeObject) => boolean }).filter;
-      if (!filter || filter(obj)) w.push({ type, object: this.#render(obj) });
-    }
+  update(obj: KubeObject, options?: WriteOptions & RequestOptions) {
+    return this.#client.update(obj, options);
   }
 
-  #expired(rv: string): StatusError {
-    return newExpired(`too old resource version: ${rv} (${this.#compactedRv})`);
+  patch(
+    namespace: string | undefined,
+    name: string,
+    type: PatchType,
+    patch: unknown,
+    options?: WriteOptions & RequestOptions,
+  ) {
+    return this.#client.patch(namespace, name, type, patch, options);
   }
 
-  #render(obj: KubeObject): KubeObject {
-    const copy = structuredClone(obj);
-    if (this.mode === 'metadata') return toPartialObjectMetadata(copy) as unknown as KubeObject;
-    // As kube-apiserver's JSON lists: items without apiVersion/kind is fine for the informer to fix up.
-    return copy;
-  }
-
-  #bookmarkObject(resourceVersion: string, annotations?: Record<string, string>): KubeObject {
-    return {
-      apiVersion: this.mode === 'metadata' ? 'meta.k8s.io/v1' : this.ref.version,
-      kind: this.mode === 'metadata' ? 'PartialObjectMetadata' : this.ref.kind,
-      metadata: annotations ? { resourceVersion, annotations } : { resourceVersion },
-    };
-  }
-
-  #select(namespace: string | undefined, options: ListOptions): KubeObject[] {
-    return [...this.objects.values()].filter((o) => this.#matches(o, namespace, options));
-  }
-
-  #matches(obj: KubeObject, namespace: string | undefined, options: ListOptions): boolean {
-    if (namespace && obj.metadata?.namespace !== namespace) return false;
-    if (options.labelSelector && !parseLabelSelector(options.labelSelector).matches(obj.metadata?.labels)) {
-      return false;
-    }
-    if (options.fieldSelector) {
-      const fields: Record<string, string> = {
-        'metadata.name': obj.metadata?.name ?? '',
-        'metadata.namespace': obj.metadata?.namespace ?? '',
-      };
-      if (typeof obj.type === 'string') fields.type = obj.type;
-      if (!parseFieldSelector(options.fieldSelector).matches(fields)) return false;
-    }
-    return true;
-  }
-}
-
-/** Polls `predicate` until it holds or `timeoutMs` passes (then throws with `what`). */
-export async function eventually(predicate: () => boolean, what: string, timeoutMs = 5000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!predicate()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 5));
+  delete(namespace: string | undefined, name: string, options?: DeleteOptions & RequestOptions) {
+    return this.#client.delete(namespace, name, options);
   }
 }

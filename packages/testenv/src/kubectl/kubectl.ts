@@ -1,27 +1,15 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { accessSync, constants } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
-import { delimiter, join } from 'node:path';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { findExecutable } from '../processes/executables.ts';
 
 /** kubectl in tests: found on PATH (or the reason to skip), run with a given environment and work dir. */
 
 const execFileAsync = promisify(execFile);
 
-function findOnPath(command: string): string | undefined {
-  for (const dir of (process.env.PATH ?? '').split(delimiter)) {
-    if (!dir) continue;
-    const candidate = join(dir, command);
-    try {
-      accessSync(candidate, constants.X_OK);
-      return candidate;
-    } catch {}
-  }
-  return undefined;
-}
-
-export const kubectlPath = findOnPath('kubectl');
+export const kubectlPath = findExecutable('kubectl');
 /** Why kubectl suites skip, or false when kubectl is there. */
 export const kubectlSkip: string | false = kubectlPath ? false : 'kubectl is not on PATH';
 

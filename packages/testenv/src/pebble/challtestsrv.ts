@@ -5,8 +5,8 @@
  */
 
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { createServer } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { freePort } from '../net/free-ports.ts';
 
 export const CHALLTESTSRV = 'pebble-challtestsrv';
 
@@ -14,15 +14,6 @@ export const CHALLTESTSRV = 'pebble-challtestsrv';
 export function challTestSrvMissing(): string | false {
   const probe = spawnSync(CHALLTESTSRV, ['-h'], { stdio: 'ignore' });
   return probe.error ? `${CHALLTESTSRV} is not installed (Debian package pebble)` : false;
-}
-
-/** A TCP port free right now on 127.0.0.1 (the OS picks it; a race with other processes is unlikely). */
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 export interface ChallTestSrv {

@@ -8,14 +8,15 @@
  */
 
 import { type ChildProcess, spawn } from 'node:child_process';
-import { accessSync, constants, rmSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
-import { delimiter, join } from 'node:path';
+import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createTestCa } from '../pki/auth-certs.ts';
 import { Agent, request } from 'undici';
+import { freePorts } from '../net/free-ports.ts';
+import { findExecutable } from '../processes/executables.ts';
 
 export interface PebbleOptions {
   /** `externalAccountBindingRequired`: newAccount without EAB is refused. */
@@ -64,17 +65,7 @@ const START_TIMEOUT_MS = 20_000;
 
 /** The pebble binary on PATH, or undefined. */
 export function pebbleBinary(): string | undefined {
-  for (const dir of (process.env.PATH ?? '').split(delimiter)) {
-    if (!dir) continue;
-    const candidate = join(dir, 'pebble');
-    try {
-      accessSync(candidate, constants.X_OK);
-      return candidate;
-    } catch {
-      // next
-    }
-  }
-  return undefined;
+  return findExecutable('pebble');
 }
 
 /** A test's `skip` value: the reason when pebble is not installed, else false. */
@@ -227,26 +218,4 @@ async function answers(url: string, dispatcher: Agent): Promise<boolean> {
 
 function randomMacKey(): string {
   return Buffer.from(globalThis.crypto.getRandomValues(new Uint8Array(32))).toString('base64url');
-}
-
-/** Free loopback ports, all held open at once so that they differ. */
-async function freePorts(n: number): Promise<number[]> {
-  const servers: Server[] = [];
-  try {
-    const ports: number[] = [];
-    for (let i = 0; i < n; i++) {
-      const server = createServer();
-      servers.push(server);
-      await new Promise<void>((resolve, reject) => {
-        server.once('error', reject);
-        server.listen(0, '127.0.0.1', () => resolve());
-      });
-      const address = server.address();
-      if (address === null || typeof address === 'string') throw new Error('no port');
-      ports.push(address.port);
-    }
-    return ports;
-  } finally {
-    await Promise.all(servers.map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));
-  }
 }

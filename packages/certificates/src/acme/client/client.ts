@@ -1,4 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+// RFC 8555's notBefore/notAfter are RFC 3339; whole seconds in UTC is exactly metav1.Time's text.
+import { formatTime } from '@certkit/apimachinery';
 import type { AccountKey } from './account-key.ts';
 import { chainMatchesPreferred } from './chains.ts';
 import { firstHeader, linkTargets, parseRetryAfter } from './headers.ts';
@@ -190,8 +192,8 @@ export class AcmeClient {
   async newOrder(input: NewOrderInput): Promise<AcmeOrder> {
     const directory = await this.directory();
     const payload: Record<string, unknown> = { identifiers: input.identifiers };
-    if (input.notBefore) payload.notBefore = rfc3339(input.notBefore);
-    if (input.notAfter) payload.notAfter = rfc3339(input.notAfter);
+    if (input.notBefore) payload.notBefore = formatTime(input.notBefore);
+    if (input.notAfter) payload.notAfter = formatTime(input.notAfter);
     if (input.profile) {
       const offered = Object.keys(directory.meta?.profiles ?? {});
       if (!offered.includes(input.profile)) {
@@ -396,10 +398,6 @@ function requireLocation(response: AcmeHttpResponse): string {
   const location = firstHeader(response.headers.location);
   if (!location) throw new AcmeProtocolError(`the ACME server sent no Location from ${response.url}`);
   return new URL(location, response.url).toString();
-}
-
-function rfc3339(date: Date): string {
-  return date.toISOString().replace(/\.\d{3}Z$/, 'Z');
 }
 
 function clamp(value: number, min: number, max: number): number {

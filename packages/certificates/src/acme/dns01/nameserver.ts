@@ -1,12 +1,18 @@
 /**
- * Nameserver addresses as cert-manager reads them: the RFC2136 solver's `nameserver` (host or `[v6]`,
- * optional port, default 53: internal/apis/certmanager/validation/util/nameserver.go `ValidNameserver`), and the
- * check servers of `--dns01-recursive-nameservers` (`host:port` or an `https://` DoH URL: `ValidDNS01Nameserver`
- * there).
+ * Nameserver addresses the DNS-01 solver dials: the RFC2136 solver's `nameserver` (host or `[v6]`, optional
+ * port, default 53) and the check servers of `--dns01-recursive-nameservers` (`host:port` or an `https://` DoH
+ * URL). The rules are admission's (api/validation/nameserver.ts, as upstream's util/nameserver.go serves both
+ * its webhook and its provider); this adds what dialling needs: a numeric port and a host.
  */
 
 import { getServers } from 'node:dns';
-import { isIPv6 } from 'node:net';
+import {
+  dns01NameserverError,
+  joinHostPort,
+  portNumber,
+  rfc2136Nameserver,
+  splitHostPort,
+} from '../../api/validation/nameserver.ts';
 
 export type Nameserver =
   | { readonly kind: 'dns'; readonly host: string; readonly port: number }
@@ -21,77 +27,36 @@ export class NameserverError extends Error {
 
 /** `host:port`, with IPv6 hosts in brackets (Go's net.JoinHostPort); a DoH server's URL. */
 export function formatNameserver(server: Nameserver): string {
-  if (server.kind === 'https') return server.url;
-  return `${isIPv6(server.host) ? `[${server.host}]` : server.host}:${server.port}`;
-}
-
-/**
- * Go's net.SplitHostPort, which cert-manager relies on: `[v6]:port`, `host:port`; a missing port is its own
- * error (callers that have a default port catch it).
- */
-function splitHostPort(
-  address: string,
-): { host: string; port: string } | { error: string; missingPort?: true } {
-  if (address.startsWith('[')) {
-    const close = address.indexOf(']');
-    if (close < 0) return { error: `address ${address}: missing ']' in address` };
-    const host = address.slice(1, close);
-    const rest = address.slice(close + 1);
-    if (rest === '') return { error: `address ${address}: missing port in address`, missingPort: true };
-    if (!rest.startsWith(':') || rest.includes(':', 1)) {
-      return { error: `address ${address}: unexpected text after ']'` };
-    }
-    return { host, port: rest.slice(1) };
-  }
-  const colon = address.lastIndexOf(':');
-  if (colon < 0) return { error: `address ${address}: missing port in address`, missingPort: true };
-  const host = address.slice(0, colon);
-  if (host.includes(':')) return { error: `address ${address}: too many colons in address` };
-  return { host, port: address.slice(colon + 1) };
+  return server.kind === 'https' ? server.url : joinHostPort(server.host, server.port);
 }
 
 function parsePort(port: string, what: string): number {
-  const n = /^[0-9]{1,5}$/.test(port) ? Number(port) : NaN;
-  if (!(n >= 1 && n <= 65535)) throw new NameserverError(`${what}: invalid port ${JSON.stringify(port)}`);
+  const n = portNumber(port);
+  if (n === undefined) throw new NameserverError(`${what}: invalid port ${JSON.stringify(port)}`);
   return n;
 }
 
-/** The RFC2136 `nameserver` field: `host`, `host:port`, `[v6]`, `[v6]:port`; the port defaults to 53. */
+/**
+ * The RFC2136 `nameserver` field, read by the rule admission checks it with (`rfc2136Nameserver`): `host`,
+ * `host:port`, `[v6]`, `[v6]:port`, the port 53 by default; and, since it is dialled, a port from 1 to 65535.
+ */
 export function parseRFC2136Nameserver(value: string): Nameserver {
-  const nameserver = value.trim();
-  if (nameserver === '') throw new NameserverError('RFC2136 nameserver missing');
-  let host: string;
-  let port = '';
-  const split = splitHostPort(nameserver);
-  if ('error' in split) {
-    if (!split.missingPort) throw new NameserverError(`RFC2136 nameserver is invalid: ${split.error}`);
-    host = nameserver.replace(/^\[|\]$/g, '');
-  } else {
-    ({ host, port } = split);
-  }
-  if (host === '') throw new NameserverError(`RFC2136 nameserver has no host defined, ${nameserver}`);
+  const valid = rfc2136Nameserver(value);
+  if ('error' in valid) throw new NameserverError(valid.error);
   return {
     kind: 'dns',
-    host,
-    port: port === '' ? 53 : parsePort(port, `RFC2136 nameserver ${nameserver} is invalid`),
+    host: valid.host,
+    port: parsePort(valid.port, `RFC2136 nameserver ${value.trim()} is invalid`),
   };
 }
 
 /** One `--dns01-recursive-nameservers` entry (or a solver's `nameservers` entry): `host:port` or `https://…`. */
 export function parseCheckNameserver(value: string): Nameserver {
-  if (value.startsWith('https://')) {
-    let url: URL;
-    try {
-      url = new URL(value);
-    } catch {
-      throw new NameserverError(`${value}: must be in the format https://<DoH RFC 8484 server address>`);
-    }
-    if (url.host === '') {
-      throw new NameserverError(`${value}: must be in the format https://<DoH RFC 8484 server address>`);
-    }
-    return { kind: 'https', url: value };
-  }
+  const problem = dns01NameserverError(value);
+  if (problem) throw new NameserverError(`${value}: ${problem}`);
+  if (value.startsWith('https://')) return { kind: 'https', url: value };
   const split = splitHostPort(value);
+  // Upstream lets an empty host through (`:53`); a server to ask needs one.
   if ('error' in split || split.host === '') {
     throw new NameserverError(`${value}: must be in the format <ip address>:<port>`);
   }

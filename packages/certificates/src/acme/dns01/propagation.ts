@@ -13,7 +13,7 @@
  */
 
 import { formatNameserver, type Nameserver } from './nameserver.ts';
-import { dnsQuery, type QueryOptions } from './query.ts';
+import { dnsQuery, type QueryOptions, tryEachNameserver } from './query.ts';
 import { type DecodedMessage, fqdn as toFqdn, Rcode, RRType, rcodeName, sameName } from './wire.ts';
 
 export interface DNS01ResolverOptions {
@@ -93,23 +93,6 @@ export class DNS01Resolver {
     });
   }
 
-  /**
-   * Tries each server in order and returns the first result; when all fail, the last error (cert-manager's
-   * `tryAllNameservers`).
-   */
-  async #tryAll<T>(servers: readonly Nameserver[], fn: (server: Nameserver) => Promise<T>): Promise<T> {
-    if (servers.length === 0) throw new Error('nameservers is required');
-    let lastError: unknown;
-    for (const server of servers) {
-      try {
-        return await fn(server);
-      } catch (err) {
-        lastError = err;
-      }
-    }
-    throw lastError;
-  }
-
   /** The apex of the zone holding `name`, absolute (`example.test.`). */
   async findZone(name: string, servers: readonly Nameserver[], signal?: AbortSignal): Promise<string> {
     const fqdn = toFqdn(name);
@@ -117,7 +100,7 @@ export class DNS01Resolver {
       const hit = this.#cached('SOA', server, fqdn);
       if (hit) return hit[0];
     }
-    return this.#tryAll(servers, async (server) => {
+    return tryEachNameserver(servers, async (server) => {
       for (const domain of selfAndParents(fqdn)) {
         const reply = await this.#ask(domain, RRType.SOA, [server], signal);
         if (reply.rcode === Rcode.NXDOMAIN) continue;
@@ -152,7 +135,7 @@ export class DNS01Resolver {
       const hit = this.#cached('NS', server, fqdn);
       if (hit) return hit;
     }
-    return this.#tryAll(servers, async (server) => {
+    return tryEachNameserver(servers, async (server) => {
       let zone: string;
       try {
         zone = await this.findZone(fqdn, [server], signal);

@@ -85,6 +85,26 @@ async function askOne(
 }
 
 /**
+ * Runs `fn` on each server in order and returns the first result; when all fail, the last error
+ * (cert-manager's `tryAllNameservers`).
+ */
+export async function tryEachNameserver<T>(
+  servers: readonly Nameserver[],
+  fn: (server: Nameserver) => Promise<T>,
+): Promise<T> {
+  if (servers.length === 0) throw new Error('nameservers is required');
+  let lastError: unknown;
+  for (const server of servers) {
+    try {
+      return await fn(server);
+    } catch (err) {
+      lastError = err;
+    }
+  }
+  throw lastError;
+}
+
+/**
  * Asks each server in turn until one answers (any RCODE counts as an answer); throws the last error when none
  * does.
  */
@@ -94,14 +114,8 @@ export async function dnsQuery(
   servers: readonly Nameserver[],
   options: QueryOptions = {},
 ): Promise<DnsAnswer> {
-  if (servers.length === 0) throw new Error('nameservers is required');
-  let lastError: unknown;
-  for (const server of servers) {
-    try {
-      return { server, message: await askOne(server, name, type, options) };
-    } catch (err) {
-      lastError = err;
-    }
-  }
-  throw lastError;
+  return tryEachNameserver(servers, async (server) => ({
+    server,
+    message: await askOne(server, name, type, options),
+  }));
 }

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
 import { describe, it } from 'node:test';
 import { type NsupdateVector, nsupdateVectors } from '@certkit/testenv/dns/nsupdate-vectors';
+import { RFC2136_TSIG_ALGORITHMS } from '../../api/acme-constants.ts';
 import {
   decodeTsigSecret,
   signMessage,
@@ -197,6 +198,14 @@ describe('TSIG', () => {
       () => tsigAlgorithm('HMAC-SHA256'),
       /TSIG algorithm 'HMAC-SHA256' is not supported \(supported: HMACMD5/,
     );
+  });
+
+  it('signs with every algorithm admission accepts, plus exactly HMACSHA224 and HMACSHA384', () => {
+    for (const name of RFC2136_TSIG_ALGORITHMS) assert.equal(tsigAlgorithm(name), TSIG_ALGORITHMS[name]);
+    const beyondAdmission = Object.keys(TSIG_ALGORITHMS).filter(
+      (name) => !(RFC2136_TSIG_ALGORITHMS as readonly string[]).includes(name),
+    );
+    assert.deepEqual(beyondAdmission, ['HMACSHA224', 'HMACSHA384']);
   });
 
   it('decodes the base64 secret, ignoring surrounding whitespace, and refuses anything else', () => {

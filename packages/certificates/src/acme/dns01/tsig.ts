@@ -1,14 +1,17 @@
 /**
  * TSIG (RFC 8945): signing a request and verifying the signed response, with HMAC from `node:crypto`.
  *
- * cert-manager names the algorithms `HMACMD5` (its default), `HMACSHA1`, `HMACSHA256` and `HMACSHA512`
- * (case-insensitive; pkg/issuer/acme/dns/rfc2136/rfc2136.go); its TSIG provider (tsig.go there) also computes
- * SHA-224 and SHA-384, which miekg/dns names but cert-manager's config does not accept. certkit accepts
- * `HMACSHA224` and `HMACSHA384` too: BIND's `tsig-keygen` makes such keys, and refusing them would only make a
- * user pick another algorithm.
+ * Two lists of algorithms, on purpose. Admission accepts cert-manager's four, `RFC2136_TSIG_ALGORITHMS` in
+ * api/acme-constants.ts (`HMACMD5`, its default, `HMACSHA1`, `HMACSHA256`, `HMACSHA512`, case-insensitive;
+ * pkg/issuer/acme/dns/rfc2136/rfc2136.go), so that an Issuer certkit admits is one cert-manager admits. The
+ * provider signs with those and with `HMACSHA224` and `HMACSHA384` (`TSIG_ALGORITHMS` here), which
+ * cert-manager's TSIG code (tsig.go there, after miekg/dns) also computes: BIND's `tsig-keygen` makes such keys,
+ * and an Issuer that reached the store without our admission (written before it, or with admission off) then
+ * still works. The type below makes the second list a superset of the first.
  */
 
 import { createHmac, timingSafeEqual } from 'node:crypto';
+import type { RFC2136_TSIG_ALGORITHMS } from '../../api/acme-constants.ts';
 import {
   canonicalName,
   type DecodedMessage,
@@ -20,6 +23,9 @@ import {
   tsigData,
 } from './wire.ts';
 
+/** A name admission accepts: every one of them must be signable. */
+type AdmittedTsigAlgorithm = (typeof RFC2136_TSIG_ALGORITHMS)[number];
+
 export interface TsigAlgorithm {
   /** The algorithm's domain name on the wire (RFC 8945 §6). */
   readonly wireName: string;
@@ -27,7 +33,9 @@ export interface TsigAlgorithm {
   readonly hash: string;
 }
 
-export const TSIG_ALGORITHMS: Readonly<Record<string, TsigAlgorithm>> = {
+/** The algorithms the provider signs with, by cert-manager's spelling (see the list admission accepts above). */
+export const TSIG_ALGORITHMS: Readonly<Record<AdmittedTsigAlgorithm, TsigAlgorithm>> &
+  Readonly<Record<string, TsigAlgorithm | undefined>> = {
   HMACMD5: { wireName: 'hmac-md5.sig-alg.reg.int.', hash: 'md5' },
   HMACSHA1: { wireName: 'hmac-sha1.', hash: 'sha1' },
   HMACSHA224: { wireName: 'hmac-sha224.', hash: 'sha224' },

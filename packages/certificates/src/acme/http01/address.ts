@@ -4,18 +4,12 @@
  */
 
 import { isIP } from 'node:net';
-import { splitHostPort } from '../../api/validation/acme-issuer.ts';
+import { portNumber, splitHostPort } from '../../api/validation/nameserver.ts';
 
 export interface ListenAddress {
   /** Empty: every interface. */
   host: string;
   port: number;
-}
-
-function portNumber(text: string, min: number): number | undefined {
-  if (!/^\d{1,5}$/.test(text)) return undefined;
-  const port = Number(text);
-  return port >= min && port <= 65535 ? port : undefined;
 }
 
 /** host:port, :port or [v6]:port; port 0 picks a free one (tests). */

@@ -8,7 +8,7 @@
 
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { splitHostPort } from '../../api/validation/acme-issuer.ts';
+import { splitHostPort } from '../../api/validation/nameserver.ts';
 import { HTTP01_CHALLENGE_PATH } from './solver.ts';
 import type { ListenAddress } from './address.ts';
 

@@ -14,9 +14,9 @@ import type { Challenge } from '../../api/acme-types.ts';
 import {
   challTestSrvMissing,
   type ChallTestSrv,
-  freePort,
   startChallTestSrv,
 } from '@certkit/testenv/pebble/challtestsrv';
+import { freePort } from '@certkit/testenv/net/free-ports';
 import { type ChallengeListener, LISTENER_LIMITS } from './challenge-server.ts';
 import { EmbeddedHTTP01Solver } from './embedded-solver.ts';
 import { selfCheck } from './self-check.ts';

@@ -9,6 +9,7 @@ import { type FieldError, parseGoDuration } from '@certkit/apimachinery';
 import { AZURE_DNS_ENVIRONMENTS, DNS01_PROVIDERS, RFC2136_TSIG_ALGORITHMS } from '../acme-constants.ts';
 import { forbidden, index, invalid, notSupported, required } from './errors.ts';
 import { caBundleError, dns1123SubdomainErrors } from './formats.ts';
+import { dns01NameserverError, rfc2136Nameserver } from './nameserver.ts';
 
 type Json = Record<string, unknown>;
 
@@ -25,68 +26,6 @@ export function secretKeySelectorErrors(selector: unknown, path: string): FieldE
   if (!asString(ref?.name)) errors.push(required(`${path}.name`, 'secret name is required'));
   if (!asString(ref?.key)) errors.push(required(`${path}.key`, 'secret key is required'));
   return errors;
-}
-
-/**
- * Go's net.SplitHostPort: host and port, or the error text it returns. Brackets are required around
- * IPv6 hosts, and the port may be empty (`host:`).
- */
-export function splitHostPort(hostport: string): { host: string; port: string } | { error: string } {
-  const fail = (reason: string) => ({ error: `address ${hostport}: ${reason}` });
-  const colon = hostport.lastIndexOf(':');
-  if (colon < 0) return fail('missing port in address');
-  let host: string;
-  let from = 0;
-  let after = 0;
-  if (hostport.startsWith('[')) {
-    const end = hostport.indexOf(']');
-    if (end < 0) return fail("missing ']' in address");
-    if (end + 1 === hostport.length) return fail('missing port in address');
-    if (end + 1 !== colon) {
-      return fail(hostport[end + 1] === ':' ? 'too many colons in address' : 'missing port in address');
-    }
-    host = hostport.slice(1, end);
-    from = 1;
-    after = end + 1;
-  } else {
-    host = hostport.slice(0, colon);
-    if (host.includes(':')) return fail('too many colons in address');
-  }
-  if (hostport.slice(from).includes('[')) return fail("unexpected '[' in address");
-  if (hostport.slice(after).includes(']')) return fail("unexpected ']' in address");
-  return { host, port: hostport.slice(colon + 1) };
-}
-
-/**
- * util.ValidNameserver, the RFC2136 `nameserver`: host, host:port, [v6] or [v6]:port; `host:port` with
- * port 53 when none is given, or why it is invalid.
- */
-export function rfc2136Nameserver(value: string): { hostPort: string } | { error: string } {
-  const nameserver = value.trim();
-  if (nameserver === '') return { error: 'RFC2136 nameserver missing' };
-  const split = splitHostPort(nameserver);
-  let host: string;
-  let port = '';
-  if ('error' in split) {
-    if (!split.error.includes('missing port'))
-      return { error: `RFC2136 nameserver is invalid: ${split.error}` };
-    host = nameserver.replace(/^\[+|\]+$/g, '');
-  } else {
-    ({ host, port } = split);
-  }
-  if (host === '') return { error: `RFC2136 nameserver has no host defined, ${nameserver}` };
-  const joinedHost = host.includes(':') ? `[${host}]` : host;
-  return { hostPort: `${joinedHost}:${port || '53'}` };
-}
-
-/** util.ValidDNS01Nameserver: `host:port` for plain DNS or an `https://` DoH URL; the problem, or undefined. */
-export function dns01NameserverError(value: string): string | undefined {
-  if (value.startsWith('https://')) {
-    return URL.canParse(value) && new URL(value).host !== ''
-      ? undefined
-      : 'must be in the format https://<DoH RFC 8484 server address>';
-  }
-  return 'error' in splitHostPort(value) ? 'must be in the format <ip address>:<port>' : undefined;
 }
 
 function serviceTypeErrors(value: unknown, path: string): FieldError[] {

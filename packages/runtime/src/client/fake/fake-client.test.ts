@@ -11,7 +11,9 @@ import {
   isConflict,
   isInvalid,
   isNotFound,
+  isResourceExpired,
   type KubeObject,
+  newExpired,
   StatusError,
 } from '@certkit/apimachinery';
 import type { ResourceRef, WatchEvent } from '../types.ts';
@@ -320,6 +322,83 @@ describe('FakeClient', () => {
     assert.deepEqual(all.slice(0, 2), ['ADDED before', 'BOOKMARK ']);
     assert.deepEqual(all.slice(2), ['ADDED after', 'ADDED other', 'DELETED after']);
     assert.ok(Number(after.metadata?.resourceVersion) > Number(before.metadata?.resourceVersion));
+  });
+
+  it('after a compaction, lists, continues and watches from older resourceVersions are 410 Expired', async () => {
+    const client = newClient();
+    const cms = client.resource(configMaps);
+    const first = await cms.create('apps', configMap('a'));
+    await cms.create('apps', configMap('b'));
+    const page = await cms.list('apps', { limit: 1 });
+    assert.ok(page.metadata.continue);
+    await cms.create('apps', configMap('c'));
+    client.tracker.compact();
+    const old = first.metadata?.resourceVersion;
+    assert.ok(isResourceExpired(await rejection(cms.watch('apps', { resourceVersion: old }))));
+    assert.ok(isResourceExpired(await rejection(cms.list('apps', { resourceVersion: old }))));
+    const expired = await rejection(cms.list('apps', { limit: 1, continue: page.metadata.continue }));
+    assert.ok(isResourceExpired(expired));
+    assert.equal(expired.message, 'The provided continue parameter is too old');
+    // The current revision, "0" and a fresh watch-list are still served.
+    const current = String(client.tracker.revision);
+    assert.equal((await cms.list('apps', { resourceVersion: current })).items.length, 3);
+    assert.equal((await cms.list('apps', { resourceVersion: '0' })).items.length, 3);
+    await cms.watch('apps', { resourceVersion: current, signal: AbortSignal.abort() });
+  });
+
+  it('a client without the WatchList feature answers a watch-list 422 and a plain watch as usual', async () => {
+    const cms = new FakeClient({ watchList: false }).resource(configMaps);
+    const refused = await rejection(cms.watch('apps', { sendInitialEvents: true, resourceVersion: '0' }));
+    assert.ok(isInvalid(refused));
+    assert.equal(refused.status.details?.causes?.[0]?.field, 'sendInitialEvents');
+    await cms.watch('apps', { resourceVersion: '0', signal: AbortSignal.abort() });
+  });
+
+  it('the tracker sends bookmarks to the watches that asked, and ends, errors or breaks open watches', async () => {
+    const client = newClient();
+    const cms = client.resource(configMaps);
+    const next = async (events: AsyncIterable<WatchEvent>) => {
+      const iterator = events[Symbol.asyncIterator]();
+      const { value, done } = await iterator.next();
+      return done ? 'end' : `${value.type} ${(value.object as KubeObject).metadata?.resourceVersion ?? ''}`;
+    };
+    const from = String(client.tracker.revision);
+    const withBookmarks = await cms.watch('apps', { resourceVersion: from, allowWatchBookmarks: true });
+    const without = await cms.watch('apps', { resourceVersion: from });
+    assert.equal(client.tracker.openWatches().length, 2);
+    client.tracker.bookmarkWatches();
+    await cms.create('apps', configMap('a'));
+    const revision = String(client.tracker.revision);
+    assert.equal(await next(withBookmarks), `BOOKMARK ${from}`);
+    assert.equal(await next(without), `ADDED ${revision}`);
+    // A progress bookmark does not claim to end initial events.
+    client.tracker.bookmarkWatches();
+    for await (const e of withBookmarks) {
+      if (e.type === 'BOOKMARK') {
+        assert.equal((e.object as KubeObject).metadata?.annotations, undefined);
+        break;
+      }
+    }
+
+    const ended = await cms.watch('apps', { resourceVersion: revision });
+    const ends = ended[Symbol.asyncIterator]();
+    client.tracker.endWatches();
+    assert.deepEqual(await ends.next(), { value: undefined, done: true });
+    assert.equal(client.tracker.openWatches().length, 0);
+
+    const errors = await cms.watch('apps', { resourceVersion: revision });
+    client.tracker.errorWatches(newExpired('too old resource version').status);
+    const events: WatchEvent[] = [];
+    for await (const e of errors) events.push(e);
+    assert.deepEqual(
+      events.map((e) => e.type),
+      ['ERROR'],
+    );
+    assert.equal((events[0].object as { code?: number }).code, 410);
+
+    const breaks = await cms.watch('apps', { resourceVersion: revision });
+    client.tracker.breakWatches(Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' }));
+    await assert.rejects(next(breaks), /ECONNRESET/);
   });
 
   it('an informer runs on it unchanged: lists, watches and sees writes', async () => {

@@ -18,13 +18,19 @@ import { ObjectTracker, resourceKey } from './tracker.ts';
 
 export type { FakeAction } from './resource-client.ts';
 export { TrackedResourceClient } from './resource-client.ts';
-export { ObjectTracker } from './tracker.ts';
+export { ObjectTracker, objectKeyOf, resourceKey } from './tracker.ts';
+export { WatchQueue } from './watch.ts';
 
 export interface FakeClientOptions {
   /** Resources whose `status` is a subresource (most custom resources are; Secrets, ConfigMaps are not). */
   statusSubresources?: readonly Pick<ResourceRef, 'group' | 'resource'>[];
   /** The clock of creationTimestamp and deletionTimestamp (default: the wall clock). */
   now?: () => Date;
+  /**
+   * Whether watches may ask for initial events, the WatchList feature (default true); false answers them
+   * 422, as an older API server does, so that a reflector's fallback to list-then-watch can be tested.
+   */
+  watchList?: boolean;
 }
 
 export class FakeClient implements Client {
@@ -33,10 +39,12 @@ export class FakeClient implements Client {
   readonly actions: FakeAction[] = [];
   readonly #statusSubresources: Set<string>;
   readonly #now: () => Date;
+  readonly #watchList: boolean;
 
   constructor(options: FakeClientOptions = {}) {
     this.#statusSubresources = new Set((options.statusSubresources ?? []).map(resourceKey));
     this.#now = options.now ?? (() => new Date());
+    this.#watchList = options.watchList ?? true;
   }
 
   /** The namespace a KubeClient falls back to. */
@@ -47,6 +55,7 @@ export class FakeClient implements Client {
   resource<T extends KubeObject = KubeObject>(ref: ResourceRef, mode: ReadMode = 'full'): ResourceClient<T> {
     return new TrackedResourceClient<T>(this.tracker, ref, mode, {
       statusSubresource: this.#statusSubresources.has(resourceKey(ref)),
+      watchList: this.#watchList,
       now: this.#now,
       record: (action) => this.actions.push(action),
     });

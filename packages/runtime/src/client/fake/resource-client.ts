@@ -9,6 +9,7 @@ import {
   newAlreadyExists,
   newBadRequest,
   newConflict,
+  newExpired,
   newInvalid,
   newNotFound,
   newUnsupportedMediaType,
@@ -41,7 +42,8 @@ import { WatchQueue } from './watch.ts';
  * `Status` errors (isConflict(err), isNotFound(err)… work on them); the status subresource; generateName;
  * label and field selectors; deletion that waits for finalizers (deletionTimestamp); metadata.generation
  * bumped when anything but metadata and status changes; watches from a resourceVersion or with initial
- * events. Not modelled, as in controller-runtime's fake client: admission, defaulting, schema validation,
+ * events; 410 Expired for a list, continue token or watch from before the tracker's last compaction (as a
+ * server reading etcd); 422 for a watch-list when the client is told the server lacks it. Not modelled, as in controller-runtime's fake client: admission, defaulting, schema validation,
  * owner-reference garbage collection, managedFields and strategic merge patch.
  */
 
@@ -63,6 +65,8 @@ export interface FakeAction {
 export interface FakeResourceClientOptions {
   /** Whether `status` is a subresource: then only status writes change it, and creates drop it. */
   statusSubresource: boolean;
+  /** Whether watches may ask for initial events (the WatchList feature); false answers them 422. */
+  watchList: boolean;
   now: () => Date;
   record: (action: FakeAction) => void;
 }
@@ -125,6 +129,12 @@ export class TrackedResourceClient<T extends KubeObject = KubeObject> implements
     const [offset, revision] = options.continue
       ? options.continue.split(':').map(Number)
       : [0, this.#tracker.revision];
+    if (options.continue && revision < this.#tracker.compactedRevision) {
+      throw newExpired('The provided continue parameter is too old');
+    }
+    if (!options.continue && options.resourceVersion && options.resourceVersion !== '0') {
+      this.#checkNotCompacted(Number(options.resourceVersion));
+    }
     const end = options.limit ? Math.min(all.length, offset + options.limit) : all.length;
     for (let i = offset; i < end; i++) onItem(this.#render(all[i]));
     const meta: ListMeta = { resourceVersion: String(revision) };
@@ -271,18 +281,32 @@ export class TrackedResourceClient<T extends KubeObject = KubeObject> implements
     options: WatchOptions & RequestOptions,
   ): Promise<AsyncIterable<WatchEvent<T>>> {
     this.#record({ verb: 'watch', namespace });
+    if (options.sendInitialEvents && !this.#options.watchList) {
+      // As a server without the WatchList feature gate: clients fall back to list-then-watch.
+      throw newInvalid('meta.k8s.io', 'ListOptions', '', [
+        {
+          type: 'FieldValueForbidden',
+          field: 'sendInitialEvents',
+          detail: 'sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled',
+        },
+      ]);
+    }
     const matches = this.#matcher(namespace, options);
-    const watch = new WatchQueue<T>(matches, (obj) => this.#render(obj), options.signal);
+    const bookmark = options.allowWatchBookmarks
+      ? (revision: number) => this.#bookmark(revision, false)
+      : undefined;
+    const watch = new WatchQueue<T>(matches, (obj) => this.#render(obj), options.signal, bookmark);
     const current = this.#tracker.revision;
     const from =
       options.resourceVersion && options.resourceVersion !== '0' ? Number(options.resourceVersion) : 0;
+    if (!options.sendInitialEvents && from) this.#checkNotCompacted(from);
     if (options.sendInitialEvents || !from) {
       // Watch-list, or a watch from no particular version: the current state first, as ADDED events.
       for (const obj of this.#tracker.list(this.#resource)) {
         if (matches(obj)) watch.push({ type: 'ADDED', object: this.#render(obj) });
       }
       if (options.sendInitialEvents && options.allowWatchBookmarks) {
-        watch.push({ type: 'BOOKMARK', object: this.#bookmark(current) });
+        watch.push({ type: 'BOOKMARK', object: this.#bookmark(current, true) });
       }
     } else {
       for (const change of this.#tracker.changesSince(this.#resource, from)) {
@@ -364,6 +388,12 @@ export class TrackedResourceClient<T extends KubeObject = KubeObject> implements
     }
   }
 
+  /** A read from before the last compaction: the history it needs is gone (410, as etcd answers). */
+  #checkNotCompacted(revision: number): void {
+    const compacted = this.#tracker.compactedRevision;
+    if (revision < compacted) throw newExpired(`too old resource version: ${revision} (${compacted})`);
+  }
+
   #namespaceFor(namespace: string | undefined, obj: KubeObject): string | undefined {
     if (!this.ref.namespaced) return undefined;
     const own = obj.metadata?.namespace;
@@ -407,11 +437,11 @@ export class TrackedResourceClient<T extends KubeObject = KubeObject> implements
     return this.ref.group ? `${this.ref.group}/${this.ref.version}` : this.ref.version;
   }
 
-  #bookmark(revision: number): T {
-    const metadata = {
-      resourceVersion: String(revision),
-      annotations: { [INITIAL_EVENTS_END_ANNOTATION]: 'true' },
-    };
+  /** A BOOKMARK's object; the one that ends a watch-list's initial events carries the annotation saying so. */
+  #bookmark(revision: number, initialEventsEnd: boolean): T {
+    const metadata = initialEventsEnd
+      ? { resourceVersion: String(revision), annotations: { [INITIAL_EVENTS_END_ANNOTATION]: 'true' } }
+      : { resourceVersion: String(revision) };
     const object =
       this.mode === 'metadata'
         ? { apiVersion: 'meta.k8s.io/v1', kind: 'PartialObjectMetadata', metadata }

@@ -1,4 +1,4 @@
-import type { KubeObject, WatchEventType } from '@certkit/apimachinery';
+import type { KubeObject, Status, WatchEventType } from '@certkit/apimachinery';
 import type { ResourceRef } from '../types.ts';
 import { WatchQueue } from './watch.ts';
 
@@ -7,6 +7,10 @@ import { WatchQueue } from './watch.ts';
  * `namespace/name`, one revision counter for all of them (as etcd's, so resourceVersions order every write),
  * the history of changes (for watches from a resourceVersion) and the open watches to tell. It stores what it
  * is given; the rules of the API (conflicts, generateName, finalizers…) are the resource client's.
+ *
+ * Tests of code that must survive a server's bad moments (informers, caches) drive the server side from here:
+ * compact the history (old resourceVersions then answer 410 Expired), send bookmarks, and end, fail or break
+ * the open watches.
  */
 
 /** The key of a resource in the tracker: `resource.group`. */
@@ -27,6 +31,7 @@ interface Change {
 
 export class ObjectTracker {
   #revision = 0;
+  #compactedRevision = 0;
   readonly #objects = new Map<string, Map<string, KubeObject>>();
   readonly #history: Change[] = [];
   readonly #watches = new Map<string, Set<WatchQueue<KubeObject>>>();
@@ -34,6 +39,11 @@ export class ObjectTracker {
   /** The latest revision: the resourceVersion of the last write, and of lists. */
   get revision(): number {
     return this.#revision;
+  }
+
+  /** The revision of the last compact(): reads and watches from an older resourceVersion are 410 Expired. */
+  get compactedRevision(): number {
+    return this.#compactedRevision;
   }
 
   /** The stored object (the tracker's own: callers copy before handing it out). */
@@ -90,12 +100,42 @@ export class ObjectTracker {
     watches.add(watch);
   }
 
-  /** Ends every open watch, as a server closing its streams. */
+  /** Forgets the history up to the current revision, as etcd's compaction: older resourceVersions are gone. */
+  compact(): void {
+    this.#compactedRevision = this.#revision;
+    this.#history.length = 0;
+  }
+
+  /** The watches not yet closed, of one resource or of all. */
+  openWatches(resource?: string): WatchQueue[] {
+    const sets = resource === undefined ? [...this.#watches.values()] : [this.#watches.get(resource) ?? []];
+    return sets.flatMap((watches) => [...watches].filter((watch) => !watch.closed));
+  }
+
+  /** Ends every open watch, as a server closing its streams (a watch timeout): informers re-watch. */
   endWatches(): void {
-    for (const watches of this.#watches.values()) {
-      for (const watch of watches) watch.end();
-      watches.clear();
+    for (const watch of this.openWatches()) watch.end();
+    this.#watches.clear();
+  }
+
+  /** Sends a BOOKMARK at the current revision on every open watch that asked for bookmarks. */
+  bookmarkWatches(): void {
+    for (const watch of this.openWatches()) {
+      if (watch.bookmark) watch.push({ type: 'BOOKMARK', object: watch.bookmark(this.#revision) });
     }
+  }
+
+  /** Sends an ERROR event (a 410 Expired, say) on every open watch, then ends it, as the API server does. */
+  errorWatches(status: Status): void {
+    for (const watch of this.openWatches()) {
+      watch.push({ type: 'ERROR', object: status });
+      watch.end();
+    }
+  }
+
+  /** Breaks every open watch with a transport error (ECONNRESET, say): the readers' iterators throw it. */
+  breakWatches(error: Error): void {
+    for (const watch of this.openWatches()) watch.fail(error);
   }
 
   #record(change: Change): void {
