@@ -1,3 +1,4 @@
 #!/usr/bin/env node
-// The `certkit` command. Node 26 runs the TypeScript sources directly.
-import '../src/main.ts';
+// The `certkit` command. It runs the compiled JavaScript in dist/ (`npm run build`); with the `source` export
+// condition (`--conditions=source`, which the repository's npm scripts and npx set) the TypeScript sources.
+import '@certkit/cli/main';
