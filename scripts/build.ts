@@ -30,8 +30,8 @@ const DIGEST_FILE = '.source-digest';
  * A digest of everything a package's `dist/` is made from: its non-test sources (paths and contents), its
  * package.json (the runtime imports it as JSON) and the compiler settings.
  */
-export function sourceDigest(pkg: string): string {
-  const dir = join(ROOT, 'packages', pkg);
+export function sourceDigest(pkg: string, root = ROOT): string {
+  const dir = join(root, 'packages', pkg);
   const hash = createHash('sha256');
   const inputs = [
     ...globSync('src/**/*.ts', { cwd: dir }).filter((file) => !file.endsWith('.test.ts')),
@@ -43,22 +43,28 @@ export function sourceDigest(pkg: string): string {
       .update(`${file}\0`)
       .update(readFileSync(join(dir, file)))
       .update('\0');
-  hash.update(readFileSync(join(ROOT, 'tsconfig.build.base.json')));
+  hash.update(readFileSync(join(root, 'tsconfig.build.base.json')));
   return hash.digest('hex');
 }
 
 /** What the last build recorded for a package, or undefined when it has no (finished) build. */
-function builtDigest(pkg: string): string | undefined {
+function builtDigest(pkg: string, root: string): string | undefined {
   try {
-    return readFileSync(join(ROOT, 'packages', pkg, 'dist', DIGEST_FILE), 'utf8').trim();
+    return readFileSync(join(root, 'packages', pkg, 'dist', DIGEST_FILE), 'utf8').trim();
   } catch {
     return undefined;
   }
 }
 
 /** The packages whose `dist/` is missing or was built from other sources than the ones checked out now. */
-export function staleBuilds(): string[] {
-  return COMPILED_PACKAGES.filter((pkg) => builtDigest(pkg) !== sourceDigest(pkg));
+export function staleBuilds(root = ROOT): string[] {
+  return COMPILED_PACKAGES.filter((pkg) => builtDigest(pkg, root) !== sourceDigest(pkg, root));
+}
+
+/** Records, for each package, the digest of the sources its dist/ was just built from. */
+export function recordBuilds(digests: (readonly [string, string])[], root = ROOT): void {
+  for (const [pkg, digest] of digests)
+    writeFileSync(join(root, 'packages', pkg, 'dist', DIGEST_FILE), `${digest}\n`);
 }
 
 function build(): void {
@@ -71,9 +77,7 @@ function build(): void {
   // The digests are taken before compiling: a source edited while tsc runs leaves its package stale.
   const digests = COMPILED_PACKAGES.map((pkg) => [pkg, sourceDigest(pkg)] as const);
   execFileSync(process.execPath, [tsc, '--build', join(ROOT, 'tsconfig.build.json')], { stdio: 'inherit' });
-  for (const [pkg, digest] of digests) {
-    writeFileSync(join(ROOT, 'packages', pkg, 'dist', DIGEST_FILE), `${digest}\n`);
-  }
+  recordBuilds(digests);
   const seconds = ((performance.now() - started) / 1000).toFixed(1);
   process.stderr.write(
     `built ${COMPILED_PACKAGES.map((p) => `packages/${p}/dist`).join(', ')} in ${seconds} s\n`,
