@@ -63,8 +63,13 @@ const MODES: Mode[] = [
 /** Flag sets tried on dist/ (beside the chosen ones) so that the choice is a measurement. */
 const CANDIDATES: Mode[] = [
   { name: 'compiled --max-semi-space-size=1', nodeArgs: ['--max-semi-space-size=1'] },
+  { name: 'compiled --max-semi-space-size=2', nodeArgs: ['--max-semi-space-size=2'] },
   { name: 'compiled --max-semi-space-size=4', nodeArgs: ['--max-semi-space-size=4'] },
   { name: 'compiled --optimize-for-size', nodeArgs: ['--optimize-for-size'] },
+  {
+    name: 'compiled --max-semi-space-size=1 --optimize-for-size',
+    nodeArgs: ['--max-semi-space-size=1', '--optimize-for-size'],
+  },
   { name: 'compiled --no-opt', nodeArgs: ['--no-opt'] },
   { name: 'compiled --jitless', nodeArgs: ['--jitless'] },
 ];
