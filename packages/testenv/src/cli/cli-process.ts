@@ -41,7 +41,11 @@ export function certkitEnv(env: NodeJS.ProcessEnv = process.env): NodeJS.Process
     }
     buildChecked = true;
   }
-  const nodeOptions = (env.NODE_OPTIONS ?? '').replace(SOURCE_CONDITION, ' ').trim();
+  const nodeOptions = (env.NODE_OPTIONS ?? '')
+    .replace(SOURCE_CONDITION, ' ')
+    .split(/\s+/)
+    .filter(Boolean)
+    .join(' ');
   return { ...env, NODE_OPTIONS: nodeOptions };
 }
 
