@@ -123,13 +123,16 @@ module.exports = {
   ],
   options: {
     doNotFollow: { path: 'node_modules' },
+    // The build's output (`npm run build`), generated from the sources checked here.
+    exclude: { path: '^packages/[^/]+/dist/' },
     tsPreCompilationDeps: true,
     preserveSymlinks: true,
     tsConfig: { fileName: 'tsconfig.json' },
-    // Resolve workspace packages through their package.json `exports`, as Node does.
+    // Resolve workspace packages through their package.json `exports`, as Node does in development: the
+    // `source` condition first, i.e. the TypeScript sources, not a build that may not exist (docs/adr/1103).
     enhancedResolveOptions: {
       exportsFields: ['exports'],
-      conditionNames: ['import', 'require', 'node', 'default', 'types'],
+      conditionNames: ['source', 'import', 'require', 'node', 'default', 'types'],
       extensions: ['.ts', '.js', '.d.ts'],
     },
     reporterOptions: { text: { highlightFocused: true } },

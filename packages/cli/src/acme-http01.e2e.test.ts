@@ -12,7 +12,7 @@ import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { CERTKIT_MAIN, runCli, startCli } from '@certkit/testenv/cli/cli-process';
+import { CERTKIT_BIN, certkitEnv, runCli, startCli } from '@certkit/testenv/cli/cli-process';
 import { freePort } from '@certkit/testenv/net/free-ports';
 
 function get(port: number, path: string): Promise<{ status: number; body: string }> {
@@ -69,12 +69,12 @@ describe('certkit up --acme-http01-listen-address', () => {
     const controller = spawn(
       process.execPath,
       [
-        CERTKIT_MAIN,
+        CERTKIT_BIN,
         'controller',
         ...['--kubeconfig', join(dir, 'cluster', 'kubeconfig'), '--leader-elect=false'],
         ...['--metrics-bind-address', '0', '--acme-http01-listen-address', `127.0.0.1:${port}`],
       ],
-      { stdio: 'ignore' },
+      { stdio: 'ignore', env: certkitEnv() },
     );
     try {
       let answer: { status: number; body: string } | undefined;

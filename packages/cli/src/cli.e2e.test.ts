@@ -3,14 +3,16 @@ import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { Agent, request } from 'node:https';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { CERTKIT_BIN, certkitEnv } from '@certkit/testenv/cli/cli-process';
 
 /** The `certkit` command as a user runs it: a real process, real flags, Ctrl-C, restarts on the same data. */
 
-const main = join(dirname(fileURLToPath(import.meta.url)), 'main.ts');
+// The command as users run it: bin/certkit.js over the build (certkitEnv refuses a stale one).
+const main = CERTKIT_BIN;
+const env = certkitEnv();
 const run = promisify(execFile);
 
 interface Started {
@@ -20,7 +22,7 @@ interface Started {
 }
 
 function start(args: string[]): Promise<Started> {
-  const child = spawn(process.execPath, [main, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [main, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env });
   let out = '';
   child.stdout!.on('data', (d) => {
     out += d;
@@ -123,7 +125,7 @@ describe('certkit up', () => {
     const controller = spawn(
       process.execPath,
       [main, ...args, '--metrics-bind-address', `127.0.0.1:${metricsPort}`],
-      { stdio: 'ignore' },
+      { stdio: 'ignore', env },
     );
     // The informers open their caches with watch-lists (sendInitialEvents), so a watch is the first request.
     const counted =
@@ -167,7 +169,7 @@ describe('certkit up', () => {
       ['up', '--max-mutating-requests-inflight=-1'],
       ['apiserver', '--sqlite-synchronous', 'sometimes'],
     ]) {
-      const err = await run(process.execPath, [main, ...args]).then(
+      const err = await run(process.execPath, [main, ...args], { env }).then(
         () => assert.fail(`${args.join(' ')} succeeded`),
         (e: { code: number; stderr: string }) => e,
       );
@@ -190,7 +192,7 @@ describe('certkit up', () => {
       '--metrics-bind-address',
       '0',
     ];
-    const err = await run(process.execPath, controller, { timeout: 30_000 }).then(
+    const err = await run(process.execPath, controller, { timeout: 30_000, env }).then(
       () => assert.fail('the controller started without its CRDs'),
       (e: { code: number; stderr: string }) => e,
     );
@@ -208,7 +210,9 @@ describe('certkit up', () => {
     const first = await start(['apiserver', '--data-dir', dir, '--port', '0']);
     const port = new URL(first.url).port;
     const other = await mkdtemp(join(tmpdir(), 'certkit-cli-'));
-    const err = await run(process.execPath, [main, 'apiserver', '--data-dir', other, '--port', port]).then(
+    const err = await run(process.execPath, [main, 'apiserver', '--data-dir', other, '--port', port], {
+      env,
+    }).then(
       () => assert.fail('second server on the same port started'),
       (e: { code: number; stderr: string }) => e,
     );

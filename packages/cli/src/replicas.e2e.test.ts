@@ -8,7 +8,7 @@ import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
 import { etcdAvailable, type EtcdProcess, startEtcd } from '@certkit/testenv/etcd/etcd';
 import { createTestCa, type TestKeyPair } from '@certkit/testenv/pki/auth-certs';
-import { CERTKIT_MAIN, type RunningCli, startCli } from '@certkit/testenv/cli/cli-process';
+import { CERTKIT_BIN, certkitEnv, type RunningCli, startCli } from '@certkit/testenv/cli/cli-process';
 import { type RoundRobin, startRoundRobin } from '@certkit/testenv/cli/round-robin';
 
 /**
@@ -236,9 +236,10 @@ describe('certkit apiserver credential flags', () => {
       const attempt = (...args: string[]) =>
         run(
           process.execPath,
-          [CERTKIT_MAIN, 'apiserver', '--data-dir', join(dir, 'data'), '--port', '0', ...args],
+          [CERTKIT_BIN, 'apiserver', '--data-dir', join(dir, 'data'), '--port', '0', ...args],
           {
             timeout: 20_000,
+            env: certkitEnv(),
           },
         ).then(
           () => assert.fail(`certkit apiserver ${args.join(' ')} started`),

@@ -6,6 +6,7 @@ import { dirname, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { CERTKIT_BIN, certkitEnv } from '@certkit/testenv/cli/cli-process';
 
 /**
  * What a user gets from `npm start`: `certkit up`, then `kubectl apply -f examples/`, and within seconds every
@@ -13,7 +14,8 @@ import { promisify } from 'node:util';
  */
 
 const here = dirname(fileURLToPath(import.meta.url));
-const main = join(here, 'main.ts');
+// The command as users run it: bin/certkit.js over the build (certkitEnv refuses a stale one).
+const main = CERTKIT_BIN;
 const examples = join(here, '../../../examples');
 const run = promisify(execFile);
 const hasKubectl = spawnSync('kubectl', ['version', '--client'], { stdio: 'ignore' }).status === 0;
@@ -28,9 +30,10 @@ describe('certkit up with the examples', { skip }, () => {
 
   before(async () => {
     dir = await mkdtemp(join(tmpdir(), 'certkit-up-'));
-    env = { ...process.env, KUBECONFIG: join(dir, 'kubeconfig'), KUBECACHEDIR: join(dir, 'kube-cache') };
+    env = { ...certkitEnv(), KUBECONFIG: join(dir, 'kubeconfig'), KUBECACHEDIR: join(dir, 'kube-cache') };
     child = spawn(process.execPath, [main, 'up', '--data-dir', dir, '--port', '0'], {
       stdio: ['ignore', 'pipe', 'inherit'],
+      env,
     });
     await new Promise<void>((resolve, reject) => {
       let out = '';

@@ -1,3 +1,4 @@
+import { extname } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import {
   SqliteWriter,
@@ -41,6 +42,12 @@ export class InlineWriter implements WriterClient {
   }
 }
 
+/**
+ * The thread's module, beside this one: `.ts` when the sources run (tests), `.js` when the build does
+ * (production). The compiler rewrites import specifiers, not URLs, so the extension is taken from this module.
+ */
+const WRITER_THREAD_MODULE = new URL(`./sqlite-writer-thread${extname(import.meta.url)}`, import.meta.url);
+
 /** The writer on a thread of its own, with its own connection to the database file. */
 export class ThreadWriter implements WriterClient {
   readonly #worker: Worker;
@@ -51,7 +58,7 @@ export class ThreadWriter implements WriterClient {
   #closing = false;
 
   constructor(path: string, options: WriterOptions) {
-    this.#worker = new Worker(new URL('./sqlite-writer-thread.ts', import.meta.url), {
+    this.#worker = new Worker(WRITER_THREAD_MODULE, {
       workerData: { path, options },
       // The process's own flags are not the thread's business, and some (--input-type, --eval) would fail it.
       execArgv: [],

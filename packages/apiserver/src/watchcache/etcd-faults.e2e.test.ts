@@ -11,7 +11,7 @@ import { EtcdStorage } from '../storage/etcd/store.ts';
 import { etcdAvailable, startEtcd, startEtcdCluster } from '@certkit/testenv/etcd/etcd';
 import { startTestServer, type TestServer } from '@certkit/testenv/apiserver/test-server';
 import { openWatch } from '@certkit/testenv/apiserver/watch-client';
-import { CERTKIT_MAIN } from '@certkit/testenv/cli/cli-process';
+import { CERTKIT_BIN, certkitEnv } from '@certkit/testenv/cli/cli-process';
 
 /**
  * The watch cache and the API server over real etcd: losing etcd under running watchers, and two API servers
@@ -148,7 +148,7 @@ interface ServerProcess {
   dir: string;
 }
 
-const main = CERTKIT_MAIN;
+const main = CERTKIT_BIN;
 
 async function startServerProcess(endpoints: string[]): Promise<ServerProcess> {
   const dir = await mkdtemp(join(tmpdir(), 'certkit-scale-'));
@@ -166,7 +166,7 @@ async function startServerProcess(endpoints: string[]): Promise<ServerProcess> {
       '--etcd-endpoints',
       endpoints.join(','),
     ],
-    { stdio: ['ignore', 'pipe', 'pipe'] },
+    { stdio: ['ignore', 'pipe', 'pipe'], env: certkitEnv() },
   );
   let out = '';
   const url = await new Promise<string>((resolve, reject) => {

@@ -4,12 +4,50 @@ import { Agent, request } from 'node:https';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { staleBuilds } from '../../../../scripts/build.ts';
 
-/** The `certkit` command in a process of its own, as a user runs it. */
+/**
+ * The `certkit` command in a process of its own, as a user runs it: `bin/certkit.js` over the compiled
+ * JavaScript in dist/ (docs/adr/1103-compiled-javascript-in-production.md), not the TypeScript sources the
+ * tests themselves run. Spawn it with `certkitEnv()`, which checks that the build is current.
+ */
 
-// Resolved through the package name, as Node resolves it, rather than a path into another package.
-export const CERTKIT_MAIN = fileURLToPath(import.meta.resolve('@certkit/cli/main'));
+// Beside the package's main module, resolved through the package name, as Node resolves it, rather than a
+// path into another package.
+export const CERTKIT_BIN = fileURLToPath(
+  new URL('../bin/certkit.js', import.meta.resolve('@certkit/cli/main')),
+);
 const execFileAsync = promisify(execFile);
+
+/** `--conditions=source`, `--conditions source`, `-C source` in NODE_OPTIONS (the repository's .npmrc sets it). */
+const SOURCE_CONDITION = /(^|\s)(--conditions[=\s]|-C\s?)source(?=\s|$)/g;
+
+let buildChecked = false;
+
+/**
+ * The environment for a `certkit` process: this one's, without the `source` export condition, so that
+ * bin/certkit.js resolves the workspace packages to their dist/ as an installed certkit does. Throws when a
+ * package's dist/ is missing or was built from other sources than the ones checked out, which would make a
+ * test pass or fail on old code.
+ */
+export function certkitEnv(env: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
+  if (!buildChecked) {
+    const stale = staleBuilds();
+    if (stale.length > 0) {
+      throw new Error(
+        `the compiled certkit is stale or missing (${stale.map((p) => `packages/${p}/dist`).join(', ')}): ` +
+          'run `npm run build` (`npm run test:e2e` does)',
+      );
+    }
+    buildChecked = true;
+  }
+  const nodeOptions = (env.NODE_OPTIONS ?? '')
+    .replace(SOURCE_CONDITION, ' ')
+    .split(/\s+/)
+    .filter(Boolean)
+    .join(' ');
+  return { ...env, NODE_OPTIONS: nodeOptions };
+}
 
 export interface CliOptions {
   /** The umask to run with, e.g. '000' (the shell sets it before running node). */
@@ -23,10 +61,10 @@ function command(args: string[], options: CliOptions): [string, string[]] {
     ...(options.umask === undefined ? [] : [`umask ${options.umask}`]),
     ...(options.openFileLimit === undefined ? [] : [`ulimit -n ${options.openFileLimit}`]),
   ];
-  if (setup.length === 0) return [process.execPath, [CERTKIT_MAIN, ...args]];
+  if (setup.length === 0) return [process.execPath, [CERTKIT_BIN, ...args]];
   return [
     '/bin/sh',
-    ['-c', `${setup.join(' && ')} && exec "$0" "$@"`, process.execPath, CERTKIT_MAIN, ...args],
+    ['-c', `${setup.join(' && ')} && exec "$0" "$@"`, process.execPath, CERTKIT_BIN, ...args],
   ];
 }
 
@@ -44,7 +82,7 @@ export interface RunningCli {
 /** Starts `certkit up|apiserver ...`; resolves once it says where it listens. */
 export function startCli(args: string[], options: CliOptions = {}): Promise<RunningCli> {
   const [file, argv] = command(args, options);
-  const child = spawn(file, argv, { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(file, argv, { stdio: ['ignore', 'pipe', 'pipe'], env: certkitEnv() });
   let out = '';
   let err = '';
   let all = '';
@@ -83,7 +121,7 @@ export async function runCli(
 ): Promise<{ code: number; stdout: string; stderr: string }> {
   const [file, argv] = command(args, options);
   try {
-    const { stdout, stderr } = await execFileAsync(file, argv, { timeout: 30_000 });
+    const { stdout, stderr } = await execFileAsync(file, argv, { timeout: 30_000, env: certkitEnv() });
     return { code: 0, stdout, stderr };
   } catch (err) {
     const e = err as { code: number; stdout: string; stderr: string };

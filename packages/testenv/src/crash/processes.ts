@@ -8,7 +8,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CERTKIT_MAIN as CLI } from '../cli/cli-process.ts';
+import { CERTKIT_BIN as CLI, certkitEnv } from '../cli/cli-process.ts';
 
 export interface ApiServerProcess {
   url: string;
@@ -28,6 +28,7 @@ export async function startApiServerProcess(): Promise<ApiServerProcess> {
   const dataDir = await mkdtemp(join(tmpdir(), 'certkit-crash-'));
   const child = spawn(process.execPath, [CLI, 'apiserver', '--data-dir', dataDir, '--port', '0'], {
     stdio: ['ignore', 'pipe', 'pipe'],
+    env: certkitEnv(),
   });
   let output = '';
   child.stderr!.on('data', (d) => (output += d));
@@ -77,7 +78,7 @@ export function startControllerProcess(kubeconfigPath: string, flags: string[] =
       '--metrics-bind-address=0',
       ...flags,
     ],
-    { stdio: ['ignore', 'pipe', 'pipe'] },
+    { stdio: ['ignore', 'pipe', 'pipe'], env: certkitEnv() },
   );
   let output = '';
   const keep = (d: Buffer) => {
