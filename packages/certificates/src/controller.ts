@@ -9,6 +9,8 @@ import {
   MetricsRegistry,
   restClientMetricsHook,
 } from '@certkit/runtime';
+import { parseListenAddress } from './acme/http01/address.ts';
+import { EmbeddedHTTP01Solver } from './acme/http01/embedded-solver.ts';
 import { GROUP, VERSION } from './api/constants.ts';
 import { certManagerCrds } from './api/crds.ts';
 import type { ControllerContext, ControllerOptions } from './controllers/context.ts';
@@ -39,6 +41,8 @@ export interface CertificateControllerOptions extends Partial<ControllerOptions>
 export interface RunningController {
   manager: Manager;
   context: ControllerContext;
+  /** The embedded HTTP-01 solver, when a listen address was given; `address` once it listens. */
+  http01?: { solver: EmbeddedHTTP01Solver; address(): { host: string; port: number } | undefined };
   metrics: MetricsRegistry;
   /** Resolves when the manager stops; rejects with what stopped it. */
   done: Promise<void>;
@@ -109,6 +113,7 @@ export function startCertificateController(
       return synced;
     },
   });
+  const http01 = addEmbeddedHTTP01Solver(manager, context, options);
   for (const controller of [
     ...registerIssuerControllers(context),
     ...registerCertificateRequestControllers(context),
@@ -117,7 +122,45 @@ export function startCertificateController(
     manager.add(controller);
   }
   const done = manager.start();
-  return { manager, context, metrics, done, stop: () => manager.stop() };
+  return { manager, context, http01, metrics, done, stop: () => manager.stop() };
+}
+
+/**
+ * The embedded HTTP-01 listener as a runnable of every replica, leader or not: it binds at start so that a
+ * port already taken (or port 80 without the privilege) stops the process at once, with the reason.
+ */
+function addEmbeddedHTTP01Solver(
+  manager: Manager,
+  context: ControllerContext,
+  options: CertificateControllerOptions,
+): RunningController['http01'] {
+  if (options.acmeHTTP01ListenAddress === undefined) return undefined;
+  const address = parseListenAddress(options.acmeHTTP01ListenAddress);
+  const solver = new EmbeddedHTTP01Solver({
+    port: options.acmeHTTP01SelfCheckPort,
+    nameservers: options.acmeHTTP01SolverNameservers,
+    userAgent: 'certkit-controller',
+  });
+  context.http01Solver = solver;
+  let bound: { host: string; port: number } | undefined;
+  manager.add({
+    needLeaderElection: false,
+    async start(signal) {
+      let listener;
+      try {
+        listener = await solver.listen(address);
+      } catch (err) {
+        throw new Error(
+          `--acme-http01-listen-address ${options.acmeHTTP01ListenAddress}: ${(err as Error).message}`,
+        );
+      }
+      bound = listener.address;
+      if (!signal.aborted)
+        await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
+      await listener.close();
+    },
+  });
+  return { solver, address: () => bound };
 }
 
 /** The resources the controller watches; without any of them its caches could never sync. */

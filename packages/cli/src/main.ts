@@ -52,6 +52,11 @@ flags of controller (and, where they apply, up):
   --enable-certificate-owner-ref true|false (deprecated; wins over the field and the default when given)
   --secrets-filtered-caching true|false (true)
   --concurrent-workers N (5)
+  --acme-http01-listen-address ADDR     answer ACME HTTP-01 challenges from the controller itself on ADDR
+                                        (:80, 127.0.0.1:8089, [::]:80); off unless given
+  --acme-http01-solver-nameservers IP:PORT[,IP:PORT...]
+                                        resolve names for the HTTP-01 self-check with these servers only
+  --acme-http01-self-check-port N       port of the HTTP-01 self-check's first request (80)
 `;
 
 /** Flags of the controller that make sense for the in-process controller of `up`. */
@@ -67,15 +72,17 @@ const UP_CONTROLLER_OPTIONS = {
 
 async function serve(command: 'up' | 'apiserver', args: string[]): Promise<void> {
   const flags = parseServeFlags(args, command === 'up' ? UP_CONTROLLER_OPTIONS : {});
+  // The controller's flags are judged before anything starts, so a mistake is one line and exit 2.
+  const defaults = Object.entries(CONTROLLER_FLAG_OPTIONS).map(([k, o]) => [
+    k,
+    'default' in o ? o.default : undefined,
+  ]);
+  const settings =
+    command === 'up' ? controllerFlags({ ...Object.fromEntries(defaults), ...flags.extra }) : undefined;
   const plane = await startControlPlane(flags);
   const stops: (() => Promise<void>)[] = [];
-  if (command === 'up') {
+  if (settings) {
     // The controller talks to its own API server like any client would: through the kubeconfig.
-    const defaults = Object.entries(CONTROLLER_FLAG_OPTIONS).map(([k, o]) => [
-      k,
-      'default' in o ? o.default : undefined,
-    ]);
-    const settings = controllerFlags({ ...Object.fromEntries(defaults), ...flags.extra });
     const metrics = defaultRegistry;
     const client = new KubeClient({
       ...(await loadKubeconfig({ path: plane.kubeconfigPath })),
@@ -98,6 +105,9 @@ async function serve(command: 'up' | 'apiserver', args: string[]): Promise<void>
   const kubeconfig = relative(process.cwd(), plane.kubeconfigPath) || plane.kubeconfigPath;
   process.stdout.write(
     `certkit ${command}: API server listening on ${plane.server.url}${command === 'up' ? ' (certificate controller running)' : ''}\n` +
+      (settings?.options.acmeHTTP01ListenAddress !== undefined
+        ? `  ACME HTTP-01 challenges answered on ${settings.options.acmeHTTP01ListenAddress}\n`
+        : '') +
       `  kubeconfig: ${plane.kubeconfigPath}\n` +
       `  try:        kubectl --kubeconfig ${kubeconfig} get namespaces\n` +
       (command === 'up'

@@ -465,8 +465,10 @@ emit(sorted(names))
       assert.deepEqual(out, [
         'certificaterequests.cert-manager.io',
         'certificates.cert-manager.io',
+        'challenges.acme.cert-manager.io',
         'clusterissuers.cert-manager.io',
         'issuers.cert-manager.io',
+        'orders.acme.cert-manager.io',
       ]);
     });
 

@@ -12,6 +12,8 @@ import {
   rawRequest,
   startCertManagerServer,
 } from '@certkit/testenv/apiserver/cert-manager-server';
+import type { Challenge } from './acme-types.ts';
+import { example } from '@certkit/testenv/cert-manager/examples';
 
 type Verb = 'create' | 'update' | 'merge' | 'strategic' | 'json' | 'apply' | 'delete';
 
@@ -442,6 +444,150 @@ describe('bad input on the API server with cert-manager', () => {
     assert.equal(updated.status, 200, `update: ${updated.text.slice(0, 500)}`);
     const deleted = await t.fetch('DELETE', url);
     assert.equal(deleted.status, 200, deleted.text.slice(0, 500));
+  });
+
+  describe('ACME objects: cert-manager’s webhook rules as 422 Status naming the field', () => {
+    /** Creates the example Order or Challenge under a fresh name, with its status written as the controller would. */
+    async function createAcme(kind: 'Order' | 'Challenge') {
+      const object = example(kind, kind === 'Order' ? 'web-1-2963424813' : 'web-1-2963424813-1104467473');
+      const collection = kind === 'Order' ? COLLECTIONS.orders : COLLECTIONS.challenges;
+      const { status, ...withoutStatus } = object;
+      const name = `acme-${created++}`;
+      const res = await t.fetch('POST', collection, {
+        body: { ...withoutStatus, metadata: { ...object.metadata, name } },
+      });
+      assert.equal(res.status, 201, res.text);
+      const url = `${collection}/${name}`;
+      const withStatus = await t.fetch('PUT', `${url}/status`, { body: { ...res.json, status } });
+      assert.equal(withStatus.status, 200, withStatus.text);
+      return { url, current: withStatus.json };
+    }
+
+    function assertInvalid(
+      res: { status: number; text: string; json: any },
+      kind: string,
+      causes: string[][],
+    ) {
+      assert.equal(res.status, 422, res.text);
+      assert.equal(res.json.kind, 'Status');
+      assert.equal(res.json.reason, 'Invalid');
+      assert.equal(res.json.details.kind, kind);
+      assert.deepEqual(
+        res.json.details.causes.map((c: { field: string; reason: string; message: string }) => [
+          c.field,
+          c.reason,
+          c.message,
+        ]),
+        causes,
+      );
+    }
+
+    it('an Order whose spec.request changes', async () => {
+      const { url, current } = await createAcme('Order');
+      const res = await t.fetch('PUT', url, {
+        body: { ...current, spec: { ...current.spec, request: Buffer.from('other').toString('base64') } },
+      });
+      assertInvalid(res, 'Order', [
+        ['spec.request', 'FieldValueForbidden', 'Forbidden: field is immutable once set'],
+      ]);
+      assert.match(
+        res.json.message,
+        /^Order\.acme\.cert-manager\.io "acme-\d+" is invalid: spec\.request: Forbidden/,
+      );
+    });
+
+    it('an Order status update that rewrites what the ACME server said (merge patch on /status)', async () => {
+      const { url } = await createAcme('Order');
+      const res = await t.fetch('PATCH', `${url}/status`, {
+        body: { status: { url: 'https://acme.example.com/order/2', authorizations: [] } },
+        headers: { 'Content-Type': 'application/merge-patch+json' },
+      });
+      assert.equal(res.status, 422, res.text);
+      const fields = res.json.details.causes.map((c: { field: string }) => c.field);
+      assert.deepEqual(fields.slice(0, 3), [
+        'status.url',
+        'status.authorizations',
+        'status.authorizations[0].url',
+      ]);
+      // An update that only moves the state on is fine.
+      const ok = await t.fetch('PATCH', `${url}/status`, {
+        body: { status: { state: 'invalid', reason: 'authorization failed' } },
+        headers: { 'Content-Type': 'application/merge-patch+json' },
+      });
+      assert.equal(ok.status, 200, ok.text);
+    });
+
+    it('a Challenge whose spec changes (server-side apply)', async () => {
+      const { url, current } = await createAcme('Challenge');
+      const res = await t.fetch('PATCH', `${url}?fieldManager=bad-input&force=true`, {
+        body: {
+          apiVersion: current.apiVersion,
+          kind: current.kind,
+          metadata: { name: current.metadata.name },
+          spec: { ...current.spec, key: 'another-key-authorization' },
+        },
+        headers: { 'Content-Type': 'application/apply-patch+yaml' },
+      });
+      assertInvalid(res, 'Challenge', [
+        ['spec', 'FieldValueForbidden', 'Forbidden: challenge spec is immutable after creation'],
+      ]);
+    });
+
+    it('a Challenge with a lower-case type (the CRD enum)', async () => {
+      const object = example('Challenge', 'web-1-2963424813-1104467473') as Challenge;
+      const res = await t.fetch('POST', COLLECTIONS.challenges, {
+        body: { ...object, metadata: { name: 'bad-type' }, spec: { ...object.spec, type: 'http-01' } },
+      });
+      assertInvalid(res, 'Challenge', [
+        [
+          'spec.type',
+          'FieldValueNotSupported',
+          'Unsupported value: "http-01": supported values: "HTTP-01", "DNS-01"',
+        ],
+      ]);
+    });
+
+    it('an ACME Issuer with a malformed solver and provider', async () => {
+      const res = await t.fetch('POST', COLLECTIONS.issuers, {
+        body: {
+          apiVersion: 'cert-manager.io/v1',
+          kind: 'Issuer',
+          metadata: { name: 'bad-acme' },
+          spec: {
+            acme: {
+              // The CRD requires server; an empty one gets past it to the webhook's rule.
+              server: '',
+              privateKeySecretRef: { name: 'acme-key' },
+              solvers: [
+                {
+                  http01: { ingress: {} },
+                  dns01: { cloudflare: { apiTokenSecretRef: { name: 'cf', key: 'k' } } },
+                },
+                { dns01: { rfc2136: { nameserver: '[::1' }, nameservers: ['8.8.8.8'] } },
+              ],
+            },
+          },
+        },
+      });
+      assertInvalid(res, 'Issuer', [
+        ['spec.acme.server', 'FieldValueRequired', 'Required value: acme server URL is a required field'],
+        [
+          'spec.acme.solvers[0]',
+          'FieldValueForbidden',
+          'Forbidden: may not specify more than one solver type in a single solver',
+        ],
+        [
+          'spec.acme.solvers[1].dns01.nameservers[0]',
+          'FieldValueInvalid',
+          'Invalid value: "8.8.8.8": must be in the format <ip address>:<port>',
+        ],
+        [
+          'spec.acme.solvers[1].dns01.rfc2136.nameserver',
+          'FieldValueInvalid',
+          'Invalid value: "[::1": nameserver must be set in the form host:port where host is an IPv4 address, an enclosed IPv6 address or a hostname and port is an optional port number.',
+        ],
+      ]);
+    });
   });
 
   it('a list at a resourceVersion not written yet is 504 "Too large resource version", as kube-apiserver', async () => {

@@ -41,11 +41,14 @@ const PLURALS: Record<string, string> = {
   CertificateRequest: 'certificaterequests',
   Issuer: 'issuers',
   ClusterIssuer: 'clusterissuers',
+  Order: 'orders',
+  Challenge: 'challenges',
 };
 
 function collectionPath(kind: string, namespace?: string): string {
   const ns = namespace ? `/namespaces/${namespace}` : '';
-  return `/apis/cert-manager.io/v1${ns}/${PLURALS[kind]}`;
+  const group = kind === 'Order' || kind === 'Challenge' ? 'acme.cert-manager.io' : 'cert-manager.io';
+  return `/apis/${group}/v1${ns}/${PLURALS[kind]}`;
 }
 
 describe('cert-manager.io CRDs on the embedded API server', () => {
@@ -72,7 +75,7 @@ describe('cert-manager.io CRDs on the embedded API server', () => {
     }
   }
 
-  it('installs the four CRDs', async () => {
+  it('installs the six CRDs', async () => {
     for (const crd of certManagerCrds()) {
       const res = await t.fetch('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', {
         body: crd,
@@ -202,12 +205,64 @@ describe('cert-manager.io CRDs on the embedded API server', () => {
       assert.ok(clusterIssuers.some((r) => r[0] === 'letsencrypt-staging'));
     });
 
+    it('shows cert-manager’s Order and Challenge columns', async () => {
+      const orders = table(await kubectl('get', 'orders', '-n', 'default'));
+      assert.deepEqual(orders[0], ['NAME', 'STATE', 'AGE']);
+      assert.deepEqual(orders[1].slice(0, 2), ['web-1-2963424813', 'valid']);
+      const wide = table(await kubectl('get', 'orders.acme.cert-manager.io', '-n', 'default', '-o', 'wide'));
+      assert.deepEqual(wide[0], ['NAME', 'STATE', 'ISSUER', 'REASON', 'AGE']);
+      // reason is empty: kubectl leaves the cell blank, which the split swallows.
+      assert.deepEqual(wide[1].slice(0, 3), ['web-1-2963424813', 'valid', 'letsencrypt-staging']);
+
+      const challenges = table(await kubectl('get', 'challenges', '-n', 'default', '-o', 'wide'));
+      assert.deepEqual(challenges[0], ['NAME', 'STATE', 'DOMAIN', 'REASON', 'AGE']);
+      assert.deepEqual(challenges[1].slice(0, 4), [
+        'web-1-2963424813-1104467473',
+        'valid',
+        'example.com',
+        'Successfully authorized domain',
+      ]);
+      // Both at once, as users type it; no short names exist for either.
+      const both = (await kubectl('get', 'orders,challenges', '-n', 'default', '-o', 'name'))
+        .trim()
+        .split('\n');
+      assert.deepEqual(both, [
+        'order.acme.cert-manager.io/web-1-2963424813',
+        'challenge.acme.cert-manager.io/web-1-2963424813-1104467473',
+      ]);
+      const acme = (await kubectl('get', 'cert-manager-acme', '-A', '-o', 'name')).trim().split('\n').sort();
+      assert.deepEqual(acme, both.toSorted());
+    });
+
+    it('explains order.spec and challenge.spec.solver from the schema', async () => {
+      const order = await kubectl('explain', 'order.spec');
+      assert.match(order, /GROUP:\s+acme\.cert-manager\.io/);
+      assert.match(order, /KIND:\s+Order/);
+      for (const field of [
+        'request',
+        'issuerRef',
+        'dnsNames',
+        'ipAddresses',
+        'duration',
+        'profile',
+        'replaces',
+      ]) {
+        assert.match(order, new RegExp(`^\\s+${field}\\s`, 'm'), field);
+      }
+      assert.match(order, /request\s+<string> -required-/);
+      const solver = await kubectl('explain', 'challenge.spec.solver.dns01.rfc2136');
+      assert.match(solver, /nameserver\s+<string> -required-/);
+      assert.match(solver, /tsigAlgorithm\s+<string>/);
+    });
+
     it('lists everything under the cert-manager category', async () => {
       const names = (await kubectl('get', 'cert-manager', '-A', '-o', 'name')).trim().split('\n').sort();
       assert.ok(names.includes('certificate.cert-manager.io/web'), names.join('\n'));
       assert.ok(names.includes('certificaterequest.cert-manager.io/web-1'));
       assert.ok(names.includes('issuer.cert-manager.io/ca-issuer'));
       assert.ok(names.includes('clusterissuer.cert-manager.io/letsencrypt-staging'));
+      assert.ok(names.includes('order.acme.cert-manager.io/web-1-2963424813'));
+      assert.ok(names.includes('challenge.acme.cert-manager.io/web-1-2963424813-1104467473'));
     });
   });
 });

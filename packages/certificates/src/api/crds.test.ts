@@ -76,7 +76,7 @@ function walkSchemas(schema: JSONSchemaProps, visit: (s: JSONSchemaProps, path: 
 }
 
 describe('certManagerCrds', () => {
-  it('defines the four cert-manager.io/v1 kinds with their names, scopes and short names', () => {
+  it('defines the four cert-manager.io/v1 and two acme.cert-manager.io/v1 kinds with their names, scopes and short names', () => {
     assert.deepEqual(
       crds.map((c) => ({
         name: c.metadata!.name,
@@ -91,15 +91,28 @@ describe('certManagerCrds', () => {
         ['certificaterequests', 'CertificateRequest', 'Namespaced', ['cr', 'crs']],
         ['issuers', 'Issuer', 'Namespaced', ['iss']],
         ['clusterissuers', 'ClusterIssuer', 'Cluster', ['ciss']],
-      ].map(([plural, kind, scope, shortNames]) => ({
-        name: `${plural}.cert-manager.io`,
-        kind,
-        scope,
-        shortNames,
-        categories: ['cert-manager'],
-        versions: [['v1', true, true, { status: {} }]],
-      })),
+      ]
+        .map(([plural, kind, scope, shortNames]) => ({
+          name: `${plural}.cert-manager.io`,
+          kind,
+          scope,
+          shortNames,
+          categories: ['cert-manager'],
+          versions: [['v1', true, true, { status: {} }]],
+        }))
+        .concat(
+          // No short names at all (not an empty list), as cert-manager's CRDs.
+          ['Order', 'Challenge'].map((kind) => ({
+            name: `${kind.toLowerCase()}s.acme.cert-manager.io`,
+            kind,
+            scope: 'Namespaced',
+            shortNames: undefined as unknown as string[],
+            categories: ['cert-manager', 'cert-manager-acme'],
+            versions: [['v1', true, true, { status: {} }]],
+          })),
+        ),
     );
+    for (const kind of ['Order', 'Challenge']) assert.equal('shortNames' in crdFor(kind).spec.names, false);
   });
 
   it('has cert-manager’s printer columns', () => {
@@ -132,7 +145,19 @@ describe('certManagerCrds', () => {
         'Age:0:.metadata.creationTimestamp',
       ]);
     }
-    for (const kind of ['Certificate', 'CertificateRequest']) {
+    assert.deepEqual(columns('Order'), [
+      'State:0:.status.state',
+      'Issuer:1:.spec.issuerRef.name',
+      'Reason:1:.status.reason',
+      'Age:0:.metadata.creationTimestamp',
+    ]);
+    assert.deepEqual(columns('Challenge'), [
+      'State:0:.status.state',
+      'Domain:0:.spec.dnsName',
+      'Reason:1:.status.reason',
+      'Age:0:.metadata.creationTimestamp',
+    ]);
+    for (const kind of ['Certificate', 'CertificateRequest', 'Order', 'Challenge']) {
       assert.deepEqual(crdFor(kind).spec.versions[0].selectableFields, [
         { jsonPath: '.spec.issuerRef.group' },
         { jsonPath: '.spec.issuerRef.kind' },
@@ -179,6 +204,52 @@ describe('certManagerCrds', () => {
     ]);
   });
 
+  it('Order and Challenge states are the ACME state enum; Challenge types are upper case', () => {
+    const STATES = ['valid', 'ready', 'pending', 'processing', 'invalid', 'expired', 'errored'];
+    const order = schemaFor('Order').properties!;
+    assert.deepEqual(order.status.properties!.state.enum, STATES);
+    assert.deepEqual(order.status.properties!.authorizations.items!.properties!.initialState.enum, STATES);
+    const challenge = schemaFor('Challenge').properties!;
+    assert.deepEqual(challenge.status.properties!.state.enum, STATES);
+    assert.deepEqual(challenge.spec.properties!.type.enum, ['HTTP-01', 'DNS-01']);
+    assert.deepEqual(challenge.spec.required, [
+      'authorizationURL',
+      'dnsName',
+      'issuerRef',
+      'key',
+      'solver',
+      'token',
+      'type',
+      'url',
+    ]);
+    assert.deepEqual(order.spec.required, ['issuerRef', 'request']);
+    const { errors } = admitCustomResource(schemaFor('Challenge'), {
+      apiVersion: 'acme.cert-manager.io/v1',
+      kind: 'Challenge',
+      metadata: { name: 'c' },
+      spec: {
+        url: 'u',
+        authorizationURL: 'a',
+        dnsName: 'd',
+        type: 'http-01',
+        token: 't',
+        key: 'k',
+        solver: {},
+      },
+      status: { state: 'done' },
+    });
+    assert.deepEqual(errors.map(formatFieldError).sort(), [
+      'spec.issuerRef: Required value',
+      'spec.type: Unsupported value: "http-01": supported values: "HTTP-01", "DNS-01"',
+      'status.state: Unsupported value: "done": supported values: "valid", "ready", "pending", "processing", "invalid", "expired", "errored"',
+    ]);
+  });
+
+  it("a Challenge's solver has the same schema as an issuer's solvers", () => {
+    const solvers = schemaFor('ClusterIssuer').properties!.spec.properties!.acme.properties!.solvers.items;
+    assert.deepEqual(schemaFor('Challenge').properties!.spec.properties!.solver, solvers);
+  });
+
   it('still prunes fields cert-manager does not know (schemas are closed outside ACME solvers)', () => {
     const { pruned } = admitCustomResource(schemaFor('Certificate'), {
       apiVersion: 'cert-manager.io/v1',
@@ -202,8 +273,10 @@ describe('example manifests', () => {
     assert.deepEqual([...new Set(examples.map((e) => e.object.kind))].sort(), [
       'Certificate',
       'CertificateRequest',
+      'Challenge',
       'ClusterIssuer',
       'Issuer',
+      'Order',
     ]);
   });
 
@@ -216,7 +289,7 @@ describe('example manifests', () => {
     });
   }
 
-  for (const kind of ['Certificate', 'CertificateRequest', 'Issuer', 'ClusterIssuer']) {
+  for (const kind of ['Certificate', 'CertificateRequest', 'Issuer', 'ClusterIssuer', 'Order', 'Challenge']) {
     it(`${kind}: together they use every field the schema declares`, () => {
       const schema = schemaFor(kind);
       const used = new Set<string>();
@@ -226,7 +299,10 @@ describe('example manifests', () => {
         for (const e of examples.filter((x) => x.object.kind?.endsWith('Issuer')))
           usedPaths(e.object, schema, '', used);
       }
-      const missing = [...declaredPaths(schema)].filter((p) => !used.has(p));
+      // A Challenge's solver is an issuer's solver (same schema, tested above): the issuer examples cover it.
+      const missing = [...declaredPaths(schema)].filter(
+        (p) => !used.has(p) && !(kind === 'Challenge' && p.startsWith('spec.solver.')),
+      );
       assert.deepEqual(missing, []);
     });
   }

@@ -1,17 +1,20 @@
 /**
- * The four cert-manager.io/v1 CustomResourceDefinitions: names, scopes, printer columns and selectable
- * fields exactly as cert-manager's `deploy/crds/*.yaml`, with schemas from ./schemas. The same objects
- * are served by the embedded API server and rendered to deploy/crds.yaml for real clusters.
+ * The four cert-manager.io/v1 and the two acme.cert-manager.io/v1 CustomResourceDefinitions: names, scopes,
+ * categories, printer columns and selectable fields exactly as cert-manager's `deploy/crds/*.yaml`, with
+ * schemas from ./schemas. The same objects are served by the embedded API server and rendered to
+ * deploy/crds.yaml for real clusters.
  */
 
 import type {
   CustomResourceColumnDefinition,
   CustomResourceDefinition,
 } from 'kubernetes-types/apiextensions/v1.d.ts';
+import { ACME_GROUP, ACME_VERSION, AcmeKinds } from './acme-constants.ts';
 import { GROUP, Kinds, VERSION } from './constants.ts';
 import { certificateSchema } from './schemas/certificate.ts';
 import { certificateRequestSchema } from './schemas/certificaterequest.ts';
 import { clusterIssuerSchema, issuerSchema } from './schemas/issuer.ts';
+import { challengeSchema, orderSchema } from './schemas/order.ts';
 import type { Schema } from './schemas/builders.ts';
 
 const ready = (field: 'status' | 'message') => `.status.conditions[?(@.type == "Ready")].${field}`;
@@ -31,10 +34,15 @@ const ISSUER_REF_FIELDS = [
 ];
 
 interface Definition {
+  group: string;
+  version: string;
+  /** cert-manager for every kind; the ACME kinds are also in cert-manager-acme. */
+  categories: string[];
   kind: string;
   plural: string;
   singular: string;
-  shortNames: string[];
+  /** cert-manager.io kinds only: the ACME kinds have none. */
+  shortNames?: string[];
   scope: 'Namespaced' | 'Cluster';
   columns: CustomResourceColumnDefinition[];
   selectableFields?: { jsonPath: string }[];
@@ -46,23 +54,23 @@ function customResourceDefinition(d: Definition): CustomResourceDefinition {
     apiVersion: 'apiextensions.k8s.io/v1',
     kind: 'CustomResourceDefinition',
     metadata: {
-      name: `${d.plural}.${GROUP}`,
+      name: `${d.plural}.${d.group}`,
       labels: { 'app.kubernetes.io/name': 'certkit', 'app.kubernetes.io/component': 'crds' },
     },
     spec: {
-      group: GROUP,
+      group: d.group,
       names: {
         kind: d.kind,
         listKind: `${d.kind}List`,
         plural: d.plural,
         singular: d.singular,
-        shortNames: d.shortNames,
-        categories: ['cert-manager'],
+        ...(d.shortNames ? { shortNames: d.shortNames } : {}),
+        categories: d.categories,
       },
       scope: d.scope,
       versions: [
         {
-          name: VERSION,
+          name: d.version,
           served: true,
           storage: true,
           additionalPrinterColumns: d.columns,
@@ -75,8 +83,19 @@ function customResourceDefinition(d: Definition): CustomResourceDefinition {
   };
 }
 
+const CERT_MANAGER = { group: GROUP, version: VERSION, categories: ['cert-manager'] };
+const ACME = { group: ACME_GROUP, version: ACME_VERSION, categories: ['cert-manager', 'cert-manager-acme'] };
+const state: CustomResourceColumnDefinition = { name: 'State', type: 'string', jsonPath: '.status.state' };
+const reason: CustomResourceColumnDefinition = {
+  name: 'Reason',
+  type: 'string',
+  jsonPath: '.status.reason',
+  priority: 1,
+};
+
 const DEFINITIONS: Definition[] = [
   {
+    ...CERT_MANAGER,
     kind: Kinds.Certificate,
     plural: 'certificates',
     singular: 'certificate',
@@ -94,6 +113,7 @@ const DEFINITIONS: Definition[] = [
     schema: certificateSchema,
   },
   {
+    ...CERT_MANAGER,
     kind: Kinds.CertificateRequest,
     plural: 'certificaterequests',
     singular: 'certificaterequest',
@@ -112,6 +132,7 @@ const DEFINITIONS: Definition[] = [
     schema: certificateRequestSchema,
   },
   {
+    ...CERT_MANAGER,
     kind: Kinds.Issuer,
     plural: 'issuers',
     singular: 'issuer',
@@ -125,6 +146,7 @@ const DEFINITIONS: Definition[] = [
     schema: issuerSchema,
   },
   {
+    ...CERT_MANAGER,
     kind: Kinds.ClusterIssuer,
     plural: 'clusterissuers',
     singular: 'clusterissuer',
@@ -137,9 +159,34 @@ const DEFINITIONS: Definition[] = [
     ],
     schema: clusterIssuerSchema,
   },
+  {
+    ...ACME,
+    kind: AcmeKinds.Order,
+    plural: 'orders',
+    singular: 'order',
+    scope: 'Namespaced',
+    columns: [
+      state,
+      { name: 'Issuer', type: 'string', jsonPath: '.spec.issuerRef.name', priority: 1 },
+      reason,
+      AGE,
+    ],
+    selectableFields: ISSUER_REF_FIELDS,
+    schema: orderSchema,
+  },
+  {
+    ...ACME,
+    kind: AcmeKinds.Challenge,
+    plural: 'challenges',
+    singular: 'challenge',
+    scope: 'Namespaced',
+    columns: [state, { name: 'Domain', type: 'string', jsonPath: '.spec.dnsName' }, reason, AGE],
+    selectableFields: ISSUER_REF_FIELDS,
+    schema: challengeSchema,
+  },
 ];
 
-/** Fresh copies of the four CRDs, Certificate first; callers may change them freely. */
+/** Fresh copies of the six CRDs, Certificate first and Challenge last; callers may change them freely. */
 export function certManagerCrds(): CustomResourceDefinition[] {
   return DEFINITIONS.map((d) => structuredClone(customResourceDefinition(d)));
 }

@@ -4,8 +4,8 @@
  * `omitempty`. Durations are Go duration strings (`2160h0m0s`), byte fields are base64 strings, times are
  * RFC 3339 strings, as they travel on the wire.
  *
- * Only the selfSigned and ca issuers are implemented here; acme, vault and venafi are typed loosely so that
- * their objects round-trip unchanged.
+ * The ACME issuer's types, and the acme.cert-manager.io/v1 Order and Challenge, are in acme-types.ts. vault and
+ * venafi are not implemented here and are typed loosely so that their objects round-trip unchanged.
  */
 
 import type { KubeList, KubeObject, ObjectMeta } from '@certkit/apimachinery';
@@ -20,30 +20,13 @@ import type {
   ROTATION_POLICIES,
   SIGNATURE_ALGORITHMS,
 } from './constants.ts';
+import type { ACMEIssuer, ACMEIssuerStatus } from './acme-types.ts';
+import type { ConditionStatus, IssuerReference, SecretKeySelector } from './meta-types.ts';
 
 export * from './constants.ts';
-
-// ---------------------------------------------------------------------------------------------------------
-// Shared (pkg/apis/meta/v1)
-
-export type ConditionStatus = 'True' | 'False' | 'Unknown';
-
-export interface LocalObjectReference {
-  name: string;
-}
-
-export interface SecretKeySelector {
-  name: string;
-  /** Entry in the Secret's data; some fields default it (e.g. `tls.key`). */
-  key?: string;
-}
-
-/** Reference to an issuer; kind defaults to Issuer and group to cert-manager.io (see defaults.ts). */
-export interface IssuerReference {
-  name: string;
-  kind?: string;
-  group?: string;
-}
+export * from './meta-types.ts';
+export * from './acme-constants.ts';
+export * from './acme-types.ts';
 
 // ---------------------------------------------------------------------------------------------------------
 // Certificate
@@ -279,15 +262,6 @@ export interface CAIssuer {
 }
 
 /** Not implemented here; typed loosely so that objects round-trip. */
-export interface ACMEIssuer {
-  server: string;
-  email?: string;
-  privateKeySecretRef: SecretKeySelector;
-  solvers?: Record<string, unknown>[];
-  [field: string]: unknown;
-}
-
-/** Not implemented here; typed loosely so that objects round-trip. */
 export interface VaultIssuer {
   server: string;
   path: string;
@@ -319,12 +293,6 @@ export interface IssuerCondition {
   reason?: string;
   message?: string;
   observedGeneration?: number;
-}
-
-export interface ACMEIssuerStatus {
-  uri?: string;
-  lastRegisteredEmail?: string;
-  lastPrivateKeyHash?: string;
 }
 
 export interface IssuerStatus {

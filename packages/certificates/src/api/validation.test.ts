@@ -951,6 +951,7 @@ const issuerRows: { name: string; spec: Record<string, unknown>; errors: string[
       'spec.acme.externalAccountBinding.keyID: Required value: the keyID field is required when using externalAccountBinding',
       'spec.acme.externalAccountBinding.keySecretRef.key: Required value: secret key is required',
       'spec.acme.solvers[0]: Required value: no solver type configured',
+      'spec.acme.solvers[1].dns01.cloudflare: Required value: apiKeySecretRef or apiTokenSecretRef is required',
       'spec.acme.solvers[1].dns01.route53: Forbidden: may not specify more than one provider type',
       'spec.acme.solvers[2].http01: Required value: only 1 HTTP01 solver type may be configured',
     ],

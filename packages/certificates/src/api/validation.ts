@@ -12,3 +12,10 @@ export {
   validateCertificateRequestStatusUpdate,
 } from './validation/certificaterequest.ts';
 export { validateClusterIssuer, validateIssuer, validateIssuerSpec } from './validation/issuer.ts';
+export { validateACMEIssuer } from './validation/acme-issuer.ts';
+export {
+  validateChallenge,
+  validateOrder,
+  validateOrderSpecUpdate,
+  validateOrderStatusUpdate,
+} from './validation/acme-order.ts';

@@ -7,6 +7,7 @@ import type {
   SharedInformerFactory,
 } from '@certkit/runtime';
 import type { Secret } from 'kubernetes-types/core/v1.d.ts';
+import type { HTTP01Solver } from '../acme/http01/solver.ts';
 import type { Certificate, CertificateRequest, ClusterIssuer, Issuer } from '../api/types.ts';
 import type { AcmeAccountRegistry } from '../acme/accounts/registry.ts';
 import type { EventRecorder } from './events.ts';
@@ -36,6 +37,15 @@ export interface ControllerOptions {
   secretsFilteredCaching: boolean;
   /** Workers per controller (cert-manager's --concurrent-workers; default 5). */
   maxConcurrentReconciles: number;
+  /**
+   * Where the embedded HTTP-01 solver listens (--acme-http01-listen-address: `:80`, `host:port`); absent:
+   * no listener, and HTTP-01 challenges are left to an in-cluster solver.
+   */
+  acmeHTTP01ListenAddress?: string;
+  /** `ip:port` nameservers for the HTTP-01 self-check's lookups (--acme-http01-solver-nameservers). */
+  acmeHTTP01SolverNameservers?: string[];
+  /** Port of the HTTP-01 self-check's first request (--acme-http01-self-check-port; default 80). */
+  acmeHTTP01SelfCheckPort?: number;
 }
 
 /** A Secret as the cache hands it out: full for labelled Secrets, metadata-only for the others. */
@@ -82,6 +92,8 @@ export interface ControllerContext {
   log: Logger;
   /** The controller's clock, so tests can move time (renewal, backoff). */
   now(): Date;
+  /** The HTTP-01 solver of the embedded listener, when --acme-http01-listen-address is given. */
+  http01Solver?: HTTP01Solver;
 }
 
 export const DEFAULT_OPTIONS: ControllerOptions = {

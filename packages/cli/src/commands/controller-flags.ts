@@ -1,3 +1,4 @@
+import { parseListenAddress, parseNameserver, parsePort } from '@certkit/certificates/acme/http01/address';
 import type { CertificateControllerOptions } from '@certkit/certificates/controller';
 import { UsageError } from '../args.ts';
 
@@ -13,6 +14,10 @@ export const CONTROLLER_FLAG_OPTIONS = {
   'enable-certificate-owner-ref': { type: 'string' },
   'secrets-filtered-caching': { type: 'string', default: 'true' },
   'concurrent-workers': { type: 'string', default: '5' },
+  // The embedded HTTP-01 solver: off unless a listen address is given.
+  'acme-http01-listen-address': { type: 'string' },
+  'acme-http01-solver-nameservers': { type: 'string' },
+  'acme-http01-self-check-port': { type: 'string' },
 } as const;
 
 function bool(flag: string, value: string): boolean {
@@ -34,6 +39,40 @@ export interface ControllerFlags {
   leaderElect: boolean;
   leaderElectionNamespace: string;
   options: CertificateControllerOptions;
+}
+
+/** A flag's value through a parser of @certkit/certificates, its error as one usage line naming the flag. */
+function parsed<T>(flag: string, value: string, parse: (value: string) => T): T {
+  try {
+    return parse(value);
+  } catch (err) {
+    throw new UsageError(`--${flag}: ${(err as Error).message}`);
+  }
+}
+
+/** The three --acme-http01-* flags, as controller options (none when absent). */
+function http01Options(values: Record<string, string | boolean | undefined>) {
+  const listen = values['acme-http01-listen-address'] as string | undefined;
+  const nameservers = values['acme-http01-solver-nameservers'] as string | undefined;
+  const port = values['acme-http01-self-check-port'] as string | undefined;
+  return {
+    ...(listen === undefined
+      ? {}
+      : {
+          acmeHTTP01ListenAddress: (parsed('acme-http01-listen-address', listen, parseListenAddress), listen),
+        }),
+    ...(nameservers === undefined
+      ? {}
+      : {
+          // cert-manager's flag is a comma-separated list of host:port.
+          acmeHTTP01SolverNameservers: nameservers
+            .split(',')
+            .map((ns) => parsed('acme-http01-solver-nameservers', ns, parseNameserver)),
+        }),
+    ...(port === undefined
+      ? {}
+      : { acmeHTTP01SelfCheckPort: parsed('acme-http01-self-check-port', port, parsePort) }),
+  };
 }
 
 export function controllerFlags(values: Record<string, string | boolean | undefined>): ControllerFlags {
@@ -62,6 +101,7 @@ export function controllerFlags(values: Record<string, string | boolean | undefi
         ownerRef === undefined ? undefined : bool('enable-certificate-owner-ref', String(ownerRef)),
       secretsFilteredCaching: bool('secrets-filtered-caching', String(values['secrets-filtered-caching'])),
       maxConcurrentReconciles: int('concurrent-workers', String(values['concurrent-workers']), 1),
+      ...http01Options(values),
     },
   };
 }

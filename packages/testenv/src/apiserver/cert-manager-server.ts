@@ -1,5 +1,5 @@
 /**
- * Test support: the embedded API server as `certkit up` serves it (cert-manager.io CRDs installed,
+ * Test support: the embedded API server as `certkit up` serves it (cert-manager.io and acme.cert-manager.io CRDs installed,
  * cert-manager's validation as admission), plus a CRD of our own whose spec keeps any JSON, and raw HTTPS
  * requests with a deadline, for tests that send malformed input and must see every answer.
  */
@@ -45,6 +45,8 @@ export const COLLECTIONS = {
   certificateRequests: '/apis/cert-manager.io/v1/namespaces/default/certificaterequests',
   issuers: '/apis/cert-manager.io/v1/namespaces/default/issuers',
   clusterIssuers: '/apis/cert-manager.io/v1/clusterissuers',
+  orders: '/apis/acme.cert-manager.io/v1/namespaces/default/orders',
+  challenges: '/apis/acme.cert-manager.io/v1/namespaces/default/challenges',
   blobs: '/apis/fuzz.certkit.dev/v1/namespaces/default/blobs',
   events: '/api/v1/namespaces/default/events',
   leases: '/apis/coordination.k8s.io/v1/namespaces/default/leases',
@@ -60,7 +62,12 @@ export async function startCertManagerServer(
     const res = await server.fetch('POST', COLLECTIONS.crds, { body: crd });
     if (res.status !== 201) throw new Error(`installing ${crd.metadata?.name}: ${res.text}`);
   }
-  for (const path of [COLLECTIONS.certificates, COLLECTIONS.clusterIssuers, COLLECTIONS.blobs]) {
+  for (const path of [
+    COLLECTIONS.certificates,
+    COLLECTIONS.clusterIssuers,
+    COLLECTIONS.challenges,
+    COLLECTIONS.blobs,
+  ]) {
     const deadline = Date.now() + 15_000;
     while ((await server.fetch('GET', path)).status !== 200) {
       if (Date.now() > deadline) throw new Error(`${path} not served within 15 s`);

@@ -136,6 +136,51 @@ export const BASE_OBJECTS: Record<string, { path: string; object: Record<string,
       spec: { selfSigned: {} },
     },
   },
+  acmeIssuer: {
+    path: COLLECTIONS.issuers,
+    object: {
+      apiVersion: 'cert-manager.io/v1',
+      kind: 'Issuer',
+      metadata: { name: 'fuzz-acme' },
+      spec: {
+        acme: {
+          server: 'https://acme.example.com/directory',
+          privateKeySecretRef: { name: 'acme-key' },
+          solvers: [
+            { selector: { dnsZones: ['example.com'] }, dns01: { rfc2136: { nameserver: '10.0.0.53' } } },
+            { http01: { ingress: { ingressClassName: 'nginx' } } },
+          ],
+        },
+      },
+    },
+  },
+  order: {
+    path: COLLECTIONS.orders,
+    object: {
+      apiVersion: 'acme.cert-manager.io/v1',
+      kind: 'Order',
+      metadata: { name: 'fuzz' },
+      spec: { request: base64(ECDSA_CSR), issuerRef: { name: 'fuzz-acme' }, dnsNames: ['a.example.com'] },
+    },
+  },
+  challenge: {
+    path: COLLECTIONS.challenges,
+    object: {
+      apiVersion: 'acme.cert-manager.io/v1',
+      kind: 'Challenge',
+      metadata: { name: 'fuzz' },
+      spec: {
+        url: 'https://acme.example.com/chall/1',
+        authorizationURL: 'https://acme.example.com/authz/1',
+        dnsName: 'a.example.com',
+        type: 'HTTP-01',
+        token: 'tok',
+        key: 'tok.thumb',
+        solver: { http01: { ingress: { ingressClassName: 'nginx' } } },
+        issuerRef: { name: 'fuzz-acme' },
+      },
+    },
+  },
   blob: {
     path: COLLECTIONS.blobs,
     object: {

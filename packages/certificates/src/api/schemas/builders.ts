@@ -13,6 +13,7 @@ export interface Schema extends Omit<JSONSchemaProps, 'properties' | 'items' | '
   items?: Schema;
   additionalProperties?: Schema | boolean;
   'x-kubernetes-preserve-unknown-fields'?: boolean;
+  'x-kubernetes-int-or-string'?: boolean;
   'x-kubernetes-list-type'?: 'atomic' | 'set' | 'map';
   'x-kubernetes-list-map-keys'?: string[];
   'x-kubernetes-validations'?: { rule: string; message?: string }[];

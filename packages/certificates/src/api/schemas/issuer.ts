@@ -1,20 +1,14 @@
 /**
  * The Issuer and ClusterIssuer schema (types_issuer.go). selfSigned, ca, vault and venafi are spelled out
- * field by field. ACME's top level is too, but its solvers (pod templates, Gateway parent refs, a dozen
- * DNS providers) are kept as open objects: this controller does not solve challenges, and cert-manager
- * manifests must apply unchanged. ACME's own defaults are left out, as are all defaults: the stored
- * object is what the user wrote.
+ * field by field here, acme in ./acme-issuer.ts. No defaults: the stored object is what the user wrote.
  */
 
+import { acmeIssuer as acme } from './acme-issuer.ts';
 import {
-  boolean,
   bytes,
   conditions,
-  list,
   localObjectReference,
   object,
-  oneOf,
-  openObject,
   resource,
   type Schema,
   secretKeySelector,
@@ -40,45 +34,6 @@ const ca = object(
     ),
   },
   ['secretName'],
-);
-
-const acme = openObject(
-  'Obtains certificates from an ACME (RFC 8555) server. Not implemented by this controller; kept as written.',
-  {
-    email: string('Email address of the ACME account.'),
-    server: string("URL of the ACME server's directory endpoint."),
-    preferredChain: string('Common name of the root of the chain to prefer when the server offers several.', {
-      maxLength: 64,
-    }),
-    caBundle: bytes('PEM CA bundle to verify the ACME server with. Exclusive with skipTLSVerify.'),
-    skipTLSVerify: boolean("INSECURE: do not verify the ACME server's TLS certificate."),
-    externalAccountBinding: object(
-      'External account credentials to bind to the ACME account.',
-      {
-        keyID: string('ID of the CA key the external account is bound to.'),
-        keySecretRef: secretKeySelector('Secret key holding the base64url MAC key of the binding.'),
-        keyAlgorithm: oneOf('Deprecated and ignored: the algorithm is always HS256.', [
-          'HS256',
-          'HS384',
-          'HS512',
-        ]),
-      },
-      ['keyID', 'keySecretRef'],
-    ),
-    privateKeySecretRef: secretKeySelector('Secret that stores the ACME account private key.'),
-    solvers: list(
-      'Challenge solvers (http01 or dns01), chosen per DNS name by their selectors.',
-      openObject('A challenge solver: selector, http01 or dns01, waitInsteadOfSelfCheck.'),
-    ),
-    disableAccountKeyGeneration: boolean('Expect an existing account key instead of generating one.'),
-    enableDurationFeature: boolean('Ask the ACME server for a Not After matching the requested duration.'),
-    profile: string('Certificate profile to request from the ACME server.'),
-    renewalInformationSource: oneOf('Where to get renewal information: ARI (the server) or None.', [
-      'ARI',
-      'None',
-    ]),
-  },
-  ['privateKeySecretRef', 'server'],
 );
 
 const vaultAuth = object('How to authenticate with Vault; the first method set is used.', {

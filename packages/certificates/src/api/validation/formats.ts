@@ -3,6 +3,7 @@
  * net.ParseCIDR, mail.ParseAddress, apimachinery's name, label and annotation checks.
  */
 
+import { X509Certificate } from 'node:crypto';
 import { isIP } from 'node:net';
 import { type FieldError, labelKeyErrors, labelValueErrors } from '@certkit/apimachinery';
 import { invalid, tooLong } from './errors.ts';
@@ -117,4 +118,19 @@ export function annotationsErrors(annotations: Record<string, string>, path: str
   }
   if (total > TOTAL_ANNOTATION_SIZE_LIMIT) errors.push(tooLong(path, TOTAL_ANNOTATION_SIZE_LIMIT));
   return errors;
+}
+
+/** validateCABundleNotEmpty: at least one parseable certificate among the PEM blocks (x509.CertPool semantics). */
+export function caBundleError(base64: string): string | undefined {
+  const text = Buffer.from(base64, 'base64').toString('latin1');
+  const blocks = text.match(/-----BEGIN CERTIFICATE-----[\s\S]*?-----END CERTIFICATE-----/g) ?? [];
+  for (const block of blocks) {
+    try {
+      new X509Certificate(block);
+      return undefined;
+    } catch {
+      // AppendCertsFromPEM skips what it cannot parse.
+    }
+  }
+  return "cert bundle didn't contain any valid certificates";
 }

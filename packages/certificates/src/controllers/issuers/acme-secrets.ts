@@ -33,7 +33,9 @@ const DNS01_SECRET_FIELDS: Record<string, readonly string[]> = {
 };
 
 /** The Secrets the issuer's DNS-01 solvers need (named ones only), solver by solver. */
-export function dns01SolverSecretRefs(acme: Record<string, unknown> | undefined): SecretKeyRef[] {
+export function dns01SolverSecretRefs(spec: object | undefined): SecretKeyRef[] {
+  // Read as untyped JSON: the spec may come from an object admission has not yet judged.
+  const acme = spec as Record<string, unknown> | undefined;
   const refs: SecretKeyRef[] = [];
   const solvers = Array.isArray(acme?.solvers) ? (acme.solvers as unknown[]) : [];
   for (const solver of solvers) {
@@ -54,8 +56,8 @@ export function dns01SolverSecretRefs(acme: Record<string, unknown> | undefined)
 }
 
 /** The names of the Secrets an ACME issuer spec reads (none for other issuer types). */
-export function acmeSecretNames(spec: { acme?: Record<string, unknown> } | undefined): string[] {
-  const acme = spec?.acme;
+export function acmeSecretNames(spec: { acme?: object } | undefined): string[] {
+  const acme = spec?.acme as Record<string, unknown> | undefined;
   if (!acme) return [];
   const names = new Set<string>();
   const key = (acme.privateKeySecretRef as { name?: unknown } | undefined)?.name;

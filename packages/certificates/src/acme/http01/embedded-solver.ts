@@ -1,0 +1,44 @@
+/**
+ * The HTTP-01 solver that answers from the controller's own listener (`--acme-http01-listen-address`):
+ * presenting a Challenge puts its key authorization in memory for the listener to serve, cleaning up
+ * takes it out, and the self-check is cert-manager's, against wherever the name points. Nothing is
+ * created in the cluster; a single host running `certkit up` on port 80 solves its own challenges.
+ */
+
+import type { Challenge } from '../../api/acme-types.ts';
+import { type ChallengeListener, PresentedChallenges, startChallengeListener } from './challenge-server.ts';
+import type { ListenAddress } from './address.ts';
+import { selfCheck, type SelfCheckOptions } from './self-check.ts';
+import type { HTTP01Solver } from './solver.ts';
+
+export class EmbeddedHTTP01Solver implements HTTP01Solver {
+  readonly presented = new PresentedChallenges();
+  readonly #selfCheck: Omit<SelfCheckOptions, 'signal'>;
+
+  constructor(selfCheckOptions: Omit<SelfCheckOptions, 'signal'> = {}) {
+    this.#selfCheck = selfCheckOptions;
+  }
+
+  present(challenge: Challenge): Promise<void> {
+    const { token, dnsName, key } = challenge.spec;
+    this.presented.present(token, dnsName, key);
+    return Promise.resolve();
+  }
+
+  async check(challenge: Challenge, signal?: AbortSignal): Promise<void> {
+    // As upstream: present again first, in case the key was cleaned up in between (a restart).
+    await this.present(challenge);
+    const { dnsName, token, key } = challenge.spec;
+    await selfCheck({ dnsName, token, key }, { ...this.#selfCheck, signal });
+  }
+
+  cleanUp(challenge: Challenge): Promise<void> {
+    this.presented.remove(challenge.spec.token, challenge.spec.dnsName);
+    return Promise.resolve();
+  }
+
+  /** Starts serving what is presented on `address`. */
+  listen(address: ListenAddress): Promise<ChallengeListener> {
+    return startChallengeListener(address, this.presented);
+  }
+}

@@ -1,0 +1,178 @@
+/**
+ * cert-manager's HTTP-01 self-check (pkg/issuer/acme/http/http.go Check and testReachability): GET
+ * http://<dnsName>/.well-known/acme-challenge/<token> five times, two seconds apart, each time expecting
+ * 200 and exactly the key authorization; redirects are followed to any host, port or scheme (HTTPS
+ * targets unverified, as ACME validators do), up to ten, within ten seconds per attempt. The first request
+ * goes to port 80 unless a self-check port is configured (tests, port-forwarded setups), and names are
+ * resolved through the configured nameservers when there are any. Unlike upstream, proxies from the
+ * environment are not used: a proxy would answer for the self-check what the ACME server cannot see.
+ */
+
+import { Resolver } from 'node:dns';
+import { request as httpRequest, type IncomingMessage } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import { isIP, type LookupFunction } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { HTTP01_CHALLENGE_PATH } from './solver.ts';
+
+export interface SelfCheckOptions {
+  /** Port of the first request; 80 (cert-manager) unless --acme-http01-self-check-port says otherwise. */
+  port?: number;
+  /** `ip:port` servers for every name lookup (--acme-http01-solver-nameservers); the system's when empty. */
+  nameservers?: readonly string[];
+  userAgent?: string;
+  /** Consecutive passes needed (5 upstream) and the pause between them (2 s upstream). */
+  requiredPasses?: number;
+  intervalMs?: number;
+  /** One attempt, redirects included (10 s upstream). */
+  attemptTimeoutMs?: number;
+  signal?: AbortSignal;
+}
+
+export const SELF_CHECK_DEFAULTS = {
+  port: 80,
+  requiredPasses: 5,
+  intervalMs: 2_000,
+  attemptTimeoutMs: 10_000,
+  maxRedirects: 10,
+  /** The most of a response body that is read and compared. */
+  maxBodyBytes: 1024 * 1024,
+  /** Each DNS query to a configured nameserver (the 3 s dial timeout upstream). */
+  lookupTimeoutMs: 3_000,
+} as const;
+
+/** The URL the self-check starts from (IPv6 literals bracketed, the port only when not 80). */
+export function challengeUrl(
+  dnsName: string,
+  token: string,
+  port: number = SELF_CHECK_DEFAULTS.port,
+): string {
+  const host = isIP(dnsName) === 6 ? `[${dnsName}]` : dnsName;
+  return `http://${host}${port === 80 ? '' : `:${port}`}${HTTP01_CHALLENGE_PATH}${token}`;
+}
+
+/**
+ * A lookup for node:http that asks only `nameservers` (A and AAAA), as the Go dialer with a custom
+ * resolver does. Names that resolve to nothing fail with ENOTFOUND.
+ */
+export function nameserverLookup(nameservers: readonly string[]): LookupFunction {
+  const resolver = new Resolver({ timeout: SELF_CHECK_DEFAULTS.lookupTimeoutMs, tries: 1 });
+  resolver.setServers([...nameservers]);
+  const resolve = (family: 4 | 6, hostname: string) =>
+    new Promise<{ address: string; family: number }[]>((done) => {
+      const callback = (err: Error | null, addresses: string[]) =>
+        done(err ? [] : addresses.map((address) => ({ address, family })));
+      if (family === 4) resolver.resolve4(hostname, callback);
+      else resolver.resolve6(hostname, callback);
+    });
+  return (hostname, options, callback) => {
+    const family =
+      typeof options === 'object' && options !== null ? (options as { family?: number }).family : 0;
+    const all =
+      typeof options === 'object' && options !== null && (options as { all?: boolean }).all === true;
+    void Promise.all([
+      family === 6 ? [] : resolve(4, hostname),
+      family === 4 ? [] : resolve(6, hostname),
+    ]).then(([v4, v6]) => {
+      const addresses = [...v4, ...v6];
+      if (addresses.length === 0) {
+        const err = Object.assign(new Error(`lookup ${hostname} on ${nameservers.join(',')}: no such host`), {
+          code: 'ENOTFOUND',
+        });
+        (callback as (e: Error) => void)(err);
+      } else if (all) {
+        (callback as (e: null, a: typeof addresses) => void)(null, addresses);
+      } else {
+        callback(null, addresses[0].address, addresses[0].family);
+      }
+    });
+  };
+}
+
+const REDIRECTS = new Set([301, 302, 303, 307, 308]);
+
+interface Response {
+  status: number;
+  location?: string;
+  body: Buffer;
+}
+
+function get(url: URL, options: SelfCheckOptions, lookup: LookupFunction | undefined, signal: AbortSignal) {
+  return new Promise<Response>((resolve, reject) => {
+    const https = url.protocol === 'https:';
+    const req = (https ? httpsRequest : httpRequest)(url, {
+      method: 'GET',
+      // One request per connection: keep-alive off, as upstream.
+      agent: false,
+      headers: { 'User-Agent': options.userAgent ?? 'certkit', Connection: 'close' },
+      lookup,
+      signal,
+      // A redirect to HTTPS is followed without verifying the certificate: it is the one being obtained.
+      ...(https ? { rejectUnauthorized: false } : {}),
+    });
+    req.on('error', reject);
+    req.on('response', (res: IncomingMessage) => {
+      const chunks: Buffer[] = [];
+      let size = 0;
+      res.on('data', (chunk: Buffer) => {
+        if (size >= SELF_CHECK_DEFAULTS.maxBodyBytes) return;
+        chunks.push(chunk.subarray(0, SELF_CHECK_DEFAULTS.maxBodyBytes - size));
+        size += chunk.length;
+      });
+      res.on('error', reject);
+      res.on('end', () =>
+        resolve({ status: res.statusCode ?? 0, location: res.headers.location, body: Buffer.concat(chunks) }),
+      );
+    });
+    req.end();
+  });
+}
+
+/** One attempt: the GET and its redirects, compared with the key. */
+async function attempt(
+  start: string,
+  key: string,
+  options: SelfCheckOptions,
+  lookup: LookupFunction | undefined,
+) {
+  const timeout = AbortSignal.timeout(options.attemptTimeoutMs ?? SELF_CHECK_DEFAULTS.attemptTimeoutMs);
+  const signal = options.signal ? AbortSignal.any([options.signal, timeout]) : timeout;
+  let url = new URL(start);
+  let response: Response;
+  try {
+    for (let redirects = 0; ; redirects++) {
+      response = await get(url, options, lookup, signal);
+      if (!REDIRECTS.has(response.status) || response.location === undefined) break;
+      if (redirects === SELF_CHECK_DEFAULTS.maxRedirects) throw new Error('stopped after 10 redirects');
+      url = new URL(response.location, url);
+      if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+        throw new Error(`unsupported protocol scheme ${JSON.stringify(url.protocol.slice(0, -1))}`);
+      }
+    }
+  } catch (err) {
+    const reason = signal.aborted && timeout.aborted ? 'timeout awaiting response' : (err as Error).message;
+    throw new Error(`failed to perform self check GET request '${start}': ${reason}`);
+  }
+  if (response.status !== 200) throw new Error(`wrong status code '${response.status}', expected '200'`);
+  // The body is kept out of the error: it could be anything a stranger's server sends.
+  if (response.body.toString('utf8') !== key) {
+    throw new Error(`did not get expected response ${JSON.stringify(key)} when querying endpoint`);
+  }
+}
+
+/** Resolves once every required pass saw the key; rejects with the first failure's reason. */
+export async function selfCheck(
+  challenge: { dnsName: string; token: string; key: string },
+  options: SelfCheckOptions = {},
+): Promise<void> {
+  const url = challengeUrl(challenge.dnsName, challenge.token, options.port ?? SELF_CHECK_DEFAULTS.port);
+  const lookup = options.nameservers?.length ? nameserverLookup(options.nameservers) : undefined;
+  const passes = options.requiredPasses ?? SELF_CHECK_DEFAULTS.requiredPasses;
+  for (let i = 0; i < passes; i++) {
+    await attempt(url, challenge.key, options, lookup);
+    if (i < passes - 1)
+      await sleep(options.intervalMs ?? SELF_CHECK_DEFAULTS.intervalMs, undefined, {
+        signal: options.signal,
+      });
+  }
+}

@@ -1,0 +1,26 @@
+/**
+ * The HTTP-01 solver interface the Challenge controller drives (cert-manager's `solver` interface in
+ * pkg/issuer/acme/acme.go, for HTTP-01): one implementation answers challenges from the controller's own
+ * listener (embedded-solver.ts); the in-cluster one (solver Pod, Service, Ingress or HTTPRoute per
+ * Challenge) is one more implementation of the same three calls.
+ */
+
+import type { Challenge } from '../../api/acme-types.ts';
+
+/** Where an ACME server fetches the key authorization (RFC 8555 §8.3). */
+export const HTTP01_CHALLENGE_PATH = '/.well-known/acme-challenge/';
+
+export interface HTTP01Solver {
+  /**
+   * Makes `spec.key` answer GET http://<spec.dnsName>/.well-known/acme-challenge/<spec.token>. Idempotent:
+   * called again before every self-check, so whatever went missing since (a deleted Pod) comes back.
+   */
+  present(challenge: Challenge): Promise<void>;
+  /**
+   * The self-check: resolves once the key is served where the ACME server will look, rejects with the
+   * reason (shown in the Challenge's status.reason) while it is not. Never accepts the challenge itself.
+   */
+  check(challenge: Challenge, signal?: AbortSignal): Promise<void>;
+  /** Stops answering for the challenge and removes whatever present() made. Idempotent. */
+  cleanUp(challenge: Challenge): Promise<void>;
+}

@@ -1,0 +1,78 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { UsageError } from '../args.ts';
+import { CONTROLLER_FLAG_OPTIONS, controllerFlags } from './controller-flags.ts';
+
+const DEFAULTS = Object.fromEntries(
+  Object.entries(CONTROLLER_FLAG_OPTIONS).map(([k, o]) => [k, 'default' in o ? o.default : undefined]),
+);
+const flags = (values: Record<string, string>) => controllerFlags({ ...DEFAULTS, ...values }).options;
+
+describe('controllerFlags: --acme-http01-*', () => {
+  it('leaves the embedded HTTP-01 solver off unless a listen address is given', () => {
+    const options = flags({});
+    assert.equal(options.acmeHTTP01ListenAddress, undefined);
+    assert.equal(options.acmeHTTP01SolverNameservers, undefined);
+    assert.equal(options.acmeHTTP01SelfCheckPort, undefined);
+  });
+
+  it('passes valid values into the controller options', () => {
+    const options = flags({
+      'acme-http01-listen-address': ':80',
+      'acme-http01-solver-nameservers': '8.8.8.8:53, [2001:4860:4860::8888]:53',
+      'acme-http01-self-check-port': '8080',
+    });
+    assert.equal(options.acmeHTTP01ListenAddress, ':80');
+    assert.deepEqual(options.acmeHTTP01SolverNameservers, ['8.8.8.8:53', '[2001:4860:4860::8888]:53']);
+    assert.equal(options.acmeHTTP01SelfCheckPort, 8080);
+    for (const address of ['127.0.0.1:8089', '[::]:80', 'localhost:0']) {
+      assert.equal(flags({ 'acme-http01-listen-address': address }).acmeHTTP01ListenAddress, address);
+    }
+  });
+
+  const bad: [string, string, string][] = [
+    [
+      'acme-http01-listen-address',
+      '80',
+      '"80" is not host:port or :port (address 80: missing port in address)',
+    ],
+    ['acme-http01-listen-address', ':http', '":http" has no port from 0 to 65535'],
+    ['acme-http01-listen-address', '1.2.3.4:65536', '"1.2.3.4:65536" has no port from 0 to 65535'],
+    [
+      'acme-http01-listen-address',
+      '::1:80',
+      '"::1:80" is not host:port or :port (address ::1:80: too many colons in address)',
+    ],
+    [
+      'acme-http01-solver-nameservers',
+      '8.8.8.8',
+      '"8.8.8.8" is not an IP address and port such as 8.8.8.8:53 or [::1]:53',
+    ],
+    [
+      'acme-http01-solver-nameservers',
+      '8.8.8.8:53,dns.google:53',
+      '"dns.google:53" is not an IP address and port such as 8.8.8.8:53 or [::1]:53',
+    ],
+    [
+      'acme-http01-solver-nameservers',
+      '8.8.8.8:0',
+      '"8.8.8.8:0" is not an IP address and port such as 8.8.8.8:53 or [::1]:53',
+    ],
+    ['acme-http01-self-check-port', '0', '"0" is not a port from 1 to 65535'],
+    ['acme-http01-self-check-port', '80x', '"80x" is not a port from 1 to 65535'],
+    ['acme-http01-self-check-port', '70000', '"70000" is not a port from 1 to 65535'],
+  ];
+  for (const [flag, value, message] of bad) {
+    it(`refuses --${flag} ${value} with one usage line`, () => {
+      assert.throws(
+        () => flags({ [flag]: value }),
+        (err: unknown) => {
+          assert.ok(err instanceof UsageError);
+          assert.equal(err.message, `--${flag}: ${message}`);
+          assert.ok(!err.message.includes('\n'));
+          return true;
+        },
+      );
+    });
+  }
+});
