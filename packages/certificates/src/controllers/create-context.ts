@@ -10,14 +10,30 @@ import {
 } from '@certkit/runtime';
 import type { Secret } from 'kubernetes-types/core/v1.d.ts';
 import { Annotations, GROUP, Kinds } from '../api/constants.ts';
-import type { Certificate, CertificateRequest, ClusterIssuer, Issuer } from '../api/types.ts';
+import type {
+  Certificate,
+  CertificateRequest,
+  Challenge,
+  ClusterIssuer,
+  Issuer,
+  Order,
+} from '../api/types.ts';
+import { DNS01Solver } from '../acme/dns01/solver.ts';
+import { secretReaderFrom } from '../acme/dns01/provider.ts';
 import { AcmeAccountRegistry } from '../acme/accounts/registry.ts';
 import type { AcmeClientMetrics } from '../acme/client/metrics.ts';
 import { createSecretCache, type SecretGetterMetrics } from '../secrets/split-cache.ts';
 import { ACME_SECRET_INDEX, acmeSecretNames } from './issuers/acme-secrets.ts';
 import { type ControllerContext, type ControllerOptions, DEFAULT_OPTIONS } from './context.ts';
 import { newEventRecorder } from './events.ts';
-import { certificateRequestsRef, certificatesRef, clusterIssuersRef, issuersRef } from './refs.ts';
+import {
+  certificateRequestsRef,
+  certificatesRef,
+  challengesRef,
+  clusterIssuersRef,
+  issuersRef,
+  ordersRef,
+} from './refs.ts';
 
 /**
  * Builds the one ControllerContext of a process: one informer factory, an informer per cert-manager.io kind
@@ -74,6 +90,9 @@ export function createControllerContext(
     },
   });
 
+  const orders = factory.informerFor<Order>(ordersRef, { namespace });
+  const challenges = factory.informerFor<Challenge>(challengesRef, { namespace });
+
   const secrets = createSecretCache(factory, client, {
     namespace,
     filtered: resolved.secretsFilteredCaching,
@@ -88,6 +107,10 @@ export function createControllerContext(
     certificateRequests,
     issuers,
     clusterIssuers,
+    orders,
+    challenges,
+    orderClient: client.resource<Order>(ordersRef),
+    challengeClient: client.resource<Challenge>(challengesRef),
     certificateClient: client.resource<Certificate>(certificatesRef),
     certificateRequestClient: client.resource<CertificateRequest>(certificateRequestsRef),
     issuerClient: client.resource<Issuer>(issuersRef),
@@ -99,6 +122,11 @@ export function createControllerContext(
     options: resolved,
     log,
     now: options.now ?? (() => new Date()),
+    dns01Solver: new DNS01Solver({
+      secrets: secretReaderFrom(secrets),
+      recursiveNameservers: resolved.dns01RecursiveNameservers,
+      recursiveOnly: resolved.dns01RecursiveNameserversOnly,
+    }),
   };
 }
 
@@ -136,6 +164,18 @@ function resolveOptions(options: Partial<ControllerOptions>): ControllerOptions 
     resolved.secretsFilteredCaching = options.secretsFilteredCaching;
   if (options.maxConcurrentReconciles !== undefined) {
     resolved.maxConcurrentReconciles = options.maxConcurrentReconciles;
+  }
+  for (const key of [
+    'acmeHTTP01ListenAddress',
+    'acmeHTTP01SolverNameservers',
+    'acmeHTTP01SelfCheckPort',
+    'maxConcurrentChallenges',
+    'dns01RecursiveNameservers',
+    'dns01RecursiveNameserversOnly',
+    'dns01CheckRetryPeriodMs',
+    'dns01PropagationWaitMs',
+  ] as const) {
+    if (options[key] !== undefined) (resolved as unknown as Record<string, unknown>)[key] = options[key];
   }
   return resolved;
 }
