@@ -98,6 +98,9 @@ describe('certkit up with the examples', { skip }, () => {
         'apiVersion: v1\nkind: Secret\nmetadata: {name: app-keystore-password, namespace: default}\nstringData: {password: changeit}',
         'apiVersion: cert-manager.io/v1\nkind: Certificate\nmetadata: {name: app, namespace: default}\nspec:\n  secretName: app-tls\n  dnsNames: [app.example.com]\n  issuerRef: {name: example-ca}\n  keystores:\n    pkcs12:\n      create: true\n      passwordSecretRef: {name: app-keystore-password, key: password}',
         'apiVersion: cert-manager.io/v1\nkind: Issuer\nmetadata: {name: broken, namespace: default}\nspec:\n  ca: {secretName: missing-ca}',
+        // An ACME issuer: its account key is generated (not missing), its RFC2136 TSIG Secret is the user's.
+        'apiVersion: v1\nkind: Secret\nmetadata: {name: tsig, namespace: default}\nstringData: {secret: c2VjcmV0}',
+        'apiVersion: cert-manager.io/v1\nkind: Issuer\nmetadata: {name: acme, namespace: default}\nspec:\n  acme:\n    server: https://127.0.0.1:1/directory\n    privateKeySecretRef: {name: acme-account}\n    solvers:\n      - dns01:\n          rfc2136: {nameserver: 127.0.0.1, tsigKeyName: k, tsigSecretSecretRef: {name: tsig, key: secret}}',
       ].join('\n---\n'),
     );
     await kubectl('apply', '-f', manifest);
@@ -117,6 +120,13 @@ describe('certkit up with the examples', { skip }, () => {
           'kubectl label secret -n default app-keystore-password controller.cert-manager.io/fao=true',
         ],
         ['default', 'missing-ca', 'Issuer/broken', 'missing', '-'],
+        [
+          'default',
+          'tsig',
+          'Issuer/acme',
+          'not labelled',
+          'kubectl label secret -n default tsig controller.cert-manager.io/fao=true',
+        ],
       ],
     );
 
@@ -127,7 +137,7 @@ describe('certkit up with the examples', { skip }, () => {
     assert.ok(secret.data['truststore.p12'], 'truststore.p12 written (the CA Issuer gives ca.crt)');
 
     await kubectl('label', 'secret', 'app-keystore-password', 'controller.cert-manager.io/fao=true');
-    await kubectl('delete', 'issuer', 'broken');
+    await kubectl('delete', 'issuer', 'broken', 'acme');
     assert.match((await audit()).stdout, /^Every Secret referenced/);
   });
 

@@ -81,7 +81,7 @@ export const AZURE_DNS_ENVIRONMENTS = [
   'AzureGermanCloud',
   'AzureUSGovernmentCloud',
 ] as const;
-export const AZURE_ZONE_TYPES = ['AzurePrivateZone', 'AzurePublicZone'] as const;
+export const AZURE_ZONE_TYPES = ['AzurePublicZone', 'AzurePrivateZone'] as const;
 
 /** The DNS-01 providers in the order cert-manager's validation counts them. */
 export const DNS01_PROVIDERS = [

@@ -245,6 +245,54 @@ describe('certManagerCrds', () => {
     ]);
   });
 
+  it('keeps a webhook solver config of any JSON type as written (apiextensions JSON)', () => {
+    for (const config of [{ a: { b: [1, 'x'] } }, 'text', [1, 2], 7, true]) {
+      const issuer = {
+        apiVersion: 'cert-manager.io/v1',
+        kind: 'Issuer',
+        metadata: { name: 'i' },
+        spec: {
+          acme: {
+            server: 'https://acme.example.com/directory',
+            privateKeySecretRef: { name: 'k' },
+            solvers: [{ dns01: { webhook: { groupName: 'g', solverName: 's', config } } }],
+          },
+        },
+      };
+      const result = admitCustomResource(schemaFor('Issuer'), structuredClone(issuer));
+      assert.deepEqual(result.errors.map(formatFieldError), [], JSON.stringify(config));
+      assert.deepEqual(result.object, issuer);
+    }
+  });
+
+  it("holds Gateway parentRefs to the Gateway API's bounds", () => {
+    const { errors } = admitCustomResource(schemaFor('Issuer'), {
+      apiVersion: 'cert-manager.io/v1',
+      kind: 'Issuer',
+      metadata: { name: 'i' },
+      spec: {
+        acme: {
+          server: 'https://acme.example.com/directory',
+          privateKeySecretRef: { name: 'k' },
+          solvers: [
+            {
+              http01: {
+                gatewayHTTPRoute: {
+                  parentRefs: [{ name: 'gw', kind: 'Gateway', namespace: 'Gateway_NS', port: 0 }],
+                },
+              },
+            },
+          ],
+        },
+      },
+    });
+    const at = 'spec.acme.solvers[0].http01.gatewayHTTPRoute.parentRefs[0]';
+    assert.deepEqual(errors.map(formatFieldError).sort(), [
+      `${at}.namespace: Invalid value: "Gateway_NS": ${at}.namespace in body should match '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$'`,
+      `${at}.port: Invalid value: 0: ${at}.port in body should be greater than or equal to 1`,
+    ]);
+  });
+
   it("a Challenge's solver has the same schema as an issuer's solvers", () => {
     const solvers = schemaFor('ClusterIssuer').properties!.spec.properties!.acme.properties!.solvers.items;
     assert.deepEqual(schemaFor('Challenge').properties!.spec.properties!.solver, solvers);

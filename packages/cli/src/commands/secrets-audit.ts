@@ -1,4 +1,6 @@
 import { isNotFound } from '@certkit/apimachinery';
+import { acmeSecretReferences } from '@certkit/certificates/acme/secret-references';
+import type { ACMEIssuer } from '@certkit/certificates/api/acme-types';
 import type { Certificate, ClusterIssuer, Issuer } from '@certkit/certificates/api/types';
 import { certificatesRef, clusterIssuersRef, issuersRef } from '@certkit/certificates/controllers/refs';
 import { builtins } from '@certkit/runtime';
@@ -8,9 +10,9 @@ const LABEL = 'controller.cert-manager.io/fao';
 
 /**
  * `certkit secrets audit`: Secrets the controller reads but does not write, and so does not label for its full
- * cache: CA key pairs of Issuers and ClusterIssuers (a live GET per signing) and the keystore password Secrets
- * of Certificates (a live GET per keystore written). Prints each unlabelled or missing one, with the command
- * that labels it.
+ * cache: CA key pairs of Issuers and ClusterIssuers (a live GET per signing), ACME issuers' account keys, EAB
+ * keys and DNS-01 credentials, and the keystore password Secrets of Certificates (a live GET per keystore
+ * written). Prints each unlabelled or missing one, with the command that labels it.
  */
 export async function secretsAudit(args: string[]): Promise<string> {
   const flags = parseClusterFlags(args, {
@@ -20,11 +22,24 @@ export async function secretsAudit(args: string[]): Promise<string> {
   const { client, namespace } = await clusterClient(flags);
   try {
     const scope = flags.allNamespaces ? undefined : namespace;
+    const referenced: { by: string; namespace: string; secret: string; optional?: boolean }[] = [];
+    /** An ACME issuer's Secrets; an account key the controller will generate is not missing yet. */
+    const acme = (by: string, ns: string, spec: ACMEIssuer | undefined) => {
+      if (!spec) return;
+      const seen = new Set<string>();
+      for (const ref of acmeSecretReferences(spec)) {
+        if (seen.has(ref.name)) continue;
+        seen.add(ref.name);
+        const generated =
+          ref.field.endsWith('.privateKeySecretRef') && spec.disableAccountKeyGeneration !== true;
+        referenced.push({ by, namespace: ns, secret: ref.name, optional: generated });
+      }
+    };
     const issuers = (await client.resource<Issuer>(issuersRef).list(scope)).items;
     const clusterIssuers = (await client.resource<ClusterIssuer>(clusterIssuersRef).list(undefined)).items;
     const certificates = (await client.resource<Certificate>(certificatesRef).list(scope)).items;
-    const referenced: { by: string; namespace: string; secret: string }[] = [];
     for (const i of issuers) {
+      acme(`Issuer/${i.metadata?.name}`, i.metadata?.namespace ?? '', i.spec?.acme);
       const secret = i.spec?.ca?.secretName;
       if (secret)
         referenced.push({
@@ -34,6 +49,7 @@ export async function secretsAudit(args: string[]): Promise<string> {
         });
     }
     for (const i of clusterIssuers) {
+      acme(`ClusterIssuer/${i.metadata?.name}`, clusterNamespace, i.spec?.acme);
       const secret = i.spec?.ca?.secretName;
       if (secret)
         referenced.push({ by: `ClusterIssuer/${i.metadata?.name}`, namespace: clusterNamespace, secret });
@@ -60,6 +76,7 @@ export async function secretsAudit(args: string[]): Promise<string> {
         state = 'not labelled';
       } catch (err) {
         if (!isNotFound(err)) throw err;
+        if (ref.optional) continue;
         state = 'missing';
       }
       rows.push([

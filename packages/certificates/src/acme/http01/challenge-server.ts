@@ -68,9 +68,13 @@ export const LISTENER_LIMITS = {
   requestTimeoutMs: 15_000,
   /** Idle keep-alive connections are closed after this. */
   keepAliveTimeoutMs: 5_000,
-  /** Open connections at once; more wait in the kernel backlog. */
+  /** Open connections at once; more are refused. */
   maxConnections: 1024,
-} as const;
+  /** How often Node looks for requests past the two timeouts above (its default, 30 s, would let them run long). */
+  checkIntervalMs: 1_000,
+};
+
+export type ListenerLimits = typeof LISTENER_LIMITS;
 
 function respond(req: IncomingMessage, res: ServerResponse, challenges: PresentedChallenges): void {
   const path = (req.url ?? '').split('?', 1)[0];
@@ -105,17 +109,19 @@ export interface ChallengeListener {
 export async function startChallengeListener(
   address: ListenAddress,
   challenges: PresentedChallenges,
+  limits: ListenerLimits = LISTENER_LIMITS,
 ): Promise<ChallengeListener> {
   const server: Server = createServer(
     {
-      maxHeaderSize: LISTENER_LIMITS.maxHeaderSize,
-      headersTimeout: LISTENER_LIMITS.headersTimeoutMs,
-      requestTimeout: LISTENER_LIMITS.requestTimeoutMs,
-      keepAliveTimeout: LISTENER_LIMITS.keepAliveTimeoutMs,
+      maxHeaderSize: limits.maxHeaderSize,
+      headersTimeout: limits.headersTimeoutMs,
+      requestTimeout: limits.requestTimeoutMs,
+      keepAliveTimeout: limits.keepAliveTimeoutMs,
+      connectionsCheckingInterval: limits.checkIntervalMs,
     },
     (req, res) => respond(req, res, challenges),
   );
-  server.maxConnections = LISTENER_LIMITS.maxConnections;
+  server.maxConnections = limits.maxConnections;
   // A request body is never read: drop whatever a client sends instead of buffering it.
   server.on('request', (req: IncomingMessage) => req.resume());
   await new Promise<void>((resolve, reject) => {

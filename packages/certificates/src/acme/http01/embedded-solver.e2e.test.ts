@@ -17,7 +17,7 @@ import {
   freePort,
   startChallTestSrv,
 } from '@certkit/testenv/pebble/challtestsrv';
-import type { ChallengeListener } from './challenge-server.ts';
+import { type ChallengeListener, LISTENER_LIMITS } from './challenge-server.ts';
 import { EmbeddedHTTP01Solver } from './embedded-solver.ts';
 import { selfCheck } from './self-check.ts';
 
@@ -170,6 +170,50 @@ describe('the embedded HTTP-01 listener', () => {
     });
     assert.match(res, /^HTTP\/1\.1 431 /);
     assert.equal((await httpGet(port, '/', 'x')).status, 404);
+  });
+
+  it('cuts off a client that sends its headers too slowly, and one connection too many', async () => {
+    const strict = new EmbeddedHTTP01Solver();
+    const strictListener = await strict.listen(
+      { host: '127.0.0.1', port: 0 },
+      {
+        ...LISTENER_LIMITS,
+        headersTimeoutMs: 300,
+        requestTimeoutMs: 400,
+        checkIntervalMs: 50,
+        maxConnections: 1,
+      },
+    );
+    const strictPort = strictListener.address.port;
+    try {
+      const started = Date.now();
+      const slow = await new Promise<string>((resolve, reject) => {
+        const socket = connect(strictPort, '127.0.0.1', () => socket.write('GET / HTTP/1.1\r\nHost: x\r\n'));
+        let text = '';
+        socket.on('data', (d) => (text += d));
+        socket.on('close', () => resolve(text));
+        socket.on('error', reject);
+      });
+      assert.match(slow, /^HTTP\/1\.1 408 /);
+      assert.ok(Date.now() - started < 3_000, `cut after ${Date.now() - started} ms`);
+      // One idle connection holds the only slot; the next is closed at once.
+      const holder = connect(strictPort, '127.0.0.1');
+      await new Promise((resolve) => holder.once('connect', resolve));
+      await new Promise((r) => setTimeout(r, 50));
+      const refused = await new Promise<string>((resolve) => {
+        const socket = connect(strictPort, '127.0.0.1', () =>
+          socket.write('GET / HTTP/1.1\r\nHost: x\r\n\r\n'),
+        );
+        let text = '';
+        socket.on('data', (d) => (text += d));
+        socket.on('close', () => resolve(text));
+        socket.on('error', () => resolve(text));
+      });
+      assert.equal(refused, '');
+      holder.destroy();
+    } finally {
+      await strictListener.close();
+    }
   });
 
   it('cannot bind a port that is taken', async () => {

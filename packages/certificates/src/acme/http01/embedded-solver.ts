@@ -6,7 +6,13 @@
  */
 
 import type { Challenge } from '../../api/acme-types.ts';
-import { type ChallengeListener, PresentedChallenges, startChallengeListener } from './challenge-server.ts';
+import {
+  type ChallengeListener,
+  LISTENER_LIMITS,
+  type ListenerLimits,
+  PresentedChallenges,
+  startChallengeListener,
+} from './challenge-server.ts';
 import type { ListenAddress } from './address.ts';
 import { selfCheck, type SelfCheckOptions } from './self-check.ts';
 import type { HTTP01Solver } from './solver.ts';
@@ -37,8 +43,8 @@ export class EmbeddedHTTP01Solver implements HTTP01Solver {
     return Promise.resolve();
   }
 
-  /** Starts serving what is presented on `address`. */
-  listen(address: ListenAddress): Promise<ChallengeListener> {
-    return startChallengeListener(address, this.presented);
+  /** Starts serving what is presented on `address` (limits other than the defaults are for tests). */
+  listen(address: ListenAddress, limits: ListenerLimits = LISTENER_LIMITS): Promise<ChallengeListener> {
+    return startChallengeListener(address, this.presented, limits);
   }
 }

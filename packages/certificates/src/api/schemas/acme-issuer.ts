@@ -93,10 +93,18 @@ const podTemplate = object('Overrides for the solver Pod the in-cluster HTTP-01 
     ),
     priorityClassName: string('PriorityClass of the Pod.'),
     serviceAccountName: string('ServiceAccount the Pod runs as.'),
-    imagePullSecrets: list(
-      'Secrets for pulling the solver image.',
-      localObjectReference('A Secret in the Challenge namespace.'),
-    ),
+    // A list map keyed by name, as core/v1 declares it. Upstream defaults name to ""; this CRD carries no
+    // defaults, so name is required instead (a list-map key must be one or the other).
+    imagePullSecrets: {
+      description: 'Secrets for pulling the solver image.',
+      type: 'array',
+      items: {
+        ...localObjectReference('A Secret in the Challenge namespace.'),
+        'x-kubernetes-map-type': 'atomic',
+      },
+      'x-kubernetes-list-map-keys': ['name'],
+      'x-kubernetes-list-type': 'map',
+    },
     securityContext: podSecurityContext,
     resources: object('Compute resources of the solver container, merged over the controller flags.', {
       limits: {
@@ -134,15 +142,28 @@ const gatewayHTTPRoute = object('Solve through a Gateway API HTTPRoute routing t
     object(
       'A Gateway API ParentReference.',
       {
-        group: string('API group of the parent; gateway.networking.k8s.io when empty.', { maxLength: 253 }),
-        kind: string('Kind of the parent; Gateway when empty.', { maxLength: 63, minLength: 1 }),
+        // The Gateway API's own bounds (sigs.k8s.io/gateway-api ParentReference), without its defaults.
+        group: string('API group of the parent; gateway.networking.k8s.io when empty.', {
+          maxLength: 253,
+          pattern: '^$|^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$',
+        }),
+        kind: string('Kind of the parent; Gateway when empty.', {
+          maxLength: 63,
+          minLength: 1,
+          pattern: '^[a-zA-Z]([-a-zA-Z0-9]*[a-zA-Z0-9])?$',
+        }),
         namespace: string('Namespace of the parent; the Challenge namespace when empty.', {
           maxLength: 63,
           minLength: 1,
+          pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$',
         }),
         name: string('Name of the parent.', { maxLength: 253, minLength: 1 }),
-        sectionName: string('Listener of the parent to attach to.', { maxLength: 253, minLength: 1 }),
-        port: integer('Port of the parent to attach to.', 'int32'),
+        sectionName: string('Listener of the parent to attach to.', {
+          maxLength: 253,
+          minLength: 1,
+          pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$',
+        }),
+        port: { ...integer('Port of the parent to attach to.', 'int32'), minimum: 1, maximum: 65535 },
       },
       ['name'],
     ),
@@ -267,7 +288,11 @@ const dns01 = object('Solve dns-01 challenges; exactly one provider.', {
     {
       groupName: string('API group of the webhook solver.'),
       solverName: string('Name of the solver within the group.'),
-      config: openObject('Configuration passed to the webhook solver as it is.'),
+      // Any JSON value, as apiextensions JSON: no type, unknown fields kept.
+      config: {
+        description: 'Configuration passed to the webhook solver as it is.',
+        'x-kubernetes-preserve-unknown-fields': true,
+      },
     },
     ['groupName', 'solverName'],
   ),

@@ -16,6 +16,7 @@ export interface Schema extends Omit<JSONSchemaProps, 'properties' | 'items' | '
   'x-kubernetes-int-or-string'?: boolean;
   'x-kubernetes-list-type'?: 'atomic' | 'set' | 'map';
   'x-kubernetes-list-map-keys'?: string[];
+  'x-kubernetes-map-type'?: 'atomic' | 'granular';
   'x-kubernetes-validations'?: { rule: string; message?: string }[];
 }
 

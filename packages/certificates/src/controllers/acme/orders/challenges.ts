@@ -1,58 +1,44 @@
 import { ACME_API_VERSION, AcmeFinalizers, AcmeKinds } from '../../../api/acme-constants.ts';
-import type { ACMEChallengeType, Challenge, ChallengeSpec, Order } from '../../../api/types.ts';
+import type { Challenge, Order } from '../../../api/types.ts';
 import type { ACMEChallengeSolver } from '../../../api/acme-types.ts';
 import { dns01TxtValue, keyAuthorization } from '../../../acme/client/index.ts';
-import { challengeName } from '../../../acme/names.ts';
-import { pickSolver } from '../../../acme/solvers/select.ts';
+import { partialChallenge } from '../../../acme/solvers/challenge-spec.ts';
 
 /**
- * The Challenges an Order needs (cert-manager's acmeorders `buildRequiredChallenges`): one per authorization
- * the server has not already validated, with the solver the issuer's selectors pick for its name, named from
- * a hash of the spec and owned by the Order.
+ * The Challenge objects an Order needs (cert-manager's acmeorders `buildRequiredChallenges` and
+ * `buildChallenge`): one per authorization the server has not already validated, from the partial spec
+ * `partialChallenge` builds (solver, overrides, name), with its key and owned by the Order.
  */
-
-const WIRE_TO_SPEC_TYPE: Record<string, ACMEChallengeType> = { 'http-01': 'HTTP-01', 'dns-01': 'DNS-01' };
 
 export interface RequiredChallenges {
   challenges: Challenge[];
-  /** Identifiers no solver can answer (the Order waits for a fixed issuer, with a Warning event). */
-  unsolvable: string[];
+  /** Why a name cannot be solved (the Order waits for a fixed issuer, with a Warning event). */
+  problems: string[];
 }
 
-export function requiredChallenges(
+export function requiredChallengeObjects(
   order: Order,
   solvers: readonly ACMEChallengeSolver[],
   thumbprint: string,
 ): RequiredChallenges {
   const challenges: Challenge[] = [];
-  const unsolvable: string[] = [];
+  const problems: string[] = [];
   for (const authorization of order.status?.authorizations ?? []) {
     if (authorization.initialState === 'valid') continue;
-    const picked = pickSolver(authorization, solvers, order.metadata.labels ?? {});
-    const type = picked && WIRE_TO_SPEC_TYPE[picked.challenge.type];
-    if (!picked || !type) {
-      unsolvable.push(
-        `${authorization.wildcard ? '*.' : ''}${authorization.identifier ?? authorization.url}`,
-      );
+    let partial;
+    try {
+      partial = partialChallenge(order, authorization, solvers);
+    } catch (err) {
+      const name = `${authorization.wildcard ? '*.' : ''}${authorization.identifier ?? authorization.url}`;
+      problems.push(`${name}: ${(err as Error).message}`);
       continue;
     }
-    const keyAuth = keyAuthorization(picked.challenge.token, thumbprint);
-    const spec: ChallengeSpec = {
-      url: picked.challenge.url,
-      authorizationURL: authorization.url,
-      dnsName: authorization.identifier ?? '',
-      wildcard: authorization.wildcard ?? false,
-      type,
-      token: picked.challenge.token,
-      key: type === 'DNS-01' ? dns01TxtValue(keyAuth) : keyAuth,
-      solver: picked.solver,
-      issuerRef: { ...order.spec.issuerRef },
-    };
+    const keyAuth = keyAuthorization(partial.spec.token, thumbprint);
     challenges.push({
       apiVersion: ACME_API_VERSION,
       kind: AcmeKinds.Challenge,
       metadata: {
-        name: challengeName(order.metadata.name!, spec),
+        name: partial.name,
         namespace: order.metadata.namespace,
         labels: { ...order.metadata.labels },
         annotations: { ...order.metadata.annotations },
@@ -69,8 +55,12 @@ export function requiredChallenges(
         // Set at creation, so that a Challenge deleted before its first sync is still cleaned up.
         finalizers: [AcmeFinalizers.challenge],
       },
-      spec,
+      spec: {
+        ...partial.spec,
+        issuerRef: { ...partial.spec.issuerRef },
+        key: partial.spec.type === 'DNS-01' ? dns01TxtValue(keyAuth) : keyAuth,
+      },
     });
   }
-  return { challenges, unsolvable };
+  return { challenges, problems };
 }

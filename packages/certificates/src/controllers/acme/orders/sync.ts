@@ -13,7 +13,7 @@ import { decodePemBlock } from '../../../pki/pem.ts';
 import type { ControllerContext } from '../../context.ts';
 import { classifyAcmeError } from '../errors.ts';
 import type { AcmeIssuer } from '../issuer.ts';
-import { requiredChallenges } from './challenges.ts';
+import { requiredChallengeObjects } from './challenges.ts';
 
 /**
  * One sync of an Order (cert-manager's pkg/controller/acmeorders/sync.go): each call takes the first step
@@ -217,16 +217,16 @@ export class OrderSync {
   /** Creates the missing Challenges and deletes owned ones no authorization needs any more. */
   async #reconcileChallenges(): Promise<void> {
     const solvers = this.#issuer.handle.issuer.spec?.acme?.solvers ?? [];
-    const { challenges, unsolvable } = requiredChallenges(
+    const { challenges, problems } = requiredChallengeObjects(
       { ...this.#order, status: this.#status },
       solvers,
       this.#client.accountKey.thumbprint,
     );
-    if (unsolvable.length) {
+    if (problems.length) {
       this.#events.push({
         type: 'Warning',
         reason: 'Solver',
-        message: `Failed to determine a valid solver configuration for the set of domains on the Order: no configured challenge solvers can be used for this challenge: ${unsolvable.join(', ')}`,
+        message: `Failed to determine a valid solver configuration for the set of domains on the Order: ${problems.join('; ')}`,
       });
       return;
     }
