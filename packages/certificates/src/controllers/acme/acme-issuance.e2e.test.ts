@@ -16,6 +16,7 @@ import {
   startAcmeEnvironment,
   type AcmeEnvironment,
 } from '@certkit/testenv/acme/acme-environment';
+import { kubectlFor, kubectlSkip } from '@certkit/testenv/kubectl/kubectl';
 import type { Certificate, CertificateRequest, Challenge, Order } from '../../api/types.ts';
 
 const skip = acmeEnvironmentSkip();
@@ -118,5 +119,176 @@ describe('ACME issuance against Pebble and BIND', { skip }, () => {
     for (const reason of ['Started', 'Presented', 'DomainVerified']) {
       assert.ok(reasons.includes(reason), `Challenge event ${reason} in ${reasons.join()}`);
     }
+  });
+
+  async function challengeMechanisms(namespace: string): Promise<string[]> {
+    const list = await env.admin.resource(builtins.events).list(namespace);
+    return (list.items as unknown as { involvedObject: { kind: string }; reason: string; message: string }[])
+      .filter((e) => e.involvedObject.kind === 'Challenge' && e.reason === 'Presented')
+      .map((e) => e.message);
+  }
+
+  it('issues through DNS-01 with RFC 2136 updates to BIND, and removes the TXT record afterwards', async () => {
+    const ns = 'dns01';
+    await env.readyIssuer(ns, 'pebble', [env.dns01Solver()]);
+    const name = `dns.${ACME_ZONE}`;
+    await env.resources.certificates.create(ns, certificate(ns, 'dns', 'pebble', [name]));
+    await issued(ns, 'dns');
+    assert.equal((await leafOf(ns, 'dns-tls')).subjectAltName, `DNS:${name}`);
+    await noChallengesLeft(ns);
+    assert.deepEqual(await env.bind.txt(`_acme-challenge.${name}`), [], 'the TXT record is cleaned up');
+    assert.ok((await challengeMechanisms(ns)).every((m) => m.includes('DNS-01')));
+  });
+
+  it('issues for several names, and for a wildcard with its apex (two TXT values at one name, in turn)', async () => {
+    const ns = 'multi';
+    await env.readyIssuer(ns, 'pebble', [env.dns01Solver()]);
+    const several = ['a', 'b', 'c'].map((h) => `${h}.${ACME_ZONE}`);
+    await env.resources.certificates.create(ns, certificate(ns, 'several', 'pebble', several));
+    await env.resources.certificates.create(
+      ns,
+      certificate(ns, 'wild', 'pebble', [ACME_ZONE, `*.${ACME_ZONE}`]),
+    );
+    await issued(ns, 'several');
+    await issued(ns, 'wild');
+    const sans = (await leafOf(ns, 'several-tls')).subjectAltName?.split(', ').sort();
+    assert.deepEqual(sans, several.map((n) => `DNS:${n}`).sort());
+    const wild = (await leafOf(ns, 'wild-tls')).subjectAltName?.split(', ').sort();
+    assert.deepEqual(wild, [`DNS:*.${ACME_ZONE}`, `DNS:${ACME_ZONE}`].sort());
+    await noChallengesLeft(ns);
+    for (const name of [...several, ACME_ZONE]) {
+      assert.deepEqual(await env.bind.txt(`_acme-challenge.${name}`), [], `no TXT left at ${name}`);
+    }
+  });
+
+  it('splits the names of one Certificate across two solvers by their selectors', async () => {
+    const ns = 'split';
+    await env.readyIssuer(ns, 'pebble', [
+      env.http01Solver({ dnsNames: [`mixed-http.${ACME_ZONE}`] }),
+      env.dns01Solver(),
+    ]);
+    await env.resources.certificates.create(
+      ns,
+      certificate(ns, 'mixed', 'pebble', [`mixed-http.${ACME_ZONE}`, `mixed-dns.${ACME_ZONE}`]),
+    );
+    await issued(ns, 'mixed');
+    const mechanisms = (await challengeMechanisms(ns)).sort();
+    assert.equal(mechanisms.length, 2, mechanisms.join('; '));
+    assert.match(mechanisms[0], /DNS-01/);
+    assert.match(mechanisms[1], /HTTP-01/);
+    await noChallengesLeft(ns);
+  });
+
+  it('fails the request when Pebble cannot validate, backs the Certificate off, and issues once fixed', async () => {
+    const ns = 'failing';
+    // No self-check (the name has no address, so it could never pass): the challenge goes to Pebble as is.
+    await env.readyIssuer(ns, 'pebble', [{ ...env.http01Solver(), waitInsteadOfSelfCheck: '1s' }]);
+    await env.resources.certificates.create(
+      ns,
+      certificate(ns, 'nowhere', 'pebble', [`nowhere.${ACME_ZONE}`]),
+    );
+
+    const failed = await eventually(
+      async () => {
+        const list = (await env.resources.requests.list(ns)).items as CertificateRequest[];
+        return list.find((r) => readyCondition(r)?.reason === 'Failed');
+      },
+      'the CertificateRequest Failed',
+      60_000,
+    );
+    const message = failed.status?.conditions?.find((c) => c.type === 'Ready')?.message ?? '';
+    assert.match(
+      message,
+      /^Failed to wait for order resource ".*" to become ready: order is in "invalid" state: /,
+    );
+    const [order] = await ordersIn(ns);
+    assert.equal(order.status?.state, 'invalid');
+    assert.ok(order.status?.failureTime);
+    const challengeEvents = (await env.admin.resource(builtins.events).list(ns)).items as unknown as {
+      involvedObject: { kind: string };
+      reason: string;
+    }[];
+    assert.ok(challengeEvents.some((e) => e.involvedObject.kind === 'Challenge' && e.reason === 'Failed'));
+
+    const backedOff = await eventually(
+      async () => {
+        const cert = (await env.resources.certificates.get(ns, 'nowhere')) as Certificate;
+        return cert.status?.failedIssuanceAttempts === 1 && cert.status.lastFailureTime ? cert : undefined;
+      },
+      'the Certificate in failure backoff',
+      30_000,
+    );
+    assert.notEqual(readyCondition(backedOff)?.status, 'True');
+    // As upstream, a failed Order keeps its Challenges (for the record), cleaned up and let go.
+    const [failedChallenge] = await eventually(
+      async () => {
+        const list = await challengesIn(ns);
+        return list.length === 1 && !list[0].metadata.finalizers?.length ? list : undefined;
+      },
+      'the invalid Challenge cleaned up',
+      30_000,
+    );
+    assert.equal(failedChallenge.status?.state, 'invalid');
+    assert.equal(failedChallenge.status?.presented, false);
+    assert.equal(failedChallenge.status?.processing, false);
+
+    // The fix: a name that resolves. A changed spec ends the backoff at once, as cert-manager's trigger does.
+    await env.resources.certificates.update({
+      ...backedOff,
+      spec: { ...backedOff.spec, dnsNames: [`http.${ACME_ZONE}`] },
+    });
+    await issued(ns, 'nowhere');
+    assert.equal((await leafOf(ns, 'nowhere-tls')).subjectAltName, `DNS:http.${ACME_ZONE}`);
+  });
+
+  it('recreates a deleted Order of a pending request, and leaves nothing behind when the Certificate goes', async () => {
+    const ns = 'recreate';
+    // A name without an address: the HTTP-01 self-check keeps failing, so the Order stays pending.
+    await env.readyIssuer(ns, 'pebble', [env.http01Solver()]);
+    await env.resources.certificates.create(ns, certificate(ns, 'stuck', 'pebble', [`stuck.${ACME_ZONE}`]));
+    const waiting = await eventually(
+      async () => (await challengesIn(ns)).find((c) => c.status?.reason?.startsWith('Waiting for HTTP-01')),
+      'a Challenge waiting for its self-check',
+      60_000,
+    );
+    assert.equal(waiting.status?.processing, true);
+    assert.equal(waiting.status?.presented, true);
+    assert.deepEqual(waiting.metadata.finalizers, ['acme.cert-manager.io/finalizer']);
+
+    const [first] = await ordersIn(ns);
+    if (!kubectlSkip) {
+      // What an operator sees: the printer columns of the two CRDs, states included.
+      const kubectl = kubectlFor(
+        { ...process.env, KUBECONFIG: env.server.kubeconfigPath },
+        env.server.dataDir,
+      );
+      const table = await kubectl.ok('get', 'orders,challenges', '-n', ns, '-o', 'wide');
+      assert.match(
+        table,
+        new RegExp(`order.acme.cert-manager.io/${first.metadata.name}\\s+pending\\s+pebble`),
+      );
+      assert.match(
+        table,
+        new RegExp(
+          `challenge.acme.cert-manager.io/${waiting.metadata.name}\\s+pending\\s+stuck\\.${ACME_ZONE}`,
+        ),
+      );
+      assert.match(table, /Waiting for HTTP-01 challenge propagation/);
+    }
+    await env.resources.orders.delete(ns, first.metadata.name!);
+    const again = await eventually(
+      async () => (await ordersIn(ns)).find((o) => o.metadata.uid !== first.metadata.uid),
+      'the Order created again',
+      30_000,
+    );
+    assert.equal(again.metadata.name, first.metadata.name, 'the same spec gives the same name');
+
+    await env.resources.certificates.delete(ns, 'stuck');
+    await eventually(
+      async () =>
+        (await ordersIn(ns)).length === 0 && (await challengesIn(ns)).length === 0 ? true : undefined,
+      'no Orders or Challenges left',
+      30_000,
+    );
   });
 });
