@@ -47,6 +47,10 @@ export interface AcmeEnvironmentOptions {
   dns01PropagationWaitMs?: number;
   /** Pebble's badNonce rejection percentage (default: Pebble's own, 5 %). */
   nonceRejectPercent?: number;
+  /** Roots cross-signing Pebble's intermediate besides the default one (alternate chains). */
+  alternateRoots?: number;
+  /** Workers per controller (--concurrent-workers; default 5). */
+  concurrentWorkers?: number;
 }
 
 export interface AcmeEnvironment {
@@ -60,8 +64,16 @@ export interface AcmeEnvironment {
   /** An rfc2136 DNS-01 solver for BIND (in `namespace`'s Secret). */
   dns01Solver(selector?: ACMEChallengeSolver['selector']): ACMEChallengeSolver;
   http01Solver(selector?: ACMEChallengeSolver['selector']): ACMEChallengeSolver;
-  /** Creates a namespace with the TSIG Secret, and an ACME Issuer in it, and waits for it to be Ready. */
-  readyIssuer(namespace: string, name: string, solvers: ACMEChallengeSolver[]): Promise<Issuer>;
+  /**
+   * Creates a namespace with the TSIG Secret, and an ACME Issuer in it (with `acme` fields merged in), and
+   * waits for it to be Ready.
+   */
+  readyIssuer(
+    namespace: string,
+    name: string,
+    solvers: ACMEChallengeSolver[],
+    acme?: Record<string, unknown>,
+  ): Promise<Issuer>;
   resources: {
     certificates: ReturnType<KubeClient['resource']>;
     requests: ReturnType<KubeClient['resource']>;
@@ -92,6 +104,7 @@ export async function startAcmeEnvironment(options: AcmeEnvironmentOptions = {})
     // Every order gets fresh authorizations, so that each test really solves its challenges.
     authzReusePercent: 0,
     ...(options.nonceRejectPercent !== undefined ? { nonceRejectPercent: options.nonceRejectPercent } : {}),
+    ...(options.alternateRoots !== undefined ? { alternateRoots: options.alternateRoots } : {}),
   });
   const server = await startCertManagerServer();
   const config = await loadKubeconfig({ path: server.kubeconfigPath });
@@ -107,6 +120,7 @@ export async function startAcmeEnvironment(options: AcmeEnvironmentOptions = {})
     dns01RecursiveNameserversOnly: true,
     dns01CheckRetryPeriodMs: 1_000,
     dns01PropagationWaitMs: options.dns01PropagationWaitMs ?? 0,
+    ...(options.concurrentWorkers ? { maxConcurrentReconciles: options.concurrentWorkers } : {}),
   });
 
   const key = bind.keys.HMACSHA256;
@@ -144,7 +158,7 @@ export async function startAcmeEnvironment(options: AcmeEnvironmentOptions = {})
       // The embedded listener answers whatever the Ingress settings say; they only pass validation here.
       http01: { ingress: {} },
     }),
-    async readyIssuer(namespace, name, solvers) {
+    async readyIssuer(namespace, name, solvers, acme = {}) {
       await admin
         .resource(builtins.namespaces)
         .create(undefined, { metadata: { name: namespace } })
@@ -165,6 +179,7 @@ export async function startAcmeEnvironment(options: AcmeEnvironmentOptions = {})
             caBundle: Buffer.from(pebble.caBundle).toString('base64'),
             privateKeySecretRef: { name: `${name}-account-key` },
             solvers,
+            ...acme,
           },
         },
       } as Issuer);

@@ -292,3 +292,65 @@ describe('ACME issuance against Pebble and BIND', { skip }, () => {
     );
   });
 });
+
+describe('ACME issuance: the DNS-01 settling wait and preferredChain', { skip }, () => {
+  const WAIT_MS = 8_000;
+  let env: AcmeEnvironment;
+  before(async () => {
+    // One worker per controller: a wait that held it would run the Challenges one after the other.
+    env = await startAcmeEnvironment({
+      dns01PropagationWaitMs: WAIT_MS,
+      concurrentWorkers: 1,
+      alternateRoots: 1,
+    });
+  });
+  after(async () => {
+    await env?.close();
+  });
+
+  async function ready(namespace: string, name: string): Promise<Certificate> {
+    return eventually(
+      async () => {
+        const cert = (await env.resources.certificates.get(namespace, name)) as Certificate;
+        return readyCondition(cert)?.status === 'True' ? cert : undefined;
+      },
+      `Certificate ${namespace}/${name} Ready`,
+      90_000,
+    );
+  }
+
+  it('waits after a passing DNS-01 check by requeueing, so one worker serves several Challenges meanwhile', async () => {
+    const ns = 'settle';
+    await env.readyIssuer(ns, 'pebble', [env.dns01Solver()]);
+    const started = Date.now();
+    const hosts = ['a', 'b', 'c'];
+    for (const host of hosts) {
+      await env.resources.certificates.create(ns, certificate(ns, host, 'pebble', [`${host}.${ACME_ZONE}`]));
+    }
+    for (const host of hosts) await ready(ns, host);
+    const elapsed = Date.now() - started;
+    assert.ok(elapsed >= WAIT_MS, `accepted only after the settling wait (${elapsed} ms)`);
+    assert.ok(elapsed < 2 * WAIT_MS, `the three waits overlapped (${elapsed} ms)`);
+  });
+
+  it("stores the chain whose top certificate's issuer preferredChain names", async () => {
+    const ns = 'chains';
+    const roots = await env.pebble.roots();
+    assert.equal(roots.length, 2);
+    const alternate = new X509Certificate(roots[1]).subject.match(/CN=(.*)/)?.[1];
+    assert.ok(alternate);
+    await env.readyIssuer(ns, 'pebble', [env.dns01Solver()], { preferredChain: alternate });
+    await env.resources.certificates.create(ns, certificate(ns, 'www', 'pebble', [`www.${ACME_ZONE}`]));
+    await ready(ns, 'www');
+    const secret = (await env.resources.secrets.get(ns, 'www-tls')) as unknown as {
+      data: Record<string, string>;
+    };
+    const pems = Buffer.from(secret.data['tls.crt'], 'base64')
+      .toString()
+      .match(/-----BEGIN CERTIFICATE-----[\s\S]*?-----END CERTIFICATE-----/g)!;
+    assert.equal(pems.length, 2, 'leaf and intermediate');
+    const top = new X509Certificate(pems[pems.length - 1]);
+    assert.equal(top.issuer, `CN=${alternate}`);
+    assert.ok(top.verify(new X509Certificate(roots[1]).publicKey), 'signed by the alternate root');
+  });
+});
