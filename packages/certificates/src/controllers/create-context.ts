@@ -9,6 +9,7 @@ import {
   SharedInformerFactory,
 } from '@certkit/runtime';
 import type { Secret } from 'kubernetes-types/core/v1.d.ts';
+import { ACME_API_VERSION, AcmeKinds } from '../api/acme-constants.ts';
 import { Annotations, GROUP, Kinds } from '../api/constants.ts';
 import type {
   Certificate,
@@ -47,6 +48,8 @@ export const CERTIFICATE_SECRET_INDEX = 'secretName';
 export const REQUEST_CERTIFICATE_INDEX = 'certificate';
 /** CertificateRequests by the private key Secret they name (SelfSigned): `namespace/<annotation>`. */
 export const REQUEST_KEY_SECRET_INDEX = 'privateKeySecret';
+/** Challenges by the Order that controls them: `namespace/name`. */
+export const CHALLENGE_ORDER_INDEX = 'order';
 /** Issuers and ClusterIssuers by their CA Secret: `namespace/spec.ca.secretName`. */
 export const ISSUER_CA_SECRET_INDEX = 'caSecret';
 
@@ -91,7 +94,10 @@ export function createControllerContext(
   });
 
   const orders = factory.informerFor<Order>(ordersRef, { namespace });
-  const challenges = factory.informerFor<Challenge>(challengesRef, { namespace });
+  const challenges = factory.informerFor<Challenge>(challengesRef, {
+    namespace,
+    indexers: { [CHALLENGE_ORDER_INDEX]: challengeOrderIndex },
+  });
 
   const secrets = createSecretCache(factory, client, {
     namespace,
@@ -194,6 +200,14 @@ export const requestCertificateIndex: IndexFunc = (obj) => {
   const owner = obj.metadata?.ownerReferences?.find(
     (ref) =>
       ref.controller === true && ref.kind === Kinds.Certificate && ref.apiVersion?.split('/')[0] === GROUP,
+  );
+  return owner ? [keyFor(obj.metadata?.namespace, owner.name)] : [];
+};
+
+/** The controller ownerReference to an acme.cert-manager.io Order (what the Orders controller sets). */
+export const challengeOrderIndex: IndexFunc = (obj) => {
+  const owner = obj.metadata?.ownerReferences?.find(
+    (ref) => ref.controller === true && ref.kind === AcmeKinds.Order && ref.apiVersion === ACME_API_VERSION,
   );
   return owner ? [keyFor(obj.metadata?.namespace, owner.name)] : [];
 };

@@ -12,7 +12,7 @@ import type { ControllerContext } from '../../context.ts';
 import { isIssuerReady } from '../../issuers/conditions.ts';
 import { issuerInformer, type IssuerKind } from '../../issuers/generic.ts';
 import { AcmeIssuerUnavailable, lookupAcmeIssuer } from '../issuer.ts';
-import { isFailureState, OrderSync } from './sync.ts';
+import { isFailureState, OrderSync, ownedChallenges } from './sync.ts';
 
 /**
  * The Orders controller (cert-manager's `orders` controller): runs OrderSync for each Order and writes its
@@ -30,7 +30,8 @@ export function newOrdersController(ctx: ControllerContext): Controller {
     const order = ctx.orders.getStore().get(keyFor(request.namespace, request.name));
     if (!order || order.metadata.deletionTimestamp) return;
     if (isFailureState(order.status?.state)) return;
-    if (order.status?.state === 'valid' && order.status.certificate && !hasChallenges(ctx, order)) return;
+    if (order.status?.state === 'valid' && order.status.certificate && !ownedChallenges(ctx, order).length)
+      return;
     let issuer;
     try {
       issuer = lookupAcmeIssuer(ctx, order.metadata.namespace!, order.spec.issuerRef);
@@ -90,13 +91,6 @@ export function newOrdersController(ctx: ControllerContext): Controller {
   });
   for (const kind of ['Issuer', 'ClusterIssuer'] as const) watchIssuer(ctx, kind, enqueue);
   return controller;
-}
-
-function hasChallenges(ctx: ControllerContext, order: Order): boolean {
-  return ctx.challenges
-    .getStore()
-    .list()
-    .some((ch) => (ch.metadata.ownerReferences ?? []).some((r) => r.uid === order.metadata.uid));
 }
 
 /** An ACME issuer turning Ready brings back its Orders that were waiting for its account. */

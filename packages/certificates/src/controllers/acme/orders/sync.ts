@@ -11,6 +11,7 @@ import type { ACMEAuthorization, ACMEState, Challenge, Order, OrderStatus } from
 import type { AcmeClient, AcmeOrder } from '../../../acme/client/index.ts';
 import { decodePemBlock } from '../../../pki/pem.ts';
 import type { ControllerContext } from '../../context.ts';
+import { CHALLENGE_ORDER_INDEX } from '../../create-context.ts';
 import { classifyAcmeError } from '../errors.ts';
 import type { AcmeIssuer } from '../issuer.ts';
 import { requiredChallengeObjects } from './challenges.ts';
@@ -36,17 +37,13 @@ export interface OrderSyncOutcome {
   events: { type: 'Normal' | 'Warning'; reason: string; message: string }[];
 }
 
-/** The Challenges whose controller ownerReference is this Order. */
+/** The Challenges whose controller ownerReference is this Order (by name and, against a recreated Order, UID). */
 export function ownedChallenges(ctx: ControllerContext, order: Order): Challenge[] {
   return ctx.challenges
     .getStore()
-    .list()
-    .filter(
-      (ch) =>
-        ch.metadata.namespace === order.metadata.namespace &&
-        (ch.metadata.ownerReferences ?? []).some(
-          (r) => r.controller === true && r.uid === order.metadata.uid,
-        ),
+    .byIndex(CHALLENGE_ORDER_INDEX, keyFor(order.metadata.namespace, order.metadata.name!))
+    .filter((ch) =>
+      (ch.metadata.ownerReferences ?? []).some((r) => r.controller === true && r.uid === order.metadata.uid),
     );
 }
 
