@@ -16,6 +16,7 @@ import {
   startAcmeEnvironment,
   type AcmeEnvironment,
 } from '@certkit/testenv/acme/acme-environment';
+import { startRateLimitProxy } from '@certkit/testenv/acme/rate-limit-proxy';
 import { kubectlFor, kubectlSkip } from '@certkit/testenv/kubectl/kubectl';
 import type { Certificate, CertificateRequest, Challenge, Order } from '../../api/types.ts';
 
@@ -290,6 +291,40 @@ describe('ACME issuance against Pebble and BIND', { skip }, () => {
       'no Orders or Challenges left',
       30_000,
     );
+  });
+
+  it("waits out a 429's Retry-After on newOrder, and then issues with the same Order", async () => {
+    const ns = 'ratelimit';
+    let newOrders = 0;
+    // Pebble has no rate limits: this proxy refuses the first newOrder as Let's Encrypt would. Its Retry-After
+    // is longer than the client waits by itself, so the Orders controller has to requeue.
+    const proxy = await startRateLimitProxy({
+      upstreamDirectoryUrl: env.pebble.directoryUrl,
+      upstreamCa: env.pebble.caBundle,
+      limit: (method, path) => method === 'POST' && path.startsWith('/order-plz') && ++newOrders === 1,
+      retryAfterSeconds: 12,
+    });
+    try {
+      await env.readyIssuer(ns, 'limited', [env.dns01Solver()], {
+        server: proxy.directoryUrl,
+        caBundle: Buffer.from(proxy.caBundle).toString('base64'),
+      });
+      const started = Date.now();
+      await env.resources.certificates.create(ns, certificate(ns, 'rl', 'limited', [`www.${ACME_ZONE}`]));
+      await eventually(() => (proxy.limited.get('order-plz') === 1 ? true : undefined), 'the 429', 30_000);
+      const [waiting] = await ordersIn(ns);
+      assert.equal(waiting.status?.url, undefined);
+      assert.notEqual(waiting.status?.state, 'errored', 'a rate limit does not fail the Order');
+
+      await issued(ns, 'rl');
+      assert.ok(Date.now() - started >= 11_000, 'the Order waited for the Retry-After');
+      const [order] = await ordersIn(ns);
+      assert.equal(order.metadata.uid, waiting.metadata.uid, 'the same Order');
+      assert.equal(order.status?.state, 'valid');
+      assert.equal(proxy.limited.get('order-plz'), 1);
+    } finally {
+      await proxy.close();
+    }
   });
 });
 
