@@ -19,6 +19,7 @@ import {
 import { startRateLimitProxy } from '@certkit/testenv/acme/rate-limit-proxy';
 import { kubectlFor, kubectlSkip } from '@certkit/testenv/kubectl/kubectl';
 import type { Certificate, CertificateRequest, Challenge, Order } from '../../api/types.ts';
+import { clusterIssuersRef } from '../refs.ts';
 
 const skip = acmeEnvironmentSkip();
 
@@ -106,6 +107,14 @@ describe('ACME issuance against Pebble and BIND', { skip }, () => {
     assert.equal(readyCondition(request)?.reason, 'Issued');
     assert.equal(request.status?.ca, undefined, 'ACME gives no CA');
     await noChallengesLeft(ns);
+    // Cleaned up: the listener no longer answers the token Pebble fetched.
+    const token = order.status?.authorizations?.[0]?.challenges?.find((c) => c.type === 'http-01')?.token;
+    assert.ok(token);
+    const port = env.controller.http01!.address()!.port;
+    const answer = await fetch(`http://127.0.0.1:${port}/.well-known/acme-challenge/${token}`, {
+      headers: { host: name },
+    });
+    assert.equal(answer.status, 404);
 
     const requestEvents = await eventReasons(ns, request.metadata.name!);
     assert.ok(requestEvents.includes('OrderCreated'), requestEvents.join());
@@ -291,6 +300,74 @@ describe('ACME issuance against Pebble and BIND', { skip }, () => {
       'no Orders or Challenges left',
       30_000,
     );
+  });
+
+  it('reports a DNS-01 update BIND refuses (PresentError), and issues once the TSIG Secret is fixed', async () => {
+    const ns = 'badtsig';
+    await env.readyIssuer(ns, 'pebble', [env.dns01Solver()]);
+    // The issuer is Ready with the right key; now the Secret holds a wrong one, so BIND refuses the update.
+    const good = await env.resources.secrets.get(ns, env.tsig.secretName);
+    await env.resources.secrets.update({
+      ...good,
+      data: { [env.tsig.secretKey]: Buffer.from(Buffer.alloc(32, 7).toString('base64')).toString('base64') },
+    } as never);
+    await env.resources.certificates.create(ns, certificate(ns, 'tsig', 'pebble', [`b.${ACME_ZONE}`]));
+    const refused = await eventually(
+      async () =>
+        (await challengesIn(ns)).find((c) => c.status?.reason?.startsWith('Error presenting challenge')),
+      'the Challenge reporting the refused update',
+      30_000,
+    );
+    assert.match(refused.status!.reason!, /NOTAUTH|REFUSED|BADSIG|BADKEY/);
+    assert.notEqual(refused.status?.presented, true);
+    const reasons = await eventReasons(ns, refused.metadata.name!);
+    assert.ok(reasons.includes('PresentError'), reasons.join());
+
+    const current = await env.resources.secrets.get(ns, env.tsig.secretName);
+    await env.resources.secrets.update({
+      ...current,
+      data: (good as unknown as { data: object }).data,
+    } as never);
+    await issued(ns, 'tsig');
+    await noChallengesLeft(ns);
+    assert.deepEqual(await env.bind.txt(`_acme-challenge.b.${ACME_ZONE}`), []);
+  });
+
+  it('issues from a ClusterIssuer, whose DNS-01 Secret lives in the cluster resource namespace', async () => {
+    const ns = 'cluster';
+    await env.admin.resource(builtins.namespaces).create(undefined, { metadata: { name: ns } });
+    await env.admin
+      .resource(builtins.namespaces)
+      .create(undefined, { metadata: { name: 'kube-system' } })
+      .catch(() => undefined);
+    const key = env.bind.keys[env.tsig.algorithm];
+    await env.resources.secrets.create('kube-system', {
+      metadata: { name: env.tsig.secretName, namespace: 'kube-system' },
+      data: { [env.tsig.secretKey]: Buffer.from(key.secret).toString('base64') },
+    } as never);
+    await env.admin.resource(clusterIssuersRef).create(undefined, {
+      apiVersion: 'cert-manager.io/v1',
+      kind: 'ClusterIssuer',
+      metadata: { name: 'pebble-cluster' },
+      spec: {
+        acme: {
+          server: env.pebble.directoryUrl,
+          caBundle: Buffer.from(env.pebble.caBundle).toString('base64'),
+          privateKeySecretRef: { name: 'pebble-cluster-account' },
+          solvers: [env.dns01Solver()],
+        },
+      },
+    } as never);
+    await env.resources.certificates.create(ns, {
+      ...certificate(ns, 'cl', 'pebble-cluster', [`c.${ACME_ZONE}`]),
+      spec: {
+        secretName: 'cl-tls',
+        dnsNames: [`c.${ACME_ZONE}`],
+        issuerRef: { name: 'pebble-cluster', kind: 'ClusterIssuer' },
+      },
+    } as Certificate);
+    await issued(ns, 'cl');
+    assert.equal((await leafOf(ns, 'cl-tls')).subjectAltName, `DNS:c.${ACME_ZONE}`);
   });
 
   it("waits out a 429's Retry-After on newOrder, and then issues with the same Order", async () => {
