@@ -8,12 +8,12 @@ import {
 } from '@certkit/apimachinery';
 import type { Result } from '@certkit/runtime';
 import { ACME_API_VERSION, AcmeFinalizers, AcmeKinds } from '../../../api/acme-constants.ts';
-import type { ACMEState, Challenge, ChallengeStatus } from '../../../api/types.ts';
+import type { Challenge, ChallengeStatus } from '../../../api/types.ts';
 import { AcmeErrorType, AcmeProblemError } from '../../../acme/client/index.ts';
 import type { ControllerContext } from '../../context.ts';
 import { classifyAcmeError } from '../errors.ts';
 import { AcmeIssuerUnavailable, lookupAcmeIssuer } from '../issuer.ts';
-import { isFinalState } from '../orders/sync.ts';
+import { fromAcmeState, isFinalState } from '../orders/sync.ts';
 import { solverFor } from './solvers.ts';
 
 /**
@@ -116,7 +116,7 @@ export class ChallengeSync {
         const authz = await client.getAuthorization(ch.spec.authorizationURL);
         const acmeChallenge = authz.challenges.find((c) => c.url === ch.spec.url);
         if (!acmeChallenge) throw new Error(`challenge ${ch.spec.url} is not in authorization ${authz.url}`);
-        status.state = acmeChallenge.status as ACMEState;
+        status.state = fromAcmeState(acmeChallenge.status);
         status.reason = acmeChallenge.error?.detail ?? '';
         await this.#writeStatus(status);
         if (isFinalState(status.state)) return undefined;
@@ -156,7 +156,7 @@ export class ChallengeSync {
         );
         return undefined;
       }
-      status.state = (authz.status === 'pending' ? 'invalid' : authz.status) as ACMEState;
+      status.state = fromAcmeState(authz.status);
       const detail = acmeChallenge?.error?.detail ?? `authorization is ${authz.status}`;
       status.reason = `Error accepting authorization: acme: authorization error for ${ch.spec.dnsName}: ${acmeChallenge?.error?.type ?? ''}: ${detail}`;
       await this.#writeStatus(status);

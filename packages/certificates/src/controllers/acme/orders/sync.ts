@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import {
   formatTime,
   isAlreadyExists,
@@ -47,8 +48,12 @@ export function ownedChallenges(ctx: ControllerContext, order: Order): Challenge
     );
 }
 
-function fromAcmeState(status: string): ACMEState {
-  return status as ACMEState;
+/**
+ * An ACME status as an Order/Challenge state. RFC 8555's `deactivated` and `revoked` (authorizations only)
+ * are not states the CRDs admit; for the controllers both mean the name is not authorized: `invalid`.
+ */
+export function fromAcmeState(status: string): ACMEState {
+  return status === 'deactivated' || status === 'revoked' ? 'invalid' : (status as ACMEState);
 }
 
 function csrDer(order: Order): Buffer {
@@ -66,7 +71,7 @@ function identifiers(order: Order): { type: 'dns' | 'ip'; value: string }[] {
   const ips = new Set(order.spec.ipAddresses ?? []);
   const cn = order.spec.commonName;
   if (cn) {
-    if (/^[0-9.]+$/.test(cn) || cn.includes(':')) ips.add(cn);
+    if (isIP(cn)) ips.add(cn);
     else dns.add(cn);
   }
   return [
@@ -179,10 +184,13 @@ export class OrderSync {
     const acme = await this.#client.getOrder(status.url);
     if (anyFailed) {
       status.state = fromAcmeState(acme.status);
-      if (isFailureState(status.state)) {
-        const failed = challenges.find((ch) => isFailureState(ch.status?.state));
-        this.#fail(status.state!, acme.error?.detail ?? failed?.status?.reason ?? '');
+      if (!isFailureState(status.state)) {
+        // The server has not yet failed the order for its failed authorization: ask again shortly, since no
+        // Challenge event will come.
+        return { requeueAfter: PENDING_AFTER_FINAL_MS };
       }
+      const failed = challenges.find((ch) => isFailureState(ch.status?.state));
+      this.#fail(status.state!, acme.error?.detail ?? failed?.status?.reason ?? '');
       return undefined;
     }
     if (acme.status === 'pending') {
