@@ -211,6 +211,7 @@ describe('ACME issuance against Pebble and BIND', { skip }, () => {
       message,
       /^Failed to wait for order resource ".*" to become ready: order is in "invalid" state: /,
     );
+    assert.ok((await eventReasons(ns, failed.metadata.name!)).includes('OrderFailed'));
     const [order] = await ordersIn(ns);
     assert.equal(order.status?.state, 'invalid');
     assert.ok(order.status?.failureTime);
