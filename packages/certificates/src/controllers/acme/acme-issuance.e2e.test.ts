@@ -138,6 +138,17 @@ describe('ACME issuance against Pebble and BIND', { skip }, () => {
       .map((e) => e.message);
   }
 
+  it('issues for an IP address through HTTP-01 (the VA and the self-check dial it directly)', async () => {
+    const ns = 'ip';
+    await env.readyIssuer(ns, 'pebble', [env.http01Solver()]);
+    await env.resources.certificates.create(ns, {
+      ...certificate(ns, 'ip', 'pebble', []),
+      spec: { secretName: 'ip-tls', ipAddresses: ['127.0.0.1'], issuerRef: { name: 'pebble' } },
+    } as Certificate);
+    await issued(ns, 'ip');
+    assert.equal((await leafOf(ns, 'ip-tls')).subjectAltName, 'IP Address:127.0.0.1');
+  });
+
   it('issues through DNS-01 with RFC 2136 updates to BIND, and removes the TXT record afterwards', async () => {
     const ns = 'dns01';
     await env.readyIssuer(ns, 'pebble', [env.dns01Solver()]);
