@@ -81,11 +81,26 @@ describe('ACME issuance against Pebble and BIND', { skip }, () => {
     );
   }
 
-  async function eventReasons(namespace: string, name: string): Promise<string[]> {
-    const list = await env.admin.resource(builtins.events).list(namespace);
-    return (list.items as unknown as { involvedObject: { name: string }; reason: string }[])
-      .filter((e) => e.involvedObject.name === name)
-      .map((e) => e.reason);
+  /** Waits until the events of `kind` objects (or the one named) include every reason; events trail writes. */
+  async function expectEvents(namespace: string, match: { kind?: string; name?: string }, reasons: string[]) {
+    let seen: string[] = [];
+    await eventually(
+      async () => {
+        const list = await env.admin.resource(builtins.events).list(namespace);
+        seen = (list.items as unknown as { involvedObject: { kind: string; name: string }; reason: string }[])
+          .filter(
+            (e) =>
+              (!match.kind || e.involvedObject.kind === match.kind) &&
+              (!match.name || e.involvedObject.name === match.name),
+          )
+          .map((e) => e.reason);
+        return reasons.every((r) => seen.includes(r)) ? true : undefined;
+      },
+      `events ${reasons.join(', ')} on ${match.kind ?? ''} ${match.name ?? ''}`,
+      10_000,
+    ).catch((err: Error) => {
+      throw new Error(`${err.message}; seen: ${seen.join(', ')}`);
+    });
   }
 
   it('issues a single-name Certificate through HTTP-01 on the embedded listener', async () => {
@@ -116,19 +131,9 @@ describe('ACME issuance against Pebble and BIND', { skip }, () => {
     });
     assert.equal(answer.status, 404);
 
-    const requestEvents = await eventReasons(ns, request.metadata.name!);
-    assert.ok(requestEvents.includes('OrderCreated'), requestEvents.join());
-    assert.ok(requestEvents.includes('CertificateIssued'), requestEvents.join());
-    const orderEvents = await eventReasons(ns, order.metadata.name!);
-    assert.ok(orderEvents.includes('Created') && orderEvents.includes('Complete'), orderEvents.join());
-    const challengeEvents = (await env.admin.resource(builtins.events).list(ns)).items as unknown as {
-      involvedObject: { kind: string };
-      reason: string;
-    }[];
-    const reasons = challengeEvents.filter((e) => e.involvedObject.kind === 'Challenge').map((e) => e.reason);
-    for (const reason of ['Started', 'Presented', 'DomainVerified']) {
-      assert.ok(reasons.includes(reason), `Challenge event ${reason} in ${reasons.join()}`);
-    }
+    await expectEvents(ns, { name: request.metadata.name }, ['OrderCreated', 'CertificateIssued']);
+    await expectEvents(ns, { name: order.metadata.name }, ['Created', 'Complete']);
+    await expectEvents(ns, { kind: 'Challenge' }, ['Started', 'Presented', 'DomainVerified']);
   });
 
   async function challengeMechanisms(namespace: string): Promise<string[]> {
@@ -222,15 +227,11 @@ describe('ACME issuance against Pebble and BIND', { skip }, () => {
       message,
       /^Failed to wait for order resource ".*" to become ready: order is in "invalid" state: /,
     );
-    assert.ok((await eventReasons(ns, failed.metadata.name!)).includes('OrderFailed'));
+    await expectEvents(ns, { name: failed.metadata.name }, ['OrderFailed']);
     const [order] = await ordersIn(ns);
     assert.equal(order.status?.state, 'invalid');
     assert.ok(order.status?.failureTime);
-    const challengeEvents = (await env.admin.resource(builtins.events).list(ns)).items as unknown as {
-      involvedObject: { kind: string };
-      reason: string;
-    }[];
-    assert.ok(challengeEvents.some((e) => e.involvedObject.kind === 'Challenge' && e.reason === 'Failed'));
+    await expectEvents(ns, { kind: 'Challenge' }, ['Failed']);
 
     const backedOff = await eventually(
       async () => {
@@ -332,8 +333,7 @@ describe('ACME issuance against Pebble and BIND', { skip }, () => {
     );
     assert.match(refused.status!.reason!, /NOTAUTH|REFUSED|BADSIG|BADKEY/);
     assert.notEqual(refused.status?.presented, true);
-    const reasons = await eventReasons(ns, refused.metadata.name!);
-    assert.ok(reasons.includes('PresentError'), reasons.join());
+    await expectEvents(ns, { name: refused.metadata.name }, ['PresentError']);
 
     const current = await env.resources.secrets.get(ns, env.tsig.secretName);
     await env.resources.secrets.update({
