@@ -51,6 +51,8 @@ export interface AcmeEnvironmentOptions {
   alternateRoots?: number;
   /** Workers per controller (--concurrent-workers; default 5). */
   concurrentWorkers?: number;
+  /** False: no --acme-http01-listen-address, so the controller has no HTTP-01 solver. */
+  http01Listener?: boolean;
 }
 
 export interface AcmeEnvironment {
@@ -113,7 +115,7 @@ export async function startAcmeEnvironment(options: AcmeEnvironmentOptions = {})
   const controller = startCertificateController(client, {
     log: process.env.CERTKIT_TEST_LOG ? jsonLogger('debug') : silentLogger,
     metricsBindAddress: '0',
-    acmeHTTP01ListenAddress: `127.0.0.1:${http01Port}`,
+    ...(options.http01Listener === false ? {} : { acmeHTTP01ListenAddress: `127.0.0.1:${http01Port}` }),
     acmeHTTP01SelfCheckPort: http01Port,
     acmeHTTP01SolverNameservers: [bind.address],
     dns01RecursiveNameservers: [bind.address],

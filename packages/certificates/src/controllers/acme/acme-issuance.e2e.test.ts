@@ -478,3 +478,44 @@ describe('ACME issuance: the DNS-01 settling wait and preferredChain', { skip },
     assert.ok(top.verify(new X509Certificate(roots[1]).publicKey), 'signed by the alternate root');
   });
 });
+
+describe('ACME issuance without the embedded HTTP-01 listener', { skip }, () => {
+  let env: AcmeEnvironment;
+  before(async () => {
+    env = await startAcmeEnvironment({ http01Listener: false });
+  });
+  after(async () => {
+    await env?.close();
+  });
+
+  it('says on the Challenge, and in a PresentError event, that HTTP-01 needs --acme-http01-listen-address', async () => {
+    const ns = 'nolistener';
+    await env.readyIssuer(ns, 'pebble', [env.http01Solver()]);
+    await env.resources.certificates.create(ns, certificate(ns, 'web', 'pebble', [`www.${ACME_ZONE}`]));
+    const challenge = await eventually(
+      async () =>
+        ((await env.resources.challenges.list(ns)).items as Challenge[]).find((c) =>
+          c.status?.reason?.includes('--acme-http01-listen-address'),
+        ),
+      'the Challenge saying why it cannot be presented',
+      30_000,
+    );
+    assert.equal(
+      challenge.status?.reason,
+      'Error presenting challenge: HTTP-01 challenges are answered by the embedded solver, which is off: start the controller with --acme-http01-listen-address',
+    );
+    await eventually(
+      async () => {
+        const list = await env.admin.resource(builtins.events).list(ns);
+        const events = list.items as unknown as { involvedObject: { name: string }; reason: string }[];
+        return events.some(
+          (e) => e.involvedObject.name === challenge.metadata.name && e.reason === 'PresentError',
+        )
+          ? true
+          : undefined;
+      },
+      'the PresentError event',
+      10_000,
+    );
+  });
+});
