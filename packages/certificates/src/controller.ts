@@ -11,9 +11,11 @@ import {
 } from '@certkit/runtime';
 import { parseListenAddress } from './acme/http01/address.ts';
 import { EmbeddedHTTP01Solver } from './acme/http01/embedded-solver.ts';
+import { ACME_GROUP, ACME_VERSION } from './api/acme-constants.ts';
 import { GROUP, VERSION } from './api/constants.ts';
 import { certManagerCrds } from './api/crds.ts';
 import type { ControllerContext, ControllerOptions } from './controllers/context.ts';
+import { registerAcmeControllers } from './controllers/acme/index.ts';
 import { registerCertificateRequestControllers } from './controllers/certificaterequests/index.ts';
 import { registerCertificateControllers } from './controllers/certificates/index.ts';
 import { createControllerContext, startContext } from './controllers/create-context.ts';
@@ -23,7 +25,8 @@ import { registerCertificateMetrics } from './metrics.ts';
 
 /**
  * The whole certificate controller in one runtime Manager: the shared caches (which every replica keeps warm),
- * and the certificate, certificate request and issuer controllers (which only the leader runs).
+ * and the certificate, certificate request, issuer and ACME Order/Challenge controllers (which only the leader
+ * runs).
  */
 
 export interface CertificateControllerOptions extends Partial<ControllerOptions> {
@@ -118,6 +121,7 @@ export function startCertificateController(
     ...registerIssuerControllers(context),
     ...registerCertificateRequestControllers(context),
     ...registerCertificateControllers(context),
+    ...registerAcmeControllers(context),
   ]) {
     manager.add(controller);
   }
@@ -165,6 +169,7 @@ function addEmbeddedHTTP01Solver(
 
 /** The resources the controller watches; without any of them its caches could never sync. */
 const REQUIRED_RESOURCES = ['certificates', 'certificaterequests', 'issuers', 'clusterissuers'] as const;
+const REQUIRED_ACME_RESOURCES = ['orders', 'challenges'] as const;
 
 /**
  * Fails with one line when the cluster does not serve the cert-manager.io/v1 resources, instead of a
@@ -184,6 +189,22 @@ export async function requireCertManagerApi(client: KubeClient): Promise<void> {
   const missing = REQUIRED_RESOURCES.filter((name) => !served.includes(name));
   if (missing.length) {
     throw new Error(`the cluster does not serve ${GROUP}/${VERSION} ${missing.join(', ')}; ${install}`);
+  }
+  // The Order and Challenge informers would wait forever too.
+  let acmeServed: string[] = [];
+  try {
+    const list = await client.getJson<{ resources?: { name: string }[] }>(
+      `/apis/${ACME_GROUP}/${ACME_VERSION}`,
+    );
+    acmeServed = (list.resources ?? []).map((r) => r.name);
+  } catch (err) {
+    if (!isNotFound(err)) throw err;
+  }
+  const acmeMissing = REQUIRED_ACME_RESOURCES.filter((name) => !acmeServed.includes(name));
+  if (acmeMissing.length) {
+    throw new Error(
+      `the cluster does not serve ${ACME_GROUP}/${ACME_VERSION} ${acmeMissing.join(', ')}; ${install}`,
+    );
   }
 }
 

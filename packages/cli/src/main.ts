@@ -61,6 +61,13 @@ flags of controller (and, where they apply, up):
   --acme-http01-solver-nameservers IP:PORT[,IP:PORT...]
                                         resolve names for the HTTP-01 self-check with these servers only
   --acme-http01-self-check-port N       port of the HTTP-01 self-check's first request (80)
+  --max-concurrent-challenges N (60)    ACME Challenges processed at once
+  --dns01-recursive-nameservers HOST:PORT|https://URL[,...]
+                                        ask these servers in the DNS-01 self-check (default: the system's)
+  --dns01-recursive-nameservers-only true|false (false)
+                                        ask only those servers, never the zone's authoritative ones
+  --dns01-check-retry-period DURATION (10s)
+                                        wait between ACME self-checks that have not passed yet
 `;
 
 async function serve(command: 'up' | 'apiserver', args: string[]): Promise<void> {

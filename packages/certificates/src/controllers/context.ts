@@ -2,7 +2,15 @@ import type { KubeObject, PartialObjectMetadata } from '@certkit/apimachinery';
 import type { Client, Logger, ResourceClient, SharedInformer, SharedInformerFactory } from '@certkit/runtime';
 import type { Secret } from 'kubernetes-types/core/v1.d.ts';
 import type { HTTP01Solver } from '../acme/http01/solver.ts';
-import type { Certificate, CertificateRequest, ClusterIssuer, Issuer } from '../api/types.ts';
+import type {
+  Certificate,
+  CertificateRequest,
+  Challenge,
+  ClusterIssuer,
+  Issuer,
+  Order,
+} from '../api/types.ts';
+import type { DNS01Solver } from '../acme/dns01/solver.ts';
 import type { AcmeAccountRegistry } from '../acme/accounts/registry.ts';
 import type { EventRecorder } from './events.ts';
 
@@ -40,6 +48,20 @@ export interface ControllerOptions {
   acmeHTTP01SolverNameservers?: string[];
   /** Port of the HTTP-01 self-check's first request (--acme-http01-self-check-port; default 80). */
   acmeHTTP01SelfCheckPort?: number;
+  /** Challenges processed at once (--max-concurrent-challenges; default 60, as cert-manager). */
+  maxConcurrentChallenges: number;
+  /** DNS-01 check servers (--dns01-recursive-nameservers: `host:port` or `https://` DoH); default: the system's. */
+  dns01RecursiveNameservers?: string[];
+  /** Ask only those servers, never the zone's own (--dns01-recursive-nameservers-only). */
+  dns01RecursiveNameserversOnly?: boolean;
+  /** How long a Challenge waits after a failed self-check (--dns01-check-retry-period; default 10 s). */
+  dns01CheckRetryPeriodMs: number;
+  /**
+   * How long a DNS-01 Challenge waits after its record was seen everywhere, before it is accepted (cert-manager
+   * sleeps a fixed 60 s so that resolvers the check did not ask catch up). A requeue, not a sleep: no worker
+   * is held. Only tests shorten it.
+   */
+  dns01PropagationWaitMs: number;
 }
 
 /** A Secret as the cache hands it out: full for labelled Secrets, metadata-only for the others. */
@@ -73,6 +95,11 @@ export interface ControllerContext {
   certificateRequests: SharedInformer<CertificateRequest>;
   issuers: SharedInformer<Issuer>;
   clusterIssuers: SharedInformer<ClusterIssuer>;
+  /** acme.cert-manager.io Orders and Challenges. */
+  orders: SharedInformer<Order>;
+  challenges: SharedInformer<Challenge>;
+  orderClient: ResourceClient<Order>;
+  challengeClient: ResourceClient<Challenge>;
   certificateClient: ResourceClient<Certificate>;
   certificateRequestClient: ResourceClient<CertificateRequest>;
   issuerClient: ResourceClient<Issuer>;
@@ -88,6 +115,8 @@ export interface ControllerContext {
   now(): Date;
   /** The HTTP-01 solver of the embedded listener, when --acme-http01-listen-address is given. */
   http01Solver?: HTTP01Solver;
+  /** The DNS-01 solver (RFC2136 and the propagation check), configured by the dns01 options. */
+  dns01Solver: DNS01Solver;
 }
 
 export const DEFAULT_OPTIONS: ControllerOptions = {
@@ -95,4 +124,7 @@ export const DEFAULT_OPTIONS: ControllerOptions = {
   defaultSecretCleanupPolicy: 'Never',
   secretsFilteredCaching: true,
   maxConcurrentReconciles: 5,
+  maxConcurrentChallenges: 60,
+  dns01CheckRetryPeriodMs: 10_000,
+  dns01PropagationWaitMs: 60_000,
 };

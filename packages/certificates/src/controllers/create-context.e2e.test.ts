@@ -31,7 +31,14 @@ import {
   REQUEST_CERTIFICATE_INDEX,
   startContext,
 } from './create-context.ts';
-import { certificateRequestsRef, certificatesRef, clusterIssuersRef, issuersRef } from './refs.ts';
+import {
+  certificateRequestsRef,
+  certificatesRef,
+  challengesRef,
+  clusterIssuersRef,
+  issuersRef,
+  ordersRef,
+} from './refs.ts';
 
 let t: TestServer;
 let config: ClientConfig;
@@ -196,8 +203,11 @@ describe('createControllerContext', () => {
         .sort(),
       [`full ${LABELLED_SELECTOR}`, `metadata ${UNLABELLED_SELECTOR}`],
     );
-    assert.equal(ctx.factory.informers().length, 6);
+    // The four cert-manager.io kinds, Orders and Challenges, and the two Secret caches.
+    assert.equal(ctx.factory.informers().length, 8);
     assert.equal(ctx.secretClient.ref, builtins.secrets);
+    assert.equal(ctx.orderClient.ref, ordersRef);
+    assert.equal(ctx.challengeClient.ref, challengesRef);
     assert.equal(ctx.certificateClient.ref, certificatesRef);
     assert.equal(ctx.clusterIssuerClient.ref, clusterIssuersRef);
   });

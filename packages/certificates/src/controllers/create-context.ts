@@ -9,8 +9,18 @@ import {
   SharedInformerFactory,
 } from '@certkit/runtime';
 import type { Secret } from 'kubernetes-types/core/v1.d.ts';
+import { ACME_API_VERSION, AcmeKinds } from '../api/acme-constants.ts';
 import { Annotations, GROUP, Kinds } from '../api/constants.ts';
-import type { Certificate, CertificateRequest, ClusterIssuer, Issuer } from '../api/types.ts';
+import type {
+  Certificate,
+  CertificateRequest,
+  Challenge,
+  ClusterIssuer,
+  Issuer,
+  Order,
+} from '../api/types.ts';
+import { DNS01Solver } from '../acme/dns01/solver.ts';
+import { secretReaderFrom } from '../acme/dns01/provider.ts';
 import { AcmeAccountRegistry } from '../acme/accounts/registry.ts';
 import type { AcmeClientMetrics } from '../acme/client/metrics.ts';
 import { createSecretCache, type SecretGetterMetrics } from '../secrets/split-cache.ts';
@@ -18,7 +28,14 @@ import { ACME_SECRET_INDEX, acmeSecretNames } from './issuers/acme-secrets.ts';
 import { leanCertificateRequest, leanObject } from './cache-transforms.ts';
 import { type ControllerContext, type ControllerOptions, DEFAULT_OPTIONS } from './context.ts';
 import { newEventRecorder } from './events.ts';
-import { certificateRequestsRef, certificatesRef, clusterIssuersRef, issuersRef } from './refs.ts';
+import {
+  certificateRequestsRef,
+  certificatesRef,
+  challengesRef,
+  clusterIssuersRef,
+  issuersRef,
+  ordersRef,
+} from './refs.ts';
 
 /**
  * Builds the one ControllerContext of a process: one informer factory, an informer per cert-manager.io kind
@@ -32,6 +49,8 @@ export const CERTIFICATE_SECRET_INDEX = 'secretName';
 export const REQUEST_CERTIFICATE_INDEX = 'certificate';
 /** CertificateRequests by the private key Secret they name (SelfSigned): `namespace/<annotation>`. */
 export const REQUEST_KEY_SECRET_INDEX = 'privateKeySecret';
+/** Challenges by the Order that controls them: `namespace/name`. */
+export const CHALLENGE_ORDER_INDEX = 'order';
 /** Issuers and ClusterIssuers by their CA Secret: `namespace/spec.ca.secretName`. */
 export const ISSUER_CA_SECRET_INDEX = 'caSecret';
 
@@ -78,6 +97,12 @@ export function createControllerContext(
     },
   });
 
+  const orders = factory.informerFor<Order>(ordersRef, { namespace });
+  const challenges = factory.informerFor<Challenge>(challengesRef, {
+    namespace,
+    indexers: { [CHALLENGE_ORDER_INDEX]: challengeOrderIndex },
+  });
+
   const secrets = createSecretCache(factory, client, {
     namespace,
     filtered: resolved.secretsFilteredCaching,
@@ -92,6 +117,10 @@ export function createControllerContext(
     certificateRequests,
     issuers,
     clusterIssuers,
+    orders,
+    challenges,
+    orderClient: client.resource<Order>(ordersRef),
+    challengeClient: client.resource<Challenge>(challengesRef),
     certificateClient: client.resource<Certificate>(certificatesRef),
     certificateRequestClient: client.resource<CertificateRequest>(certificateRequestsRef),
     issuerClient: client.resource<Issuer>(issuersRef),
@@ -103,6 +132,11 @@ export function createControllerContext(
     options: resolved,
     log,
     now: options.now ?? (() => new Date()),
+    dns01Solver: new DNS01Solver({
+      secrets: secretReaderFrom(secrets),
+      recursiveNameservers: resolved.dns01RecursiveNameservers,
+      recursiveOnly: resolved.dns01RecursiveNameserversOnly,
+    }),
   };
 }
 
@@ -141,6 +175,18 @@ function resolveOptions(options: Partial<ControllerOptions>): ControllerOptions 
   if (options.maxConcurrentReconciles !== undefined) {
     resolved.maxConcurrentReconciles = options.maxConcurrentReconciles;
   }
+  for (const key of [
+    'acmeHTTP01ListenAddress',
+    'acmeHTTP01SolverNameservers',
+    'acmeHTTP01SelfCheckPort',
+    'maxConcurrentChallenges',
+    'dns01RecursiveNameservers',
+    'dns01RecursiveNameserversOnly',
+    'dns01CheckRetryPeriodMs',
+    'dns01PropagationWaitMs',
+  ] as const) {
+    if (options[key] !== undefined) (resolved as unknown as Record<string, unknown>)[key] = options[key];
+  }
   return resolved;
 }
 
@@ -158,6 +204,14 @@ export const requestCertificateIndex: IndexFunc = (obj) => {
   const owner = obj.metadata?.ownerReferences?.find(
     (ref) =>
       ref.controller === true && ref.kind === Kinds.Certificate && ref.apiVersion?.split('/')[0] === GROUP,
+  );
+  return owner ? [keyFor(obj.metadata?.namespace, owner.name)] : [];
+};
+
+/** The controller ownerReference to an acme.cert-manager.io Order (what the Orders controller sets). */
+export const challengeOrderIndex: IndexFunc = (obj) => {
+  const owner = obj.metadata?.ownerReferences?.find(
+    (ref) => ref.controller === true && ref.kind === AcmeKinds.Order && ref.apiVersion === ACME_API_VERSION,
   );
   return owner ? [keyFor(obj.metadata?.namespace, owner.name)] : [];
 };

@@ -1,5 +1,6 @@
 import type { ResourceRef } from '@certkit/runtime';
 import { GROUP, Kinds, Resources, VERSION } from '../api/constants.ts';
+import { ACME_GROUP, ACME_VERSION, AcmeKinds, AcmeResources } from '../api/acme-constants.ts';
 
 /** The cert-manager.io/v1 resources as the runtime client addresses them. */
 export const certificatesRef: ResourceRef = {
@@ -32,4 +33,20 @@ export const clusterIssuersRef: ResourceRef = {
   resource: Resources.clusterissuers,
   kind: Kinds.ClusterIssuer,
   namespaced: false,
+};
+
+export const ordersRef: ResourceRef = {
+  group: ACME_GROUP,
+  version: ACME_VERSION,
+  resource: AcmeResources.orders,
+  kind: AcmeKinds.Order,
+  namespaced: true,
+};
+
+export const challengesRef: ResourceRef = {
+  group: ACME_GROUP,
+  version: ACME_VERSION,
+  resource: AcmeResources.challenges,
+  kind: AcmeKinds.Challenge,
+  namespaced: true,
 };

@@ -76,3 +76,46 @@ describe('controllerFlags: --acme-http01-*', () => {
     });
   }
 });
+
+describe('controllerFlags: ACME Challenges', () => {
+  it("has cert-manager's defaults", () => {
+    const options = flags({});
+    assert.equal(options.maxConcurrentChallenges, 60);
+    assert.equal(options.dns01RecursiveNameservers, undefined);
+    assert.equal(options.dns01RecursiveNameserversOnly, false);
+    assert.equal(options.dns01CheckRetryPeriodMs, 10_000);
+  });
+
+  it('passes valid values into the controller options', () => {
+    const options = flags({
+      'max-concurrent-challenges': '3',
+      'dns01-recursive-nameservers': '127.0.0.1:5353, https://1.1.1.1/dns-query',
+      'dns01-recursive-nameservers-only': 'true',
+      'dns01-check-retry-period': '1.5s',
+    });
+    assert.equal(options.maxConcurrentChallenges, 3);
+    assert.deepEqual(options.dns01RecursiveNameservers, ['127.0.0.1:5353', 'https://1.1.1.1/dns-query']);
+    assert.equal(options.dns01RecursiveNameserversOnly, true);
+    assert.equal(options.dns01CheckRetryPeriodMs, 1_500);
+  });
+
+  for (const [flag, value] of [
+    ['max-concurrent-challenges', '0'],
+    ['dns01-recursive-nameservers', 'not a server:xx'],
+    ['dns01-recursive-nameservers-only', 'yes'],
+    ['dns01-check-retry-period', '10'],
+    ['dns01-check-retry-period', '0s'],
+  ] as const) {
+    it(`refuses --${flag} ${value} with a usage line naming the flag`, () => {
+      assert.throws(
+        () => flags({ [flag]: value }),
+        (err: unknown) => {
+          assert.ok(err instanceof UsageError);
+          assert.match(err.message, new RegExp(`^--${flag}`));
+          assert.ok(!err.message.includes('\n'));
+          return true;
+        },
+      );
+    });
+  }
+});

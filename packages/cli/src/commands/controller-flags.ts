@@ -1,5 +1,7 @@
 import { parseListenAddress, parseNameserver, parsePort } from '@certkit/certificates/acme/http01/address';
 import type { CertificateControllerOptions } from '@certkit/certificates/controller';
+import { parseGoDuration, toMilliseconds } from '@certkit/apimachinery';
+import { parseRecursiveNameservers } from '@certkit/certificates/acme/dns01/solver';
 import { UsageError } from '../args.ts';
 
 /** The controller's flags, with cert-manager's names and defaults. */
@@ -18,6 +20,11 @@ export const CONTROLLER_FLAG_OPTIONS = {
   'acme-http01-listen-address': { type: 'string' },
   'acme-http01-solver-nameservers': { type: 'string' },
   'acme-http01-self-check-port': { type: 'string' },
+  'max-concurrent-challenges': { type: 'string', default: '60' },
+  // DNS-01 self-check servers: the system's resolvers unless given.
+  'dns01-recursive-nameservers': { type: 'string' },
+  'dns01-recursive-nameservers-only': { type: 'string', default: 'false' },
+  'dns01-check-retry-period': { type: 'string', default: '10s' },
 } as const;
 
 function bool(flag: string, value: string): boolean {
@@ -75,6 +82,28 @@ function http01Options(values: Record<string, string | boolean | undefined>) {
   };
 }
 
+/** The ACME Challenge flags: how many at once, and the DNS-01 self-check's servers and retry period. */
+function challengeOptions(values: Record<string, string | boolean | undefined>) {
+  const nameservers = values['dns01-recursive-nameservers'] as string | undefined;
+  const list = nameservers
+    ?.split(',')
+    .map((ns) => ns.trim())
+    .filter(Boolean);
+  if (list) parsed('dns01-recursive-nameservers', nameservers!, () => parseRecursiveNameservers(list));
+  const period = String(values['dns01-check-retry-period']);
+  const periodMs = parsed('dns01-check-retry-period', period, (v) => toMilliseconds(parseGoDuration(v)));
+  if (periodMs <= 0) throw new UsageError(`--dns01-check-retry-period must be positive, got "${period}"`);
+  return {
+    maxConcurrentChallenges: int('max-concurrent-challenges', String(values['max-concurrent-challenges']), 1),
+    ...(list ? { dns01RecursiveNameservers: list } : {}),
+    dns01RecursiveNameserversOnly: bool(
+      'dns01-recursive-nameservers-only',
+      String(values['dns01-recursive-nameservers-only']),
+    ),
+    dns01CheckRetryPeriodMs: periodMs,
+  };
+}
+
 export function controllerFlags(values: Record<string, string | boolean | undefined>): ControllerFlags {
   const policy = String(values['default-secret-cleanup-policy']);
   if (policy !== 'Never' && policy !== 'OnDelete') {
@@ -102,6 +131,7 @@ export function controllerFlags(values: Record<string, string | boolean | undefi
       secretsFilteredCaching: bool('secrets-filtered-caching', String(values['secrets-filtered-caching'])),
       maxConcurrentReconciles: int('concurrent-workers', String(values['concurrent-workers']), 1),
       ...http01Options(values),
+      ...challengeOptions(values),
     },
   };
 }

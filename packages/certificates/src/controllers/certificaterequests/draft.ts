@@ -81,7 +81,8 @@ export class StatusDraft {
 
   issued(certificatePem: string, caPem: string): void {
     this.cr.status!.certificate = Buffer.from(certificatePem).toString('base64');
-    this.cr.status!.ca = Buffer.from(caPem).toString('base64');
+    // ACME issuers know no CA: the field stays unset rather than empty.
+    if (caPem) this.cr.status!.ca = Buffer.from(caPem).toString('base64');
     this.event('Normal', 'CertificateIssued', READY_MESSAGE);
     this.setCondition(ConditionType.Ready, 'True', ReadyReason.Issued, READY_MESSAGE);
   }

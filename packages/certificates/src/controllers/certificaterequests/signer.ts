@@ -39,7 +39,7 @@ export type SignOutcome =
   | { failed: { reason: string; message: string; invalidRequest?: boolean } };
 
 export interface Signer {
-  type: Extract<IssuerType, 'selfsigned' | 'ca'>;
+  type: Extract<IssuerType, 'selfsigned' | 'ca' | 'acme'>;
   /** Signs, or says why not. Events beyond the outcome (BadConfig warnings) go on the draft. */
   sign(draft: StatusDraft, handle: IssuerHandle): Promise<SignOutcome>;
   /** Extra event sources that should bring requests back (the SelfSigned private key Secret). */
@@ -60,7 +60,7 @@ export const signerRateLimiter = () => new ItemExponentialFailureRateLimiter<str
 const RETRY: Result = { requeue: true };
 
 /** The SigningError of pki as a signer outcome, with cert-manager's reasons for `type`. */
-export function signingFailure(type: Signer['type'], err: unknown): SignOutcome {
+export function signingFailure(type: 'selfsigned' | 'ca', err: unknown): SignOutcome {
   const message = (err as Error).message ?? String(err);
   if (err instanceof SigningError && err.reason === 'InvalidRequest') {
     const reason = type === 'ca' ? 'SigningError' : 'ErrorGenerating';
@@ -98,7 +98,7 @@ export function newSignerController(
   function owns(lookup: IssuerLookup): boolean {
     const type = 'handle' in lookup ? issuerType(lookup.handle.issuer.spec) : undefined;
     if (type === signer.type) return true;
-    if (type === 'selfsigned' || type === 'ca') return false;
+    if (type === 'selfsigned' || type === 'ca' || type === 'acme') return false;
     return options.reportIssuerProblems;
   }
 
@@ -140,7 +140,7 @@ export function newSignerController(
       );
       return (await commit(draft)) ?? RETRY;
     }
-    // An issuer type certkit does not sign for (acme, vault, venafi): only a denial is recorded.
+    // An issuer type certkit does not sign for (vault, venafi): only a denial is recorded.
     if (type !== signer.type) return;
 
     const problem = specProblem(cr);

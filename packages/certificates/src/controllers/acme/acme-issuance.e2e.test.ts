@@ -1,0 +1,521 @@
+/**
+ * ACME issuance end to end: Certificates on an ACME Issuer against a real Pebble, HTTP-01 answered by the
+ * controller's embedded listener and DNS-01 written into a real BIND with RFC 2136, through the embedded API
+ * server and the whole certificate controller. Pebble rejects its default 5 % of nonces and validates at once
+ * (PEBBLE_VA_NOSLEEP); it resolves every name through BIND.
+ */
+
+import assert from 'node:assert/strict';
+import { X509Certificate } from 'node:crypto';
+import { after, before, describe, it } from 'node:test';
+import { builtins } from '@certkit/runtime';
+import {
+  ACME_ZONE,
+  acmeEnvironmentSkip,
+  eventually,
+  startAcmeEnvironment,
+  type AcmeEnvironment,
+} from '@certkit/testenv/acme/acme-environment';
+import { startRateLimitProxy } from '@certkit/testenv/acme/rate-limit-proxy';
+import { kubectlFor, kubectlSkip } from '@certkit/testenv/kubectl/kubectl';
+import type { Certificate, CertificateRequest, Challenge, Order } from '../../api/types.ts';
+import { clusterIssuersRef } from '../refs.ts';
+
+const skip = acmeEnvironmentSkip();
+
+function readyCondition(obj: {
+  status?: { conditions?: { type: string; status: string; reason?: string }[] };
+}) {
+  return obj.status?.conditions?.find((c) => c.type === 'Ready');
+}
+
+function certificate(namespace: string, name: string, issuer: string, dnsNames: string[]): Certificate {
+  return {
+    apiVersion: 'cert-manager.io/v1',
+    kind: 'Certificate',
+    metadata: { name, namespace },
+    spec: { secretName: `${name}-tls`, dnsNames, issuerRef: { name: issuer } },
+  } as Certificate;
+}
+
+describe('ACME issuance against Pebble and BIND', { skip }, () => {
+  let env: AcmeEnvironment;
+  before(async () => {
+    env = await startAcmeEnvironment();
+  });
+  after(async () => {
+    await env?.close();
+  });
+
+  async function issued(namespace: string, name: string, timeoutMs = 90_000): Promise<Certificate> {
+    return eventually(
+      async () => {
+        const cert = (await env.resources.certificates.get(namespace, name)) as Certificate;
+        return readyCondition(cert)?.status === 'True' ? cert : undefined;
+      },
+      `Certificate ${namespace}/${name} Ready`,
+      timeoutMs,
+    );
+  }
+
+  async function leafOf(namespace: string, secretName: string): Promise<X509Certificate> {
+    const secret = (await env.resources.secrets.get(namespace, secretName)) as unknown as {
+      data: Record<string, string>;
+    };
+    return new X509Certificate(Buffer.from(secret.data['tls.crt'], 'base64'));
+  }
+
+  async function ordersIn(namespace: string): Promise<Order[]> {
+    return (await env.resources.orders.list(namespace)).items as Order[];
+  }
+
+  async function challengesIn(namespace: string): Promise<Challenge[]> {
+    return (await env.resources.challenges.list(namespace)).items as Challenge[];
+  }
+
+  async function noChallengesLeft(namespace: string): Promise<void> {
+    await eventually(
+      async () => ((await challengesIn(namespace)).length === 0 ? true : undefined),
+      `no Challenges left in ${namespace}`,
+      30_000,
+    );
+  }
+
+  /** Waits until the events of `kind` objects (or the one named) include every reason; events trail writes. */
+  async function expectEvents(namespace: string, match: { kind?: string; name?: string }, reasons: string[]) {
+    let seen: string[] = [];
+    await eventually(
+      async () => {
+        const list = await env.admin.resource(builtins.events).list(namespace);
+        seen = (list.items as unknown as { involvedObject: { kind: string; name: string }; reason: string }[])
+          .filter(
+            (e) =>
+              (!match.kind || e.involvedObject.kind === match.kind) &&
+              (!match.name || e.involvedObject.name === match.name),
+          )
+          .map((e) => e.reason);
+        return reasons.every((r) => seen.includes(r)) ? true : undefined;
+      },
+      `events ${reasons.join(', ')} on ${match.kind ?? ''} ${match.name ?? ''}`,
+      10_000,
+    ).catch((err: Error) => {
+      throw new Error(`${err.message}; seen: ${seen.join(', ')}`);
+    });
+  }
+
+  it('issues a single-name Certificate through HTTP-01 on the embedded listener', async () => {
+    const ns = 'http01';
+    await env.readyIssuer(ns, 'pebble', [env.http01Solver()]);
+    const name = `www.${ACME_ZONE}`;
+    await env.resources.certificates.create(ns, certificate(ns, 'web', 'pebble', [name]));
+    await issued(ns, 'web');
+
+    const leaf = await leafOf(ns, 'web-tls');
+    assert.equal(leaf.subjectAltName, `DNS:${name}`);
+    assert.match(leaf.issuer, /Pebble Intermediate CA/);
+
+    const [order] = await ordersIn(ns);
+    assert.equal(order.status?.state, 'valid');
+    assert.ok(order.status?.certificate, 'the Order keeps the chain');
+    assert.equal(order.metadata.ownerReferences?.[0]?.kind, 'CertificateRequest');
+    const request = (await env.resources.requests.list(ns)).items[0] as CertificateRequest;
+    assert.equal(readyCondition(request)?.reason, 'Issued');
+    assert.equal(request.status?.ca, undefined, 'ACME gives no CA');
+    await noChallengesLeft(ns);
+    // Cleaned up: the listener no longer answers the token Pebble fetched.
+    const token = order.status?.authorizations?.[0]?.challenges?.find((c) => c.type === 'http-01')?.token;
+    assert.ok(token);
+    const port = env.controller.http01!.address()!.port;
+    const answer = await fetch(`http://127.0.0.1:${port}/.well-known/acme-challenge/${token}`, {
+      headers: { host: name },
+    });
+    assert.equal(answer.status, 404);
+
+    await expectEvents(ns, { name: request.metadata.name }, ['OrderCreated', 'CertificateIssued']);
+    await expectEvents(ns, { name: order.metadata.name }, ['Created', 'Complete']);
+    await expectEvents(ns, { kind: 'Challenge' }, ['Started', 'Presented', 'DomainVerified']);
+  });
+
+  async function challengeMechanisms(namespace: string): Promise<string[]> {
+    const list = await env.admin.resource(builtins.events).list(namespace);
+    return (list.items as unknown as { involvedObject: { kind: string }; reason: string; message: string }[])
+      .filter((e) => e.involvedObject.kind === 'Challenge' && e.reason === 'Presented')
+      .map((e) => e.message);
+  }
+
+  it('issues for an IP address through HTTP-01 (the VA and the self-check dial it directly)', async () => {
+    const ns = 'ip';
+    await env.readyIssuer(ns, 'pebble', [env.http01Solver()]);
+    await env.resources.certificates.create(ns, {
+      ...certificate(ns, 'ip', 'pebble', []),
+      spec: { secretName: 'ip-tls', ipAddresses: ['127.0.0.1'], issuerRef: { name: 'pebble' } },
+    } as Certificate);
+    await issued(ns, 'ip');
+    assert.equal((await leafOf(ns, 'ip-tls')).subjectAltName, 'IP Address:127.0.0.1');
+  });
+
+  it('issues through DNS-01 with RFC 2136 updates to BIND, and removes the TXT record afterwards', async () => {
+    const ns = 'dns01';
+    await env.readyIssuer(ns, 'pebble', [env.dns01Solver()]);
+    const name = `dns.${ACME_ZONE}`;
+    await env.resources.certificates.create(ns, certificate(ns, 'dns', 'pebble', [name]));
+    await issued(ns, 'dns');
+    assert.equal((await leafOf(ns, 'dns-tls')).subjectAltName, `DNS:${name}`);
+    await noChallengesLeft(ns);
+    assert.deepEqual(await env.bind.txt(`_acme-challenge.${name}`), [], 'the TXT record is cleaned up');
+    assert.ok((await challengeMechanisms(ns)).every((m) => m.includes('DNS-01')));
+  });
+
+  it('issues for several names, and for a wildcard with its apex (two TXT values at one name, in turn)', async () => {
+    const ns = 'multi';
+    await env.readyIssuer(ns, 'pebble', [env.dns01Solver()]);
+    const several = ['a', 'b', 'c'].map((h) => `${h}.${ACME_ZONE}`);
+    await env.resources.certificates.create(ns, certificate(ns, 'several', 'pebble', several));
+    await env.resources.certificates.create(
+      ns,
+      certificate(ns, 'wild', 'pebble', [ACME_ZONE, `*.${ACME_ZONE}`]),
+    );
+    await issued(ns, 'several');
+    await issued(ns, 'wild');
+    const sans = (await leafOf(ns, 'several-tls')).subjectAltName?.split(', ').sort();
+    assert.deepEqual(sans, several.map((n) => `DNS:${n}`).sort());
+    const wild = (await leafOf(ns, 'wild-tls')).subjectAltName?.split(', ').sort();
+    assert.deepEqual(wild, [`DNS:*.${ACME_ZONE}`, `DNS:${ACME_ZONE}`].sort());
+    await noChallengesLeft(ns);
+    for (const name of [...several, ACME_ZONE]) {
+      assert.deepEqual(await env.bind.txt(`_acme-challenge.${name}`), [], `no TXT left at ${name}`);
+    }
+  });
+
+  it('splits the names of one Certificate across two solvers by their selectors', async () => {
+    const ns = 'split';
+    await env.readyIssuer(ns, 'pebble', [
+      env.http01Solver({ dnsNames: [`mixed-http.${ACME_ZONE}`] }),
+      env.dns01Solver(),
+    ]);
+    await env.resources.certificates.create(
+      ns,
+      certificate(ns, 'mixed', 'pebble', [`mixed-http.${ACME_ZONE}`, `mixed-dns.${ACME_ZONE}`]),
+    );
+    await issued(ns, 'mixed');
+    const mechanisms = (await challengeMechanisms(ns)).sort();
+    assert.equal(mechanisms.length, 2, mechanisms.join('; '));
+    assert.match(mechanisms[0], /DNS-01/);
+    assert.match(mechanisms[1], /HTTP-01/);
+    await noChallengesLeft(ns);
+  });
+
+  it('fails the request when Pebble cannot validate, backs the Certificate off, and issues once fixed', async () => {
+    const ns = 'failing';
+    // No self-check (the name has no address, so it could never pass): the challenge goes to Pebble as is.
+    await env.readyIssuer(ns, 'pebble', [{ ...env.http01Solver(), waitInsteadOfSelfCheck: '1s' }]);
+    await env.resources.certificates.create(
+      ns,
+      certificate(ns, 'nowhere', 'pebble', [`nowhere.${ACME_ZONE}`]),
+    );
+
+    const failed = await eventually(
+      async () => {
+        const list = (await env.resources.requests.list(ns)).items as CertificateRequest[];
+        return list.find((r) => readyCondition(r)?.reason === 'Failed');
+      },
+      'the CertificateRequest Failed',
+      60_000,
+    );
+    const message = failed.status?.conditions?.find((c) => c.type === 'Ready')?.message ?? '';
+    assert.match(
+      message,
+      /^Failed to wait for order resource ".*" to become ready: order is in "invalid" state: /,
+    );
+    await expectEvents(ns, { name: failed.metadata.name }, ['OrderFailed']);
+    const [order] = await ordersIn(ns);
+    assert.equal(order.status?.state, 'invalid');
+    assert.ok(order.status?.failureTime);
+    await expectEvents(ns, { kind: 'Challenge' }, ['Failed']);
+
+    const backedOff = await eventually(
+      async () => {
+        const cert = (await env.resources.certificates.get(ns, 'nowhere')) as Certificate;
+        return cert.status?.failedIssuanceAttempts === 1 && cert.status.lastFailureTime ? cert : undefined;
+      },
+      'the Certificate in failure backoff',
+      30_000,
+    );
+    assert.notEqual(readyCondition(backedOff)?.status, 'True');
+    // As upstream, a failed Order keeps its Challenges (for the record), cleaned up and let go.
+    const [failedChallenge] = await eventually(
+      async () => {
+        const list = await challengesIn(ns);
+        return list.length === 1 && !list[0].metadata.finalizers?.length ? list : undefined;
+      },
+      'the invalid Challenge cleaned up',
+      30_000,
+    );
+    assert.equal(failedChallenge.status?.state, 'invalid');
+    assert.equal(failedChallenge.status?.presented, false);
+    assert.equal(failedChallenge.status?.processing, false);
+
+    // The fix: a name that resolves. A changed spec ends the backoff at once, as cert-manager's trigger does.
+    await env.resources.certificates.update({
+      ...backedOff,
+      spec: { ...backedOff.spec, dnsNames: [`http.${ACME_ZONE}`] },
+    });
+    await issued(ns, 'nowhere');
+    assert.equal((await leafOf(ns, 'nowhere-tls')).subjectAltName, `DNS:http.${ACME_ZONE}`);
+  });
+
+  it('recreates a deleted Order of a pending request, and leaves nothing behind when the Certificate goes', async () => {
+    const ns = 'recreate';
+    // A name without an address: the HTTP-01 self-check keeps failing, so the Order stays pending.
+    await env.readyIssuer(ns, 'pebble', [env.http01Solver()]);
+    await env.resources.certificates.create(ns, certificate(ns, 'stuck', 'pebble', [`stuck.${ACME_ZONE}`]));
+    const waiting = await eventually(
+      async () => (await challengesIn(ns)).find((c) => c.status?.reason?.startsWith('Waiting for HTTP-01')),
+      'a Challenge waiting for its self-check',
+      60_000,
+    );
+    assert.equal(waiting.status?.processing, true);
+    assert.equal(waiting.status?.presented, true);
+    assert.deepEqual(waiting.metadata.finalizers, ['acme.cert-manager.io/finalizer']);
+
+    const [first] = await ordersIn(ns);
+    if (!kubectlSkip) {
+      // What an operator sees: the printer columns of the two CRDs, states included.
+      const kubectl = kubectlFor(
+        { ...process.env, KUBECONFIG: env.server.kubeconfigPath },
+        env.server.dataDir,
+      );
+      const table = await kubectl.ok('get', 'orders,challenges', '-n', ns, '-o', 'wide');
+      assert.match(
+        table,
+        new RegExp(`order.acme.cert-manager.io/${first.metadata.name}\\s+pending\\s+pebble`),
+      );
+      assert.match(
+        table,
+        new RegExp(
+          `challenge.acme.cert-manager.io/${waiting.metadata.name}\\s+pending\\s+stuck\\.${ACME_ZONE}`,
+        ),
+      );
+      assert.match(table, /Waiting for HTTP-01 challenge propagation/);
+    }
+    await env.resources.orders.delete(ns, first.metadata.name!);
+    const again = await eventually(
+      async () => (await ordersIn(ns)).find((o) => o.metadata.uid !== first.metadata.uid),
+      'the Order created again',
+      30_000,
+    );
+    assert.equal(again.metadata.name, first.metadata.name, 'the same spec gives the same name');
+
+    await env.resources.certificates.delete(ns, 'stuck');
+    await eventually(
+      async () =>
+        (await ordersIn(ns)).length === 0 && (await challengesIn(ns)).length === 0 ? true : undefined,
+      'no Orders or Challenges left',
+      30_000,
+    );
+  });
+
+  it('reports a DNS-01 update BIND refuses (PresentError), and issues once the TSIG Secret is fixed', async () => {
+    const ns = 'badtsig';
+    await env.readyIssuer(ns, 'pebble', [env.dns01Solver()]);
+    // The issuer is Ready with the right key; now the Secret holds a wrong one, so BIND refuses the update.
+    const good = await env.resources.secrets.get(ns, env.tsig.secretName);
+    await env.resources.secrets.update({
+      ...good,
+      data: { [env.tsig.secretKey]: Buffer.from(Buffer.alloc(32, 7).toString('base64')).toString('base64') },
+    } as never);
+    await env.resources.certificates.create(ns, certificate(ns, 'tsig', 'pebble', [`b.${ACME_ZONE}`]));
+    const refused = await eventually(
+      async () =>
+        (await challengesIn(ns)).find((c) => c.status?.reason?.startsWith('Error presenting challenge')),
+      'the Challenge reporting the refused update',
+      30_000,
+    );
+    assert.match(refused.status!.reason!, /NOTAUTH|REFUSED|BADSIG|BADKEY/);
+    assert.notEqual(refused.status?.presented, true);
+    await expectEvents(ns, { name: refused.metadata.name }, ['PresentError']);
+
+    const current = await env.resources.secrets.get(ns, env.tsig.secretName);
+    await env.resources.secrets.update({
+      ...current,
+      data: (good as unknown as { data: object }).data,
+    } as never);
+    await issued(ns, 'tsig');
+    await noChallengesLeft(ns);
+    assert.deepEqual(await env.bind.txt(`_acme-challenge.b.${ACME_ZONE}`), []);
+  });
+
+  it('issues from a ClusterIssuer, whose DNS-01 Secret lives in the cluster resource namespace', async () => {
+    const ns = 'cluster';
+    await env.admin.resource(builtins.namespaces).create(undefined, { metadata: { name: ns } });
+    await env.admin
+      .resource(builtins.namespaces)
+      .create(undefined, { metadata: { name: 'kube-system' } })
+      .catch(() => undefined);
+    const key = env.bind.keys[env.tsig.algorithm];
+    await env.resources.secrets.create('kube-system', {
+      metadata: { name: env.tsig.secretName, namespace: 'kube-system' },
+      data: { [env.tsig.secretKey]: Buffer.from(key.secret).toString('base64') },
+    } as never);
+    await env.admin.resource(clusterIssuersRef).create(undefined, {
+      apiVersion: 'cert-manager.io/v1',
+      kind: 'ClusterIssuer',
+      metadata: { name: 'pebble-cluster' },
+      spec: {
+        acme: {
+          server: env.pebble.directoryUrl,
+          caBundle: Buffer.from(env.pebble.caBundle).toString('base64'),
+          privateKeySecretRef: { name: 'pebble-cluster-account' },
+          solvers: [env.dns01Solver()],
+        },
+      },
+    } as never);
+    await env.resources.certificates.create(ns, {
+      ...certificate(ns, 'cl', 'pebble-cluster', [`c.${ACME_ZONE}`]),
+      spec: {
+        secretName: 'cl-tls',
+        dnsNames: [`c.${ACME_ZONE}`],
+        issuerRef: { name: 'pebble-cluster', kind: 'ClusterIssuer' },
+      },
+    } as Certificate);
+    await issued(ns, 'cl');
+    assert.equal((await leafOf(ns, 'cl-tls')).subjectAltName, `DNS:c.${ACME_ZONE}`);
+  });
+
+  it("waits out a 429's Retry-After on newOrder, and then issues with the same Order", async () => {
+    const ns = 'ratelimit';
+    let newOrders = 0;
+    // Pebble has no rate limits: this proxy refuses the first newOrder as Let's Encrypt would. Its Retry-After
+    // is longer than the client waits by itself, so the Orders controller has to requeue.
+    const proxy = await startRateLimitProxy({
+      upstreamDirectoryUrl: env.pebble.directoryUrl,
+      upstreamCa: env.pebble.caBundle,
+      limit: (method, path) => method === 'POST' && path.startsWith('/order-plz') && ++newOrders === 1,
+      retryAfterSeconds: 12,
+    });
+    try {
+      await env.readyIssuer(ns, 'limited', [env.dns01Solver()], {
+        server: proxy.directoryUrl,
+        caBundle: Buffer.from(proxy.caBundle).toString('base64'),
+      });
+      const started = Date.now();
+      await env.resources.certificates.create(ns, certificate(ns, 'rl', 'limited', [`www.${ACME_ZONE}`]));
+      await eventually(() => (proxy.limited.get('order-plz') === 1 ? true : undefined), 'the 429', 30_000);
+      const [waiting] = await ordersIn(ns);
+      assert.equal(waiting.status?.url, undefined);
+      assert.notEqual(waiting.status?.state, 'errored', 'a rate limit does not fail the Order');
+
+      await issued(ns, 'rl');
+      assert.ok(Date.now() - started >= 11_000, 'the Order waited for the Retry-After');
+      const [order] = await ordersIn(ns);
+      assert.equal(order.metadata.uid, waiting.metadata.uid, 'the same Order');
+      assert.equal(order.status?.state, 'valid');
+      assert.equal(proxy.limited.get('order-plz'), 1);
+    } finally {
+      await proxy.close();
+    }
+  });
+});
+
+describe('ACME issuance: the DNS-01 settling wait and preferredChain', { skip }, () => {
+  const WAIT_MS = 8_000;
+  let env: AcmeEnvironment;
+  before(async () => {
+    // One worker per controller: a wait that held it would run the Challenges one after the other.
+    env = await startAcmeEnvironment({
+      dns01PropagationWaitMs: WAIT_MS,
+      concurrentWorkers: 1,
+      alternateRoots: 1,
+    });
+  });
+  after(async () => {
+    await env?.close();
+  });
+
+  async function ready(namespace: string, name: string): Promise<Certificate> {
+    return eventually(
+      async () => {
+        const cert = (await env.resources.certificates.get(namespace, name)) as Certificate;
+        return readyCondition(cert)?.status === 'True' ? cert : undefined;
+      },
+      `Certificate ${namespace}/${name} Ready`,
+      90_000,
+    );
+  }
+
+  it('waits after a passing DNS-01 check by requeueing, so one worker serves several Challenges meanwhile', async () => {
+    const ns = 'settle';
+    await env.readyIssuer(ns, 'pebble', [env.dns01Solver()]);
+    const started = Date.now();
+    const hosts = ['a', 'b', 'c'];
+    for (const host of hosts) {
+      await env.resources.certificates.create(ns, certificate(ns, host, 'pebble', [`${host}.${ACME_ZONE}`]));
+    }
+    for (const host of hosts) await ready(ns, host);
+    const elapsed = Date.now() - started;
+    assert.ok(elapsed >= WAIT_MS, `accepted only after the settling wait (${elapsed} ms)`);
+    assert.ok(elapsed < 2 * WAIT_MS, `the three waits overlapped (${elapsed} ms)`);
+  });
+
+  it("stores the chain whose top certificate's issuer preferredChain names", async () => {
+    const ns = 'chains';
+    const roots = await env.pebble.roots();
+    assert.equal(roots.length, 2);
+    const alternate = new X509Certificate(roots[1]).subject.match(/CN=(.*)/)?.[1];
+    assert.ok(alternate);
+    await env.readyIssuer(ns, 'pebble', [env.dns01Solver()], { preferredChain: alternate });
+    await env.resources.certificates.create(ns, certificate(ns, 'www', 'pebble', [`www.${ACME_ZONE}`]));
+    await ready(ns, 'www');
+    const secret = (await env.resources.secrets.get(ns, 'www-tls')) as unknown as {
+      data: Record<string, string>;
+    };
+    const pems = Buffer.from(secret.data['tls.crt'], 'base64')
+      .toString()
+      .match(/-----BEGIN CERTIFICATE-----[\s\S]*?-----END CERTIFICATE-----/g)!;
+    assert.equal(pems.length, 2, 'leaf and intermediate');
+    const top = new X509Certificate(pems[pems.length - 1]);
+    assert.equal(top.issuer, `CN=${alternate}`);
+    assert.ok(top.verify(new X509Certificate(roots[1]).publicKey), 'signed by the alternate root');
+  });
+});
+
+describe('ACME issuance without the embedded HTTP-01 listener', { skip }, () => {
+  let env: AcmeEnvironment;
+  before(async () => {
+    env = await startAcmeEnvironment({ http01Listener: false });
+  });
+  after(async () => {
+    await env?.close();
+  });
+
+  it('says on the Challenge, and in a PresentError event, that HTTP-01 needs --acme-http01-listen-address', async () => {
+    const ns = 'nolistener';
+    await env.readyIssuer(ns, 'pebble', [env.http01Solver()]);
+    await env.resources.certificates.create(ns, certificate(ns, 'web', 'pebble', [`www.${ACME_ZONE}`]));
+    const challenge = await eventually(
+      async () =>
+        ((await env.resources.challenges.list(ns)).items as Challenge[]).find((c) =>
+          c.status?.reason?.includes('--acme-http01-listen-address'),
+        ),
+      'the Challenge saying why it cannot be presented',
+      30_000,
+    );
+    assert.equal(
+      challenge.status?.reason,
+      'Error presenting challenge: HTTP-01 challenges are answered by the embedded solver, which is off: start the controller with --acme-http01-listen-address',
+    );
+    await eventually(
+      async () => {
+        const list = await env.admin.resource(builtins.events).list(ns);
+        const events = list.items as unknown as { involvedObject: { name: string }; reason: string }[];
+        return events.some(
+          (e) => e.involvedObject.name === challenge.metadata.name && e.reason === 'PresentError',
+        )
+          ? true
+          : undefined;
+      },
+      'the PresentError event',
+      10_000,
+    );
+  });
+});

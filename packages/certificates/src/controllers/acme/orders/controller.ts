@@ -1,0 +1,114 @@
+import { isConflict, isNotFound, jsonEqual } from '@certkit/apimachinery';
+import {
+  Controller,
+  ItemExponentialFailureRateLimiter,
+  keyFor,
+  type Request,
+  type Result,
+} from '@certkit/runtime';
+import { ACME_API_VERSION, AcmeKinds } from '../../../api/acme-constants.ts';
+import type { Challenge, GenericIssuer, Order } from '../../../api/types.ts';
+import type { ControllerContext } from '../../context.ts';
+import { isIssuerReady } from '../../issuers/conditions.ts';
+import { issuerInformer, type IssuerKind } from '../../issuers/generic.ts';
+import { AcmeIssuerUnavailable, lookupAcmeIssuer } from '../issuer.ts';
+import { isFailureState, OrderSync, ownedChallenges } from './sync.ts';
+
+/**
+ * The Orders controller (cert-manager's `orders` controller): runs OrderSync for each Order and writes its
+ * status subresource. Orders come back on their own events, on their Challenges' events, and when their
+ * issuer becomes Ready (its ACME client is only there then).
+ */
+
+export const ORDERS_CONTROLLER = 'orders';
+
+/** cert-manager's DefaultACMERateLimiter: 5 s doubling to 30 min. */
+export const acmeRateLimiter = () => new ItemExponentialFailureRateLimiter<string>(5_000, 30 * 60_000);
+
+export function newOrdersController(ctx: ControllerContext): Controller {
+  async function reconcile(request: Request): Promise<Result | void> {
+    const order = ctx.orders.getStore().get(keyFor(request.namespace, request.name));
+    if (!order || order.metadata.deletionTimestamp) return;
+    if (isFailureState(order.status?.state)) return;
+    if (order.status?.state === 'valid' && order.status.certificate && !ownedChallenges(ctx, order).length)
+      return;
+    let issuer;
+    try {
+      issuer = lookupAcmeIssuer(ctx, order.metadata.namespace!, order.spec.issuerRef);
+    } catch (err) {
+      if (err instanceof AcmeIssuerUnavailable) {
+        ctx.log({ level: 'debug', msg: err.message, controller: ORDERS_CONTROLLER, name: request.name });
+        return { requeue: true };
+      }
+      throw err;
+    }
+    const outcome = await new OrderSync(ctx, order, issuer).run();
+    if (!jsonEqual(order.status ?? {}, outcome.status)) {
+      try {
+        await ctx.orderClient.update(
+          { ...order, apiVersion: ACME_API_VERSION, kind: AcmeKinds.Order, status: outcome.status },
+          { subresource: 'status' },
+        );
+      } catch (err) {
+        // The newer Order's event brings it back; a deleted one needs nothing more.
+        if (isConflict(err)) return { requeueAfter: 200 };
+        if (isNotFound(err)) return;
+        throw err;
+      }
+    }
+    const involved = { ...order, apiVersion: ACME_API_VERSION, kind: AcmeKinds.Order };
+    for (const e of outcome.events) {
+      if (e.type === 'Warning') ctx.recorder.warning(involved, e.reason, e.message);
+      else ctx.recorder.normal(involved, e.reason, e.message);
+    }
+    return outcome.result;
+  }
+
+  const controller = new Controller({
+    name: ORDERS_CONTROLLER,
+    reconcile,
+    maxConcurrentReconciles: ctx.options.maxConcurrentReconciles,
+    rateLimiter: acmeRateLimiter(),
+    log: ctx.log,
+  });
+  const enqueue = (order: Order) =>
+    controller.enqueue({ namespace: order.metadata.namespace, name: order.metadata.name ?? '' });
+
+  ctx.orders.addEventHandler({ onAdd: enqueue, onUpdate: (_old, order) => enqueue(order) });
+  const wakeOwner = (ch: Challenge) => {
+    const owner = (ch.metadata.ownerReferences ?? []).find(
+      (r) => r.controller === true && r.kind === AcmeKinds.Order,
+    );
+    if (owner) controller.enqueue({ namespace: ch.metadata.namespace, name: owner.name });
+  };
+  ctx.challenges.addEventHandler({
+    onAdd: wakeOwner,
+    onUpdate: (_old, ch) => wakeOwner(ch),
+    onDelete: (ch) => {
+      if ('metadata' in ch) wakeOwner(ch);
+      else if (ch.obj) wakeOwner(ch.obj);
+    },
+  });
+  for (const kind of ['Issuer', 'ClusterIssuer'] as const) watchIssuer(ctx, kind, enqueue);
+  return controller;
+}
+
+/** An ACME issuer turning Ready brings back its Orders that were waiting for its account. */
+function watchIssuer(ctx: ControllerContext, kind: IssuerKind, enqueue: (order: Order) => void): void {
+  const wake = (issuer: GenericIssuer) => {
+    if (!issuer.spec?.acme || !isIssuerReady(issuer)) return;
+    for (const order of ctx.orders.getStore().list()) {
+      const ref = order.spec.issuerRef;
+      const refKind = ref.kind || 'Issuer';
+      if (refKind !== kind || ref.name !== issuer.metadata?.name) continue;
+      if (kind === 'Issuer' && order.metadata.namespace !== issuer.metadata?.namespace) continue;
+      if (!isFailureState(order.status?.state)) enqueue(order);
+    }
+  };
+  issuerInformer(ctx, kind).addEventHandler({
+    onAdd: wake,
+    onUpdate: (old, issuer) => {
+      if (isIssuerReady(old) !== isIssuerReady(issuer)) wake(issuer);
+    },
+  });
+}
