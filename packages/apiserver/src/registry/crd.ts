@@ -16,6 +16,7 @@ import {
   validateStructuralSchema,
 } from './schema.ts';
 import { dns1123Label, dns1123Subdomain } from './validation.ts';
+import { compileValidationRules, CustomResourceRules } from '../schema/cel/index.ts';
 
 /** Custom resources: validating CustomResourceDefinitions and deriving the ResourceDefinition they serve. */
 
@@ -134,7 +135,11 @@ export function validateCustomResourceDefinition(
         detail: 'schemas are required',
       });
     } else {
-      errs.push(...validateStructuralSchema(schema, `${field}.schema.openAPIV3Schema`));
+      const structural = validateStructuralSchema(schema, `${field}.schema.openAPIV3Schema`);
+      errs.push(...structural);
+      // As kube: rules compile (and their cost is estimated) only on a structural schema.
+      if (structural.length === 0)
+        errs.push(...compileValidationRules(schema, `${field}.schema.openAPIV3Schema`).errors);
     }
     (v.additionalPrinterColumns ?? []).forEach((col, j) => {
       try {
@@ -250,6 +255,12 @@ export function definitionFromCrd(crd: Crd): ResourceDefinition {
     served.map((v) => [v.name, v.schema?.openAPIV3Schema as JSONSchemaProps | undefined]),
   );
   const applySchemas = new Map<string, ApplySchema>();
+  // Each version's CEL rules are compiled once here, not on every write.
+  const rules = new Map(
+    [...schemas].flatMap(([name, schema]) =>
+      schema ? [[name, new CustomResourceRules(schema)] as const] : [],
+    ),
+  );
   const selectable = (preferred?.selectableFields ?? []).map((f) => f.jsonPath.replace(/^\./, ''));
   const selectablePaths = selectable.map((f) => compileJsonPath(`.${f}`));
   const tableColumns: TableColumn[] = [
@@ -262,6 +273,16 @@ export function definitionFromCrd(crd: Crd): ResourceDefinition {
       priority: c.priority ?? 0,
     })),
   ];
+  const celErrors = (
+    version: string,
+    obj: StoredObject,
+    old: StoredObject | undefined,
+    schemaErrors: FieldError[],
+  ): FieldError[] =>
+    rules
+      .get(version)
+      ?.validate(obj as Record<string, unknown>, old as Record<string, unknown> | undefined, schemaErrors) ??
+    [];
   return {
     group: spec.group,
     versions,
@@ -295,12 +316,13 @@ export function definitionFromCrd(crd: Crd): ResourceDefinition {
       const schema = schemas.get(version);
       return schema ? unknownCustomResourceFields(schema, obj as Record<string, unknown>) : [];
     },
-    admit(obj: StoredObject, version: string): FieldError[] {
+    admit(obj: StoredObject, version: string, old?: StoredObject): FieldError[] {
       const schema = schemas.get(version);
       if (!schema) return [];
       // The store admits its own copy of the object: pruned and defaulted where it is, with no second copy;
       // the metadata object the caller holds stays (the schema does not govern metadata).
-      return admitCustomResourceInPlace(schema, obj as Record<string, unknown>);
+      const errors = admitCustomResourceInPlace(schema, obj as Record<string, unknown>);
+      return [...errors, ...celErrors(version, obj, old, errors)];
     },
     applySchema(version: string): ApplySchema {
       let schema = applySchemas.get(version);
@@ -310,9 +332,11 @@ export function definitionFromCrd(crd: Crd): ResourceDefinition {
       }
       return schema;
     },
-    admitStatus(obj: StoredObject, version: string): FieldError[] {
+    admitStatus(obj: StoredObject, version: string, old?: StoredObject): FieldError[] {
       const schema = schemas.get(version);
-      return schema ? admitCustomResourceStatusInPlace(schema, obj as Record<string, unknown>) : [];
+      if (!schema) return [];
+      const errors = admitCustomResourceStatusInPlace(schema, obj as Record<string, unknown>);
+      return [...errors, ...celErrors(version, obj, old, errors)];
     },
   };
 }

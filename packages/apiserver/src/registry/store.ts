@@ -709,7 +709,7 @@ export class ObjectStore {
     }
     const errors: FieldError[] = [];
     const admit = statusUpdate && def.admitStatus ? def.admitStatus : def.admit;
-    if (admit) errors.push(...admit(obj, version));
+    if (admit) errors.push(...admit(obj, version, current));
     if (def.tracksGeneration && specChanged(obj, current, def.statusSubresource))
       meta.generation = (old.generation ?? 1) + 1;
     errors.push(...validateObjectMeta(obj, def.namespaced, this.nameValidator()));

@@ -1,0 +1,167 @@
+import { Environment, Optional } from '@marcbachmann/cel-js';
+
+/**
+ * The CEL environment kube-apiserver gives `x-kubernetes-validations` rules: the standard library (from
+ * @marcbachmann/cel-js, with optional types for `optionalOldSelf` and `self.?field`), plus the Kubernetes
+ * extension functions the library lacks (k8s.io/apiserver/pkg/cel/library): the list functions, the regex
+ * functions, and the URL, IP and CIDR checks. See ADR 1701 for what is still missing.
+ */
+
+type Comparable = bigint | number | string;
+
+function compare(a: Comparable, b: Comparable): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+function isSorted(list: readonly Comparable[]): boolean {
+  for (let i = 1; i < list.length; i++) if (compare(list[i - 1]!, list[i]!) > 0) return false;
+  return true;
+}
+
+function extreme(list: readonly Comparable[], sign: 1 | -1): Comparable {
+  // kube: min()/max() of an empty list is a runtime error.
+  if (list.length === 0) throw new Error(sign === 1 ? 'max of empty list' : 'min of empty list');
+  let best = list[0]!;
+  for (const item of list) if (compare(item, best) * sign > 0) best = item;
+  return best;
+}
+
+function sameValue(a: unknown, b: unknown): boolean {
+  return a === b || JSON.stringify(a, bigintJson) === JSON.stringify(b, bigintJson);
+}
+
+function bigintJson(_key: string, value: unknown): unknown {
+  return typeof value === 'bigint' ? `${value}n` : value;
+}
+
+function compileRegex(pattern: string): RegExp {
+  // RE2 and ECMAScript agree on the syntax rules use; `u` makes character classes count code points.
+  return new RegExp(pattern, 'gu');
+}
+
+function isUrl(text: string): boolean {
+  // kube's isURL is Go's url.ParseRequestURI: an absolute URI or an absolute path.
+  if (text.startsWith('/')) return !/\s/.test(text);
+  try {
+    return new URL(text).protocol.length > 1;
+  } catch {
+    return false;
+  }
+}
+
+const IPV4 = /^(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}$/;
+
+function isIpv6(text: string): boolean {
+  if (text.includes('%')) return false; // kube's ip() refuses zones
+  try {
+    return new URL(`http://[${text}]/`).hostname.length > 2;
+  } catch {
+    return false;
+  }
+}
+
+function isIp(text: string): boolean {
+  return IPV4.test(text) || (text.includes(':') && isIpv6(text));
+}
+
+function isCidr(text: string): boolean {
+  const slash = text.indexOf('/');
+  if (slash < 0) return false;
+  const address = text.slice(0, slash);
+  const bits = text.slice(slash + 1);
+  if (!/^(0|[1-9]\d{0,2})$/.test(bits)) return false;
+  const max = address.includes(':') ? 128 : 32;
+  return isIp(address) && Number(bits) <= max;
+}
+
+const LIST_ELEMENT_TYPES = ['int', 'double', 'string'] as const;
+
+/** Builds the environment once per process; each rule is then parsed and checked against it. */
+export function kubernetesEnvironment(): Environment {
+  const env = new Environment({ enableOptionalTypes: true, homogeneousAggregateLiterals: false });
+  for (const element of LIST_ELEMENT_TYPES) {
+    const list = `list<${element}>`;
+    env.registerFunction({
+      name: 'isSorted',
+      receiverType: list,
+      returnType: 'bool',
+      params: [],
+      handler: (l: Comparable[]) => isSorted(l),
+    });
+    env.registerFunction({
+      name: 'min',
+      receiverType: list,
+      returnType: element,
+      params: [],
+      handler: (l: Comparable[]) => extreme(l, -1),
+    });
+    env.registerFunction({
+      name: 'max',
+      receiverType: list,
+      returnType: element,
+      params: [],
+      handler: (l: Comparable[]) => extreme(l, 1),
+    });
+  }
+  env.registerFunction({
+    name: 'sum',
+    receiverType: 'list<int>',
+    returnType: 'int',
+    params: [],
+    handler: (l: bigint[]) => l.reduce((a, b) => a + b, 0n),
+  });
+  env.registerFunction({
+    name: 'sum',
+    receiverType: 'list<double>',
+    returnType: 'double',
+    params: [],
+    handler: (l: number[]) => l.reduce((a, b) => a + b, 0),
+  });
+  env.registerFunction({
+    name: 'indexOf',
+    receiverType: 'list<dyn>',
+    returnType: 'int',
+    params: [{ name: 'value', type: 'dyn' }],
+    handler: (l: unknown[], v: unknown) => BigInt(l.findIndex((item) => sameValue(item, v))),
+  });
+  env.registerFunction({
+    name: 'lastIndexOf',
+    receiverType: 'list<dyn>',
+    returnType: 'int',
+    params: [{ name: 'value', type: 'dyn' }],
+    handler: (l: unknown[], v: unknown) => BigInt(l.findLastIndex((item) => sameValue(item, v))),
+  });
+  env.registerFunction({
+    name: 'find',
+    receiverType: 'string',
+    returnType: 'string',
+    params: [{ name: 'regex', type: 'string' }],
+    handler: (s: string, re: string) => compileRegex(re).exec(s)?.[0] ?? '',
+  });
+  env.registerFunction({
+    name: 'findAll',
+    receiverType: 'string',
+    returnType: 'list<string>',
+    params: [{ name: 'regex', type: 'string' }],
+    handler: (s: string, re: string) => [...s.matchAll(compileRegex(re))].map((m) => m[0]),
+  });
+  env.registerFunction({
+    name: 'findAll',
+    receiverType: 'string',
+    returnType: 'list<string>',
+    params: [
+      { name: 'regex', type: 'string' },
+      { name: 'limit', type: 'int' },
+    ],
+    handler: (s: string, re: string, limit: bigint) => {
+      const all = [...s.matchAll(compileRegex(re))].map((m) => m[0]);
+      return limit < 0n ? all : all.slice(0, Number(limit));
+    },
+  });
+  env.registerFunction('isURL(string): bool', (s: string) => isUrl(s));
+  env.registerFunction('isIP(string): bool', (s: string) => isIp(s));
+  env.registerFunction('isCIDR(string): bool', (s: string) => isCidr(s));
+  return env;
+}
+
+export { Optional };
