@@ -10,7 +10,7 @@ import {
   STATIC_ESTIMATED_COST_LIMIT,
   STATIC_ESTIMATED_CRD_COST_LIMIT,
 } from './cost.ts';
-import { kubernetesEnvironment } from './library.ts';
+import { kubernetesEnvironment, withPortableHas } from './library.ts';
 
 /**
  * Compiles a CRD version's `x-kubernetes-validations` once, into a tree that mirrors the schema but holds
@@ -132,7 +132,7 @@ function goRule(rule: ValidationRule): GoSyntax {
 }
 
 function compileExpression(env: Environment, text: string): { ast: ASTNode; program: Program; type: string } {
-  const parsed = env.parse(text);
+  const parsed = env.parse(withPortableHas(text));
   const checked = parsed.check();
   if (!checked.valid) throw checked.error;
   return { ast: parsed.ast, program: parsed as unknown as Program, type: checked.type ?? 'dyn' };

@@ -51,8 +51,9 @@ export class SchemaShape implements Shape {
   element(): Shape {
     const s = this.schema;
     if (s?.type === 'array') return new SchemaShape(s.items);
-    // Iterating a map yields its keys.
-    return new SchemaShape({ type: 'string' });
+    // Iterating a map yields its keys, which kube's declared types leave without a size (MaxElements 0): a
+    // key costs nothing to scan in its estimate, and so it does here, so that CRDs kube accepts are accepted.
+    return new SchemaShape({ type: 'string', maxLength: 0 });
   }
 }
 
