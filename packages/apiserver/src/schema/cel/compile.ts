@@ -115,10 +115,33 @@ function referencesOldSelf(node: ASTNode): boolean {
   );
 }
 
-/** The message of a CEL error as kube prints it after "compilation failed: ": the first line only. */
-function celErrorText(error: unknown): string {
-  const text = error instanceof Error ? error.message : String(error);
-  return `ERROR: <input>: ${text.split('\n')[0]!.trim()}`;
+/**
+ * A compile error as cel-go prints it after "compilation failed: ": `ERROR: <input>:line:column: text`. The
+ * library's own wording is kept, except for undeclared names, which kube users know by cel-go's words.
+ */
+function celErrorText(error: unknown, text: string): string {
+  const e = error as { message?: string; summary?: string; code?: string; range?: { start: number } };
+  let summary = e.summary ?? (e.message ?? String(error)).split('\n')[0]!.trim();
+  const unknown = /^Unknown variable: (.*)$/.exec(summary);
+  if (e.code === 'unknown_variable' && unknown)
+    summary = `undeclared reference to '${unknown[1]}' (in container '')`;
+  if (e.range === undefined) return `ERROR: <input>: ${summary}`;
+  // Offsets are in the rewritten text (has → k8s_has, see withPortableHas): map them back.
+  const offset = Math.max(0, Math.min(text.length, e.range.start - 4 * countHasBefore(text, e.range.start)));
+  const before = text.slice(0, offset).split('\n');
+  return `ERROR: <input>:${before.length}:${before.at(-1)!.length + 1}: ${summary}`;
+}
+
+function countHasBefore(text: string, offset: number): number {
+  const rewritten = withPortableHas(text);
+  let count = 0;
+  for (
+    let i = rewritten.indexOf('k8s_has(', 0);
+    i >= 0 && i < offset;
+    i = rewritten.indexOf('k8s_has(', i + 1)
+  )
+    count++;
+  return count;
 }
 
 /** The rule as Go's %#v prints apiextensions.ValidationRule, which kube shows as the invalid value. */
@@ -131,11 +154,26 @@ function goRule(rule: ValidationRule): GoSyntax {
   );
 }
 
-function compileExpression(env: Environment, text: string): { ast: ASTNode; program: Program; type: string } {
-  const parsed = env.parse(withPortableHas(text));
-  const checked = parsed.check();
-  if (!checked.valid) throw checked.error;
-  return { ast: parsed.ast, program: parsed as unknown as Program, type: checked.type ?? 'dyn' };
+const WRONG_TYPE = 'wrong type';
+
+/**
+ * Parses and type-checks an expression that must give `type` (or dyn, decided at runtime); returns the
+ * program, or the compile error's text (WRONG_TYPE when it compiles to another type).
+ */
+function compileChecked(
+  text: string,
+  env: Environment,
+  type: string,
+): { ast: ASTNode; program: Program } | string {
+  try {
+    const parsed = env.parse(withPortableHas(text));
+    const checked = parsed.check();
+    if (!checked.valid) return celErrorText(checked.error, text);
+    if (checked.type !== type && checked.type !== 'dyn') return WRONG_TYPE;
+    return { ast: parsed.ast, program: parsed as unknown as Program };
+  } catch (error) {
+    return celErrorText(error, text);
+  }
 }
 
 /** A fieldPath must name a property below the node: `.a.b`, `['a.b']`. Returns the path's schema, or undefined. */
@@ -197,17 +235,16 @@ function compileRules(
       }
     }
     const optionalOldSelf = rule.optionalOldSelf === true;
-    let main: ReturnType<typeof compileExpression>;
-    try {
-      main = compileExpression(environmentFor(selfType, optionalOldSelf), rule.rule);
-      if (main.type !== 'bool' && main.type !== 'dyn')
-        throw new Error(`cel expression must evaluate to a bool`);
-    } catch (error) {
+    const main = compileChecked(rule.rule, environmentFor(selfType, optionalOldSelf), 'bool');
+    if (typeof main === 'string') {
       state.errors.push({
         type: 'FieldValueInvalid',
         field: `${at}.rule`,
         value: goRule(rule),
-        detail: `compilation failed: ${celErrorText(error)}`,
+        detail:
+          main === WRONG_TYPE
+            ? 'cel expression must evaluate to a bool'
+            : `compilation failed: ${main}`,
       });
       return;
     }
@@ -223,19 +260,24 @@ function compileRules(
     }
     let messageProgram: Program | undefined;
     if (rule.messageExpression) {
-      try {
-        const message = compileExpression(environmentFor(selfType, optionalOldSelf), rule.messageExpression);
-        if (message.type !== 'string' && message.type !== 'dyn') throw new Error('must evaluate to a string');
-        messageProgram = message.program;
-      } catch (error) {
+      const message = compileChecked(
+        rule.messageExpression,
+        environmentFor(selfType, optionalOldSelf),
+        'string',
+      );
+      if (typeof message === 'string') {
         state.errors.push({
           type: 'FieldValueInvalid',
           field: `${at}.messageExpression`,
           value: goRule(rule),
-          detail: `messageExpression compilation failed: ${celErrorText(error)}`,
+          detail:
+            message === WRONG_TYPE
+              ? 'must evaluate to a string'
+              : `messageExpression compilation failed: ${message}`,
         });
         return;
       }
+      messageProgram = message.program;
     }
     const cost = estimateCost(main.ast, new SchemaShape(schema));
     if (cost > STATIC_ESTIMATED_COST_LIMIT) {

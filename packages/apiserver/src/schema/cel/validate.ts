@@ -40,8 +40,15 @@ function fieldErrorForReason(reason: RuleReason, field: string, type: string, de
   }
 }
 
-function firstLine(error: unknown): string {
-  return (error instanceof Error ? error.message : String(error)).split('\n')[0]!.trim();
+/** The library's runtime error as cel-go words it: its first line, lower-case (`no such key: x`). */
+function celRuntimeError(error: unknown): string {
+  const line = (error instanceof Error ? error.message : String(error)).split('\n')[0]!.trim();
+  return line.charAt(0).toLowerCase() + line.slice(1);
+}
+
+/** How kube names a rule in evaluation errors: by its message when it has one, else by its text. */
+function ruleErrorString(rule: CompiledRule): string {
+  return (rule.message || rule.rule).trim();
 }
 
 function messageFor(rule: CompiledRule, context: Record<string, unknown>): string {
@@ -74,7 +81,7 @@ function evaluateRule(
       type: 'FieldValueInvalid',
       field,
       value: type,
-      detail: `'operation cancelled: actual cost limit exceeded': no further validation rules will be run due to call cost exceeds limit for rule: ${rule.rule.trim()}`,
+      detail: `'operation cancelled: actual cost limit exceeded': no further validation rules will be run due to call cost exceeds limit for rule: ${ruleErrorString(rule)}`,
     });
     budget.exhausted = true;
     return;
@@ -96,14 +103,14 @@ function evaluateRule(
   try {
     result = rule.program(context);
   } catch (error) {
-    const text = firstLine(error);
+    const text = celRuntimeError(error);
     errors.push({
       type: 'FieldValueInvalid',
       field,
       value: type,
       detail: /no (such|matching) overload/i.test(text)
-        ? `'${text}': call arguments did not match a supported operator, function or macro signature for rule: ${rule.rule.trim()}`
-        : `${text} evaluating rule: ${rule.rule.trim()}`,
+        ? `'${text}': call arguments did not match a supported operator, function or macro signature for rule: ${ruleErrorString(rule)}`
+        : `${text} evaluating rule: ${ruleErrorString(rule)}`,
     });
     return;
   }
