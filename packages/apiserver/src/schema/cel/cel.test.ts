@@ -273,4 +273,26 @@ describe('CEL validation rules', () => {
       'spec: Invalid value: "object": \'operation cancelled: actual cost limit exceeded\': no further validation rules will be run due to call cost exceeds limit for rule: self.l.all(a, self.l.exists(b, a == b))',
     ]);
   });
+
+  it('stops when a write runs out of the runtime cost budget, and only meters when the estimate could', () => {
+    // Each rule costs about 640,000 on 400 items (under the per-call limit); sixteen of them pass the
+    // per-write budget of 10,000,000 at the sixteenth.
+    const rule = 'self.l.all(a, self.l.exists(b, a == b))';
+    const rules = rulesOf({
+      type: 'object',
+      properties: { l: { type: 'array', maxItems: 400, items: { type: 'integer' } } },
+      'x-kubernetes-validations': Array.from({ length: 16 }, () => ({ rule })),
+    });
+    assert.deepEqual(check(rules, { l: [1, 2, 3] }), []);
+    assert.deepEqual(check(rules, { l: Array.from({ length: 400 }, (_, i) => i) }), [
+      'spec: Invalid value: "object": validation failed due to running out of cost budget, no further validation rules will be run',
+    ]);
+    // Bounded so that the estimate of the whole version fits the budget: nothing to meter, nothing refused.
+    const small = rulesOf({
+      type: 'object',
+      properties: { l: { type: 'array', maxItems: 50, items: { type: 'integer' } } },
+      'x-kubernetes-validations': Array.from({ length: 16 }, () => ({ rule })),
+    });
+    assert.deepEqual(check(small, { l: Array.from({ length: 50 }, (_, i) => i) }), []);
+  });
 });

@@ -50,11 +50,15 @@ export interface CompiledRule {
   /** fieldPath without its leading dot, appended to the node's path in errors. */
   fieldPath: string | undefined;
   ast: ASTNode;
+  /** The estimated cost with the schema's bounds: the most one evaluation can cost. */
+  estimatedCost: number;
 }
 
 export interface CompiledNode {
   schema: JSONSchemaProps;
   rules: CompiledRule[];
+  /** Whether a rule here or below names oldSelf: only those run on a value an update left unchanged. */
+  transitionRulesBelow: boolean;
   properties: Map<string, CompiledNode>;
   items: CompiledNode | undefined;
   additionalProperties: CompiledNode | undefined;
@@ -242,9 +246,7 @@ function compileRules(
         field: `${at}.rule`,
         value: goRule(rule),
         detail:
-          main === WRONG_TYPE
-            ? 'cel expression must evaluate to a bool'
-            : `compilation failed: ${main}`,
+          main === WRONG_TYPE ? 'cel expression must evaluate to a bool' : `compilation failed: ${main}`,
       });
       return;
     }
@@ -298,6 +300,7 @@ function compileRules(
       reason: (rule.reason as RuleReason | undefined) ?? 'FieldValueInvalid',
       fieldPath,
       ast: main.ast,
+      estimatedCost: cost,
     });
   });
   return compiled;
@@ -328,7 +331,12 @@ function compileNode(
         )
       : undefined;
   if (rules.length === 0 && properties.size === 0 && !items && !additionalProperties) return undefined;
-  return { schema, rules, properties, items, additionalProperties };
+  const transitionRulesBelow =
+    rules.some((rule) => rule.usesOldSelf) ||
+    [...properties.values(), items, additionalProperties].some(
+      (child) => child?.transitionRulesBelow === true,
+    );
+  return { schema, rules, transitionRulesBelow, properties, items, additionalProperties };
 }
 
 /** True when any node of the schema carries rules (the common case, none, costs nothing more). */
@@ -347,8 +355,8 @@ export function hasValidationRules(schema: JSONSchemaProps | undefined): boolean
 export function compileValidationRules(
   schema: JSONSchemaProps,
   path: string,
-): { root: CompiledNode | undefined; errors: FieldError[] } {
-  if (!hasValidationRules(schema)) return { root: undefined, errors: [] };
+): { root: CompiledNode | undefined; errors: FieldError[]; estimatedCost: number } {
+  if (!hasValidationRules(schema)) return { root: undefined, errors: [], estimatedCost: 0 };
   const state: CompileState = { errors: [], totalCost: 0 };
   const root = compileNode(schema, path, [], state);
   if (state.totalCost > STATIC_ESTIMATED_CRD_COST_LIMIT) {
@@ -358,5 +366,5 @@ export function compileValidationRules(
       detail: `total CRD cost exceeds budget by factor of ${exceedFactor(state.totalCost, STATIC_ESTIMATED_CRD_COST_LIMIT)} (try adding maxItems, maxProperties, and maxLength where arrays, maps, and strings are declared)`,
     });
   }
-  return { root, errors: state.errors };
+  return { root, errors: state.errors, estimatedCost: state.totalCost };
 }

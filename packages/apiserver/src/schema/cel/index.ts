@@ -19,10 +19,13 @@ const BLOCKING = new Set([
 /** A CRD version's rules, compiled once when the CRD is served and run on every write. */
 export class CustomResourceRules {
   readonly #root: CompiledNode | undefined;
+  readonly #estimatedCost: number;
 
   constructor(schema: JSONSchemaProps) {
     // A CRD reaches here only after validation compiled the same rules without errors.
-    this.#root = compileValidationRules(schema, '').root;
+    const { root, estimatedCost } = compileValidationRules(schema, '');
+    this.#root = root;
+    this.#estimatedCost = estimatedCost;
   }
 
   /** The rules' errors for a write, given the schema validation's errors so far (kube's hasBlockingErr). */
@@ -43,6 +46,6 @@ export class CustomResourceRules {
         },
       ];
     }
-    return validateWithRules(this.#root, object, old);
+    return validateWithRules(this.#root, this.#estimatedCost, object, old);
   }
 }

@@ -17,6 +17,12 @@ import { celEqual, toCelRoot } from './values.ts';
 interface Budget {
   remaining: number;
   exhausted: boolean;
+  /**
+   * Whether actual costs need counting at all: not when the whole version's estimate (every rule at the
+   * largest sizes the schema admits) is within the per-write budget, since an actual cost never exceeds its
+   * estimate. Counting walks each rule with the values' sizes, which costs more than most rules themselves.
+   */
+  metered: boolean;
 }
 
 function childPath(path: string, name: string): string {
@@ -75,7 +81,10 @@ function evaluateRule(
 ): void {
   const type = schema.type ?? '';
   const field = errorField(path);
-  const cost = estimateCost(rule.ast, new ValueShape(old ? [value, old.value] : [value]));
+  const cost =
+    rule.estimatedCost <= PER_CALL_LIMIT && !budget.metered
+      ? 0
+      : estimateCost(rule.ast, new ValueShape(old ? [value, old.value] : [value]));
   if (cost > PER_CALL_LIMIT) {
     errors.push({
       type: 'FieldValueInvalid',
@@ -138,6 +147,9 @@ function validateNode(
 ): void {
   if (value === undefined || value === null || budget.exhausted) return;
   const unchanged = old !== undefined && celEqual(old.value, value);
+  // Ratcheting: an unchanged value's rules are not re-checked, nor anything below it (unchanged too), except
+  // transition rules, which kube runs on every correlated value.
+  if (unchanged && !node.transitionRulesBelow) return;
   for (const rule of node.rules) {
     if (budget.exhausted) return;
     if (rule.usesOldSelf ? old === undefined && !rule.optionalOldSelf : unchanged) continue;
@@ -181,15 +193,21 @@ function validateNode(
 
 /**
  * Validates an object (and, on update, the stored one) against a version's compiled rules; returns kube's
- * field errors. `root` comes from compileValidationRules.
+ * field errors. `root` and `estimatedCost` come from
+ * compileValidationRules.
  */
 export function validateWithRules(
   root: CompiledNode,
+  estimatedCost: number,
   object: Record<string, unknown>,
   old: Record<string, unknown> | undefined,
 ): FieldError[] {
   const errors: FieldError[] = [];
-  const budget: Budget = { remaining: RUNTIME_COST_BUDGET, exhausted: false };
+  const budget: Budget = {
+    remaining: RUNTIME_COST_BUDGET,
+    exhausted: false,
+    metered: estimatedCost > RUNTIME_COST_BUDGET,
+  };
   const self = toCelRoot(object, root.schema);
   const before = old === undefined ? undefined : { value: toCelRoot(old, root.schema) };
   validateNode(root, self, before, '', errors, budget);
