@@ -1,10 +1,13 @@
 import { Environment, Optional } from '@marcbachmann/cel-js';
+import { registerNet } from './library-net.ts';
+import { registerQuantity } from './library-quantity.ts';
+import { registerStrings } from './library-strings.ts';
 
 /**
  * The CEL environment kube-apiserver gives `x-kubernetes-validations` rules: the standard library (from
  * @marcbachmann/cel-js, with optional types for `optionalOldSelf` and `self.?field`), plus the Kubernetes
- * extension functions the library lacks (k8s.io/apiserver/pkg/cel/library): the list functions, the regex
- * functions, and the URL, IP and CIDR checks. See ADR 1701 for what is still missing.
+ * extension functions the library lacks (k8s.io/apiserver/pkg/cel/library): the list and regex functions
+ * here; strings, quantity, and URL/IP/CIDR in library-*.ts. See ADR 1701 for what is still missing.
  */
 
 type Comparable = bigint | number | string;
@@ -37,41 +40,6 @@ function bigintJson(_key: string, value: unknown): unknown {
 function compileRegex(pattern: string): RegExp {
   // RE2 and ECMAScript agree on the syntax rules use; `u` makes character classes count code points.
   return new RegExp(pattern, 'gu');
-}
-
-function isUrl(text: string): boolean {
-  // kube's isURL is Go's url.ParseRequestURI: an absolute URI or an absolute path.
-  if (text.startsWith('/')) return !/\s/.test(text);
-  try {
-    return new URL(text).protocol.length > 1;
-  } catch {
-    return false;
-  }
-}
-
-const IPV4 = /^(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}$/;
-
-function isIpv6(text: string): boolean {
-  if (text.includes('%')) return false; // kube's ip() refuses zones
-  try {
-    return new URL(`http://[${text}]/`).hostname.length > 2;
-  } catch {
-    return false;
-  }
-}
-
-function isIp(text: string): boolean {
-  return IPV4.test(text) || (text.includes(':') && isIpv6(text));
-}
-
-function isCidr(text: string): boolean {
-  const slash = text.indexOf('/');
-  if (slash < 0) return false;
-  const address = text.slice(0, slash);
-  const bits = text.slice(slash + 1);
-  if (!/^(0|[1-9]\d{0,2})$/.test(bits)) return false;
-  const max = address.includes(':') ? 128 : 32;
-  return isIp(address) && Number(bits) <= max;
 }
 
 const LIST_ELEMENT_TYPES = ['int', 'double', 'string'] as const;
@@ -145,6 +113,9 @@ export function withPortableHas(text: string): string {
 export function kubernetesEnvironment(): Environment {
   const env = new Environment({ enableOptionalTypes: true, homogeneousAggregateLiterals: false });
   env.registerFunction(`${HAS_MACRO}(ast): bool`, hasMacro as never);
+  registerStrings(env);
+  registerQuantity(env);
+  registerNet(env);
   for (const element of LIST_ELEMENT_TYPES) {
     const list = `list<${element}>`;
     env.registerFunction({
@@ -224,9 +195,6 @@ export function kubernetesEnvironment(): Environment {
       return limit < 0n ? all : all.slice(0, Number(limit));
     },
   });
-  env.registerFunction('isURL(string): bool', (s: string) => isUrl(s));
-  env.registerFunction('isIP(string): bool', (s: string) => isIp(s));
-  env.registerFunction('isCIDR(string): bool', (s: string) => isCidr(s));
   return env;
 }
 
