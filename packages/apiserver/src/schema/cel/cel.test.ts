@@ -177,7 +177,7 @@ describe('CEL validation rules', () => {
       properties: { n: { type: 'integer' } },
       'x-kubernetes-validations': [
         { rule: 'self.n < 10', messageExpression: '"n is " + string(self.n) + ", above 9"' },
-        { rule: 'self.n < 5', message: 'static', messageExpression: 'self.missing' },
+        { rule: 'self.n < 5', message: 'static', messageExpression: 'string(self.n / 0)' },
       ],
     });
     assert.deepEqual(check(rules, { n: 12 }), [
@@ -225,6 +225,50 @@ describe('CEL validation rules', () => {
       'openAPIV3Schema.properties[spec].x-kubernetes-validations[0].rule: Invalid value: apiextensions.ValidationRule{Rule:"self.n +", Message:"", MessageExpression:"", Reason:(*apiextensions.FieldValueErrorReason)(nil), FieldPath:"", OptionalOldSelf:(*bool)(nil)}: compilation failed: ERROR: <input>:1:9: Unexpected token: EOF',
       'openAPIV3Schema.properties[spec].x-kubernetes-validations[1].rule: Invalid value: apiextensions.ValidationRule{Rule:"self.n + 1 == \\"a\\"", Message:"", MessageExpression:"", Reason:(*apiextensions.FieldValueErrorReason)(nil), FieldPath:"", OptionalOldSelf:(*bool)(nil)}: compilation failed: ERROR: <input>:1:1: no such overload: int == string',
       'openAPIV3Schema.properties[spec].x-kubernetes-validations[2].rule: Invalid value: apiextensions.ValidationRule{Rule:"\\"a\\"", Message:"", MessageExpression:"", Reason:(*apiextensions.FieldValueErrorReason)(nil), FieldPath:"", OptionalOldSelf:(*bool)(nil)}: cel expression must evaluate to a bool',
+    ]);
+  });
+
+  it('refuses rules that select fields the schema does not have, as cel-go does', () => {
+    const errors = compileErrors({
+      type: 'object',
+      properties: {
+        size: { type: 'integer' },
+        labels: { type: 'object', additionalProperties: { type: 'string' } },
+      },
+      'x-kubernetes-validations': [
+        { rule: 'self.size > 0 && self.labels.anything != ""' },
+        { rule: 'self.sise > 0' },
+        { rule: 'true', messageExpression: 'self.nope' },
+      ],
+    });
+    assert.deepEqual(
+      errors.map((e) => e.replace(/Invalid value: apiextensions\.ValidationRule\{.*\}: /, '')),
+      [
+        "openAPIV3Schema.properties[spec].x-kubernetes-validations[1].rule: compilation failed: ERROR: <input>:1:5: undefined field 'sise'",
+        "openAPIV3Schema.properties[spec].x-kubernetes-validations[2].messageExpression: messageExpression compilation failed: ERROR: <input>:1:5: undefined field 'nope'",
+      ],
+    );
+  });
+
+  it('names properties as kube escapes them, and treats null properties as absent', () => {
+    const rules = rulesOf({
+      type: 'object',
+      properties: {
+        'max-size': { type: 'integer' },
+        namespace: { type: 'string' },
+        optional: { type: 'string', nullable: true },
+      },
+      'x-kubernetes-validations': [
+        { rule: 'self.max__dash__size < 10', message: 'dash' },
+        { rule: 'self.__namespace__ != "kube-system"', message: 'keyword' },
+        { rule: '!has(self.optional)', message: 'null is absent' },
+      ],
+    });
+    assert.deepEqual(check(rules, { 'max-size': 3, namespace: 'default', optional: null }), []);
+    assert.deepEqual(check(rules, { 'max-size': 30, namespace: 'kube-system', optional: 'x' }), [
+      'spec: Invalid value: "object": dash',
+      'spec: Invalid value: "object": keyword',
+      'spec: Invalid value: "object": null is absent',
     ]);
   });
 

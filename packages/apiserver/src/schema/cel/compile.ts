@@ -10,6 +10,7 @@ import {
   STATIC_ESTIMATED_COST_LIMIT,
   STATIC_ESTIMATED_CRD_COST_LIMIT,
 } from './cost.ts';
+import { findUndefinedField } from './fields.ts';
 import { kubernetesEnvironment, withPortableHas } from './library.ts';
 
 /**
@@ -160,6 +161,22 @@ function goRule(rule: ValidationRule): GoSyntax {
 
 const WRONG_TYPE = 'wrong type';
 
+/** A compiled expression, refused when it selects a field its node's schema does not have (fields.ts). */
+function withFieldsChecked(
+  compiled: ReturnType<typeof compileChecked>,
+  schema: JSONSchemaProps,
+  isRoot: boolean,
+  text: string,
+): ReturnType<typeof compileChecked> {
+  if (typeof compiled === 'string') return compiled;
+  const undefinedField = findUndefinedField(compiled.ast, schema, isRoot);
+  if (undefinedField === undefined) return compiled;
+  return celErrorText(
+    { summary: `undefined field '${undefinedField.name}'`, range: { start: undefinedField.offset } },
+    text,
+  );
+}
+
 /**
  * Parses and type-checks an expression that must give `type` (or dyn, decided at runtime); returns the
  * program, or the compile error's text (WRONG_TYPE when it compiles to another type).
@@ -202,6 +219,7 @@ interface CompileState {
 }
 
 function compileRules(
+  isRoot: boolean,
   schema: JSONSchemaProps,
   path: string,
   ancestors: JSONSchemaProps[],
@@ -239,7 +257,12 @@ function compileRules(
       }
     }
     const optionalOldSelf = rule.optionalOldSelf === true;
-    const main = compileChecked(rule.rule, environmentFor(selfType, optionalOldSelf), 'bool');
+    const main = withFieldsChecked(
+      compileChecked(rule.rule, environmentFor(selfType, optionalOldSelf), 'bool'),
+      schema,
+      isRoot,
+      rule.rule,
+    );
     if (typeof main === 'string') {
       state.errors.push({
         type: 'FieldValueInvalid',
@@ -262,10 +285,11 @@ function compileRules(
     }
     let messageProgram: Program | undefined;
     if (rule.messageExpression) {
-      const message = compileChecked(
+      const message = withFieldsChecked(
+        compileChecked(rule.messageExpression, environmentFor(selfType, optionalOldSelf), 'string'),
+        schema,
+        isRoot,
         rule.messageExpression,
-        environmentFor(selfType, optionalOldSelf),
-        'string',
       );
       if (typeof message === 'string') {
         state.errors.push({
@@ -307,23 +331,25 @@ function compileRules(
 }
 
 function compileNode(
+  isRoot: boolean,
   schema: JSONSchemaProps,
   path: string,
   ancestors: JSONSchemaProps[],
   state: CompileState,
 ): CompiledNode | undefined {
-  const rules = compileRules(schema, path, ancestors, state);
+  const rules = compileRules(isRoot, schema, path, ancestors, state);
   const properties = new Map<string, CompiledNode>();
   for (const [name, property] of Object.entries(schema.properties ?? {})) {
-    const child = compileNode(property, `${path}.properties[${name}]`, ancestors, state);
+    const child = compileNode(false, property, `${path}.properties[${name}]`, ancestors, state);
     if (child) properties.set(name, child);
   }
   const items = schema.items
-    ? compileNode(schema.items, `${path}.items`, [...ancestors, schema], state)
+    ? compileNode(false, schema.items, `${path}.items`, [...ancestors, schema], state)
     : undefined;
   const additionalProperties =
     typeof schema.additionalProperties === 'object'
       ? compileNode(
+          false,
           schema.additionalProperties,
           `${path}.additionalProperties`,
           [...ancestors, schema],
@@ -358,7 +384,7 @@ export function compileValidationRules(
 ): { root: CompiledNode | undefined; errors: FieldError[]; estimatedCost: number } {
   if (!hasValidationRules(schema)) return { root: undefined, errors: [], estimatedCost: 0 };
   const state: CompileState = { errors: [], totalCost: 0 };
-  const root = compileNode(schema, path, [], state);
+  const root = compileNode(true, schema, path, [], state);
   if (state.totalCost > STATIC_ESTIMATED_CRD_COST_LIMIT) {
     state.errors.push({
       type: 'FieldValueForbidden',

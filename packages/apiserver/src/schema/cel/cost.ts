@@ -1,5 +1,6 @@
 import type { ASTNode } from '@marcbachmann/cel-js';
 import type { JSONSchemaProps } from '../../registry/schema.ts';
+import { escapeProperty } from './names.ts';
 
 /**
  * An approximate version of kube-apiserver's CEL cost model (k8s.io/apiserver/pkg/cel/library/cost.go and
@@ -23,6 +24,17 @@ export interface Shape {
   element(): Shape;
 }
 
+/** The property a rule names (rules spell properties escaped, see names.ts). */
+function propertyByRuleName(
+  properties: Record<string, JSONSchemaProps> | undefined,
+  name: string,
+): JSONSchemaProps | undefined {
+  if (properties === undefined) return undefined;
+  if (Object.hasOwn(properties, name) && escapeProperty(name) === name) return properties[name];
+  for (const [key, property] of Object.entries(properties)) if (escapeProperty(key) === name) return property;
+  return undefined;
+}
+
 const UNKNOWN: Shape = { size: () => 1, field: () => UNKNOWN, element: () => UNKNOWN };
 
 /** The largest value a schema node admits; unbounded nodes are bounded by the request size, as in kube. */
@@ -44,7 +56,7 @@ export class SchemaShape implements Shape {
   field(name: string): Shape {
     const s = this.schema;
     const child =
-      s?.properties?.[name] ??
+      propertyByRuleName(s?.properties, name) ??
       (typeof s?.additionalProperties === 'object' ? s.additionalProperties : undefined);
     return child === undefined ? UNKNOWN : new SchemaShape(child);
   }

@@ -3,6 +3,7 @@ import { Optional } from '@marcbachmann/cel-js';
 import type { JSONSchemaProps } from '../../registry/schema.ts';
 import type { CompiledNode, CompiledRule, RuleReason } from './compile.ts';
 import { estimateCost, PER_CALL_LIMIT, RUNTIME_COST_BUDGET, ValueShape } from './cost.ts';
+import { escapeProperty } from './names.ts';
 import { celEqual, toCelRoot } from './values.ts';
 
 /**
@@ -158,8 +159,11 @@ function validateNode(
   if (isObject(value)) {
     const oldObject = old !== undefined && isObject(old.value) ? old.value : undefined;
     for (const [name, child] of node.properties) {
-      const before = oldObject && Object.hasOwn(oldObject, name) ? { value: oldObject[name] } : undefined;
-      validateNode(child, value[name], before, childPath(path, name), errors, budget);
+      // Values hold properties under the names rules use (values.ts); errors name them as the JSON does.
+      const key = escapeProperty(name);
+      if (key === undefined) continue;
+      const before = oldObject && Object.hasOwn(oldObject, key) ? { value: oldObject[key] } : undefined;
+      validateNode(child, value[key], before, childPath(path, name), errors, budget);
     }
     if (node.additionalProperties) {
       for (const [key, item] of Object.entries(value)) {

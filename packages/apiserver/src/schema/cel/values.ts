@@ -1,10 +1,11 @@
 import type { JSONSchemaProps } from '../../registry/schema.ts';
+import { escapeProperty } from './names.ts';
 
 /**
  * JSON values as CEL sees them: integers of `type: integer` nodes (and whole numbers where no schema says
  * otherwise, as kube's unstructured values) are CEL ints, which @marcbachmann/cel-js represents as bigint;
- * `type: number` stays a double. At the root only metadata.name and metadata.generateName are visible, as in
- * kube.
+ * `type: number` stays a double. Properties are named as rules spell them (names.ts). At the root only
+ * metadata.name and metadata.generateName are visible, as in kube.
  */
 export function toCelValue(value: unknown, schema: JSONSchemaProps | undefined): unknown {
   if (typeof value === 'number') {
@@ -16,8 +17,15 @@ export function toCelValue(value: unknown, schema: JSONSchemaProps | undefined):
     const out: Record<string, unknown> = {};
     const additional =
       typeof schema?.additionalProperties === 'object' ? schema.additionalProperties : undefined;
-    for (const [key, item] of Object.entries(value))
-      out[key] = toCelValue(item, schema?.properties?.[key] ?? additional);
+    const properties = schema?.properties;
+    for (const [key, item] of Object.entries(value)) {
+      const property = properties?.[key];
+      if (properties !== undefined && property !== undefined) {
+        // An object's properties go by their escaped names; a null one is absent, as in kube.
+        const name = escapeProperty(key);
+        if (name !== undefined && item !== null) out[name] = toCelValue(item, property);
+      } else out[key] = toCelValue(item, additional);
+    }
     return out;
   }
   return value;
