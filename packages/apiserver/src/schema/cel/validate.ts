@@ -3,8 +3,7 @@ import { Optional } from '@marcbachmann/cel-js';
 import type { JSONSchemaProps } from '../../registry/schema.ts';
 import type { CompiledNode, CompiledRule, RuleReason } from './compile.ts';
 import { estimateCost, PER_CALL_LIMIT, RUNTIME_COST_BUDGET, ValueShape } from './cost.ts';
-import { escapeProperty } from './names.ts';
-import { celEqual, toCelRoot } from './values.ts';
+import { celEqual, toCelRoot, toCelValue } from './values.ts';
 
 /**
  * Evaluates compiled rules on a write as kube-apiserver's CEL validator does
@@ -138,38 +137,82 @@ function itemKey(item: unknown, keys: readonly string[]): string | undefined {
   return JSON.stringify(keys.map((k) => (typeof item[k] === 'bigint' ? String(item[k]) : item[k])));
 }
 
+/** A node's value (and old value) as CEL values, converted once for all its rules, only when a rule runs. */
+class NodeValues {
+  readonly #convert: (value: unknown) => unknown;
+  readonly #raw: unknown;
+  readonly #rawOld: { value: unknown } | undefined;
+  #value: unknown;
+  #old: { value: unknown } | undefined;
+  #converted = false;
+  constructor(convert: (value: unknown) => unknown, raw: unknown, rawOld: { value: unknown } | undefined) {
+    this.#convert = convert;
+    this.#raw = raw;
+    this.#rawOld = rawOld;
+  }
+  get(): [unknown, { value: unknown } | undefined] {
+    if (!this.#converted) {
+      this.#value = this.#convert(this.#raw);
+      this.#old = this.#rawOld && { value: this.#convert(this.#rawOld.value) };
+      this.#converted = true;
+    }
+    return [this.#value, this.#old];
+  }
+}
+
+/** The root is unchanged when all but its metadata is, and the metadata rules can see (name, generateName). */
+function rootUnchanged(value: unknown, old: unknown): boolean {
+  if (!isObject(value) || !isObject(old)) return false;
+  const keys = Object.keys(value).filter((k) => k !== 'metadata');
+  if (keys.length !== Object.keys(old).filter((k) => k !== 'metadata').length) return false;
+  if (!keys.every((k) => Object.hasOwn(old, k) && celEqual(value[k], old[k]))) return false;
+  const meta = (isObject(value.metadata) ? value.metadata : {}) as Record<string, unknown>;
+  const oldMeta = (isObject(old.metadata) ? old.metadata : {}) as Record<string, unknown>;
+  return meta.name === oldMeta.name && meta.generateName === oldMeta.generateName;
+}
+
+/** Walks the JSON values along the compiled tree; rules see them converted (values.ts) at their node. */
 function validateNode(
   node: CompiledNode,
   value: unknown,
   old: { value: unknown } | undefined,
   path: string,
+  isRoot: boolean,
   errors: FieldError[],
   budget: Budget,
 ): void {
   if (value === undefined || value === null || budget.exhausted) return;
-  const unchanged = old !== undefined && celEqual(old.value, value);
+  const unchanged =
+    old !== undefined && (isRoot ? rootUnchanged(value, old.value) : celEqual(old.value, value));
   // Ratcheting: an unchanged value's rules are not re-checked, nor anything below it (unchanged too), except
   // transition rules, which kube runs on every correlated value.
   if (unchanged && !node.transitionRulesBelow) return;
-  for (const rule of node.rules) {
-    if (budget.exhausted) return;
-    if (rule.usesOldSelf ? old === undefined && !rule.optionalOldSelf : unchanged) continue;
-    evaluateRule(rule, value, old, node.schema, path, errors, budget);
+  if (node.rules.length > 0) {
+    const values = new NodeValues(
+      isRoot
+        ? (v) => toCelRoot(v as Record<string, unknown>, node.schema)
+        : (v) => toCelValue(v, node.schema),
+      value,
+      old,
+    );
+    for (const rule of node.rules) {
+      if (budget.exhausted) return;
+      if (rule.usesOldSelf ? old === undefined && !rule.optionalOldSelf : unchanged) continue;
+      const [self, oldSelf] = values.get();
+      evaluateRule(rule, self, oldSelf, node.schema, path, errors, budget);
+    }
   }
   if (isObject(value)) {
     const oldObject = old !== undefined && isObject(old.value) ? old.value : undefined;
     for (const [name, child] of node.properties) {
-      // Values hold properties under the names rules use (values.ts); errors name them as the JSON does.
-      const key = escapeProperty(name);
-      if (key === undefined) continue;
-      const before = oldObject && Object.hasOwn(oldObject, key) ? { value: oldObject[key] } : undefined;
-      validateNode(child, value[key], before, childPath(path, name), errors, budget);
+      const before = oldObject && Object.hasOwn(oldObject, name) ? { value: oldObject[name] } : undefined;
+      validateNode(child, value[name], before, childPath(path, name), false, errors, budget);
     }
     if (node.additionalProperties) {
       for (const [key, item] of Object.entries(value)) {
         if (node.schema.properties?.[key]) continue;
         const before = oldObject && Object.hasOwn(oldObject, key) ? { value: oldObject[key] } : undefined;
-        validateNode(node.additionalProperties, item, before, `${path}[${key}]`, errors, budget);
+        validateNode(node.additionalProperties, item, before, `${path}[${key}]`, false, errors, budget);
       }
     }
   }
@@ -190,7 +233,7 @@ function validateNode(
       const key = keys ? itemKey(item, keys) : undefined;
       const before =
         oldByKey && key !== undefined && oldByKey.has(key) ? { value: oldByKey.get(key) } : undefined;
-      validateNode(node.items!, item, before, `${path}[${i}]`, errors, budget);
+      validateNode(node.items!, item, before, `${path}[${i}]`, false, errors, budget);
     });
   }
 }
@@ -212,8 +255,6 @@ export function validateWithRules(
     exhausted: false,
     metered: estimatedCost > RUNTIME_COST_BUDGET,
   };
-  const self = toCelRoot(object, root.schema);
-  const before = old === undefined ? undefined : { value: toCelRoot(old, root.schema) };
-  validateNode(root, self, before, '', errors, budget);
+  validateNode(root, object, old === undefined ? undefined : { value: old }, '', true, errors, budget);
   return errors;
 }
