@@ -8,9 +8,9 @@ import { type Kubectl, kubectlFor, kubectlSkip } from '@certkit/testenv/kubectl/
 import { startTestServer, type TestServer } from '@certkit/testenv/apiserver/test-server';
 
 /**
- * CEL validation rules end to end: the Gateway API v1.6.1 standard CRDs installed with kubectl apply, Gateways
- * and HTTPRoutes that break their rules refused with kube-apiserver's errors, valid ones stored; and a CRD of
- * our own with a transition rule and a rule that does not compile.
+ * CEL validation rules end to end, driven by kubectl: the Gateway API v1.6.1 standard CRDs installed, Gateways
+ * and HTTPRoutes that break their rules refused with kube-apiserver's errors, valid ones stored; a CRD of our
+ * own with a transition rule, and one with a rule that does not compile; cert-manager's Issuer rule.
  */
 
 const GATEWAY_API = fileURLToPath(new URL('../../../../testenv/src/gateway-api/', import.meta.url));
@@ -205,5 +205,31 @@ spec:
     assert.match(stderr, /The Vault "v" is invalid: spec\.size: Forbidden: size may only grow, not to 3/);
     const stored = JSON.parse(await kubectl.ok('get', 'vault', 'v', '-o', 'json'));
     assert.equal(stored.spec.size, 7);
+  });
+});
+
+describe("cert-manager's Issuer rule", { skip: kubectlSkip }, () => {
+  const CERT_MANAGER_CRDS = fileURLToPath(new URL('../../../../../deploy/crds.yaml', import.meta.url));
+  const issuer = (name: string, venafi: string): string => `apiVersion: cert-manager.io/v1
+kind: Issuer
+metadata: {name: ${name}, namespace: default}
+spec:
+  venafi:
+    zone: my-zone
+${venafi}`;
+
+  before(async () => {
+    await kubectl.ok('apply', '-f', CERT_MANAGER_CRDS);
+  });
+
+  it('refuses a Venafi issuer with both tpp and cloud, and stores one with tpp alone', async () => {
+    const tpp = '    tpp: {url: "https://tpp.example.com/vedsdk", credentialsRef: {name: tpp-secret}}';
+    const cloud = '    cloud: {apiTokenSecretRef: {name: cloud-secret}}';
+    const stderr = await refused(issuer('both', `${tpp}\n${cloud}`));
+    assert.match(
+      stderr,
+      /The Issuer "both" is invalid: spec\.venafi: Invalid value: "object": exactly one of tpp, cloud, or ngts must be configured/,
+    );
+    await kubectl.ok('apply', '-f', await kubectl.manifest(issuer('tpp-only', tpp)));
   });
 });
