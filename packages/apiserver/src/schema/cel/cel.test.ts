@@ -86,6 +86,58 @@ describe('CEL validation rules', () => {
     ]);
   });
 
+  it('reads date-time and duration strings as timestamps and durations', () => {
+    const rules = rulesOf({
+      type: 'object',
+      properties: {
+        notBefore: { type: 'string', format: 'date-time' },
+        notAfter: { type: 'string', format: 'date-time' },
+        renewBefore: { type: 'string', format: 'duration' },
+      },
+      'x-kubernetes-validations': [
+        { rule: 'self.notAfter > self.notBefore', message: 'notAfter must follow notBefore' },
+        { rule: 'self.renewBefore < duration("24h")', message: 'renewBefore under a day' },
+      ],
+    });
+    assert.deepEqual(
+      check(rules, {
+        notBefore: '2026-01-01T00:00:00Z',
+        notAfter: '2026-02-01T00:00:00Z',
+        renewBefore: '1h',
+      }),
+      [],
+    );
+    assert.deepEqual(
+      check(rules, {
+        notBefore: '2026-03-01T00:00:00Z',
+        notAfter: '2026-02-01T00:00:00Z',
+        renewBefore: '48h',
+      }),
+      [
+        'spec: Invalid value: "object": notAfter must follow notBefore',
+        'spec: Invalid value: "object": renewBefore under a day',
+      ],
+    );
+    // A rule on the node itself sees a timestamp: string methods do not compile there, as in kube.
+    const leaf = compileErrors({
+      type: 'object',
+      properties: {
+        at: {
+          type: 'string',
+          format: 'date-time',
+          'x-kubernetes-validations': [{ rule: 'self.startsWith("2")' }],
+        },
+      },
+    });
+    assert.equal(leaf.length, 1);
+    assert.ok(
+      leaf[0]!.endsWith(
+        "compilation failed: ERROR: <input>:1:1: found no matching overload for 'google.protobuf.Timestamp.startsWith(string)'",
+      ),
+      leaf[0],
+    );
+  });
+
   it('runs transition rules only on update, with oldSelf bound to the old value', () => {
     const rules = rulesOf({
       type: 'object',

@@ -93,7 +93,9 @@ export function celType(schema: JSONSchemaProps | undefined): string {
   if (schema === undefined || schema['x-kubernetes-int-or-string']) return 'dyn';
   switch (schema.type) {
     case 'string':
-      return 'string';
+      // As kube's declared types: date-time and date strings are timestamps, duration strings durations.
+      if (schema.format === 'date-time' || schema.format === 'date') return 'google.protobuf.Timestamp';
+      return schema.format === 'duration' ? 'google.protobuf.Duration' : 'string';
     case 'integer':
       return 'int';
     case 'number':

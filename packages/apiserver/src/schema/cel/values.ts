@@ -1,5 +1,22 @@
 import type { JSONSchemaProps } from '../../registry/schema.ts';
+import { Environment } from '@marcbachmann/cel-js';
 import { escapeProperty } from './names.ts';
+
+/** Strings of `format: date-time`, `date` and `duration` are timestamps and durations to rules, as in kube. */
+const conversions = new Environment().registerVariable('x', 'string');
+const toTimestamp = conversions.parse('timestamp(x)');
+const toDuration = conversions.parse('duration(x)');
+
+function convertString(text: string, format: string | undefined): unknown {
+  try {
+    if (format === 'date-time') return toTimestamp({ x: text });
+    if (format === 'date') return toTimestamp({ x: `${text}T00:00:00Z` });
+    if (format === 'duration') return toDuration({ x: text });
+  } catch {
+    // A string the schema's format check let through but CEL cannot read stays a string.
+  }
+  return text;
+}
 
 /**
  * JSON values as CEL sees them: integers of `type: integer` nodes (and whole numbers where no schema says
@@ -12,6 +29,7 @@ export function toCelValue(value: unknown, schema: JSONSchemaProps | undefined):
     if (schema?.type === 'number') return value;
     return Number.isInteger(value) ? BigInt(value) : value;
   }
+  if (typeof value === 'string') return schema?.format ? convertString(value, schema.format) : value;
   if (Array.isArray(value)) return value.map((item) => toCelValue(item, schema?.items));
   if (value !== null && typeof value === 'object') {
     const out: Record<string, unknown> = {};
