@@ -93,6 +93,20 @@ describe('Kubernetes CEL libraries', () => {
     fails('ip("1.2.3")', /IP Address parse error during conversion from string: 1.2.3/);
   });
 
+  it('sets and math', () => {
+    for (const e of [
+      'sets.contains([1, 2, 3], [3, 1]) && !sets.contains([1], [2]) && sets.contains([1, 2], [])',
+      'sets.equivalent([1, 2, 1], [2, 1]) && !sets.equivalent([1], [1, 2])',
+      'sets.intersects(["a", "b"], ["b", "c"]) && !sets.intersects(["a"], [])',
+      'math.greatest(1, 5, 3) == 5 && math.least([2.5, 1.5]) == 1.5 && math.greatest(7) == 7',
+      'math.abs(-3) == 3 && math.sign(-2) == -1 && math.sign(0.5) == 1.0',
+      'math.ceil(1.2) == 2.0 && math.floor(1.8) == 1.0 && math.round(-1.5) == -2.0 && math.trunc(-1.7) == -1.0',
+      'math.isNaN(0.0 / 0.0) && math.isInf(1.0 / 0.0) && math.isFinite(1.0)',
+    ])
+      holds(e);
+    fails('math.abs(-9223372036854775807 - 1)', /integer overflow/);
+  });
+
   it('has() on any field selection, not only on chains from a variable', () => {
     holds('has(self.m[0].path) && !has(self.m[1].path) && !has(self.absent)', { m: [{ path: 'x' }, {}] });
     // has( inside string literals is text, not a call.

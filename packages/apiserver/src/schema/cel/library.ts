@@ -1,13 +1,14 @@
 import { Environment, Optional } from '@marcbachmann/cel-js';
 import { registerNet } from './library-net.ts';
 import { registerQuantity } from './library-quantity.ts';
+import { registerSetsAndMath } from './library-sets-math.ts';
 import { registerStrings } from './library-strings.ts';
 
 /**
  * The CEL environment kube-apiserver gives `x-kubernetes-validations` rules: the standard library (from
  * @marcbachmann/cel-js, with optional types for `optionalOldSelf` and `self.?field`), plus the Kubernetes
  * extension functions the library lacks (k8s.io/apiserver/pkg/cel/library): the list and regex functions
- * here; strings, quantity, and URL/IP/CIDR in library-*.ts. See ADR 1701 for what is still missing.
+ * here; strings, quantity, URL/IP/CIDR, sets and math in library-*.ts. See ADR 1701 for what is still missing.
  */
 
 type Comparable = bigint | number | string;
@@ -116,6 +117,7 @@ export function kubernetesEnvironment(): Environment {
   registerStrings(env);
   registerQuantity(env);
   registerNet(env);
+  registerSetsAndMath(env);
   for (const element of LIST_ELEMENT_TYPES) {
     const list = `list<${element}>`;
     env.registerFunction({
