@@ -26,6 +26,18 @@ describe('Kubernetes CEL libraries', () => {
     fails('[].min()', /min of empty list/);
   });
 
+  it('lists extension: slice, flatten, distinct, reverse, sort, first, last, lists.range', () => {
+    for (const e of [
+      '[1, 2, 3, 4].slice(1, 3) == [2, 3] && [1].slice(1, 1) == []',
+      '[[1], [2, [3]]].flatten() == [1, 2, [3]] && [[1], [2, [3]]].flatten(2) == [1, 2, 3]',
+      '[1, 2, 1, 3].distinct() == [1, 2, 3] && [1, 2].reverse() == [2, 1] && ["b", "a"].sort() == ["a", "b"]',
+      '[1, 2].first().value() == 1 && [1, 2].last().value() == 2 && !dyn([]).first().hasValue()',
+      'lists.range(3) == [0, 1, 2] && lists.range(0) == []',
+    ])
+      holds(e);
+    fails('[1].slice(0, 2)', /cannot slice\(0, 2\), list is length 1/);
+  });
+
   it('regex: find and findAll', () => {
     holds('"ab12cd345".find("[0-9]+") == "12" && "abc".find("[0-9]+") == ""');
     holds('"ab12cd345".findAll("[0-9]+") == ["12", "345"] && "a1b2c3".findAll("[0-9]", 2) == ["1", "2"]');

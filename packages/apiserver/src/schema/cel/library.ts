@@ -1,4 +1,5 @@
 import { Environment, Optional } from '@marcbachmann/cel-js';
+import { registerLists } from './library-lists.ts';
 import { registerNet } from './library-net.ts';
 import { registerQuantity } from './library-quantity.ts';
 import { registerSetsAndMath } from './library-sets-math.ts';
@@ -7,43 +8,14 @@ import { registerStrings } from './library-strings.ts';
 /**
  * The CEL environment kube-apiserver gives `x-kubernetes-validations` rules: the standard library (from
  * @marcbachmann/cel-js, with optional types for `optionalOldSelf` and `self.?field`), plus the Kubernetes
- * extension functions the library lacks (k8s.io/apiserver/pkg/cel/library): the list and regex functions
- * here; strings, quantity, URL/IP/CIDR, sets and math in library-*.ts. See ADR 1701 for what is still missing.
+ * extension functions the library lacks (k8s.io/apiserver/pkg/cel/library): the regex functions here;
+ * lists, strings, quantity, URL/IP/CIDR, sets and math in library-*.ts. See ADR 1701 for what is still missing.
  */
-
-type Comparable = bigint | number | string;
-
-function compare(a: Comparable, b: Comparable): number {
-  return a < b ? -1 : a > b ? 1 : 0;
-}
-
-function isSorted(list: readonly Comparable[]): boolean {
-  for (let i = 1; i < list.length; i++) if (compare(list[i - 1]!, list[i]!) > 0) return false;
-  return true;
-}
-
-function extreme(list: readonly Comparable[], sign: 1 | -1): Comparable {
-  // kube: min()/max() of an empty list is a runtime error.
-  if (list.length === 0) throw new Error(sign === 1 ? 'max of empty list' : 'min of empty list');
-  let best = list[0]!;
-  for (const item of list) if (compare(item, best) * sign > 0) best = item;
-  return best;
-}
-
-function sameValue(a: unknown, b: unknown): boolean {
-  return a === b || JSON.stringify(a, bigintJson) === JSON.stringify(b, bigintJson);
-}
-
-function bigintJson(_key: string, value: unknown): unknown {
-  return typeof value === 'bigint' ? `${value}n` : value;
-}
 
 function compileRegex(pattern: string): RegExp {
   // RE2 and ECMAScript agree on the syntax rules use; `u` makes character classes count code points.
   return new RegExp(pattern, 'gu');
 }
-
-const LIST_ELEMENT_TYPES = ['int', 'double', 'string'] as const;
 
 interface MacroNode {
   op: string;
@@ -118,58 +90,7 @@ export function kubernetesEnvironment(): Environment {
   registerQuantity(env);
   registerNet(env);
   registerSetsAndMath(env);
-  for (const element of LIST_ELEMENT_TYPES) {
-    const list = `list<${element}>`;
-    env.registerFunction({
-      name: 'isSorted',
-      receiverType: list,
-      returnType: 'bool',
-      params: [],
-      handler: (l: Comparable[]) => isSorted(l),
-    });
-    env.registerFunction({
-      name: 'min',
-      receiverType: list,
-      returnType: element,
-      params: [],
-      handler: (l: Comparable[]) => extreme(l, -1),
-    });
-    env.registerFunction({
-      name: 'max',
-      receiverType: list,
-      returnType: element,
-      params: [],
-      handler: (l: Comparable[]) => extreme(l, 1),
-    });
-  }
-  env.registerFunction({
-    name: 'sum',
-    receiverType: 'list<int>',
-    returnType: 'int',
-    params: [],
-    handler: (l: bigint[]) => l.reduce((a, b) => a + b, 0n),
-  });
-  env.registerFunction({
-    name: 'sum',
-    receiverType: 'list<double>',
-    returnType: 'double',
-    params: [],
-    handler: (l: number[]) => l.reduce((a, b) => a + b, 0),
-  });
-  env.registerFunction({
-    name: 'indexOf',
-    receiverType: 'list<dyn>',
-    returnType: 'int',
-    params: [{ name: 'value', type: 'dyn' }],
-    handler: (l: unknown[], v: unknown) => BigInt(l.findIndex((item) => sameValue(item, v))),
-  });
-  env.registerFunction({
-    name: 'lastIndexOf',
-    receiverType: 'list<dyn>',
-    returnType: 'int',
-    params: [{ name: 'value', type: 'dyn' }],
-    handler: (l: unknown[], v: unknown) => BigInt(l.findLastIndex((item) => sameValue(item, v))),
-  });
+  registerLists(env);
   env.registerFunction({
     name: 'find',
     receiverType: 'string',
