@@ -18,6 +18,7 @@ import { type JSONSchemaProps } from '../schema/types.ts';
 import { unknownCustomResourceFields } from '../schema/prune.ts';
 import type { Crd } from './crd-object.ts';
 import { compareVersionPriority } from './version-priority.ts';
+import { CustomResourceRules } from '../schema/cel/index.ts';
 
 function printerColumns(
   version: CustomResourceDefinitionVersion | undefined,
@@ -58,6 +59,22 @@ export function definitionFromCrd(crd: Crd): ResourceDefinition {
     served.map((v) => [v.name, v.schema?.openAPIV3Schema as JSONSchemaProps | undefined]),
   );
   const applySchemas = new Map<string, ApplySchema>();
+  // Each version's CEL rules are compiled once here, not on every write.
+  const rules = new Map(
+    [...schemas].flatMap(([name, schema]) =>
+      schema ? [[name, new CustomResourceRules(schema)] as const] : [],
+    ),
+  );
+  const celErrors = (
+    version: string,
+    obj: StoredObject,
+    old: StoredObject | undefined,
+    schemaErrors: FieldError[],
+  ): FieldError[] =>
+    rules
+      .get(version)
+      ?.validate(obj as Record<string, unknown>, old as Record<string, unknown> | undefined, schemaErrors) ??
+    [];
   const selectable = (preferred?.selectableFields ?? []).map((f) => f.jsonPath.replace(/^\./, ''));
   const selectablePaths = selectable.map((f) => compileJsonPath(`.${f}`));
   const tableColumns: TableColumn[] = [
@@ -103,12 +120,13 @@ export function definitionFromCrd(crd: Crd): ResourceDefinition {
       const schema = schemas.get(version);
       return schema ? unknownCustomResourceFields(schema, obj as Record<string, unknown>) : [];
     },
-    admit(obj: StoredObject, version: string): FieldError[] {
+    admit(obj: StoredObject, version: string, old?: StoredObject): FieldError[] {
       const schema = schemas.get(version);
       if (!schema) return [];
       // The store admits its own copy of the object: pruned and defaulted where it is, with no second copy;
       // the metadata object the caller holds stays (the schema does not govern metadata).
-      return admitCustomResourceInPlace(schema, obj as Record<string, unknown>);
+      const errors = admitCustomResourceInPlace(schema, obj as Record<string, unknown>);
+      return [...errors, ...celErrors(version, obj, old, errors)];
     },
     applySchema(version: string): ApplySchema {
       let schema = applySchemas.get(version);
@@ -118,9 +136,11 @@ export function definitionFromCrd(crd: Crd): ResourceDefinition {
       }
       return schema;
     },
-    admitStatus(obj: StoredObject, version: string): FieldError[] {
+    admitStatus(obj: StoredObject, version: string, old?: StoredObject): FieldError[] {
       const schema = schemas.get(version);
-      return schema ? admitCustomResourceStatusInPlace(schema, obj as Record<string, unknown>) : [];
+      if (!schema) return [];
+      const errors = admitCustomResourceStatusInPlace(schema, obj as Record<string, unknown>);
+      return [...errors, ...celErrors(version, obj, old, errors)];
     },
   };
 }

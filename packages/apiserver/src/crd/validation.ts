@@ -6,6 +6,7 @@ import { type JSONSchemaProps } from '../schema/types.ts';
 import { validateStructuralSchema } from '../schema/structural.ts';
 import { dns1123Label, dns1123Subdomain } from '../registry/validation.ts';
 import type { Crd } from './crd-object.ts';
+import { compileValidationRules } from '../schema/cel/index.ts';
 
 export function validateCustomResourceDefinition(
   obj: StoredObject,
@@ -104,7 +105,11 @@ export function validateCustomResourceDefinition(
         detail: 'schemas are required',
       });
     } else {
-      errs.push(...validateStructuralSchema(schema, `${field}.schema.openAPIV3Schema`));
+      const structural = validateStructuralSchema(schema, `${field}.schema.openAPIV3Schema`);
+      errs.push(...structural);
+      // As kube: rules compile (and their cost is estimated) only on a structural schema.
+      if (structural.length === 0)
+        errs.push(...compileValidationRules(schema, `${field}.schema.openAPIV3Schema`).errors);
     }
     (v.additionalPrinterColumns ?? []).forEach((col, j) => {
       try {

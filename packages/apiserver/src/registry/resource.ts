@@ -48,14 +48,15 @@ export interface ResourceStrategy {
   onCreate?(obj: StoredObject): void;
   /**
    * Fixes the object before it is stored on create or update (defaults, pruning). Runs after normalize and
-   * before validate; for custom resources this is schema pruning and defaulting, which also reports errors.
+   * before validate; for custom resources this is schema pruning and defaulting, which also reports errors,
+   * and the CEL rules (old is the current object on updates, for transition rules).
    */
-  admit?(obj: StoredObject, version: string): FieldError[];
+  admit?(obj: StoredObject, version: string, old?: StoredObject): FieldError[];
   /**
    * admit for a status update, when the kind validates those differently: custom resources validate the
    * status alone there, as kube-apiserver's status strategy does (everything else is the stored object's).
    */
-  admitStatus?(obj: StoredObject, version: string): FieldError[];
+  admitStatus?(obj: StoredObject, version: string, old?: StoredObject): FieldError[];
   /** Kind-specific validation of a new object (old is the current one for updates). */
   validate?(obj: StoredObject, old: StoredObject | undefined, version: string): FieldError[];
   /** Unknown fields of an incoming object below the top level (custom resources: what pruning removes). */

@@ -7,7 +7,7 @@
  * items and `spec.labels.key` for additionalProperties values (kube-openapi joins map keys with a dot;
  * only the list-type checks write `spec.labels[key]`).
  *
- * `x-kubernetes-validations` (CEL rules) are accepted in schemas but not evaluated.
+ * `x-kubernetes-validations` (CEL rules) are compiled and evaluated by ./cel/ (crd/custom-resource.ts runs them after these).
  */
 
 import { cloneJson, type FieldError, type JsonObject, setOwn } from '@certkit/apimachinery';

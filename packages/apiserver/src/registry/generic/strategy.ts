@@ -229,7 +229,7 @@ export function prepareUpdate(
   }
   const errors: FieldError[] = [];
   const admit = statusUpdate && def.admitStatus ? def.admitStatus : def.admit;
-  if (admit) errors.push(...admit(obj, version));
+  if (admit) errors.push(...admit(obj, version, current));
   if (def.tracksGeneration && specChanged(obj, current, def.statusSubresource))
     meta.generation = (old.generation ?? 1) + 1;
   errors.push(...validateObjectMeta(obj, def.namespaced, nameValidator(store)));
