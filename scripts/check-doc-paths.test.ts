@@ -74,6 +74,21 @@ describe('checkMarkdown', () => {
   });
 });
 
+describe('checkMarkdown, strict', () => {
+  it('resolves a short path against the folders its section names, and the sections it is in', () => {
+    const doc = [
+      '## Certificates (`packages/certificates/src/controllers/certificates/`)',
+      '### Readiness',
+      '`readiness/readiness.ts`',
+      '## Elsewhere',
+      '`readiness/readiness.ts`',
+    ].join('\n');
+    assert.deepEqual(checkMarkdown('docs/architecture.md', doc, tree, true), [
+      'docs/architecture.md:5: `readiness/readiness.ts` is found only by its ending, not beside the doc or in its section',
+    ]);
+  });
+});
+
 describe('markdownFiles', () => {
   it('leaves out the generated benchmark reports', () => {
     assert.deepEqual(markdownFiles(['README.md', 'bench/results/scale.md', 'src/a.ts']), ['README.md']);

@@ -19,7 +19,8 @@
  * Globs and placeholders (`*`, `<name>`, `{a,b}`) and build output (`dist/`, `.certkit/`) are not checked.
  *
  * Usage: `node scripts/check-doc-paths.ts` from the repository root; exits 1 with one `file:line: problem` per
- * problem.
+ * problem. With `--strict` (for a review, not lint) it also lists the short paths that resolve only by their
+ * ending, which is where a doc may name a file of the same name in another place.
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, statSync } from 'node:fs';
@@ -93,7 +94,7 @@ interface Context {
   doc: string;
   /** The package the doc belongs to, e.g. `packages/apiserver`. */
   docPackage: string | undefined;
-  /** Folders the current section named, most recent first. */
+  /** Folders the current section and the sections it is in named, most recent first. */
   sectionFolders: string[];
 }
 
@@ -111,23 +112,34 @@ function join2(base: string, path: string): string {
 
 /** Folders a short path may be relative to, nearest first. */
 function bases(context: Context): string[] {
-  const result = [dirname(context.doc).split('\\').join('/')];
-  for (let dir = result[0]; dir !== '.' && dir !== ''; dir = posix.dirname(dir)) result.push(dir);
+  const docDir = dirname(context.doc).split('\\').join('/');
+  const result = [docDir];
   if (context.docPackage) result.push(`${context.docPackage}/src`, context.docPackage);
   result.push(...context.sectionFolders);
+  for (let dir = posix.dirname(docDir); dir !== '.' && dir !== ''; dir = posix.dirname(dir)) result.push(dir);
   for (const name of PACKAGE_NAMES) result.push(`packages/${name}/src`);
   result.push('.');
   return [...new Set(result)];
 }
 
 /** Why a cited path does not resolve, or undefined when it does. */
-export function pathProblem(raw: string, context: Context, tree: RepoTree): string | undefined {
+export function pathProblem(
+  raw: string,
+  context: Context,
+  tree: RepoTree,
+  strict = false,
+): string | undefined {
   const path = clean(raw);
   if (path === '' || PATTERN.test(path) || GENERATED.test(path)) return undefined;
   const bare = path.replace(/\/$/, '');
   if (ROOTED.test(path)) return tree.has(bare) ? undefined : `\`${raw}\` does not exist`;
   for (const base of bases(context)) if (tree.has(join2(base, bare))) return undefined;
-  if (tree.hasSuffix(bare) || UPSTREAM.test(path)) return undefined;
+  if (UPSTREAM.test(path)) return undefined;
+  if (tree.hasSuffix(bare)) {
+    return strict
+      ? `\`${raw}\` is found only by its ending, not beside the doc or in its section`
+      : undefined;
+  }
   return `\`${raw}\` matches no file or folder of the repository`;
 }
 
@@ -144,7 +156,10 @@ function looksLikePath(word: string): boolean {
   return FILE_EXTENSION.test(bare);
 }
 
-/** The folders a line names in code spans (`registry/generic/`, `packages/apiserver`), resolved. */
+/**
+ * The folders a line names in code spans (`registry/generic/`, `packages/apiserver`), and the folders of the
+ * files it names (`controllers/certificates/index.ts`), resolved.
+ */
 function foldersNamed(line: string, context: Context, tree: RepoTree): string[] {
   const folders: string[] = [];
   for (const name of PACKAGE_NAMES) {
@@ -156,8 +171,8 @@ function foldersNamed(line: string, context: Context, tree: RepoTree): string[] 
     if (!PATH_WORD.test(word) || PATTERN.test(word)) continue;
     for (const base of bases({ ...context, sectionFolders: [] })) {
       const candidate = join2(base, word);
-      if (tree.has(candidate) && !FILE_EXTENSION.test(candidate)) {
-        folders.push(candidate);
+      if (tree.has(candidate)) {
+        folders.push(FILE_EXTENSION.test(candidate) ? posix.dirname(candidate) : candidate);
         break;
       }
     }
@@ -166,11 +181,13 @@ function foldersNamed(line: string, context: Context, tree: RepoTree): string[] 
 }
 
 /** The problems of one Markdown document, as `doc:line: problem`. */
-export function checkMarkdown(doc: string, text: string, tree: RepoTree): string[] {
+export function checkMarkdown(doc: string, text: string, tree: RepoTree, strict = false): string[] {
   const problems: string[] = [];
   const docPackage = /^(packages\/[^/]+)\//.exec(doc)?.[1];
   const context: Context = { doc, docPackage, sectionFolders: [] };
   let fence: string | undefined;
+  /** The folders named under each open heading, by level (index 0: before the first heading). */
+  const foldersByLevel: string[][] = [[]];
   const lines = text.split('\n');
   for (const [index, line] of lines.entries()) {
     const at = `${doc}:${index + 1}`;
@@ -186,8 +203,14 @@ export function checkMarkdown(doc: string, text: string, tree: RepoTree): string
       problems.push(...commandProblems(line, at, tree));
       continue;
     }
-    if (/^#{1,6}\s/.test(line)) context.sectionFolders = [];
-    context.sectionFolders = [...foldersNamed(line, context, tree), ...context.sectionFolders];
+    const heading = /^(#{1,6})\s/.exec(line)?.[1].length;
+    if (heading !== undefined) {
+      foldersByLevel.length = heading; // a heading closes its level's section and those below
+      foldersByLevel[heading] = [];
+    }
+    const level = foldersByLevel.length - 1;
+    foldersByLevel[level] = [...foldersNamed(line, context, tree), ...(foldersByLevel[level] ?? [])];
+    context.sectionFolders = foldersByLevel.flatMap((folders) => folders ?? []).reverse();
 
     for (const match of line.matchAll(/(?<!!)\[[^\]]*\]\(([^)\s]+)\)/g)) {
       const target = match[1];
@@ -207,7 +230,7 @@ export function checkMarkdown(doc: string, text: string, tree: RepoTree): string
       if (/\s/.test(span)) {
         problems.push(...commandProblems(span, at, tree));
       } else if (looksLikePath(span)) {
-        const problem = pathProblem(span, context, tree);
+        const problem = pathProblem(span, context, tree, strict);
         if (problem !== undefined) problems.push(`${at}: ${problem}`);
       }
     }
@@ -236,7 +259,10 @@ if (import.meta.main) {
   const files = filesOfRepository(root);
   const tree = treeFromPaths(files);
   const docs = markdownFiles(files);
-  const problems = docs.flatMap((doc) => checkMarkdown(doc, readFileSync(join(root, doc), 'utf8'), tree));
+  const strict = process.argv.includes('--strict');
+  const problems = docs.flatMap((doc) =>
+    checkMarkdown(doc, readFileSync(join(root, doc), 'utf8'), tree, strict),
+  );
   if (problems.length > 0) {
     console.error(`check-doc-paths: ${problems.length} stale path(s)\n${problems.join('\n')}`);
     process.exitCode = 1;
