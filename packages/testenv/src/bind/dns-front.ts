@@ -1,5 +1,5 @@
 /**
- * A DNS front for a test server (e.g. testing/bind.ts) on its own loopback port, to see and shape what reaches
+ * A DNS front for a test server (e.g. bind.ts's) on its own loopback port, to see and shape what reaches
  * it: TCP is relayed as it is; each UDP message is relayed (`forward`), answered with an empty truncated reply
  * (`truncate`, the TC bit: the client must ask again over TCP), or dropped (`drop`: the client times out).
  * It counts UDP messages and TCP connections.

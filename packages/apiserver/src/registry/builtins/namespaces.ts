@@ -19,7 +19,8 @@ export const namespaces = builtin({
   cells: (obj, now) => [obj.metadata.name, (obj.status as { phase?: string })?.phase ?? '', age(obj, now)],
   fieldValues: (obj) => ({ 'status.phase': (obj.status as { phase?: string })?.phase ?? '' }),
   onCreate(obj) {
-    // The "kubernetes" finalizer keeps a deleted namespace until its contents are gone (namespace/lifecycle.ts).
+    // The "kubernetes" finalizer keeps a deleted namespace until its contents are gone
+    // (controllers/namespaces.ts).
     obj.spec = { finalizers: ['kubernetes'] };
     obj.status = { phase: 'Active' };
     obj.metadata.labels = { ...obj.metadata.labels, 'kubernetes.io/metadata.name': obj.metadata.name! };

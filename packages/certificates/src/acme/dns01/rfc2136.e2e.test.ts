@@ -1,6 +1,7 @@
 /**
- * The RFC2136 provider against a real BIND (testing/bind.ts): signed updates with every HMAC algorithm, checked
- * with node:dns and dig; refusals for a wrong secret, an unknown key and no signature; TCP; a silent server.
+ * The RFC2136 provider against a real BIND (@certkit/testenv/bind/bind): signed updates with every HMAC
+ * algorithm, checked with node:dns and dig; refusals for a wrong secret, an unknown key and no signature; TCP;
+ * a silent server.
  */
 
 import assert from 'node:assert/strict';

@@ -1,6 +1,7 @@
 /**
- * The DNS-01 solver end to end against real BIND servers (testing/bind.ts): present, propagation check and
- * clean-up through the RFC2136 provider, in recursive-only and authoritative modes, with CNAME following.
+ * The DNS-01 solver end to end against real BIND servers (@certkit/testenv/bind/bind): present, propagation
+ * check and clean-up through the RFC2136 provider, in recursive-only and authoritative modes, with CNAME
+ * following.
  *
  * Two servers play two roles. `primary` takes the updates. `stale` serves the same zones but never sees an
  * update: as a check server it stands for a recursive resolver that has not caught up, so the two check modes
