@@ -89,6 +89,21 @@ describe('checkMarkdown, strict', () => {
   });
 });
 
+describe('checkMarkdown, module specifiers', () => {
+  it('checks that a @certkit/… specifier names a module of that package', () => {
+    const modules = treeFromPaths([
+      'packages/testenv/package.json',
+      'packages/testenv/src/bind/bind.ts',
+      'packages/apimachinery/package.json',
+    ]);
+    const doc =
+      '`@certkit/testenv/bind/bind`, `@certkit/apimachinery`, `@certkit/*`\n`@certkit/testenv/testing/bind`';
+    assert.deepEqual(checkMarkdown('README.md', doc, modules), [
+      'README.md:2: `@certkit/testenv/testing/bind`: no module packages/testenv/src/testing/bind.ts',
+    ]);
+  });
+});
+
 describe('markdownFiles', () => {
   it('leaves out the generated benchmark reports', () => {
     assert.deepEqual(markdownFiles(['README.md', 'bench/results/scale.md', 'src/a.ts']), ['README.md']);

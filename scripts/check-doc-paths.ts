@@ -13,6 +13,7 @@
  *   ends with it, because a short name can be ambiguous but can never name nothing.
  * - Commands, in code spans with spaces and fenced code blocks: rooted words (`npx node --test
  *   packages/…/x.e2e.test.ts`) must exist, so that a command a doc gives can be pasted.
+ * - Module specifiers of the workspace (`@certkit/testenv/bind/bind`) name a module of that package's `src/`.
  * - Nothing cites a file outside the repository (`../shared/…`, `research/…`, `DESIGN.md`, `seeds/…`), which a
  *   clone does not have.
  *
@@ -229,6 +230,9 @@ export function checkMarkdown(doc: string, text: string, tree: RepoTree, strict 
       const span = match[2].trim();
       if (/\s/.test(span)) {
         problems.push(...commandProblems(span, at, tree));
+      } else if (span.startsWith('@certkit/')) {
+        const problem = moduleProblem(span, tree);
+        if (problem !== undefined) problems.push(`${at}: ${problem}`);
       } else if (looksLikePath(span)) {
         const problem = pathProblem(span, context, tree, strict);
         if (problem !== undefined) problems.push(`${at}: ${problem}`);
@@ -236,6 +240,20 @@ export function checkMarkdown(doc: string, text: string, tree: RepoTree, strict 
     }
   }
   return problems;
+}
+
+/**
+ * Why a `@certkit/…` module specifier names no module. Every workspace package exports `./*` as `./src/*.ts`,
+ * so `@certkit/testenv/bind/bind` is `packages/testenv/src/bind/bind.ts`.
+ */
+export function moduleProblem(specifier: string, tree: RepoTree): string | undefined {
+  const match = /^@certkit\/([\w-]+)(?:\/([\w./-]+?))?(?:\.ts)?$/.exec(specifier.replace(/[.,;:]+$/, ''));
+  if (match === null) return undefined; // a pattern or prose (`@certkit/*`)
+  const [, name, sub] = match;
+  if (!tree.has(`packages/${name}/package.json`)) return `\`${specifier}\`: no package packages/${name}`;
+  if (sub === undefined || sub.endsWith('/')) return undefined;
+  if (tree.has(`packages/${name}/src/${sub}.ts`)) return undefined;
+  return `\`${specifier}\`: no module packages/${name}/src/${sub}.ts`;
 }
 
 /** Rooted paths among the words of a command. */
