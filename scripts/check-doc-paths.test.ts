@@ -104,6 +104,26 @@ describe('checkMarkdown, module specifiers', () => {
   });
 });
 
+describe('checkMarkdown, anchors', () => {
+  it("checks that a link's #anchor names a heading of the linked file, or of this one", () => {
+    const architecture =
+      "# Architecture\n### Where a PATCH goes\n### Where a Certificate's Ready is decided\n";
+    const readDoc = (path: string) => (path === 'docs/architecture.md' ? architecture : undefined);
+    const good = [
+      '[patch](docs/architecture.md#where-a-patch-goes)',
+      '[ready](docs/architecture.md#where-a-certificates-ready-is-decided)',
+      '## Here',
+      '[here](#here)',
+    ].join('\n');
+    assert.deepEqual(checkMarkdown('README.md', good, tree, false, readDoc), []);
+    const bad = '[patch](docs/architecture.md#where-patch-goes)\n[x](#nowhere)';
+    assert.deepEqual(checkMarkdown('README.md', bad, tree, false, readDoc), [
+      'README.md:1: link (docs/architecture.md#where-patch-goes) names no heading of docs/architecture.md',
+      'README.md:2: link (#nowhere) names no heading of this file',
+    ]);
+  });
+});
+
 describe('markdownFiles', () => {
   it('leaves out the generated benchmark reports', () => {
     assert.deepEqual(markdownFiles(['README.md', 'bench/results/scale.md', 'src/a.ts']), ['README.md']);

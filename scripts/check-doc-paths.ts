@@ -4,7 +4,8 @@
  * Code moves; docs that name the old place send a newcomer to a file that is gone. This reads every Markdown
  * file of the repository (not node_modules, not the generated bench/results/) and checks:
  *
- * - Links, `[text](target)`: the target, relative to the doc as a Markdown renderer resolves it, exists.
+ * - Links, `[text](target)`: the target, relative to the doc as a Markdown renderer resolves it, exists, and
+ *   so does the heading its `#anchor` names (GitHub's anchors).
  * - Code spans: a span that is one path-like word is a path when it is rooted (`packages/…`, `docs/…`,
  *   `scripts/…`, …), ends in `/`, or ends in a file extension (`.ts`, `.md`, …). Rooted paths must exist from
  *   the repository root. A short path (`registry/generic/store.ts`, `readiness/`) is looked up against the
@@ -181,8 +182,37 @@ function foldersNamed(line: string, context: Context, tree: RepoTree): string[] 
   return folders;
 }
 
-/** The problems of one Markdown document, as `doc:line: problem`. */
-export function checkMarkdown(doc: string, text: string, tree: RepoTree, strict = false): string[] {
+/** The anchors GitHub gives a Markdown file's headings: lower case, punctuation dropped, spaces as `-`. */
+export function headingAnchors(text: string): Set<string> {
+  const anchors = new Set<string>();
+  const seen = new Map<string, number>();
+  let fence = false;
+  for (const line of text.split('\n')) {
+    if (/^\s*(```|~~~)/.test(line)) fence = !fence;
+    const heading = fence ? undefined : /^#{1,6}\s+(.*?)\s*#*\s*$/.exec(line)?.[1];
+    if (heading === undefined) continue;
+    const slug = heading
+      .toLowerCase()
+      .replace(/[^\p{L}\p{N}\p{M}\s_-]/gu, '')
+      .replace(/ /g, '-');
+    const count = seen.get(slug) ?? 0;
+    seen.set(slug, count + 1);
+    anchors.add(count === 0 ? slug : `${slug}-${count}`);
+  }
+  return anchors;
+}
+
+/**
+ * The problems of one Markdown document, as `doc:line: problem`. `readDoc` gives another Markdown file's text
+ * (repository-relative), for the anchors of links into it.
+ */
+export function checkMarkdown(
+  doc: string,
+  text: string,
+  tree: RepoTree,
+  strict = false,
+  readDoc: (path: string) => string | undefined = () => undefined,
+): string[] {
   const problems: string[] = [];
   const docPackage = /^(packages\/[^/]+)\//.exec(doc)?.[1];
   const context: Context = { doc, docPackage, sectionFolders: [] };
@@ -215,8 +245,14 @@ export function checkMarkdown(doc: string, text: string, tree: RepoTree, strict 
 
     for (const match of line.matchAll(/(?<!!)\[[^\]]*\]\(([^)\s]+)\)/g)) {
       const target = match[1];
-      if (/^[a-z][\w+.-]*:/i.test(target) || target.startsWith('#')) continue;
+      if (/^[a-z][\w+.-]*:/i.test(target)) continue;
+      const anchor = /#(.+)$/.exec(target)?.[1];
       const path = target.replace(/#.*$/, '');
+      if (path === '') {
+        if (anchor !== undefined && !headingAnchors(text).has(anchor))
+          problems.push(`${at}: link (${target}) names no heading of this file`);
+        continue;
+      }
       const resolved = normalize(join(dirname(doc), path))
         .split('\\')
         .join('/')
@@ -224,6 +260,11 @@ export function checkMarkdown(doc: string, text: string, tree: RepoTree, strict 
       if (resolved.startsWith('..')) problems.push(`${at}: link (${target}) leaves the repository`);
       else if (!GENERATED.test(resolved) && !tree.has(resolved))
         problems.push(`${at}: link (${target}) does not exist (resolved to ${resolved})`);
+      else if (anchor !== undefined && resolved.endsWith('.md')) {
+        const linked = readDoc(resolved);
+        if (linked !== undefined && !headingAnchors(linked).has(anchor))
+          problems.push(`${at}: link (${target}) names no heading of ${resolved}`);
+      }
     }
     // Code spans, outside the links' targets (a span may be a link's text).
     for (const match of line.matchAll(/(`+)([^`]+?)\1/g)) {
@@ -279,7 +320,9 @@ if (import.meta.main) {
   const docs = markdownFiles(files);
   const strict = process.argv.includes('--strict');
   const problems = docs.flatMap((doc) =>
-    checkMarkdown(doc, readFileSync(join(root, doc), 'utf8'), tree, strict),
+    checkMarkdown(doc, readFileSync(join(root, doc), 'utf8'), tree, strict, (path) =>
+      existsSync(join(root, path)) ? readFileSync(join(root, path), 'utf8') : undefined,
+    ),
   );
   if (problems.length > 0) {
     console.error(`check-doc-paths: ${problems.length} stale path(s)\n${problems.join('\n')}`);
