@@ -235,6 +235,8 @@ function isInMemory(path: string): boolean {
 }
 
 export class SqliteStorage implements Storage {
+  /** Its watches see every write of this process, the only one on the file (SqliteWatch.offer). */
+  readonly progressOnEveryWrite = true;
   readonly #db: DatabaseSync;
   readonly #writer: WriterClient;
   readonly #watchBatchSize: number;

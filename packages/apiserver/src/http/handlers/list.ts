@@ -12,7 +12,13 @@ import { renderFor, type VerbRequest } from './verb-request.ts';
 export async function handleList(verb: VerbRequest): Promise<void> {
   const { def, store } = verb;
   const render = renderFor(verb, 'list');
-  const result = await verb.reader.list(verb.namespace, parseListOptions(verb.query, 'list'));
+  // A Table is made of parsed objects, which a list from the cache would leave parsed in it.
+  const consistentFromCache = render.rendering !== 'table';
+  const result = await verb.reader.list(
+    verb.namespace,
+    parseListOptions(verb.query, 'list'),
+    consistentFromCache,
+  );
   const writer = new ListBodyWriter(verb.res, verb.context.listStallTimeoutMs);
   if ('entries' in result) await writeList(writer, cachedListEncoding(def, result, render), [result.entries]);
   else if ('pages' in result) {
