@@ -93,8 +93,8 @@ export class ResourceReader {
   }
 
   /**
-   * A list. `consistentFromCache`: the caller's rendering needs no parsed objects (not a Table), so a consistent
-   * read may come from the cache (see consistentInCache) without the cache keeping parsed copies for it.
+   * A list. `consistentFromCache`: the caller renders metadata only, the same from the cache as from storage,
+   * so a consistent read may come from the cache (see consistentInCache).
    */
   async list(
     namespace: string | undefined,
