@@ -19,7 +19,8 @@ import { eventFrame, type FrameRendering, objectJson, previousAtRevision } from 
  * - get: storage for resourceVersion "" or while the cache is not Ready; the cache otherwise;
  * - list: storage for consistent reads, Exact, continue tokens and "legacy exact" (N with a limit); the cache
  *   for "0" and NotOlderThan when Ready; while Pending, storage only for unselective lists with a limit, and
- *   429 for the rest, as those would be costly from storage;
+ *   429 for the rest, as those would be costly from storage. A whole, unselective consistent list as metadata
+ *   comes from the cache once it is current, where storage can tell (ConsistentListFromCache, KEP-2340);
  * - watch: the cache when Ready, 429 with Retry-After otherwise: never a request that hangs.
  */
 
