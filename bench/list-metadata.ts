@@ -19,7 +19,8 @@ import { Client, median, rssMiB, startServerProcess, waitReadyz, writeResults } 
  * each (the first call of each kind reported apart, as it may build what later calls reuse):
  *
  *   metadata        LIST /api/v1/secrets as PartialObjectMetadataList, no resourceVersion (a consistent
- *                   read, from storage: what kubectl and a plain client send)
+ *                   read: what bench:scale, curl and a plain client send; from storage before ADR 1104, from
+ *                   the watch cache once current after it)
  *   metadata rv=0   the same with resourceVersion=0 (from the watch cache: what an informer sends)
  *   full            LIST /api/v1/secrets as SecretList, no resourceVersion, for reference
  *
@@ -85,7 +86,12 @@ async function seed(dir: string, count: number): Promise<void> {
 
 type Kind = 'metadata' | 'metadataCache' | 'full';
 const KINDS: { kind: Kind; query: string; accept: string; label: string }[] = [
-  { kind: 'metadata', query: '', accept: METADATA_ACCEPT, label: 'metadata LIST (from storage)' },
+  {
+    kind: 'metadata',
+    query: '',
+    accept: METADATA_ACCEPT,
+    label: 'metadata LIST, no resourceVersion (consistent)',
+  },
   {
     kind: 'metadataCache',
     query: '?resourceVersion=0',
