@@ -1,7 +1,11 @@
 import { type StoredObject, toPartialObjectMetadata } from '@certkit/apimachinery';
 import type { ResourceDefinition } from '../registry/resource.ts';
 import type { ListResult } from '../registry/generic/types.ts';
-import { storedJson, withResourceVersionLastBytes } from '../registry/stored-json.ts';
+import {
+  partialObjectMetadataBytes,
+  storedJson,
+  withResourceVersionLastBytes,
+} from '../registry/stored-json.ts';
 import type { KeyValue } from '../storage/types.ts';
 import { type FrameRendering, objectJsonParts } from '../watchcache/frames.ts';
 import type { CachedObject } from '../watchcache/cache.ts';
@@ -148,8 +152,9 @@ export function objectListEncoding(
 /**
  * A list of stored key-values as bytes (ObjectStore.listPaged), item by item as renderList renders the
  * decoded objects. Whole objects in their stored version are their stored bytes with the resourceVersion
- * spliced in where decoding puts it (stored-json.ts): the same bytes, without decoding and serialising each
- * object, nor making a string of it.
+ * spliced in where decoding puts it (stored-json.ts), and PartialObjectMetadata is a view of their stored
+ * metadata with it appended: the same bytes, without decoding and serialising each object, nor making a
+ * string of it.
  */
 export function storedListEncoding(
   def: ResourceDefinition,
@@ -159,6 +164,8 @@ export function storedListEncoding(
 ): ListEncoding<KeyValue<Uint8Array>> {
   const objects = objectListEncoding(def, options, metadata);
   const decoded = (kv: KeyValue<Uint8Array>) => objects.item(decode(kv));
+  if (options.rendering === 'metadata')
+    return { ...objects, item: (kv) => partialObjectMetadataBytes(kv.value, kv.modRevision) ?? decoded(kv) };
   if (options.rendering !== 'object') return { ...objects, item: decoded };
   const head = Buffer.from(`{"apiVersion":${JSON.stringify(options.apiVersion)},`);
   const inVersion = (value: Uint8Array) =>

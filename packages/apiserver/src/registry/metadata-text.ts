@@ -24,6 +24,44 @@ export function metadataJson(value: string): string | undefined {
   return end < 0 ? undefined : value.slice(start - 1, end);
 }
 
+const RESOURCE_VERSION_MEMBER = '"resourceVersion":';
+const PARTIAL_OBJECT_METADATA_HEAD =
+  '{"apiVersion":"meta.k8s.io/v1","kind":"PartialObjectMetadata","metadata":';
+
+/**
+ * Where a stored value's metadata ends, for partialObjectMetadataParts: the index just past its closing brace,
+ * or -1 when the value is laid out otherwise or its metadata may already name a resourceVersion (decode would
+ * then keep it where it is). Found once and kept, it makes the metadata's text a slice of the value.
+ */
+export function metadataEnd(value: string): number {
+  const start = metadataStart(value);
+  const end = start < 0 ? -1 : objectEnd(value, start - 1);
+  // Searched in the metadata only (a slice is a view, not a copy), not through the kilobytes after it.
+  return end < 0 || value.slice(start, end).includes(RESOURCE_VERSION_MEMBER) ? -1 : end;
+}
+
+/**
+ * The JSON of toPartialObjectMetadata of the object ObjectStore.decode makes of a stored value (its metadata
+ * with the resourceVersion appended), cut out of the value's text rather than parsed and serialised again: a
+ * stored value is JSON.stringify's own output, which parsing and serialising gives back unchanged. In parts,
+ * the middle one a slice of the value (no copy), for a list or a watch frame to write out one by one.
+ * `end` is metadataEnd(value); undefined when that is -1.
+ */
+export function partialObjectMetadataParts(
+  value: string,
+  end: number,
+  resourceVersion: string | number,
+): [string, string, string] | undefined {
+  const start = metadataStart(value);
+  if (start < 0 || end <= start) return undefined;
+  const separator = end - 1 === start ? '' : ',';
+  return [
+    PARTIAL_OBJECT_METADATA_HEAD,
+    value.slice(start - 1, end - 1),
+    `${separator}"resourceVersion":"${resourceVersion}"}}`,
+  ];
+}
+
 /**
  * Whether `other` begins as `value` does up to the end of its metadata (`metadata` being metadataJson(value)):
  * then its metadata is the same text, found without looking through it for where it ends.

@@ -151,6 +151,34 @@ export function withResourceVersionLastBytes(
   return [bytes.subarray(0, end), `${separator}"resourceVersion":"${resourceVersion}"`, bytes.subarray(end)];
 }
 
+const PARTIAL_OBJECT_METADATA_HEAD =
+  '{"apiVersion":"meta.k8s.io/v1","kind":"PartialObjectMetadata","metadata":';
+
+/**
+ * The bytes of JSON.stringify(toPartialObjectMetadata(decode(value))) without decoding (the same reasoning as
+ * withResourceVersionLastBytes): a view of the stored metadata, the resourceVersion appended. A LIST as
+ * metadata then costs a scan of each object's metadata, not a parse of each object (a certificate Secret is
+ * kilobytes, its metadata a few hundred bytes). Undefined for a value in another layout, or whose metadata may
+ * name a resourceVersion.
+ */
+export function partialObjectMetadataBytes(
+  bytes: Uint8Array,
+  resourceVersion: string | number,
+): [string, Uint8Array, string] | undefined {
+  const start = metadataStartBytes(bytes);
+  if (start < 0) return undefined;
+  const end = metadataEndBytes(bytes, start);
+  if (end < 0) return undefined;
+  // Searched in the metadata only, not through the kilobytes after it.
+  if (asBuffer(bytes).subarray(start, end).includes(RESOURCE_VERSION_MEMBER)) return undefined;
+  const separator = end === start ? '' : ',';
+  return [
+    PARTIAL_OBJECT_METADATA_HEAD,
+    bytes.subarray(start - 1, end),
+    `${separator}"resourceVersion":"${resourceVersion}"}}`,
+  ];
+}
+
 /**
  * withResourceVersion in parts, slices of the stored value around the resourceVersion, for a list that
  * writes them out one by one: joined, each object of the list would be copied into a new string.

@@ -88,6 +88,25 @@ describe('sqlite storage', () => {
     assert.deepEqual(seen, [`event ${a1}`, `progress ${b2}`]);
   });
 
+  it('tells a watch started behind writes elsewhere that it is current once caught up, without a new write', async () => {
+    const storage = SqliteStorage.open(':memory:');
+    const a1 = await storage.create('/a/1', 'x');
+    await storage.create('/b/1', 'x');
+    const b2 = await storage.create('/b/2', 'x');
+    const seen: string[] = [];
+    // From before /a/1: the catch-up delivers it, then says the watch is current to the last write elsewhere
+    // (a watch cache listed at a1 must not wait for the next write to know it is current).
+    const watch = storage.watch('/a/', a1 - 1, {
+      event: (e) => seen.push(`event ${e.revision}`),
+      error: (err) => seen.push(`error ${err.message}`),
+      progress: (rev) => seen.push(`progress ${rev}`),
+    });
+    await setTimeout(5);
+    watch.close();
+    await storage.close();
+    assert.deepEqual(seen, [`event ${a1}`, `progress ${b2}`]);
+  });
+
   it('uses WAL journaling', async () => {
     const f = await fileFixture();
     try {

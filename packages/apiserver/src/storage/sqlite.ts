@@ -235,6 +235,8 @@ function isInMemory(path: string): boolean {
 }
 
 export class SqliteStorage implements Storage {
+  /** Its watches see every write of this process, the only one on the file (SqliteWatch.offer). */
+  readonly progressOnEveryWrite = true;
   readonly #db: DatabaseSync;
   readonly #writer: WriterClient;
   readonly #watchBatchSize: number;
@@ -823,6 +825,7 @@ class SqliteWatch implements StorageWatch {
     }
     const { events, complete } = this.#source.readHistory(this.#prefix, this.#end, this.#cursor);
     if (events.length > 0) this.#cursor = events[events.length - 1].revision;
+    const delivered = this.#cursor;
     if (complete) {
       this.#cursor = Math.max(this.#cursor, this.#source.revision());
       this.#live = true;
@@ -830,5 +833,8 @@ class SqliteWatch implements StorageWatch {
       setImmediate(() => this.#catchUp());
     }
     this.#delivery.pushAll(events);
+    // Caught up past writes elsewhere: say so now, not at the next write (which may be long in coming), so
+    // that a cache started on a quiet store knows it is current (a consistent read from it waits for that).
+    if (this.#cursor > delivered) this.#delivery.pushProgress(this.#cursor);
   }
 }

@@ -71,6 +71,13 @@ export interface StorageWatch {
 }
 
 export interface Storage {
+  /**
+   * True when a watch reports progress (WatchListener.progress) for every write outside its prefix as it
+   * happens, so that a watch which has delivered up to currentRevision() is known to be current: a watch cache
+   * can then answer a consistent read itself (KEP-2340). etcd 3.4 sends progress notifications only now and
+   * then, so its consistent reads go to storage.
+   */
+  readonly progressOnEveryWrite?: boolean;
   /** The latest revision of the whole store. */
   currentRevision(): Promise<number>;
   /** The revision below which history is gone (0 when nothing was compacted). */

@@ -31,6 +31,11 @@ export interface CachedObject {
   revision: number;
   /** Serialisations built on first use, by rendering (see frames.ts). */
   rendered?: Map<string, string>;
+  /**
+   * Where the metadata ends in `value` (-1: laid out otherwise), found on the first metadata rendering and
+   * kept: one number, where keeping the rendering would hold a copy of the metadata (see frames.ts).
+   */
+  metadataEnd?: number;
 }
 
 /** A cache entry whose object is parsed from its stored value the first time it is asked for. */
@@ -40,6 +45,7 @@ class Entry implements CachedObject {
   readonly value: string;
   readonly revision: number;
   rendered?: Map<string, string>;
+  metadataEnd?: number;
   #obj: StoredObject | undefined;
   #metadata: StoredObject['metadata'] | undefined;
 

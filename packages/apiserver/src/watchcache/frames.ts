@@ -1,10 +1,12 @@
 import { toPartialObjectMetadata } from '@certkit/apimachinery';
+import { metadataEnd, partialObjectMetadataParts } from '../registry/metadata-text.ts';
 import { withResourceVersion, withResourceVersionParts } from '../registry/stored-json.ts';
 import type { CacheEvent, CacheEventType, CachedObject } from './cache.ts';
 
 /**
  * Shared serialisations. A cached object's JSON is its stored value with the resourceVersion spliced in
- * (no parse or stringify; see stored-json.ts); its PartialObjectMetadata JSON is built once; a watch event's
+ * (no parse or stringify; see stored-json.ts); its PartialObjectMetadata JSON is cut out of that value likewise
+ * (metadata-text.ts); a watch event's
  * bytes are built once per rendering and dispatch, and written to every watcher that wants them.
  */
 
@@ -31,12 +33,25 @@ function hasApiVersion(entry: CachedObject, apiVersion: string): boolean {
   return entry.value.startsWith(head) || entry.obj.apiVersion === apiVersion;
 }
 
+/**
+ * An entry's PartialObjectMetadata JSON in parts, cut out of its stored value (metadata-text.ts): neither the
+ * object nor its metadata is parsed, and nothing but where the metadata ends is kept.
+ */
+function metadataParts(entry: CachedObject): readonly string[] | undefined {
+  entry.metadataEnd ??= metadataEnd(entry.value);
+  return partialObjectMetadataParts(entry.value, entry.metadataEnd, entry.revision);
+}
+
 export function objectJson(entry: CachedObject, rendering: FrameRendering): string {
   // The stored value with the resourceVersion spliced in costs next to nothing to make again, and keeping
   // it would double what the cache holds: only renderings that serialise are kept.
   if (rendering.kind === 'object' && hasApiVersion(entry, rendering.apiVersion)) {
     const spliced = withResourceVersion(entry.value, entry.revision);
     if (spliced !== undefined) return spliced;
+  }
+  if (rendering.kind === 'metadata') {
+    const parts = metadataParts(entry);
+    if (parts !== undefined) return parts.join('');
   }
   const key = renderingKey(rendering);
   const hit = entry.rendered?.get(key);
@@ -61,6 +76,10 @@ export function objectJson(entry: CachedObject, rendering: FrameRendering): stri
 export function objectJsonParts(entry: CachedObject, rendering: FrameRendering): string | readonly string[] {
   if (rendering.kind === 'object' && hasApiVersion(entry, rendering.apiVersion)) {
     const parts = withResourceVersionParts(entry.value, entry.revision);
+    if (parts !== undefined) return parts;
+  }
+  if (rendering.kind === 'metadata') {
+    const parts = metadataParts(entry);
     if (parts !== undefined) return parts;
   }
   return objectJson(entry, rendering);

@@ -19,12 +19,19 @@ import { eventFrame, type FrameRendering, objectJson, previousAtRevision } from 
  * - get: storage for resourceVersion "" or while the cache is not Ready; the cache otherwise;
  * - list: storage for consistent reads, Exact, continue tokens and "legacy exact" (N with a limit); the cache
  *   for "0" and NotOlderThan when Ready; while Pending, storage only for unselective lists with a limit, and
- *   429 for the rest, as those would be costly from storage;
+ *   429 for the rest, as those would be costly from storage. A whole, unselective consistent list as metadata
+ *   comes from the cache once it is current, where storage can tell (ConsistentListFromCache, KEP-2340);
  * - watch: the cache when Ready, 429 with Retry-After otherwise: never a request that hangs.
  */
 
 /** How long a read waits for the cache to reach a requested resourceVersion (kube-apiserver's blockTimeout). */
 const FRESHNESS_WAIT_MS = 3000;
+
+/**
+ * How long a consistent read waits for the cache to reach storage's revision before going to storage: the
+ * cache is behind by one dispatch at most, unless the event loop is very busy.
+ */
+const CONSISTENT_WAIT_MS = 250;
 
 /** A list served from the cache: entries keep their shared serialisations. */
 export interface CachedListResult {
@@ -86,17 +93,48 @@ export class ResourceReader {
     return entry.obj;
   }
 
+  /**
+   * A list. `consistentFromCache`: the caller renders metadata only, the same from the cache as from storage,
+   * so a consistent read may come from the cache (see consistentInCache).
+   */
   async list(
     namespace: string | undefined,
     options: ListOptions,
+    consistentFromCache = false,
   ): Promise<ListResult | CachedListResult | PagedList> {
     const cache = this.cache;
+    if (cache && consistentFromCache && (await this.consistentInCache(cache, options)))
+      return this.fromCache(cache, namespace, options);
     if (!cache || alwaysFromStorage(options)) return this.fromStorage(namespace, options);
     if (!cache.ready.ready) {
       const unselective = options.labelSelector.empty && options.fieldSelector.empty;
       if (unselective && options.limit > 0) return this.fromStorage(namespace, options);
       throw tooManyRequests(cache);
     }
+    return this.fromCache(cache, namespace, options);
+  }
+
+  /**
+   * Whether a consistent read (no resourceVersion) can be answered by the cache, as kube-apiserver answers
+   * them since 1.31 (KEP-2340, ConsistentListFromCache): when storage's watches report progress on every
+   * write, the cache is current once it has reached storage's current revision, which takes at most a
+   * dispatch. Only whole, unselective lists: a limit needs storage's continue tokens, and selectors would
+   * leave parsed metadata in the cache. Otherwise, or when the cache does not catch up within
+   * CONSISTENT_WAIT_MS, storage answers as before.
+   */
+  private async consistentInCache(cache: WatchCache, options: ListOptions): Promise<boolean> {
+    if (options.resourceVersion !== '' || options.continue || options.limit > 0) return false;
+    if (!options.labelSelector.empty || !options.fieldSelector.empty) return false;
+    if (!this.store.storage.progressOnEveryWrite || !cache.ready.ready) return false;
+    const revision = await this.store.storage.currentRevision();
+    return (await cache.waitForRevision(revision, CONSISTENT_WAIT_MS)) && cache.ready.ready;
+  }
+
+  private async fromCache(
+    cache: WatchCache,
+    namespace: string | undefined,
+    options: ListOptions,
+  ): Promise<CachedListResult> {
     this.store.checkFieldSelector(options.fieldSelector);
     await this.waitFresh(cache, options.resourceVersion);
     const matches = entryMatcher(this.store, options);

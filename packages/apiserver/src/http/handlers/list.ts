@@ -12,7 +12,15 @@ import { renderFor, type VerbRequest } from './verb-request.ts';
 export async function handleList(verb: VerbRequest): Promise<void> {
   const { def, store } = verb;
   const render = renderFor(verb, 'list');
-  const result = await verb.reader.list(verb.namespace, parseListOptions(verb.query, 'list'));
+  // Metadata only: cut out of the cached values, the same bytes storage gives (render.ts), with nothing parsed
+  // or kept in the cache for it. A Table is made of parsed objects, which the cache would keep; whole objects
+  // from the cache carry their resourceVersion first in metadata, where storage's decode puts it last.
+  const consistentFromCache = render.rendering === 'metadata';
+  const result = await verb.reader.list(
+    verb.namespace,
+    parseListOptions(verb.query, 'list'),
+    consistentFromCache,
+  );
   const writer = new ListBodyWriter(verb.res, verb.context.listStallTimeoutMs);
   if ('entries' in result) await writeList(writer, cachedListEncoding(def, result, render), [result.entries]);
   else if ('pages' in result) {
