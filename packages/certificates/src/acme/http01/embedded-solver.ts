@@ -31,11 +31,14 @@ export class EmbeddedHTTP01Solver implements HTTP01Solver {
     return Promise.resolve();
   }
 
-  async check(challenge: Challenge, signal?: AbortSignal): Promise<void> {
+  async check(challenge: Challenge, signal?: AbortSignal, requiredPasses?: number): Promise<void> {
     // As upstream: present again first, in case the key was cleaned up in between (a restart).
     await this.present(challenge);
     const { dnsName, token, key } = challenge.spec;
-    await selfCheck({ dnsName, token, key }, { ...this.#selfCheck, signal });
+    await selfCheck(
+      { dnsName, token, key },
+      { ...this.#selfCheck, ...(requiredPasses !== undefined ? { requiredPasses } : {}), signal },
+    );
   }
 
   cleanUp(challenge: Challenge): Promise<void> {
