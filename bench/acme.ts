@@ -7,9 +7,9 @@ import type { Secret } from 'kubernetes-types/core/v1.d.ts';
 import type { ACMEChallengeSolver, Certificate, Issuer } from '../packages/certificates/src/api/types.ts';
 import { certificatesRef, issuersRef } from '../packages/certificates/src/controllers/refs.ts';
 import { encodePrivateKey } from '../packages/certificates/src/pki/index.ts';
-import { startBind, type BindServer } from '../packages/testenv/src/bind/bind.ts';
+import { startBind } from '../packages/testenv/src/bind/bind.ts';
 import { freePort } from '../packages/testenv/src/net/free-ports.ts';
-import { startPebble, type Pebble } from '../packages/testenv/src/pebble/pebble.ts';
+import { startPebble } from '../packages/testenv/src/pebble/pebble.ts';
 import { rootCa } from '../packages/testenv/src/pki/ca.ts';
 import {
   type Cluster,
