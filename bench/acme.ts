@@ -339,6 +339,7 @@ const table = [
   `Pebble: PEBBLE_VA_NOSLEEP=1, PEBBLE_AUTHZREUSE=0 (every order solves its challenge), badNonce rejection at its default 5 %; its VA resolves through BIND and dials the controller's embedded HTTP-01 listener.`,
   `Controller: certkit controller ${CONTROLLER_FLAGS.filter((f) => !f.includes('127.0.0.1')).join(' ')} (plus the HTTP-01 listener, self-check port and nameservers on loopback).`,
   `DNS-01 waits: a failed self-check is retried after ${CHECK_RETRY} (cert-manager's default 10 s), and after a passing check the Challenge is accepted after ${PROPAGATION_WAIT_MS} ms instead of cert-manager's fixed 60 s. That wait lets resolvers the check did not ask catch up; here BIND is the only resolver and the check asks it, so the wait has nothing to wait for — and with it no run of ${CERTS} names could end in 60 s (${MAX_CHALLENGES} Challenges at once, each held 60 s, take at least ${Math.ceil(CERTS / Number(MAX_CHALLENGES))} × 60 s).`,
+  `HTTP-01's floor: each Challenge makes cert-manager's five self-check GETs 2 s apart (8 s) before it is accepted, and at most --max-concurrent-challenges (${MAX_CHALLENGES}) are processed at once, so ${CERTS} names take at least ${Math.ceil(CERTS / Number(MAX_CHALLENGES))} × 8 s = ${Math.ceil(CERTS / Number(MAX_CHALLENGES)) * 8} s however fast the rest is.`,
   `Retries per Certificate: ${runs
     .map(
       (r) =>
