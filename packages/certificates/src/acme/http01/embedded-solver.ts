@@ -14,7 +14,7 @@ import {
   startChallengeListener,
 } from './challenge-server.ts';
 import type { ListenAddress } from './address.ts';
-import { selfCheck, type SelfCheckOptions } from './self-check.ts';
+import { nameserverLookup, selfCheck, type SelfCheckOptions } from './self-check.ts';
 import type { HTTP01Solver } from './solver.ts';
 
 export class EmbeddedHTTP01Solver implements HTTP01Solver {
@@ -22,7 +22,11 @@ export class EmbeddedHTTP01Solver implements HTTP01Solver {
   readonly #selfCheck: Omit<SelfCheckOptions, 'signal'>;
 
   constructor(selfCheckOptions: Omit<SelfCheckOptions, 'signal'> = {}) {
-    this.#selfCheck = selfCheckOptions;
+    const { nameservers, lookup } = selfCheckOptions;
+    this.#selfCheck = {
+      ...selfCheckOptions,
+      ...(!lookup && nameservers?.length ? { lookup: nameserverLookup(nameservers) } : {}),
+    };
   }
 
   present(challenge: Challenge): Promise<void> {
@@ -31,11 +35,14 @@ export class EmbeddedHTTP01Solver implements HTTP01Solver {
     return Promise.resolve();
   }
 
-  async check(challenge: Challenge, signal?: AbortSignal): Promise<void> {
+  async check(challenge: Challenge, signal?: AbortSignal, requiredPasses?: number): Promise<void> {
     // As upstream: present again first, in case the key was cleaned up in between (a restart).
     await this.present(challenge);
     const { dnsName, token, key } = challenge.spec;
-    await selfCheck({ dnsName, token, key }, { ...this.#selfCheck, signal });
+    await selfCheck(
+      { dnsName, token, key },
+      { ...this.#selfCheck, ...(requiredPasses !== undefined ? { requiredPasses } : {}), signal },
+    );
   }
 
   cleanUp(challenge: Challenge): Promise<void> {

@@ -19,8 +19,10 @@ export interface HTTP01Solver {
   /**
    * The self-check: resolves once the key is served where the ACME server will look, rejects with the
    * reason (shown in the Challenge's status.reason) while it is not. Never accepts the challenge itself.
+   * `requiredPasses` (default: the solver's, 5 as upstream) is how many consecutive passes this call makes:
+   * the Challenge controller asks for one per sync and requeues for the next, so no worker sleeps between them.
    */
-  check(challenge: Challenge, signal?: AbortSignal): Promise<void>;
+  check(challenge: Challenge, signal?: AbortSignal, requiredPasses?: number): Promise<void>;
   /** Stops answering for the challenge and removes whatever present() made. Idempotent. */
   cleanUp(challenge: Challenge): Promise<void>;
 }

@@ -417,7 +417,7 @@ describe('ACME issuance against Pebble and BIND', { skip }, () => {
   });
 });
 
-describe('ACME issuance: the DNS-01 settling wait and preferredChain', { skip }, () => {
+describe('ACME issuance with one worker: DNS-01 settling, HTTP-01 passes, preferredChain', { skip }, () => {
   const WAIT_MS = 8_000;
   let env: AcmeEnvironment;
   before(async () => {
@@ -455,6 +455,21 @@ describe('ACME issuance: the DNS-01 settling wait and preferredChain', { skip },
     const elapsed = Date.now() - started;
     assert.ok(elapsed >= WAIT_MS, `accepted only after the settling wait (${elapsed} ms)`);
     assert.ok(elapsed < 2 * WAIT_MS, `the three waits overlapped (${elapsed} ms)`);
+  });
+
+  it('makes the HTTP-01 self-check passes 2 s apart by requeueing, so one worker serves several Challenges meanwhile', async () => {
+    const ns = 'http-passes';
+    await env.readyIssuer(ns, 'pebble', [env.http01Solver()]);
+    const started = Date.now();
+    const hosts = ['a', 'b', 'c'];
+    for (const host of hosts) {
+      await env.resources.certificates.create(ns, certificate(ns, host, 'pebble', [`${host}.${ACME_ZONE}`]));
+    }
+    for (const host of hosts) await ready(ns, host);
+    const elapsed = Date.now() - started;
+    // Five passes, 2 s apart: 8 s at least for each Challenge; held in the one worker, 24 s for the three.
+    assert.ok(elapsed >= 8_000, `accepted only after five passes 2 s apart (${elapsed} ms)`);
+    assert.ok(elapsed < 16_000, `the three self-checks overlapped (${elapsed} ms)`);
   });
 
   it("stores the chain whose top certificate's issuer preferredChain names", async () => {

@@ -5,7 +5,7 @@ import type { Challenge } from '../../../api/types.ts';
 import type { ControllerContext } from '../../context.ts';
 import { acmeRateLimiter } from '../orders/controller.ts';
 import { scheduleChallenges } from './scheduler.ts';
-import { ChallengeSync } from './sync.ts';
+import { ChallengeSync, type HTTP01Passes } from './sync.ts';
 
 /**
  * The Challenges controller and its scheduler (cert-manager's `challenges` controller): the scheduler marks
@@ -21,12 +21,13 @@ const SCHEDULER_KEY: Request = { name: 'schedule' };
 
 export function newChallengesController(ctx: ControllerContext): Controller {
   const checkedAt = new Map<string, number>();
+  const http01Passes = new Map<string, HTTP01Passes>();
   const controller = new Controller({
     name: CHALLENGES_CONTROLLER,
     async reconcile(request, signal): Promise<Result | void> {
       const ch = ctx.challenges.getStore().get(keyFor(request.namespace, request.name));
       if (!ch) return;
-      return new ChallengeSync(ctx, ch, checkedAt).run(signal);
+      return new ChallengeSync(ctx, ch, checkedAt, http01Passes).run(signal);
     },
     maxConcurrentReconciles: ctx.options.maxConcurrentReconciles,
     rateLimiter: acmeRateLimiter(),
@@ -39,7 +40,10 @@ export function newChallengesController(ctx: ControllerContext): Controller {
     onUpdate: (_old, ch) => enqueue(ch),
     onDelete: (ch) => {
       const uid = 'metadata' in ch ? ch.metadata.uid : ch.obj?.metadata.uid;
-      if (uid) checkedAt.delete(uid);
+      if (uid) {
+        checkedAt.delete(uid);
+        http01Passes.delete(uid);
+      }
     },
   });
   return controller;

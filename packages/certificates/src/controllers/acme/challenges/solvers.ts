@@ -10,6 +10,7 @@ import type { ControllerContext } from '../../context.ts';
 
 export interface ChallengeSolver {
   present(signal?: AbortSignal): Promise<void>;
+  /** DNS-01: the whole propagation check. HTTP-01: one pass of the self-check (ChallengeSync repeats it). */
   check(signal?: AbortSignal): Promise<void>;
   cleanUp(signal?: AbortSignal): Promise<void>;
 }
@@ -51,7 +52,7 @@ export function solverFor(ctx: ControllerContext, ch: Challenge): ChallengeSolve
     // As upstream, presenting again first brings back whatever went missing since.
     check: async (signal) => {
       await http01.present(ch);
-      await http01.check(ch, signal);
+      await http01.check(ch, signal, 1);
     },
     cleanUp: () => http01.cleanUp(ch),
   };
