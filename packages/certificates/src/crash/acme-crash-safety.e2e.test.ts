@@ -169,14 +169,14 @@ before(async () => {
   const orders = factory.informerFor<Order>(ordersRef, { namespace: NS });
   orders.addEventHandler({
     onAdd: (o) => {
-      ordersSeen.add(o.metadata.name);
+      ordersSeen.add(o.metadata.name!);
       onProgress?.();
     },
   });
   const challenges = factory.informerFor<Challenge>(challengesRef, { namespace: NS });
   challenges.addEventHandler({
     onAdd: (c) => {
-      challengesSeen.add(c.metadata.name);
+      challengesSeen.add(c.metadata.name!);
       onProgress?.();
     },
   });
