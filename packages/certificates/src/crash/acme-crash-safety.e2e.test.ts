@@ -92,7 +92,8 @@ let controller: ControllerProcess | undefined;
 let watchedCerts: SharedInformer<Certificate>;
 let onProgress: (() => void) | undefined;
 const ordersSeen = new Set<string>();
-const challengesSeen = new Set<string>();
+/** Each Challenge seen, by name, with its type (HTTP-01 or DNS-01). */
+const challengesSeen = new Map<string, string>();
 const stopWatching = new AbortController();
 
 const readyOf = (cert: Certificate) => cert.status?.conditions?.find((c) => c.type === 'Ready');
@@ -176,7 +177,7 @@ before(async () => {
   const challenges = factory.informerFor<Challenge>(challengesRef, { namespace: NS });
   challenges.addEventHandler({
     onAdd: (c) => {
-      challengesSeen.add(c.metadata.name!);
+      challengesSeen.set(c.metadata.name!, c.spec.type);
       onProgress?.();
     },
   });
@@ -338,6 +339,11 @@ describe('crash safety of ACME issuance', { skip }, () => {
       ordersLeft.every((o) => o.status?.state === 'valid'),
       `every Order left is valid: ${ordersLeft.map((o) => `${o.metadata.name}=${o.status?.state}`).join(', ')}`,
     );
+
+    // Both mechanisms were exercised, one Challenge per Certificate each (none created twice).
+    const types = [...challengesSeen.values()];
+    assert.equal(types.filter((type) => type === 'HTTP-01').length, HTTP01, 'HTTP-01 Challenges');
+    assert.equal(types.filter((type) => type === 'DNS-01').length, DNS01, 'DNS-01 Challenges');
 
     // Not the product's fault if it is too fast for the schedule, but then this test would test little.
     assert.ok(killsDuringIssuance >= KILLS / 2, `only ${killsDuringIssuance} kills before all were Ready`);
