@@ -46,10 +46,19 @@ export async function startAcmeCrashEnvironment(): Promise<AcmeCrashEnvironment>
     zones: [{ name: CRASH_ACME_ZONE, records: [`*.h IN A 127.0.0.1`] }],
   });
   const http01Port = await freePort();
-  // Fresh authorizations for every Order (each issuance really solves its challenge); Pebble's default 5 %
-  // badNonce rejections stay on, as in production-like runs.
-  const pebble = await startPebble({ dnsServer: bind.address, httpPort: http01Port, authzReusePercent: 0 });
-  const server = await startApiServerProcess();
+  let pebble: Pebble | undefined;
+  let server: ApiServerProcess;
+  try {
+    // Fresh authorizations for every Order (each issuance really solves its challenge); Pebble's default 5 %
+    // badNonce rejections stay on, as in production-like runs.
+    pebble = await startPebble({ dnsServer: bind.address, httpPort: http01Port, authzReusePercent: 0 });
+    server = await startApiServerProcess();
+  } catch (err) {
+    // What did start must not outlive the failure (it would keep the test process alive).
+    await pebble?.stop();
+    await bind.stop();
+    throw err;
+  }
   const key = bind.keys.HMACSHA256;
   return {
     server,
