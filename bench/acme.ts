@@ -34,7 +34,7 @@ import { flag, throughput, writeResults } from './lib.ts';
  *
  * DNS-01 waits: after the self-check sees the TXT record, cert-manager waits a fixed 60 s for resolvers it did
  * not ask to catch up. Here the only resolver is BIND, which the check asks, so the wait defaults to 0
- * (--dns01-propagation-wait-ms, set in the controller through CERTKIT_BENCH_DNS01_PROPAGATION_WAIT_MS), and a
+ * (--dns01-propagation-wait-ms, passed as the controller's --dns01-propagation-wait), and a
  * failed self-check is retried after 1 s (--dns01-check-retry-period, cert-manager's default 10 s).
  *
  * Usage: npm run bench:acme [-- --certs=500 --solvers=http01,dns01 --results=NAME --no-ca
@@ -106,6 +106,7 @@ const CONTROLLER_FLAGS = [
   `--dns01-recursive-nameservers=${bind.address}`,
   '--dns01-recursive-nameservers-only=true',
   `--dns01-check-retry-period=${CHECK_RETRY}`,
+  `--dns01-propagation-wait=${PROPAGATION_WAIT_MS}ms`,
 ];
 
 async function createIssuer(cluster: Cluster, kind: Kind): Promise<void> {
@@ -186,7 +187,6 @@ async function run(kind: Kind): Promise<Run> {
     await createNamespace(cluster, NS);
     await createIssuer(cluster, kind);
     if (CPU_PROF) await mkdir(profileDir, { recursive: true });
-    process.env.CERTKIT_BENCH_DNS01_PROPAGATION_WAIT_MS = String(PROPAGATION_WAIT_MS);
     const probe = startProbe(
       cluster.kubeconfigPath,
       CONTROLLER_FLAGS,

@@ -19,9 +19,6 @@ import { CONTROLLER_FLAG_OPTIONS, controllerFlags } from '../packages/cli/src/co
  *   { cmd: 'stats' }        objects in the Secret caches
  *   { cmd: 'exit' }         stops the manager and exits 0 (so that --cpu-prof writes its profile)
  *
- * CERTKIT_BENCH_DNS01_PROPAGATION_WAIT_MS: how long a DNS-01 Challenge waits after its check passed (no flag
- * sets it: cert-manager hard-codes 60 s; bench/acme.ts shortens it and says so in its results).
- *
  * Sends { type: 'synced', ms } once every informer has synced. Used as:
  *   node --expose-gc bench/controller-probe.ts --kubeconfig FILE --leader-elect=false [controller flags]
  */
@@ -37,10 +34,8 @@ const client = new KubeClient({
   burst: settings.burst,
   onRequest: clientRequestMetrics(metrics),
 });
-const propagationWait = process.env.CERTKIT_BENCH_DNS01_PROPAGATION_WAIT_MS;
 const running = startCertificateController(client, {
   ...settings.options,
-  ...(propagationWait ? { dns01PropagationWaitMs: Number(propagationWait) } : {}),
   namespace: flags.namespace,
   metrics,
   log: process.env.CERTKIT_BENCH_LOG ? undefined : silentLogger,

@@ -68,6 +68,8 @@ flags of controller (and, where they apply, up):
                                         ask only those servers, never the zone's authoritative ones
   --dns01-check-retry-period DURATION (10s)
                                         wait between ACME self-checks that have not passed yet
+  --dns01-propagation-wait DURATION (60s)
+                                        wait after a DNS-01 self-check passed, before accepting the challenge
 `;
 
 async function serve(command: 'up' | 'apiserver', args: string[]): Promise<void> {

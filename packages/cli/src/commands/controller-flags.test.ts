@@ -84,6 +84,7 @@ describe('controllerFlags: ACME Challenges', () => {
     assert.equal(options.dns01RecursiveNameservers, undefined);
     assert.equal(options.dns01RecursiveNameserversOnly, false);
     assert.equal(options.dns01CheckRetryPeriodMs, 10_000);
+    assert.equal(options.dns01PropagationWaitMs, 60_000);
   });
 
   it('passes valid values into the controller options', () => {
@@ -92,11 +93,13 @@ describe('controllerFlags: ACME Challenges', () => {
       'dns01-recursive-nameservers': '127.0.0.1:5353, https://1.1.1.1/dns-query',
       'dns01-recursive-nameservers-only': 'true',
       'dns01-check-retry-period': '1.5s',
+      'dns01-propagation-wait': '0s',
     });
     assert.equal(options.maxConcurrentChallenges, 3);
     assert.deepEqual(options.dns01RecursiveNameservers, ['127.0.0.1:5353', 'https://1.1.1.1/dns-query']);
     assert.equal(options.dns01RecursiveNameserversOnly, true);
     assert.equal(options.dns01CheckRetryPeriodMs, 1_500);
+    assert.equal(options.dns01PropagationWaitMs, 0);
   });
 
   for (const [flag, value] of [
@@ -105,6 +108,8 @@ describe('controllerFlags: ACME Challenges', () => {
     ['dns01-recursive-nameservers-only', 'yes'],
     ['dns01-check-retry-period', '10'],
     ['dns01-check-retry-period', '0s'],
+    ['dns01-propagation-wait', '1m-'],
+    ['dns01-propagation-wait', '-1s'],
   ] as const) {
     it(`refuses --${flag} ${value} with a usage line naming the flag`, () => {
       assert.throws(

@@ -25,6 +25,9 @@ export const CONTROLLER_FLAG_OPTIONS = {
   'dns01-recursive-nameservers': { type: 'string' },
   'dns01-recursive-nameservers-only': { type: 'string', default: 'false' },
   'dns01-check-retry-period': { type: 'string', default: '10s' },
+  // cert-manager's fixed 60 s after a passed DNS-01 check; a flag so that a test against a single local DNS
+  // server (where every resolver sees the record at once) need not wait a minute per Challenge.
+  'dns01-propagation-wait': { type: 'string', default: '60s' },
 } as const;
 
 function bool(flag: string, value: string): boolean {
@@ -93,6 +96,9 @@ function challengeOptions(values: Record<string, string | boolean | undefined>) 
   const period = String(values['dns01-check-retry-period']);
   const periodMs = parsed('dns01-check-retry-period', period, (v) => toMilliseconds(parseGoDuration(v)));
   if (periodMs <= 0) throw new UsageError(`--dns01-check-retry-period must be positive, got "${period}"`);
+  const wait = String(values['dns01-propagation-wait']);
+  const waitMs = parsed('dns01-propagation-wait', wait, (v) => toMilliseconds(parseGoDuration(v)));
+  if (waitMs < 0) throw new UsageError(`--dns01-propagation-wait must not be negative, got "${wait}"`);
   return {
     maxConcurrentChallenges: int('max-concurrent-challenges', String(values['max-concurrent-challenges']), 1),
     ...(list ? { dns01RecursiveNameservers: list } : {}),
@@ -101,6 +107,7 @@ function challengeOptions(values: Record<string, string | boolean | undefined>) 
       String(values['dns01-recursive-nameservers-only']),
     ),
     dns01CheckRetryPeriodMs: periodMs,
+    dns01PropagationWaitMs: waitMs,
   };
 }
 

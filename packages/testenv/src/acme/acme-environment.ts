@@ -51,6 +51,8 @@ export interface AcmeEnvironmentOptions {
   alternateRoots?: number;
   /** Workers per controller (--concurrent-workers; default 5). */
   concurrentWorkers?: number;
+  /** Pebble refuses accounts without External Account Binding (its key `kid-1` is in `pebble.eabKeys`). */
+  eabRequired?: boolean;
   /** False: no --acme-http01-listen-address, so the controller has no HTTP-01 solver. */
   http01Listener?: boolean;
 }
@@ -107,6 +109,7 @@ export async function startAcmeEnvironment(options: AcmeEnvironmentOptions = {})
     authzReusePercent: 0,
     ...(options.nonceRejectPercent !== undefined ? { nonceRejectPercent: options.nonceRejectPercent } : {}),
     ...(options.alternateRoots !== undefined ? { alternateRoots: options.alternateRoots } : {}),
+    ...(options.eabRequired ? { eabRequired: true } : {}),
   });
   const server = await startCertManagerServer();
   const config = await loadKubeconfig({ path: server.kubeconfigPath });

@@ -1,0 +1,223 @@
+/**
+ * More of cert-manager's ACME e2e scenarios, against a real Pebble and BIND with the whole certificate
+ * controller: renewal by `certkit renew` through a new Order, a batch of issuances under Pebble's random
+ * badNonce rejections (left at their default 5 %) none of which fails, and what an operator sees of Orders and
+ * Challenges with kubectl (`get orders,challenges`, `describe challenge`, `describe order`): their states and
+ * the Events cert-manager records on them.
+ */
+
+import assert from 'node:assert/strict';
+import { X509Certificate } from 'node:crypto';
+import { after, before, describe, it } from 'node:test';
+import {
+  ACME_ZONE,
+  acmeEnvironmentSkip,
+  eventually,
+  startAcmeEnvironment,
+  type AcmeEnvironment,
+} from '@certkit/testenv/acme/acme-environment';
+import { runCli } from '@certkit/testenv/cli/cli-process';
+import { kubectlFor, kubectlSkip, type Kubectl } from '@certkit/testenv/kubectl/kubectl';
+import type { Certificate, CertificateRequest, Challenge, Order } from '../../api/types.ts';
+
+const skip = acmeEnvironmentSkip();
+
+function readyCondition(obj: {
+  status?: { conditions?: { type: string; status: string; reason?: string }[] };
+}) {
+  return obj.status?.conditions?.find((c) => c.type === 'Ready');
+}
+
+function certificate(namespace: string, name: string, issuer: string, dnsNames: string[]): Certificate {
+  return {
+    apiVersion: 'cert-manager.io/v1',
+    kind: 'Certificate',
+    metadata: { name, namespace },
+    spec: {
+      secretName: `${name}-tls`,
+      dnsNames,
+      privateKey: { algorithm: 'ECDSA', size: 256 },
+      issuerRef: { name: issuer },
+    },
+  } as Certificate;
+}
+
+/** The sum of the ACME client's request counts answered `status`, over every action. */
+function acmeRequestsAnswered(metricsText: string, status: string): number {
+  let sum = 0;
+  for (const m of metricsText.matchAll(
+    new RegExp(`^certmanager_http_acme_client_request_count\\{[^}]*status="${status}"[^}]*\\} (\\d+)$`, 'gm'),
+  )) {
+    sum += Number(m[1]);
+  }
+  return sum;
+}
+
+describe('ACME scenarios: renewal, badNonce, kubectl', { skip }, () => {
+  let env: AcmeEnvironment;
+  before(async () => {
+    // Pebble's badNonce rejections at their default rate (5 %): startAcmeEnvironment leaves them on.
+    env = await startAcmeEnvironment();
+  });
+  after(async () => {
+    await env?.close();
+  });
+
+  async function issued(
+    namespace: string,
+    name: string,
+    test: (cert: Certificate) => boolean = () => true,
+    timeoutMs = 90_000,
+  ): Promise<Certificate> {
+    return eventually(
+      async () => {
+        const cert = (await env.resources.certificates.get(namespace, name)) as Certificate;
+        return readyCondition(cert)?.status === 'True' && test(cert) ? cert : undefined;
+      },
+      `Certificate ${namespace}/${name} Ready`,
+      timeoutMs,
+    );
+  }
+
+  async function leafOf(namespace: string, secretName: string): Promise<X509Certificate> {
+    const secret = (await env.resources.secrets.get(namespace, secretName)) as unknown as {
+      data: Record<string, string>;
+    };
+    return new X509Certificate(Buffer.from(secret.data['tls.crt'], 'base64'));
+  }
+
+  const ordersIn = async (ns: string) => (await env.resources.orders.list(ns)).items as Order[];
+  const challengesIn = async (ns: string) => (await env.resources.challenges.list(ns)).items as Challenge[];
+
+  it('renews through a new Order when `certkit renew` marks the Certificate', async () => {
+    const ns = 'renewal';
+    await env.readyIssuer(ns, 'pebble', [env.http01Solver()]);
+    const name = `www.${ACME_ZONE}`;
+    await env.resources.certificates.create(ns, certificate(ns, 'web', 'pebble', [name]));
+    const first = await issued(ns, 'web');
+    assert.equal(first.status?.revision, 1);
+    const firstLeaf = await leafOf(ns, 'web-tls');
+    const [firstOrder] = await ordersIn(ns);
+    assert.equal(firstOrder.status?.state, 'valid');
+
+    const renew = await runCli(['renew', 'web', '-n', ns, '--kubeconfig', env.server.kubeconfigPath]);
+    assert.equal(renew.code, 0, renew.stderr);
+    const renewed = await issued(ns, 'web', (c) => (c.status?.revision ?? 0) >= 2);
+    assert.equal(renewed.status?.revision, 2);
+
+    const secondLeaf = await leafOf(ns, 'web-tls');
+    assert.notEqual(secondLeaf.serialNumber, firstLeaf.serialNumber, 'a new certificate');
+    assert.equal(secondLeaf.subjectAltName, `DNS:${name}`);
+    assert.match(secondLeaf.issuer, /Pebble Intermediate CA/);
+    // The new certificate came from a new Order, of the new CertificateRequest.
+    const requests = (await env.resources.requests.list(ns)).items as CertificateRequest[];
+    const current = requests.find(
+      (r) => r.metadata.annotations?.['cert-manager.io/certificate-revision'] === '2',
+    );
+    assert.ok(current, 'the revision-2 CertificateRequest exists');
+    assert.equal(readyCondition(current)?.reason, 'Issued');
+    const second = (await ordersIn(ns)).find((o) => o.metadata.uid !== firstOrder.metadata.uid);
+    assert.ok(second, 'a second Order');
+    assert.notEqual(second.metadata.name, firstOrder.metadata.name);
+    assert.equal(second.metadata.ownerReferences?.[0]?.name, current.metadata.name);
+    assert.equal(second.status?.state, 'valid');
+    assert.notEqual(second.status?.url, firstOrder.status?.url, 'a new order at Pebble');
+    const chain = Buffer.from(second.status?.certificate ?? '', 'base64').toString();
+    assert.ok(chain.includes(secondLeaf.toString().trim()), "the Order's chain holds the new certificate");
+  });
+
+  it('never fails an issuance for Pebble’s random badNonce rejections (default rate), over 16 issuances', async () => {
+    const ns = 'nonces';
+    await env.readyIssuer(ns, 'pebble', [env.dns01Solver()]);
+    const rejectedBefore = acmeRequestsAnswered(env.controller.metrics.render(), '400');
+    const count = 16;
+    await Promise.all(
+      Array.from({ length: count }, (_, i) =>
+        env.resources.certificates.create(ns, certificate(ns, `n${i}`, 'pebble', [`n${i}.${ACME_ZONE}`])),
+      ),
+    );
+    for (let i = 0; i < count; i++) {
+      const cert = await issued(ns, `n${i}`);
+      assert.equal(cert.status?.failedIssuanceAttempts, undefined, `n${i} never failed`);
+    }
+    // Each Certificate took exactly one request and one Order: no attempt failed and was retried.
+    const requests = (await env.resources.requests.list(ns)).items as CertificateRequest[];
+    assert.equal(requests.length, count);
+    assert.ok(requests.every((r) => readyCondition(r)?.reason === 'Issued'));
+    const orders = await ordersIn(ns);
+    assert.equal(orders.length, count);
+    assert.ok(orders.every((o) => o.status?.state === 'valid'));
+    // The rejections did happen (about 8 signed requests an issuance, so P(none) ≈ 0.95^128 ≈ 0.1 %): Pebble
+    // answered 400 badNonce and the client signed again; nothing else in a successful run is a 400.
+    const rejected = acmeRequestsAnswered(env.controller.metrics.render(), '400') - rejectedBefore;
+    assert.ok(rejected > 0, 'some nonces were rejected and retried');
+  });
+
+  describe('kubectl', { skip: kubectlSkip }, () => {
+    let kubectl: Kubectl;
+    before(() => {
+      kubectl = kubectlFor({ ...process.env, KUBECONFIG: env.server.kubeconfigPath }, env.server.dataDir);
+    });
+
+    it('shows Order and Challenge states and their Events in get and describe', async () => {
+      const ns = 'describe';
+      // The solver waits 5 s after presenting instead of self-checking: long enough to look at the Challenge.
+      await env.readyIssuer(ns, 'pebble', [{ ...env.http01Solver(), waitInsteadOfSelfCheck: '5s' }]);
+      const name = `a.${ACME_ZONE}`;
+      await env.resources.certificates.create(ns, certificate(ns, 'shown', 'pebble', [name]));
+      const presented = await eventually(
+        async () => (await challengesIn(ns)).find((c) => c.status?.presented === true),
+        'a presented Challenge',
+        30_000,
+      );
+      const challengeName = presented.metadata.name!;
+
+      const pending = await kubectl.ok('get', 'orders,challenges', '-n', ns);
+      assert.match(pending, /order\.acme\.cert-manager\.io\/\S+\s+pending\s/);
+      assert.match(
+        pending,
+        new RegExp(`challenge.acme.cert-manager.io/${challengeName}\\s+pending\\s+a\\.acme\\.test`),
+      );
+
+      const described = await kubectl.ok('describe', 'challenge', challengeName, '-n', ns);
+      assert.match(described, /^Kind:\s+Challenge$/m);
+      assert.match(described, /^\s+State:\s+pending$/m);
+      assert.match(described, /^\s+Presented:\s+true$/m);
+      assert.match(described, /^\s+Processing:\s+true$/m);
+      assert.match(described, /^\s+Type:\s+HTTP-01$/m);
+      assert.match(described, new RegExp(`^\\s+Dns Name:\\s+${name.replaceAll('.', '\\.')}$`, 'm'));
+      assert.match(described, /^Events:/m);
+      assert.match(described, /Normal\s+Started\s+.*Challenge scheduled for processing/);
+      assert.match(described, /Normal\s+Presented\s+.*Presented challenge using HTTP-01 challenge mechanism/);
+
+      await issued(ns, 'shown');
+      const [order] = await ordersIn(ns);
+      const done = await kubectl.ok('get', 'orders', '-n', ns);
+      assert.match(done, new RegExp(`${order.metadata.name}\\s+valid\\s`));
+      const orderDescribed = await kubectl.ok('describe', 'order', order.metadata.name!, '-n', ns);
+      assert.match(orderDescribed, /^\s+State:\s+valid$/m);
+      assert.match(orderDescribed, /Normal\s+Created\s+.*Created Challenge resource/);
+      assert.match(orderDescribed, /Normal\s+Complete\s+.*Order completed successfully/);
+      // The Challenge is deleted once its Order is valid; its Events stay, DomainVerified the last of them.
+      const events = await eventually(
+        async () => {
+          const out = await kubectl.ok(
+            'get',
+            'events',
+            '-n',
+            ns,
+            '--field-selector',
+            `involvedObject.kind=Challenge,involvedObject.name=${challengeName}`,
+          );
+          return /DomainVerified/.test(out) ? out : undefined;
+        },
+        'the DomainVerified Event of the Challenge',
+        15_000,
+      );
+      assert.match(
+        events,
+        /Normal\s+DomainVerified\s+challenge\/\S+\s+Domain "a\.acme\.test" verified with "http-01" validation/,
+      );
+    });
+  });
+});
