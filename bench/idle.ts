@@ -144,6 +144,12 @@ const ALL: Variant[] = [
       ],
       ['bin-arena-2', 'MALLOC_ARENA_MAX=2 (glibc malloc arenas)', [], { MALLOC_ARENA_MAX: '2' }],
       ['bin-single-threaded', '--single-threaded (no V8 worker threads)', ['--single-threaded'], {}],
+      [
+        'shipped-no-opt',
+        'shipped flags + --no-opt --no-maglev (no optimizing compilers: their code pages in the node binary stay untouched; a candidate, CPU at scale not measured)',
+        [...SHIPPED_CONTROLLER_NODE_ARGS, '--no-opt', '--no-maglev'],
+        SHIPPED_CONTROLLER_ENV,
+      ],
     ] as const
   ).map(([name, what, nodeArgs, env]) => ({
     name,
