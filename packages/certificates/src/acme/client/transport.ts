@@ -43,6 +43,7 @@ const CONNECT_TIMEOUT_MS = 30_000;
 export class AcmeTransport {
   readonly #options: AcmeTransportOptions;
   #agent: Promise<Agent> | undefined;
+  #closed = false;
   readonly #timeoutMs: number;
   readonly #userAgent: string;
   readonly #metrics: AcmeClientMetrics | undefined;
@@ -56,6 +57,8 @@ export class AcmeTransport {
 
   /** The Agent for this server, made with the first request. */
   #dispatcher(): Promise<Agent> {
+    // As a closed undici Agent would: no request after close(), even when none was made before it.
+    if (this.#closed) return Promise.reject(new Error('the ACME transport is closed'));
     return (this.#agent ??= loadUndici().then(
       ({ Agent }) =>
         new Agent({
@@ -104,6 +107,7 @@ export class AcmeTransport {
   }
 
   async close(): Promise<void> {
+    this.#closed = true;
     // Never used: no Agent was made, nothing to close (and no reason to load undici for it).
     if (this.#agent) await (await this.#agent).close();
   }
