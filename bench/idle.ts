@@ -10,6 +10,8 @@ import {
   startCluster,
 } from './controller-lib.ts';
 import { writeResults } from './lib.ts';
+import { staleBuilds } from '../scripts/build.ts';
+import { freePort } from '../packages/testenv/src/net/free-ports.ts';
 
 /**
  * The idle controller on an empty cluster (the cert-manager.io CRDs only): `certkit controller` started
@@ -17,7 +19,11 @@ import { writeResults } from './lib.ts';
  * samples over 5 s after 20 s), per variant of how the process is started, against a bare `node` that waits
  * and nothing else. Variants run interleaved, --rounds times, and report the median.
  *
- * Usage: npm run bench:idle [-- --rounds=3 --variants=a,b --results=NAME]
+ * Usage: npm run bench:idle [-- --rounds=3 --variants=a,b --results=NAME --baseline=DIR]
+ * --baseline=DIR adds the shipped variants run from another checkout (built, with its own node_modules: e.g.
+ * `git archive COMMIT | tar -x -C DIR && cd DIR && npm ci`), interleaved with this one's, so that a change is
+ * measured against what it changes within one run (the machine is noisy). The `-metrics` variants serve
+ * /metrics as the Deployment does (port 9402 there, a free loopback port here), not scraped.
  * A variant's name is in ALL below. The compiled-js variant needs --js-root=DIR: a copy of the repo with every
  * packages/<name>/src file compiled to .js beside it and the .ts removed, each package.json's exports and
  * bin/certkit.js pointing at .js, and node_modules/@certkit/<name> linking to that copy's packages (made for
@@ -30,6 +36,7 @@ const flag = (name: string) => process.argv.find((a) => a.startsWith(`--${name}=
 const ROUNDS = Number(flag('rounds') ?? 3);
 const RESULTS = flag('results') ?? 'idle';
 const JS_ROOT = flag('js-root');
+const BASELINE = flag('baseline');
 const SETTLE_MS = 20_000;
 const WINDOW_MS = 5_000;
 const MB = 1e6;
@@ -37,21 +44,43 @@ const MB = 1e6;
 interface Variant {
   name: string;
   what: string;
-  /** The command line after `node`. */
-  args(kubeconfig: string): string[];
+  /** The command line after `node`; metricsAddress for --metrics-bind-address, a free loopback port. */
+  args(kubeconfig: string, metricsAddress: string): string[];
   env?: Record<string, string>;
   /** Run once before measuring (to fill a cache the variant reads). */
   warm?: boolean;
 }
 
-const controllerArgs = (kubeconfig: string) => [
+const controllerArgs = (kubeconfig: string, metricsAddress = '0') => [
   'controller',
   '--kubeconfig',
   kubeconfig,
   '--leader-elect=false',
-  '--metrics-bind-address=0',
+  `--metrics-bind-address=${metricsAddress}`,
 ];
 const cacheDir = await mkdtemp(join(tmpdir(), 'certkit-compile-cache-'));
+
+/** The controller as deploy/deployment.yaml runs it, from checkout `dir`, its metrics endpoint on or off. */
+function shipped(name: string, what: string, dir: string, metrics: boolean): Variant[] {
+  return [
+    {
+      name,
+      what,
+      args: (k, metricsAddress) => [
+        ...SHIPPED_CONTROLLER_NODE_ARGS,
+        join(dir, 'packages/cli/bin/certkit.js'),
+        ...controllerArgs(k, metrics ? metricsAddress : '0'),
+      ],
+      // Each checkout its own cache: the cache is keyed by file contents, but one directory for two trees
+      // would let either evict the other's entries.
+      env: {
+        NODE_COMPILE_CACHE: dir === root ? cacheDir : `${cacheDir}-baseline`,
+        ...SHIPPED_CONTROLLER_ENV,
+      },
+      warm: true,
+    },
+  ];
+}
 
 const ALL: Variant[] = [
   {
@@ -63,7 +92,7 @@ const ALL: Variant[] = [
     name: 'main-ts',
     what: 'node packages/cli/src/main.ts controller (TypeScript stripped at every start)',
     args: (k) => [join(root, 'packages/cli/src/main.ts'), ...controllerArgs(k)],
-    env: { NODE_COMPILE_CACHE: '', NODE_DISABLE_COMPILE_CACHE: '1' },
+    env: { NODE_COMPILE_CACHE: '', NODE_DISABLE_COMPILE_CACHE: '1', NODE_OPTIONS: '--conditions=source' },
   },
   {
     name: 'bin',
@@ -87,6 +116,18 @@ const ALL: Variant[] = [
     env: { NODE_COMPILE_CACHE: cacheDir, ...SHIPPED_CONTROLLER_ENV },
     warm: true,
   },
+  ...shipped('shipped-metrics', 'shipped, with the metrics endpoint on (not scraped)', root, true),
+  ...(BASELINE
+    ? [
+        ...shipped('shipped-baseline', `shipped, from the baseline checkout ${BASELINE}`, BASELINE, false),
+        ...shipped(
+          'shipped-metrics-baseline',
+          `shipped-metrics, from the baseline checkout ${BASELINE}`,
+          BASELINE,
+          true,
+        ),
+      ]
+    : []),
   {
     name: 'bin-cold',
     what: 'packages/cli/bin/certkit.js controller, first start (compile cache empty)',
@@ -103,6 +144,12 @@ const ALL: Variant[] = [
       ],
       ['bin-arena-2', 'MALLOC_ARENA_MAX=2 (glibc malloc arenas)', [], { MALLOC_ARENA_MAX: '2' }],
       ['bin-single-threaded', '--single-threaded (no V8 worker threads)', ['--single-threaded'], {}],
+      [
+        'shipped-no-opt',
+        'shipped flags + --no-opt --no-maglev (no optimizing compilers: their code pages in the node binary stay untouched; a candidate, CPU at scale not measured)',
+        [...SHIPPED_CONTROLLER_NODE_ARGS, '--no-opt', '--no-maglev'],
+        SHIPPED_CONTROLLER_ENV,
+      ],
     ] as const
   ).map(([name, what, nodeArgs, env]) => ({
     name,
@@ -130,9 +177,11 @@ async function rss(pid: number): Promise<number> {
 }
 
 async function measure(variant: Variant, kubeconfig: string): Promise<number> {
-  const child = spawn(process.execPath, variant.args(kubeconfig), {
+  const child = spawn(process.execPath, variant.args(kubeconfig, `127.0.0.1:${await freePort()}`), {
     stdio: ['ignore', 'ignore', 'inherit'],
-    env: { ...process.env, ...variant.env },
+    // NODE_OPTIONS cleared: the npm script that runs this bench sets the `source` condition there (.npmrc);
+    // the controller runs the compiled dist/, as production does.
+    env: { ...process.env, NODE_OPTIONS: '', ...variant.env },
   });
   const exited = new Promise<void>((r) => child.once('exit', () => r()));
   try {
@@ -151,15 +200,17 @@ async function measure(variant: Variant, kubeconfig: string): Promise<number> {
   }
 }
 
+const stale = staleBuilds();
+if (stale.length > 0) throw new Error(`stale or missing build (${stale.join(', ')}): run npm run build`);
 const cluster = await startCluster();
 const byVariant = new Map<string, number[]>(VARIANTS.map((v) => [v.name, []]));
 try {
   for (const v of VARIANTS.filter((x) => x.warm)) {
     process.stderr.write(`[bench:idle] warming ${v.name}\n`);
     // Long enough to load every module the controller uses (it writes the cache as soon as they are).
-    const child = spawn(process.execPath, v.args(cluster.kubeconfigPath), {
+    const child = spawn(process.execPath, v.args(cluster.kubeconfigPath, `127.0.0.1:${await freePort()}`), {
       stdio: ['ignore', 'ignore', 'inherit'],
-      env: { ...process.env, ...v.env },
+      env: { ...process.env, NODE_OPTIONS: '', ...v.env },
     });
     await new Promise((r) => setTimeout(r, 8_000));
     child.kill('SIGTERM');
@@ -175,6 +226,7 @@ try {
 } finally {
   await cluster.stop();
   await rm(cacheDir, { recursive: true, force: true });
+  await rm(`${cacheDir}-baseline`, { recursive: true, force: true });
 }
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];

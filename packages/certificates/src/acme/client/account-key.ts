@@ -1,5 +1,7 @@
 import { createPrivateKey, createPublicKey, type KeyObject } from 'node:crypto';
-import { calculateJwkThumbprint, exportJWK, type JWK } from 'jose';
+// jose is imported when an account key is loaded (an ACME issuer exists), not with this module: the controller
+// loads the ACME code with its other controllers (docs/adr/1101-controller-process-setup.md).
+import type { JWK } from 'jose';
 
 /** JWS algorithms for account keys: RS256 for RSA (cert-manager's keys), ES256/ES384 for P-256/P-384. */
 export type AccountKeyAlgorithm = 'RS256' | 'ES256' | 'ES384';
@@ -23,13 +25,15 @@ export async function loadAccountKey(key: KeyObject | string | Buffer): Promise<
   if (privateKey.type !== 'private') throw new Error('an ACME account key must be a private key');
   const algorithm = algorithmFor(privateKey);
   // Only the public members: exportJWK of the private key would put `d` into every newAccount request.
+  const { exportJWK } = await import('jose');
   const publicJwk = await exportJWK(createPublicKey(privateKey));
   const thumbprint = await jwkThumbprint(publicJwk);
   return { privateKey, algorithm, publicJwk, thumbprint };
 }
 
 /** RFC 7638: SHA-256 over the key's required members in lexical order, unpadded base64url. */
-export function jwkThumbprint(jwk: JWK): Promise<string> {
+export async function jwkThumbprint(jwk: JWK): Promise<string> {
+  const { calculateJwkThumbprint } = await import('jose');
   return calculateJwkThumbprint(jwk, 'sha256');
 }
 

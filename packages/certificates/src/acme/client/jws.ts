@@ -1,4 +1,6 @@
-import { FlattenedSign, type FlattenedJWS, type JWK } from 'jose';
+// jose is imported when the first request is signed (an ACME issuer exists), not with this module: the
+// controller loads the ACME code with its other controllers (docs/adr/1101-controller-process-setup.md).
+import type { FlattenedJWS, JWK } from 'jose';
 import type { AccountKey } from './account-key.ts';
 
 /**
@@ -23,6 +25,7 @@ export async function signRequest({ key, url, nonce, kid, payload }: SignRequest
     ? { alg: key.algorithm, nonce, url, kid }
     : { alg: key.algorithm, nonce, url, jwk: key.publicJwk };
   const body = payload === undefined ? new Uint8Array(0) : encoder.encode(JSON.stringify(payload));
+  const { FlattenedSign } = await import('jose');
   return new FlattenedSign(body).setProtectedHeader(header).sign(key.privateKey);
 }
 
@@ -37,6 +40,7 @@ export async function externalAccountBinding(opts: {
   url: string;
   accountJwk: JWK;
 }): Promise<FlattenedJWS> {
+  const { FlattenedSign } = await import('jose');
   return new FlattenedSign(encoder.encode(JSON.stringify(opts.accountJwk)))
     .setProtectedHeader({ alg: 'HS256', kid: opts.keyID, url: opts.url })
     .sign(opts.hmacKey);

@@ -1,4 +1,4 @@
-import { Agent, request } from 'undici';
+import type { Agent } from 'undici';
 import type { HeaderValue } from './headers.ts';
 import type { AcmeAction, AcmeClientMetrics } from './metrics.ts';
 import { AcmeTransportError } from './problem.ts';
@@ -8,7 +8,15 @@ import { AcmeTransportError } from './problem.ts';
  * to this server only), cert-manager's timeouts (90 s per request, 30 s to connect, 10 s TLS handshake is
  * within the connect timeout here), a 16 MiB cap on bodies as upstream, and one metrics observation per
  * round trip.
+ *
+ * undici is imported on the first request, not with this module: the controller loads the ACME code with its
+ * other controllers, and undici (~100 modules, ~20 MB of RSS) would otherwise sit in every idle controller,
+ * ACME issuer or not (docs/adr/1101-controller-process-setup.md).
  */
+
+/** undici, imported once, when the first ACME request is made. */
+let undici: Promise<typeof import('undici')> | undefined;
+const loadUndici = () => (undici ??= import('undici'));
 
 export interface AcmeTransportOptions {
   /** PEM CAs that replace the system roots for this server (the Issuer's `caBundle`). */
@@ -33,22 +41,34 @@ const DEFAULT_TIMEOUT_MS = 90_000;
 const CONNECT_TIMEOUT_MS = 30_000;
 
 export class AcmeTransport {
-  readonly #agent: Agent;
+  readonly #options: AcmeTransportOptions;
+  #agent: Promise<Agent> | undefined;
+  #closed = false;
   readonly #timeoutMs: number;
   readonly #userAgent: string;
   readonly #metrics: AcmeClientMetrics | undefined;
 
   constructor(options: AcmeTransportOptions = {}) {
-    this.#agent = new Agent({
-      connectTimeout: CONNECT_TIMEOUT_MS,
-      connect: {
-        ...(options.caBundle !== undefined ? { ca: options.caBundle } : {}),
-        rejectUnauthorized: !options.skipTLSVerify,
-      },
-    });
+    this.#options = options;
     this.#timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     this.#userAgent = options.userAgent ?? 'certkit';
     this.#metrics = options.metrics;
+  }
+
+  /** The Agent for this server, made with the first request. */
+  #dispatcher(): Promise<Agent> {
+    // As a closed undici Agent would: no request after close(), even when none was made before it.
+    if (this.#closed) return Promise.reject(new Error('the ACME transport is closed'));
+    return (this.#agent ??= loadUndici().then(
+      ({ Agent }) =>
+        new Agent({
+          connectTimeout: CONNECT_TIMEOUT_MS,
+          connect: {
+            ...(this.#options.caBundle !== undefined ? { ca: this.#options.caBundle } : {}),
+            rejectUnauthorized: !this.#options.skipTLSVerify,
+          },
+        }),
+    ));
   }
 
   async send(
@@ -64,11 +84,13 @@ export class AcmeTransport {
       const headers: Record<string, string> = { 'user-agent': this.#userAgent };
       if (init.contentType) headers['content-type'] = init.contentType;
       if (init.accept) headers.accept = init.accept;
+      const dispatcher = await this.#dispatcher();
+      const { request } = await loadUndici();
       const response = await request(url, {
         method,
         headers,
         body: init.body,
-        dispatcher: this.#agent,
+        dispatcher,
         signal: AbortSignal.timeout(this.#timeoutMs),
       });
       status = String(response.statusCode);
@@ -85,7 +107,9 @@ export class AcmeTransport {
   }
 
   async close(): Promise<void> {
-    await this.#agent.close();
+    this.#closed = true;
+    // Never used: no Agent was made, nothing to close (and no reason to load undici for it).
+    if (this.#agent) await (await this.#agent).close();
   }
 }
 

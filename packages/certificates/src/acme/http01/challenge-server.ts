@@ -6,8 +6,11 @@
  * a request has a deadline; nothing from the request is echoed back.
  */
 
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+// node:http through the runtime's nodeHttp (its CommonJS module): an ESM import of it loads node:http2 and
+// undici into every controller that loads this module, listener or not (~14 MB of RSS).
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { nodeHttp } from '@certkit/runtime/client/node-http';
 import { splitHostPort } from '../../api/validation/nameserver.ts';
 import { HTTP01_CHALLENGE_PATH } from './solver.ts';
 import type { ListenAddress } from './address.ts';
@@ -111,7 +114,7 @@ export async function startChallengeListener(
   challenges: PresentedChallenges,
   limits: ListenerLimits = LISTENER_LIMITS,
 ): Promise<ChallengeListener> {
-  const server: Server = createServer(
+  const server: Server = nodeHttp.createServer(
     {
       maxHeaderSize: limits.maxHeaderSize,
       headersTimeout: limits.headersTimeoutMs,

@@ -9,10 +9,11 @@
  */
 
 import { Resolver } from 'node:dns';
-import { request as httpRequest, type IncomingMessage } from 'node:http';
+import type { IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { nodeHttp } from '@certkit/runtime/client/node-http';
 import { HTTP01_CHALLENGE_PATH } from './solver.ts';
 
 export interface SelfCheckOptions {
@@ -105,7 +106,7 @@ interface Response {
 function get(url: URL, options: SelfCheckOptions, lookup: LookupFunction | undefined, signal: AbortSignal) {
   return new Promise<Response>((resolve, reject) => {
     const https = url.protocol === 'https:';
-    const req = (https ? httpsRequest : httpRequest)(url, {
+    const req = (https ? httpsRequest : nodeHttp.request)(url, {
       method: 'GET',
       // One request per connection: keep-alive off, as upstream.
       agent: false,
