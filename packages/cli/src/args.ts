@@ -28,6 +28,16 @@ export interface ServeFlags {
   clientCaFile?: string;
   /** kube-apiserver's --token-auth-file: CSV of token,user,uid[,"group1,group2"]. */
   tokenAuthFile?: string;
+  /** kube-apiserver's --service-account-issuer (repeatable): the first is written into new tokens. */
+  serviceAccountIssuers: string[];
+  /** kube-apiserver's --service-account-signing-key-file; without it, the key generated in the data dir. */
+  serviceAccountSigningKeyFile?: string;
+  /** kube-apiserver's --service-account-key-file (repeatable): further public keys tokens may be signed with. */
+  serviceAccountKeyFiles: string[];
+  /** kube-apiserver's --service-account-jwks-uri: the jwks_uri of the issuer discovery document. */
+  serviceAccountJwksUri?: string;
+  /** kube-apiserver's --api-audiences (repeatable, comma-separated): the issuers when none. */
+  apiAudiences: string[];
   /** SQLite's synchronous mode: FULL (the default) acknowledges a write once it would survive a power loss. */
   sqliteSynchronous: SqliteSynchronous;
   /** Values of the extra options the caller asked to parse (e.g. the controller's, for `up`). */
@@ -41,7 +51,7 @@ function parseBoolean(flag: string, value: string): boolean {
 }
 
 /** A request limit as kube-apiserver takes it: a non-negative integer, 0 for none. */
-function parseInflightLimit(flag: string, values: Record<string, string | boolean | undefined>): number {
+function parseInflightLimit(flag: string, values: FlagValues): number {
   const text = String(values[flag]);
   const value = Number(text);
   if (!/^\d+$/.test(text) || !Number.isSafeInteger(value)) {
@@ -50,9 +60,56 @@ function parseInflightLimit(flag: string, values: Record<string, string | boolea
   return value;
 }
 
+/**
+ * The issuer of ServiceAccount tokens when --service-account-issuer is not given: the in-cluster name of the
+ * API server, as kubeadm and kind configure it, so that tokens name the issuer clients in a cluster expect.
+ */
+export const DEFAULT_SERVICE_ACCOUNT_ISSUER = 'https://kubernetes.default.svc.cluster.local';
+
+/** What parseArgs gives: arrays for the repeatable flags. */
+type FlagValues = Record<string, string | boolean | (string | boolean)[] | undefined>;
+
+function strings(values: FlagValues, flag: string): string[] {
+  const value = values[flag];
+  return value === undefined ? [] : (Array.isArray(value) ? value : [value]).map(String);
+}
+
+/** The ServiceAccount token flags: files must not be empty, issuers neither; audiences split on commas. */
+function serviceAccountFlags(
+  values: FlagValues,
+): Pick<
+  ServeFlags,
+  | 'serviceAccountIssuers'
+  | 'serviceAccountSigningKeyFile'
+  | 'serviceAccountKeyFiles'
+  | 'serviceAccountJwksUri'
+  | 'apiAudiences'
+> {
+  const issuers = strings(values, 'service-account-issuer');
+  if (issuers.some((i) => i === '')) throw new UsageError('--service-account-issuer must not be empty');
+  const keyFiles = strings(values, 'service-account-key-file');
+  if (keyFiles.some((f) => f === '')) throw new UsageError('--service-account-key-file must not be empty');
+  const signingKeyFile = values['service-account-signing-key-file'] as string | undefined;
+  if (signingKeyFile === '') throw new UsageError('--service-account-signing-key-file must not be empty');
+  const jwksUri = values['service-account-jwks-uri'] as string | undefined;
+  if (jwksUri !== undefined && !/^https:\/\/[^/]/.test(jwksUri)) {
+    throw new UsageError(`--service-account-jwks-uri must be an https URL, got ${JSON.stringify(jwksUri)}`);
+  }
+  return {
+    serviceAccountIssuers: issuers.length > 0 ? issuers : [DEFAULT_SERVICE_ACCOUNT_ISSUER],
+    serviceAccountSigningKeyFile: signingKeyFile,
+    serviceAccountKeyFiles: keyFiles,
+    serviceAccountJwksUri: jwksUri,
+    apiAudiences: strings(values, 'api-audiences')
+      .flatMap((a) => a.split(','))
+      .map((a) => a.trim())
+      .filter(Boolean),
+  };
+}
+
 /** Flags shared by `up` and `apiserver`. */
 export function parseServeFlags(args: string[], extraOptions: ParseArgsOptionsConfig = {}): ServeFlags {
-  let values: Record<string, string | boolean | undefined>;
+  let values: FlagValues;
   try {
     ({ values } = parseArgs({
       args,
@@ -71,6 +128,11 @@ export function parseServeFlags(args: string[], extraOptions: ParseArgsOptionsCo
         'tls-private-key-file': { type: 'string' },
         'client-ca-file': { type: 'string' },
         'token-auth-file': { type: 'string' },
+        'service-account-issuer': { type: 'string', multiple: true },
+        'service-account-signing-key-file': { type: 'string' },
+        'service-account-key-file': { type: 'string', multiple: true },
+        'service-account-jwks-uri': { type: 'string' },
+        'api-audiences': { type: 'string', multiple: true },
         'sqlite-synchronous': { type: 'string', default: 'full' },
         ...extraOptions,
       },
@@ -153,7 +215,10 @@ export function parseServeFlags(args: string[], extraOptions: ParseArgsOptionsCo
     tlsPrivateKeyFile,
     clientCaFile: file('client-ca-file'),
     tokenAuthFile: file('token-auth-file'),
+    ...serviceAccountFlags(values),
     sqliteSynchronous: synchronous === 'full' ? 'FULL' : 'NORMAL',
-    extra: Object.fromEntries(Object.keys(extraOptions).map((k) => [k, values[k]])),
+    extra: Object.fromEntries(
+      Object.keys(extraOptions).map((k) => [k, values[k] as string | boolean | undefined]),
+    ),
   };
 }

@@ -43,6 +43,14 @@ flags of up and apiserver:
   --client-ca-file FILE                 client certificates from this CA authenticate (CN user, O groups)
   --token-auth-file FILE                bearer tokens, as kube-apiserver's: token,user,uid[,"group1,group2"]
                    (replicas on one etcd given the same files accept the same credentials)
+  --service-account-issuer URL          issuer of ServiceAccount tokens, repeatable: the first signs, all are
+                                        accepted (default https://kubernetes.default.svc.cluster.local)
+  --service-account-signing-key-file FILE
+                                        PEM private key ServiceAccount tokens are signed with (default: one
+                                        generated in the data dir as sa.key, kept across restarts)
+  --service-account-key-file FILE       further PEM public keys tokens may be signed with, repeatable
+  --service-account-jwks-uri URL        jwks_uri of /.well-known/openid-configuration (default: this server's)
+  --api-audiences AUD[,AUD...]          audiences a ServiceAccount token must name one of (default: the issuers)
   --sqlite-synchronous full|normal      full (default) fsyncs every commit before acknowledging it; normal
                                         is faster but may lose the last writes on a power loss
 

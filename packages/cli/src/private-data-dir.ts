@@ -19,6 +19,7 @@ const DIRS = ['', 'pki'];
 const FILES = [
   'lock',
   'token',
+  'sa.key',
   'kubeconfig',
   'state.db',
   'state.db-wal',

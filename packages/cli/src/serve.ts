@@ -3,10 +3,14 @@ import {
   ApiServer,
   ensureServingCertificates,
   EtcdStorage,
+  ensureSigningKey,
   ensureToken,
   loadClientCa,
   loadServingFiles,
+  loadSigningKey,
   loadTokenFile,
+  loadVerificationKeys,
+  type ServiceAccountTokenOptions,
   SqliteStorage,
   type Storage,
   startCompactor,
@@ -67,6 +71,31 @@ export async function startControlPlane(flags: ServeFlags): Promise<ControlPlane
   }
 }
 
+/**
+ * The ServiceAccount token flags, their files read. Without --service-account-signing-key-file the key is the
+ * one generated in the data dir on first start and kept: tokens stay valid across restarts, and replicas on
+ * one etcd given the same key file accept each other's tokens.
+ */
+async function serviceAccountTokenOptions(
+  dataDir: string,
+  flags: ServeFlags,
+): Promise<ServiceAccountTokenOptions> {
+  const signingKey = flags.serviceAccountSigningKeyFile
+    ? await flagFile('service-account-signing-key-file', loadSigningKey(flags.serviceAccountSigningKeyFile))
+    : await ensureSigningKey(dataDir);
+  const verificationKeys = [];
+  for (const file of flags.serviceAccountKeyFiles) {
+    verificationKeys.push(...(await flagFile('service-account-key-file', loadVerificationKeys(file))));
+  }
+  return {
+    issuers: flags.serviceAccountIssuers,
+    apiAudiences: flags.apiAudiences,
+    signingKey,
+    verificationKeys,
+    jwksUri: flags.serviceAccountJwksUri,
+  };
+}
+
 async function startOnDataDir(dataDir: string, flags: ServeFlags): Promise<ControlPlane> {
   const certificates = flags.tlsCertFile
     ? await flagFile('tls-cert-file', loadServingFiles(flags.tlsCertFile, flags.tlsPrivateKeyFile!))
@@ -80,6 +109,7 @@ async function startOnDataDir(dataDir: string, flags: ServeFlags): Promise<Contr
   // Generated, and accepted, whatever the flags say: it is the credential of the kubeconfig written below,
   // which `up`'s own controller uses (as kube-apiserver keeps a loopback token for itself).
   const token = await ensureToken(dataDir);
+  const serviceAccountTokens = await serviceAccountTokenOptions(dataDir, flags);
   const storage: Storage =
     flags.storage === 'etcd'
       ? await EtcdStorage.connect({ endpoints: flags.etcdEndpoints })
@@ -95,6 +125,7 @@ async function startOnDataDir(dataDir: string, flags: ServeFlags): Promise<Contr
       tls: { cert: certificates.certPem, key: certificates.keyPem, clientCa },
       token,
       tokens,
+      serviceAccountTokens,
       watchCache: flags.watchCache,
       // The webhook's checks for cert-manager.io objects, so `kubectl apply` of an invalid one fails at once.
       admission: certManagerAdmission,

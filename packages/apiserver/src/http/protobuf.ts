@@ -18,7 +18,7 @@ import { parseYamlObject } from './yaml-body.ts';
  * Field numbers are from the upstream generated.proto files: k8s.io/apimachinery pkg/runtime (Unknown, TypeMeta)
  * and pkg/apis/meta/v1 (ObjectMeta, OwnerReference, ManagedFieldsEntry, FieldsV1, Time, MicroTime, DeleteOptions,
  * Preconditions), k8s.io/api core/v1 (Secret, ConfigMap, Namespace, ServiceAccount, Event and their parts) and
- * coordination/v1 (Lease, LeaseSpec).
+ * coordination/v1 (Lease, LeaseSpec); authentication/v1 (TokenRequest, TokenRequestSpec, BoundObjectReference).
  *
  * Go's marshaller writes every non-pointer field, zero or not, so zero scalars are dropped as `omitempty` drops
  * them in JSON, except for fields that are pointers in Go or lack `omitempty` (marked `keep`). A zero Time is
@@ -373,6 +373,29 @@ const Lease = message([
   ],
 ]);
 
+/** authentication.k8s.io/v1 TokenRequest, the body `kubectl create token` posts. */
+const TokenRequest = message([
+  [1, 'metadata', ObjectMeta],
+  [
+    2,
+    'spec',
+    message([
+      [1, 'audiences', 'string', 'repeated'],
+      [4, 'expirationSeconds', 'int64', 'keep'],
+      [
+        3,
+        'boundObjectRef',
+        message([
+          [1, 'kind', 'string'],
+          [2, 'apiVersion', 'string'],
+          [3, 'name', 'string'],
+          [4, 'uid', 'string'],
+        ]),
+      ],
+    ]),
+  ],
+]);
+
 const DeleteOptions = message([
   [1, 'gracePeriodSeconds', 'int64', 'keep'],
   [
@@ -397,6 +420,7 @@ const kinds = new Map<string, Message>([
   ['v1/ServiceAccount', ServiceAccount],
   ['v1/Event', Event],
   ['coordination.k8s.io/v1/Lease', Lease],
+  ['authentication.k8s.io/v1/TokenRequest', TokenRequest],
 ]);
 
 const runtimeTypeMeta = message([

@@ -7,7 +7,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { goQuote, newBadRequest, newMethodNotAllowed, newNotFound } from '@certkit/apimachinery';
 import type { Registry } from '../registry/registry.ts';
-import { apiVersionOf, type ResourceDefinition } from '../registry/resource.ts';
+import { apiVersionOf, qualifiedName, type ResourceDefinition } from '../registry/resource.ts';
 import type { WatchCaches } from '../watchcache/caches.ts';
 import { handleCreate } from './handlers/create.ts';
 import { handleDelete } from './handlers/delete.ts';
@@ -39,6 +39,11 @@ export interface ResourceContext {
   listStallTimeoutMs?: number;
   /** How long a request body may take to arrive before 504 and the connection closed (default 1 min). */
   bodyTimeoutMs?: number;
+  /**
+   * Subresources served by a handler of their own rather than the verbs, by `<resource>.<group>/<subresource>`
+   * (the group part left out for the core group): `serviceaccounts/token`.
+   */
+  subresources?: Map<string, (verb: VerbRequest) => Promise<void>>;
 }
 
 export async function handleResource(
@@ -62,8 +67,13 @@ export async function handleResource(
   ) {
     throw notFoundResource();
   }
+  const own =
+    request.subresource === undefined
+      ? undefined
+      : context.subresources?.get(`${qualifiedName(def)}/${request.subresource}`);
   if (
     request.subresource !== undefined &&
+    own === undefined &&
     !(request.subresource === 'status' && (def.statusSubresource || def.resource === 'namespaces'))
   ) {
     throw notFoundResource();
@@ -84,6 +94,7 @@ export async function handleResource(
     apiVersion: apiVersionOf(def, request.version),
   };
 
+  if (own) return own(verb);
   switch (req.method ?? 'GET') {
     case 'GET':
       if (isWatch(query, request)) return handleWatch(verb);

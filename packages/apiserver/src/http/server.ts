@@ -23,6 +23,11 @@ import { EventTtlController } from '../controllers/event-ttl.ts';
 import { NamespaceController } from '../controllers/namespaces.ts';
 import { Registry } from '../registry/registry.ts';
 import { Authenticator } from '../security/authentication.ts';
+import type { ServiceAccountTokenOptions } from '../security/serviceaccount/config.ts';
+import { JWKS_PATH, OPENID_CONFIGURATION_PATH } from '../security/serviceaccount/oidc.ts';
+import { ServiceAccountTokens } from '../security/serviceaccount/tokens.ts';
+import { handleTokenRequest } from './handlers/token-request.ts';
+import { ISSUER_DISCOVERY_PATHS, serveIssuerDiscovery } from './issuer-discovery.ts';
 import { type ServingTls, servingTlsOptions } from '../security/tls-policy.ts';
 import { requestUser, setRequestUser, type UserInfo } from '../security/user.ts';
 import type { Storage } from '../storage/types.ts';
@@ -66,6 +71,8 @@ export interface ApiServerOptions {
   token?: string;
   /** Bearer tokens and their users, from kube-apiserver's --token-auth-file. */
   tokens?: Map<string, UserInfo>;
+  /** ServiceAccount tokens: the TokenRequest API, their authentication, issuer discovery. None without. */
+  serviceAccountTokens?: ServiceAccountTokenOptions;
   /**
    * Bounds on HTTPS connections that have not authenticated: handshake deadline (default 10 s), time to the
    * first request (32 s), how many at once (1024, or a quarter of the open-file limit when lower).
@@ -145,7 +152,7 @@ function parseTlsConnectionsInJs(server: Server): void {
 }
 
 /** Paths anyone may read, as kube-apiserver's system:public-info-viewer role allows. */
-const PUBLIC_PATHS = new Set(['/healthz', '/livez', '/readyz', '/version']);
+const PUBLIC_PATHS = new Set(['/healthz', '/livez', '/readyz', '/version', ...ISSUER_DISCOVERY_PATHS]);
 const isPublic = (path: string) =>
   // API paths, nearly every request, are never public: no set or pattern to consult for them.
   !path.startsWith('/api') && (PUBLIC_PATHS.has(path) || /^\/(healthz|livez|readyz)\//.test(path));
@@ -163,6 +170,7 @@ export class ApiServer {
   private readonly listener: NetServer;
   private readonly connections: ConnectionGuard | undefined;
   private readonly authenticator: Authenticator;
+  private readonly serviceAccountTokens: ServiceAccountTokens | undefined;
   private readonly crds: CrdController;
   private readonly gc: GarbageCollector;
   private readonly namespaces: NamespaceController;
@@ -229,17 +237,23 @@ export class ApiServer {
       this.metrics,
     );
     this.openApi = new OpenApiDocuments(this.registry);
+    this.serviceAccountTokens = options.serviceAccountTokens
+      ? new ServiceAccountTokens(options.serviceAccountTokens, this.registry, this.caches)
+      : undefined;
+    const tokens = this.serviceAccountTokens;
     this.resourceContext = {
       registry: this.registry,
       caches: this.caches,
       watchCounters: (def) => this.watchCounters(def),
       listStallTimeoutMs: options.listStallTimeoutMs,
       bodyTimeoutMs: options.bodyTimeoutMs,
+      subresources: tokens && new Map([['serviceaccounts/token', (verb) => handleTokenRequest(tokens, verb)]]),
     };
     this.authenticator = new Authenticator({
       adminToken: options.token,
       tokens: options.tokens,
       clientCertificates: !!options.tls?.clientCa,
+      serviceAccountTokens: this.serviceAccountTokens?.authenticator,
     });
     const handler = guardRequests((req, res) => this.handle(req, res), this.log);
     this.server = options.tls
@@ -337,7 +351,8 @@ export class ApiServer {
     const parse = (path: string) => (parsed ??= parseApiPath(path));
     try {
       url = parseRequestTarget(req.url ?? '/');
-      this.authenticate(req, res, url.pathname);
+      const authenticating = this.authenticate(req, res, url.pathname);
+      if (authenticating) await authenticating;
       // After authentication, as kube's maxinflight filter: unauthenticated requests are refused before.
       this.inflight.admit(res, url.pathname, describeRequest(req.method ?? 'GET', url, parse(url.pathname)));
       await this.route(req, res, url, parse);
@@ -375,13 +390,21 @@ export class ApiServer {
     }
   }
 
-  /** Records who sent the request; refuses one without valid credentials, except on the public paths. */
-  private authenticate(req: IncomingMessage, res: ServerResponse, path: string): void {
+  /**
+   * Records who sent the request; refuses one without valid credentials, except on the public paths. A promise
+   * only when a credential takes asynchronous work to check (a ServiceAccount token not verified lately).
+   */
+  private authenticate(req: IncomingMessage, res: ServerResponse, path: string): void | Promise<void> {
     if (!this.authenticator.enabled) {
       this.connections?.authenticated(req.socket);
       return;
     }
     const user = this.authenticator.authenticate(req);
+    if (user instanceof Promise) return user.then((u) => this.admit(req, res, path, u));
+    this.admit(req, res, path, user);
+  }
+
+  private admit(req: IncomingMessage, res: ServerResponse, path: string, user: UserInfo | undefined): void {
     if (user) {
       setRequestUser(req, user);
       this.connections?.authenticated(req.socket);
@@ -436,6 +459,9 @@ export class ApiServer {
         return sendJson(res, 200, await this.openApi.root());
       case '/openapi/v2':
         return this.serveSwagger(req, res);
+      case OPENID_CONFIGURATION_PATH:
+      case JWKS_PATH:
+        return serveIssuerDiscovery(req, res, path, this.serviceAccountTokens, `${this.url}${JWKS_PATH}`);
       case '/metrics':
         res.writeHead(200, { 'Content-Type': PROMETHEUS_CONTENT_TYPE });
         res.end(await this.metrics.scrape());

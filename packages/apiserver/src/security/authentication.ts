@@ -1,6 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import type { TLSSocket } from 'node:tls';
+import type { ServiceAccountTokenAuthenticator } from './serviceaccount/authenticator.ts';
 import { bearerToken, tokenMatches } from './token.ts';
 import { AUTHENTICATED_GROUP, type UserInfo } from './user.ts';
 
@@ -18,12 +19,17 @@ export interface AuthenticatorOptions {
   tokens?: Map<string, UserInfo>;
   /** Whether client certificates verified by the TLS layer against --client-ca-file authenticate. */
   clientCertificates?: boolean;
+  /** ServiceAccount tokens (JWTs of the TokenRequest API), tried after the static tokens. */
+  serviceAccountTokens?: ServiceAccountTokenAuthenticator;
 }
 
 /**
  * Who sent a request, as kube-apiserver's authenticators decide it, in their order: a verified client
- * certificate (CN the user, each O a group), else a bearer token (the generated admin token or one of the
- * token file's). Every authenticated user is also in system:authenticated.
+ * certificate (CN the user, each O a group), else a bearer token (the generated admin token, one of the
+ * token file's, or a ServiceAccount token). Every authenticated user is also in system:authenticated.
+ * ServiceAccount tokens may need a signature verified or an object read from storage: only then is the
+ * answer a promise; the admin token, static tokens, certificates and recently verified ServiceAccount tokens
+ * are answered synchronously.
  */
 export class Authenticator {
   private readonly adminToken: string | undefined;
@@ -31,6 +37,7 @@ export class Authenticator {
   private readonly adminUser = authenticatedUser(ADMIN_USER);
   private readonly tokens: Map<string, UserInfo> | undefined;
   private readonly clientCertificates: boolean;
+  private readonly serviceAccountTokens: ServiceAccountTokenAuthenticator | undefined;
   /** Whether any credential is configured; without one the server runs unauthenticated (tests only). */
   readonly enabled: boolean;
   /** A connection's certificate is the same for all its requests: read and checked once. */
@@ -42,18 +49,20 @@ export class Authenticator {
       ? new Map([...options.tokens].map(([token, user]) => [token, authenticatedUser(user)]))
       : undefined;
     this.clientCertificates = options.clientCertificates ?? false;
-    this.enabled = !!(this.adminToken || this.tokens || this.clientCertificates);
+    this.serviceAccountTokens = options.serviceAccountTokens;
+    this.enabled = !!(this.adminToken || this.tokens || this.clientCertificates || this.serviceAccountTokens);
   }
 
-  authenticate(req: IncomingMessage): UserInfo | undefined {
+  authenticate(req: IncomingMessage): UserInfo | undefined | Promise<UserInfo | undefined> {
     return this.fromCertificate(req.socket) ?? this.fromToken(req.headers.authorization);
   }
 
-  private fromToken(header: string | undefined): UserInfo | undefined {
+  private fromToken(header: string | undefined): UserInfo | undefined | Promise<UserInfo | undefined> {
     if (this.adminToken && tokenMatches(this.adminToken, header)) return this.adminUser;
-    if (!this.tokens) return undefined;
+    if (!this.tokens && !this.serviceAccountTokens) return undefined;
     const token = bearerToken(header);
-    return token === undefined ? undefined : this.tokens.get(token);
+    if (token === undefined) return undefined;
+    return this.tokens?.get(token) ?? this.serviceAccountTokens?.authenticate(token);
   }
 
   private fromCertificate(socket: Socket): UserInfo | undefined {

@@ -5,6 +5,8 @@ export interface UserInfo {
   name: string;
   uid?: string;
   groups: string[];
+  /** Further facts the authenticator knows, by key (a ServiceAccount token's credential id, its bound Pod). */
+  extra?: Record<string, string[]>;
 }
 
 /** Every authenticated user is in this group as well, as in kube-apiserver. */
