@@ -74,6 +74,8 @@ export interface TestServerOptions {
   log?: (entry: Record<string, unknown>) => void;
   /** Bounds on connections before they authenticate (short timeouts make them testable). */
   connectionLimits?: Partial<ConnectionLimits>;
+  /** ServiceAccount tokens: the TokenRequest API and its tokens' authentication (ApiServerOptions'). */
+  serviceAccountTokens?: ApiServerOptions['serviceAccountTokens'];
 }
 
 export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
@@ -100,6 +102,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
       bodyTimeoutMs: options.bodyTimeoutMs,
       admission: options.admission,
       connectionLimits: options.connectionLimits,
+      serviceAccountTokens: options.serviceAccountTokens,
       watchCacheOptions: {
         ...options.watchCacheOptions,
         ...(options.maxHistory ? { maxHistory: options.maxHistory, minHistory: 1 } : {}),

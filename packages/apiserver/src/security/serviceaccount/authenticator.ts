@@ -162,7 +162,9 @@ export class ServiceAccountTokenAuthenticator {
 function looksLikeJwt(token: string): boolean {
   const first = token.indexOf('.');
   const second = token.indexOf('.', first + 1);
-  return first > 0 && second > first + 1 && second < token.length - 1 && token.indexOf('.', second + 1) === -1;
+  return (
+    first > 0 && second > first + 1 && second < token.length - 1 && token.indexOf('.', second + 1) === -1
+  );
 }
 
 /** The user kube-apiserver makes of a ServiceAccount token (serviceaccount.ServiceAccountInfo.UserInfo). */

@@ -3,7 +3,11 @@ import type { Registry } from '../../registry/registry.ts';
 import type { WatchCaches } from '../../watchcache/caches.ts';
 import { ServiceAccountTokenAuthenticator } from './authenticator.ts';
 import { type ObjectRef, tokenClaims } from './claims.ts';
-import { resolveTokenConfig, type ServiceAccountTokenConfig, type ServiceAccountTokenOptions } from './config.ts';
+import {
+  resolveTokenConfig,
+  type ServiceAccountTokenConfig,
+  type ServiceAccountTokenOptions,
+} from './config.ts';
 import { type DiscoveryDocuments, discoveryDocuments } from './oidc.ts';
 import { signToken } from './issuer.ts';
 import { ObjectLookup } from './objects.ts';
@@ -54,7 +58,9 @@ export class ServiceAccountTokens {
   async issue(namespace: string, name: string, spec: TokenSpec): Promise<IssuedToken> {
     const sa = await this.objects.object('serviceaccounts', namespace, name);
     if (!sa) throw newNotFound({ group: '', resource: 'serviceaccounts' }, name);
-    const bound = spec.boundObjectRef ? await this.boundObject(namespace, name, spec.boundObjectRef) : undefined;
+    const bound = spec.boundObjectRef
+      ? await this.boundObject(namespace, name, spec.boundObjectRef)
+      : undefined;
     const audiences = spec.audiences.length > 0 ? spec.audiences : this.config.apiAudiences;
     // Whole seconds, as JWT NumericDates are: the expirationTimestamp returned is then exactly the token's exp.
     const now = Math.floor(this.now() / 1000);
@@ -94,7 +100,7 @@ export class ServiceAccountTokens {
       : undefined;
     if (!obj) throw newNotFound({ group: '', resource }, objectName);
     if (kind === 'Pod') {
-      const podSa = ((obj.spec as { serviceAccountName?: string } | undefined)?.serviceAccountName ?? '');
+      const podSa = (obj.spec as { serviceAccountName?: string } | undefined)?.serviceAccountName ?? '';
       if (podSa !== saName) {
         throw newBadRequest(
           `cannot bind token for serviceaccount "${saName}" to pod running with serviceaccount "${podSa}"`,
