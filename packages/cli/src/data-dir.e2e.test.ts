@@ -73,6 +73,7 @@ describe('certkit data dir', () => {
         'state.db-shm',
         'kubeconfig',
         'token',
+        'sa.key',
         'lock',
         'pki/ca.key',
         'pki/ca.crt',

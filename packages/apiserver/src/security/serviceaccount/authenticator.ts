@@ -141,7 +141,7 @@ export class ServiceAccountTokenAuthenticator {
     if (claim.pod) checks.push(this.matches('pods', claim.namespace, claim.pod));
     if (checks.every((c) => c === true)) return true;
     if (checks.some((c) => c === false)) return false;
-    return Promise.all(checks).then((results) => results.every(Boolean));
+    return Promise.all(checks.map((c) => Promise.resolve(c))).then((results) => results.every(Boolean));
   }
 
   private matches(resource: string, namespace: string, ref: { name: string; uid: string }): Check {
