@@ -45,6 +45,11 @@ describe('parseApiPath', () => {
           subresource: 'status',
         }),
       ],
+      // The TokenRequest API: authorised as verb create on serviceaccounts/token.
+      [
+        '/api/v1/namespaces/ns/serviceaccounts/robot/token',
+        resource({ namespace: 'ns', resource: 'serviceaccounts', name: 'robot', subresource: 'token' }),
+      ],
       ['/api/v1/namespaces/ns/secrets/s/status/extra', { kind: 'other' }],
       ['/api/v1/watch', { kind: 'other' }],
       [

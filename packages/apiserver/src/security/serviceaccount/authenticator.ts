@@ -39,9 +39,12 @@ interface Verified {
 
 type Check = boolean | Promise<boolean>;
 
+/** Where the objects a token names are read: the watch cache first (ObjectLookup). */
+export type ObjectMetadata = Pick<ObjectLookup, 'metadata'>;
+
 export class ServiceAccountTokenAuthenticator {
   private readonly config: ServiceAccountTokenConfig;
-  private readonly objects: ObjectLookup;
+  private readonly objects: ObjectMetadata;
   private readonly now: () => number;
   /**
    * Verified tokens, so that a client sending the same token on every request costs a map lookup and the
@@ -51,7 +54,7 @@ export class ServiceAccountTokenAuthenticator {
   private readonly verified = new Map<string, Verified>();
   private readonly keysById: Map<string, VerificationKey>;
 
-  constructor(config: ServiceAccountTokenConfig, objects: ObjectLookup, now: () => number = Date.now) {
+  constructor(config: ServiceAccountTokenConfig, objects: ObjectMetadata, now: () => number = Date.now) {
     this.config = config;
     this.objects = objects;
     this.now = now;

@@ -174,6 +174,13 @@ describe('TokenRequest API', () => {
     assert.equal(res.json.spec.expirationSeconds, 600);
     const claims = decodeJwt(res.json.status.token);
     assert.equal(Date.parse(res.json.status.expirationTimestamp), claims.exp! * 1000);
+    // Request info names it as RBAC will authorise it: verb create on serviceaccounts/token.
+    const metrics = (await t.fetch('GET', '/metrics')).text;
+    const created = metrics
+      .split('\n')
+      .filter((l) => l.startsWith('apiserver_request_total{') && l.includes('code="201"'))
+      .filter((l) => l.includes('verb="create"') && l.includes('resource="serviceaccounts/token"'));
+    assert.equal(created.length, 1, metrics);
   });
 
   it('refuses what kube-apiserver refuses, with its status codes', async () => {
