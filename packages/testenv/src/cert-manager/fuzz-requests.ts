@@ -641,6 +641,11 @@ const credentialsArb = (token: string): fc.Arbitrary<Credentials> =>
           `Bearer ${'a'.repeat(10_000)}`,
           'Negotiate abc',
           'Bearer \xff\xfe',
+          // JWT-shaped: what the ServiceAccount token authenticator looks at (the issuer is certkit up's).
+          'Bearer a.b.c',
+          'Bearer ..',
+          `Bearer e30.${Buffer.from('{"iss":"https://kubernetes.default.svc.cluster.local"}').toString('base64url')}.AAAA`,
+          `Bearer eyJhbGciOiJub25lIn0.${Buffer.from('{"iss":"https://kubernetes.default.svc.cluster.local","exp":1e300}').toString('base64url')}.`,
         )
         .map((header) => ({ kind: 'anonymous' as const, header })),
     },
