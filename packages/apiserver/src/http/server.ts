@@ -247,7 +247,8 @@ export class ApiServer {
       watchCounters: (def) => this.watchCounters(def),
       listStallTimeoutMs: options.listStallTimeoutMs,
       bodyTimeoutMs: options.bodyTimeoutMs,
-      subresources: tokens && new Map([['serviceaccounts/token', (verb) => handleTokenRequest(tokens, verb)]]),
+      subresources:
+        tokens && new Map([['serviceaccounts/token', (verb) => handleTokenRequest(tokens, verb)]]),
     };
     this.authenticator = new Authenticator({
       adminToken: options.token,
