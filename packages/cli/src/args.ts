@@ -36,6 +36,8 @@ export interface ServeFlags {
   serviceAccountKeyFiles: string[];
   /** kube-apiserver's --service-account-jwks-uri: the jwks_uri of the issuer discovery document. */
   serviceAccountJwksUri?: string;
+  /** kube-apiserver's --service-account-max-token-expiration, in seconds (0: no limit). */
+  serviceAccountMaxTokenExpirationSeconds: number;
   /** kube-apiserver's --api-audiences (repeatable, comma-separated): the issuers when none. */
   apiAudiences: string[];
   /** SQLite's synchronous mode: FULL (the default) acknowledges a write once it would survive a power loss. */
@@ -67,6 +69,8 @@ function parseInflightLimit(flag: string, values: FlagValues): number {
 export const DEFAULT_SERVICE_ACCOUNT_ISSUER = 'https://kubernetes.default.svc.cluster.local';
 
 /** What parseArgs gives: arrays for the repeatable flags. */
+const MIN_MAX_TOKEN_EXPIRATION_SECONDS = 3607;
+
 type FlagValues = Record<string, string | boolean | (string | boolean)[] | undefined>;
 
 function strings(values: FlagValues, flag: string): string[] {
@@ -83,6 +87,7 @@ function serviceAccountFlags(
   | 'serviceAccountSigningKeyFile'
   | 'serviceAccountKeyFiles'
   | 'serviceAccountJwksUri'
+  | 'serviceAccountMaxTokenExpirationSeconds'
   | 'apiAudiences'
 > {
   const issuers = strings(values, 'service-account-issuer');
@@ -95,8 +100,21 @@ function serviceAccountFlags(
   if (jwksUri !== undefined && !/^https:\/\/[^/]/.test(jwksUri)) {
     throw new UsageError(`--service-account-jwks-uri must be an https URL, got ${JSON.stringify(jwksUri)}`);
   }
+  let maxExpirationMs: number;
+  try {
+    maxExpirationMs = toMilliseconds(parseGoDuration(String(values['service-account-max-token-expiration'])));
+  } catch (err) {
+    throw new UsageError(`--service-account-max-token-expiration: ${(err as Error).message}`);
+  }
+  // kube-apiserver's floor: the one-hour-and-seven-seconds expiry of the tokens it mounts into Pods.
+  if (maxExpirationMs !== 0 && maxExpirationMs < MIN_MAX_TOKEN_EXPIRATION_SECONDS * 1000) {
+    throw new UsageError(
+      `--service-account-max-token-expiration must be 0 (no limit) or at least ${MIN_MAX_TOKEN_EXPIRATION_SECONDS}s`,
+    );
+  }
   return {
     serviceAccountIssuers: issuers.length > 0 ? issuers : [DEFAULT_SERVICE_ACCOUNT_ISSUER],
+    serviceAccountMaxTokenExpirationSeconds: Math.floor(maxExpirationMs / 1000),
     serviceAccountSigningKeyFile: signingKeyFile,
     serviceAccountKeyFiles: keyFiles,
     serviceAccountJwksUri: jwksUri,
@@ -132,6 +150,7 @@ export function parseServeFlags(args: string[], extraOptions: ParseArgsOptionsCo
         'service-account-signing-key-file': { type: 'string' },
         'service-account-key-file': { type: 'string', multiple: true },
         'service-account-jwks-uri': { type: 'string' },
+        'service-account-max-token-expiration': { type: 'string', default: '0s' },
         'api-audiences': { type: 'string', multiple: true },
         'sqlite-synchronous': { type: 'string', default: 'full' },
         ...extraOptions,

@@ -50,6 +50,9 @@ flags of up and apiserver:
                                         generated in the data dir as sa.key, kept across restarts)
   --service-account-key-file FILE       further PEM public keys tokens may be signed with, repeatable
   --service-account-jwks-uri URL        jwks_uri of /.well-known/openid-configuration (default: this server's)
+  --service-account-max-token-expiration D
+                                        longest token the TokenRequest API issues; longer requests are
+                                        shortened to it (default 0s: no limit; otherwise at least 3607s)
   --api-audiences AUD[,AUD...]          audiences a ServiceAccount token must name one of (default: the issuers)
   --sqlite-synchronous full|normal      full (default) fsyncs every commit before acknowledging it; normal
                                         is faster but may lose the last writes on a power loss

@@ -93,6 +93,7 @@ async function serviceAccountTokenOptions(
     signingKey,
     verificationKeys,
     jwksUri: flags.serviceAccountJwksUri,
+    maxExpirationSeconds: flags.serviceAccountMaxTokenExpirationSeconds,
   };
 }
 

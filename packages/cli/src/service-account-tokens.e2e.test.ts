@@ -125,6 +125,7 @@ describe('certkit apiserver ServiceAccount tokens', { skip: kubectlSkip }, () =>
         ...['--service-account-issuer', 'https://issuer.example.test/cluster-1'],
         ...['--service-account-issuer', 'https://kubernetes.default.svc.cluster.local'],
         ...['--api-audiences', 'api.example.test,other.example.test'],
+        ...['--service-account-max-token-expiration', '2h'],
       ]);
       try {
         const token = await issue(dir, cli, 'custom');
@@ -134,6 +135,12 @@ describe('certkit apiserver ServiceAccount tokens', { skip: kubectlSkip }, () =>
         assert.equal(await works(dir, token), true);
         const vault = await issue(dir, cli, 'custom', '--audience', 'vault');
         assert.equal(await works(dir, vault), false, 'a token for another audience was accepted');
+        // Longer than --service-account-max-token-expiration: shortened, with kube-apiserver's warning.
+        const long = await kubectlOn(dir).run('create', 'token', 'custom', '--duration', '10h');
+        assert.equal(long.code, 0, long.stderr);
+        assert.match(long.stderr, /Warning: requested expiration of 36000 seconds shortened to 7200 seconds/);
+        const longClaims = decodeJwt(long.stdout.trim());
+        assert.equal(longClaims.exp! - longClaims.iat!, 7200);
         const config = await callDiscovery(dir, cli.url);
         assert.equal(config.issuer, 'https://issuer.example.test/cluster-1');
         assert.equal(config.jwks_uri, `${cli.url}/openid/v1/jwks`);
@@ -158,6 +165,11 @@ describe('certkit apiserver ServiceAccount tokens', { skip: kubectlSkip }, () =>
         [['--service-account-signing-key-file', join(dir, 'missing.pem')], /ENOENT/],
         [['--service-account-issuer', ''], /--service-account-issuer must not be empty/],
         [['--service-account-jwks-uri', 'http://x'], /--service-account-jwks-uri must be an https URL/],
+        [
+          ['--service-account-max-token-expiration', '30m'],
+          /--service-account-max-token-expiration must be 0 \(no limit\) or at least 3607s/,
+        ],
+        [['--service-account-max-token-expiration', 'soon'], /--service-account-max-token-expiration: /],
       ];
       for (const [flags, message] of cases) {
         const r = await runCli(['apiserver', '--data-dir', join(dir, 'data'), '--port', '0', ...flags]);

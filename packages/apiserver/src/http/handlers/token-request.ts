@@ -49,9 +49,19 @@ export async function handleTokenRequest(tokens: ServiceAccountTokens, verb: Ver
   const errors = validate(body, name, namespace);
   if (errors.length > 0) throw newInvalid(GROUP, KIND, body.metadata?.name ?? '', errors);
   const spec = body.spec ?? {};
+  let expirationSeconds = spec.expirationSeconds ?? DEFAULT_EXPIRATION_SECONDS;
+  const max = tokens.config.maxExpirationSeconds;
+  if (max > 0 && expirationSeconds > max) {
+    // kube-apiserver shortens rather than refuses, and says so in a warning.
+    const warning = warningHeaderValue(
+      `requested expiration of ${expirationSeconds} seconds shortened to ${max} seconds`,
+    );
+    if (warning) verb.res.appendHeader('Warning', warning);
+    expirationSeconds = max;
+  }
   const issued = await tokens.issue(namespace, name, {
     audiences: spec.audiences ?? [],
-    expirationSeconds: spec.expirationSeconds ?? DEFAULT_EXPIRATION_SECONDS,
+    expirationSeconds,
     boundObjectRef: spec.boundObjectRef,
   });
   sendJson(verb.res, 201, {
@@ -64,7 +74,7 @@ export async function handleTokenRequest(tokens: ServiceAccountTokens, verb: Ver
     },
     spec: {
       audiences: issued.audiences,
-      expirationSeconds: spec.expirationSeconds ?? DEFAULT_EXPIRATION_SECONDS,
+      expirationSeconds,
       boundObjectRef: spec.boundObjectRef ?? null,
     },
     status: { token: issued.token, expirationTimestamp: formatTime(issued.expiresAt) },
@@ -92,7 +102,7 @@ async function decodeTokenRequest(
   }
   if (strict.length > 0 && fieldValidation === 'Warn') {
     const values = strict.map(warningHeaderValue).filter((v) => v !== undefined);
-    if (values.length > 0) verb.res.setHeader('Warning', values);
+    for (const value of values) verb.res.appendHeader('Warning', value);
   }
   return body as TokenRequestBody;
 }

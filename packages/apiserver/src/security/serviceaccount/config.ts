@@ -15,6 +15,8 @@ export interface ServiceAccountTokenOptions {
   verificationKeys?: VerificationKey[];
   /** --service-account-jwks-uri: the discovery document's jwks_uri; the server's own /openid/v1/jwks when unset. */
   jwksUri?: string;
+  /** --service-account-max-token-expiration, in seconds: longer requests are shortened to it (0: no limit). */
+  maxExpirationSeconds?: number;
 }
 
 /** The options with kube-apiserver's defaults filled in. */
@@ -25,6 +27,7 @@ export interface ServiceAccountTokenConfig {
   /** Every key a token may be signed with, by key id; the signing key first. */
   verificationKeys: VerificationKey[];
   jwksUri?: string;
+  maxExpirationSeconds: number;
 }
 
 export function resolveTokenConfig(options: ServiceAccountTokenOptions): ServiceAccountTokenConfig {
@@ -38,6 +41,7 @@ export function resolveTokenConfig(options: ServiceAccountTokenOptions): Service
     signingKey: options.signingKey,
     verificationKeys: [...keys.values()],
     jwksUri: options.jwksUri,
+    maxExpirationSeconds: options.maxExpirationSeconds ?? 0,
   };
 }
 

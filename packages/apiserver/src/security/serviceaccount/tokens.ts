@@ -112,7 +112,7 @@ export class ServiceAccountTokens {
       throw newConflict(
         { group: '', resource: kind },
         objectName,
-        `the UID in the bound object reference (${ref.uid}) does not match the UID in record (${uid}). The object might have been deleted and then recreated`,
+        `the UID in the bound object reference (${ref.uid}) does not match the UID in record. The object might have been deleted and then recreated`,
       );
     }
     return { kind, ref: { name: objectName, uid } };
