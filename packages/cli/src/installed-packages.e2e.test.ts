@@ -29,6 +29,8 @@ const here = dirname(fileURLToPath(import.meta.url));
 const EXAMPLE = join(here, '../../../examples/configmap-copier/controller.ts');
 const COPY_LABEL = 'configmap-copier.example.com/copy';
 const NODE_LINES = [22, 24, 26];
+/** A line the packages' engines exclude: the command must say which Node it needs. */
+const TOO_OLD = 20;
 const run = promisify(execFile);
 
 describe('the packages installed from their tarballs', () => {
@@ -42,7 +44,9 @@ describe('the packages installed from their tarballs', () => {
     dataDir = await mkdtemp(join(tmpdir(), 'certkit-installed-'));
     // The server as the repository runs it; packing, installing and fetching Node lines meanwhile.
     const serverStarted = startCli(['up', '--data-dir', dataDir, '--port', '0']);
-    const lines = Promise.all(NODE_LINES.map(async (major) => nodes.set(major, await nodeBinary(major))));
+    const lines = Promise.all(
+      [...NODE_LINES, TOO_OLD].map(async (major) => nodes.set(major, await nodeBinary(major))),
+    );
     packed = await packWorkspaces();
     project = await installTarballs(packed.map((p) => p.tarball));
     await copyFile(EXAMPLE, join(project, 'controller.ts'));
@@ -153,6 +157,20 @@ describe('the packages installed from their tarballs', () => {
       await copyConfigMapsOn(node, env, `line-${major}`);
     });
   }
+
+  it(`on Node ${TOO_OLD}: certkit refuses in one line, naming the Node it needs`, async () => {
+    const node = nodes.get(TOO_OLD)!;
+    const env = userEnv({ PATH: `${dirname(node)}:${process.env.PATH}` });
+    const result = await run('npx', ['--no', 'certkit', 'help'], { cwd: project, env }).then(
+      () => assert.fail('certkit ran on an unsupported Node'),
+      (err: { code: number; stderr: string }) => err,
+    );
+    assert.equal(result.code, 1);
+    assert.equal(
+      result.stderr,
+      `certkit: needs Node.js 22.13 or later; this is ${(await run(node, ['--version'])).stdout}`,
+    );
+  });
 
   /**
    * Runs the installed example controller with `node` for a source namespace of its own, and checks what it
