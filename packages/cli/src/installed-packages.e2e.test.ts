@@ -145,11 +145,22 @@ describe('the packages installed from their tarballs', () => {
   });
 
   for (const major of NODE_LINES) {
-    it(`on Node ${major}: npx certkit runs, and the example controller copies ConfigMaps`, async () => {
+    it(`on Node ${major}: require() and npx certkit work, and the example controller copies ConfigMaps`, async () => {
       const node = nodes.get(major)!;
       const env = userEnv({ PATH: `${dirname(node)}:${process.env.PATH}` });
       const { stdout: version } = await run(node, ['--version'], { env });
       assert.equal(majorOf(version), major);
+
+      // ES modules, loadable from CommonJS too (require(esm), unflagged since 22.12).
+      const required = await run(
+        node,
+        [
+          '-e',
+          "console.log(typeof require('@certkit/runtime').Manager, typeof require('@certkit/apimachinery').isNotFound)",
+        ],
+        { cwd: project, env },
+      );
+      assert.equal(required.stdout, 'function function\n');
 
       const help = await run('npx', ['--no', 'certkit', 'help'], { cwd: project, env });
       assert.match(help.stdout, /^usage: certkit <command>/);
