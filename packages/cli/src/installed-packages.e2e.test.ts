@@ -169,6 +169,36 @@ describe('the packages installed from their tarballs', () => {
     });
   }
 
+  it(`on Node ${NODE_LINES[0]}: the installed certkit up serves the API (node:sqlite and all)`, async () => {
+    const node = nodes.get(NODE_LINES[0])!;
+    const dir = await mkdtemp(join(tmpdir(), 'certkit-installed-up-'));
+    const bin = join(project, 'node_modules', '@certkit', 'cli', 'bin', 'certkit.js');
+    const child = spawn(node, [bin, 'up', '--data-dir', dir, '--port', '0'], {
+      cwd: project,
+      env: userEnv(),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stdout.on('data', (d) => (output += d));
+    child.stderr.on('data', (d) => (output += d));
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    try {
+      const url = await eventually(
+        () => /listening on (https:\/\/\S+)/.exec(output)?.[1],
+        'certkit up',
+        30_000,
+        50,
+        () => output,
+      );
+      const crds = await callApi(dir, url, 'GET', '/apis/cert-manager.io/v1');
+      assert.equal(crds.status, 200, JSON.stringify(crds.json));
+    } finally {
+      child.kill('SIGTERM');
+    }
+    assert.equal(await exited, 0, output);
+    await rm(dir, { recursive: true, force: true });
+  });
+
   it(`on Node ${TOO_OLD}: certkit refuses in one line, naming the Node it needs`, async () => {
     const node = nodes.get(TOO_OLD)!;
     const env = userEnv({ PATH: `${dirname(node)}:${process.env.PATH}` });
