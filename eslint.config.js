@@ -5,7 +5,7 @@ import { defineConfig } from 'eslint/config';
 import tseslint from 'typescript-eslint';
 
 export default defineConfig({
-  files: ['packages/*/src/**/*.ts', 'bench/**/*.ts', 'scripts/**/*.ts'],
+  files: ['packages/*/src/**/*.ts', 'examples/**/*.ts', 'bench/**/*.ts', 'scripts/**/*.ts'],
   languageOptions: {
     parser: tseslint.parser,
     parserOptions: {

@@ -18,7 +18,8 @@
  * - Nothing cites a file outside the repository (`../shared/…`, `research/…`, `DESIGN.md`, `seeds/…`), which a
  *   clone does not have.
  *
- * Globs and placeholders (`*`, `<name>`, `{a,b}`) and build output (`dist/`, `.certkit/`) are not checked.
+ * Globs and placeholders (`*`, `<name>`, `{a,b}`) and generated output (`dist/`, `.certkit/`, `docs/api/`) are
+ * not checked.
  *
  * Usage: `node scripts/check-doc-paths.ts` from the repository root; exits 1 with one `file:line: problem` per
  * problem. With `--strict` (for a review, not lint) it also lists the short paths that resolve only by their
@@ -42,7 +43,7 @@ const PATH_WORD = /^[\w.@/-]+$/;
 /** Placeholders and globs, which name many paths or none. */
 const PATTERN = /[*<>{}$]/;
 /** Build output and local state, gitignored: present only after a build or a run. */
-const GENERATED = /(^|\/)(dist|\.certkit|node_modules)(\/|$)|^bench\/results\/profiles\//;
+const GENERATED = /(^|\/)(dist|\.certkit|node_modules)(\/|$)|^bench\/results\/profiles\/|^docs\/api(\/|$)/;
 
 /** Citations of files a clone does not have. */
 const OUTSIDE_REPO: { pattern: RegExp; what: string }[] = [

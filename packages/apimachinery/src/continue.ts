@@ -7,6 +7,7 @@ import { newBadRequest } from './status.ts';
 
 const TOKEN_VERSION = 'meta.k8s.io/v1';
 
+/** What a continue token carries: the revision of the first page and the key the next page starts at. */
 export interface ContinueToken {
   /** The revision every page is read at; -1 means "continue at the latest revision" (inconsistent). */
   resourceVersion: number;

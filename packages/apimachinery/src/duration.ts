@@ -7,10 +7,15 @@
  */
 
 export const NANOSECOND = 1n;
+/** One microsecond, in nanoseconds. */
 export const MICROSECOND = 1000n;
+/** One millisecond, in nanoseconds. */
 export const MILLISECOND = 1_000_000n;
+/** One second, in nanoseconds. */
 export const SECOND = 1_000_000_000n;
+/** One minute, in nanoseconds. */
 export const MINUTE = 60n * SECOND;
+/** One hour, in nanoseconds. */
 export const HOUR = 60n * MINUTE;
 
 const UNITS: Record<string, bigint> = {
@@ -150,6 +155,7 @@ export function toMilliseconds(ns: bigint): number {
   return Number(ns / MILLISECOND);
 }
 
+/** Nanoseconds from milliseconds (a timer's or `Date`'s unit); fractions of a millisecond are dropped. */
 export function fromMilliseconds(ms: number): bigint {
   return BigInt(Math.trunc(ms)) * MILLISECOND;
 }

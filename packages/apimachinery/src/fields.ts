@@ -6,6 +6,7 @@
  */
 import { newBadRequest } from './status.ts';
 
+/** One `field=value` or `field!=value` term of a field selector. */
 export interface FieldRequirement {
   field: string;
   /** `==` is read as `=`, as upstream does. */
@@ -14,6 +15,7 @@ export interface FieldRequirement {
   value: string;
 }
 
+/** A parsed field selector (`parseFieldSelector`): its terms, a matcher and its canonical text. */
 export interface FieldSelector {
   readonly requirements: readonly FieldRequirement[];
   /** True only for a selector with no terms, which matches everything. */

@@ -7,6 +7,7 @@
 /** unicode.IsPrint: letters, marks, numbers, punctuation, symbols and the ASCII space. */
 const GRAPHIC = /^[\p{L}\p{M}\p{N}\p{P}\p{S}]$/u;
 
+/** Whether Go's `strconv.IsPrint` holds for a code point: `%q` prints it as is rather than escaped. */
 export function isGoPrintable(codePoint: number): boolean {
   return codePoint === 0x20 || GRAPHIC.test(String.fromCodePoint(codePoint));
 }
@@ -57,6 +58,7 @@ export class GoSyntax {
   constructor(text: string) {
     this.text = text;
   }
+  /** Serialises as its Go text, so a field error carrying it shows that text. */
   toJSON(): string {
     return this.text;
   }

@@ -1,3 +1,12 @@
+/**
+ * The object model a Kubernetes API server and its clients share, with the semantics of Go's
+ * `k8s.io/apimachinery`: object metadata, label and field selectors, list options, continue tokens, `Status`
+ * errors and their predicates (`isNotFound`, `isConflict`, …), Go durations and timestamps, and the Prometheus
+ * metrics registry every certkit package uses.
+ *
+ * @packageDocumentation
+ * @module @certkit/apimachinery
+ */
 export * from './continue.ts';
 export * from './duration.ts';
 export * from './fields.ts';

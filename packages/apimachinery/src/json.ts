@@ -2,6 +2,7 @@
 
 export type JsonObject = Record<string, unknown>;
 
+/** Whether a JSON value is an object (not null, not an array). */
 export function isObject(value: unknown): value is JsonObject {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

@@ -7,8 +7,12 @@
  */
 import { type FieldError, formatFieldError, newBadRequest } from './status.ts';
 
+/**
+ * The operator of a label requirement, as the selector grammar spells it (`exists` and `!` for bare keys).
+ */
 export type LabelOperator = 'in' | 'notin' | '=' | '==' | '!=' | 'exists' | '!' | 'gt' | 'lt';
 
+/** One term of a label selector: a key, an operator and its values. */
 export interface LabelRequirement {
   key: string;
   operator: LabelOperator;
@@ -16,11 +20,16 @@ export interface LabelRequirement {
   values: string[];
 }
 
+/**
+ * A parsed label selector (`parseLabelSelector`, `labelSelectorFromMeta`): its requirements, a matcher and
+ * its canonical text.
+ */
 export interface LabelSelector {
   /** Sorted by key, as upstream sorts them so that the string form is deterministic. */
   readonly requirements: readonly LabelRequirement[];
   /** True only for a selector that matches everything (no requirements). */
   readonly empty: boolean;
+  /** Whether an object with these labels is selected; no labels reads as an empty set. */
   matches(labels: Record<string, string> | undefined): boolean;
   /** Canonical form; parsing it gives back an equal selector (except for `nothingLabels`, see there). */
   toString(): string;
@@ -522,8 +531,12 @@ export function parseLabelSelector(text: string): LabelSelector {
 // ---------------------------------------------------------------------------------------------------------
 // metav1.LabelSelector
 
+/** The operator of a `matchExpressions` entry of a metav1.LabelSelector. */
 export type LabelSelectorOperator = 'In' | 'NotIn' | 'Exists' | 'DoesNotExist';
 
+/**
+ * A metav1.LabelSelector as objects carry it (`spec.selector`): `matchLabels` and `matchExpressions`, ANDed.
+ */
 export interface MetaLabelSelector {
   matchLabels?: Record<string, string>;
   matchExpressions?: { key: string; operator: LabelSelectorOperator; values?: string[] }[];

@@ -9,10 +9,13 @@ import { goQuote } from './go-format.ts';
 import { queryBool } from './query-bool.ts';
 import { type FieldError, formatFieldError, newBadRequest, newInvalid, newStatusError } from './status.ts';
 
+/** The `resourceVersionMatch` query parameter: '' (unset), `NotOlderThan` or `Exact`. */
 export type ResourceVersionMatch = '' | 'NotOlderThan' | 'Exact';
 
+/** The verb a request's list options are validated for: the rules differ for list, watch and get. */
 export type ListVerb = 'list' | 'watch' | 'get';
 
+/** List, watch and get query parameters as `parseListOptions` decodes and validates them. */
 export interface ListOptions {
   /** '' (most recent), '0' (any) or a decimal revision; validated numeric, kept as sent. */
   resourceVersion: string;

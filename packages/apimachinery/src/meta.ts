@@ -3,10 +3,14 @@ import type {
   OwnerReference as K8sOwnerReference,
 } from 'kubernetes-types/meta/v1.d.ts';
 
-/** kubernetes-types marks server-set fields readonly; the server and controllers set them, so we drop that. */
+/**
+ * kubernetes-types marks server-set fields readonly; the server and controllers set them, so we drop that.
+ */
 type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 
+/** Object metadata (metav1.ObjectMeta), writable. */
 export type ObjectMeta = Mutable<K8sObjectMeta>;
+/** An owner reference (metav1.OwnerReference), writable: what garbage collection follows. */
 export type OwnerReference = Mutable<K8sOwnerReference>;
 
 /** Any Kubernetes object as plain JSON: TypeMeta, ObjectMeta, and whatever else its kind carries. */
@@ -22,12 +26,17 @@ export interface StoredObject extends KubeObject {
   metadata: ObjectMeta;
 }
 
+/**
+ * The metadata of a list: its resourceVersion, the continue token of the next page, and how many items
+ * remain.
+ */
 export interface ListMeta {
   resourceVersion?: string;
   continue?: string;
   remainingItemCount?: number;
 }
 
+/** A list of objects as the API returns it (`SecretList`, `CertificateList`). */
 export interface KubeList<T extends KubeObject = KubeObject> {
   apiVersion: string;
   kind: string;
@@ -35,14 +44,17 @@ export interface KubeList<T extends KubeObject = KubeObject> {
   items: T[];
 }
 
+/** An object reduced to its metadata, as metadata-only lists, watches and informers carry it. */
 export interface PartialObjectMetadata {
   apiVersion: 'meta.k8s.io/v1';
   kind: 'PartialObjectMetadata';
   metadata: ObjectMeta;
 }
 
+/** The type of a watch event; `BOOKMARK` carries only a resourceVersion, `ERROR` a Status. */
 export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
 
+/** One event of a watch stream. */
 export interface WatchEvent<T = KubeObject> {
   type: WatchEventType;
   object: T;
@@ -55,6 +67,7 @@ export interface GroupVersionKind {
   kind: string;
 }
 
+/** Group, version and resource (plural, as in the URL) of a kind; group is '' for the core group. */
 export interface GroupVersionResource {
   group: string;
   version: string;
@@ -69,6 +82,7 @@ export function parseApiVersion(apiVersion: string): { group: string; version: s
     : { group: apiVersion.slice(0, slash), version: apiVersion.slice(slash + 1) };
 }
 
+/** Joins group and version into an apiVersion: `cert-manager.io/v1`, or `v1` for the core group. */
 export function formatApiVersion(group: string, version: string): string {
   return group === '' ? version : `${group}/${version}`;
 }

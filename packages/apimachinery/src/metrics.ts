@@ -9,6 +9,7 @@
 
 export type Labels = Record<string, string>;
 
+/** The Content-Type of the Prometheus text exposition format that `/metrics` answers with. */
 export const PROMETHEUS_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
 
 /** One series: its label values in declared order, and its label text, escaped once when first rendered. */
@@ -151,10 +152,12 @@ abstract class ValueMetric extends Metric<ValueSeries> {
     return { values, key: undefined, attached: true, value: 0 };
   }
 
+  /** The current value of the series of these labels (0 when it has none). */
   get(labels: Labels = {}): number {
     return this.lookup(labels, false)?.value ?? 0;
   }
 
+  /** The metric's sample lines in the exposition format (without HELP and TYPE). */
   render(): string[] {
     const lines: string[] = [];
     for (const s of this.series) lines.push(`${this.name}${braces(this.keyOf(s))} ${formatValue(s.value)}`);
@@ -164,13 +167,17 @@ abstract class ValueMetric extends Metric<ValueSeries> {
 
 /** A counter bound to one label set (`Counter.with`): no lookup per increment. */
 export interface CounterChild {
+  /** Adds `by` (default 1). */
   inc(by?: number): void;
+  /** The current value. */
   get(): number;
 }
 
+/** A monotonic counter, labelled; `with(labels)` binds one series. */
 export class Counter extends ValueMetric {
   readonly type = 'counter';
 
+  /** Adds `by` (default 1) to the series of these labels. */
   inc(labels: Labels = {}, by = 1): void {
     this.lookup(labels, true).value += by;
   }
@@ -187,23 +194,31 @@ export class Counter extends ValueMetric {
 
 /** A gauge bound to one label set (`Gauge.with`). */
 export interface GaugeChild {
+  /** Sets the value. */
   set(value: number): void;
+  /** Adds `by` (default 1). */
   inc(by?: number): void;
+  /** Subtracts `by` (default 1). */
   dec(by?: number): void;
+  /** The current value. */
   get(): number;
 }
 
+/** A value that goes up and down, labelled; `with(labels)` binds one series. */
 export class Gauge extends ValueMetric {
   readonly type = 'gauge';
 
+  /** Sets the series of these labels to `value`. */
   set(labels: Labels, value: number): void {
     this.lookup(labels, true).value = value;
   }
 
+  /** Adds `by` (default 1) to the series of these labels. */
   inc(labels: Labels = {}, by = 1): void {
     this.lookup(labels, true).value += by;
   }
 
+  /** Subtracts `by` (default 1) from the series of these labels. */
   dec(labels: Labels = {}, by = 1): void {
     this.inc(labels, -by);
   }
@@ -234,10 +249,13 @@ interface HistogramSeries extends Series {
 
 /** A histogram bound to one label set (`Histogram.with`). */
 export interface HistogramChild {
+  /** Records one observation. */
   observe(value: number): void;
+  /** The number of observations so far. */
   count(): number;
 }
 
+/** A histogram with fixed buckets, labelled; `with(labels)` binds one series. */
 export class Histogram extends Metric<HistogramSeries> {
   readonly type = 'histogram';
   readonly buckets: readonly number[];
@@ -251,6 +269,7 @@ export class Histogram extends Metric<HistogramSeries> {
     return { values, key: undefined, attached: true, counts: this.buckets.map(() => 0), sum: 0, count: 0 };
   }
 
+  /** Records one observation in the series of these labels. */
   observe(labels: Labels, value: number): void {
     this.#record(this.lookup(labels, true), value);
   }
@@ -282,6 +301,7 @@ export class Histogram extends Metric<HistogramSeries> {
     series.count++;
   }
 
+  /** The bucket, sum and count lines of every series, in the exposition format. */
   render(): string[] {
     const lines: string[] = [];
     const bounds = this.buckets.map(formatValue);
@@ -336,6 +356,10 @@ class CollectedMetric {
 /** Text in the exposition format that another source renders, added to every scrape (see scrape()). */
 export type Collector = () => Promise<string>;
 
+/**
+ * The Prometheus registry of a process: counters, gauges and histograms by name, plus collectors of text
+ * rendered elsewhere; `scrape()` is what `/metrics` serves.
+ */
 export class MetricsRegistry {
   private readonly metrics = new Map<string, Metric | CollectedMetric>();
   private readonly collectors = new Map<string, Collector>();
@@ -345,10 +369,14 @@ export class MetricsRegistry {
     return this.register(name, Counter, () => new Counter(name, help, labelNames));
   }
 
+  /** Gets or creates a gauge; the same name always returns the same metric. */
   gauge(name: string, help: string, labelNames: readonly string[] = []): Gauge {
     return this.register(name, Gauge, () => new Gauge(name, help, labelNames));
   }
 
+  /**
+   * Gets or creates a histogram with these bucket upper bounds; the same name always returns the same metric.
+   */
   histogram(
     name: string,
     help: string,

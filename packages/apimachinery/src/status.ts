@@ -5,6 +5,7 @@
 
 import { GoSyntax, goQuote } from './go-format.ts';
 
+/** The `reason` of a Status (metav1.StatusReason), which says what went wrong in a word clients switch on. */
 export type StatusReason =
   | 'BadRequest'
   | 'Unauthorized'
@@ -25,6 +26,7 @@ export type StatusReason =
   | 'Timeout'
   | 'Unknown';
 
+/** The `reason` of a StatusCause (metav1.CauseType): what is wrong with one field. */
 export type CauseType =
   | 'FieldValueNotFound'
   | 'FieldValueRequired'
@@ -40,12 +42,14 @@ export type CauseType =
   | 'FieldManagerConflict'
   | 'ResourceVersionTooLarge';
 
+/** One cause of a failure, usually a field error: its reason, message and field path. */
 export interface StatusCause {
   reason?: CauseType | string;
   message?: string;
   field?: string;
 }
 
+/** What a Status is about: the object's name, group and kind, the causes, and when to retry. */
 export interface StatusDetails {
   name?: string;
   group?: string;
@@ -55,6 +59,7 @@ export interface StatusDetails {
   retryAfterSeconds?: number;
 }
 
+/** The metav1.Status body of every API error response. */
 export interface Status {
   kind: 'Status';
   apiVersion: 'v1';
@@ -94,7 +99,10 @@ export interface FieldError {
   detail?: string;
 }
 
-/** A resource name qualified by group the way kube-apiserver writes it in messages: `secrets`, `leases.coordination.k8s.io`. */
+/**
+ * A resource name qualified by group the way kube-apiserver writes it in messages: `secrets`,
+ * `leases.coordination.k8s.io`.
+ */
 export interface QualifiedResource {
   group: string;
   resource: string;
@@ -127,6 +135,7 @@ export function newStatusError(
   return new StatusError(status);
 }
 
+/** 404 NotFound: `<resource> "<name>" not found`. */
 export function newNotFound(r: QualifiedResource, name: string): StatusError {
   return newStatusError(404, 'NotFound', `${qualified(r)} "${name}" not found`, {
     name,
@@ -135,6 +144,7 @@ export function newNotFound(r: QualifiedResource, name: string): StatusError {
   });
 }
 
+/** 409 AlreadyExists: `<resource> "<name>" already exists`. */
 export function newAlreadyExists(r: QualifiedResource, name: string): StatusError {
   return newStatusError(409, 'AlreadyExists', `${qualified(r)} "${name}" already exists`, {
     name,
@@ -143,6 +153,7 @@ export function newAlreadyExists(r: QualifiedResource, name: string): StatusErro
   });
 }
 
+/** 409 Conflict: `Operation cannot be fulfilled on <resource> "<name>": <why>`. */
 export function newConflict(r: QualifiedResource, name: string, why: string): StatusError {
   return newStatusError(
     409,
@@ -156,6 +167,7 @@ export function newConflict(r: QualifiedResource, name: string, why: string): St
   );
 }
 
+/** The reason kube-apiserver gives in a Conflict for a stale resourceVersion. */
 export const OBJECT_MODIFIED =
   'the object has been modified; please apply your changes to the latest version and try again';
 
@@ -212,14 +224,17 @@ export function newInvalid(group: string, kind: string, name: string, errors: Fi
   );
 }
 
+/** 400 BadRequest with this message. */
 export function newBadRequest(message: string): StatusError {
   return newStatusError(400, 'BadRequest', message);
 }
 
+/** 401 Unauthorized. */
 export function newUnauthorized(message = 'Unauthorized'): StatusError {
   return newStatusError(401, 'Unauthorized', message);
 }
 
+/** 403 Forbidden with this message. */
 export function newForbidden(message: string): StatusError {
   return newStatusError(403, 'Forbidden', message);
 }
@@ -238,6 +253,7 @@ export function newMethodNotAllowed(): StatusError {
   );
 }
 
+/** 406 NotAcceptable with this message. */
 export function newNotAcceptable(message: string): StatusError {
   return newStatusError(406, 'NotAcceptable', message);
 }
@@ -254,6 +270,7 @@ export function newUnsupportedMediaType(
   );
 }
 
+/** 413 RequestEntityTooLarge for a body over `limitBytes`. */
 export function newRequestEntityTooLarge(limitBytes: number): StatusError {
   return newStatusError(413, 'RequestEntityTooLarge', `the request body is larger than ${limitBytes} bytes`);
 }
@@ -263,24 +280,29 @@ export function newExpired(message: string): StatusError {
   return newStatusError(410, 'Expired', message);
 }
 
+/** 410 Gone with this message. */
 export function newGone(message: string): StatusError {
   return newStatusError(410, 'Gone', message);
 }
 
+/** 429 TooManyRequests, with the seconds after which to retry. */
 export function newTooManyRequests(message: string, retryAfterSeconds: number): StatusError {
   return newStatusError(429, 'TooManyRequests', message, { retryAfterSeconds });
 }
 
+/** 500 InternalError with this message. */
 export function newInternalError(message: string): StatusError {
   return newStatusError(500, 'InternalError', `Internal error occurred: ${message}`, {
     causes: [{ message }],
   });
 }
 
+/** 503 ServiceUnavailable with this message. */
 export function newServiceUnavailable(message: string): StatusError {
   return newStatusError(503, 'ServiceUnavailable', message);
 }
 
+/** 504 Timeout, with the seconds after which to retry. */
 export function newTimeout(message: string, retryAfterSeconds: number): StatusError {
   return newStatusError(504, 'Timeout', `Timeout: ${message}`, { retryAfterSeconds });
 }
@@ -305,22 +327,38 @@ function codeOf(err: unknown): number | undefined {
   return err instanceof StatusError ? err.code : undefined;
 }
 
+/** Whether an error is a StatusError with reason NotFound. */
 export const isNotFound = (err: unknown): boolean => reasonOf(err) === 'NotFound';
+/** Whether an error is a StatusError with reason AlreadyExists. */
 export const isAlreadyExists = (err: unknown): boolean => reasonOf(err) === 'AlreadyExists';
+/** Whether an error is a 409 Conflict (a stale resourceVersion, a failed precondition), not AlreadyExists. */
 export const isConflict = (err: unknown): boolean =>
   reasonOf(err) === 'Conflict' || (codeOf(err) === 409 && reasonOf(err) !== 'AlreadyExists');
+/** Whether an error is a StatusError with reason Invalid (422, with field causes). */
 export const isInvalid = (err: unknown): boolean => reasonOf(err) === 'Invalid';
+/** Whether an error is a StatusError with reason BadRequest. */
 export const isBadRequest = (err: unknown): boolean => reasonOf(err) === 'BadRequest';
+/** Whether an error is a 429 TooManyRequests. */
 export const isTooManyRequests = (err: unknown): boolean =>
   reasonOf(err) === 'TooManyRequests' || codeOf(err) === 429;
 /** True for 410 with reason Expired or Gone, as client-go's isExpiredError. */
 export const isGone = (err: unknown): boolean =>
   reasonOf(err) === 'Expired' || reasonOf(err) === 'Gone' || codeOf(err) === 410;
+/**
+ * Whether an error is a StatusError with reason Expired (a resourceVersion too old to list or watch from).
+ */
 export const isResourceExpired = (err: unknown): boolean => reasonOf(err) === 'Expired';
+/** Whether an error is a StatusError with reason Unauthorized. */
 export const isUnauthorized = (err: unknown): boolean => reasonOf(err) === 'Unauthorized';
+/** Whether an error is a StatusError with reason Forbidden. */
 export const isForbidden = (err: unknown): boolean => reasonOf(err) === 'Forbidden';
+/** Whether an error is a StatusError with reason MethodNotAllowed. */
 export const isMethodNotAllowed = (err: unknown): boolean => reasonOf(err) === 'MethodNotAllowed';
+/** Whether an error is a StatusError with reason NotAcceptable. */
 export const isNotAcceptable = (err: unknown): boolean => reasonOf(err) === 'NotAcceptable';
+/** Whether an error is a StatusError with reason ServiceUnavailable. */
 export const isServiceUnavailable = (err: unknown): boolean => reasonOf(err) === 'ServiceUnavailable';
+/** Whether an error is a StatusError with reason Timeout. */
 export const isTimeout = (err: unknown): boolean => reasonOf(err) === 'Timeout';
+/** Whether an error is a StatusError with reason InternalError. */
 export const isInternalError = (err: unknown): boolean => reasonOf(err) === 'InternalError';

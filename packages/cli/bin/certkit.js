@@ -5,7 +5,14 @@
 // running the sources) on disk, in $NODE_COMPILE_CACHE or else the OS temp directory, so every start after
 // the first skips that work (bench:idle). Where the directory cannot be written, Node runs without it.
 // main.ts writes the cache as soon as a command's modules are loaded (not only at exit, which SIGKILL skips).
-import { enableCompileCache } from 'node:module';
+import module from 'node:module';
 
-enableCompileCache();
+// An installed certkit may meet an older Node than package.json's engines allow (npm only warns): say so in
+// one line rather than fail on whichever newer API happens to load first. node:sqlite runs unflagged from 22.13.
+const [major, minor] = process.versions.node.split('.').map(Number);
+if (major < 22 || (major === 22 && minor < 13)) {
+  console.error(`certkit: needs Node.js 22.13 or later; this is ${process.version}`);
+  process.exit(1);
+}
+module.enableCompileCache();
 await import('@certkit/cli/main');

@@ -1,3 +1,12 @@
+/**
+ * A controller runtime for Node.js with the semantics of client-go and controller-runtime: a client for any
+ * Kubernetes API server (`KubeClient`, `loadClientConfig`), informers and controller-runtime's cache
+ * (`newCache`), rate-limited work queues, and controllers run by a `Manager` with leader election, health
+ * probes and metrics. `examples/configmap-copier` in the repository is a complete controller built on it.
+ *
+ * @packageDocumentation
+ * @module @certkit/runtime
+ */
 export * as builtins from './client/builtins.ts';
 export {
   type ClientConfig,

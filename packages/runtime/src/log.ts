@@ -5,12 +5,14 @@
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
 
+/** One structured log entry: a level, a message, and any fields. */
 export interface LogEntry {
   level: LogLevel;
   msg: string;
   [field: string]: unknown;
 }
 
+/** Where the runtime's components send their log entries (`jsonLogger`, or any function). */
 export type Logger = (entry: LogEntry) => void;
 
 const rank: Record<LogLevel, number> = { debug: 0, info: 1, warn: 2, error: 3 };
@@ -29,6 +31,7 @@ export function jsonLogger(
 /** Errors only: informers log every reconnect, which is routine. */
 export const defaultLogger: Logger = jsonLogger('error');
 
+/** Drops every entry. */
 export const silentLogger: Logger = () => {};
 
 /** Errors serialise as `{}` by default; keep their message (and Status, for StatusErrors). */

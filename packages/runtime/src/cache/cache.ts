@@ -31,6 +31,7 @@ import {
 
 /** Resolves apiVersion + kind to a client through discovery (KubeClient.forKind). */
 export interface KindResolver {
+  /** A client for the resource serving this kind, in this read mode. */
   forKind(apiVersion: string, kind: string, mode?: ReadMode): Promise<ResourceClient>;
 }
 
@@ -42,12 +43,14 @@ export interface CacheOptions extends CacheConfigOptions {
   useWatchList?: boolean;
 }
 
+/** Which object to get: its name, and its namespace unless cluster-scoped. */
 export interface ObjectKey {
   /** Ignored for cluster-scoped kinds. */
   namespace?: string;
   name: string;
 }
 
+/** Options of `Cache.get`. */
 export interface CacheGetOptions {
   /** 'full' (default) or 'metadata': reads of the two modes use separate informers. */
   mode?: ReadMode;
@@ -57,6 +60,7 @@ export interface CacheGetOptions {
   signal?: AbortSignal;
 }
 
+/** Options of `Cache.list`: namespace, selectors and limit, read from the informer's store. */
 export interface CacheListOptions extends CacheGetOptions {
   namespace?: string;
   /** Applied in memory. */
@@ -72,6 +76,7 @@ export interface CacheListOptions extends CacheGetOptions {
   continue?: string;
 }
 
+/** Options of `Cache.getInformer`. */
 export interface GetInformerOptions {
   mode?: ReadMode;
   /** Wait for the informer to sync, if the cache is started (default true). */
@@ -79,6 +84,11 @@ export interface GetInformerOptions {
   signal?: AbortSignal;
 }
 
+/**
+ * controller-runtime's informer cache (`newCache`): reads of any kind served from informers that it starts on
+ * first use, scoped by namespace, label and field selectors per kind (`byObject`, `defaultNamespaces`); a
+ * Runnable for the Manager.
+ */
 export class Cache {
   readonly #options: DefaultedOptions;
   readonly #client: KindResolver;
@@ -140,6 +150,10 @@ export class Cache {
     return this.#options;
   }
 
+  /**
+   * One object of a kind from its informer's store (a deep copy unless `unsafeDisableDeepCopy`); a NotFound
+   * StatusError when it has none.
+   */
   async get<T extends KubeObject = KubeObject>(
     apiVersion: string,
     kind: string,
@@ -152,6 +166,7 @@ export class Cache {
     return (await this.#cacheFor(target).get(target, namespace, name, options)) as T;
   }
 
+  /** The objects of a kind from its informer's store, filtered by namespace and selectors, as a list. */
   async list<T extends KubeObject = KubeObject>(
     apiVersion: string,
     kind: string,
@@ -192,7 +207,9 @@ export class Cache {
     this.#cacheFor(target).removeInformer(target);
   }
 
-  /** Indexes a field for list({ fieldSelector: 'field=value' }). Works before and after start, never blocks. */
+  /**
+   * Indexes a field for list({ fieldSelector: 'field=value' }). Works before and after start, never blocks.
+   */
   async indexField(
     apiVersion: string,
     kind: string,

@@ -29,12 +29,22 @@ export class ErrResourceNotCached extends Error {
   }
 }
 
+/**
+ * Whether a read failed because the cache was read before it started (controller-runtime's
+ * ErrCacheNotStarted).
+ */
 export const isCacheNotStarted = (err: unknown): err is ErrCacheNotStarted =>
   err instanceof ErrCacheNotStarted;
+/**
+ * Whether a read asked for a kind or namespace this cache does not hold (controller-runtime's
+ * ErrResourceNotCached).
+ */
 export const isResourceNotCached = (err: unknown): err is ErrResourceNotCached =>
   err instanceof ErrResourceNotCached;
 
-/** NotFound worded with the Kind, not the resource: `Secret "x" not found`, `Deployment.apps "x" not found`. */
+/**
+ * NotFound worded with the Kind, not the resource: `Secret "x" not found`, `Deployment.apps "x" not found`.
+ */
 export function cacheNotFound(group: string, kind: string, name: string): StatusError {
   return newNotFound({ group, resource: kind }, name);
 }

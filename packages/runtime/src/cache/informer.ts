@@ -7,11 +7,15 @@ import type { Indexers } from '../informers/store.ts';
  * split by namespace, one informer fanning out to the informers of every namespace.
  */
 export interface Informer<T extends KubeObject = KubeObject> {
+  /** Adds a handler; it receives the objects already in the store as adds first. */
   addEventHandler(handler: ResourceEventHandler<T>, resyncMs?: number): HandlerRegistration;
+  /** Removes a handler added by `addEventHandler`. */
   removeEventHandler(registration: HandlerRegistration): void;
   /** Allowed after start: existing objects are indexed at once. */
   addIndexers(indexers: Indexers): void;
+  /** True once the initial list has been stored. */
   hasSynced(): boolean;
+  /** True once the informer has stopped (its cache stopped, or it was removed). */
   isStopped(): boolean;
   /** Resolves true once synced, false if the signal aborts (or the informer stops) first. */
   waitForSync(signal?: AbortSignal): Promise<boolean>;

@@ -61,7 +61,9 @@ export interface CacheConfigOptions {
   defaultTransform?: TransformFunc;
   defaultUnsafeDisableDeepCopy?: boolean;
   defaultEnableWatchBookmarks?: boolean;
-  /** Per-kind settings, keyed by `<apiVersion>/<Kind>` (see byObjectKey): `v1/Secret`, `apps/v1/Deployment`. */
+  /**
+   * Per-kind settings, keyed by `<apiVersion>/<Kind>` (see byObjectKey): `v1/Secret`, `apps/v1/Deployment`.
+   */
   byObject?: Record<string, ByObject>;
 }
 
@@ -94,6 +96,7 @@ export interface ResolvedConfig {
   syncPeriodMs?: number;
 }
 
+/** One `byObject` entry after defaulting: the kind, its scope and its resolved settings. */
 export interface ResolvedByObject {
   apiVersion: string;
   kind: string;
@@ -104,6 +107,7 @@ export interface ResolvedByObject {
   config: ResolvedConfig;
 }
 
+/** The cache's options after defaulting, as `Cache.options` shows them. */
 export interface DefaultedOptions {
   defaultNamespaces: Map<string, ResolvedConfig>;
   byObject: Map<string, ResolvedByObject>;

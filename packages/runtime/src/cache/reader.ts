@@ -14,6 +14,9 @@ export const CONTINUE_NOT_SUPPORTED = 'continue-not-supported';
 /** The value space of IndexField indices for lookups across all namespaces. */
 export const ALL_NAMESPACES_INDEX_PREFIX = '__all_namespaces';
 
+/**
+ * The name of the index that `Cache.indexField` creates for a field (controller-runtime's `field:<name>`).
+ */
 export function fieldIndexName(field: string): string {
   return `field:${field}`;
 }

@@ -8,13 +8,16 @@ import {
 
 /** Selectors may be given as text (`app=x,tier!=db`) or as parsed selectors. */
 export type LabelSelectorInput = string | LabelSelector;
+/** A field selector as text (`metadata.name=x`) or as a parsed selector. */
 export type FieldSelectorInput = string | FieldSelector;
 
+/** Parses a label selector given as text; a parsed one is returned as is. */
 export function toLabelSelector(input: LabelSelectorInput | undefined): LabelSelector | undefined {
   if (input === undefined) return undefined;
   return typeof input === 'string' ? parseLabelSelector(input) : input;
 }
 
+/** Parses a field selector given as text; a parsed one is returned as is. */
 export function toFieldSelector(input: FieldSelectorInput | undefined): FieldSelector | undefined {
   if (input === undefined) return undefined;
   return typeof input === 'string' ? parseFieldSelector(input) : input;

@@ -10,6 +10,7 @@ export const secrets: ResourceRef = {
   namespaced: true,
 };
 
+/** core/v1 ConfigMaps. */
 export const configMaps: ResourceRef = {
   group: '',
   version: 'v1',
@@ -18,6 +19,7 @@ export const configMaps: ResourceRef = {
   namespaced: true,
 };
 
+/** core/v1 Namespaces (cluster-scoped). */
 export const namespaces: ResourceRef = {
   group: '',
   version: 'v1',
@@ -35,6 +37,7 @@ export const events: ResourceRef = {
   namespaced: true,
 };
 
+/** coordination.k8s.io/v1 Leases, which leader election holds. */
 export const leases: ResourceRef = {
   group: 'coordination.k8s.io',
   version: 'v1',
@@ -43,6 +46,7 @@ export const leases: ResourceRef = {
   namespaced: true,
 };
 
+/** apiextensions.k8s.io/v1 CustomResourceDefinitions (cluster-scoped). */
 export const customResourceDefinitions: ResourceRef = {
   group: 'apiextensions.k8s.io',
   version: 'v1',

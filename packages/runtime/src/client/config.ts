@@ -19,6 +19,7 @@ export interface Credentials {
  * (cache inside), and returns the same object for as long as the credentials are unchanged.
  */
 export interface CredentialProvider {
+  /** The credentials to send now (cheap when nothing changed). */
   get(signal?: AbortSignal): Promise<Credentials>;
   /**
    * The server answered 401 to a request made with `used`: drop them if they are still the current ones, so
@@ -27,8 +28,15 @@ export interface CredentialProvider {
   invalidate?(used: Credentials): void;
 }
 
+/**
+ * Where the API server is and how to reach it: URL, TLS trust and client certificate, credentials, proxy,
+ * default namespace.
+ */
 export interface ClientConfig {
-  /** API server URL, e.g. `https://10.0.0.1:6443`; a path (`https://host/k8s/clusters/c1`) prefixes every request. */
+  /**
+   * API server URL, e.g. `https://10.0.0.1:6443`; a path (`https://host/k8s/clusters/c1`) prefixes every
+   * request.
+   */
   server: string;
   /** PEM CA bundle to trust instead of the system roots. */
   ca?: string;

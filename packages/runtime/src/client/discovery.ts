@@ -28,6 +28,7 @@ export class NoKindMatchError extends Error {
   }
 }
 
+/** Whether an error says that no resource of the server serves a kind (discovery found none). */
 export function isNoKindMatch(err: unknown): err is NoKindMatchError {
   return err instanceof NoKindMatchError;
 }

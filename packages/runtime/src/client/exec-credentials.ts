@@ -10,6 +10,10 @@ import type { CredentialProvider, Credentials } from './config.ts';
 
 export const EXEC_API_VERSIONS = ['client.authentication.k8s.io/v1', 'client.authentication.k8s.io/v1beta1'];
 
+/**
+ * A kubeconfig user's `exec` section: the credential plugin's command, arguments, environment and API
+ * version.
+ */
 export interface ExecConfig {
   apiVersion: string;
   command: string;
@@ -63,6 +67,9 @@ export function validateExecConfig(exec: ExecConfig, user: string): void {
   }
 }
 
+/**
+ * Credentials from a client-go credential plugin (ExecCredential), run again when they expire or are refused.
+ */
 export function execCredentials(exec: ExecConfig, options: ExecCredentialsOptions = {}): CredentialProvider {
   const now = options.now ?? Date.now;
   let cached: Credentials | undefined;

@@ -12,6 +12,10 @@ import { tokenFileCredentials } from './token-file.ts';
 
 export const SERVICE_ACCOUNT_DIR = '/var/run/secrets/kubernetes.io/serviceaccount';
 
+/**
+ * Options of `inClusterConfig`: the environment and the service account directory (tests point them
+ * elsewhere).
+ */
 export interface InClusterOptions {
   /** Default process.env. */
   env?: NodeJS.ProcessEnv;
@@ -21,6 +25,10 @@ export interface InClusterOptions {
   tokenRefreshMs?: number;
 }
 
+/**
+ * The pod's own cluster config, as client-go's rest.InClusterConfig: the KUBERNETES_SERVICE_HOST and _PORT
+ * address, the service account's CA and token (re-read as it rotates) and namespace.
+ */
 export async function inClusterConfig(options: InClusterOptions = {}): Promise<ClientConfig> {
   const env = options.env ?? process.env;
   const dir = options.serviceAccountDir ?? SERVICE_ACCOUNT_DIR;

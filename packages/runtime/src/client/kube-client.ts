@@ -44,11 +44,15 @@ export class KubeClient implements Client {
     return this.config.namespace || 'default';
   }
 
+  /** A client for one resource, reading full objects or only their metadata. */
   resource<T extends KubeObject = KubeObject>(ref: ResourceRef, mode: ReadMode = 'full'): ResourceClient<T> {
     return new RestResourceClient<T>(this.#transport, ref, mode);
   }
 
-  /** A client for a kind found through discovery; rejects with NoKindMatchError (isNoKindMatch) if none serves it. */
+  /**
+   * A client for a kind found through discovery; rejects with NoKindMatchError (isNoKindMatch) if none serves
+   * it.
+   */
   async forKind<T extends KubeObject = KubeObject>(
     apiVersion: string,
     kind: string,

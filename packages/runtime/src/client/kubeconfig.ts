@@ -69,6 +69,10 @@ interface MergedKubeconfig {
   contexts: Map<string, Named<RawContext>>;
 }
 
+/**
+ * Reads a kubeconfig as kubectl does (--kubeconfig, else $KUBECONFIG's files merged, else ~/.kube/config),
+ * and resolves its current or given context into a ClientConfig.
+ */
 export async function loadKubeconfig(options: LoadKubeconfigOptions = {}): Promise<ClientConfig> {
   const files = await kubeconfigFiles(options);
   const merged = await mergeFiles(files);

@@ -31,6 +31,10 @@ function isWhitespace(c: number): boolean {
   return c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
 }
 
+/**
+ * Splits a JSON list response into its items as the bytes arrive, so a large list is decoded item by item
+ * rather than held whole.
+ */
 export class ListScanner {
   readonly #onItem: (item: unknown) => void;
   readonly #decoder = new StringDecoder('utf8');
@@ -69,6 +73,7 @@ export class ListScanner {
     return this.#top === 'done';
   }
 
+  /** Feeds the next bytes of the response. */
   write(chunk: Buffer | string): void {
     const text = typeof chunk === 'string' ? chunk : this.#decoder.write(chunk);
     if (text.length > 0) this.#scan(text);

@@ -9,6 +9,10 @@ import { type LoadKubeconfigOptions, loadKubeconfig } from './kubeconfig.ts';
  */
 export type LoadClientConfigOptions = LoadKubeconfigOptions & Pick<InClusterOptions, 'serviceAccountDir'>;
 
+/**
+ * Finds the cluster as controller-runtime's GetConfig does: --kubeconfig, $KUBECONFIG, in-cluster,
+ * ~/.kube/config.
+ */
 export async function loadClientConfig(options: LoadClientConfigOptions = {}): Promise<ClientConfig> {
   const env = options.env ?? process.env;
   if (!options.path && !env.KUBECONFIG && env.KUBERNETES_SERVICE_HOST && env.KUBERNETES_SERVICE_PORT) {

@@ -6,8 +6,10 @@
 
 /** client-go rest.Config defaults, applied when qps or burst is 0 or unset. */
 export const DEFAULT_QPS = 5;
+/** client-go's default burst of the client-side rate limiter. */
 export const DEFAULT_BURST = 10;
 
+/** Options of the client-side rate limiter: requests per second and burst. */
 export interface RateLimiterOptions {
   /** Tokens per second; 0 or unset means 5; negative disables limiting (as client-go's QPS < 0). */
   qps?: number;
@@ -24,6 +26,10 @@ interface Waiter {
   onAbort?: () => void;
 }
 
+/**
+ * client-go's client-side token bucket (flowcontrol.NewTokenBucketRateLimiter): every request waits for a
+ * token.
+ */
 export class RateLimiter {
   readonly qps: number;
   readonly burst: number;

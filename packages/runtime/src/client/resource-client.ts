@@ -29,9 +29,11 @@ import { WatchStream } from './watch-stream.ts';
 /** What metadata mode asks for; the trailing plain JSON lets servers that cannot do it answer anyway. */
 export const METADATA_ACCEPT =
   'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json';
+/** What metadata-mode lists ask for: a PartialObjectMetadataList, or plain JSON from servers that cannot. */
 export const METADATA_LIST_ACCEPT =
   'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json';
 
+/** The Content-Type of each patch type. */
 export const PATCH_CONTENT_TYPES: Record<PatchType, string> = {
   merge: 'application/merge-patch+json',
   json: 'application/json-patch+json',
@@ -45,6 +47,7 @@ export const PATCH_CONTENT_TYPES: Record<PatchType, string> = {
  * 5 minutes, which costs one request; missing a dead connection for an hour would cost stale caches.
  */
 export const WATCH_INACTIVITY_SLACK_MS = 30_000;
+/** How long a watch without timeoutSeconds may stay silent before it is taken for dead. */
 export const DEFAULT_WATCH_INACTIVITY_MS = 5 * 60_000;
 
 export function watchInactivityTimeoutMs(options: WatchOptions): number {

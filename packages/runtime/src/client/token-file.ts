@@ -15,6 +15,10 @@ export interface TokenFileOptions {
 
 export const TOKEN_FILE_REFRESH_MS = 60_000;
 
+/**
+ * Bearer token credentials read from a file and re-read periodically, as client-go does for a rotating
+ * service account token.
+ */
 export function tokenFileCredentials(path: string, options: TokenFileOptions = {}): CredentialProvider {
   const refreshMs = options.refreshMs ?? TOKEN_FILE_REFRESH_MS;
   const now = options.now ?? Date.now;

@@ -39,6 +39,7 @@ export interface RequestInfo {
   durationMs: number;
 }
 
+/** Called after every HTTP exchange, for metrics. */
 export type RequestHook = (info: RequestInfo) => void;
 
 export interface TransportOptions {
@@ -292,7 +293,9 @@ export class Transport {
     return true;
   }
 
-  /** Providers return the same object while credentials are unchanged, so the merge is done once per change. */
+  /**
+   * Providers return the same object while credentials are unchanged, so the merge is done once per change.
+   */
   #effective(dynamic: Credentials): Credentials {
     if (dynamic === this.#lastDynamic && this.#lastEffective) return this.#lastEffective;
     const effective = {

@@ -15,9 +15,12 @@ export interface ResourceRef {
   namespaced: boolean;
 }
 
-/** Objects as full JSON, or as PartialObjectMetadata (`metadata` mode: nothing but metadata crosses the wire). */
+/**
+ * Objects as full JSON, or as PartialObjectMetadata (`metadata` mode: nothing but metadata crosses the wire).
+ */
 export type ReadMode = 'full' | 'metadata';
 
+/** Query parameters of a list request. */
 export interface ListOptions {
   labelSelector?: string;
   fieldSelector?: string;
@@ -28,6 +31,7 @@ export interface ListOptions {
   timeoutSeconds?: number;
 }
 
+/** Query parameters of a watch request. */
 export interface WatchOptions extends ListOptions {
   allowWatchBookmarks?: boolean;
   sendInitialEvents?: boolean;
@@ -38,6 +42,7 @@ export interface WatchOptions extends ListOptions {
   inactivityTimeoutMs?: number;
 }
 
+/** Query parameters of a create, update or patch. */
 export interface WriteOptions {
   dryRun?: boolean;
   fieldManager?: string;
@@ -45,8 +50,13 @@ export interface WriteOptions {
   subresource?: string;
 }
 
+/**
+ * `merge` (JSON merge patch), `json` (JSON patch) or `strategic` (strategic merge patch, built-in kinds
+ * only).
+ */
 export type PatchType = 'merge' | 'json' | 'strategic';
 
+/** The body of a delete: propagation policy, preconditions, grace period, dry run. */
 export interface DeleteOptions {
   propagationPolicy?: 'Orphan' | 'Background' | 'Foreground';
   preconditions?: { uid?: string; resourceVersion?: string };
@@ -60,6 +70,7 @@ export interface WatchEvent<T extends KubeObject = KubeObject> {
   object: T | Status;
 }
 
+/** What every request accepts: a signal that aborts it. */
 export interface RequestOptions {
   signal?: AbortSignal;
 }
@@ -68,7 +79,12 @@ export interface RequestOptions {
 export interface ResourceClient<T extends KubeObject = KubeObject> {
   readonly ref: ResourceRef;
   readonly mode: ReadMode;
+  /** Reads one object; a NotFound StatusError when there is none. */
   get(namespace: string | undefined, name: string, options?: RequestOptions): Promise<T>;
+  /**
+   * Lists the objects (of a namespace, or of all when `namespace` is undefined), one page when `limit` is
+   * set.
+   */
   list(namespace: string | undefined, options?: ListOptions & RequestOptions): Promise<KubeList<T>>;
   /**
    * Lists one page, decoding the response item by item: each item is passed to onItem (after which the
@@ -80,8 +96,11 @@ export interface ResourceClient<T extends KubeObject = KubeObject> {
     options: ListOptions & RequestOptions,
     onItem: (item: T) => void,
   ): Promise<ListMeta>;
+  /** Creates an object; resolves with it as stored. */
   create(namespace: string | undefined, obj: T, options?: WriteOptions & RequestOptions): Promise<T>;
+  /** Replaces an object; its `metadata.resourceVersion` makes a concurrent change a Conflict. */
   update(obj: T, options?: WriteOptions & RequestOptions): Promise<T>;
+  /** Patches an object with a patch of `type`. */
   patch(
     namespace: string | undefined,
     name: string,
@@ -89,6 +108,7 @@ export interface ResourceClient<T extends KubeObject = KubeObject> {
     patch: unknown,
     options?: WriteOptions & RequestOptions,
   ): Promise<T>;
+  /** Deletes an object; resolves once the server accepted the deletion (finalizers may keep it a while). */
   delete(
     namespace: string | undefined,
     name: string,
@@ -111,5 +131,6 @@ export interface ResourceClient<T extends KubeObject = KubeObject> {
  * client.Client. KubeClient is the real one; `client/fake` (FakeClient) is the in-memory one for unit tests.
  */
 export interface Client {
+  /** A client for one resource, reading full objects or only their metadata. */
   resource<T extends KubeObject = KubeObject>(ref: ResourceRef, mode?: ReadMode): ResourceClient<T>;
 }

@@ -14,10 +14,16 @@ export interface BackoffOptions {
   /** Each delay d is stretched to d × (1 + jitter × U[0,1)). */
   jitter?: number;
   resetAfterMs?: number;
+  /** The source of jitter; Math.random by default (tests pass a fixed one). */
   random?: () => number;
+  /** The clock for `resetAfterMs`; performance.now by default. */
   now?: () => number;
 }
 
+/**
+ * Delays between a reflector's retries: growing by `factor` up to `capMs`, jittered, reset after
+ * `resetAfterMs` without a retry.
+ */
 export class Backoff {
   readonly #initialMs: number;
   readonly #factor: number;
@@ -50,6 +56,7 @@ export class Backoff {
     return base + this.#jitter * this.#random() * base;
   }
 
+  /** Starts again from the initial delay. */
   reset(): void {
     this.#durationMs = this.#initialMs;
     this.#lastStep = -Infinity;

@@ -16,6 +16,7 @@ export { stripManagedFields } from './objects.ts';
 
 /** Makes a ResourceClient for a resource, as KubeClient.resource does. */
 export interface ResourceClientSource {
+  /** A client for one resource in this read mode. */
   resource(ref: ResourceRef, mode: ReadMode): ResourceClient;
 }
 
@@ -34,6 +35,7 @@ export interface InformerRequest {
   indexers?: Indexers;
 }
 
+/** Options of a SharedInformerFactory: the client, and defaults of the informers it creates. */
 export interface SharedInformerFactoryOptions {
   /** Needed to ask for informers by ResourceRef; informers can also be asked for by ResourceClient. */
   client?: ResourceClientSource;
@@ -66,6 +68,10 @@ export function informerKey(ref: ResourceRef, request: InformerRequest = {}): st
   ]);
 }
 
+/**
+ * client-go's SharedInformerFactory: one informer per resource and request, shared by everyone who asks,
+ * started and synced together.
+ */
 export class SharedInformerFactory {
   readonly #client: ResourceClientSource | undefined;
   readonly #defaultResyncMs: number;
@@ -162,6 +168,7 @@ export class SharedInformerFactory {
     }
   }
 
+  /** Every informer the factory has created. */
   informers(): SharedInformer[] {
     return [...this.#entries.values()].map((e) => e.informer);
   }

@@ -17,6 +17,9 @@ export interface DeletedFinalStateUnknown<T extends KubeObject = KubeObject> {
   obj: T | undefined;
 }
 
+/**
+ * Whether `onDelete` was given a tombstone (the deletion was learnt of by a relist) rather than the object.
+ */
 export function isDeletedFinalStateUnknown<T extends KubeObject>(
   value: T | DeletedFinalStateUnknown<T>,
 ): value is DeletedFinalStateUnknown<T> {
@@ -37,13 +40,19 @@ export function deletionHandlingKey<T extends KubeObject>(value: T | DeletedFina
  * that freeze their objects, a change throws.
  */
 export interface ResourceEventHandler<T extends KubeObject = KubeObject> {
-  /** isInInitialList: the object was part of the informer's first list (or, for a late handler, of the store). */
+  /**
+   * isInInitialList: the object was part of the informer's first list (or, for a late handler, of the store).
+   */
   onAdd?(obj: T, isInInitialList: boolean): void;
   /** old === new (same resourceVersion) for periodic resyncs. */
   onUpdate?(oldObj: T, newObj: T): void;
+  /** An object was deleted; a DeletedFinalStateUnknown when the deletion was learnt of by a relist. */
   onDelete?(obj: T | DeletedFinalStateUnknown<T>): void;
 }
 
+/**
+ * What `addEventHandler` returns: whether this handler has seen the initial list, and a way to wait for it.
+ */
 export interface HandlerRegistration {
   /** True once the informer synced and this handler received every notification of the initial list. */
   hasSynced(): boolean;
@@ -59,6 +68,10 @@ type Notification<T extends KubeObject> =
 /** Notifications delivered per turn of the event loop, so a huge initial list does not starve I/O. */
 const BATCH = 1000;
 
+/**
+ * Delivers an informer's notifications to one handler, in order, in batches so a large list does not starve
+ * I/O.
+ */
 export class Listener<T extends KubeObject = KubeObject> implements HandlerRegistration {
   readonly handler: ResourceEventHandler<T>;
   /** 0: no periodic resync for this handler. */
@@ -97,18 +110,22 @@ export class Listener<T extends KubeObject = KubeObject> implements HandlerRegis
     this.#checkSynced();
   }
 
+  /** Queues an add notification. */
   add(obj: T, initial: boolean): void {
     this.#push({ type: 'add', obj, initial });
   }
 
+  /** Queues an update notification. */
   update(old: T, obj: T): void {
     this.#push({ type: 'update', old, obj });
   }
 
+  /** Queues a delete notification. */
   delete(obj: T | DeletedFinalStateUnknown<T>): void {
     this.#push({ type: 'delete', obj });
   }
 
+  /** Stops delivering: notifications still queued are dropped. */
   remove(): void {
     this.#removed = true;
     this.#queue = [];

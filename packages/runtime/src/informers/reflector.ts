@@ -28,9 +28,13 @@ import { objectKey } from './store.ts';
 
 /** Where the reflector delivers what it learns. replace() receives transformed objects only. */
 export interface ReflectorStore {
+  /** Replaces the whole contents with a fresh list, at its resourceVersion. */
   replace(items: Iterable<KubeObject>, resourceVersion: string): void;
+  /** An object was added. */
   add(obj: KubeObject): void;
+  /** An object was modified. */
   update(obj: KubeObject): void;
+  /** An object was deleted. */
   delete(obj: KubeObject): void;
 }
 
@@ -50,15 +54,18 @@ export class WatchListSupport {
     return this.#supported;
   }
 
+  /** The server answered a watch-list: use it again. */
   markSupported(): void {
     this.#supported = true;
   }
 
+  /** The server refused a watch-list: list instead from now on. */
   markUnsupported(): void {
     this.#supported = false;
   }
 }
 
+/** Options of a Reflector: the resource client, the store, selectors, and how it lists and retries. */
 export interface ReflectorOptions {
   client: ResourceClient;
   store: ReflectorStore;
@@ -96,6 +103,10 @@ type StreamEnd = 'ended' | 'initial-events-end';
 /** The LIST's continue token expired (410 on a page after the first). */
 class ContinueExpired extends Error {}
 
+/**
+ * client-go's Reflector: lists (or watch-lists) a resource, then watches it from the list's resourceVersion,
+ * relisting after a 410 and backing off on failures, delivering everything to a store.
+ */
 export class Reflector {
   readonly #client: ResourceClient;
   readonly #store: ReflectorStore;

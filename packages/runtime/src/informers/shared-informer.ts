@@ -21,6 +21,7 @@ import { Indexer, type Indexers, objectKey } from './store.ts';
 /** Handler resync periods below this are raised to it (client-go's minimumResyncPeriod). */
 export const MINIMUM_RESYNC_PERIOD_MS = 1000;
 
+/** Options of a SharedInformer: the resource client, selectors, transform, resync, indexers. */
 export interface SharedInformerOptions {
   client: ResourceClient;
   /** '' or undefined: all namespaces. */
@@ -44,6 +45,10 @@ export interface SharedInformerOptions {
   log?: Logger;
 }
 
+/**
+ * client-go's SharedIndexInformer: a reflector keeping an indexed store of one resource current, and event
+ * handlers told of every change.
+ */
 export class SharedInformer<T extends KubeObject = KubeObject> {
   readonly client: ResourceClient;
   readonly namespace: string;
@@ -111,18 +116,22 @@ export class SharedInformer<T extends KubeObject = KubeObject> {
     return this.#store;
   }
 
+  /** True once the initial list has been stored. */
   hasSynced(): boolean {
     return this.#synced;
   }
 
+  /** True once `run` has been called. */
   isStarted(): boolean {
     return this.#started;
   }
 
+  /** True once the informer has stopped. */
   isStopped(): boolean {
     return this.#stopped;
   }
 
+  /** The resourceVersion the store was last brought up to. */
   lastSyncResourceVersion(): string {
     return this.#reflector.lastSyncResourceVersion;
   }

@@ -10,6 +10,7 @@ import type { KubeObject } from '@certkit/apimachinery';
 /** Values an object is indexed under; several values mean "any of these". */
 export type IndexFunc = (obj: KubeObject) => readonly string[];
 
+/** Index functions by index name. */
 export type Indexers = Record<string, IndexFunc>;
 
 /** The built-in index every informer store has: objects by namespace. */
@@ -41,6 +42,9 @@ export function splitKey(key: string): { namespace: string; name: string } {
 /** index value → keys of the objects indexed under it. */
 type Index = Map<string, Set<string>>;
 
+/**
+ * client-go's thread-safe store with indexers: objects by `namespace/name` key, and indexes of keys by value.
+ */
 export class Indexer<T extends KubeObject = KubeObject> {
   readonly #items = new Map<string, T>();
   readonly #indexers = new Map<string, IndexFunc>();
@@ -102,10 +106,12 @@ export class Indexer<T extends KubeObject = KubeObject> {
     this.#resourceVersion = resourceVersion;
   }
 
+  /** The object stored under a key (`namespace/name`, or `name` when cluster-scoped). */
   get(key: string): T | undefined {
     return this.#items.get(key);
   }
 
+  /** Whether an object is stored under a key. */
   has(key: string): boolean {
     return this.#items.has(key);
   }
@@ -115,6 +121,7 @@ export class Indexer<T extends KubeObject = KubeObject> {
     return [...this.#items.values()];
   }
 
+  /** The keys of every stored object. */
   listKeys(): string[] {
     return [...this.#items.keys()];
   }
@@ -124,6 +131,7 @@ export class Indexer<T extends KubeObject = KubeObject> {
     return this.#items.values();
   }
 
+  /** Every key and object, without copying the store. */
   entries(): IterableIterator<[string, T]> {
     return this.#items.entries();
   }
@@ -147,10 +155,12 @@ export class Indexer<T extends KubeObject = KubeObject> {
     }
   }
 
+  /** The index functions, by index name. */
   getIndexers(): Readonly<Record<string, IndexFunc>> {
     return Object.freeze(Object.fromEntries(this.#indexers));
   }
 
+  /** Whether an index of that name exists. */
   hasIndex(name: string): boolean {
     return this.#indexers.has(name);
   }

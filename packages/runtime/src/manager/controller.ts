@@ -22,6 +22,7 @@ export interface Request {
   name: string;
 }
 
+/** What a reconcile asks for next; returning nothing means done until the next event. */
 export interface Result {
   /** Reconcile again after this many milliseconds (the backoff is reset). */
   requeueAfter?: number;
@@ -35,7 +36,10 @@ export interface Result {
  */
 export type Reconciler = (request: Request, signal: AbortSignal) => Promise<Result | void> | Result | void;
 
-/** An error that retrying cannot fix (controller-runtime's `reconcile.TerminalError`): counted, logged, not requeued. */
+/**
+ * An error that retrying cannot fix (controller-runtime's `reconcile.TerminalError`): counted, logged, not
+ * requeued.
+ */
 export class TerminalError extends Error {
   constructor(message: string, options?: ErrorOptions) {
     super(message, options);
@@ -43,13 +47,16 @@ export class TerminalError extends Error {
   }
 }
 
+/** Options of a Controller: its name, its reconciler, its workers and rate limiter. */
 export interface ControllerOptions {
   /** Names the controller in logs and metrics; must be unique in a manager. */
   name: string;
   reconcile: Reconciler;
   /** Default 1, as controller-runtime. */
   maxConcurrentReconciles?: number;
-  /** Default: client-go's `DefaultTypedControllerRateLimiter` (5 ms → 1000 s per item, 10 qps / burst 100). */
+  /**
+   * Default: client-go's `DefaultTypedControllerRateLimiter` (5 ms → 1000 s per item, 10 qps / burst 100).
+   */
   rateLimiter?: RateLimiter<string>;
   /** Default true: controllers only run while their manager holds the leader lease. */
   needLeaderElection?: boolean;
@@ -69,6 +76,10 @@ export function parseRequestKey(key: string): Request {
   return slash < 0 ? { name: key } : { namespace: key.slice(0, slash), name: key.slice(slash + 1) };
 }
 
+/**
+ * controller-runtime's controller: a rate-limiting queue of `namespace/name` requests and workers calling the
+ * Reconciler, never two at once for one object; errors are retried with backoff. A Runnable for the Manager.
+ */
 export class Controller {
   readonly name: string;
   readonly needLeaderElection: boolean;

@@ -17,9 +17,12 @@ import { describeError, jsonLogger, type Logger } from '../log.ts';
  *   leading, before the lease can expire for the others (leaseDuration > renewDeadline).
  */
 
-/** coordination.k8s.io/v1 Leases (the client's `builtins.leases`, under the name the elector's users know). */
+/**
+ * coordination.k8s.io/v1 Leases (the client's `builtins.leases`, under the name the elector's users know).
+ */
 export const LEASE_RESOURCE: ResourceRef = leases;
 
+/** The spec of a coordination.k8s.io/v1 Lease, as leader election reads and writes it. */
 export interface LeaseSpec {
   holderIdentity?: string | null;
   leaseDurationSeconds?: number | null;
@@ -42,6 +45,7 @@ interface LeaderElectionRecord {
   leaderTransitions: number;
 }
 
+/** What a LeaderElector tells its user: leading started, leading stopped, another identity leads. */
 export interface LeaderCallbacks {
   /**
    * Called when this candidate becomes leader. `signal` aborts when leadership ends. If it returns a
@@ -55,6 +59,9 @@ export interface LeaderCallbacks {
   onNewLeader?(identity: string): void;
 }
 
+/**
+ * Options of a LeaderElector: the Lease client, name and namespace, the identity, and client-go's timings.
+ */
 export interface LeaderElectionOptions {
   /** A client for coordination.k8s.io/v1 leases (`LEASE_RESOURCE`). */
   client: ResourceClient<Lease>;
@@ -74,12 +81,19 @@ export interface LeaderElectionOptions {
   log?: Logger;
 }
 
+/** How long a Lease is valid after its last renewal, by default (client-go's LeaseDuration, 15 s). */
 export const DEFAULT_LEASE_DURATION_MS = 15_000;
+/** How long the leader keeps retrying a renewal before it gives up leading, by default (10 s). */
 export const DEFAULT_RENEW_DEADLINE_MS = 10_000;
+/** How often candidates try to acquire, and the leader to renew, by default (2 s). */
 export const DEFAULT_RETRY_PERIOD_MS = 2_000;
 /** client-go's `JitterFactor`: acquire attempts wait retryPeriod · (1 + rand · 1.2). */
 const JITTER_FACTOR = 1.2;
 
+/**
+ * client-go's Lease-based leader elector: acquires the Lease, renews it while leading, and calls back when
+ * leadership starts, ends or changes hands.
+ */
 export class LeaderElector {
   readonly identity: string;
   private readonly client: ResourceClient<Lease>;

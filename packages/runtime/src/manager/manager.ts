@@ -32,6 +32,7 @@ export interface Runnable {
   needLeaderElection?: boolean;
 }
 
+/** Leader election of a Manager: which Lease, in which namespace, as which identity, with which timings. */
 export interface ManagerLeaderElectionOptions {
   /** A client for coordination.k8s.io/v1 leases. */
   client: ResourceClient<Lease>;
@@ -49,6 +50,7 @@ export interface ManagerLeaderElectionOptions {
   releaseOnCancel?: boolean;
 }
 
+/** Options of a Manager: leader election, probes and metrics address, timeouts, signal handling, logging. */
 export interface ManagerOptions {
   /** Off when absent: every runnable starts once caches are synced. */
   leaderElection?: ManagerLeaderElectionOptions;
@@ -60,7 +62,9 @@ export interface ManagerOptions {
   onLeadershipLost?: 'exit' | 'stop';
   /** Default 2 minutes (controller-runtime's CacheSyncTimeout). */
   cacheSyncTimeoutMs?: number;
-  /** `--metrics-bind-address`: serves /metrics, /healthz and /readyz. Default `127.0.0.1:8080`; `0` disables. */
+  /**
+   * `--metrics-bind-address`: serves /metrics, /healthz and /readyz. Default `127.0.0.1:8080`; `0` disables.
+   */
   metricsBindAddress?: string;
   /** Default 30 s: how long stopping may take before `start()` rejects anyway. */
   gracefulShutdownTimeoutMs?: number;
@@ -94,6 +98,10 @@ class RunGroup {
   }
 }
 
+/**
+ * controller-runtime's manager: starts caches first, waits for them to sync, then the controllers (only while
+ * leading, with leader election); serves /healthz, /readyz and /metrics; stops everything in reverse order.
+ */
 export class Manager {
   readonly metrics: MetricsRegistry;
   private readonly options: ManagerOptions;
@@ -128,10 +136,12 @@ export class Manager {
     this.runnables.push(runnable);
   }
 
+  /** Adds a check to /healthz: it fails while the check throws or rejects. */
   addHealthzCheck(name: string, check: Check): void {
     this.healthz.set(name, check);
   }
 
+  /** Adds a check to /readyz (which also waits for the caches to sync). */
   addReadyzCheck(name: string, check: Check): void {
     this.readyz.set(name, check);
   }

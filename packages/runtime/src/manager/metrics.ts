@@ -28,7 +28,10 @@ export {
  * Go controllers work unchanged), kept in the one metrics registry of `@certkit/apimachinery`.
  */
 
-/** The registry controllers, queues and the manager use unless given another (controller-runtime's `metrics.Registry`). */
+/**
+ * The registry controllers, queues and the manager use unless given another (controller-runtime's
+ * `metrics.Registry`).
+ */
 export const defaultRegistry = new MetricsRegistry();
 
 /** controller-runtime's reconcile-time buckets (`pkg/internal/controller/metrics`). */
@@ -42,6 +45,7 @@ export const WORKQUEUE_DURATION_BUCKETS = Array.from({ length: 12 }, (_, i) =>
   Number((1e-8 * 10 ** i).toPrecision(1)),
 );
 
+/** The `result` label of controller_runtime_reconcile_total. */
 export type ReconcileResult = 'success' | 'error' | 'requeue' | 'requeue_after';
 
 /** ControllerMetrics' series for one controller. */

@@ -13,6 +13,7 @@ import { PROMETHEUS_CONTENT_TYPE, type MetricsRegistry } from './metrics.ts';
 /** A named health check: passes unless it throws or rejects. */
 export type Check = () => void | Promise<void>;
 
+/** A parsed `host:port` bind address; no host means every interface. */
 export interface BindAddress {
   /** Undefined binds every interface, as Go's `:8080` does. */
   host: string | undefined;
@@ -33,6 +34,9 @@ export function parseBindAddress(address: string): BindAddress | undefined {
   return { host: host || undefined, port };
 }
 
+/**
+ * Options of the probes server: where it listens, the metrics it serves, and its health and readiness checks.
+ */
 export interface ProbeServerOptions {
   address: BindAddress;
   metrics: MetricsRegistry;
@@ -40,12 +44,15 @@ export interface ProbeServerOptions {
   readyz: ReadonlyMap<string, Check>;
 }
 
+/** A running probes server (/healthz, /readyz, /metrics). */
 export interface ProbeServer {
   /** `http://host:port`, with the port actually bound. */
   url: string;
+  /** Stops listening and closes open connections. */
   close(): Promise<void>;
 }
 
+/** Starts the probes server: /healthz and /readyz run their checks, /metrics renders the registry. */
 export async function startProbeServer(options: ProbeServerOptions): Promise<ProbeServer> {
   // What serves /metrics serves the process's own metrics too.
   registerProcessMetrics(options.metrics);

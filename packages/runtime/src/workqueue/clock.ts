@@ -5,12 +5,16 @@
 export interface Clock {
   /** Milliseconds on a monotonic scale; only differences are meaningful. */
   now(): number;
+  /** Calls `fn` after `ms` milliseconds. */
   setTimeout(fn: () => void, ms: number): TimerHandle;
+  /** Cancels a timer set by `setTimeout`. */
   clearTimeout(handle: TimerHandle): void;
 }
 
+/** A timer, as the clock that set it identifies it. */
 export type TimerHandle = unknown;
 
+/** The clock of the process: performance.now and the global timers. */
 export const realClock: Clock = {
   now: () => performance.now(),
   setTimeout: (fn, ms) => setTimeout(fn, ms),
@@ -37,12 +41,14 @@ export class FakeClock implements Clock {
     return this.time;
   }
 
+  /** Calls `fn` once the fake time has been advanced by `ms` milliseconds. */
   setTimeout(fn: () => void, ms: number): TimerHandle {
     const timer = { id: this.nextId++, at: this.time + Math.max(0, ms), fn };
     this.timers.push(timer);
     return timer.id;
   }
 
+  /** Cancels a fake timer. */
   clearTimeout(handle: TimerHandle): void {
     this.timers = this.timers.filter((t) => t.id !== handle);
   }

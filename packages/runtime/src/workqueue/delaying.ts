@@ -16,9 +16,12 @@ interface Waiting<T> {
   index: number;
 }
 
-/** Upstream re-checks at least this often whatever the heap says, which bounds the cost of a missed wake-up. */
+/**
+ * Upstream re-checks at least this often whatever the heap says, which bounds the cost of a missed wake-up.
+ */
 const MAX_WAIT_MS = 10_000;
 
+/** client-go's delaying queue: a work queue whose items can be added after a delay (`addAfter`). */
 export class DelayingQueue<T = string> extends WorkQueue<T> {
   private readonly heap: Waiting<T>[] = [];
   private readonly waitingByKey = new Map<string, Waiting<T>>();

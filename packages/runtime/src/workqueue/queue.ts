@@ -36,12 +36,17 @@ export interface QueueMetrics {
   retry?(): void;
 }
 
+/** Options of a work queue: how items are keyed, and the clock (tests use a fake one). */
 export interface QueueOptions<T> {
   key?: KeyFunc<T>;
   metrics?: QueueMetrics;
   clock?: Clock;
 }
 
+/**
+ * client-go's work queue: items in order, each queued once, never handed to two workers at once; `get`, then
+ * `done`.
+ */
 export class WorkQueue<T = string> {
   protected readonly keyOf: KeyFunc<T>;
   protected readonly metrics: QueueMetrics;

@@ -2,6 +2,7 @@ import { DelayingQueue } from './delaying.ts';
 import type { QueueOptions } from './queue.ts';
 import { defaultControllerRateLimiter, type RateLimiter } from './ratelimiter.ts';
 
+/** Options of a rate-limiting queue: the work queue's, plus its rate limiter. */
 export interface RateLimitingQueueOptions<T> extends QueueOptions<T> {
   /** Defaults to `defaultControllerRateLimiter` (5 ms → 1000 s per item, 10 qps / burst 100 overall). */
   rateLimiter?: RateLimiter<T>;
@@ -27,6 +28,7 @@ export class RateLimitingQueue<T = string> extends DelayingQueue<T> {
     this.rateLimiter.forget(item);
   }
 
+  /** How many times an item has been re-added with backoff since it was last forgotten. */
   numRequeues(item: T): number {
     return this.rateLimiter.numRequeues(item);
   }

@@ -43,6 +43,7 @@ export class ItemExponentialFailureRateLimiter<T = string> implements RateLimite
   }
 }
 
+/** Options of a token bucket rate limiter: rate, burst, clock. */
 export interface BucketOptions {
   /** Tokens added per second. */
   qps: number;
@@ -112,6 +113,7 @@ export class MaxOfRateLimiter<T = string> implements RateLimiter<T> {
   }
 }
 
+/** Options of `defaultControllerRateLimiter`: how items are keyed, and the clock. */
 export interface DefaultRateLimiterOptions<T> {
   key?: KeyFunc<T>;
   clock?: Clock;
