@@ -5,6 +5,7 @@ import type { Certificate, ClusterIssuer, Issuer } from '@certkit/certificates/a
 import { certificatesRef, clusterIssuersRef, issuersRef } from '@certkit/certificates/controllers/refs';
 import { builtins } from '@certkit/runtime';
 import { clusterClient, formatTable, parseClusterFlags } from '../cluster-flags.ts';
+import { SECRETS_AUDIT_FLAGS } from './flag-tables.ts';
 
 const LABEL = 'controller.cert-manager.io/fao';
 
@@ -15,9 +16,7 @@ const LABEL = 'controller.cert-manager.io/fao';
  * written). Prints each unlabelled or missing one, with the command that labels it.
  */
 export async function secretsAudit(args: string[]): Promise<string> {
-  const flags = parseClusterFlags(args, {
-    'cluster-resource-namespace': { type: 'string', default: 'kube-system' },
-  });
+  const flags = parseClusterFlags(args, SECRETS_AUDIT_FLAGS);
   const clusterNamespace = String(flags.values['cluster-resource-namespace']);
   const { client, namespace } = await clusterClient(flags);
   try {

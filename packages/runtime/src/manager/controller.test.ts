@@ -157,7 +157,7 @@ describe('Controller', () => {
       await until(() => [...calls.values()].every((n) => n === 3) && calls.size === 3);
       await t.stop();
       assert.equal(t.logs.filter((e) => e.level === 'error').length, 6);
-      assert.ok(t.logs.some((e) => e.error === 'a string'));
+      assert.ok(t.logs.some((e) => e.err === 'a string'));
       await sleep(5);
       assert.deepEqual(unhandled, []);
     } finally {

@@ -158,7 +158,7 @@ export class LeaderElector {
           level: 'error',
           msg: 'leader callback failed',
           lease: this.describe(),
-          error: describeError(err),
+          err: describeError(err),
         }),
       );
     // On shutdown, the leader's work stops first and the lease is renewed until it has: only then is it
@@ -234,7 +234,7 @@ export class LeaderElector {
         level: 'error',
         msg: 'lease attempt failed',
         lease: this.describe(),
-        error: describeError(err),
+        err: describeError(err),
       });
       return false;
     }
@@ -264,7 +264,7 @@ export class LeaderElector {
           level: 'warn',
           msg: 'failed to update lease optimistically, falling back to slow path',
           lease: this.describe(),
-          error: describeError(err),
+          err: describeError(err),
         });
       }
     }
@@ -279,7 +279,7 @@ export class LeaderElector {
           level: 'error',
           msg: 'error retrieving lease',
           lease: this.describe(),
-          error: describeError(err),
+          err: describeError(err),
         });
         return false;
       }
@@ -298,7 +298,7 @@ export class LeaderElector {
           level: 'error',
           msg: 'error initially creating lease',
           lease: this.describe(),
-          error: describeError(createErr),
+          err: describeError(createErr),
         });
         return false;
       }
@@ -329,7 +329,7 @@ export class LeaderElector {
         level: 'warn',
         msg: 'failed to update lease',
         lease: this.describe(),
-        error: describeError(err),
+        err: describeError(err),
       });
       return false;
     }
@@ -357,7 +357,7 @@ export class LeaderElector {
         level: 'error',
         msg: 'failed to release lease',
         lease: this.describe(),
-        error: describeError(err),
+        err: describeError(err),
       });
     }
   }
@@ -402,7 +402,7 @@ export class LeaderElector {
         level: 'error',
         msg: 'leader election callback failed',
         lease: this.describe(),
-        error: describeError(err),
+        err: describeError(err),
       });
     }
   }

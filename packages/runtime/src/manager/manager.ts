@@ -233,7 +233,7 @@ export class Manager {
     this.log({
       level: 'info',
       msg: 'manager stopped',
-      error: this.error ? describeError(this.error) : undefined,
+      err: this.error ? describeError(this.error) : undefined,
     });
   }
 
@@ -314,7 +314,7 @@ export class Manager {
 
   /** Records the first failure and stops everything. */
   private fail(err: unknown): void {
-    this.log({ level: 'error', msg: 'manager failing', error: describeError(err) });
+    this.log({ level: 'error', msg: 'manager failing', err: describeError(err) });
     this.error ??= err;
     this.stopping.abort();
   }
