@@ -62,7 +62,12 @@ export const SERVE_FLAGS = {
   },
   port: { type: 'string', default: '6443', value: 'N', help: 'port to listen on (0 picks a free one)' },
   host: { type: 'string', default: '127.0.0.1', value: 'ADDR', help: 'address to bind' },
-  storage: { type: 'string', default: 'sqlite', value: 'KIND', help: 'sqlite (in the data dir) or etcd' },
+  storage: {
+    type: 'string',
+    default: 'sqlite',
+    value: 'sqlite|etcd',
+    help: 'where objects are kept: SQLite in the data dir, or etcd',
+  },
   'etcd-endpoints': { type: 'string', value: 'URL[,URL...]', help: 'etcd members, with --storage etcd' },
   'watch-cache': {
     type: 'string',

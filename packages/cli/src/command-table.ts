@@ -2,7 +2,7 @@ import { SERVE_FLAGS } from './args.ts';
 import { CONTROLLER_FLAG_OPTIONS, UP_CONTROLLER_FLAGS } from './commands/controller-flag-table.ts';
 import { CLUSTER_FLAGS, RENEW_FLAGS, SECRETS_AUDIT_FLAGS, STATUS_FLAGS } from './commands/flag-tables.ts';
 import { VERSION_FLAGS } from './commands/version.ts';
-import type { FlagTable } from './flags.ts';
+import { type FlagTable, parseFlags } from './flags.ts';
 import { load } from './load.ts';
 import { LOG_FLAGS } from './log-flags.ts';
 
@@ -108,7 +108,10 @@ export const COMMANDS: readonly Command[] = [
           : 'Load it in the current shell (after compinit) with `source <(certkit completion zsh)`, or\n' +
             'write it as `_certkit` into a directory of $fpath.',
       flags: {},
-      run: async () => print((await import('./completion.ts')).completionScript(shell, COMMANDS)),
+      run: async (args) => {
+        parseFlags({}, args);
+        print((await import('./completion.ts')).completionScript(shell, COMMANDS));
+      },
     })),
   },
 ];

@@ -1,7 +1,14 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { COMMANDS } from './command-table.ts';
-import { asksForHelp, type FlagTable, formatFlags, parseArgsOptions, parseFlags, UsageError } from './flags.ts';
+import {
+  asksForHelp,
+  type FlagTable,
+  formatFlags,
+  parseArgsOptions,
+  parseFlags,
+  UsageError,
+} from './flags.ts';
 import { commandHelp } from './help.ts';
 import { logSettings } from './log-flags.ts';
 
@@ -65,7 +72,8 @@ describe('command help', () => {
         assert.match(help, /-h, --help/);
         for (const [name, spec] of Object.entries(command.flags)) {
           assert.ok(help.includes(`--${name}`), `${here.join(' ')} --help lacks --${name}`);
-          if (spec.short) assert.ok(help.includes(`-${spec.short}, --${name}`), `${here.join(' ')} -${spec.short}`);
+          if (spec.short)
+            assert.ok(help.includes(`-${spec.short}, --${name}`), `${here.join(' ')} -${spec.short}`);
         }
         for (const sub of command.subcommands ?? []) assert.ok(help.includes(`  ${sub.name} `), sub.name);
         if (command.subcommands) walk(here, command.subcommands);
@@ -117,7 +125,9 @@ describe('logSettings', () => {
     assert.throws(() => settings(['--log-level', 'trace']), {
       message: '--log-level must be one of error, warn, info, debug, got "trace"',
     });
-    assert.throws(() => settings(['-v', 'high']), { message: '-v must be a non-negative integer, got "high"' });
+    assert.throws(() => settings(['-v', 'high']), {
+      message: '-v must be a non-negative integer, got "high"',
+    });
     assert.throws(() => settings(['-v', '-1']), UsageError);
   });
 });

@@ -37,8 +37,9 @@ export function jsonLogger(
  * logger of their own, so a line says which part of the program wrote it.
  */
 export function namedLogger(log: Logger, name: string): Logger {
-  return (entry) =>
-    log({ ...entry, logger: typeof entry.logger === 'string' ? `${name}.${entry.logger}` : name });
+  return ({ level, logger, ...fields }) =>
+    // level, logger, msg: the order zap writes them in.
+    log({ level, logger: typeof logger === 'string' ? `${name}.${logger}` : name, ...fields } as LogEntry);
 }
 
 /** Errors only: informers log every reconnect, which is routine. */

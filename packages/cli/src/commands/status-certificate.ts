@@ -1,5 +1,4 @@
 import { X509Certificate } from 'node:crypto';
-import type { Event as CoreV1Event, Secret } from 'kubernetes-types/core/v1.d.ts';
 import { isNotFound, type KubeObject } from '@certkit/apimachinery';
 import { Annotations } from '@certkit/certificates/api/constants';
 import type { Certificate, CertificateRequest, ClusterIssuer, Issuer } from '@certkit/certificates/api/types';
@@ -45,6 +44,21 @@ export async function describeCertificate(client: KubeClient, cert: Certificate)
   return `${lines.join('\n')}\n`;
 }
 
+/** The fields of a core/v1 Event the view prints. */
+interface CoreV1Event extends KubeObject {
+  type?: string;
+  reason?: string;
+  message?: string;
+  lastTimestamp?: string;
+  eventTime?: string;
+  source?: { component?: string };
+  reportingComponent?: string;
+}
+
+interface Secret extends KubeObject {
+  data?: Record<string, string>;
+}
+
 interface Condition {
   type: string;
   status: string;
@@ -73,7 +87,7 @@ async function eventLines(
   let events: CoreV1Event[];
   try {
     const list = await client
-      .resource<CoreV1Event & KubeObject>(builtins.events)
+      .resource<CoreV1Event>(builtins.events)
       .list(namespace, { fieldSelector: `involvedObject.uid=${uid}` });
     events = list.items;
   } catch (err) {
@@ -125,7 +139,7 @@ async function secretLines(client: KubeClient, namespace: string, name: string):
   const lines = ['Secret:', `  Name: ${name}`];
   let secret: Secret;
   try {
-    secret = await client.resource<Secret & KubeObject>(builtins.secrets).get(namespace, name);
+    secret = await client.resource<Secret>(builtins.secrets).get(namespace, name);
   } catch (err) {
     return [...lines, `  ${isNotFound(err) ? 'Secret not found' : (err as Error).message}`];
   }
@@ -151,8 +165,9 @@ async function secretLines(client: KubeClient, namespace: string, name: string):
 }
 
 /** Node prints a distinguished name one attribute a line; the view wants them on one. */
-function oneLine(dn: string): string {
-  return dn.split('\n').filter(Boolean).join(', ');
+function oneLine(dn: string | undefined): string {
+  // A certificate with its names only in the SAN extension has an empty subject, which Node gives as undefined.
+  return dn?.split('\n').filter(Boolean).join(', ') || '<empty>';
 }
 
 /**
