@@ -308,6 +308,53 @@ describe('certkit status', () => {
     assert.deepEqual(parseYaml((await status('-o', 'yaml')).stdout), list);
   });
 
+  it('-o name: kubectl’s resource/name lines', async () => {
+    const names = await status('-o', 'name');
+    assert.equal(names.code, 0, names.stderr);
+    assert.deepEqual(names.stdout.split('\n').filter(Boolean).sort(), [
+      'certificate.cert-manager.io/api',
+      'certificate.cert-manager.io/web',
+    ]);
+  });
+
+  it('completion: bash and zsh offer the Certificates of the namespace the command line names', async (t) => {
+    const onPath = await certkitOnPath();
+    try {
+      const flags = `--kubeconfig ${JSON.stringify(kubeconfig)} -n default`;
+      const bash = await shell(
+        'bash',
+        `source <(certkit completion bash)
+${BASH_T}
+t certkit status ${flags} certificate ''
+t certkit renew ${flags} w
+t certkit renew --kubeconfig ${JSON.stringify(kubeconfig)} -n kube-system ''
+t certkit status ${flags} ''`,
+        onPath.env,
+      );
+      const [status, renew, otherNamespace, beforeKind] = bash.split('\n').map((l) => l.split(' '));
+      assert.deepEqual(status, ['api', 'web']);
+      assert.deepEqual(renew, ['web']);
+      // No Certificates in kube-system: renew's flags only; and names only after `certificate` for status.
+      assert.ok(
+        otherNamespace.includes('--all') && !otherNamespace.includes('web'),
+        otherNamespace.join(' '),
+      );
+      assert.ok(beforeKind.includes('certificate') && !beforeKind.includes('web'), beforeKind.join(' '));
+      if (await skipWithoutZsh(t)) return;
+      const zsh = await shell(
+        'zsh',
+        `autoload -U compinit && compinit -u
+source <(certkit completion zsh)
+${ZSH_T}
+t certkit status ${flags} certificate ''`,
+        onPath.env,
+      );
+      assert.equal(zsh.split('\n')[0], 'api web');
+    } finally {
+      await onPath.remove();
+    }
+  });
+
   it('refuses another kind, an unknown -o, and a NAME with -A', async () => {
     oneLineError(await status('issuer'), 'status issuer');
     oneLineError(await status('-o', 'xml'), 'status -o xml');
@@ -315,35 +362,57 @@ describe('certkit status', () => {
   });
 });
 
+/** `certkit` on PATH, as an installed one is: a script that runs bin/certkit.js over the build. */
+async function certkitOnPath(): Promise<{ env: NodeJS.ProcessEnv; remove(): Promise<void> }> {
+  const bin = await mkdtemp(join(tmpdir(), 'certkit-completion-'));
+  await writeFile(
+    join(bin, 'certkit'),
+    `#!/bin/sh\nexec ${JSON.stringify(process.execPath)} ${JSON.stringify(CERTKIT_BIN)} "$@"\n`,
+  );
+  await chmod(join(bin, 'certkit'), 0o755);
+  const base = certkitEnv();
+  return {
+    env: { ...base, PATH: `${bin}:${base.PATH}` },
+    remove: () => rm(bin, { recursive: true, force: true }),
+  };
+}
+
+async function shell(file: string, script: string, env: NodeJS.ProcessEnv): Promise<string> {
+  const { stdout } = await execFileAsync(file, ['-c', script], { env, timeout: 30_000 });
+  return stdout;
+}
+
+/** Bash's completion of the words given (the last one being completed), one line of candidates a call of `t`. */
+const BASH_T = `t() { COMP_WORDS=("$@"); COMP_CWORD=$((\${#COMP_WORDS[@]} - 1)); COMPREPLY=(); _certkit; echo "\${COMPREPLY[*]}"; }`;
+/** The same in zsh: compadd is a builtin of completion widgets; a function of its name stands in outside one. */
+const ZSH_T = `compadd() { [[ $1 == -- ]] && shift; print -r -- "$@"; }
+t() { words=("$@"); CURRENT=\${#words}; _certkit; }`;
+
+let zshMissing: boolean | undefined;
+async function skipWithoutZsh(t: { skip(message: string): void }): Promise<boolean> {
+  zshMissing ??= await execFileAsync('zsh', ['-c', 'true']).then(
+    () => false,
+    () => true,
+  );
+  if (zshMissing) t.skip('zsh is not installed (Debian package zsh)');
+  return zshMissing;
+}
+
 describe('certkit completion', () => {
-  let bin: string;
-  let env: NodeJS.ProcessEnv;
+  let onPath: Awaited<ReturnType<typeof certkitOnPath>>;
   before(async () => {
-    // `certkit` on PATH, as an installed one is: a script that runs bin/certkit.js over the build.
-    bin = await mkdtemp(join(tmpdir(), 'certkit-completion-'));
-    await writeFile(
-      join(bin, 'certkit'),
-      `#!/bin/sh\nexec ${JSON.stringify(process.execPath)} ${JSON.stringify(CERTKIT_BIN)} "$@"\n`,
-    );
-    await chmod(join(bin, 'certkit'), 0o755);
-    const base = certkitEnv();
-    env = { ...base, PATH: `${bin}:${base.PATH}` };
+    onPath = await certkitOnPath();
   });
   after(async () => {
-    await rm(bin, { recursive: true, force: true });
+    await onPath.remove();
   });
-
-  async function shell(file: string, script: string): Promise<string> {
-    const { stdout } = await execFileAsync(file, ['-c', script], { env, timeout: 30_000 });
-    return stdout;
-  }
 
   it('bash: sourcing the script registers it, and it completes commands, subcommands, flags and values', async () => {
     const out = await shell(
       'bash',
       `source <(certkit completion bash)
 complete -p certkit
-t() { COMP_WORDS=("$@"); COMP_CWORD=$((\${#COMP_WORDS[@]} - 1)); COMPREPLY=(); _certkit; echo "\${COMPREPLY[*]}"; }
+${BASH_T}
 t certkit st
 t certkit secrets ''
 t certkit status -o ''
@@ -353,13 +422,14 @@ t certkit controller --log-level ''
 t certkit status -n ''
 t certkit completion ''
 t certkit renew -n default --`,
+      onPath.env,
     );
     const [registered, ...completions] = out.split('\n');
     assert.equal(registered, 'complete -F _certkit certkit');
     assert.deepEqual(completions.slice(0, 8), [
       'status',
       'audit --help -h',
-      'json yaml wide',
+      'json yaml wide name',
       '--watch-cache',
       'sqlite etcd',
       'error warn info debug',
@@ -373,30 +443,24 @@ t certkit renew -n default --`,
   });
 
   it('zsh: sourcing the script after compinit registers _certkit, which offers the same words', async (t) => {
-    try {
-      await execFileAsync('zsh', ['-c', 'true']);
-    } catch {
-      t.skip('zsh is not installed (Debian package zsh)');
-      return;
-    }
+    if (await skipWithoutZsh(t)) return;
     const out = await shell(
       'zsh',
       `autoload -U compinit && compinit -u
 source <(certkit completion zsh)
 print -r -- $_comps[certkit]
-# compadd is a builtin of completion widgets; a function of the same name stands in for it outside one.
-compadd() { [[ $1 == -- ]] && shift; print -r -- "$@"; }
-t() { words=("$@"); CURRENT=\${#words}; _certkit; }
+${ZSH_T}
 t certkit st
 t certkit secrets ''
 t certkit status -o ''
 t certkit up --storage ''`,
+      onPath.env,
     );
     assert.deepEqual(out.split('\n').slice(0, 5), [
       '_certkit',
       COMMANDS.map((c) => c.name).join(' ') + ' help --help -h --version',
       'audit --help -h',
-      'json yaml wide',
+      'json yaml wide name',
       'sqlite etcd',
     ]);
   });

@@ -24,6 +24,11 @@ export interface Command {
   flags: FlagTable;
   /** Words its first argument may be, offered by the completion scripts. */
   words?: readonly string[];
+  /**
+   * Its arguments are Certificate names, which the completion scripts list from the cluster of the flags typed
+   * so far (`certkit status -o name`); `after`: only right after that word.
+   */
+  certificateNames?: { after?: string };
   subcommands?: readonly Command[];
   /** Runs it; absent for a group of subcommands. */
   run?(args: string[]): Promise<void>;
@@ -61,6 +66,7 @@ export const COMMANDS: readonly Command[] = [
       'the CertificateRequest of the issuance in progress (or of the current revision).',
     flags: { ...CLUSTER_FLAGS, ...STATUS_FLAGS },
     words: ['certificate'],
+    certificateNames: { after: 'certificate' },
     run: async (args) => print(await (await load(import('./commands/status.ts'))).status(args)),
   },
   {
@@ -68,6 +74,7 @@ export const COMMANDS: readonly Command[] = [
     args: '[NAME...]',
     summary: 're-issue Certificates now: NAMEs, or --all, or -l/--selector SEL, in -n NS or -A',
     flags: { ...CLUSTER_FLAGS, ...RENEW_FLAGS },
+    certificateNames: {},
     run: async (args) =>
       (await load(import('./commands/renew.ts'))).renew(args, {
         out: (text) => process.stdout.write(text),

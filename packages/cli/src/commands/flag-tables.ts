@@ -50,8 +50,8 @@ export const STATUS_FLAGS = {
   output: {
     type: 'string',
     short: 'o',
-    value: 'json|yaml|wide',
-    help: 'print the objects as JSON or YAML, or the table with more columns',
+    value: 'json|yaml|wide|name',
+    help: 'print the objects as JSON or YAML, the table with more columns, or kind/name lines',
   },
 } as const satisfies FlagTable;
 

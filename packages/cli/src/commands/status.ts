@@ -9,12 +9,12 @@ import { STATUS_FLAGS } from './flag-tables.ts';
 /** What `certkit status` takes as its first word, as cmctl's `status certificate`, and kubectl's short forms. */
 const CERTIFICATE_WORDS = new Set(['certificate', 'certificates', 'cert', 'certs']);
 
-type Output = 'table' | 'wide' | 'json' | 'yaml';
+type Output = 'table' | 'wide' | 'json' | 'yaml' | 'name';
 
 function output(value: string | boolean | undefined): Output {
   if (value === undefined) return 'table';
-  if (value === 'wide' || value === 'json' || value === 'yaml') return value;
-  throw new UsageError(`--output must be json, yaml or wide, got ${JSON.stringify(value)}`);
+  if (value === 'wide' || value === 'json' || value === 'yaml' || value === 'name') return value;
+  throw new UsageError(`--output must be json, yaml, wide or name, got ${JSON.stringify(value)}`);
 }
 
 /**
@@ -39,6 +39,7 @@ export async function status(args: string[]): Promise<string> {
       const cert = await certificates.get(namespace, name);
       if (format === 'json') return `${JSON.stringify(cert, null, 2)}\n`;
       if (format === 'yaml') return stringify(cert);
+      if (format === 'name') return `certificate.cert-manager.io/${cert.metadata.name}\n`;
       return await describeCertificate(client, cert);
     }
     const list = await certificates.list(flags.allNamespaces ? undefined : namespace);
@@ -46,6 +47,10 @@ export async function status(args: string[]): Promise<string> {
     const asList = { apiVersion: 'v1', kind: 'List', metadata: { resourceVersion: '' }, items: list.items };
     if (format === 'json') return `${JSON.stringify(asList, null, 2)}\n`;
     if (format === 'yaml') return stringify(asList);
+    // kubectl's -o name, one resource/name a line; the completion scripts read the names from it.
+    if (format === 'name') {
+      return list.items.map((c) => `certificate.cert-manager.io/${c.metadata.name}\n`).join('');
+    }
     if (list.items.length === 0) {
       return flags.allNamespaces
         ? 'No certificates found.\n'
