@@ -30,8 +30,8 @@ export interface Command {
    */
   certificateNames?: { after?: string };
   subcommands?: readonly Command[];
-  /** Runs it; absent for a group of subcommands. */
-  run?(args: string[]): Promise<void>;
+  /** Runs it with its arguments and its flag table (`flags` above); absent for a group of subcommands. */
+  run?(args: string[], flags: FlagTable): Promise<void>;
 }
 
 function print(text: string): void {
@@ -43,19 +43,19 @@ export const COMMANDS: readonly Command[] = [
     name: 'up',
     summary: 'the API server and the certificate controller in one process (what npm start runs)',
     flags: { ...SERVE_FLAGS, ...UP_CONTROLLER_FLAGS, ...LOG_FLAGS },
-    run: async (args) => (await import('./commands/serve-command.ts')).serve('up', args),
+    run: async (args, flags) => (await import('./commands/serve-command.ts')).serve('up', args, flags),
   },
   {
     name: 'apiserver',
     summary: 'the Kubernetes-compatible API server alone',
     flags: { ...SERVE_FLAGS, ...LOG_FLAGS },
-    run: async (args) => (await import('./commands/serve-command.ts')).serve('apiserver', args),
+    run: async (args, flags) => (await import('./commands/serve-command.ts')).serve('apiserver', args, flags),
   },
   {
     name: 'controller',
     summary: 'the certificate controller against any cluster, until SIGTERM',
     flags: { ...CLUSTER_FLAGS, ...CONTROLLER_FLAG_OPTIONS, ...LOG_FLAGS },
-    run: async (args) => (await load(import('./commands/controller.ts'))).controller(args),
+    run: async (args, flags) => (await load(import('./commands/controller.ts'))).controller(args, flags),
   },
   {
     name: 'status',

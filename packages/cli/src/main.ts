@@ -31,7 +31,10 @@ async function main(argv: string[]): Promise<void> {
   }
   if (first.startsWith('-')) {
     const { values } = parseFlags(TOP_FLAGS, argv);
-    if (values.version === true) return find(COMMANDS, 'version', []).run!([]);
+    if (values.version === true) {
+      const version = find(COMMANDS, 'version', []);
+      return version.run!([], version.flags);
+    }
     return void process.stdout.write(topHelp(COMMANDS));
   }
   const path = [first];
@@ -52,7 +55,7 @@ async function main(argv: string[]): Promise<void> {
     args = after;
   }
   if (asksForHelp(command.flags, args)) return void process.stdout.write(commandHelp(path, command));
-  return command.run!(args);
+  return command.run!(args, command.flags);
 }
 
 main(process.argv.slice(2)).catch((err: unknown) => {

@@ -6,12 +6,16 @@ import {
 } from '@certkit/certificates/controller';
 import { defaultRegistry, jsonLogger, KubeClient, loadClientConfig, namedLogger } from '@certkit/runtime';
 import { parseClusterFlags } from '../cluster-flags.ts';
-import { LOG_FLAGS, logSettings } from '../log-flags.ts';
-import { CONTROLLER_FLAG_OPTIONS, controllerFlags } from './controller-flags.ts';
+import type { FlagTable } from '../flags.ts';
+import { logSettings } from '../log-flags.ts';
+import { controllerFlags } from './controller-flags.ts';
 
-/** `certkit controller`: the certificate controller against any cluster, until SIGTERM. */
-export async function controller(args: string[]): Promise<void> {
-  const flags = parseClusterFlags(args, { ...CONTROLLER_FLAG_OPTIONS, ...LOG_FLAGS });
+/**
+ * `certkit controller`: the certificate controller against any cluster, until SIGTERM. `table` is its flags in
+ * command-table.ts (kubectl's, the controller's, the log flags), the ones its --help prints.
+ */
+export async function controller(args: string[], table: FlagTable): Promise<void> {
+  const flags = parseClusterFlags(args, table);
   const settings = controllerFlags(flags.values);
   const logs = logSettings(flags.values);
   const config = await loadClientConfig({ path: flags.kubeconfig, context: flags.context });

@@ -1,19 +1,20 @@
 import { relative } from 'node:path';
 import { jsonLogger, namedLogger } from '@certkit/runtime/log';
 import { parseServeFlags } from '../args.ts';
-import { flagDefaults } from '../flags.ts';
+import { type FlagTable, flagDefaults } from '../flags.ts';
 import { load } from '../load.ts';
-import { LOG_FLAGS, logSettings } from '../log-flags.ts';
-import { CONTROLLER_FLAG_OPTIONS, UP_CONTROLLER_FLAGS } from './controller-flag-table.ts';
+import { logSettings } from '../log-flags.ts';
+import { CONTROLLER_FLAG_OPTIONS } from './controller-flag-table.ts';
 
-/** `certkit up` and `certkit apiserver`: the API server, with the certificate controller for `up`. */
-export async function serve(command: 'up' | 'apiserver', args: string[]): Promise<void> {
+/**
+ * `certkit up` and `certkit apiserver`: the API server, with the certificate controller for `up`. `table` is
+ * the command's flags in command-table.ts, the ones its --help prints: the API server's, the log flags, and for
+ * `up` the in-process controller's.
+ */
+export async function serve(command: 'up' | 'apiserver', args: string[], table: FlagTable): Promise<void> {
   const { controllerFlags } = await import('./controller-flags.ts');
   const { startControlPlane } = await load(import('../serve.ts'));
-  const flags = parseServeFlags(args, {
-    ...(command === 'up' ? UP_CONTROLLER_FLAGS : {}),
-    ...LOG_FLAGS,
-  });
+  const flags = parseServeFlags(args, table);
   // The flags are judged before anything starts, so a mistake is one line and exit 2.
   const logs = logSettings(flags.extra);
   const log = jsonLogger(logs.level, process.stderr, logs.verbosity);
