@@ -67,7 +67,7 @@ export const COMMANDS: readonly Command[] = [
     flags: { ...CLUSTER_FLAGS, ...STATUS_FLAGS },
     words: ['certificate'],
     certificateNames: { after: 'certificate' },
-    run: async (args) => print(await (await load(import('./commands/status.ts'))).status(args)),
+    run: async (args, flags) => print(await (await load(import('./commands/status.ts'))).status(args, flags)),
   },
   {
     name: 'renew',
@@ -75,8 +75,8 @@ export const COMMANDS: readonly Command[] = [
     summary: 're-issue Certificates now: NAMEs, or --all, or -l/--selector SEL, in -n NS or -A',
     flags: { ...CLUSTER_FLAGS, ...RENEW_FLAGS },
     certificateNames: {},
-    run: async (args) =>
-      (await load(import('./commands/renew.ts'))).renew(args, {
+    run: async (args, flags) =>
+      (await load(import('./commands/renew.ts'))).renew(args, flags, {
         out: (text) => process.stdout.write(text),
         err: (text) => process.stderr.write(text),
       }),
@@ -90,8 +90,8 @@ export const COMMANDS: readonly Command[] = [
         name: 'audit',
         summary: 'Secrets referenced by issuers or keystores, not labelled for the controller’s cache',
         flags: { ...CLUSTER_FLAGS, ...SECRETS_AUDIT_FLAGS },
-        run: async (args) =>
-          print(await (await load(import('./commands/secrets-audit.ts'))).secretsAudit(args)),
+        run: async (args, flags) =>
+          print(await (await load(import('./commands/secrets-audit.ts'))).secretsAudit(args, flags)),
       },
     ],
   },

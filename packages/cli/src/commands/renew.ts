@@ -5,7 +5,7 @@ import { certificatesRef } from '@certkit/certificates/controllers/refs';
 import type { ResourceClient } from '@certkit/runtime';
 import { UsageError } from '../args.ts';
 import { clusterClient, parseClusterFlags } from '../cluster-flags.ts';
-import { RENEW_FLAGS } from './flag-tables.ts';
+import type { FlagTable } from '../flags.ts';
 
 /**
  * `certkit renew`: asks for re-issuance now, as `cmctl renew` does, by setting the Issuing condition with
@@ -56,8 +56,8 @@ function rate(flag: string, value: string): number {
   return n;
 }
 
-export async function renew(args: string[], output: RenewOutput): Promise<void> {
-  const flags = parseClusterFlags(args, RENEW_FLAGS);
+export async function renew(args: string[], table: FlagTable, output: RenewOutput): Promise<void> {
+  const flags = parseClusterFlags(args, table);
   const selection: Selection = {
     names: flags.positionals,
     all: flags.values.all === true,

@@ -2,9 +2,9 @@ import { stringify } from 'yaml';
 import type { Certificate } from '@certkit/certificates/api/types';
 import { certificatesRef } from '@certkit/certificates/controllers/refs';
 import { UsageError } from '../args.ts';
+import type { FlagTable } from '../flags.ts';
 import { clusterClient, formatTable, parseClusterFlags } from '../cluster-flags.ts';
 import { describeCertificate } from './status-certificate.ts';
-import { STATUS_FLAGS } from './flag-tables.ts';
 
 /** What `certkit status` takes as its first word, as cmctl's `status certificate`, and kubectl's short forms. */
 const CERTIFICATE_WORDS = new Set(['certificate', 'certificates', 'cert', 'certs']);
@@ -21,8 +21,8 @@ function output(value: string | boolean | undefined): Output {
  * `certkit status [certificate [NAME]]`: every Certificate with its readiness, issuer, expiry and renewal
  * time; with a NAME, that one Certificate in detail (cmctl's `status certificate NAME`).
  */
-export async function status(args: string[]): Promise<string> {
-  const flags = parseClusterFlags(args, STATUS_FLAGS);
+export async function status(args: string[], table: FlagTable): Promise<string> {
+  const flags = parseClusterFlags(args, table);
   const format = output(flags.values.output);
   const [kind, name, ...extra] = flags.positionals;
   if (kind !== undefined && !CERTIFICATE_WORDS.has(kind)) {
