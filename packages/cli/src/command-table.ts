@@ -1,7 +1,12 @@
 import { SERVE_FLAGS } from './args.ts';
 import { CONTROLLER_FLAG_OPTIONS, UP_CONTROLLER_FLAGS } from './commands/controller-flag-table.ts';
-import { CLUSTER_FLAGS, RENEW_FLAGS, SECRETS_AUDIT_FLAGS, STATUS_FLAGS } from './commands/flag-tables.ts';
-import { VERSION_FLAGS } from './commands/version.ts';
+import {
+  CLUSTER_FLAGS,
+  RENEW_FLAGS,
+  SECRETS_AUDIT_FLAGS,
+  STATUS_FLAGS,
+  VERSION_FLAGS,
+} from './commands/flag-tables.ts';
 import { type FlagTable, parseFlags } from './flags.ts';
 import { load } from './load.ts';
 import { LOG_FLAGS } from './log-flags.ts';

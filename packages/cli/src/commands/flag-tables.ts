@@ -55,6 +55,11 @@ export const STATUS_FLAGS = {
   },
 } as const satisfies FlagTable;
 
+/** `certkit version`'s flags: cmctl's `-o`, without a server to ask (certkit's server is this same build). */
+export const VERSION_FLAGS = {
+  output: { type: 'string', short: 'o', value: 'json|yaml', help: 'print the version as JSON or YAML' },
+} as const satisfies FlagTable;
+
 /** `certkit secrets audit`'s own flags. */
 export const SECRETS_AUDIT_FLAGS = {
   'cluster-resource-namespace': {

@@ -1,11 +1,7 @@
 import { stringify } from 'yaml';
 import packageJson from '../../package.json' with { type: 'json' };
-import { type FlagTable, parseFlags, UsageError } from '../flags.ts';
-
-/** `certkit version`'s flags: cmctl's `-o`, without a server to ask (certkit's server is this same build). */
-export const VERSION_FLAGS = {
-  output: { type: 'string', short: 'o', value: 'json|yaml', help: 'print the version as JSON or YAML' },
-} as const satisfies FlagTable;
+import { parseFlags, UsageError } from '../flags.ts';
+import { VERSION_FLAGS } from './flag-tables.ts';
 
 /** What `certkit version` reports: the package's version and the Node.js it runs on. */
 export function versionInfo(): { version: string; nodeVersion: string; platform: string } {
