@@ -79,6 +79,9 @@ describe('certkit --help and -h', () => {
     oneLineError(await runCli(['secrets', 'frobnicate']), 'certkit secrets frobnicate');
     oneLineError(await runCli(['completion', 'fish']), 'certkit completion fish');
     oneLineError(await runCli(['--no-such-flag']), 'certkit --no-such-flag');
+    oneLineError(await runCli(['secrets', 'audit', 'stray']), 'certkit secrets audit stray');
+    oneLineError(await runCli(['controller', 'stray']), 'certkit controller stray');
+    oneLineError(await runCli(['version', 'stray']), 'certkit version stray');
     oneLineError(await runCli(['up', '--log-level', 'loud']), 'certkit up --log-level loud');
     oneLineError(await runCli(['controller', '-v', 'many']), 'certkit controller -v many');
   });

@@ -6,7 +6,7 @@ import {
 } from '@certkit/certificates/controller';
 import { defaultRegistry, jsonLogger, KubeClient, loadClientConfig, namedLogger } from '@certkit/runtime';
 import { parseClusterFlags } from '../cluster-flags.ts';
-import type { FlagTable } from '../flags.ts';
+import { type FlagTable, UsageError } from '../flags.ts';
 import { logSettings } from '../log-flags.ts';
 import { controllerFlags } from './controller-flags.ts';
 
@@ -16,6 +16,11 @@ import { controllerFlags } from './controller-flags.ts';
  */
 export async function controller(args: string[], table: FlagTable): Promise<void> {
   const flags = parseClusterFlags(args, table);
+  if (flags.positionals.length > 0) {
+    throw new UsageError(
+      `certkit controller takes no arguments, got ${JSON.stringify(flags.positionals[0])}`,
+    );
+  }
   const settings = controllerFlags(flags.values);
   const logs = logSettings(flags.values);
   const config = await loadClientConfig({ path: flags.kubeconfig, context: flags.context });

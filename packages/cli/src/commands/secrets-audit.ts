@@ -5,7 +5,7 @@ import type { Certificate, ClusterIssuer, Issuer } from '@certkit/certificates/a
 import { certificatesRef, clusterIssuersRef, issuersRef } from '@certkit/certificates/controllers/refs';
 import { builtins } from '@certkit/runtime';
 import { clusterClient, formatTable, parseClusterFlags } from '../cluster-flags.ts';
-import type { FlagTable } from '../flags.ts';
+import { type FlagTable, UsageError } from '../flags.ts';
 
 const LABEL = 'controller.cert-manager.io/fao';
 
@@ -17,6 +17,11 @@ const LABEL = 'controller.cert-manager.io/fao';
  */
 export async function secretsAudit(args: string[], table: FlagTable): Promise<string> {
   const flags = parseClusterFlags(args, table);
+  if (flags.positionals.length > 0) {
+    throw new UsageError(
+      `certkit secrets audit takes no arguments, got ${JSON.stringify(flags.positionals[0])}`,
+    );
+  }
   const clusterNamespace = String(flags.values['cluster-resource-namespace']);
   const { client, namespace } = await clusterClient(flags);
   try {
