@@ -264,7 +264,14 @@ describe('certkit status', () => {
     const out = result.stdout;
     assert.match(out, /^Name: web\nNamespace: default\n/);
     assert.match(out, /^ {2}Ready: True, Reason: Ready, Message: /m);
-    assert.match(out, /^DNS Names:\n- web\.example\.test$/m);
+    assert.match(
+      out,
+      /^DNS Names:\n- web\.example\.test\nEvents:\n {2}Type +Reason +Last Seen +From +Message\n/m,
+    );
+    assert.match(
+      out,
+      /^ {2}Normal +Requested +\S+ +\S+ +Created new CertificateRequest resource "web-\w+"$/m,
+    );
     assert.match(out, /^Issuer:\n {2}Name: selfsigned\n {2}Kind: Issuer\n {2}Conditions:\n {4}Ready: True/m);
     assert.match(out, /^Secret:\n {2}Name: web-tls\n/m);
     assert.match(out, /^ {2}Subject Alternative Names: DNS:web\.example\.test$/m);
