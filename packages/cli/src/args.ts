@@ -1,9 +1,11 @@
-import { type ParseArgsOptionsConfig, parseArgs } from 'node:util';
 import { parseGoDuration, toMilliseconds } from '@certkit/apimachinery';
 import type { SqliteSynchronous } from '@certkit/apiserver';
+import { type FlagTable, type FlagValues, parseFlags, UsageError } from './flags.ts';
 
-/** A command-line mistake: printed as one line, exit status 2. */
-export class UsageError extends Error {}
+/** Parsed values where flags declared `multiple` give arrays (the ServiceAccount flags). */
+type RepeatableFlagValues = Record<string, FlagValues[string] | (string | boolean)[]>;
+
+export { UsageError };
 
 export interface ServeFlags {
   dataDir: string;
@@ -68,19 +70,17 @@ function parseInflightLimit(flag: string, values: FlagValues): number {
  */
 export const DEFAULT_SERVICE_ACCOUNT_ISSUER = 'https://kubernetes.default.svc.cluster.local';
 
-/** What parseArgs gives: arrays for the repeatable flags. */
+/** kube-apiserver's floor for --service-account-max-token-expiration. */
 const MIN_MAX_TOKEN_EXPIRATION_SECONDS = 3607;
 
-type FlagValues = Record<string, string | boolean | (string | boolean)[] | undefined>;
-
-function strings(values: FlagValues, flag: string): string[] {
+function strings(values: RepeatableFlagValues, flag: string): string[] {
   const value = values[flag];
   return value === undefined ? [] : (Array.isArray(value) ? value : [value]).map(String);
 }
 
 /** The ServiceAccount token flags: files must not be empty, issuers neither; audiences split on commas. */
 function serviceAccountFlags(
-  values: FlagValues,
+  values: RepeatableFlagValues,
 ): Pick<
   ServeFlags,
   | 'serviceAccountIssuers'
@@ -125,42 +125,117 @@ function serviceAccountFlags(
   };
 }
 
+/**
+ * Flags shared by `up` and `apiserver`, with kube-apiserver's names where it has the flag. One entry a flag:
+ * parsing, `--help` and shell completion all read this table.
+ */
+export const SERVE_FLAGS = {
+  'data-dir': {
+    type: 'string',
+    default: '.certkit',
+    value: 'DIR',
+    help: 'where state, certificates, the token and the kubeconfig live',
+  },
+  port: { type: 'string', default: '6443', value: 'N', help: 'port to listen on (0 picks a free one)' },
+  host: { type: 'string', default: '127.0.0.1', value: 'ADDR', help: 'address to bind' },
+  storage: {
+    type: 'string',
+    default: 'sqlite',
+    value: 'sqlite|etcd',
+    help: 'where objects are kept: SQLite in the data dir, or etcd',
+  },
+  'etcd-endpoints': { type: 'string', value: 'URL[,URL...]', help: 'etcd members, with --storage etcd' },
+  'watch-cache': {
+    type: 'string',
+    default: 'true',
+    value: 'true|false',
+    help: 'serve reads and watches from caches',
+  },
+  'storage-initialization-timeout': {
+    type: 'string',
+    default: '1m',
+    value: 'DURATION',
+    help: 'how long /readyz waits for the caches',
+  },
+  'event-ttl': {
+    type: 'string',
+    default: '1h',
+    value: 'DURATION',
+    help: 'how long Events are kept after their last write',
+  },
+  'max-requests-inflight': {
+    type: 'string',
+    default: '400',
+    value: 'N',
+    help: 'read-only requests served at once, beyond them 429 (0: no limit)',
+  },
+  'max-mutating-requests-inflight': {
+    type: 'string',
+    default: '200',
+    value: 'N',
+    help: 'mutating requests served at once, beyond them 429 (0: no limit)',
+  },
+  'tls-cert-file': {
+    type: 'string',
+    value: 'FILE',
+    help: 'serve this certificate (CA after it, as for kube-apiserver) instead of a generated one',
+  },
+  'tls-private-key-file': { type: 'string', value: 'FILE', help: 'the key of --tls-cert-file' },
+  'client-ca-file': {
+    type: 'string',
+    value: 'FILE',
+    help: 'client certificates from this CA authenticate (CN user, O groups)',
+  },
+  'token-auth-file': {
+    type: 'string',
+    value: 'FILE',
+    help: 'bearer tokens, as kube-apiserver\'s: token,user,uid[,"group1,group2"]',
+  },
+  'service-account-issuer': {
+    type: 'string',
+    multiple: true,
+    value: 'URL',
+    help: `the iss of ServiceAccount tokens; the first signs, all are accepted (default ${DEFAULT_SERVICE_ACCOUNT_ISSUER})`,
+  },
+  'service-account-signing-key-file': {
+    type: 'string',
+    value: 'FILE',
+    help: 'PEM private key that signs ServiceAccount tokens (default: sa.key generated in the data dir)',
+  },
+  'service-account-key-file': {
+    type: 'string',
+    multiple: true,
+    value: 'FILE',
+    help: 'PEM public or private keys that also verify ServiceAccount tokens (key rotation)',
+  },
+  'service-account-jwks-uri': {
+    type: 'string',
+    value: 'URL',
+    help: 'jwks_uri in the issuer discovery document (default: this server)',
+  },
+  'service-account-max-token-expiration': {
+    type: 'string',
+    default: '0s',
+    value: 'DURATION',
+    help: 'longest token the TokenRequest API issues; longer requests are shortened (0s: no limit, else >= 3607s)',
+  },
+  'api-audiences': {
+    type: 'string',
+    multiple: true,
+    value: 'AUD[,AUD...]',
+    help: 'audiences a ServiceAccount token must name one of (default: the issuers)',
+  },
+  'sqlite-synchronous': {
+    type: 'string',
+    default: 'full',
+    value: 'full|normal',
+    help: 'full fsyncs every commit before acknowledging it; normal is faster\nbut may lose the last writes on a power loss',
+  },
+} as const satisfies FlagTable;
+
 /** Flags shared by `up` and `apiserver`. */
-export function parseServeFlags(args: string[], extraOptions: ParseArgsOptionsConfig = {}): ServeFlags {
-  let values: FlagValues;
-  try {
-    ({ values } = parseArgs({
-      args,
-      options: {
-        'data-dir': { type: 'string', default: '.certkit' },
-        port: { type: 'string', default: '6443' },
-        host: { type: 'string', default: '127.0.0.1' },
-        storage: { type: 'string', default: 'sqlite' },
-        'etcd-endpoints': { type: 'string' },
-        'watch-cache': { type: 'string', default: 'true' },
-        'storage-initialization-timeout': { type: 'string', default: '1m' },
-        'event-ttl': { type: 'string', default: '1h' },
-        'max-requests-inflight': { type: 'string', default: '400' },
-        'max-mutating-requests-inflight': { type: 'string', default: '200' },
-        'tls-cert-file': { type: 'string' },
-        'tls-private-key-file': { type: 'string' },
-        'client-ca-file': { type: 'string' },
-        'token-auth-file': { type: 'string' },
-        'service-account-issuer': { type: 'string', multiple: true },
-        'service-account-signing-key-file': { type: 'string' },
-        'service-account-key-file': { type: 'string', multiple: true },
-        'service-account-jwks-uri': { type: 'string' },
-        'service-account-max-token-expiration': { type: 'string', default: '0s' },
-        'api-audiences': { type: 'string', multiple: true },
-        'sqlite-synchronous': { type: 'string', default: 'full' },
-        ...extraOptions,
-      },
-      strict: true,
-      allowPositionals: false,
-    }));
-  } catch (err) {
-    throw new UsageError((err as Error).message);
-  }
+export function parseServeFlags(args: string[], extraFlags: FlagTable = {}): ServeFlags {
+  const { values } = parseFlags({ ...SERVE_FLAGS, ...extraFlags }, args);
   const port = Number(values.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535) {
     throw new UsageError(`--port must be an integer from 0 to 65535, got ${JSON.stringify(values.port)}`);
@@ -236,8 +311,6 @@ export function parseServeFlags(args: string[], extraOptions: ParseArgsOptionsCo
     tokenAuthFile: file('token-auth-file'),
     ...serviceAccountFlags(values),
     sqliteSynchronous: synchronous === 'full' ? 'FULL' : 'NORMAL',
-    extra: Object.fromEntries(
-      Object.keys(extraOptions).map((k) => [k, values[k] as string | boolean | undefined]),
-    ),
+    extra: Object.fromEntries(Object.keys(extraFlags).map((k) => [k, values[k]])),
   };
 }

@@ -1,6 +1,6 @@
-import { type ParseArgsOptionsConfig, parseArgs } from 'node:util';
 import { KubeClient, loadClientConfig } from '@certkit/runtime';
-import { UsageError } from './args.ts';
+import { CLUSTER_FLAGS } from './commands/flag-tables.ts';
+import { type FlagTable, type FlagValues, parseFlags } from './flags.ts';
 
 /** The flags every command that talks to a cluster takes, as kubectl spells them. */
 export interface ClusterFlags {
@@ -13,35 +13,19 @@ export interface ClusterFlags {
 
 export function parseClusterFlags(
   args: string[],
-  extra: ParseArgsOptionsConfig = {},
+  extra: FlagTable = {},
 ): ClusterFlags & {
-  values: Record<string, string | boolean | undefined>;
+  values: FlagValues;
 } {
-  try {
-    const { values, positionals } = parseArgs({
-      args,
-      options: {
-        kubeconfig: { type: 'string' },
-        context: { type: 'string' },
-        namespace: { type: 'string', short: 'n' },
-        'all-namespaces': { type: 'boolean', short: 'A', default: false },
-        ...extra,
-      },
-      strict: true,
-      allowPositionals: true,
-    });
-    const v = values as Record<string, string | boolean | undefined>;
-    return {
-      kubeconfig: v.kubeconfig as string | undefined,
-      context: v.context as string | undefined,
-      namespace: v.namespace as string | undefined,
-      allNamespaces: v['all-namespaces'] === true,
-      positionals,
-      values: v,
-    };
-  } catch (err) {
-    throw new UsageError((err as Error).message);
-  }
+  const { values: v, positionals } = parseFlags({ ...CLUSTER_FLAGS, ...extra }, args, { positionals: true });
+  return {
+    kubeconfig: v.kubeconfig as string | undefined,
+    context: v.context as string | undefined,
+    namespace: v.namespace as string | undefined,
+    allNamespaces: v['all-namespaces'] === true,
+    positionals,
+    values: v,
+  };
 }
 
 /** A client for the cluster the flags name: --kubeconfig, else $KUBECONFIG, else in-cluster, else ~/.kube/config. */

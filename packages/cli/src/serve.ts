@@ -17,6 +17,7 @@ import {
   writeKubeconfig,
 } from '@certkit/apiserver';
 import { certManagerAdmission } from '@certkit/certificates/api/admission';
+import { jsonLogger, type Logger } from '@certkit/runtime/log';
 import type { ServeFlags } from './args.ts';
 import { lockDataDir } from './data-dir-lock.ts';
 import { ensurePrivateDataDir, restrictDataDirFiles } from './private-data-dir.ts';
@@ -49,7 +50,11 @@ async function flagFile<T>(flag: string, loading: Promise<T>): Promise<T> {
   }
 }
 
-export async function startControlPlane(flags: ServeFlags): Promise<ControlPlane> {
+/** Starts the API server the flags describe; its log goes to `log` (warnings and errors on stderr by default). */
+export async function startControlPlane(
+  flags: ServeFlags,
+  log: Logger = jsonLogger('warn'),
+): Promise<ControlPlane> {
   const dataDir = resolve(flags.dataDir);
   await ensurePrivateDataDir(dataDir, warn);
   // Before anything in the dir is read or written: a second server on it would share the database and
@@ -57,7 +62,7 @@ export async function startControlPlane(flags: ServeFlags): Promise<ControlPlane
   const lock = lockDataDir(dataDir);
   try {
     await restrictDataDirFiles(dataDir, warn);
-    const plane = await startOnDataDir(dataDir, flags);
+    const plane = await startOnDataDir(dataDir, flags, log);
     return {
       ...plane,
       async close() {
@@ -97,7 +102,7 @@ async function serviceAccountTokenOptions(
   };
 }
 
-async function startOnDataDir(dataDir: string, flags: ServeFlags): Promise<ControlPlane> {
+async function startOnDataDir(dataDir: string, flags: ServeFlags, log: Logger): Promise<ControlPlane> {
   const certificates = flags.tlsCertFile
     ? await flagFile('tls-cert-file', loadServingFiles(flags.tlsCertFile, flags.tlsPrivateKeyFile!))
     : await ensureServingCertificates(dataDir, [flags.host]);
@@ -134,10 +139,7 @@ async function startOnDataDir(dataDir: string, flags: ServeFlags): Promise<Contr
       eventTtlMs: flags.eventTtlMs,
       maxRequestsInflight: flags.maxRequestsInflight,
       maxMutatingRequestsInflight: flags.maxMutatingRequestsInflight,
-      log: (entry) => {
-        if (entry.level === 'error' || entry.level === 'warn')
-          process.stderr.write(`${JSON.stringify({ time: new Date().toISOString(), ...entry })}\n`);
-      },
+      log: log as (entry: Record<string, unknown>) => void,
     });
   } catch (err) {
     compactor.stop();

@@ -17,15 +17,31 @@ export type Logger = (entry: LogEntry) => void;
 
 const rank: Record<LogLevel, number> = { debug: 0, info: 1, warn: 2, error: 3 };
 
-/** Writes entries at `minLevel` or above to `out` (stderr by default) as JSON lines with a timestamp. */
+/**
+ * Writes entries at `minLevel` or above to `out` (stderr by default) as JSON lines, the time first under `ts`.
+ * An entry that also carries a klog verbosity `v` (the API server's request log: debug, with v 3) is written
+ * too when `v` is at most `verbosity`: so `-v 3` shows the request log without every other debug entry.
+ */
 export function jsonLogger(
   minLevel: LogLevel = 'error',
   out: { write(s: string): unknown } = process.stderr,
+  verbosity = -1,
 ): Logger {
   return (entry) => {
-    if (rank[entry.level] < rank[minLevel]) return;
+    const v = entry.v;
+    if (rank[entry.level] < rank[minLevel] && !(typeof v === 'number' && v <= verbosity)) return;
     out.write(`${JSON.stringify({ ts: new Date().toISOString(), ...entry }, errorReplacer)}\n`);
   };
+}
+
+/**
+ * The logger with a name, as logr's WithName: entries get `logger: name`, or `name.theirs` when they name a
+ * logger of their own, so a line says which part of the program wrote it.
+ */
+export function namedLogger(log: Logger, name: string): Logger {
+  return ({ level, logger, ...fields }) =>
+    // level, logger, msg: the order zap writes them in.
+    log({ level, logger: typeof logger === 'string' ? `${name}.${logger}` : name, ...fields } as LogEntry);
 }
 
 /** Errors only: informers log every reconnect, which is routine. */

@@ -196,7 +196,7 @@ export class ApiServer {
         : undefined,
     });
     const logError = (component: string) => (err: unknown) =>
-      this.log({ level: 'error', component, msg: err instanceof Error ? err.message : String(err) });
+      this.log({ level: 'error', logger: component, msg: err instanceof Error ? err.message : String(err) });
     this.crds = new CrdController(this.registry, options.storage);
     this.crds.onError = logError('crd-controller');
     this.gc = new GarbageCollector(this.registry, options.storage);
@@ -379,8 +379,11 @@ export class ApiServer {
         code: res.statusCode,
         seconds: (performance.now() - started) / 1000,
       });
+      // The request log: kube-apiserver's httplog line, which it writes at klog verbosity 3 (`v`).
       this.log({
         level: 'debug',
+        v: 3,
+        msg: 'HTTP',
         verb,
         resource,
         path: req.url,

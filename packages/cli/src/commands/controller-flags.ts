@@ -4,31 +4,7 @@ import { parseGoDuration, toMilliseconds } from '@certkit/apimachinery';
 import { parseRecursiveNameservers } from '@certkit/certificates/acme/dns01/solver';
 import { UsageError } from '../args.ts';
 
-/** The controller's flags, with cert-manager's names and defaults. */
-export const CONTROLLER_FLAG_OPTIONS = {
-  'kube-api-qps': { type: 'string', default: '20' },
-  'kube-api-burst': { type: 'string', default: '50' },
-  'leader-elect': { type: 'string', default: 'true' },
-  'leader-election-namespace': { type: 'string', default: 'kube-system' },
-  'metrics-bind-address': { type: 'string', default: '127.0.0.1:9402' },
-  'cluster-resource-namespace': { type: 'string', default: 'kube-system' },
-  'default-secret-cleanup-policy': { type: 'string', default: 'Never' },
-  'enable-certificate-owner-ref': { type: 'string' },
-  'secrets-filtered-caching': { type: 'string', default: 'true' },
-  'concurrent-workers': { type: 'string', default: '5' },
-  // The embedded HTTP-01 solver: off unless a listen address is given.
-  'acme-http01-listen-address': { type: 'string' },
-  'acme-http01-solver-nameservers': { type: 'string' },
-  'acme-http01-self-check-port': { type: 'string' },
-  'max-concurrent-challenges': { type: 'string', default: '60' },
-  // DNS-01 self-check servers: the system's resolvers unless given.
-  'dns01-recursive-nameservers': { type: 'string' },
-  'dns01-recursive-nameservers-only': { type: 'string', default: 'false' },
-  'dns01-check-retry-period': { type: 'string', default: '10s' },
-  // cert-manager's fixed 60 s after a passed DNS-01 check; a flag so that a test against a single local DNS
-  // server (where every resolver sees the record at once) need not wait a minute per Challenge.
-  'dns01-propagation-wait': { type: 'string', default: '60s' },
-} as const;
+export { CONTROLLER_FLAG_OPTIONS } from './controller-flag-table.ts';
 
 function bool(flag: string, value: string): boolean {
   if (value === 'true') return true;

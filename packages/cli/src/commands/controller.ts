@@ -4,14 +4,25 @@ import {
   requireCertManagerApi,
   startCertificateController,
 } from '@certkit/certificates/controller';
-import { defaultRegistry, KubeClient, loadClientConfig } from '@certkit/runtime';
+import { defaultRegistry, jsonLogger, KubeClient, loadClientConfig, namedLogger } from '@certkit/runtime';
 import { parseClusterFlags } from '../cluster-flags.ts';
-import { CONTROLLER_FLAG_OPTIONS, controllerFlags } from './controller-flags.ts';
+import { type FlagTable, UsageError } from '../flags.ts';
+import { logSettings } from '../log-flags.ts';
+import { controllerFlags } from './controller-flags.ts';
 
-/** `certkit controller`: the certificate controller against any cluster, until SIGTERM. */
-export async function controller(args: string[]): Promise<void> {
-  const flags = parseClusterFlags(args, CONTROLLER_FLAG_OPTIONS);
+/**
+ * `certkit controller`: the certificate controller against any cluster, until SIGTERM. `table` is its flags in
+ * command-table.ts (kubectl's, the controller's, the log flags), the ones its --help prints.
+ */
+export async function controller(args: string[], table: FlagTable): Promise<void> {
+  const flags = parseClusterFlags(args, table);
+  if (flags.positionals.length > 0) {
+    throw new UsageError(
+      `certkit controller takes no arguments, got ${JSON.stringify(flags.positionals[0])}`,
+    );
+  }
   const settings = controllerFlags(flags.values);
+  const logs = logSettings(flags.values);
   const config = await loadClientConfig({ path: flags.kubeconfig, context: flags.context });
   const client = new KubeClient({
     ...config,
@@ -30,6 +41,7 @@ export async function controller(args: string[]): Promise<void> {
     ...settings.options,
     namespace: flags.namespace,
     installSignalHandlers: true,
+    log: namedLogger(jsonLogger(logs.level, process.stderr, logs.verbosity), 'controller'),
     leaderElection: settings.leaderElect
       ? { namespace: settings.leaderElectionNamespace, identity: `${hostname()}_${process.pid}` }
       : undefined,

@@ -5,6 +5,7 @@ import { certificatesRef } from '@certkit/certificates/controllers/refs';
 import type { ResourceClient } from '@certkit/runtime';
 import { UsageError } from '../args.ts';
 import { clusterClient, parseClusterFlags } from '../cluster-flags.ts';
+import type { FlagTable } from '../flags.ts';
 
 /**
  * `certkit renew`: asks for re-issuance now, as `cmctl renew` does, by setting the Issuing condition with
@@ -12,14 +13,6 @@ import { clusterClient, parseClusterFlags } from '../cluster-flags.ts';
  * Certificates, as cmctl takes them: names in the namespace (-n, else the kubeconfig's), or `--all`, or
  * `-l/--selector`, in one namespace or with `-A/--all-namespaces` in all of them.
  */
-
-const RENEW_FLAG_OPTIONS = {
-  all: { type: 'boolean', default: false },
-  selector: { type: 'string', short: 'l' },
-  // A renew of thousands of Certificates at client-go's default 5 requests/s would take many minutes.
-  'kube-api-qps': { type: 'string', default: '50' },
-  'kube-api-burst': { type: 'string', default: '100' },
-} as const;
 
 /** Status updates in flight at once: enough to keep a remote API server busy, few enough to be polite. */
 const CONCURRENT_UPDATES = 8;
@@ -63,8 +56,8 @@ function rate(flag: string, value: string): number {
   return n;
 }
 
-export async function renew(args: string[], output: RenewOutput): Promise<void> {
-  const flags = parseClusterFlags(args, RENEW_FLAG_OPTIONS);
+export async function renew(args: string[], table: FlagTable, output: RenewOutput): Promise<void> {
+  const flags = parseClusterFlags(args, table);
   const selection: Selection = {
     names: flags.positionals,
     all: flags.values.all === true,

@@ -5,6 +5,7 @@ import type { Certificate, ClusterIssuer, Issuer } from '@certkit/certificates/a
 import { certificatesRef, clusterIssuersRef, issuersRef } from '@certkit/certificates/controllers/refs';
 import { builtins } from '@certkit/runtime';
 import { clusterClient, formatTable, parseClusterFlags } from '../cluster-flags.ts';
+import { type FlagTable, UsageError } from '../flags.ts';
 
 const LABEL = 'controller.cert-manager.io/fao';
 
@@ -14,10 +15,13 @@ const LABEL = 'controller.cert-manager.io/fao';
  * keys and DNS-01 credentials, and the keystore password Secrets of Certificates (a live GET per keystore
  * written). Prints each unlabelled or missing one, with the command that labels it.
  */
-export async function secretsAudit(args: string[]): Promise<string> {
-  const flags = parseClusterFlags(args, {
-    'cluster-resource-namespace': { type: 'string', default: 'kube-system' },
-  });
+export async function secretsAudit(args: string[], table: FlagTable): Promise<string> {
+  const flags = parseClusterFlags(args, table);
+  if (flags.positionals.length > 0) {
+    throw new UsageError(
+      `certkit secrets audit takes no arguments, got ${JSON.stringify(flags.positionals[0])}`,
+    );
+  }
   const clusterNamespace = String(flags.values['cluster-resource-namespace']);
   const { client, namespace } = await clusterClient(flags);
   try {

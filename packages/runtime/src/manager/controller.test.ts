@@ -97,8 +97,8 @@ describe('Controller', () => {
     const errors = t.logs.filter((e) => e.level === 'error');
     assert.equal(errors.length, 4);
     assert.deepEqual(
-      { msg: errors[0].msg, namespace: errors[0].namespace, name: errors[0].name, error: errors[0].error },
-      { msg: 'Reconciler error', namespace: 'ns', name: 'a', error: 'boom 1' },
+      { msg: errors[0].msg, namespace: errors[0].namespace, name: errors[0].name, err: errors[0].err },
+      { msg: 'Reconciler error', namespace: 'ns', name: 'a', err: 'boom 1' },
     );
     const m = t.metrics.render();
     assert.match(m, /controller_runtime_reconcile_errors_total\{controller="test"\} 4/);
@@ -157,7 +157,7 @@ describe('Controller', () => {
       await until(() => [...calls.values()].every((n) => n === 3) && calls.size === 3);
       await t.stop();
       assert.equal(t.logs.filter((e) => e.level === 'error').length, 6);
-      assert.ok(t.logs.some((e) => e.error === 'a string'));
+      assert.ok(t.logs.some((e) => e.err === 'a string'));
       await sleep(5);
       assert.deepEqual(unhandled, []);
     } finally {

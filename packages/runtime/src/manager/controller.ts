@@ -189,7 +189,7 @@ export class Controller {
         controller,
         namespace: request.namespace,
         name: request.name,
-        error: describeError(err),
+        err: describeError(err),
       });
     } finally {
       this.metrics.activeWorkers.dec();

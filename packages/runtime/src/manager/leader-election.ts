@@ -172,7 +172,7 @@ export class LeaderElector {
           level: 'error',
           msg: 'leader callback failed',
           lease: this.describe(),
-          error: describeError(err),
+          err: describeError(err),
         }),
       );
     // On shutdown, the leader's work stops first and the lease is renewed until it has: only then is it
@@ -248,7 +248,7 @@ export class LeaderElector {
         level: 'error',
         msg: 'lease attempt failed',
         lease: this.describe(),
-        error: describeError(err),
+        err: describeError(err),
       });
       return false;
     }
@@ -278,7 +278,7 @@ export class LeaderElector {
           level: 'warn',
           msg: 'failed to update lease optimistically, falling back to slow path',
           lease: this.describe(),
-          error: describeError(err),
+          err: describeError(err),
         });
       }
     }
@@ -293,7 +293,7 @@ export class LeaderElector {
           level: 'error',
           msg: 'error retrieving lease',
           lease: this.describe(),
-          error: describeError(err),
+          err: describeError(err),
         });
         return false;
       }
@@ -312,7 +312,7 @@ export class LeaderElector {
           level: 'error',
           msg: 'error initially creating lease',
           lease: this.describe(),
-          error: describeError(createErr),
+          err: describeError(createErr),
         });
         return false;
       }
@@ -343,7 +343,7 @@ export class LeaderElector {
         level: 'warn',
         msg: 'failed to update lease',
         lease: this.describe(),
-        error: describeError(err),
+        err: describeError(err),
       });
       return false;
     }
@@ -371,7 +371,7 @@ export class LeaderElector {
         level: 'error',
         msg: 'failed to release lease',
         lease: this.describe(),
-        error: describeError(err),
+        err: describeError(err),
       });
     }
   }
@@ -416,7 +416,7 @@ export class LeaderElector {
         level: 'error',
         msg: 'leader election callback failed',
         lease: this.describe(),
-        error: describeError(err),
+        err: describeError(err),
       });
     }
   }

@@ -243,7 +243,7 @@ export class Manager {
     this.log({
       level: 'info',
       msg: 'manager stopped',
-      error: this.error ? describeError(this.error) : undefined,
+      err: this.error ? describeError(this.error) : undefined,
     });
   }
 
@@ -324,7 +324,7 @@ export class Manager {
 
   /** Records the first failure and stops everything. */
   private fail(err: unknown): void {
-    this.log({ level: 'error', msg: 'manager failing', error: describeError(err) });
+    this.log({ level: 'error', msg: 'manager failing', err: describeError(err) });
     this.error ??= err;
     this.stopping.abort();
   }

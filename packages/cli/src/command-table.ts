@@ -1,0 +1,129 @@
+import { SERVE_FLAGS } from './args.ts';
+import { CONTROLLER_FLAG_OPTIONS, UP_CONTROLLER_FLAGS } from './commands/controller-flag-table.ts';
+import {
+  CLUSTER_FLAGS,
+  RENEW_FLAGS,
+  SECRETS_AUDIT_FLAGS,
+  STATUS_FLAGS,
+  VERSION_FLAGS,
+} from './commands/flag-tables.ts';
+import { type FlagTable, parseFlags } from './flags.ts';
+import { load } from './load.ts';
+import { LOG_FLAGS } from './log-flags.ts';
+
+/**
+ * Every certkit command, with its flags: main.ts dispatches on this table, and `--help` and the completion
+ * scripts are generated from it. Each command's module is imported when it runs, not here: `certkit
+ * controller` never loads the API server (SQLite, the registry, the Kubernetes models: ~20 MB of RSS it would
+ * keep for nothing), `certkit renew` neither the server nor the controllers. The flag tables are data only.
+ */
+export interface Command {
+  name: string;
+  /** What follows the command's name in its usage line, e.g. `NAME...`. */
+  args?: string;
+  /** One line for the list of commands. */
+  summary: string;
+  /** More lines for the command's own help. */
+  description?: string;
+  /** The flags it takes, besides -h/--help. */
+  flags: FlagTable;
+  /** Words its first argument may be, offered by the completion scripts. */
+  words?: readonly string[];
+  /**
+   * Its arguments are Certificate names, which the completion scripts list from the cluster of the flags typed
+   * so far (`certkit status -o name`); `after`: only right after that word.
+   */
+  certificateNames?: { after?: string };
+  subcommands?: readonly Command[];
+  /** Runs it with its arguments and its flag table (`flags` above); absent for a group of subcommands. */
+  run?(args: string[], flags: FlagTable): Promise<void>;
+}
+
+function print(text: string): void {
+  process.stdout.write(text);
+}
+
+export const COMMANDS: readonly Command[] = [
+  {
+    name: 'up',
+    summary: 'the API server and the certificate controller in one process (what npm start runs)',
+    flags: { ...SERVE_FLAGS, ...UP_CONTROLLER_FLAGS, ...LOG_FLAGS },
+    run: async (args, flags) => (await import('./commands/serve-command.ts')).serve('up', args, flags),
+  },
+  {
+    name: 'apiserver',
+    summary: 'the Kubernetes-compatible API server alone',
+    flags: { ...SERVE_FLAGS, ...LOG_FLAGS },
+    run: async (args, flags) => (await import('./commands/serve-command.ts')).serve('apiserver', args, flags),
+  },
+  {
+    name: 'controller',
+    summary: 'the certificate controller against any cluster, until SIGTERM',
+    flags: { ...CLUSTER_FLAGS, ...CONTROLLER_FLAG_OPTIONS, ...LOG_FLAGS },
+    run: async (args, flags) => (await load(import('./commands/controller.ts'))).controller(args, flags),
+  },
+  {
+    name: 'status',
+    args: '[certificate [NAME]]',
+    summary: 'Certificates with readiness, issuer, expiry and renewal time; one in detail with a NAME',
+    description:
+      'With a NAME: the Certificate, its conditions and Events, its Issuer, the certificate in its Secret, and\n' +
+      'the CertificateRequest of the issuance in progress (or of the current revision).',
+    flags: { ...CLUSTER_FLAGS, ...STATUS_FLAGS },
+    words: ['certificate'],
+    certificateNames: { after: 'certificate' },
+    run: async (args, flags) => print(await (await load(import('./commands/status.ts'))).status(args, flags)),
+  },
+  {
+    name: 'renew',
+    args: '[NAME...]',
+    summary: 're-issue Certificates now: NAMEs, or --all, or -l/--selector SEL, in -n NS or -A',
+    flags: { ...CLUSTER_FLAGS, ...RENEW_FLAGS },
+    certificateNames: {},
+    run: async (args, flags) =>
+      (await load(import('./commands/renew.ts'))).renew(args, flags, {
+        out: (text) => process.stdout.write(text),
+        err: (text) => process.stderr.write(text),
+      }),
+  },
+  {
+    name: 'secrets',
+    summary: 'Secrets the controller reads',
+    flags: {},
+    subcommands: [
+      {
+        name: 'audit',
+        summary: 'Secrets referenced by issuers or keystores, not labelled for the controller’s cache',
+        flags: { ...CLUSTER_FLAGS, ...SECRETS_AUDIT_FLAGS },
+        run: async (args, flags) =>
+          print(await (await load(import('./commands/secrets-audit.ts'))).secretsAudit(args, flags)),
+      },
+    ],
+  },
+  {
+    name: 'version',
+    summary: 'the version of certkit and of the Node.js it runs on',
+    flags: VERSION_FLAGS,
+    run: async (args) => print((await import('./commands/version.ts')).version(args)),
+  },
+  {
+    name: 'completion',
+    summary: 'a shell completion script: source <(certkit completion bash)',
+    flags: {},
+    subcommands: (['bash', 'zsh'] as const).map((shell) => ({
+      name: shell,
+      summary: `the ${shell} completion script`,
+      description:
+        shell === 'bash'
+          ? 'Load it in the current shell with `source <(certkit completion bash)`, or for every shell\n' +
+            'with `certkit completion bash > /etc/bash_completion.d/certkit`.'
+          : 'Load it in the current shell (after compinit) with `source <(certkit completion zsh)`, or\n' +
+            'write it as `_certkit` into a directory of $fpath.',
+      flags: {},
+      run: async (args) => {
+        parseFlags({}, args);
+        print((await import('./completion.ts')).completionScript(shell, COMMANDS));
+      },
+    })),
+  },
+];

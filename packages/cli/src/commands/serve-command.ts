@@ -1,0 +1,80 @@
+import { relative } from 'node:path';
+import { jsonLogger, namedLogger } from '@certkit/runtime/log';
+import { parseServeFlags } from '../args.ts';
+import { type FlagTable, flagDefaults } from '../flags.ts';
+import { load } from '../load.ts';
+import { logSettings } from '../log-flags.ts';
+import { CONTROLLER_FLAG_OPTIONS } from './controller-flag-table.ts';
+
+/**
+ * `certkit up` and `certkit apiserver`: the API server, with the certificate controller for `up`. `table` is
+ * the command's flags in command-table.ts, the ones its --help prints: the API server's, the log flags, and for
+ * `up` the in-process controller's.
+ */
+export async function serve(command: 'up' | 'apiserver', args: string[], table: FlagTable): Promise<void> {
+  const { controllerFlags } = await import('./controller-flags.ts');
+  const { startControlPlane } = await load(import('../serve.ts'));
+  const flags = parseServeFlags(args, table);
+  // The flags are judged before anything starts, so a mistake is one line and exit 2.
+  const logs = logSettings(flags.extra);
+  const log = jsonLogger(logs.level, process.stderr, logs.verbosity);
+  const settings =
+    command === 'up'
+      ? controllerFlags({ ...flagDefaults(CONTROLLER_FLAG_OPTIONS), ...flags.extra })
+      : undefined;
+  const plane = await startControlPlane(flags, namedLogger(log, 'apiserver'));
+  const stops: (() => Promise<void>)[] = [];
+  if (settings) {
+    const { clientRequestMetrics, installCrds, startCertificateController } = await load(
+      import('@certkit/certificates/controller'),
+    );
+    const { defaultRegistry, KubeClient, loadKubeconfig } = await import('@certkit/runtime');
+    // The controller talks to its own API server like any client would: through the kubeconfig.
+    const metrics = defaultRegistry;
+    const client = new KubeClient({
+      ...(await loadKubeconfig({ path: plane.kubeconfigPath })),
+      qps: -1,
+      onRequest: clientRequestMetrics(metrics),
+    });
+    await installCrds(client);
+    const running = startCertificateController(client, {
+      ...settings.options,
+      metrics,
+      log: namedLogger(log, 'controller'),
+    });
+    running.done.catch((err: unknown) => {
+      process.stderr.write(
+        `certkit: the controller stopped: ${err instanceof Error ? err.message : String(err)}\n`,
+      );
+      process.exit(1);
+    });
+    stops.push(async () => {
+      await running.stop();
+      client.close();
+    });
+  }
+  const kubeconfig = relative(process.cwd(), plane.kubeconfigPath) || plane.kubeconfigPath;
+  process.stdout.write(
+    `certkit ${command}: API server listening on ${plane.server.url}${command === 'up' ? ' (certificate controller running)' : ''}\n` +
+      (settings?.options.acmeHTTP01ListenAddress !== undefined
+        ? `  ACME HTTP-01 challenges answered on ${settings.options.acmeHTTP01ListenAddress}\n`
+        : '') +
+      `  kubeconfig: ${plane.kubeconfigPath}\n` +
+      `  try:        kubectl --kubeconfig ${kubeconfig} get namespaces\n` +
+      (command === 'up'
+        ? `              kubectl --kubeconfig ${kubeconfig} apply -f examples/ && kubectl --kubeconfig ${kubeconfig} get certificates\n`
+        : '') +
+      `  stop:       Ctrl-C\n`,
+  );
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    process.stdout.write(`certkit: ${signal} received, stopping\n`);
+    for (const s of stops) await s();
+    await plane.close();
+    process.exit(0);
+  };
+  process.on('SIGINT', () => void stop('SIGINT'));
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+}

@@ -1,0 +1,121 @@
+import { type ParseArgsOptionsConfig, parseArgs } from 'node:util';
+
+/**
+ * Flags are declared once, as tables of FlagSpec: node:util's parseArgs reads the arguments from them, and
+ * `--help` and the shell completion scripts are generated from the same tables, so the help cannot drift from
+ * what the parser accepts (docs/adr/1820-cli-flag-tables-over-parseargs.md).
+ */
+
+/** A command-line mistake: printed as one line, exit status 2. */
+export class UsageError extends Error {}
+
+export interface FlagSpec {
+  type: 'string' | 'boolean';
+  /** One letter, as `-n` for `--namespace`. */
+  short?: string;
+  default?: string | boolean;
+  /** Whether the flag may be given more than once; its value is then an array. */
+  multiple?: boolean;
+  /** The value's placeholder in the help, e.g. `DIR` in `--data-dir DIR` (string flags only). */
+  value?: string;
+  /** One line (more if it must) saying what the flag does; the default is appended by the help. */
+  help: string;
+}
+
+/** A command's flags by long name. Adding a flag is one entry here. */
+export type FlagTable = Readonly<Record<string, FlagSpec>>;
+
+export type FlagValues = Record<string, string | boolean | undefined>;
+
+/** `-h/--help`, which every command takes. */
+export const HELP_FLAG: FlagTable = {
+  help: { type: 'boolean', short: 'h', help: 'show this help and exit' },
+};
+
+/** The table as parseArgs takes it (without the help text, which parseArgs does not know). */
+export function parseArgsOptions(table: FlagTable): ParseArgsOptionsConfig {
+  return Object.fromEntries(
+    Object.entries(table).map(([name, spec]) => [
+      name,
+      {
+        type: spec.type,
+        ...(spec.short === undefined ? {} : { short: spec.short }),
+        ...(spec.multiple ? { multiple: true } : {}),
+        ...(spec.default === undefined ? {} : { default: spec.default }),
+      },
+    ]),
+  ) as ParseArgsOptionsConfig;
+}
+
+/** The defaults of a table, as parsed values: what a command gets for the flags it was not given. */
+export function flagDefaults(table: FlagTable): FlagValues {
+  return Object.fromEntries(Object.entries(table).map(([name, spec]) => [name, spec.default]));
+}
+
+/** Parses `args` against `table`; an unknown flag or a missing value is a UsageError (one line, exit 2). */
+export function parseFlags(
+  table: FlagTable,
+  args: string[],
+  { positionals = false }: { positionals?: boolean } = {},
+): { values: FlagValues; positionals: string[] } {
+  try {
+    const parsed = parseArgs({
+      args,
+      options: parseArgsOptions(table),
+      strict: true,
+      allowPositionals: positionals,
+    });
+    return { values: parsed.values as FlagValues, positionals: parsed.positionals };
+  } catch (err) {
+    // parseArgs's own message goes on about positionals after `--`; cobra's one line says it all.
+    const e = err as Error & { code?: string };
+    const unknown = /^Unknown option '([^']+)'/.exec(e.message);
+    if (e.code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' && unknown) {
+      throw new UsageError(`unknown flag: ${unknown[1]} (see --help)`);
+    }
+    throw new UsageError(e.message.split('\n')[0]);
+  }
+}
+
+/**
+ * Whether `-h` or `--help` is among the arguments as a flag, not as another flag's value (`--context -h` names
+ * a context) nor after `--`. Unknown flags are let through: asking for help wins over a mistake beside it.
+ */
+export function asksForHelp(table: FlagTable, args: string[]): boolean {
+  const { tokens } = parseArgs({
+    args,
+    options: parseArgsOptions({ ...table, ...HELP_FLAG }),
+    strict: false,
+    allowPositionals: true,
+    tokens: true,
+  });
+  return tokens.some((t) => t.kind === 'option' && t.name === 'help');
+}
+
+/** `-n, --namespace NS`: how a flag is written in the help. */
+export function flagSynopsis(name: string, spec: FlagSpec): string {
+  const long = `--${name}${spec.type === 'string' ? ` ${spec.value ?? 'VALUE'}` : ''}`;
+  return spec.short === undefined ? `    ${long}` : `-${spec.short}, ${long}`;
+}
+
+/** The flags section of a help: one flag a line (or more), aligned, with its default. */
+export function formatFlags(table: FlagTable): string {
+  const entries = Object.entries(table).sort(([a], [b]) => a.localeCompare(b));
+  const synopses = entries.map(([name, spec]) => flagSynopsis(name, spec));
+  const width = Math.min(Math.max(...synopses.map((s) => s.length)), 44);
+  return entries
+    .map(([, spec], i) => {
+      const text =
+        spec.default === undefined || spec.default === false
+          ? spec.help
+          : `${spec.help} (default ${JSON.stringify(spec.default)})`;
+      const [first, ...rest] = text.split('\n');
+      const synopsis = synopses[i];
+      const head =
+        synopsis.length > width
+          ? `  ${synopsis}\n  ${' '.repeat(width)}   ${first}`
+          : `  ${synopsis.padEnd(width)}   ${first}`;
+      return [head, ...rest.map((line) => `  ${' '.repeat(width)}   ${line}`)].join('\n');
+    })
+    .join('\n');
+}
