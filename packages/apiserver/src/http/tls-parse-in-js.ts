@@ -1,4 +1,4 @@
-import type { Server } from 'node:https';
+import type { Server } from 'node:http';
 
 /**
  * The one place the API server touches a private Node.js field (ADR 1831). Node's HTTP server reads a TLS

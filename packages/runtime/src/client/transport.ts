@@ -11,6 +11,7 @@ import type { HttpResponse } from './http1-parser.ts';
 import { ConnectionPool, STALE_CONNECTION_ERRORS } from './http1-pool.ts';
 import { type HeaderBlock, headerBlock, requestMessage } from './http1-request.ts';
 import { nodeHttp } from './node-http.ts';
+import { proxyFor, tunnellingHttpAgent, tunnellingHttpsAgent } from './proxy.ts';
 import type { RateLimiter } from './ratelimit.ts';
 
 /**
@@ -143,6 +144,8 @@ export class Transport {
   readonly #maxRetries: number;
   readonly #userAgent: string;
   readonly #secure: boolean;
+  /** The HTTP proxy requests go through (kubeconfig proxy-url, else HTTPS_PROXY/HTTP_PROXY and NO_PROXY). */
+  readonly #proxy: URL | undefined;
   #connections: Connections | undefined;
   /** The credentials #connectionsFor last checked: the same object needs no comparison of PEM strings. */
   #connectionsCredentials: Credentials | undefined;
@@ -173,6 +176,7 @@ export class Transport {
     this.#options = options;
     this.#maxRetries = options.maxRetries ?? DEFAULT_MAX_RETRIES;
     this.#userAgent = options.userAgent ?? USER_AGENT;
+    this.#proxy = proxyFor(this.#base, config.proxyUrl, process.env);
   }
 
   get limiter(): RateLimiter {
@@ -446,6 +450,7 @@ export class Transport {
     const pool = new ConnectionPool({
       host: this.#hostname,
       port: this.#port ?? (this.#secure ? 443 : 80),
+      ...(this.#proxy ? { proxy: this.#proxy } : {}),
       ...(secureContext
         ? {
             tls: {
@@ -464,14 +469,18 @@ export class Transport {
     const connections = this.#connectionsFor(credentials);
     if (connections.agent) return connections.agent;
     const common = { keepAlive: true, keepAliveMsecs: 30_000 };
-    connections.agent = connections.secureContext
-      ? new HttpsAgent({
-          ...common,
-          secureContext: connections.secureContext,
-          rejectUnauthorized: !this.#config.insecureSkipTlsVerify,
-          ...(this.#config.tlsServerName ? { servername: this.#config.tlsServerName } : {}),
-        })
-      : new nodeHttp.Agent(common);
+    const proxy = this.#proxy;
+    if (connections.secureContext) {
+      const options = {
+        ...common,
+        secureContext: connections.secureContext,
+        rejectUnauthorized: !this.#config.insecureSkipTlsVerify,
+        ...(this.#config.tlsServerName ? { servername: this.#config.tlsServerName } : {}),
+      };
+      connections.agent = proxy ? tunnellingHttpsAgent(proxy, options) : new HttpsAgent(options);
+    } else {
+      connections.agent = proxy ? tunnellingHttpAgent(proxy, common) : new nodeHttp.Agent(common);
+    }
     return connections.agent;
   }
 
