@@ -43,9 +43,9 @@ async function exercise(config: ClientConfig): Promise<void> {
   const kube = new KubeClient({ ...config, qps: -1 });
   try {
     const ns = kube.resource(namespaces);
-    assert.equal((await ns.get(undefined, 'default')).metadata.name, 'default');
+    assert.equal((await ns.get(undefined, 'default')).metadata?.name, 'default');
     const listed: string[] = [];
-    await ns.listEach(undefined, {}, (item) => listed.push(item.metadata.name!));
+    await ns.listEach(undefined, {}, (item) => listed.push(item.metadata?.name ?? ''));
     assert.ok(listed.includes('default'), `listed ${listed.join(', ')}`);
     const controller = new AbortController();
     const watch = await ns.watch(undefined, {
@@ -56,7 +56,7 @@ async function exercise(config: ClientConfig): Promise<void> {
     });
     const added: string[] = [];
     for await (const event of watch) {
-      if (event.type === 'ADDED') added.push(event.object.metadata.name!);
+      if (event.type === 'ADDED') added.push(event.object.metadata?.name ?? '');
       if (event.type === 'BOOKMARK') break;
     }
     controller.abort();
