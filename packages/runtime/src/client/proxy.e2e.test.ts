@@ -6,7 +6,6 @@ import { after, afterEach, before, describe, it } from 'node:test';
 import { startTestServer, type TestServer } from '@certkit/testenv/apiserver/test-server';
 import { type ConnectProxy, startConnectProxy } from '@certkit/testenv/http/connect-proxy';
 import { stringify } from 'yaml';
-import type { Namespace } from 'kubernetes-types/core/v1';
 import { namespaces } from './builtins.ts';
 import type { ClientConfig } from './config.ts';
 import { KubeClient } from './kube-client.ts';
@@ -57,7 +56,8 @@ async function exercise(config: ClientConfig): Promise<void> {
     });
     const added: string[] = [];
     for await (const event of watch) {
-      if (event.type === 'ADDED') added.push((event.object as Namespace).metadata?.name ?? '');
+      if (event.type === 'ADDED')
+        added.push((event.object as { metadata?: { name?: string } }).metadata?.name ?? '');
       if (event.type === 'BOOKMARK') break;
     }
     controller.abort();
