@@ -1,5 +1,8 @@
 import assert from 'node:assert/strict';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, afterEach, before, describe, it } from 'node:test';
@@ -13,7 +16,7 @@ import { loadKubeconfig } from './kubeconfig.ts';
 
 /**
  * Proxies as client-go honours them, through a real CONNECT proxy: a kubeconfig `proxy-url`, and HTTPS_PROXY
- * with NO_PROXY. Each check runs the three kinds of request the transport sends differently: a unary GET
+ * with NO_PROXY, HTTP_PROXY for plain-http servers. Each check runs the three kinds of request the transport sends differently: a unary GET
  * (the own HTTP/1.1 pool), a list read item by item and a watch (node:http).
  */
 
@@ -65,6 +68,35 @@ async function exercise(config: ClientConfig): Promise<void> {
   } finally {
     kube.close();
   }
+}
+
+/** The API server over plain HTTP: a gateway that passes each request on to it over HTTPS. */
+async function plainHttpGateway(): Promise<{ port: number; close(): Promise<void> }> {
+  const agent = new HttpsAgent({ ca: t.caCertPem, keepAlive: true });
+  const server = createServer((req, res) => {
+    const upstream = httpsRequest(new URL(req.url ?? '/', t.url), {
+      method: req.method,
+      headers: { ...req.headers, host: new URL(t.url).host },
+      agent,
+    });
+    upstream.on('response', (answer) => {
+      res.writeHead(answer.statusCode ?? 502, answer.headers);
+      answer.pipe(res);
+    });
+    upstream.on('error', () => res.destroy());
+    res.once('close', () => upstream.destroy());
+    req.pipe(upstream);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    port: (server.address() as AddressInfo).port,
+    close: () =>
+      new Promise<void>((resolve) => {
+        agent.destroy();
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
 }
 
 async function kubeconfigWithProxy(proxyUrl: string): Promise<string> {
@@ -162,6 +194,31 @@ describe('proxies', () => {
       } finally {
         kube.close();
       }
+    }
+  });
+
+  it("sends a plain-http server's requests to HTTP_PROXY in absolute form, with its credentials", async () => {
+    const gateway = await plainHttpGateway();
+    const host = 'kube.proxied.test';
+    try {
+      proxy = await startConnectProxy({
+        credentials: 'alice:s3cret',
+        routes: { [`${host}:${gateway.port}`]: `127.0.0.1:${gateway.port}` },
+      });
+      const proxyUrl = new URL(proxy.url);
+      proxyUrl.username = 'alice';
+      proxyUrl.password = 's3cret';
+      process.env.HTTP_PROXY = proxyUrl.href;
+      process.env.HTTPS_PROXY = 'http://127.0.0.1:9'; // for https servers only: must not be used here
+      await exercise({ server: `http://${host}:${gateway.port}`, token: t.token });
+      assert.deepEqual(proxy.connects, []);
+      assert.ok(proxy.forwarded.length >= 3, `${proxy.forwarded.length} requests forwarded`);
+      for (const request of proxy.forwarded) {
+        assert.ok(request.url.startsWith(`http://${host}:${gateway.port}/api/v1/namespaces`), request.url);
+        assert.equal(request.authorization, `Basic ${Buffer.from('alice:s3cret').toString('base64')}`);
+      }
+    } finally {
+      await gateway.close();
     }
   });
 

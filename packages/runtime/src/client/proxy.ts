@@ -9,8 +9,9 @@ import { nodeHttp } from './node-http.ts';
  * HTTP proxies as client-go uses them (ADR 1832). A kubeconfig cluster's `proxy-url` carries every request
  * (client-go's http.ProxyURL); without it the environment decides, as Go's http.ProxyFromEnvironment:
  * HTTPS_PROXY (or https_proxy) for https servers, HTTP_PROXY (or http_proxy) for http ones, never for
- * localhost or a loopback address, and not for hosts NO_PROXY (or no_proxy) names. Requests then go through
- * a CONNECT tunnel opened here. Proxy agents on npm (https-proxy-agent, undici's ProxyAgent) make agents or
+ * localhost or a loopback address, and not for hosts NO_PROXY (or no_proxy) names. Requests to an https
+ * server then go through a CONNECT tunnel opened here; those to a plain-http server are sent to an http proxy
+ * in absolute form (`GET http://host/path`), as Go's transport does (the transport does that part). Proxy agents on npm (https-proxy-agent, undici's ProxyAgent) make agents or
  * dispatchers; the unary pool speaks to sockets, so the tunnel (one request line and one status line) is
  * written here and shared by the pool and the streaming agent.
  */
@@ -115,6 +116,13 @@ function splitHostPort(entry: string): [string, string] {
   return [unbracket(entry), ''];
 }
 
+/** `Basic …` from the user and password in the proxy's URL, as Go sends them; undefined without. */
+export function proxyAuthorization(proxy: URL): string | undefined {
+  if (!proxy.username && !proxy.password) return undefined;
+  const credentials = `${decodeURIComponent(proxy.username)}:${decodeURIComponent(proxy.password)}`;
+  return `Basic ${Buffer.from(credentials).toString('base64')}`;
+}
+
 /** The largest CONNECT answer head read before giving up on the proxy. */
 const MAX_PROXY_HEAD = 16 * 1024;
 
@@ -136,10 +144,8 @@ export function openTunnel(proxy: URL, host: string, port: number, signal?: Abor
       : netConnect({ host: proxyHost, port: proxyPort });
   const authority = isIP(host) === 6 ? `[${host}]:${port}` : `${host}:${port}`;
   let head = `CONNECT ${authority} HTTP/1.1\r\nHost: ${authority}\r\n`;
-  if (proxy.username || proxy.password) {
-    const credentials = `${decodeURIComponent(proxy.username)}:${decodeURIComponent(proxy.password)}`;
-    head += `Proxy-Authorization: Basic ${Buffer.from(credentials).toString('base64')}\r\n`;
-  }
+  const authorization = proxyAuthorization(proxy);
+  if (authorization) head += `Proxy-Authorization: ${authorization}\r\n`;
   socket.write(`${head}\r\n`);
   return new Promise<Socket>((resolve, reject) => {
     let received = Buffer.alloc(0);
