@@ -26,7 +26,7 @@ import { Client, flag, median, startServerProcess, waitReadyz, writeResults } fr
  * CPU is the bench process's (process.cpuUsage), so it also counts what all variants share (JSON decoding,
  * RestResourceClient, the bench): a fourth variant answers the same unary calls without HTTP, and that
  * floor taken off leaves the transports' own CPU (not for watch, which has no unary answer to record).
- * Usage: npm run bench:client [-- --rounds=12 --ops=200 --concurrency=8 --items=2000]
+ * Usage: npm run bench:client [-- --rounds=12 --ops=200 --concurrency=8 --items=2000 --lists=10]
  */
 
 const REQUESTS_PER_OP = 5;
@@ -39,7 +39,7 @@ const ITEMS = Number(flag('items') ?? 2000);
 /** GETs per round and variant. */
 const GETS = OPS * REQUESTS_PER_OP;
 /** LISTs per round and variant. */
-const LISTS = 4;
+const LISTS = Number(flag('lists') ?? 10);
 const undiciVersion = (createRequire(import.meta.url)('undici/package.json') as { version: string }).version;
 const round = (n: number, digits = 1) => Number(n.toFixed(digits));
 
