@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { AddressInfo } from 'node:net';
@@ -143,6 +143,59 @@ describe('proxies', () => {
         authorization: `Basic ${Buffer.from('alice:s3cret').toString('base64')}`,
       });
     }
+  });
+
+  it("tells an exec plugin the cluster's proxy-url (KUBERNETES_EXEC_INFO), as client-go does", async () => {
+    proxy = await startConnectProxy();
+    const plugin = join(dir, 'plugin.sh');
+    const info = join(dir, 'exec-info.json');
+    const credential = JSON.stringify({
+      apiVersion: 'client.authentication.k8s.io/v1',
+      kind: 'ExecCredential',
+      status: { token: t.token },
+    });
+    await writeFile(
+      plugin,
+      `#!/bin/sh\nprintf '%s' "$KUBERNETES_EXEC_INFO" > '${info}'\nprintf '%s' '${credential}'\n`,
+    );
+    await chmod(plugin, 0o755);
+    const path = join(dir, 'config-exec');
+    await writeFile(
+      path,
+      stringify({
+        apiVersion: 'v1',
+        kind: 'Config',
+        clusters: [
+          {
+            name: 'c',
+            cluster: {
+              server: t.url,
+              'certificate-authority-data': Buffer.from(t.caCertPem).toString('base64'),
+              'proxy-url': proxy.url,
+            },
+          },
+        ],
+        users: [
+          {
+            name: 'u',
+            user: {
+              exec: {
+                apiVersion: 'client.authentication.k8s.io/v1',
+                command: plugin,
+                interactiveMode: 'Never',
+                provideClusterInfo: true,
+              },
+            },
+          },
+        ],
+        contexts: [{ name: 'ctx', context: { cluster: 'c', user: 'u' } }],
+        'current-context': 'ctx',
+      }),
+    );
+    await exercise(await loadKubeconfig({ path }));
+    const spec = JSON.parse(await readFile(info, 'utf8')).spec;
+    assert.equal(spec.cluster['proxy-url'], proxy.url);
+    assert.ok(proxy.connects.length >= 2, `${proxy.connects.length} CONNECTs`);
   });
 
   it("fails with the proxy's answer when it refuses the tunnel", async () => {
