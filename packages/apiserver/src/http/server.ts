@@ -48,6 +48,7 @@ import type { WatchCounters } from './watch.ts';
 import { guardRequests } from './guard.ts';
 import { answerClientErrors, MAX_HEADER_BYTES } from './client-errors.ts';
 import { lingerOnClose } from './lingering-close.ts';
+import { parseTlsConnectionsInJs } from './tls-parse-in-js.ts';
 import {
   type ConnectionLimits,
   ConnectionGuard,
@@ -132,24 +133,6 @@ const HEALTH_CHECKS = [
   'poststarthook/crd-informer-synced',
   STORAGE_READINESS_CHECK,
 ];
-
-/**
- * Makes Node's HTTP server parse TLS connections in JavaScript rather than in its native parser, which
- * otherwise reads the TLS socket itself. Why: a request that arrives while the answer before it on the same
- * connection is still being sent makes Node stop reading the connection until that answer drains (it
- * happens to any client that reuses a connection the moment a large answer has arrived). On a TLS connection
- * read natively, more of the request still reaches the parser after it was told to stop: it fails with
- * HPE_PAUSED, and the connection and the request are dropped (Node 26; a bare https server does the same, a
- * plain http one does not). Read in JavaScript, pausing holds that data until the connection resumes. The
- * cost is within noise
- * (`bench:apiserver-mix`). `_consumed` is what Node itself sets on a socket's handle once it reads it natively;
- * this listener runs first, so the server's own connection listener leaves the handle alone.
- */
-function parseTlsConnectionsInJs(server: Server): void {
-  server.prependListener('secureConnection', (socket: { _handle?: { _consumed?: boolean } | null }) => {
-    if (socket._handle) socket._handle._consumed = true;
-  });
-}
 
 /** Paths anyone may read, as kube-apiserver's system:public-info-viewer role allows. */
 const PUBLIC_PATHS = new Set(['/healthz', '/livez', '/readyz', '/version', ...ISSUER_DISCOVERY_PATHS]);

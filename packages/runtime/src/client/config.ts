@@ -53,6 +53,11 @@ export interface ClientConfig {
    * token, cert and key above (an exec plugin may return only a token while the kubeconfig holds a cert).
    */
   credentials?: CredentialProvider;
+  /**
+   * An HTTP(S) proxy for every request (kubeconfig `proxy-url`). Without it, HTTPS_PROXY / HTTP_PROXY and
+   * NO_PROXY decide, as for client-go.
+   */
+  proxyUrl?: string;
   /** The namespace of the kubeconfig context or of the service account, `default` when none says. */
   namespace?: string;
 }

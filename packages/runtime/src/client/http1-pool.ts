@@ -1,6 +1,7 @@
 import { connect as netConnect, type Socket } from 'node:net';
 import { connect as tlsConnect, type SecureContext } from 'node:tls';
 import { type HttpResponse, ResponseParser } from './http1-parser.ts';
+import { openTunnel } from './proxy.ts';
 
 /**
  * Keep-alive HTTP/1.1 connections to one server for unary requests: a request goes out as one socket write,
@@ -21,6 +22,8 @@ export interface Endpoint {
     /** SNI and the name the certificate must carry; absent for an IP address (verified against host). */
     servername?: string;
   };
+  /** An HTTP proxy to reach the server through, by a CONNECT tunnel per connection. */
+  proxy?: URL;
 }
 
 /** Errors that mean a reused connection had been closed by the server while idle. */
@@ -42,6 +45,7 @@ export class ConnectionPool {
   readonly #open = new Set<Connection>();
   /** A TLS session to resume on new connections (as https.Agent does), saving a full handshake. */
   #session: Buffer | undefined;
+  #closed = false;
 
   constructor(endpoint: Endpoint) {
     this.#endpoint = endpoint;
@@ -58,11 +62,21 @@ export class ConnectionPool {
     const now = performance.now();
     let connection: Connection | undefined;
     while ((connection = this.#idle.pop()) && connection.idleUntil <= now) connection.destroy();
-    return (connection ?? this.#connect()).send(message, signal);
+    if (connection) return connection.send(message, signal);
+    const proxy = this.#endpoint.proxy;
+    if (!proxy) return this.#connect().send(message, signal);
+    return openTunnel(proxy, this.#endpoint.host, this.#endpoint.port, signal).then((tunnel) => {
+      if (this.#closed) {
+        tunnel.destroy();
+        throw new Error('the connection pool is closed');
+      }
+      return this.#connect(tunnel).send(message, signal);
+    });
   }
 
   /** Closes every connection; requests in flight fail. */
   close(): void {
+    this.#closed = true;
     for (const connection of this.#open) connection.destroy();
   }
 
@@ -79,7 +93,8 @@ export class ConnectionPool {
     if (i >= 0) this.#idle.splice(i, 1);
   }
 
-  #connect(): Connection {
+  /** A new connection, directly or over `tunnel` (a proxy's CONNECT tunnel to the server). */
+  #connect(tunnel?: Socket): Connection {
     const { host, port, tls } = this.#endpoint;
     let socket: Socket;
     if (tls) {
@@ -87,6 +102,7 @@ export class ConnectionPool {
       const secure = tlsConnect({
         host,
         port,
+        ...(tunnel ? { socket: tunnel } : {}),
         secureContext: tls.secureContext,
         rejectUnauthorized: tls.rejectUnauthorized,
         ...(tls.servername ? { servername: tls.servername } : {}),
@@ -103,7 +119,8 @@ export class ConnectionPool {
       }
       socket = secure;
     } else {
-      socket = netConnect({ host, port });
+      socket = tunnel ?? netConnect({ host, port });
+      socket.resume();
     }
     socket.setNoDelay(true);
     socket.setKeepAlive(true, TCP_KEEPALIVE_MS);

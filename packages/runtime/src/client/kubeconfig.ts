@@ -9,10 +9,11 @@ import {
   validateExecConfig,
 } from './exec-credentials.ts';
 import { tokenFileCredentials } from './token-file.ts';
+import { proxyFor } from './proxy.ts';
 
 /**
  * Loads a kubeconfig the way client-go's clientcmd does for the parts a controller needs: the current or a
- * named context, its cluster (server, CA, insecure-skip-tls-verify, tls-server-name) and user (token,
+ * named context, its cluster (server, CA, insecure-skip-tls-verify, tls-server-name, proxy-url) and user (token,
  * tokenFile, client certificate, exec plugin). Several files in $KUBECONFIG are merged, the first file to
  * define a name (or current-context) winning; relative paths resolve against the file that holds them.
  */
@@ -173,10 +174,6 @@ async function clusterConfig(
   if (!cluster.server) throw new Error(`cluster "${name}" in ${file} has no server`);
   if (!URL.canParse(cluster.server))
     throw new Error(`cluster "${name}" in ${file}: server is not a URL: ${cluster.server}`);
-  if (cluster['proxy-url']) {
-    // Failing loudly beats connecting directly and timing out somewhere behind a proxy.
-    throw new Error(`cluster "${name}" in ${file}: proxy-url is not supported`);
-  }
   const config: ClientConfig = { server: cluster.server };
   const ca = await dataOrFile(
     cluster['certificate-authority-data'],
@@ -193,6 +190,14 @@ async function clusterConfig(
     config.insecureSkipTlsVerify = true;
   }
   if (cluster['tls-server-name']) config.tlsServerName = cluster['tls-server-name'];
+  if (cluster['proxy-url']) {
+    try {
+      proxyFor(new URL(cluster.server), cluster['proxy-url'], {});
+    } catch (err) {
+      throw new Error(`cluster "${name}" in ${file}: ${(err as Error).message}`);
+    }
+    config.proxyUrl = cluster['proxy-url'];
+  }
   return config;
 }
 
@@ -257,6 +262,7 @@ function execClusterInfo(cluster: RawCluster, ca: string | undefined): ExecClust
   const info: ExecClusterInfo = { server: cluster.server! };
   if (cluster['tls-server-name']) info['tls-server-name'] = cluster['tls-server-name'];
   if (cluster['insecure-skip-tls-verify']) info['insecure-skip-tls-verify'] = true;
+  if (cluster['proxy-url']) info['proxy-url'] = cluster['proxy-url'];
   if (ca) info['certificate-authority-data'] = Buffer.from(ca, 'utf8').toString('base64');
   const extension = cluster.extensions?.find((e) => e.name === 'client.authentication.k8s.io/exec');
   if (extension) info.config = extension.extension;

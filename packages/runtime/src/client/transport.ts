@@ -11,6 +11,7 @@ import type { HttpResponse } from './http1-parser.ts';
 import { ConnectionPool, STALE_CONNECTION_ERRORS } from './http1-pool.ts';
 import { type HeaderBlock, headerBlock, requestMessage } from './http1-request.ts';
 import { nodeHttp } from './node-http.ts';
+import { proxyAuthorization, proxyFor, tunnellingHttpAgent, tunnellingHttpsAgent } from './proxy.ts';
 import type { RateLimiter } from './ratelimit.ts';
 
 /**
@@ -144,6 +145,14 @@ export class Transport {
   readonly #maxRetries: number;
   readonly #userAgent: string;
   readonly #secure: boolean;
+  /** The HTTP proxy requests go through (kubeconfig proxy-url, else HTTPS_PROXY/HTTP_PROXY and NO_PROXY). */
+  readonly #proxy: URL | undefined;
+  /**
+   * For a plain-http server behind an http proxy: requests go to the proxy, their target in absolute form
+   * (`GET http://server/path`), as Go's transport sends them; no tunnel.
+   */
+  readonly #forwardProxy:
+    { hostname: string; port: number; origin: string; authorization?: string } | undefined;
   #connections: Connections | undefined;
   /** The credentials #connectionsFor last checked: the same object needs no comparison of PEM strings. */
   #connectionsCredentials: Credentials | undefined;
@@ -174,6 +183,18 @@ export class Transport {
     this.#options = options;
     this.#maxRetries = options.maxRetries ?? DEFAULT_MAX_RETRIES;
     this.#userAgent = options.userAgent ?? USER_AGENT;
+    this.#proxy = proxyFor(this.#base, config.proxyUrl, process.env);
+    if (this.#proxy && !this.#secure && this.#proxy.protocol === 'http:') {
+      const authorization = proxyAuthorization(this.#proxy);
+      this.#forwardProxy = {
+        hostname: this.#proxy.hostname.startsWith('[')
+          ? this.#proxy.hostname.slice(1, -1)
+          : this.#proxy.hostname,
+        port: Number(this.#proxy.port || 80),
+        origin: this.#base.origin,
+        ...(authorization ? { authorization } : {}),
+      };
+    }
   }
 
   get limiter(): RateLimiter {
@@ -313,6 +334,11 @@ export class Transport {
    * make of it, without parsing a URL per request unless the path has characters it would encode.
    */
   #requestPath(spec: HttpRequestSpec): string {
+    const path = this.#originPath(spec);
+    return this.#forwardProxy ? this.#forwardProxy.origin + path : path;
+  }
+
+  #originPath(spec: HttpRequestSpec): string {
     const query = spec.query?.toString() ?? '';
     if (PLAIN_PATH.test(spec.path) && !DOT_SEGMENT.test(spec.path)) {
       return query ? `${this.#prefix}${spec.path}?${query}` : this.#prefix + spec.path;
@@ -377,6 +403,9 @@ export class Transport {
     else if (this.#auth !== undefined) {
       headers.push(['Authorization', `Basic ${Buffer.from(this.#auth).toString('base64')}`]);
     }
+    if (this.#forwardProxy?.authorization) {
+      headers.push(['Proxy-Authorization', this.#forwardProxy.authorization]);
+    }
     this.#fixedHeaders = headerBlock(headers);
     this.#headersCredentials = credentials;
     return this.#fixedHeaders;
@@ -407,6 +436,12 @@ export class Transport {
     };
     if (this.#port !== undefined) options.port = this.#port;
     if (this.#auth !== undefined) options.auth = this.#auth;
+    if (this.#forwardProxy) {
+      options.hostname = this.#forwardProxy.hostname;
+      options.port = this.#forwardProxy.port;
+      headers.Host = this.#base.host;
+      if (this.#forwardProxy.authorization) headers['Proxy-Authorization'] = this.#forwardProxy.authorization;
+    }
     if (spec.signal) options.signal = spec.signal;
     return new Promise((resolve, reject) => {
       const request = send(options);
@@ -446,9 +481,11 @@ export class Transport {
         })
       : undefined;
     const servername = this.#config.tlsServerName ?? (isIP(this.#hostname) ? undefined : this.#hostname);
+    const forward = this.#forwardProxy;
     const pool = new ConnectionPool({
-      host: this.#hostname,
-      port: this.#port ?? (this.#secure ? 443 : 80),
+      host: forward?.hostname ?? this.#hostname,
+      port: forward?.port ?? this.#port ?? (this.#secure ? 443 : 80),
+      ...(this.#proxy && !forward ? { proxy: this.#proxy } : {}),
       ...(secureContext
         ? {
             tls: {
@@ -467,14 +504,19 @@ export class Transport {
     const connections = this.#connectionsFor(credentials);
     if (connections.agent) return connections.agent;
     const common = { keepAlive: true, keepAliveMsecs: 30_000 };
-    connections.agent = connections.secureContext
-      ? new HttpsAgent({
-          ...common,
-          secureContext: connections.secureContext,
-          rejectUnauthorized: !this.#config.insecureSkipTlsVerify,
-          ...(this.#config.tlsServerName ? { servername: this.#config.tlsServerName } : {}),
-        })
-      : new nodeHttp.Agent(common);
+    const proxy = this.#proxy;
+    if (connections.secureContext) {
+      const options = {
+        ...common,
+        secureContext: connections.secureContext,
+        rejectUnauthorized: !this.#config.insecureSkipTlsVerify,
+        ...(this.#config.tlsServerName ? { servername: this.#config.tlsServerName } : {}),
+      };
+      connections.agent = proxy ? tunnellingHttpsAgent(proxy, options) : new HttpsAgent(options);
+    } else {
+      connections.agent =
+        proxy && !this.#forwardProxy ? tunnellingHttpAgent(proxy, common) : new nodeHttp.Agent(common);
+    }
     return connections.agent;
   }
 
