@@ -28,6 +28,8 @@ export interface ServeFlags {
   clientCaFile?: string;
   /** kube-apiserver's --token-auth-file: CSV of token,user,uid[,"group1,group2"]. */
   tokenAuthFile?: string;
+  /** kube-apiserver's --authorization-mode: RBAC (the default) or AlwaysAllow. */
+  authorizationMode: 'RBAC' | 'AlwaysAllow';
   /** SQLite's synchronous mode: FULL (the default) acknowledges a write once it would survive a power loss. */
   sqliteSynchronous: SqliteSynchronous;
   /** Values of the extra options the caller asked to parse (e.g. the controller's, for `up`). */
@@ -71,6 +73,7 @@ export function parseServeFlags(args: string[], extraOptions: ParseArgsOptionsCo
         'tls-private-key-file': { type: 'string' },
         'client-ca-file': { type: 'string' },
         'token-auth-file': { type: 'string' },
+        'authorization-mode': { type: 'string', default: 'RBAC' },
         'sqlite-synchronous': { type: 'string', default: 'full' },
         ...extraOptions,
       },
@@ -138,6 +141,12 @@ export function parseServeFlags(args: string[], extraOptions: ParseArgsOptionsCo
   if (synchronous !== 'full' && synchronous !== 'normal') {
     throw new UsageError(`--sqlite-synchronous must be full or normal, got ${JSON.stringify(synchronous)}`);
   }
+  const authorizationMode = String(values['authorization-mode']);
+  if (authorizationMode !== 'RBAC' && authorizationMode !== 'AlwaysAllow') {
+    throw new UsageError(
+      `--authorization-mode must be RBAC or AlwaysAllow, got ${JSON.stringify(authorizationMode)}`,
+    );
+  }
   return {
     dataDir,
     port,
@@ -153,6 +162,7 @@ export function parseServeFlags(args: string[], extraOptions: ParseArgsOptionsCo
     tlsPrivateKeyFile,
     clientCaFile: file('client-ca-file'),
     tokenAuthFile: file('token-auth-file'),
+    authorizationMode,
     sqliteSynchronous: synchronous === 'full' ? 'FULL' : 'NORMAL',
     extra: Object.fromEntries(Object.keys(extraOptions).map((k) => [k, values[k]])),
   };

@@ -95,6 +95,7 @@ async function startOnDataDir(dataDir: string, flags: ServeFlags): Promise<Contr
       tls: { cert: certificates.certPem, key: certificates.keyPem, clientCa },
       token,
       tokens,
+      authorizationMode: flags.authorizationMode,
       watchCache: flags.watchCache,
       // The webhook's checks for cert-manager.io objects, so `kubectl apply` of an invalid one fails at once.
       admission: certManagerAdmission,

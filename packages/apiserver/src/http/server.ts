@@ -23,6 +23,17 @@ import { EventTtlController } from '../controllers/event-ttl.ts';
 import { NamespaceController } from '../controllers/namespaces.ts';
 import { Registry } from '../registry/registry.ts';
 import { Authenticator } from '../security/authentication.ts';
+import { ClusterRoleAggregator } from '../authorization/aggregation.ts';
+import { authorizeRequest } from '../authorization/authorize-request.ts';
+import {
+  AlwaysAllowAuthorizer,
+  type AuthorizationMode,
+  type Authorizer,
+  RbacAuthorizer,
+} from '../authorization/authorizer.ts';
+import { ensureBootstrapPolicy } from '../authorization/bootstrap-policy.ts';
+import { RbacIndex } from '../authorization/rbac-index.ts';
+import { serveReviews } from '../authorization/reviews.ts';
 import { type ServingTls, servingTlsOptions } from '../security/tls-policy.ts';
 import { requestUser, setRequestUser, type UserInfo } from '../security/user.ts';
 import type { Storage } from '../storage/types.ts';
@@ -66,6 +77,8 @@ export interface ApiServerOptions {
   token?: string;
   /** Bearer tokens and their users, from kube-apiserver's --token-auth-file. */
   tokens?: Map<string, UserInfo>;
+  /** kube-apiserver's --authorization-mode for authenticated requests: RBAC (the default) or AlwaysAllow. */
+  authorizationMode?: AuthorizationMode;
   /**
    * Bounds on HTTPS connections that have not authenticated: handshake deadline (default 10 s), time to the
    * first request (32 s), how many at once (1024, or a quarter of the open-file limit when lower).
@@ -163,6 +176,9 @@ export class ApiServer {
   private readonly listener: NetServer;
   private readonly connections: ConnectionGuard | undefined;
   private readonly authenticator: Authenticator;
+  private readonly authorizer: Authorizer;
+  private readonly rbac: RbacIndex;
+  private readonly aggregator: ClusterRoleAggregator;
   private readonly crds: CrdController;
   private readonly gc: GarbageCollector;
   private readonly namespaces: NamespaceController;
@@ -241,6 +257,12 @@ export class ApiServer {
       tokens: options.tokens,
       clientCertificates: !!options.tls?.clientCa,
     });
+    this.rbac = new RbacIndex(this.registry, options.storage);
+    this.authorizer =
+      options.authorizationMode === 'AlwaysAllow' ? new AlwaysAllowAuthorizer() : new RbacAuthorizer(this.rbac);
+    this.aggregator = new ClusterRoleAggregator(this.registry, options.storage, this.rbac);
+    this.aggregator.onError = logError('clusterrole-aggregation');
+    serveReviews(this.registry, this.authorizer, this.rbac);
     const handler = guardRequests((req, res) => this.handle(req, res), this.log);
     this.server = options.tls
       ? createHttpsServer({ ...servingTlsOptions(options.tls), maxHeaderSize: MAX_HEADER_BYTES }, handler)
@@ -277,6 +299,10 @@ export class ApiServer {
     server.namespaces.start();
     server.gc.start();
     server.eventTtl.start();
+    // Before the first request is authorised: the default roles exist and the authorizer has read them all.
+    await ensureBootstrapPolicy(server.registry);
+    await server.rbac.start();
+    server.aggregator.start();
     await new Promise<void>((resolve, reject) => {
       server.listener.once('error', reject);
       server.listener.listen(options.port ?? 6443, options.host ?? '127.0.0.1', () => {
@@ -320,6 +346,8 @@ export class ApiServer {
     this.caches.stop();
     this.gc.stop();
     this.eventTtl.stop();
+    this.aggregator.stop();
+    this.rbac.stop();
     this.namespaces.stop();
     this.crds.stop();
     const closed = new Promise<void>((resolve) => this.listener.close(() => resolve()));
@@ -338,6 +366,7 @@ export class ApiServer {
     try {
       url = parseRequestTarget(req.url ?? '/');
       this.authenticate(req, res, url.pathname);
+      this.authorize(req, url, parse);
       // After authentication, as kube's maxinflight filter: unauthenticated requests are refused before.
       this.inflight.admit(res, url.pathname, describeRequest(req.method ?? 'GET', url, parse(url.pathname)));
       await this.route(req, res, url, parse);
@@ -390,6 +419,14 @@ export class ApiServer {
     } else {
       throw newUnauthorized();
     }
+  }
+
+  /** Impersonation and authorization of an authenticated request (anonymous ones reach public paths only). */
+  private authorize(req: IncomingMessage, url: RequestTarget, parse: (path: string) => ParsedPath): void {
+    const user = requestUser(req);
+    if (!user) return;
+    const acting = authorizeRequest(req, user, url, parse(url.pathname), this.authorizer);
+    if (acting !== user) setRequestUser(req, acting);
   }
 
   /**

@@ -5,6 +5,8 @@ export interface UserInfo {
   name: string;
   uid?: string;
   groups: string[];
+  /** Extra attributes (impersonated `Impersonate-Extra-*`, a ServiceAccount token's pod). */
+  extra?: Record<string, string[]>;
 }
 
 /** Every authenticated user is in this group as well, as in kube-apiserver. */

@@ -74,6 +74,10 @@ export interface TestServerOptions {
   log?: (entry: Record<string, unknown>) => void;
   /** Bounds on connections before they authenticate (short timeouts make them testable). */
   connectionLimits?: Partial<ConnectionLimits>;
+  /** More bearer tokens and their users (--token-auth-file), besides the admin token. */
+  tokens?: ApiServerOptions['tokens'];
+  /** --authorization-mode (default RBAC; the admin token is in system:masters). */
+  authorizationMode?: ApiServerOptions['authorizationMode'];
 }
 
 export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
@@ -92,6 +96,8 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
       port,
       tls: { cert: certificates.certPem, key: certificates.keyPem },
       token,
+      tokens: options.tokens,
+      authorizationMode: options.authorizationMode,
       watchCache: options.watchCache ?? true,
       eventTtlMs: options.eventTtlMs,
       maxRequestsInflight: options.maxRequestsInflight,
