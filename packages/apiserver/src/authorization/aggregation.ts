@@ -4,7 +4,12 @@
  * of its label selectors, rewritten whenever a ClusterRole changes.
  */
 
-import { isNotFound, labelSelectorFromMeta, type MetaLabelSelector, type StoredObject } from '@certkit/apimachinery';
+import {
+  isNotFound,
+  labelSelectorFromMeta,
+  type MetaLabelSelector,
+  type StoredObject,
+} from '@certkit/apimachinery';
 import type { Registry } from '../registry/registry.ts';
 import type { ObjectStore } from '../registry/generic/store.ts';
 import { rangeAllPaged } from '../storage/paged-range.ts';
@@ -77,13 +82,11 @@ export class ClusterRoleAggregator {
         }
       }
       if (JSON.stringify(role.rules ?? []) === JSON.stringify(rules)) continue;
-      await this.store
-        .update(undefined, role.metadata.name!, { ...role, rules })
-        .catch((err: unknown) => {
-          // Changed or gone meanwhile: the change that did it schedules another pass.
-          const reason = (err as { status?: { reason?: string } }).status?.reason;
-          if (reason !== 'Conflict' && !isNotFound(err)) throw err;
-        });
+      await this.store.update(undefined, role.metadata.name!, { ...role, rules }).catch((err: unknown) => {
+        // Changed or gone meanwhile: the change that did it schedules another pass.
+        const reason = (err as { status?: { reason?: string } }).status?.reason;
+        if (reason !== 'Conflict' && !isNotFound(err)) throw err;
+      });
     }
   }
 }

@@ -105,9 +105,7 @@ export function forbiddenMessage(attrs: Attributes): string {
   const who = `User ${goQuote(attrs.user.name)}`;
   if (!attrs.resourceRequest) return `${who} cannot ${attrs.verb} path ${goQuote(attrs.path)}`;
   const resource = attrs.subresource ? `${attrs.resource}/${attrs.subresource}` : attrs.resource;
-  const scope = attrs.namespace
-    ? `in the namespace ${goQuote(attrs.namespace)}`
-    : 'at the cluster scope';
+  const scope = attrs.namespace ? `in the namespace ${goQuote(attrs.namespace)}` : 'at the cluster scope';
   return `${who} cannot ${attrs.verb} resource ${goQuote(resource)} in API group ${goQuote(attrs.apiGroup)} ${scope}`;
 }
 
@@ -119,7 +117,11 @@ export function forbiddenError(attrs: Attributes, reason = ''): StatusError {
   const detail = reason ? `${forbiddenMessage(attrs)}: ${reason}` : forbiddenMessage(attrs);
   const qualified = attrs.apiGroup ? `${attrs.resource}.${attrs.apiGroup}` : attrs.resource;
   const err = newForbidden(
-    !attrs.resource ? `forbidden: ${detail}` : attrs.name ? `${qualified} ${goQuote(attrs.name)} is forbidden: ${detail}` : `${qualified} is forbidden: ${detail}`,
+    !attrs.resource
+      ? `forbidden: ${detail}`
+      : attrs.name
+        ? `${qualified} ${goQuote(attrs.name)} is forbidden: ${detail}`
+        : `${qualified} is forbidden: ${detail}`,
   );
   const details: Record<string, string> = {};
   if (attrs.name) details.name = attrs.name;

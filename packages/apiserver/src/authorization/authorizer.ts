@@ -48,10 +48,14 @@ export class RbacAuthorizer implements Authorizer {
   authorize(attrs: Attributes): Decision {
     if (attrs.user.groups.includes(MASTERS_GROUP)) return MASTERS;
     // The namespace's RoleBindings count only for requests inside it; cluster-wide ones always.
-    const allowed = this.index.visitRules(attrs.user, attrs.resourceRequest ? attrs.namespace : '', (rules) => {
-      for (const rule of rules) if (ruleAllows(attrs, rule)) return true;
-      return false;
-    });
+    const allowed = this.index.visitRules(
+      attrs.user,
+      attrs.resourceRequest ? attrs.namespace : '',
+      (rules) => {
+        for (const rule of rules) if (ruleAllows(attrs, rule)) return true;
+        return false;
+      },
+    );
     return allowed ? { allowed: true, reason: 'RBAC: allowed' } : NO_OPINION;
   }
 }

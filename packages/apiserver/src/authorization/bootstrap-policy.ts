@@ -34,7 +34,16 @@ interface ClusterRoleSpec {
   aggregates?: string;
 }
 
-const APPS = ['controllerrevisions', 'daemonsets', 'deployments', 'deployments/scale', 'replicasets', 'replicasets/scale', 'statefulsets', 'statefulsets/scale'];
+const APPS = [
+  'controllerrevisions',
+  'daemonsets',
+  'deployments',
+  'deployments/scale',
+  'replicasets',
+  'replicasets/scale',
+  'statefulsets',
+  'statefulsets/scale',
+];
 
 export const BOOTSTRAP_CLUSTER_ROLES: ClusterRoleSpec[] = [
   {
@@ -61,9 +70,27 @@ export const BOOTSTRAP_CLUSTER_ROLES: ClusterRoleSpec[] = [
     labels: { [AGGREGATE_TO('admin')]: 'true', [AGGREGATE_TO('edit')]: 'true' },
     rules: [
       rule(WRITE, [''], ['pods', 'pods/attach', 'pods/exec', 'pods/portforward', 'pods/proxy']),
-      rule(READ, [''], ['pods/attach', 'pods/exec', 'pods/portforward', 'pods/proxy', 'secrets', 'services/proxy']),
+      rule(
+        READ,
+        [''],
+        ['pods/attach', 'pods/exec', 'pods/portforward', 'pods/proxy', 'secrets', 'services/proxy'],
+      ),
       rule(['impersonate'], [''], ['serviceaccounts']),
-      rule(WRITE, [''], ['configmaps', 'events', 'persistentvolumeclaims', 'replicationcontrollers', 'replicationcontrollers/scale', 'secrets', 'serviceaccounts', 'services', 'services/proxy']),
+      rule(
+        WRITE,
+        [''],
+        [
+          'configmaps',
+          'events',
+          'persistentvolumeclaims',
+          'replicationcontrollers',
+          'replicationcontrollers/scale',
+          'secrets',
+          'serviceaccounts',
+          'services',
+          'services/proxy',
+        ],
+      ),
       rule(['create'], [''], ['serviceaccounts/token']),
       rule(WRITE, ['apps'], APPS),
       rule(WRITE, ['autoscaling'], ['horizontalpodautoscalers']),
@@ -81,11 +108,44 @@ export const BOOTSTRAP_CLUSTER_ROLES: ClusterRoleSpec[] = [
       [AGGREGATE_TO('view')]: 'true',
     },
     rules: [
-      rule(READ, [''], ['configmaps', 'endpoints', 'persistentvolumeclaims', 'persistentvolumeclaims/status', 'pods', 'replicationcontrollers', 'replicationcontrollers/scale', 'serviceaccounts', 'services', 'services/status']),
-      rule(READ, [''], ['bindings', 'events', 'limitranges', 'namespaces/status', 'pods/log', 'pods/status', 'replicationcontrollers/status', 'resourcequotas', 'resourcequotas/status']),
+      rule(
+        READ,
+        [''],
+        [
+          'configmaps',
+          'endpoints',
+          'persistentvolumeclaims',
+          'persistentvolumeclaims/status',
+          'pods',
+          'replicationcontrollers',
+          'replicationcontrollers/scale',
+          'serviceaccounts',
+          'services',
+          'services/status',
+        ],
+      ),
+      rule(
+        READ,
+        [''],
+        [
+          'bindings',
+          'events',
+          'limitranges',
+          'namespaces/status',
+          'pods/log',
+          'pods/status',
+          'replicationcontrollers/status',
+          'resourcequotas',
+          'resourcequotas/status',
+        ],
+      ),
       rule(READ, [''], ['namespaces']),
       rule(READ, ['discovery.k8s.io'], ['endpointslices']),
-      rule(READ, ['apps'], [...APPS, 'daemonsets/status', 'deployments/status', 'replicasets/status', 'statefulsets/status']),
+      rule(
+        READ,
+        ['apps'],
+        [...APPS, 'daemonsets/status', 'deployments/status', 'replicasets/status', 'statefulsets/status'],
+      ),
       rule(READ, ['autoscaling'], ['horizontalpodautoscalers', 'horizontalpodautoscalers/status']),
       rule(READ, ['batch'], ['cronjobs', 'cronjobs/status', 'jobs', 'jobs/status']),
       rule(READ, ['policy'], ['poddisruptionbudgets', 'poddisruptionbudgets/status']),
@@ -103,7 +163,22 @@ export const BOOTSTRAP_CLUSTER_ROLES: ClusterRoleSpec[] = [
   {
     name: 'system:discovery',
     rules: [
-      urls(['get'], ['/api', '/api/*', '/apis', '/apis/*', '/healthz', '/livez', '/openapi', '/openapi/*', '/readyz', '/version', '/version/']),
+      urls(
+        ['get'],
+        [
+          '/api',
+          '/api/*',
+          '/apis',
+          '/apis/*',
+          '/healthz',
+          '/livez',
+          '/openapi',
+          '/openapi/*',
+          '/readyz',
+          '/version',
+          '/version/',
+        ],
+      ),
     ],
   },
   {
@@ -137,7 +212,9 @@ function clusterRoleObject(spec: ClusterRoleSpec): StoredObject {
     rules: spec.rules ?? [],
   };
   if (spec.aggregates) {
-    obj.aggregationRule = { clusterRoleSelectors: [{ matchLabels: { [AGGREGATE_TO(spec.aggregates)]: 'true' } }] };
+    obj.aggregationRule = {
+      clusterRoleSelectors: [{ matchLabels: { [AGGREGATE_TO(spec.aggregates)]: 'true' } }],
+    };
   }
   return obj as unknown as StoredObject;
 }
@@ -175,7 +252,9 @@ export async function ensureBootstrapPolicy(registry: Registry): Promise<void> {
         return current.aggregationRule ? undefined : { ...current, aggregationRule: wanted.aggregationRule };
       }
       const add = missing((current.rules as PolicyRule[]) ?? [], spec.rules ?? []);
-      return add.length ? { ...current, rules: [...((current.rules as PolicyRule[]) ?? []), ...add] } : undefined;
+      return add.length
+        ? { ...current, rules: [...((current.rules as PolicyRule[]) ?? []), ...add] }
+        : undefined;
     });
   }
   for (const b of BOOTSTRAP_CLUSTER_ROLE_BINDINGS) {

@@ -47,13 +47,22 @@ export function impersonate(req: IncomingMessage, requester: UserInfo, authorize
   if (!username) {
     // kube-apiserver refuses this too (as an internal error); it is the client's mistake: a 400.
     if (groups.length > 0 || hasExtra || uid !== undefined) {
-      throw newBadRequest('impersonating groups, a uid or extra fields requires impersonating a user (Impersonate-User)');
+      throw newBadRequest(
+        'impersonating groups, a uid or extra fields requires impersonating a user (Impersonate-User)',
+      );
     }
     return requester;
   }
 
   const check = (attrs: Omit<Attributes, 'user' | 'verb' | 'resourceRequest' | 'path' | 'apiVersion'>) => {
-    const full: Attributes = { ...attrs, user: requester, verb: 'impersonate', resourceRequest: true, path: '', apiVersion: '' };
+    const full: Attributes = {
+      ...attrs,
+      user: requester,
+      verb: 'impersonate',
+      resourceRequest: true,
+      path: '',
+      apiVersion: '',
+    };
     const decision = authorizer.authorize(full);
     if (!decision.allowed) throw forbiddenError(full, decision.reason);
   };

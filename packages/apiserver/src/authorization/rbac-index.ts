@@ -203,7 +203,8 @@ export class RbacIndex {
         const bindings = resource === 'rolebindings' ? this.namespacedBindings : this.clusterBindings;
         bindings.clear();
         const marker = `/${resource}/`;
-        for (const key of [...this.bindingKeys.keys()]) if (key.includes(marker)) this.bindingKeys.delete(key);
+        for (const key of [...this.bindingKeys.keys()])
+          if (key.includes(marker)) this.bindingKeys.delete(key);
       }
     }
   }

@@ -105,7 +105,12 @@ function reviewAttributes(user: UserInfo, spec: AccessReviewSpec): Attributes {
 }
 
 /** The review as sent, with its status: allowed, and the reason when there is one. */
-function answer(body: KubeObject, request: CreateOnlyRequest, authorizer: Authorizer, user: UserInfo): KubeObject {
+function answer(
+  body: KubeObject,
+  request: CreateOnlyRequest,
+  authorizer: Authorizer,
+  user: UserInfo,
+): KubeObject {
   const decision = authorizer.authorize(reviewAttributes(user, specOf(body)));
   const status: Record<string, unknown> = { allowed: decision.allowed };
   if (decision.reason) status.reason = decision.reason;
@@ -136,7 +141,12 @@ function subjectAccessReview(authorizer: Authorizer): CreateOnlyHandler {
       });
     }
     if (errs.length > 0) throw newInvalid('authorization.k8s.io', 'SubjectAccessReview', '', errs);
-    const user: UserInfo = { name: spec.user ?? '', uid: spec.uid, groups: spec.groups ?? [], extra: spec.extra };
+    const user: UserInfo = {
+      name: spec.user ?? '',
+      uid: spec.uid,
+      groups: spec.groups ?? [],
+      extra: spec.extra,
+    };
     return answer(body, request, authorizer, user);
   };
 }
@@ -147,7 +157,9 @@ function localSubjectAccessReview(authorizer: Authorizer): CreateOnlyHandler {
     const namespace = request.namespace!;
     const meta = (body.metadata ?? {}) as { namespace?: string };
     if (meta.namespace && meta.namespace !== namespace) {
-      throw newBadRequest('the namespace of the provided object does not match the namespace sent on the request');
+      throw newBadRequest(
+        'the namespace of the provided object does not match the namespace sent on the request',
+      );
     }
     const errs = attributeErrors(spec);
     if (spec.nonResourceAttributes) {
@@ -172,7 +184,12 @@ function localSubjectAccessReview(authorizer: Authorizer): CreateOnlyHandler {
       throw newBadRequest(`spec.resourceAttributes.namespace must match namespace: ${namespace}`);
     }
     const reviewed = { ...body, spec: { ...spec, resourceAttributes: { ...attrs, namespace } } };
-    const user: UserInfo = { name: spec.user ?? '', uid: spec.uid, groups: spec.groups ?? [], extra: spec.extra };
+    const user: UserInfo = {
+      name: spec.user ?? '',
+      uid: spec.uid,
+      groups: spec.groups ?? [],
+      extra: spec.extra,
+    };
     const result = answer(reviewed, request, authorizer, user);
     (result.metadata as Record<string, unknown>).namespace = namespace;
     return result;
@@ -210,9 +227,14 @@ function selfSubjectRulesReview(authorizer: Authorizer, index: RbacIndex | undef
     const resourceRules: ResourceRule[] = [];
     const nonResourceRules: NonResourceRule[] = [];
     const add = (rule: PolicyRule) => {
-      if (rule.nonResourceURLs?.length) nonResourceRules.push({ verbs: rule.verbs, nonResourceURLs: rule.nonResourceURLs });
+      if (rule.nonResourceURLs?.length)
+        nonResourceRules.push({ verbs: rule.verbs, nonResourceURLs: rule.nonResourceURLs });
       else {
-        const r: ResourceRule = { verbs: rule.verbs, apiGroups: rule.apiGroups ?? [], resources: rule.resources ?? [] };
+        const r: ResourceRule = {
+          verbs: rule.verbs,
+          apiGroups: rule.apiGroups ?? [],
+          resources: rule.resources ?? [],
+        };
         if (rule.resourceNames?.length) r.resourceNames = rule.resourceNames;
         resourceRules.push(r);
       }

@@ -110,7 +110,11 @@ interface Subject {
 }
 
 /** kube's ValidateRoleBinding/ValidateClusterRoleBinding: roleRef, then each subject. */
-function validateBinding(obj: StoredObject, old: StoredObject | undefined, namespaced: boolean): FieldError[] {
+function validateBinding(
+  obj: StoredObject,
+  old: StoredObject | undefined,
+  namespaced: boolean,
+): FieldError[] {
   const errs: FieldError[] = [];
   const ref = (obj.roleRef as RoleRef | undefined) ?? {};
   if (ref.apiGroup !== RBAC_GROUP) {
@@ -138,7 +142,9 @@ function validateBinding(obj: StoredObject, old: StoredObject | undefined, names
     }
   }
   const subjects = (obj.subjects as Subject[] | undefined) ?? [];
-  subjects.forEach((subject, i) => errs.push(...validateSubject(subject ?? {}, `subjects[${i}]`, namespaced)));
+  subjects.forEach((subject, i) =>
+    errs.push(...validateSubject(subject ?? {}, `subjects[${i}]`, namespaced)),
+  );
   if (old) {
     const before = (old.roleRef as RoleRef | undefined) ?? {};
     if (before.apiGroup !== ref.apiGroup || before.kind !== ref.kind || before.name !== ref.name) {
