@@ -72,7 +72,55 @@ describe('API server replicas with shared credentials', { skip }, () => {
       );
     }
     front = await startRoundRobin(replicas.map((r) => Number(new URL(r.url).port)));
+    // bob and alice are outside system:masters: RBAC lets their group `dev` do what these tests do.
+    await grantDev(
+      join(dir, 'a', 'kubeconfig'),
+      replicas.map((r) => r.url),
+    );
   });
+
+  /** Binds group dev to cluster-admin through the admin kubeconfig, and waits until every server applies it. */
+  async function grantDev(adminConfig: string, urls: string[]): Promise<void> {
+    const env = { ...process.env, KUBECACHEDIR: join(dir, 'kube-cache') };
+    await run(
+      'kubectl',
+      [
+        '--kubeconfig',
+        adminConfig,
+        'create',
+        'clusterrolebinding',
+        'dev-admin',
+        '--clusterrole=cluster-admin',
+        '--group=dev',
+      ],
+      { env },
+    );
+    for (const url of urls) {
+      for (let i = 0; ; i++) {
+        const review = await run(
+          'kubectl',
+          [
+            '--kubeconfig',
+            adminConfig,
+            '--server',
+            url,
+            'auth',
+            'can-i',
+            'create',
+            'configmaps',
+            '--as',
+            'bob',
+            '--as-group',
+            'dev',
+          ],
+          { env },
+        ).catch((err: { stdout?: string }) => ({ stdout: err.stdout ?? '' }));
+        if (review.stdout.trim() === 'yes') break;
+        if (i > 100) assert.fail(`the dev binding never took effect on ${url}`);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    }
+  }
 
   after(async () => {
     await front?.close();
@@ -176,6 +224,7 @@ describe('API server replicas with shared credentials', { skip }, () => {
     ]);
     try {
       assert.match(up.output(), /certificate controller running/);
+      await grantDev(join(dir, 'up', 'kubeconfig'), [up.url]);
       const config = await kubeconfig('token-up', { token: TOKEN });
       const { stdout } = await kubectl(
         config,

@@ -1,0 +1,156 @@
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import {
+  Client,
+  flag,
+  median,
+  type ServerProcess,
+  startServerProcess,
+  throughput,
+  writeResults,
+} from './lib.ts';
+
+/**
+ * What authorization costs a request: `npm run bench:apiserver -- --authorization` starts two servers, one
+ * with --authorization-mode=RBAC (the default) and one with AlwaysAllow, and creates (then reads) 1 KiB
+ * Secrets on both in interleaved rounds as a token-file user outside system:masters, whom RBAC must authorise
+ * from a RoleBinding to `edit` for its group (the admin's system:masters bypass would cost nothing). The RBAC
+ * server also holds 500 RoleBindings and 100 ClusterRoleBindings of other subjects, so the index is not
+ * trivially small. Both servers use --sqlite-synchronous=normal so fsync does not hide the CPU cost. The
+ * figure is the median of the rounds' RBAC/AlwaysAllow ratios; goal: RBAC costs under 5% of creates.
+ * Usage: npm run bench:apiserver -- --authorization [--secrets=N --rounds=N]
+ */
+
+const CONCURRENCY = 16;
+const USER_TOKEN = 'bench-user-token';
+const payload = Buffer.alloc(768, 'x').toString('base64');
+
+export async function benchAuthorization(): Promise<void> {
+  const secrets = Number(flag('secrets') ?? 8_000);
+  const rounds = Number(flag('rounds') ?? 10);
+  const tokenFile = join(process.env.TMPDIR ?? '/tmp', `certkit-bench-tokens-${process.pid}.csv`);
+  await writeFile(tokenFile, `${USER_TOKEN},bench-user,1000,"bench-team"\n`, { mode: 0o600 });
+  const common = ['--sqlite-synchronous=normal', '--token-auth-file', tokenFile];
+  const rbac = await startServerProcess(undefined, common);
+  const allow = await startServerProcess(undefined, [...common, '--authorization-mode=AlwaysAllow']);
+  const servers: [string, ServerProcess][] = [
+    ['RBAC', rbac],
+    ['AlwaysAllow', allow],
+  ];
+  const users = servers.map(([, s]) => new Client({ ...s, token: USER_TOKEN }, CONCURRENCY));
+  try {
+    for (const [, s] of servers) await grant(s);
+    for (const user of users) await warmUp(user);
+    const creates: number[][] = [[], []];
+    const gets: number[][] = [[], []];
+    const perRound = Math.ceil(secrets / rounds);
+    for (let r = 0; r < rounds; r++) {
+      const order = r % 2 === 0 ? [0, 1] : [1, 0];
+      for (const which of order) {
+        const first = r * perRound;
+        const { opsPerSec } = await throughput(perRound, CONCURRENCY, async (i) => {
+          const res = await users[which].call('POST', '/api/v1/namespaces/bench/secrets', {
+            metadata: { name: `secret-${first + i}` },
+            data: { payload },
+          });
+          if (res.status !== 201) throw new Error(`create failed: ${res.status} ${res.text}`);
+        });
+        creates[which].push(opsPerSec);
+      }
+      for (const which of order) {
+        const { opsPerSec } = await throughput(perRound * 2, CONCURRENCY, async (i) => {
+          const res = await users[which].call(
+            'GET',
+            `/api/v1/namespaces/bench/secrets/secret-${i % perRound}`,
+          );
+          if (res.status !== 200) throw new Error(`get failed: ${res.status} ${res.text}`);
+        });
+        gets[which].push(opsPerSec);
+      }
+    }
+    const ratio = (a: number[], b: number[]) => Number(median(a.map((x, i) => x / b[i])).toFixed(3));
+    const createRatio = ratio(creates[0], creates[1]);
+    const getRatio = ratio(gets[0], gets[1]);
+    const results = {
+      date: new Date().toISOString(),
+      concurrency: CONCURRENCY,
+      secrets,
+      rounds,
+      sqliteSynchronous: 'normal',
+      otherBindings: { roleBindings: 500, clusterRoleBindings: 100 },
+      createsPerSec: { rbac: Math.round(median(creates[0])), alwaysAllow: Math.round(median(creates[1])) },
+      getsPerSec: { rbac: Math.round(median(gets[0])), alwaysAllow: Math.round(median(gets[1])) },
+      rbacToAlwaysAllow: { creates: createRatio, gets: getRatio },
+      rbacCreateCostPercent: Number(((1 - createRatio) * 100).toFixed(1)),
+      perRound: {
+        creates: { rbac: creates[0].map(Math.round), alwaysAllow: creates[1].map(Math.round) },
+        gets: { rbac: gets[0].map(Math.round), alwaysAllow: gets[1].map(Math.round) },
+      },
+      targets: { rbacCreateCostPercent: 5 },
+    };
+    const table = [
+      '| measure | RBAC | AlwaysAllow | RBAC / AlwaysAllow (median of rounds) | target |',
+      '|---|---|---|---|---|',
+      `| creates/s (1 KiB Secrets, ${CONCURRENCY} clients, HTTPS, user authorised by a RoleBinding; ${rounds} interleaved rounds) | ${results.createsPerSec.rbac} | ${results.createsPerSec.alwaysAllow} | ${createRatio} | ≥ 0.95 (cost < 5%) |`,
+      `| GETs/s (same user) | ${results.getsPerSec.rbac} | ${results.getsPerSec.alwaysAllow} | ${getRatio} | — |`,
+    ].join('\n');
+    await writeResults('apiserver-authorization', results, table);
+  } finally {
+    for (const u of users) u.close();
+    for (const [, s] of servers) await s.stop();
+  }
+}
+
+/** The bench user's group may edit in `bench`; 600 bindings of other subjects fill the RBAC index. */
+async function grant(server: ServerProcess): Promise<void> {
+  const admin = new Client(server, 8);
+  const ok = async (path: string, body: unknown) => {
+    const res = await admin.call('POST', path, body);
+    if (res.status !== 201) throw new Error(`${path}: ${res.status} ${res.text}`);
+  };
+  const ref = (name: string) => ({ apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name });
+  try {
+    await ok('/api/v1/namespaces', { metadata: { name: 'bench' } });
+    await ok('/apis/rbac.authorization.k8s.io/v1/namespaces/bench/rolebindings', {
+      metadata: { name: 'bench-team-edit' },
+      roleRef: ref('edit'),
+      subjects: [{ kind: 'Group', name: 'bench-team' }],
+    });
+    await throughput(500, 8, async (i) => {
+      await ok('/apis/rbac.authorization.k8s.io/v1/namespaces/bench/rolebindings', {
+        metadata: { name: `other-${i}` },
+        roleRef: ref('view'),
+        subjects: [
+          { kind: 'User', name: `user-${i}` },
+          { kind: 'ServiceAccount', name: `sa-${i}` },
+        ],
+      });
+    });
+    await throughput(100, 8, async (i) => {
+      await ok('/apis/rbac.authorization.k8s.io/v1/clusterrolebindings', {
+        metadata: { name: `other-${i}` },
+        roleRef: ref('view'),
+        subjects: [{ kind: 'Group', name: `group-${i}` }],
+      });
+    });
+  } finally {
+    admin.close();
+  }
+}
+
+/** Until the binding is in force (the authorizer follows storage), then some creates to warm the JIT. */
+async function warmUp(user: Client): Promise<void> {
+  for (let i = 0; ; i++) {
+    const res = await user.call('GET', '/api/v1/namespaces/bench/secrets?limit=1');
+    if (res.status === 200) break;
+    if (i > 200) throw new Error(`the bench user is not allowed: ${res.status} ${res.text}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  await throughput(500, CONCURRENCY, async (i) => {
+    const res = await user.call('POST', '/api/v1/namespaces/bench/configmaps', {
+      metadata: { name: `warm-${i}` },
+      data: { a: 'b' },
+    });
+    if (res.status !== 201) throw new Error(`warm-up failed: ${res.status} ${res.text}`);
+  });
+}
