@@ -116,9 +116,9 @@ export class RbacIndex {
     return () => this.listeners.delete(listener);
   }
 
-  /** Every ClusterRole, for aggregation. */
-  clusterRoleNames(): string[] {
-    return [...this.clusterRoles.keys()];
+  /** The rules of a role a binding in namespace may refer to; undefined when it does not exist. */
+  roleRules(kind: string, namespace: string, name: string): PolicyRule[] | undefined {
+    return kind === 'Role' ? this.roles.get(`${namespace}/${name}`) : this.clusterRoles.get(name);
   }
 
   /**

@@ -252,6 +252,88 @@ rules:
     assert.ok(!view.rules.some((r: { resources?: string[] }) => r.resources?.includes('secrets')));
   });
 
+  it('refuses roles and bindings that grant more than the writer holds, unless escalate or bind', async () => {
+    await admin.ok('create', 'namespace', 'esc');
+    await admin.ok(
+      'create',
+      'rolebinding',
+      'alice-admin',
+      '--clusterrole=admin',
+      '--user=alice',
+      '-n',
+      'esc',
+    );
+    await eventually('alice to be admin in esc', () =>
+      canI(alice, 'create', 'roles.rbac.authorization.k8s.io', '-n', 'esc'),
+    );
+    // Rules she holds there: allowed.
+    await alice.ok('create', 'role', 'cm-reader', '--verb=get,list', '--resource=configmaps', '-n', 'esc');
+    await alice.ok('create', 'rolebinding', 'bob-view', '--clusterrole=view', '--user=bob', '-n', 'esc');
+    // More than she holds: refused, naming what she lacks.
+    const role = await alice.run(
+      'create',
+      'role',
+      'role-reader',
+      '--verb=get',
+      '--resource=clusterroles',
+      '-n',
+      'esc',
+    );
+    assert.equal(role.code, 1);
+    assert.match(
+      role.stderr,
+      /roles.rbac.authorization.k8s.io "role-reader" is forbidden: user "alice" \(groups=\["system:authenticated"\]\) is attempting to grant RBAC permissions not currently held:\n\{APIGroups:\["rbac.authorization.k8s.io"\], Resources:\["clusterroles"\], Verbs:\["get"\]\}/,
+    );
+    const bind = await alice.run(
+      'create',
+      'rolebinding',
+      'bob-admin',
+      '--clusterrole=cluster-admin',
+      '--user=bob',
+      '-n',
+      'esc',
+    );
+    assert.match(
+      bind.stderr,
+      /rolebindings.rbac.authorization.k8s.io "bob-admin" is forbidden: user "alice" .* is attempting to grant RBAC permissions not currently held/,
+    );
+    // With `bind` on cluster-admin she may bind it (only inside esc, as her RoleBinding says).
+    const binder = await admin.manifest(`apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata: {name: bind-cluster-admin, namespace: esc}
+rules: [{apiGroups: [rbac.authorization.k8s.io], resources: [clusterroles], resourceNames: [cluster-admin], verbs: [bind]}]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {name: alice-binds, namespace: esc}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: bind-cluster-admin}
+subjects: [{kind: User, name: alice, apiGroup: rbac.authorization.k8s.io}]
+`);
+    await admin.ok('apply', '-f', binder);
+    await eventually(
+      'alice to bind cluster-admin in esc',
+      async () =>
+        (
+          await alice.run(
+            'create',
+            'rolebinding',
+            'bob-admin',
+            '--clusterrole=cluster-admin',
+            '--user=bob',
+            '-n',
+            'esc',
+          )
+        ).code === 0,
+    );
+    // An aggregated ClusterRole needs escalate; the admin has it (system:masters).
+    const aggregated = await admin.manifest(`apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: everything-viewable}
+aggregationRule: {clusterRoleSelectors: [{matchLabels: {rbac.authorization.k8s.io/aggregate-to-view: "true"}}]}
+`);
+    await admin.ok('create', '-f', aggregated);
+  });
+
   it('validates RBAC objects with field paths, and keeps roleRef immutable', async () => {
     const bad = await admin.manifest(`apiVersion: rbac.authorization.k8s.io/v1
 kind: RoleBinding

@@ -32,6 +32,8 @@ import {
   RbacAuthorizer,
 } from '../authorization/authorizer.ts';
 import { ensureBootstrapPolicy } from '../authorization/bootstrap-policy.ts';
+import { EscalationCheck } from '../authorization/escalation.ts';
+import { runAsWriter } from '../authorization/writer-context.ts';
 import { RbacIndex } from '../authorization/rbac-index.ts';
 import { serveReviews } from '../authorization/reviews.ts';
 import { type ServingTls, servingTlsOptions } from '../security/tls-policy.ts';
@@ -179,6 +181,7 @@ export class ApiServer {
   private readonly authorizer: Authorizer;
   private readonly rbac: RbacIndex;
   private readonly aggregator: ClusterRoleAggregator;
+  private readonly escalation: EscalationCheck;
   private readonly crds: CrdController;
   private readonly gc: GarbageCollector;
   private readonly namespaces: NamespaceController;
@@ -199,9 +202,10 @@ export class ApiServer {
     this.log = options.log ?? (() => {});
     this.registry = new Registry({
       storage: options.storage,
-      admit: options.admission
-        ? (def, obj, old, subresource) => options.admission!(def.group, def.kind, obj, old, subresource)
-        : undefined,
+      admit: (def, obj, old, subresource) => {
+        this.escalation.check(def, obj, old);
+        return options.admission?.(def.group, def.kind, obj, old, subresource) ?? [];
+      },
     });
     const logError = (component: string) => (err: unknown) =>
       this.log({ level: 'error', component, msg: err instanceof Error ? err.message : String(err) });
@@ -259,7 +263,10 @@ export class ApiServer {
     });
     this.rbac = new RbacIndex(this.registry, options.storage);
     this.authorizer =
-      options.authorizationMode === 'AlwaysAllow' ? new AlwaysAllowAuthorizer() : new RbacAuthorizer(this.rbac);
+      options.authorizationMode === 'AlwaysAllow'
+        ? new AlwaysAllowAuthorizer()
+        : new RbacAuthorizer(this.rbac);
+    this.escalation = new EscalationCheck(this.authorizer, this.rbac);
     this.aggregator = new ClusterRoleAggregator(this.registry, options.storage, this.rbac);
     this.aggregator.onError = logError('clusterrole-aggregation');
     serveReviews(this.registry, this.authorizer, this.rbac);
@@ -369,7 +376,7 @@ export class ApiServer {
       this.authorize(req, url, parse);
       // After authentication, as kube's maxinflight filter: unauthenticated requests are refused before.
       this.inflight.admit(res, url.pathname, describeRequest(req.method ?? 'GET', url, parse(url.pathname)));
-      await this.route(req, res, url, parse);
+      await this.routeAs(req, res, url, parse);
     } catch (err) {
       sendError(res, err, (e) =>
         this.log({
@@ -419,6 +426,23 @@ export class ApiServer {
     } else {
       throw newUnauthorized();
     }
+  }
+
+  /**
+   * Routes the request; an RBAC write runs with its user at hand, for the escalation check deep in the store
+   * (nothing else pays for the async context).
+   */
+  private routeAs(
+    req: IncomingMessage,
+    res: ServerResponse,
+    url: RequestTarget,
+    parse: (path: string) => ParsedPath,
+  ): Promise<void> {
+    const user = requestUser(req);
+    if (user && req.method !== 'GET' && url.pathname.startsWith('/apis/rbac.authorization.k8s.io/')) {
+      return runAsWriter(user, () => this.route(req, res, url, parse));
+    }
+    return this.route(req, res, url, parse);
   }
 
   /** Impersonation and authorization of an authenticated request (anonymous ones reach public paths only). */
