@@ -73,20 +73,18 @@ describe('API server replicas with shared credentials', { skip }, () => {
     }
     front = await startRoundRobin(replicas.map((r) => Number(new URL(r.url).port)));
     // bob and alice are outside system:masters: RBAC lets their group `dev` do what these tests do.
-    await grantDev(
-      join(dir, 'a', 'kubeconfig'),
-      replicas.map((r) => r.url),
-    );
+    // Each replica has its own generated admin token: each is asked through its own kubeconfig.
+    await grantDev(replicas.map((r, i) => [join(dir, ['a', 'b'][i], 'kubeconfig'), r.url]));
   });
 
-  /** Binds group dev to cluster-admin through the admin kubeconfig, and waits until every server applies it. */
-  async function grantDev(adminConfig: string, urls: string[]): Promise<void> {
+  /** Binds group dev to cluster-admin (once: the servers share etcd), and waits until each server applies it. */
+  async function grantDev(servers: [adminConfig: string, url: string][]): Promise<void> {
     const env = { ...process.env, KUBECACHEDIR: join(dir, 'kube-cache') };
     await run(
       'kubectl',
       [
         '--kubeconfig',
-        adminConfig,
+        servers[0][0],
         'create',
         'clusterrolebinding',
         'dev-admin',
@@ -95,7 +93,7 @@ describe('API server replicas with shared credentials', { skip }, () => {
       ],
       { env },
     );
-    for (const url of urls) {
+    for (const [adminConfig, url] of servers) {
       for (let i = 0; ; i++) {
         const review = await run(
           'kubectl',
@@ -114,9 +112,11 @@ describe('API server replicas with shared credentials', { skip }, () => {
             'dev',
           ],
           { env },
-        ).catch((err: { stdout?: string }) => ({ stdout: err.stdout ?? '' }));
+        ).catch((err: { stdout?: string; stderr?: string }) => ({
+          stdout: `${err.stdout ?? ''}${err.stderr ?? ''}`,
+        }));
         if (review.stdout.trim() === 'yes') break;
-        if (i > 100) assert.fail(`the dev binding never took effect on ${url}`);
+        if (i > 100) assert.fail(`the dev binding never took effect on ${url}: ${review.stdout}`);
         await new Promise((r) => setTimeout(r, 50));
       }
     }
@@ -224,7 +224,7 @@ describe('API server replicas with shared credentials', { skip }, () => {
     ]);
     try {
       assert.match(up.output(), /certificate controller running/);
-      await grantDev(join(dir, 'up', 'kubeconfig'), [up.url]);
+      await grantDev([[join(dir, 'up', 'kubeconfig'), up.url]]);
       const config = await kubeconfig('token-up', { token: TOKEN });
       const { stdout } = await kubectl(
         config,
