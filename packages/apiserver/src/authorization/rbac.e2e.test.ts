@@ -430,6 +430,42 @@ emit({
     assert.equal(result.get.status, 405);
   });
 
+  it('serves the reviews as create-only kinds: in discovery with the one verb, 405 otherwise, nothing stored', async () => {
+    const discovery = await t.fetch('GET', '/apis/authorization.k8s.io/v1');
+    assert.deepEqual(
+      discovery.json.resources.map((r: { name: string; verbs: string[] }) => [r.name, r.verbs]),
+      [
+        ['subjectaccessreviews', ['create']],
+        ['localsubjectaccessreviews', ['create']],
+        ['selfsubjectaccessreviews', ['create']],
+        ['selfsubjectrulesreviews', ['create']],
+      ],
+    );
+    for (const [method, path] of [
+      ['GET', '/apis/authorization.k8s.io/v1/selfsubjectaccessreviews'],
+      ['DELETE', '/apis/authorization.k8s.io/v1/selfsubjectaccessreviews'],
+      ['GET', '/apis/authentication.k8s.io/v1/selfsubjectreviews/x'],
+    ]) {
+      const res = await t.fetch(method, path);
+      assert.equal(res.status, 405, `${method} ${path}: ${res.text}`);
+    }
+    const outside = await t.fetch('POST', '/apis/authorization.k8s.io/v1/localsubjectaccessreviews', {
+      body: { spec: { user: 'alice', resourceAttributes: { verb: 'get', resource: 'pods' } } },
+    });
+    assert.equal(outside.status, 404);
+    const mismatch = await t.fetch(
+      'POST',
+      '/apis/authorization.k8s.io/v1/namespaces/default/localsubjectaccessreviews',
+      {
+        body: {
+          spec: { user: 'alice', resourceAttributes: { verb: 'get', resource: 'pods', namespace: 'other' } },
+        },
+      },
+    );
+    assert.equal(mismatch.status, 400);
+    assert.equal(mismatch.json.message, 'spec.resourceAttributes.namespace must match namespace: default');
+  });
+
   it('refuses SubjectAccessReview to a user without the permission', async () => {
     const res = await t.fetch('POST', '/apis/authorization.k8s.io/v1/subjectaccessreviews', {
       anonymous: true,
