@@ -505,3 +505,43 @@ describe('--authorization-mode=AlwaysAllow', () => {
     assert.deepEqual(rules.json.status.resourceRules, [{ verbs: ['*'], apiGroups: ['*'], resources: ['*'] }]);
   });
 });
+
+describe('the bootstrap policy at restart', () => {
+  let t: TestServer;
+  before(async () => {
+    t = await startTestServer();
+  });
+  after(() => t?.close());
+
+  it('restores lost rules and subjects, and leaves alone what is marked autoupdate "false"', async () => {
+    const path = '/apis/rbac.authorization.k8s.io/v1';
+    const discovery = (await t.fetch('GET', `${path}/clusterroles/system:discovery`)).json;
+    discovery.rules = [];
+    assert.equal(
+      (await t.fetch('PUT', `${path}/clusterroles/system:discovery`, { body: discovery })).status,
+      200,
+    );
+    const basic = (await t.fetch('GET', `${path}/clusterrolebindings/system:basic-user`)).json;
+    basic.subjects = [];
+    assert.equal(
+      (await t.fetch('PUT', `${path}/clusterrolebindings/system:basic-user`, { body: basic })).status,
+      200,
+    );
+    const viewer = (await t.fetch('GET', `${path}/clusterroles/system:public-info-viewer`)).json;
+    viewer.rules = [];
+    viewer.metadata.annotations['rbac.authorization.kubernetes.io/autoupdate'] = 'false';
+    assert.equal(
+      (await t.fetch('PUT', `${path}/clusterroles/system:public-info-viewer`, { body: viewer })).status,
+      200,
+    );
+    await t.restart();
+    const restored = (await t.fetch('GET', `${path}/clusterroles/system:discovery`)).json;
+    assert.ok(restored.rules[0].nonResourceURLs.includes('/apis/*'));
+    const rebound = (await t.fetch('GET', `${path}/clusterrolebindings/system:basic-user`)).json;
+    assert.deepEqual(rebound.subjects, [
+      { kind: 'Group', apiGroup: 'rbac.authorization.k8s.io', name: 'system:authenticated' },
+    ]);
+    const kept = (await t.fetch('GET', `${path}/clusterroles/system:public-info-viewer`)).json;
+    assert.deepEqual(kept.rules, []);
+  });
+});
