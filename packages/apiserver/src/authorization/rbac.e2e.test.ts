@@ -89,6 +89,11 @@ describe('RBAC through kubectl', { skip }, () => {
     assert.equal(await canI(admin, 'get', '/metrics'), true);
   });
 
+  it('explains the RBAC kinds and the reviews (kubectl explain)', async () => {
+    assert.match(await admin.ok('explain', 'clusterrole.aggregationRule'), /clusterRoleSelectors/);
+    assert.match(await admin.ok('explain', 'selfsubjectaccessreview.spec'), /resourceAttributes/);
+  });
+
   it('refuses a forbidden write with kube-apiserver’s message', async () => {
     const r = await alice.run('create', 'secret', 'generic', 's1', '-n', 'other', '--from-literal=a=b');
     assert.equal(r.code, 1);
@@ -449,6 +454,11 @@ emit({
       const res = await t.fetch(method, path);
       assert.equal(res.status, 405, `${method} ${path}: ${res.text}`);
     }
+    const openapi = await t.fetch('GET', '/openapi/v3/apis/authorization.k8s.io/v1');
+    assert.deepEqual(
+      Object.keys(openapi.json.paths['/apis/authorization.k8s.io/v1/selfsubjectaccessreviews']),
+      ['post'],
+    );
     const outside = await t.fetch('POST', '/apis/authorization.k8s.io/v1/localsubjectaccessreviews', {
       body: { spec: { user: 'alice', resourceAttributes: { verb: 'get', resource: 'pods' } } },
     });
