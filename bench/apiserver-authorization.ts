@@ -30,7 +30,7 @@ import {
  * figures are the median of the rounds' RBAC/AlwaysAllow throughput ratios and, steadier on a loaded
  * machine, each server's CPU time per create (from /proc); goal: RBAC costs under 5% of creates. Beside them,
  * the decision alone, timed in process over the same bindings.
- * Usage: npm run bench:apiserver -- --authorization [--secrets=N --rounds=N]
+ * Usage: npm run bench:apiserver -- --authorization [--secrets=N --rounds=N --modes=RBAC,AlwaysAllow]
  */
 
 const CONCURRENCY = 16;
@@ -43,12 +43,12 @@ export async function benchAuthorization(): Promise<void> {
   const tokenFile = join(process.env.TMPDIR ?? '/tmp', `certkit-bench-tokens-${process.pid}.csv`);
   await writeFile(tokenFile, `${USER_TOKEN},bench-user,1000,"bench-team"\n`, { mode: 0o600 });
   const common = ['--sqlite-synchronous=normal', '--token-auth-file', tokenFile];
-  const rbac = await startServerProcess(undefined, common);
-  const allow = await startServerProcess(undefined, [...common, '--authorization-mode=AlwaysAllow']);
-  const servers: [string, ServerProcess][] = [
-    ['RBAC', rbac],
-    ['AlwaysAllow', allow],
-  ];
+  // `--modes=AlwaysAllow,AlwaysAllow` (or RBAC,RBAC) measures the noise floor of the comparison itself.
+  const modes = (flag('modes') ?? 'RBAC,AlwaysAllow').split(',');
+  const servers: [string, ServerProcess][] = [];
+  for (const mode of modes) {
+    servers.push([mode, await startServerProcess(undefined, [...common, `--authorization-mode=${mode}`])]);
+  }
   const users = servers.map(([, s]) => new Client({ ...s, token: USER_TOKEN }, CONCURRENCY));
   try {
     for (const [, s] of servers) await grant(s);
@@ -120,7 +120,12 @@ export async function benchAuthorization(): Promise<void> {
       `| server CPU per create (user+system, /proc, all rounds) | ${cpuPerCreateUs[0]} µs | ${cpuPerCreateUs[1]} µs | +${cpuCostPercent}% | < +5% |`,
       `| the RBAC decision alone (in process, 600 other bindings; share of AlwaysAllow's CPU per create) | ${decisionUs} µs | — | ${results.decisionShareOfCreateCpuPercent}% | — |`,
     ].join('\n');
-    await writeResults('apiserver-authorization', results, table);
+    const calibration = modes[0] !== 'RBAC' || modes[1] !== 'AlwaysAllow';
+    await writeResults(
+      calibration ? `apiserver-authorization-${modes.join('-').toLowerCase()}` : 'apiserver-authorization',
+      { ...results, modes },
+      calibration ? table.replace('| RBAC | AlwaysAllow |', `| ${modes[0]} | ${modes[1]} |`) : table,
+    );
   } finally {
     for (const u of users) u.close();
     for (const [, s] of servers) await s.stop();

@@ -476,6 +476,38 @@ emit({
     assert.equal(mismatch.json.message, 'spec.resourceAttributes.namespace must match namespace: default');
   });
 
+  it('impersonates uids and extra fields for those allowed, and refuses the rest', async () => {
+    const whoami = (headers: Record<string, string>) =>
+      t.fetch('POST', '/apis/authentication.k8s.io/v1/selfsubjectreviews', { headers, body: {} });
+    const admin = await whoami({
+      'Impersonate-User': 'carol',
+      'Impersonate-Uid': 'c-7',
+      'Impersonate-Extra-Scopes': 'view',
+      'Impersonate-Extra-Example.com%2Fteam': 'blue',
+    });
+    assert.equal(admin.status, 201, admin.text);
+    assert.deepEqual(admin.json.status.userInfo, {
+      username: 'carol',
+      uid: 'c-7',
+      groups: ['system:authenticated'],
+      extra: { scopes: ['view'], 'example.com/team': ['blue'] },
+    });
+    const uid = await t.fetch('POST', '/apis/authentication.k8s.io/v1/selfsubjectreviews', {
+      anonymous: true,
+      headers: { Authorization: 'Bearer alice-token', 'Impersonate-User': 'alice', 'Impersonate-Uid': 'x' },
+      body: {},
+    });
+    // Impersonating herself still needs the permission, as in kube.
+    assert.equal(uid.status, 403);
+    assert.equal(
+      uid.json.message,
+      'users "alice" is forbidden: User "alice" cannot impersonate resource "users" in API group "" at the cluster scope',
+    );
+    const groupsOnly = await whoami({ 'Impersonate-Group': 'system:masters' });
+    assert.equal(groupsOnly.status, 400);
+    assert.match(groupsOnly.json.message, /requires impersonating a user/);
+  });
+
   it('refuses SubjectAccessReview to a user without the permission', async () => {
     const res = await t.fetch('POST', '/apis/authorization.k8s.io/v1/subjectaccessreviews', {
       anonymous: true,
