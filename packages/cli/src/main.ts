@@ -42,8 +42,8 @@ flags of up and apiserver:
                    serve this certificate (CA after it, as for kube-apiserver) instead of a generated one
   --client-ca-file FILE                 client certificates from this CA authenticate (CN user, O groups)
   --token-auth-file FILE                bearer tokens, as kube-apiserver's: token,user,uid[,"group1,group2"]
-  --authorization-mode MODE             RBAC (default; system:masters may do anything) or AlwaysAllow
                    (replicas on one etcd given the same files accept the same credentials)
+  --authorization-mode MODE             RBAC (default; system:masters may do anything) or AlwaysAllow
   --sqlite-synchronous full|normal      full (default) fsyncs every commit before acknowledging it; normal
                                         is faster but may lose the last writes on a power loss
 
