@@ -2,7 +2,8 @@
  * The default roles and bindings kube-apiserver writes at start (its RBAC bootstrap policy), reconciled the
  * same way: a missing one is created; an existing one annotated `rbac.authorization.kubernetes.io/autoupdate`
  * other than "false" gets back the rules and subjects it lost. cluster-admin is bound to system:masters; any
- * authenticated user may do discovery, read the public info and review itself; admin, edit and view are
+ * authenticated user may do discovery, read the public info and review itself, every ServiceAccount may read
+ * the token issuer's discovery documents, system:auth-delegator is there to bind; admin, edit and view are
  * aggregated from the `aggregate-to-*` roles, so a ClusterRole labelled for them extends them.
  */
 
@@ -185,6 +186,29 @@ export const BOOTSTRAP_CLUSTER_ROLES: ClusterRoleSpec[] = [
     name: 'system:public-info-viewer',
     rules: [urls(['get'], ['/healthz', '/livez', '/readyz', '/version', '/version/'])],
   },
+  {
+    // What a delegating webhook or extension server binds its identity to (cert-manager's webhook asks SARs).
+    name: 'system:auth-delegator',
+    rules: [
+      rule(['create'], ['authentication.k8s.io'], ['tokenreviews']),
+      rule(['create'], ['authorization.k8s.io'], ['subjectaccessreviews']),
+    ],
+  },
+  {
+    // ServiceAccount token issuer discovery (OIDC), readable by every ServiceAccount as in kube.
+    name: 'system:service-account-issuer-discovery',
+    rules: [
+      urls(
+        ['get'],
+        [
+          '/.well-known/openid-configuration',
+          '/.well-known/openid-configuration/',
+          '/openid/v1/jwks',
+          '/openid/v1/jwks/',
+        ],
+      ),
+    ],
+  },
 ];
 
 const group = (name: string) => ({ kind: 'Group', apiGroup: RBAC_GROUP, name });
@@ -197,6 +221,11 @@ export const BOOTSTRAP_CLUSTER_ROLE_BINDINGS = [
     name: 'system:public-info-viewer',
     role: 'system:public-info-viewer',
     subjects: [group('system:authenticated'), group('system:unauthenticated')],
+  },
+  {
+    name: 'system:service-account-issuer-discovery',
+    role: 'system:service-account-issuer-discovery',
+    subjects: [group('system:serviceaccounts')],
   },
 ];
 

@@ -508,6 +508,40 @@ emit({
     assert.match(groupsOnly.json.message, /requires impersonating a user/);
   });
 
+  it('lets ServiceAccounts read the token issuer discovery, and delegators review access', async () => {
+    const sar = async (user: string, groups: string[], spec: Record<string, unknown>) => {
+      const res = await t.fetch('POST', '/apis/authorization.k8s.io/v1/subjectaccessreviews', {
+        body: { spec: { user, groups, ...spec } },
+      });
+      assert.equal(res.status, 201, res.text);
+      return res.json.status.allowed as boolean;
+    };
+    const jwks = { nonResourceAttributes: { verb: 'get', path: '/openid/v1/jwks' } };
+    const sa = 'system:serviceaccount:default:builder';
+    assert.equal(await sar(sa, ['system:serviceaccounts', 'system:authenticated'], jwks), true);
+    assert.equal(await sar('alice', ['system:authenticated'], jwks), false);
+    const review = {
+      resourceAttributes: { verb: 'create', group: 'authorization.k8s.io', resource: 'subjectaccessreviews' },
+    };
+    assert.equal(await sar(sa, ['system:serviceaccounts', 'system:authenticated'], review), false);
+    const bind = await t.fetch('POST', '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings', {
+      body: {
+        metadata: { name: 'builder-delegates' },
+        roleRef: {
+          apiGroup: 'rbac.authorization.k8s.io',
+          kind: 'ClusterRole',
+          name: 'system:auth-delegator',
+        },
+        subjects: [{ kind: 'ServiceAccount', name: 'builder', namespace: 'default' }],
+      },
+    });
+    assert.equal(bind.status, 201, bind.text);
+    for (let i = 0; !(await sar(sa, ['system:serviceaccounts', 'system:authenticated'], review)); i++) {
+      assert.ok(i < 200, 'the binding never took effect');
+      await sleep(20);
+    }
+  });
+
   it('refuses SubjectAccessReview to a user without the permission', async () => {
     const res = await t.fetch('POST', '/apis/authorization.k8s.io/v1/subjectaccessreviews', {
       anonymous: true,
