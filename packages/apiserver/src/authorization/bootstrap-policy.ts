@@ -187,6 +187,16 @@ export const BOOTSTRAP_CLUSTER_ROLES: ClusterRoleSpec[] = [
     rules: [urls(['get'], ['/healthz', '/livez', '/readyz', '/version', '/version/'])],
   },
   {
+    // Scraping and probing, for whoever is put in group system:monitoring.
+    name: 'system:monitoring',
+    rules: [
+      urls(
+        ['get'],
+        ['/healthz', '/healthz/*', '/livez', '/livez/*', '/metrics', '/metrics/slis', '/readyz', '/readyz/*'],
+      ),
+    ],
+  },
+  {
     // What a delegating webhook or extension server binds its identity to (cert-manager's webhook asks SARs).
     name: 'system:auth-delegator',
     rules: [
@@ -222,6 +232,7 @@ export const BOOTSTRAP_CLUSTER_ROLE_BINDINGS = [
     role: 'system:public-info-viewer',
     subjects: [group('system:authenticated'), group('system:unauthenticated')],
   },
+  { name: 'system:monitoring', role: 'system:monitoring', subjects: [group('system:monitoring')] },
   {
     name: 'system:service-account-issuer-discovery',
     role: 'system:service-account-issuer-discovery',

@@ -520,6 +520,9 @@ emit({
     const sa = 'system:serviceaccount:default:builder';
     assert.equal(await sar(sa, ['system:serviceaccounts', 'system:authenticated'], jwks), true);
     assert.equal(await sar('alice', ['system:authenticated'], jwks), false);
+    const metrics = { nonResourceAttributes: { verb: 'get', path: '/metrics' } };
+    assert.equal(await sar('prometheus', ['system:monitoring', 'system:authenticated'], metrics), true);
+    assert.equal(await sar('alice', ['system:authenticated'], metrics), false);
     const review = {
       resourceAttributes: { verb: 'create', group: 'authorization.k8s.io', resource: 'subjectaccessreviews' },
     };
