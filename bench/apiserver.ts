@@ -1,5 +1,6 @@
 import { open, rm } from 'node:fs/promises';
 import { join } from 'node:path';
+import { benchAuthorization } from './apiserver-authorization.ts';
 import { Client, flag, median, rssMiB, startServerProcess, throughput, writeResults } from './lib.ts';
 
 /**
@@ -11,6 +12,7 @@ import { Client, flag, median, rssMiB, startServerProcess, throughput, writeResu
  * rounds, with 16 clients and with 64: with more clients waiting, group commit shares each fsync among more
  * writes. The figure is the median of the rounds' FULL/NORMAL ratios. The other figures are the default server's.
  * Usage: npm run bench:apiserver [-- --secrets=N --rounds=N]
+ * `--authorization` runs the RBAC / AlwaysAllow comparison instead (apiserver-authorization.ts).
  */
 
 const CONCURRENCY = 16;
@@ -123,6 +125,11 @@ function comparisonRows(clients: number, c: ReturnType<typeof summary>): string[
     `| ${clients} clients: creates/s with FULL / with --sqlite-synchronous=normal (interleaved rounds) | ${c.createsPerSecFull} / ${c.createsPerSecNormal} | — |`,
     `| ${clients} clients: FULL / NORMAL (median of the rounds' ratios; ratio of the medians) | ${c.fullToNormalRatio}; ${c.fullToNormalRatioOfMedians} | ≥ 0.7 |`,
   ];
+}
+
+if (process.argv.includes('--authorization')) {
+  await benchAuthorization();
+  process.exit(0);
 }
 
 const server = await startServerProcess();

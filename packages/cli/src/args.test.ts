@@ -42,3 +42,20 @@ describe('parseServeFlags durations', () => {
     assert.throws(() => parseServeFlags(['--event-ttl=-5m']), /--event-ttl must be positive/);
   });
 });
+
+/** --authorization-mode, as kube-apiserver's: RBAC by default, AlwaysAllow to turn authorization off. */
+describe('parseServeFlags --authorization-mode', () => {
+  it('defaults to RBAC and takes AlwaysAllow', () => {
+    assert.equal(parseServeFlags([]).authorizationMode, 'RBAC');
+    assert.equal(parseServeFlags(['--authorization-mode=AlwaysAllow']).authorizationMode, 'AlwaysAllow');
+  });
+
+  it('refuses another mode with one line naming the two it takes', () => {
+    assert.throws(
+      () => parseServeFlags(['--authorization-mode=Node,RBAC']),
+      (err: Error) =>
+        err instanceof UsageError &&
+        err.message === '--authorization-mode must be RBAC or AlwaysAllow, got "Node,RBAC"',
+    );
+  });
+});

@@ -42,6 +42,8 @@ export interface ServeFlags {
   serviceAccountMaxTokenExpirationSeconds: number;
   /** kube-apiserver's --api-audiences (repeatable, comma-separated): the issuers when none. */
   apiAudiences: string[];
+  /** kube-apiserver's --authorization-mode: RBAC (the default) or AlwaysAllow. */
+  authorizationMode: 'RBAC' | 'AlwaysAllow';
   /** SQLite's synchronous mode: FULL (the default) acknowledges a write once it would survive a power loss. */
   sqliteSynchronous: SqliteSynchronous;
   /** Values of the extra options the caller asked to parse (e.g. the controller's, for `up`). */
@@ -225,6 +227,12 @@ export const SERVE_FLAGS = {
     value: 'AUD[,AUD...]',
     help: 'audiences a ServiceAccount token must name one of (default: the issuers)',
   },
+  'authorization-mode': {
+    type: 'string',
+    default: 'RBAC',
+    value: 'RBAC|AlwaysAllow',
+    help: 'how authenticated requests are authorised (system:masters may do anything under RBAC)',
+  },
   'sqlite-synchronous': {
     type: 'string',
     default: 'full',
@@ -294,6 +302,12 @@ export function parseServeFlags(args: string[], extraFlags: FlagTable = {}): Ser
   if (synchronous !== 'full' && synchronous !== 'normal') {
     throw new UsageError(`--sqlite-synchronous must be full or normal, got ${JSON.stringify(synchronous)}`);
   }
+  const authorizationMode = String(values['authorization-mode']);
+  if (authorizationMode !== 'RBAC' && authorizationMode !== 'AlwaysAllow') {
+    throw new UsageError(
+      `--authorization-mode must be RBAC or AlwaysAllow, got ${JSON.stringify(authorizationMode)}`,
+    );
+  }
   return {
     dataDir,
     port,
@@ -310,6 +324,7 @@ export function parseServeFlags(args: string[], extraFlags: FlagTable = {}): Ser
     clientCaFile: file('client-ca-file'),
     tokenAuthFile: file('token-auth-file'),
     ...serviceAccountFlags(values),
+    authorizationMode,
     sqliteSynchronous: synchronous === 'full' ? 'FULL' : 'NORMAL',
     extra: Object.fromEntries(Object.keys(extraFlags).map((k) => [k, values[k]])),
   };

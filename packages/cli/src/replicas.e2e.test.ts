@@ -72,7 +72,55 @@ describe('API server replicas with shared credentials', { skip }, () => {
       );
     }
     front = await startRoundRobin(replicas.map((r) => Number(new URL(r.url).port)));
+    // bob and alice are outside system:masters: RBAC lets their group `dev` do what these tests do.
+    // Each replica has its own generated admin token: each is asked through its own kubeconfig.
+    await grantDev(replicas.map((r, i) => [join(dir, ['a', 'b'][i], 'kubeconfig'), r.url]));
   });
+
+  /** Binds group dev to cluster-admin (once: the servers share etcd), and waits until each server applies it. */
+  async function grantDev(servers: [adminConfig: string, url: string][]): Promise<void> {
+    const env = { ...process.env, KUBECACHEDIR: join(dir, 'kube-cache') };
+    await run(
+      'kubectl',
+      [
+        '--kubeconfig',
+        servers[0][0],
+        'create',
+        'clusterrolebinding',
+        'dev-admin',
+        '--clusterrole=cluster-admin',
+        '--group=dev',
+      ],
+      { env },
+    );
+    for (const [adminConfig, url] of servers) {
+      for (let i = 0; ; i++) {
+        const review = await run(
+          'kubectl',
+          [
+            '--kubeconfig',
+            adminConfig,
+            '--server',
+            url,
+            'auth',
+            'can-i',
+            'create',
+            'configmaps',
+            '--as',
+            'bob',
+            '--as-group',
+            'dev',
+          ],
+          { env },
+        ).catch((err: { stdout?: string; stderr?: string }) => ({
+          stdout: `${err.stdout ?? ''}${err.stderr ?? ''}`,
+        }));
+        if (review.stdout.trim() === 'yes') break;
+        if (i > 100) assert.fail(`the dev binding never took effect on ${url}: ${review.stdout}`);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    }
+  }
 
   after(async () => {
     await front?.close();
@@ -176,6 +224,7 @@ describe('API server replicas with shared credentials', { skip }, () => {
     ]);
     try {
       assert.match(up.output(), /certificate controller running/);
+      await grantDev([[join(dir, 'up', 'kubeconfig'), up.url]]);
       const config = await kubeconfig('token-up', { token: TOKEN });
       const { stdout } = await kubectl(
         config,

@@ -132,6 +132,7 @@ async function startOnDataDir(dataDir: string, flags: ServeFlags, log: Logger): 
       token,
       tokens,
       serviceAccountTokens,
+      authorizationMode: flags.authorizationMode,
       watchCache: flags.watchCache,
       // The webhook's checks for cert-manager.io objects, so `kubectl apply` of an invalid one fails at once.
       admission: certManagerAdmission,

@@ -61,6 +61,8 @@ function resourcePaths(
     ...gvk,
     ...extra,
   });
+  // A create-only kind (the access reviews) has the one route, as in kube-apiserver's document.
+  if (def.createOnly) return { [base]: { post: op('post', { parameters }) } };
   const paths: Record<string, unknown> = {
     [base]: { get: op('list'), post: op('post', { parameters }) },
     [`${base}/{name}`]: {

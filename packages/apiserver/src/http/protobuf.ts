@@ -396,6 +396,111 @@ const TokenRequest = message([
   ],
 ]);
 
+// rbac.authorization.k8s.io/v1, and the access and identity reviews (authorization.k8s.io/v1,
+// authentication.k8s.io/v1), numbered as in k8s.io/api's generated.proto.
+const PolicyRule = message([
+  [1, 'verbs', 'string', 'repeated'],
+  [2, 'apiGroups', 'string', 'repeated'],
+  [3, 'resources', 'string', 'repeated'],
+  [4, 'resourceNames', 'string', 'repeated'],
+  [5, 'nonResourceURLs', 'string', 'repeated'],
+]);
+
+const LabelSelector = message([
+  [1, 'matchLabels', 'string', 'map'],
+  [
+    2,
+    'matchExpressions',
+    message([
+      [1, 'key', 'string', 'keep'],
+      [2, 'operator', 'string', 'keep'],
+      [3, 'values', 'string', 'repeated'],
+    ]),
+    'repeated',
+  ],
+]);
+
+const RbacSubject = message([
+  [1, 'kind', 'string', 'keep'],
+  [2, 'apiGroup', 'string'],
+  [3, 'name', 'string', 'keep'],
+  [4, 'namespace', 'string'],
+]);
+
+const RoleRef = message([
+  [1, 'apiGroup', 'string', 'keep'],
+  [2, 'kind', 'string', 'keep'],
+  [3, 'name', 'string', 'keep'],
+]);
+
+const Role = message([
+  [1, 'metadata', ObjectMeta],
+  [2, 'rules', PolicyRule, 'repeated'],
+]);
+
+const ClusterRole = message([
+  [1, 'metadata', ObjectMeta],
+  [2, 'rules', PolicyRule, 'repeated'],
+  [3, 'aggregationRule', message([[1, 'clusterRoleSelectors', LabelSelector, 'repeated']])],
+]);
+
+const RoleBinding = message([
+  [1, 'metadata', ObjectMeta],
+  [2, 'subjects', RbacSubject, 'repeated'],
+  [3, 'roleRef', RoleRef],
+]);
+
+const ResourceAttributes = message([
+  [1, 'namespace', 'string'],
+  [2, 'verb', 'string'],
+  [3, 'group', 'string'],
+  [4, 'version', 'string'],
+  [5, 'resource', 'string'],
+  [6, 'subresource', 'string'],
+  [7, 'name', 'string'],
+]);
+
+const NonResourceAttributes = message([
+  [1, 'path', 'string'],
+  [2, 'verb', 'string'],
+]);
+
+/** authorization/v1 ExtraValue: a message around the list, which JSON writes as the list itself. */
+const ExtraValue = message([[1, 'items', 'string', 'repeated']], (v) => v.items ?? []);
+
+const SubjectAccessReviewSpec = message([
+  [1, 'resourceAttributes', ResourceAttributes],
+  [2, 'nonResourceAttributes', NonResourceAttributes],
+  [3, 'user', 'string'],
+  [4, 'groups', 'string', 'repeated'],
+  [5, 'extra', ExtraValue, 'map'],
+  [6, 'uid', 'string'],
+]);
+
+const SubjectAccessReview = message([
+  [1, 'metadata', ObjectMeta],
+  [2, 'spec', SubjectAccessReviewSpec],
+]);
+
+const SelfSubjectAccessReview = message([
+  [1, 'metadata', ObjectMeta],
+  [
+    2,
+    'spec',
+    message([
+      [1, 'resourceAttributes', ResourceAttributes],
+      [2, 'nonResourceAttributes', NonResourceAttributes],
+    ]),
+  ],
+]);
+
+const SelfSubjectRulesReview = message([
+  [1, 'metadata', ObjectMeta],
+  [2, 'spec', message([[1, 'namespace', 'string']])],
+]);
+
+const SelfSubjectReview = message([[1, 'metadata', ObjectMeta]]);
+
 const DeleteOptions = message([
   [1, 'gracePeriodSeconds', 'int64', 'keep'],
   [
@@ -421,6 +526,15 @@ const kinds = new Map<string, Message>([
   ['v1/Event', Event],
   ['coordination.k8s.io/v1/Lease', Lease],
   ['authentication.k8s.io/v1/TokenRequest', TokenRequest],
+  ['rbac.authorization.k8s.io/v1/Role', Role],
+  ['rbac.authorization.k8s.io/v1/ClusterRole', ClusterRole],
+  ['rbac.authorization.k8s.io/v1/RoleBinding', RoleBinding],
+  ['rbac.authorization.k8s.io/v1/ClusterRoleBinding', RoleBinding],
+  ['authorization.k8s.io/v1/SubjectAccessReview', SubjectAccessReview],
+  ['authorization.k8s.io/v1/LocalSubjectAccessReview', SubjectAccessReview],
+  ['authorization.k8s.io/v1/SelfSubjectAccessReview', SelfSubjectAccessReview],
+  ['authorization.k8s.io/v1/SelfSubjectRulesReview', SelfSubjectRulesReview],
+  ['authentication.k8s.io/v1/SelfSubjectReview', SelfSubjectReview],
 ]);
 
 const runtimeTypeMeta = message([

@@ -10,6 +10,7 @@ import type { Registry } from '../registry/registry.ts';
 import { apiVersionOf, qualifiedName, type ResourceDefinition } from '../registry/resource.ts';
 import type { WatchCaches } from '../watchcache/caches.ts';
 import { handleCreate } from './handlers/create.ts';
+import { handleCreateOnly } from './handlers/create-only.ts';
 import { handleDelete } from './handlers/delete.ts';
 import { handleDeleteCollection } from './handlers/deletecollection.ts';
 import { handleGet } from './handlers/get.ts';
@@ -95,6 +96,7 @@ export async function handleResource(
   };
 
   if (own) return own(verb);
+  if (def.createOnly) return handleCreateOnly(verb);
   switch (req.method ?? 'GET') {
     case 'GET':
       if (isWatch(query, request)) return handleWatch(verb);

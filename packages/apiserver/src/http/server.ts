@@ -28,6 +28,19 @@ import { JWKS_PATH, OPENID_CONFIGURATION_PATH } from '../security/serviceaccount
 import { ServiceAccountTokens } from '../security/serviceaccount/tokens.ts';
 import { handleTokenRequest } from './handlers/token-request.ts';
 import { ISSUER_DISCOVERY_PATHS, serveIssuerDiscovery } from './issuer-discovery.ts';
+import { ClusterRoleAggregator } from '../authorization/aggregation.ts';
+import { authorizeRequest } from '../authorization/authorize-request.ts';
+import {
+  AlwaysAllowAuthorizer,
+  type AuthorizationMode,
+  type Authorizer,
+  RbacAuthorizer,
+} from '../authorization/authorizer.ts';
+import { ensureBootstrapPolicy } from '../authorization/bootstrap-policy.ts';
+import { EscalationCheck } from '../authorization/escalation.ts';
+import { runAsWriter } from '../authorization/writer-context.ts';
+import { RbacIndex } from '../authorization/rbac-index.ts';
+import { serveReviews } from '../authorization/reviews.ts';
 import { type ServingTls, servingTlsOptions } from '../security/tls-policy.ts';
 import { requestUser, setRequestUser, type UserInfo } from '../security/user.ts';
 import type { Storage } from '../storage/types.ts';
@@ -74,6 +87,8 @@ export interface ApiServerOptions {
   tokens?: Map<string, UserInfo>;
   /** ServiceAccount tokens: the TokenRequest API, their authentication, issuer discovery. None without. */
   serviceAccountTokens?: ServiceAccountTokenOptions;
+  /** kube-apiserver's --authorization-mode for authenticated requests: RBAC (the default) or AlwaysAllow. */
+  authorizationMode?: AuthorizationMode;
   /**
    * Bounds on HTTPS connections that have not authenticated: handshake deadline (default 10 s), time to the
    * first request (32 s), how many at once (1024, or a quarter of the open-file limit when lower).
@@ -154,6 +169,10 @@ export class ApiServer {
   private readonly connections: ConnectionGuard | undefined;
   private readonly authenticator: Authenticator;
   private readonly serviceAccountTokens: ServiceAccountTokens | undefined;
+  private readonly authorizer: Authorizer;
+  private readonly rbac: RbacIndex;
+  private readonly aggregator: ClusterRoleAggregator;
+  private readonly escalation: EscalationCheck;
   private readonly crds: CrdController;
   private readonly gc: GarbageCollector;
   private readonly namespaces: NamespaceController;
@@ -174,9 +193,10 @@ export class ApiServer {
     this.log = options.log ?? (() => {});
     this.registry = new Registry({
       storage: options.storage,
-      admit: options.admission
-        ? (def, obj, old, subresource) => options.admission!(def.group, def.kind, obj, old, subresource)
-        : undefined,
+      admit: (def, obj, old, subresource) => {
+        this.escalation.check(def, obj, old);
+        return options.admission?.(def.group, def.kind, obj, old, subresource) ?? [];
+      },
     });
     const logError = (component: string) => (err: unknown) =>
       this.log({ level: 'error', logger: component, msg: err instanceof Error ? err.message : String(err) });
@@ -239,6 +259,15 @@ export class ApiServer {
       clientCertificates: !!options.tls?.clientCa,
       serviceAccountTokens: this.serviceAccountTokens?.authenticator,
     });
+    this.rbac = new RbacIndex(this.registry, options.storage);
+    this.authorizer =
+      options.authorizationMode === 'AlwaysAllow'
+        ? new AlwaysAllowAuthorizer()
+        : new RbacAuthorizer(this.rbac);
+    this.escalation = new EscalationCheck(this.authorizer, this.rbac);
+    this.aggregator = new ClusterRoleAggregator(this.registry, options.storage, this.rbac);
+    this.aggregator.onError = logError('clusterrole-aggregation');
+    serveReviews(this.registry, this.authorizer, this.rbac);
     const handler = guardRequests((req, res) => this.handle(req, res), this.log);
     this.server = options.tls
       ? createHttpsServer({ ...servingTlsOptions(options.tls), maxHeaderSize: MAX_HEADER_BYTES }, handler)
@@ -275,6 +304,10 @@ export class ApiServer {
     server.namespaces.start();
     server.gc.start();
     server.eventTtl.start();
+    // Before the first request is authorised: the default roles exist and the authorizer has read them all.
+    await ensureBootstrapPolicy(server.registry);
+    await server.rbac.start();
+    server.aggregator.start();
     await new Promise<void>((resolve, reject) => {
       server.listener.once('error', reject);
       server.listener.listen(options.port ?? 6443, options.host ?? '127.0.0.1', () => {
@@ -318,6 +351,8 @@ export class ApiServer {
     this.caches.stop();
     this.gc.stop();
     this.eventTtl.stop();
+    this.aggregator.stop();
+    this.rbac.stop();
     this.namespaces.stop();
     this.crds.stop();
     const closed = new Promise<void>((resolve) => this.listener.close(() => resolve()));
@@ -337,9 +372,10 @@ export class ApiServer {
       url = parseRequestTarget(req.url ?? '/');
       const authenticating = this.authenticate(req, res, url.pathname);
       if (authenticating) await authenticating;
+      this.authorize(req, url, parse);
       // After authentication, as kube's maxinflight filter: unauthenticated requests are refused before.
       this.inflight.admit(res, url.pathname, describeRequest(req.method ?? 'GET', url, parse(url.pathname)));
-      await this.route(req, res, url, parse);
+      await this.routeAs(req, res, url, parse);
     } catch (err) {
       sendError(res, err, (e) =>
         this.log({
@@ -400,6 +436,31 @@ export class ApiServer {
     } else {
       throw newUnauthorized();
     }
+  }
+
+  /**
+   * Routes the request; an RBAC write runs with its user at hand, for the escalation check deep in the store
+   * (nothing else pays for the async context).
+   */
+  private routeAs(
+    req: IncomingMessage,
+    res: ServerResponse,
+    url: RequestTarget,
+    parse: (path: string) => ParsedPath,
+  ): Promise<void> {
+    const user = requestUser(req);
+    if (user && req.method !== 'GET' && url.pathname.startsWith('/apis/rbac.authorization.k8s.io/')) {
+      return runAsWriter(user, () => this.route(req, res, url, parse));
+    }
+    return this.route(req, res, url, parse);
+  }
+
+  /** Impersonation and authorization of an authenticated request (anonymous ones reach public paths only). */
+  private authorize(req: IncomingMessage, url: RequestTarget, parse: (path: string) => ParsedPath): void {
+    const user = requestUser(req);
+    if (!user) return;
+    const acting = authorizeRequest(req, user, url, parse(url.pathname), this.authorizer);
+    if (acting !== user) setRequestUser(req, acting);
   }
 
   /**

@@ -5,6 +5,7 @@ import { definitionFromCrd } from '../crd/custom-resource.ts';
 import { qualifiedName, type ResourceDefinition } from './resource.ts';
 import { ObjectStore } from './generic/store.ts';
 import { type StoreContext } from './generic/types.ts';
+import type { CreateOnlyHandler } from './create-only.ts';
 
 /**
  * The resources the server serves right now: the built-ins, plus one per established CRD. Lookups are by
@@ -14,6 +15,7 @@ export class Registry {
   private readonly stores = new Map<string, ObjectStore>();
   private readonly context: StoreContext;
   private readonly listeners = new Set<() => void>();
+  private readonly createOnlyHandlers = new Map<string, CreateOnlyHandler>();
 
   constructor(context: StoreContext) {
     this.context = context;
@@ -34,6 +36,16 @@ export class Registry {
     const store = new ObjectStore(def, this.context);
     this.stores.set(qualifiedName(def), store);
     return store;
+  }
+
+  /** Sets what a create of a create-only resource (`def.createOnly`) answers. */
+  answerCreates(group: string, resource: string, handler: CreateOnlyHandler): void {
+    this.createOnlyHandlers.set(qualifiedName({ group, resource }), handler);
+  }
+
+  /** The handler of a create-only resource; undefined until the server registered one. */
+  createOnlyHandler(def: ResourceDefinition): CreateOnlyHandler | undefined {
+    return this.createOnlyHandlers.get(qualifiedName(def));
   }
 
   /** Called when the set of served resources changes (discovery caches). */

@@ -33,6 +33,8 @@ export interface ResourceSemantics {
   tracksGeneration: boolean;
   /** False for custom resources: an update must then carry metadata.resourceVersion. */
   allowUnconditionalUpdate: boolean;
+  /** Objects are answers computed on create and never stored (registry/create-only.ts). */
+  createOnly?: boolean;
 }
 
 /**
@@ -57,6 +59,8 @@ export interface ResourceStrategy {
    * status alone there, as kube-apiserver's status strategy does (everything else is the stored object's).
    */
   admitStatus?(obj: StoredObject, version: string, old?: StoredObject): FieldError[];
+  /** What a name must be, when not a DNS subdomain (RBAC objects: any path segment, `system:basic-user`). */
+  validName?(name: string): string[];
   /** Kind-specific validation of a new object (old is the current one for updates). */
   validate?(obj: StoredObject, old: StoredObject | undefined, version: string): FieldError[];
   /** Unknown fields of an incoming object below the top level (custom resources: what pruning removes). */

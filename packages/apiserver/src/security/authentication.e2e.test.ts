@@ -59,7 +59,7 @@ interface Call {
 
 function call(
   url: string,
-  options: { token?: string; client?: TestKeyPair; path?: string } = {},
+  options: { token?: string; client?: TestKeyPair; path?: string; body?: unknown } = {},
 ): Promise<Call> {
   return new Promise((resolve, reject) => {
     const req = request(
@@ -68,7 +68,11 @@ function call(
         ca: serverCa.certPem,
         agent: false,
         ...(options.client ? { cert: options.client.certPem, key: options.client.keyPem } : {}),
-        headers: options.token ? { Authorization: `Bearer ${options.token}` } : {},
+        method: options.body === undefined ? 'GET' : 'POST',
+        headers: {
+          ...(options.token ? { Authorization: `Bearer ${options.token}` } : {}),
+          ...(options.body === undefined ? {} : { 'Content-Type': 'application/json' }),
+        },
       },
       (res) => {
         let body = '';
@@ -78,7 +82,7 @@ function call(
       },
     );
     req.on('error', reject);
-    req.end();
+    req.end(options.body === undefined ? undefined : JSON.stringify(options.body));
   });
 }
 
@@ -148,6 +152,25 @@ describe('the API server with a token file and a client CA', () => {
       tokens,
       log: (entry) => logged.push(entry),
     });
+    // RBAC is on: alice (group dev, by her certificate) and bob (team-a) may list namespaces by these bindings.
+    const bind = await call(api.url, {
+      token: 'admin-token',
+      path: '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings',
+      body: {
+        metadata: { name: 'namespace-viewers' },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'view' },
+        subjects: [
+          { kind: 'Group', name: 'dev' },
+          { kind: 'Group', name: 'team-a' },
+        ],
+      },
+    });
+    assert.equal(bind.status, 201, bind.body);
+    for (let i = 0; (await call(api.url, { token: 'bob-token' })).status !== 200; i++) {
+      assert.ok(i < 200, 'the binding never took effect');
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    await new Promise((r) => setTimeout(r, 20));
   });
   after(async () => {
     await api.close();

@@ -5,7 +5,7 @@ export interface UserInfo {
   name: string;
   uid?: string;
   groups: string[];
-  /** Further facts the authenticator knows, by key (a ServiceAccount token's credential id, its bound Pod). */
+  /** Further facts the authenticator knows, by key (a ServiceAccount token's credential id and bound Pod, impersonated `Impersonate-Extra-*`). */
   extra?: Record<string, string[]>;
 }
 

@@ -11,6 +11,8 @@ import { ResourceReader } from './reader.ts';
  */
 function uncached(store: ObjectStore): boolean {
   const { group, resource } = store.def;
+  // Create-only kinds store nothing: nothing to cache.
+  if (store.def.createOnly) return true;
   return resource === 'events' && (group === '' || group === 'events.k8s.io');
 }
 

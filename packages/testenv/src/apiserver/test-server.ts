@@ -76,6 +76,10 @@ export interface TestServerOptions {
   connectionLimits?: Partial<ConnectionLimits>;
   /** ServiceAccount tokens: the TokenRequest API and its tokens' authentication (ApiServerOptions'). */
   serviceAccountTokens?: ApiServerOptions['serviceAccountTokens'];
+  /** More bearer tokens and their users (--token-auth-file), besides the admin token. */
+  tokens?: ApiServerOptions['tokens'];
+  /** --authorization-mode (default RBAC; the admin token is in system:masters). */
+  authorizationMode?: ApiServerOptions['authorizationMode'];
 }
 
 export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
@@ -94,6 +98,8 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
       port,
       tls: { cert: certificates.certPem, key: certificates.keyPem },
       token,
+      tokens: options.tokens,
+      authorizationMode: options.authorizationMode,
       watchCache: options.watchCache ?? true,
       eventTtlMs: options.eventTtlMs,
       maxRequestsInflight: options.maxRequestsInflight,

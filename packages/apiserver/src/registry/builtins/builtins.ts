@@ -7,6 +7,14 @@ import { configmaps } from './configmaps.ts';
 import { customresourcedefinitions } from './customresourcedefinitions.ts';
 import { events } from './events.ts';
 import { leases } from './leases.ts';
+import { clusterrolebindings, clusterroles, rolebindings, roles } from './rbac.ts';
+import {
+  localsubjectaccessreviews,
+  selfsubjectaccessreviews,
+  selfsubjectreviews,
+  selfsubjectrulesreviews,
+  subjectaccessreviews,
+} from './reviews.ts';
 import { namespaces } from './namespaces.ts';
 import { secrets } from './secrets.ts';
 import { serviceaccounts } from './serviceaccounts.ts';
@@ -19,4 +27,13 @@ export const builtinResources: ResourceDefinition[] = [
   serviceaccounts,
   leases,
   customresourcedefinitions,
+  roles,
+  clusterroles,
+  rolebindings,
+  clusterrolebindings,
+  subjectaccessreviews,
+  localsubjectaccessreviews,
+  selfsubjectaccessreviews,
+  selfsubjectrulesreviews,
+  selfsubjectreviews,
 ];

@@ -93,7 +93,7 @@ export async function prepareCreate(
 }
 
 export function nameValidator(store: ObjectStore): (name: string) => string[] {
-  return store.def.resource === 'namespaces' ? dns1123Label : dns1123Subdomain;
+  return store.def.validName ?? (store.def.resource === 'namespaces' ? dns1123Label : dns1123Subdomain);
 }
 
 /**
