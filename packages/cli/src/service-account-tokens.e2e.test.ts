@@ -42,9 +42,16 @@ async function issue(dir: string, cli: RunningCli, sa: string, ...flags: string[
   return r.stdout.trim();
 }
 
+/**
+ * Whether the server authenticates `token`: `kubectl auth whoami` (a SelfSubjectReview, which RBAC grants every
+ * authenticated user) answers with the ServiceAccount's user, or kubectl says it is not logged in.
+ */
 async function works(dir: string, token: string): Promise<boolean> {
-  const r = await kubectlOn(dir, token).run('get', 'serviceaccounts', '-n', 'default', '-o', 'name');
-  if (r.code === 0) return true;
+  const r = await kubectlOn(dir, token).run('auth', 'whoami', '-o', 'jsonpath={.status.userInfo.username}');
+  if (r.code === 0) {
+    assert.match(r.stdout, /^system:serviceaccount:default:/);
+    return true;
+  }
   assert.match(r.stderr, /You must be logged in to the server/);
   return false;
 }

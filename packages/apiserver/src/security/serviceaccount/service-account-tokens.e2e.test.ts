@@ -36,7 +36,40 @@ before(async () => {
     },
   });
   kubectl = kubectlFor({ ...process.env, KUBECONFIG: t.kubeconfigPath }, t.dataDir);
+  await letServiceAccountsView();
 });
+
+/**
+ * RBAC is on: the tokens' users may do only what their bindings grant. Every ServiceAccount gets `view`, as an
+ * administrator would bind it, and the test waits until the authorizer has seen the binding.
+ */
+async function letServiceAccountsView(): Promise<void> {
+  const res = await t.fetch('POST', '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings', {
+    body: {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'ClusterRoleBinding',
+      metadata: { name: 'serviceaccounts-view' },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'view' },
+      subjects: [{ kind: 'Group', apiGroup: 'rbac.authorization.k8s.io', name: 'system:serviceaccounts' }],
+    },
+  });
+  assert.equal(res.status, 201, res.text);
+  const review = {
+    apiVersion: 'authorization.k8s.io/v1',
+    kind: 'SubjectAccessReview',
+    spec: {
+      user: 'system:serviceaccount:default:any',
+      groups: ['system:serviceaccounts'],
+      resourceAttributes: { namespace: 'default', verb: 'list', resource: 'serviceaccounts' },
+    },
+  };
+  for (let i = 0; i < 200; i++) {
+    const r = await t.fetch('POST', '/apis/authorization.k8s.io/v1/subjectaccessreviews', { body: review });
+    if (r.json?.status?.allowed === true) return;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  assert.fail('the binding of view to system:serviceaccounts never took effect');
+}
 
 after(async () => {
   await t?.close();
@@ -155,9 +188,10 @@ describe('TokenRequest with kubectl create token', { skip: kubectlSkip }, () => 
       serviceaccount: { name: 'bound', uid: (decodeJwt(token)['kubernetes.io'] as any).serviceaccount.uid },
       secret: { name: 'anchor', uid: secret.json.metadata.uid },
     });
-    assert.equal((await withToken(token, 'GET', '/api/v1/namespaces/default/secrets')).status, 200);
+    // ConfigMaps: what the test's `view` binding lets a ServiceAccount read (Secrets it does not).
+    assert.equal((await withToken(token, 'GET', '/api/v1/namespaces/default/configmaps')).status, 200);
     await deleteAndWait('/api/v1/namespaces/default/secrets/anchor');
-    assert.equal((await withToken(token, 'GET', '/api/v1/namespaces/default/secrets')).status, 401);
+    assert.equal((await withToken(token, 'GET', '/api/v1/namespaces/default/configmaps')).status, 401);
   });
 });
 
