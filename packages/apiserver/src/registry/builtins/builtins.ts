@@ -10,6 +10,7 @@ import { leases } from './leases.ts';
 import { namespaces } from './namespaces.ts';
 import { secrets } from './secrets.ts';
 import { serviceaccounts } from './serviceaccounts.ts';
+import { mutatingwebhookconfigurations, validatingwebhookconfigurations } from './webhookconfigurations.ts';
 
 export const builtinResources: ResourceDefinition[] = [
   namespaces,
@@ -19,4 +20,6 @@ export const builtinResources: ResourceDefinition[] = [
   serviceaccounts,
   leases,
   customresourcedefinitions,
+  mutatingwebhookconfigurations,
+  validatingwebhookconfigurations,
 ];
