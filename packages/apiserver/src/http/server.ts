@@ -17,6 +17,7 @@ import {
   PROMETHEUS_CONTENT_TYPE,
   type StoredObject,
 } from '@certkit/apimachinery';
+import { AdmissionWebhooks } from '../admission/chain.ts';
 import { CrdController } from '../crd/controller.ts';
 import { GarbageCollector } from '../controllers/garbage-collector.ts';
 import { EventTtlController } from '../controllers/event-ttl.ts';
@@ -167,6 +168,7 @@ export class ApiServer {
   private readonly gc: GarbageCollector;
   private readonly namespaces: NamespaceController;
   private readonly eventTtl: EventTtlController;
+  private readonly webhooks: AdmissionWebhooks;
   private readonly log: (entry: Record<string, unknown>) => void;
   private address = '';
   readonly caches: WatchCaches;
@@ -218,6 +220,11 @@ export class ApiServer {
       getNamespace: (name) => this.caches.getNamespace(name),
       afterWrite: (def, obj) => this.crds.observeWrite(def, obj),
     });
+    this.webhooks = new AdmissionWebhooks({
+      getNamespace: (name) => this.caches.getNamespace(name),
+      log: this.log,
+    });
+    this.registry.wireWebhooks(this.webhooks);
     registerCacheMetrics(this.metrics, this.caches);
     registerProcessMetrics(this.metrics);
     this.inflight = new InflightLimiter(
@@ -272,6 +279,7 @@ export class ApiServer {
     await server.crds.start();
     // Caches initialise in the background: the server serves (KEP-4568 rules) while they do.
     server.caches.start();
+    server.webhooks.start(server.registry, server.caches, server.storage);
     server.storageReadiness.start();
     await server.namespaces.ensureDefaults();
     server.namespaces.start();
@@ -322,6 +330,7 @@ export class ApiServer {
     this.eventTtl.stop();
     this.namespaces.stop();
     this.crds.stop();
+    this.webhooks.close();
     const closed = new Promise<void>((resolve) => this.listener.close(() => resolve()));
     if (this.listener !== this.server) this.server.close();
     this.connections?.closeAll();

@@ -32,6 +32,19 @@ export async function deleteObject(
   name: string,
   options: DeleteOptions = {},
 ): Promise<StoredObject> {
+  const request = options.admission;
+  const webhooks = request ? store.context.webhooks : undefined;
+  // As kube-apiserver's delete handler: mutating webhooks are called with no object (they cannot change one).
+  if (webhooks) {
+    await webhooks.mutate(store.def, {
+      operation: 'DELETE',
+      object: undefined,
+      oldObject: undefined,
+      request: request!,
+      name,
+      namespace: namespace ?? '',
+    });
+  }
   for (let attempt = 0; ; attempt++) {
     const { obj: current, value } = await store.getStored(namespace, name);
     const pre = options.preconditions;
@@ -48,6 +61,14 @@ export async function deleteObject(
         name,
         `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${current.metadata.resourceVersion}`,
       );
+    }
+    if (webhooks) {
+      await webhooks.validate(store.def, {
+        operation: 'DELETE',
+        object: undefined,
+        oldObject: current,
+        request: request!,
+      });
     }
     const next = markDeleting(store, current, options);
     if (options.dryRun) return next;

@@ -170,6 +170,7 @@ export class ObjectStore {
       version,
       options.inputOwned === true,
       options.applied,
+      options.admission,
     );
     const generated = !obj.metadata.name;
     for (let attempt = 1; ; attempt++) {
@@ -256,7 +257,7 @@ export class ObjectStore {
     const { obj: current, value: currentValue } = await this.getStored(namespace, name);
     if (requested && requested !== current.metadata.resourceVersion)
       throw newConflict(this.def, name, OBJECT_MODIFIED);
-    const next = prepareUpdate(
+    const prepared = prepareUpdate(
       this,
       current,
       { ...input, metadata: { ...inputMeta, name } },
@@ -264,6 +265,7 @@ export class ObjectStore {
       version,
       currentValue,
     );
+    const next = prepared instanceof Promise ? await prepared : prepared;
     try {
       return await this.write(current, next, options, currentValue);
     } catch (err) {
@@ -296,7 +298,8 @@ export class ObjectStore {
       const requested = (input.metadata as { resourceVersion?: string } | undefined)?.resourceVersion;
       if (requested && requested !== current.metadata.resourceVersion)
         throw newConflict(this.def, name, OBJECT_MODIFIED);
-      const next = prepareUpdate(this, current, input, options, version);
+      const prepared = prepareUpdate(this, current, input, options, version);
+      const next = prepared instanceof Promise ? await prepared : prepared;
       try {
         return await this.write(current, next, options);
       } catch (err) {

@@ -3,12 +3,16 @@
 import { type FieldError, type StatusError, type StoredObject } from '@certkit/apimachinery';
 import { type KeyValue, type Storage } from '../../storage/types.ts';
 import { type ResourceDefinition } from '../resource.ts';
+import type { AdmissionWebhooks } from '../../admission/chain.ts';
+import type { RequestAdmission } from '../../admission/attributes.ts';
 
 export interface DeleteOptions {
   preconditions?: { uid?: string; resourceVersion?: string };
   propagationPolicy?: 'Orphan' | 'Background' | 'Foreground';
   orphanDependents?: boolean;
   dryRun?: boolean;
+  /** The request, for admission webhooks; set by the API's handlers only while some are configured. */
+  admission?: RequestAdmission;
 }
 
 export interface WriteOptions {
@@ -24,6 +28,8 @@ export interface WriteOptions {
   fieldManager?: () => string;
   /** The input's managedFields were computed by server-side apply: stored as they are. */
   applied?: boolean;
+  /** The request, for admission webhooks; set by the API's handlers only while some are configured. */
+  admission?: RequestAdmission;
 }
 
 export interface ListResult {
@@ -77,6 +83,11 @@ export interface StoreContext {
    * status subresource update says so in `subresource` (AdmissionRequest.subResource): a webhook registered
    * for every subresource, as cert-manager's is, sees those too and judges them by what a status may change.
    */
+  /**
+   * The admission webhooks (admission/chain.ts), called for writes whose options carry `admission`. Set by
+   * Registry.wireWebhooks: they read their configurations from watch caches built on the registry.
+   */
+  webhooks?: AdmissionWebhooks;
   admit?(
     def: ResourceDefinition,
     obj: StoredObject,
