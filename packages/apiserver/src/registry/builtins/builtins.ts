@@ -10,6 +10,9 @@ import { leases } from './leases.ts';
 import { namespaces } from './namespaces.ts';
 import { secrets } from './secrets.ts';
 import { serviceaccounts } from './serviceaccounts.ts';
+import { services } from './services.ts';
+import { endpoints } from './endpoints.ts';
+import { endpointslices } from './endpointslices.ts';
 
 export const builtinResources: ResourceDefinition[] = [
   namespaces,
@@ -19,4 +22,7 @@ export const builtinResources: ResourceDefinition[] = [
   serviceaccounts,
   leases,
   customresourcedefinitions,
+  services,
+  endpoints,
+  endpointslices,
 ];
