@@ -22,6 +22,9 @@ import { CrdController } from '../crd/controller.ts';
 import { GarbageCollector } from '../controllers/garbage-collector.ts';
 import { EventTtlController } from '../controllers/event-ttl.ts';
 import { NamespaceController } from '../controllers/namespaces.ts';
+import { ServiceRangesRepair } from '../controllers/service-ranges-repair.ts';
+import { serviceRanges } from '../registry/builtins/service-ranges.ts';
+import { resourcePrefix } from '../registry/resource.ts';
 import { Registry } from '../registry/registry.ts';
 import { Authenticator } from '../security/authentication.ts';
 import { type ServingTls, servingTlsOptions } from '../security/tls-policy.ts';
@@ -102,6 +105,10 @@ export interface ApiServerOptions {
   listStallTimeoutMs?: number;
   /** How long a request body may take to arrive before 504 and the connection closed (1 min). */
   bodyTimeoutMs?: number;
+  /** The CIDR Services take cluster IPs from (default 10.0.0.0/24; kube-apiserver's --service-cluster-ip-range). */
+  serviceClusterIpRange?: string;
+  /** The ports NodePort Services take node ports from (default 30000-32767; --service-node-port-range). */
+  serviceNodePortRange?: string;
 }
 
 /** What `/version` reports: the Kubernetes API level certkit is compatible with. */
@@ -168,7 +175,11 @@ export class ApiServer {
   private readonly gc: GarbageCollector;
   private readonly namespaces: NamespaceController;
   private readonly eventTtl: EventTtlController;
+<<<<<<< HEAD
   private readonly webhooks: AdmissionWebhooks;
+=======
+  private readonly serviceRangesRepair: ServiceRangesRepair;
+>>>>>>> s23-kinds
   private readonly log: (entry: Record<string, unknown>) => void;
   private address = '';
   readonly caches: WatchCaches;
@@ -185,6 +196,11 @@ export class ApiServer {
     this.log = options.log ?? (() => {});
     this.registry = new Registry({
       storage: options.storage,
+      serviceRanges: serviceRanges(
+        options.storage,
+        options.serviceClusterIpRange,
+        options.serviceNodePortRange,
+      ),
       admit: options.admission
         ? (def, obj, old, subresource) => options.admission!(def.group, def.kind, obj, old, subresource)
         : undefined,
@@ -199,6 +215,11 @@ export class ApiServer {
     this.namespaces.onError = logError('namespace-controller');
     this.eventTtl = new EventTtlController(this.registry, options.storage, options.eventTtlMs);
     this.eventTtl.onError = logError('event-ttl');
+    this.serviceRangesRepair = new ServiceRangesRepair(
+      options.storage,
+      resourcePrefix({ group: '', resource: 'services' }),
+    );
+    this.serviceRangesRepair.onError = logError('service-ranges-repair');
     this.caches = new WatchCaches(this.registry, options.storage, {
       ...options.watchCacheOptions,
       enabled: options.watchCache ?? true,
@@ -285,6 +306,7 @@ export class ApiServer {
     server.namespaces.start();
     server.gc.start();
     server.eventTtl.start();
+    server.serviceRangesRepair.start();
     await new Promise<void>((resolve, reject) => {
       server.listener.once('error', reject);
       server.listener.listen(options.port ?? 6443, options.host ?? '127.0.0.1', () => {
@@ -328,6 +350,7 @@ export class ApiServer {
     this.caches.stop();
     this.gc.stop();
     this.eventTtl.stop();
+    this.serviceRangesRepair.stop();
     this.namespaces.stop();
     this.crds.stop();
     this.webhooks.close();

@@ -74,6 +74,9 @@ export interface TestServerOptions {
   log?: (entry: Record<string, unknown>) => void;
   /** Bounds on connections before they authenticate (short timeouts make them testable). */
   connectionLimits?: Partial<ConnectionLimits>;
+  /** --service-cluster-ip-range and --service-node-port-range (ApiServerOptions). */
+  serviceClusterIpRange?: string;
+  serviceNodePortRange?: string;
 }
 
 export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
@@ -100,6 +103,8 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
       bodyTimeoutMs: options.bodyTimeoutMs,
       admission: options.admission,
       connectionLimits: options.connectionLimits,
+      serviceClusterIpRange: options.serviceClusterIpRange,
+      serviceNodePortRange: options.serviceNodePortRange,
       watchCacheOptions: {
         ...options.watchCacheOptions,
         ...(options.maxHistory ? { maxHistory: options.maxHistory, minHistory: 1 } : {}),

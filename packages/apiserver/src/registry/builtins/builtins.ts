@@ -11,6 +11,9 @@ import { namespaces } from './namespaces.ts';
 import { secrets } from './secrets.ts';
 import { serviceaccounts } from './serviceaccounts.ts';
 import { mutatingwebhookconfigurations, validatingwebhookconfigurations } from './webhookconfigurations.ts';
+import { services } from './services.ts';
+import { endpoints } from './endpoints.ts';
+import { endpointslices } from './endpointslices.ts';
 
 export const builtinResources: ResourceDefinition[] = [
   namespaces,
@@ -22,4 +25,7 @@ export const builtinResources: ResourceDefinition[] = [
   customresourcedefinitions,
   mutatingwebhookconfigurations,
   validatingwebhookconfigurations,
+  services,
+  endpoints,
+  endpointslices,
 ];

@@ -5,6 +5,7 @@ import { type KeyValue, type Storage } from '../../storage/types.ts';
 import { type ResourceDefinition } from '../resource.ts';
 import type { AdmissionWebhooks } from '../../admission/chain.ts';
 import type { RequestAdmission } from '../../admission/attributes.ts';
+import { type ServiceRanges } from '../builtins/service-ranges.ts';
 
 export interface DeleteOptions {
   preconditions?: { uid?: string; resourceVersion?: string };
@@ -66,6 +67,8 @@ export interface WatchSink {
 /** What a store needs from the rest of the server. */
 export interface StoreContext {
   storage: Storage;
+  /** The ranges Services take cluster IPs and node ports from (the server's --service-* flags). */
+  serviceRanges?: ServiceRanges;
   /**
    * Finds a namespace, so objects are not created in one that is missing or terminating: at once when it
    * is at hand (every namespaced create asks), else through a promise. Set by Registry.wire: the
