@@ -175,11 +175,8 @@ export class ApiServer {
   private readonly gc: GarbageCollector;
   private readonly namespaces: NamespaceController;
   private readonly eventTtl: EventTtlController;
-<<<<<<< HEAD
   private readonly webhooks: AdmissionWebhooks;
-=======
   private readonly serviceRangesRepair: ServiceRangesRepair;
->>>>>>> s23-kinds
   private readonly log: (entry: Record<string, unknown>) => void;
   private address = '';
   readonly caches: WatchCaches;
