@@ -68,13 +68,13 @@ async function targetOf(hook: Webhook, context: DispatchContext): Promise<Webhoo
   const host = `${service.name}.${service.namespace}.svc`;
   const url = new URL(`https://${host}:${service.port ?? 443}${service.path ?? ''}`);
   url.search = timeout;
-  if (!context.resolveService)
-    throw new CallFailure(`failed to call webhook: service ${host} cannot be resolved`);
+  const shown = `failed to call webhook: Post "${url.href}"`;
+  if (!context.resolveService) throw new CallFailure(`${shown}: services are not served`);
   let dial: { host: string; port: number };
   try {
     dial = await context.resolveService(service);
   } catch (err) {
-    throw new CallFailure(`failed to call webhook: ${(err as Error).message}`);
+    throw new CallFailure(`${shown}: ${(err as Error).message}`);
   }
   return { url, dial, caBundle: cc.caBundle };
 }

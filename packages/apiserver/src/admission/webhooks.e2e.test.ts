@@ -608,3 +608,86 @@ describe('rules', () => {
     }
   });
 });
+
+describe('service references', () => {
+  it(
+    "reach the webhook at an endpoint of the Service's EndpointSlice, verified as <name>.<namespace>.svc",
+    { skip: kubectlSkip },
+    async () => {
+      await createNamespace('hooks');
+      const server = await startWebhookServer(
+        () => ({ allowed: false, status: { message: 'through the service' } }),
+        {
+          dnsNames: ['admission.hooks.svc'],
+        },
+      );
+      const remove = await configure('ValidatingWebhookConfiguration', 'by-service', [
+        {
+          ...hook('service.example.com', server, '/v', {
+            objectSelector: { matchLabels: { via: 'service' } },
+          }),
+          clientConfig: {
+            service: { namespace: 'hooks', name: 'admission', path: '/validate', port: 8443 },
+            caBundle: server.caBundle,
+          },
+        },
+      ]);
+      const create = (name: string) =>
+        t.fetch('POST', '/api/v1/namespaces/default/configmaps', {
+          body: { metadata: { name, labels: { via: 'service' } } },
+        });
+      try {
+        // No Service yet: the call fails, and failurePolicy Fail refuses the write.
+        const missing = await create('no-service');
+        assert.equal(missing.status, 500, missing.text);
+        assert.equal(
+          missing.json.message,
+          'Internal error occurred: failed calling webhook "service.example.com": failed to call webhook: Post "https://admission.hooks.svc:8443/validate?timeout=10s": service "admission" not found',
+        );
+        await kubectl.ok(
+          'apply',
+          '-f',
+          await kubectl.manifest(`
+apiVersion: v1
+kind: Service
+metadata: {name: admission, namespace: hooks}
+spec:
+  ports: [{name: https, port: 8443, targetPort: 9443}]
+`),
+        );
+        const noEndpoints = await create('no-endpoints');
+        assert.equal(noEndpoints.status, 500, noEndpoints.text);
+        assert.match(noEndpoints.json.message, /: no endpoints available for service "admission"$/);
+        await kubectl.ok(
+          'apply',
+          '-f',
+          await kubectl.manifest(`
+apiVersion: discovery.k8s.io/v1
+kind: EndpointSlice
+metadata:
+  name: admission-1
+  namespace: hooks
+  labels: {kubernetes.io/service-name: admission}
+addressType: IPv4
+ports: [{name: https, port: ${server.port}}]
+endpoints:
+- addresses: [127.0.0.1]
+  conditions: {ready: true}
+`),
+        );
+        const r = await kubectl.run('create', 'configmap', 'via-service');
+        assert.equal(r.code, 0, 'the configmap has no via label: not selected');
+        const denied = await create('via-service-2');
+        assert.equal(denied.status, 400, denied.text);
+        assert.equal(
+          denied.json.message,
+          'admission webhook "service.example.com" denied the request: through the service',
+        );
+        assert.equal(server.reviews.at(-1)!.path, '/validate?timeout=10s');
+      } finally {
+        await remove();
+        await server.close();
+      }
+    },
+  );
+});

@@ -18,6 +18,7 @@ import {
   type StoredObject,
 } from '@certkit/apimachinery';
 import { AdmissionWebhooks } from '../admission/chain.ts';
+import { endpointSliceResolver } from '../admission/service-resolver.ts';
 import { CrdController } from '../crd/controller.ts';
 import { GarbageCollector } from '../controllers/garbage-collector.ts';
 import { EventTtlController } from '../controllers/event-ttl.ts';
@@ -298,6 +299,7 @@ export class ApiServer {
     // Caches initialise in the background: the server serves (KEP-4568 rules) while they do.
     server.caches.start();
     server.webhooks.start(server.registry, server.caches, server.storage);
+    server.webhooks.setServiceResolver(endpointSliceResolver(server.registry, server.caches));
     server.storageReadiness.start();
     await server.namespaces.ensureDefaults();
     server.namespaces.start();
