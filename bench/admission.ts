@@ -1,0 +1,132 @@
+import {
+  Client,
+  flag,
+  median,
+  type ServerProcess,
+  startServerProcess,
+  throughput,
+  writeResults,
+} from './lib.ts';
+
+/**
+ * What the admission webhook chain costs a write that no webhook applies to: bench:apiserver's create workload
+ * (1 KiB Secrets, 16 clients over HTTPS) against three servers, in interleaved rounds that rotate which one
+ * goes first, so that drifting load on the machine falls on all alike:
+ * - baseline: the server without the chain, from another checkout (--baseline=DIR, e.g. the commit before
+ *   the chain extracted with `git archive`; its node_modules/@certkit must point into its own packages);
+ * - new: this checkout, no webhook configured (the chain must be a no-op: the figure with a target);
+ * - new + unrelated webhook: this checkout with one Mutating and one ValidatingWebhookConfiguration whose rules
+ *   name another resource, so every create consults the index and the rules but calls nothing.
+ * Both servers run with --sqlite-synchronous=normal, so that the fsync of a commit does not hide the CPU a
+ * request costs. The figures are the medians of the per-round ratios to the baseline.
+ * Usage: npm run bench:admission -- --baseline=DIR [--secrets=N --rounds=N]
+ */
+
+const CONCURRENCY = 16;
+const BASELINE = flag('baseline');
+const secrets = Number(flag('secrets') ?? 12_000);
+const rounds = Number(flag('rounds') ?? 12);
+const payload = Buffer.alloc(768, 'x').toString('base64');
+const GROUP = 'admissionregistration.k8s.io';
+
+if (!BASELINE)
+  throw new Error('--baseline=DIR is required: a checkout of the server without the admission chain');
+
+/** One webhook whose rules name a resource the bench never writes (its URL is never dialled). */
+function unrelatedWebhooks(kind: string) {
+  return {
+    apiVersion: `${GROUP}/v1`,
+    kind,
+    metadata: { name: 'unrelated' },
+    webhooks: [
+      {
+        name: 'unrelated.bench.example.com',
+        clientConfig: { url: 'https://127.0.0.1:9/never' },
+        rules: [{ operations: ['*'], apiGroups: ['example.com'], apiVersions: ['*'], resources: ['*'] }],
+        sideEffects: 'None',
+        admissionReviewVersions: ['v1'],
+      },
+    ],
+  };
+}
+
+interface Variant {
+  name: string;
+  server: ServerProcess;
+  client: Client;
+  rates: number[];
+}
+
+async function start(name: string, root: string | undefined): Promise<Variant> {
+  const server = await startServerProcess(undefined, ['--sqlite-synchronous=normal'], { root });
+  const client = new Client(server, CONCURRENCY);
+  await client.call('POST', '/api/v1/namespaces', { metadata: { name: 'bench' } });
+  // Warm up connections and the JIT before measuring.
+  await throughput(1000, CONCURRENCY, async (i) => {
+    await client.call('POST', '/api/v1/namespaces/bench/configmaps', { metadata: { name: `warm-${i}` } });
+  });
+  return { name, server, client, rates: [] };
+}
+
+async function createSecrets(v: Variant, first: number, count: number): Promise<number> {
+  const { opsPerSec } = await throughput(count, CONCURRENCY, async (i) => {
+    const res = await v.client.call('POST', '/api/v1/namespaces/bench/secrets', {
+      metadata: { name: `secret-${first + i}`, labels: { bench: 'true' } },
+      data: { payload },
+    });
+    if (res.status !== 201) throw new Error(`${v.name}: create failed: ${res.status} ${res.text}`);
+  });
+  return opsPerSec;
+}
+
+const variants = [
+  await start('baseline', BASELINE),
+  await start('new', undefined),
+  await start('new + unrelated webhook', undefined),
+];
+try {
+  const configured = variants[2].client;
+  for (const [kind, resource] of [
+    ['MutatingWebhookConfiguration', 'mutatingwebhookconfigurations'],
+    ['ValidatingWebhookConfiguration', 'validatingwebhookconfigurations'],
+  ]) {
+    const res = await configured.call('POST', `/apis/${GROUP}/v1/${resource}`, unrelatedWebhooks(kind));
+    if (res.status !== 201) throw new Error(`configuring ${kind} failed: ${res.status} ${res.text}`);
+  }
+  const perRound = Math.ceil(secrets / rounds);
+  for (let r = 0; r < rounds; r++) {
+    const order = variants.map((_, i) => variants[(i + r) % variants.length]);
+    for (const v of order) v.rates.push(await createSecrets(v, r * perRound, perRound));
+  }
+  const base = variants[0].rates;
+  const ratio = (v: Variant) => Number(median(v.rates.map((rate, i) => rate / base[i])).toFixed(3));
+  const results = {
+    date: new Date().toISOString(),
+    concurrency: CONCURRENCY,
+    secrets,
+    rounds,
+    createsPerSec: Object.fromEntries(variants.map((v) => [v.name, Math.round(median(v.rates))])),
+    ratioToBaseline: {
+      noWebhooks: ratio(variants[1]),
+      unrelatedWebhook: ratio(variants[2]),
+    },
+    perRound: Object.fromEntries(variants.map((v) => [v.name, v.rates.map(Math.round)])),
+    targets: { noWebhooksRatio: 0.97 },
+  };
+  const table = [
+    '| measure | result | target |',
+    '|---|---|---|',
+    ...variants.map(
+      (v) =>
+        `| creates/s, ${v.name} (1 KiB Secrets, ${CONCURRENCY} clients, HTTPS, synchronous=normal; median of ${rounds} rounds) | ${results.createsPerSec[v.name]} | — |`,
+    ),
+    `| no webhook configured / baseline without the chain (median of the rounds' ratios) | ${results.ratioToBaseline.noWebhooks} | ≥ 0.97 (noise) |`,
+    `| one unrelated webhook of each kind / baseline (median of the rounds' ratios) | ${results.ratioToBaseline.unrelatedWebhook} | — |`,
+  ].join('\n');
+  await writeResults('admission', results, table);
+} finally {
+  for (const v of variants) {
+    v.client.close();
+    await v.server.stop();
+  }
+}
