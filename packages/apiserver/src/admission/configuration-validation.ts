@@ -12,8 +12,14 @@ import {
   StatusError,
   type StoredObject,
 } from '@certkit/apimachinery';
-import { dns1123Subdomain } from '../registry/validation.ts';
-import { ADMISSION_REVIEW_VERSIONS, type RuleWithOperations, type Webhook } from './webhook-types.ts';
+import { dns1123Subdomain, qualifiedName } from '../registry/validation.ts';
+import { compileMatchCondition } from './match-conditions.ts';
+import {
+  ADMISSION_REVIEW_VERSIONS,
+  type MatchCondition,
+  type RuleWithOperations,
+  type Webhook,
+} from './webhook-types.ts';
 
 const OPERATIONS = ['*', 'CREATE', 'UPDATE', 'DELETE', 'CONNECT'];
 const SCOPES = ['*', 'Cluster', 'Namespaced'];
@@ -78,15 +84,32 @@ export function validateWebhookConfiguration(obj: StoredObject, mutating: boolea
     errs.push(...validateSelector(hook.namespaceSelector, `${path}.namespaceSelector`));
     errs.push(...validateSelector(hook.objectSelector, `${path}.objectSelector`));
     errs.push(...validateClientConfig(hook, `${path}.clientConfig`));
-    const names = new Set<string>();
-    (hook.matchConditions ?? []).forEach((c, j) => {
-      const at = `${path}.matchConditions[${j}]`;
-      if (!c?.name) errs.push(required(`${at}.name`));
-      else if (names.has(c.name))
-        errs.push({ type: 'FieldValueDuplicate', field: `${at}.name`, value: c.name });
-      else names.add(c.name);
-      if (!c?.expression) errs.push(required(`${at}.expression`));
-    });
+    errs.push(...validateMatchConditions(hook.matchConditions, `${path}.matchConditions`));
+  });
+  return errs;
+}
+
+/** At most 64 conditions, each with a unique qualified name and an expression that compiles to a bool. */
+function validateMatchConditions(conditions: MatchCondition[] | undefined, field: string): FieldError[] {
+  if (!conditions) return [];
+  const errs: FieldError[] = [];
+  if (conditions.length > 64)
+    errs.push({ type: 'FieldValueTooMany', field, detail: `must have at most 64 items` });
+  const names = new Set<string>();
+  conditions.forEach((c, j) => {
+    const at = `${field}[${j}]`;
+    if (!c?.name) errs.push(required(`${at}.name`));
+    else if (names.has(c.name))
+      errs.push({ type: 'FieldValueDuplicate', field: `${at}.name`, value: c.name });
+    else {
+      names.add(c.name);
+      for (const problem of qualifiedName(c.name)) errs.push(invalid(`${at}.name`, c.name, problem));
+    }
+    if (!c?.expression) errs.push(required(`${at}.expression`));
+    else {
+      const program = compileMatchCondition(c.expression);
+      if (typeof program === 'string') errs.push(invalid(`${at}.expression`, c.expression, program));
+    }
   });
   return errs;
 }

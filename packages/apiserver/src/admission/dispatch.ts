@@ -10,6 +10,7 @@ import { WebhookCallError, type WebhookClient, type WebhookTarget } from './clie
 import { callFailedError, deniedError, dryRunUnsupportedError, httpErrorText } from './errors.ts';
 import { matchingVersion } from './rules.ts';
 import {
+  type ReviewTarget,
   type AdmissionResult,
   buildReview,
   InvalidResponseError,
@@ -18,6 +19,7 @@ import {
 } from './review.ts';
 import { type NamespaceLookup, namespaceSelectorMatches, objectSelectorMatches } from './selectors.ts';
 import { DEFAULT_TIMEOUT_SECONDS } from './configuration-defaults.ts';
+import { evaluateMatchConditions } from './match-conditions.ts';
 import type { ServiceReference, Webhook } from './webhook-types.ts';
 
 /** Finds where a service's webhook listens (its EndpointSlices), or throws with the reason. */
@@ -50,7 +52,39 @@ export async function webhookApplies(
   if (!objectSelectorMatches(hook, attrs)) return undefined;
   if (!(await namespaceSelectorMatches(hook, attrs, def.resource, subresource, context.getNamespace)))
     return undefined;
+  if (hook.matchConditions && hook.matchConditions.length > 0) {
+    const { body } = buildReview('v1', attrs, reviewTarget(def, attrs, version), requestResource(def, attrs));
+    const verdict = evaluateMatchConditions(hook.matchConditions, body.request as Record<string, unknown>);
+    if (verdict === false) return undefined;
+    if (typeof verdict === 'string') {
+      const reason = `webhook match conditions evaluation error: ${verdict}`;
+      if (hook.failurePolicy === 'Ignore') {
+        context.log({
+          level: 'warn',
+          msg: 'failed calling webhook, failing open',
+          webhook: hook.name,
+          err: reason,
+        });
+        return undefined;
+      }
+      throw callFailedError(hook.name ?? '', reason);
+    }
+  }
   return version;
+}
+
+function reviewTarget(def: ResourceDefinition, attrs: AdmissionAttributes, version: string): ReviewTarget {
+  return {
+    group: def.group,
+    version,
+    resource: def.resource,
+    subresource: attrs.request.subresource ?? '',
+    kind: def.kind,
+  };
+}
+
+function requestResource(def: ResourceDefinition, attrs: AdmissionAttributes) {
+  return { group: def.group, version: attrs.request.version, resource: def.resource };
 }
 
 /** Why the call failed, as ErrCallingWebhook's reason; thrown inside call() only. */
@@ -134,14 +168,8 @@ async function call(
   const { uid, body } = buildReview(
     reviewApiVersion,
     attrs,
-    {
-      group: def.group,
-      version,
-      resource: def.resource,
-      subresource: attrs.request.subresource ?? '',
-      kind: def.kind,
-    },
-    { group: def.group, version: attrs.request.version, resource: def.resource },
+    reviewTarget(def, attrs, version),
+    requestResource(def, attrs),
   );
   const target = await targetOf(hook, context);
   let reply;

@@ -691,3 +691,52 @@ endpoints:
     },
   );
 });
+
+describe('matchConditions', () => {
+  it('call the webhook only when every CEL condition holds; an evaluation error is a failed call', async () => {
+    const server = await startWebhookServer(() => ({ allowed: false, status: { message: 'matched' } }));
+    const remove = await configure('ValidatingWebhookConfiguration', 'cel-conditions', [
+      hook('cel.example.com', server, '/v', {
+        matchConditions: [
+          { name: 'named-cel', expression: 'object.metadata.name.startsWith("cel-")' },
+          { name: 'by-admin', expression: 'request.userInfo.username == "certkit-admin"' },
+        ],
+      }),
+      hook('cel-error.example.com', server, '/v', {
+        matchConditions: [
+          { name: 'needs-data', expression: 'object.metadata.name == "cel-error" && object.data.key == "x"' },
+        ],
+      }),
+    ]);
+    const create = (name: string) =>
+      t.fetch('POST', '/api/v1/namespaces/default/configmaps', { body: { metadata: { name } } });
+    try {
+      assert.equal((await create('plain')).status, 201, 'a false condition skips the webhook');
+      const denied = await create('cel-denied');
+      assert.equal(denied.status, 400, denied.text);
+      assert.equal(denied.json.message, 'admission webhook "cel.example.com" denied the request: matched');
+      const failed = await create('cel-error');
+      assert.equal(failed.status, 500, failed.text);
+      assert.match(
+        failed.json.message,
+        /failed calling webhook "cel-error\.example\.com": webhook match conditions evaluation error: failed to evaluate condition "needs-data": /,
+      );
+      const invalid = await t.fetch('POST', `/apis/${GROUP}/v1/validatingwebhookconfigurations`, {
+        body: {
+          metadata: { name: 'bad-cel' },
+          webhooks: [
+            hook('badcel.example.com', server, '/v', {
+              matchConditions: [{ name: 'n', expression: 'size(object.metadata.name)' }],
+            }),
+          ],
+        },
+      });
+      assert.equal(invalid.status, 422, invalid.text);
+      assert.equal(invalid.json.details.causes[0].field, 'webhooks[0].matchConditions[0].expression');
+      assert.match(invalid.json.details.causes[0].message, /must evaluate to bool/);
+    } finally {
+      await remove();
+      await server.close();
+    }
+  });
+});
