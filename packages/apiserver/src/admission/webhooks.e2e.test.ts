@@ -230,6 +230,16 @@ describe('mutating webhooks', () => {
         assert.equal(review.request.oldObject, null);
         // The webhook saw the object before the server set its system fields, as kube-apiserver's do.
         assert.equal(review.request.object.metadata.uid, undefined);
+        // Server-side apply creates through the same chain.
+        const file = await kubectl.manifest(
+          'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: applied, namespace: default}\ndata: {k: v}\n',
+        );
+        await kubectl.ok('apply', '--server-side', '-f', file);
+        assert.equal(
+          await kubectl.ok('get', 'configmap', 'applied', '-o', 'jsonpath={.metadata.labels.mutated}'),
+          'yes',
+        );
+        assert.equal(server.reviews.at(-1)!.request.operation, 'CREATE');
       } finally {
         await remove();
         await server.close();
