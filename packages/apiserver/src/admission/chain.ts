@@ -5,7 +5,7 @@
  * builds nothing for admission at all.
  */
 
-import type { StoredObject } from '@certkit/apimachinery';
+import { parseListOptions, type StoredObject } from '@certkit/apimachinery';
 import type { ResourceDefinition } from '../registry/resource.ts';
 import type { Registry } from '../registry/registry.ts';
 import type { Storage } from '../storage/types.ts';
@@ -78,8 +78,12 @@ export class AdmissionWebhooks {
       this.ownCaches.push(own);
       return own;
     };
-    this.mutatingIndex.attach(cacheOf(MUTATING_RESOURCE));
-    this.validatingIndex.attach(cacheOf(VALIDATING_RESOURCE));
+    const fromStorage = (resource: string) => async () => {
+      const store = registry.byResource(ADMISSIONREGISTRATION_GROUP, resource)!;
+      return (await store.list(undefined, parseListOptions(new URLSearchParams(), 'list'))).items;
+    };
+    this.mutatingIndex.attach(cacheOf(MUTATING_RESOURCE), fromStorage(MUTATING_RESOURCE));
+    this.validatingIndex.attach(cacheOf(VALIDATING_RESOURCE), fromStorage(VALIDATING_RESOURCE));
   }
 
   /** The service resolver, once the kinds it reads are served. */
@@ -105,7 +109,8 @@ export class AdmissionWebhooks {
 
   /** Runs the mutating webhooks; the object is changed in place. True when a webhook changed it. */
   async mutate(def: ResourceDefinition, call: AdmissionCall): Promise<boolean> {
-    const hooks = this.mutatingIndex.webhooks();
+    const listed = this.mutatingIndex.webhooks();
+    const hooks = listed instanceof Promise ? await listed : listed;
     if (hooks.length === 0) return false;
     const attrs = this.attributes(def, call);
     if (!attrs) return false;
@@ -114,7 +119,8 @@ export class AdmissionWebhooks {
 
   /** Runs the validating webhooks; throws the refusal. */
   async validate(def: ResourceDefinition, call: AdmissionCall): Promise<void> {
-    const hooks = this.validatingIndex.webhooks();
+    const listed = this.validatingIndex.webhooks();
+    const hooks = listed instanceof Promise ? await listed : listed;
     if (hooks.length === 0) return;
     const attrs = this.attributes(def, call);
     if (!attrs) return;

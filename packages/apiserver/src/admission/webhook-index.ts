@@ -18,28 +18,32 @@ export interface IndexedWebhook {
 
 export class WebhookIndex {
   private cache: WatchCache | undefined;
+  private readStorage: (() => Promise<StoredObject[]>) | undefined;
   private revision = -1;
   private hooks: IndexedWebhook[] = [];
 
-  /** Reads from this cache from now on (the server's, or one of the chain's own when caching is off). */
-  attach(cache: WatchCache): void {
+  /**
+   * Reads from this cache from now on (the server's, or one of the chain's own when caching is off); until
+   * the cache has listed storage once, from storage itself (readStorage), so that webhooks configured before
+   * a restart are not skipped while the server starts.
+   */
+  attach(cache: WatchCache, readStorage: () => Promise<StoredObject[]>): void {
     this.cache = cache;
+    this.readStorage = readStorage;
     this.revision = -1;
   }
 
-  /** True when no webhook can apply: nothing configured (or nothing read yet). */
+  /** True when no webhook can apply: nothing configured, as far as a ready cache knows. */
   get empty(): boolean {
-    return this.cache === undefined || this.cache.size === 0;
-  }
-
-  /** Whether the cache has listed storage once; before, what it holds says nothing. */
-  get ready(): boolean {
-    return this.cache?.ready.ready === true;
-  }
-
-  webhooks(): IndexedWebhook[] {
     const cache = this.cache;
-    if (!cache || cache.size === 0) return [];
+    return cache === undefined || (cache.size === 0 && cache.ready.ready);
+  }
+
+  webhooks(): IndexedWebhook[] | Promise<IndexedWebhook[]> {
+    const cache = this.cache;
+    if (!cache) return [];
+    if (!cache.ready.ready) return this.readStorage!().then(indexWebhooks);
+    if (cache.size === 0) return [];
     if (cache.revision !== this.revision) {
       this.revision = cache.revision;
       this.hooks = indexWebhooks(cache.list(undefined).map((entry) => entry.obj));
