@@ -750,3 +750,87 @@ describe('matchConditions', () => {
     }
   });
 });
+
+describe('versions', () => {
+  it('send v1beta1 AdmissionReviews to a webhook that lists only v1beta1', async () => {
+    const server = await startWebhookServer(() => ({ allowed: true }));
+    const remove = await configure('ValidatingWebhookConfiguration', 'beta-review', [
+      hook('beta.example.com', server, '/v', { admissionReviewVersions: ['v1beta1'] }),
+    ]);
+    try {
+      const res = await t.fetch('POST', '/api/v1/namespaces/default/configmaps', {
+        body: { metadata: { name: 'beta-review' } },
+      });
+      assert.equal(res.status, 201, res.text);
+      assert.equal(server.reviews[0].apiVersion, 'admission.k8s.io/v1beta1');
+    } finally {
+      await remove();
+      await server.close();
+    }
+  });
+
+  it('with matchPolicy Equivalent, send a request at another served version converted to the one the rules name', async () => {
+    const crd = await t.fetch('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', {
+      body: {
+        metadata: { name: 'widgets.example.com' },
+        spec: {
+          group: 'example.com',
+          scope: 'Namespaced',
+          names: { plural: 'widgets', singular: 'widget', kind: 'Widget', listKind: 'WidgetList' },
+          versions: ['v1', 'v1beta1'].map((name) => ({
+            name,
+            served: true,
+            storage: name === 'v1',
+            schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } },
+          })),
+        },
+      },
+    });
+    assert.equal(crd.status, 201, crd.text);
+    const server = await startWebhookServer(() => ({
+      allowed: true,
+      patch: [{ op: 'add', path: '/metadata/labels', value: { seen: 'v1' } }],
+    }));
+    const rules = [
+      { operations: ['CREATE'], apiGroups: ['example.com'], apiVersions: ['v1'], resources: ['widgets'] },
+    ];
+    const remove = await configure('MutatingWebhookConfiguration', 'equivalent', [
+      hook('equivalent.example.com', server, '/m', {
+        rules,
+        objectSelector: { matchLabels: { policy: 'equivalent' } },
+      }),
+      hook('exact.example.com', server, '/m', {
+        rules,
+        matchPolicy: 'Exact',
+        objectSelector: { matchLabels: { policy: 'exact' } },
+      }),
+    ]);
+    const create = async (name: string, policy: string) => {
+      for (let attempt = 0; ; attempt++) {
+        const res = await t.fetch('POST', '/apis/example.com/v1beta1/namespaces/default/widgets', {
+          body: { apiVersion: 'example.com/v1beta1', kind: 'Widget', metadata: { name, labels: { policy } } },
+        });
+        // The CRD is served moments after its write.
+        if (res.status !== 404 || attempt > 50) return res;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    };
+    try {
+      const equivalent = await create('equivalent', 'equivalent');
+      assert.equal(equivalent.status, 201, equivalent.text);
+      assert.equal(equivalent.json.apiVersion, 'example.com/v1beta1');
+      assert.deepEqual(equivalent.json.metadata.labels, { seen: 'v1' });
+      const review = server.reviews[0].request;
+      assert.deepEqual(review.kind, { group: 'example.com', version: 'v1', kind: 'Widget' });
+      assert.equal(review.object.apiVersion, 'example.com/v1');
+      assert.equal((review as { requestKind?: { version: string } }).requestKind?.version, 'v1beta1');
+      const exact = await create('exact', 'exact');
+      assert.equal(exact.status, 201, exact.text);
+      assert.deepEqual(exact.json.metadata.labels, { policy: 'exact' }, 'Exact does not match v1beta1');
+      assert.equal(server.reviews.length, 1);
+    } finally {
+      await remove();
+      await server.close();
+    }
+  });
+});
