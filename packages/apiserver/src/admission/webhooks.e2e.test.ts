@@ -834,3 +834,37 @@ describe('versions', () => {
     }
   });
 });
+
+describe('Namespaces', () => {
+  it('are matched by namespaceSelector on the labels they are created with, kubernetes.io/metadata.name included', async () => {
+    const server = await startWebhookServer((review) => ({
+      allowed: false,
+      status: { message: review.request.name },
+    }));
+    const remove = await configure('ValidatingWebhookConfiguration', 'namespaces', [
+      hook('namespaces.example.com', server, '/v', {
+        rules: [{ operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['namespaces'] }],
+        namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'guarded' } },
+      }),
+    ]);
+    try {
+      const other = await t.fetch('POST', '/api/v1/namespaces', {
+        body: { metadata: { name: 'unguarded' } },
+      });
+      assert.equal(other.status, 201, other.text);
+      const guarded = await t.fetch('POST', '/api/v1/namespaces', {
+        body: { metadata: { name: 'guarded' } },
+      });
+      assert.equal(guarded.status, 400, guarded.text);
+      assert.equal(
+        guarded.json.message,
+        'admission webhook "namespaces.example.com" denied the request: guarded',
+      );
+      assert.equal(server.reviews.length, 1);
+      assert.equal(server.reviews[0].request.namespace, 'guarded', 'a Namespace is its own namespace');
+    } finally {
+      await remove();
+      await server.close();
+    }
+  });
+});
