@@ -36,7 +36,7 @@ export async function deleteObject(
   const webhooks = request ? store.context.webhooks : undefined;
   // As kube-apiserver's delete handler: mutating webhooks are called with no object (they cannot change one).
   if (webhooks) {
-    await webhooks.mutate(store.def, {
+    const mutated = webhooks.mutate(store.def, {
       operation: 'DELETE',
       object: undefined,
       oldObject: undefined,
@@ -44,6 +44,7 @@ export async function deleteObject(
       name,
       namespace: namespace ?? '',
     });
+    if (mutated instanceof Promise) await mutated;
   }
   for (let attempt = 0; ; attempt++) {
     const { obj: current, value } = await store.getStored(namespace, name);
@@ -62,14 +63,13 @@ export async function deleteObject(
         `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${current.metadata.resourceVersion}`,
       );
     }
-    if (webhooks) {
-      await webhooks.validate(store.def, {
-        operation: 'DELETE',
-        object: undefined,
-        oldObject: current,
-        request: request!,
-      });
-    }
+    const validated = webhooks?.validate(store.def, {
+      operation: 'DELETE',
+      object: undefined,
+      oldObject: current,
+      request: request!,
+    });
+    if (validated) await validated;
     const next = markDeleting(store, current, options);
     if (options.dryRun) return next;
     const key = store.key(namespace, name);

@@ -57,7 +57,8 @@ export async function prepareCreate(
   obj.apiVersion = store.apiVersion;
   obj.kind = def.kind;
   const webhooks = admission ? store.context.webhooks : undefined;
-  if (webhooks && (await mutateOnCreate(store, obj, admission!))) {
+  const mutated = webhooks ? mutateOnCreate(store, obj, admission!) : false;
+  if (mutated instanceof Promise ? await mutated : mutated) {
     meta = obj.metadata;
     if (def.namespaced && meta.namespace !== (namespace ?? meta.namespace)) {
       throw newBadRequest(
@@ -100,14 +101,13 @@ export async function prepareCreate(
     const open = checkNamespaceOpen(store, meta.namespace!, meta.name ?? meta.generateName ?? '');
     if (open) await open;
   }
-  if (webhooks) {
-    await webhooks.validate(def, {
-      operation: 'CREATE',
-      object: obj,
-      oldObject: undefined,
-      request: admission!,
-    });
-  }
+  const validated = webhooks?.validate(def, {
+    operation: 'CREATE',
+    object: obj,
+    oldObject: undefined,
+    request: admission!,
+  });
+  if (validated) await validated;
   return obj;
 }
 
@@ -116,26 +116,29 @@ export async function prepareCreate(
  * part of decoding there), before the system fields are set. True when they changed it; its type is then
  * put back, and the system fields are set after it as for any create.
  */
-async function mutateOnCreate(
+function mutateOnCreate(
   store: ObjectStore,
   obj: StoredObject,
   admission: RequestAdmission,
-): Promise<boolean> {
+): boolean | Promise<boolean> {
   const def = store.def;
   def.normalize?.(obj);
   def.defaults?.(obj);
-  const changed = await store.context.webhooks!.mutate(def, {
+  const changed = store.context.webhooks!.mutate(def, {
     operation: 'CREATE',
     object: obj,
     oldObject: undefined,
     request: admission,
   });
-  if (changed) {
-    obj.apiVersion = store.apiVersion;
-    obj.kind = def.kind;
-    obj.metadata = { ...(isObject(obj.metadata) ? obj.metadata : {}) };
-  }
-  return changed;
+  const restore = (yes: boolean) => {
+    if (yes) {
+      obj.apiVersion = store.apiVersion;
+      obj.kind = def.kind;
+      obj.metadata = { ...(isObject(obj.metadata) ? obj.metadata : {}) };
+    }
+    return yes;
+  };
+  return changed instanceof Promise ? changed.then(restore) : restore(changed);
 }
 
 export function nameValidator(store: ObjectStore): (name: string) => string[] {
@@ -235,14 +238,14 @@ export function prepareUpdate(
  * object the client sent (defaulted, as decoding defaults it there), with the current one as oldObject; it is
  * then prepared and validated as any update; the validating webhooks see the result.
  */
-async function admitUpdate(
+function admitUpdate(
   store: ObjectStore,
   current: StoredObject,
   input: KubeObject,
   options: WriteOptions,
   version: string,
   currentValue?: string,
-): Promise<StoredObject> {
+): StoredObject | Promise<StoredObject> {
   const def = store.def;
   const webhooks = store.context.webhooks!;
   const request = options.admission!;
@@ -254,17 +257,19 @@ async function admitUpdate(
   if (def.namespaced) obj.metadata.namespace ??= current.metadata.namespace;
   def.normalize?.(obj);
   def.defaults?.(obj);
-  await webhooks.mutate(def, { operation: 'UPDATE', object: obj, oldObject: current, request });
-  const next = prepareUpdateObject(
-    store,
-    current,
-    obj,
-    { ...options, inputOwned: true },
-    version,
-    currentValue,
-  );
-  await webhooks.validate(def, { operation: 'UPDATE', object: next, oldObject: current, request });
-  return next;
+  const finish = (): StoredObject | Promise<StoredObject> => {
+    const owned = { ...options, inputOwned: true };
+    const next = prepareUpdateObject(store, current, obj, owned, version, currentValue);
+    const validated = webhooks.validate(def, {
+      operation: 'UPDATE',
+      object: next,
+      oldObject: current,
+      request,
+    });
+    return validated ? validated.then(() => next) : next;
+  };
+  const mutated = webhooks.mutate(def, { operation: 'UPDATE', object: obj, oldObject: current, request });
+  return mutated instanceof Promise ? mutated.then(finish) : finish();
 }
 
 function prepareUpdateObject(
