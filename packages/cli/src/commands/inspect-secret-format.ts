@@ -175,7 +175,8 @@ function signedBy(child: X509Certificate, parent: X509Certificate): boolean {
 function chainSection(chain: Parsed[]): string {
   const lines = chain.map(({ x509 }, i) => {
     const next = chain[i + 1]?.x509;
-    const selfSigned = x509.checkIssued(x509) && x509.verify(x509.publicKey);
+    // By name and signature: node's checkIssued also wants a CA's key usage, which a self-signed leaf lacks.
+    const selfSigned = x509.subject === x509.issuer && x509.verify(x509.publicKey);
     const link = selfSigned
       ? 'self-signed'
       : next === undefined
