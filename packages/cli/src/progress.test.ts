@@ -57,6 +57,12 @@ describe('progress line', () => {
     assert.equal(err.text, '\r\x1b[K01234567…');
   });
 
+  it('takes a terminal of unknown width (0 columns) as 80 wide', () => {
+    const err = stream(true, 0);
+    new Progress(err).update('Renewing 1/2', { force: true });
+    assert.equal(err.text, '\r\x1b[KRenewing 1/2');
+  });
+
   it('counts work done with a percentage', () => {
     assert.equal(
       countProgress('Renewing', 250, 1000, 'Certificates'),

@@ -61,7 +61,8 @@ export class Progress {
 
   #draw(): void {
     // A line wider than the terminal wraps, and `\r` then returns to the start of its last row only.
-    const width = (this.#stream.columns ?? 80) - 1;
+    // A terminal of unknown size (0 columns, as under `script` without one) is taken as 80 wide.
+    const width = (this.#stream.columns || 80) - 1;
     const text = this.#text.length > width ? `${this.#text.slice(0, Math.max(0, width - 1))}…` : this.#text;
     this.#stream.write(`${CLEAR_LINE}${text}`);
     this.#shown = true;

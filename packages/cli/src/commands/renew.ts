@@ -99,8 +99,9 @@ export async function renew(args: string[], table: FlagTable, output: RenewOutpu
       CONCURRENT_UPDATES,
       (cert) => trigger(certificates, cert),
       (text) => {
-        output.out(text);
+        // The count first: printing the line redraws the status line below it with the new count.
         progress?.update(countProgress('Renewing', ++done, found.length, 'Certificates'));
+        output.out(text);
       },
     );
   } finally {
