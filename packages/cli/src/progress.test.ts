@@ -51,6 +51,16 @@ describe('progress line', () => {
     );
   });
 
+  it('leaves the status line alone for lines going to a file or a pipe', () => {
+    const err = stream(true);
+    const file = stream(false);
+    const progress = new Progress(err);
+    progress.update('Renewing 1/3', { force: true });
+    progress.print(file, 'Manually triggered issuance of Certificate a/web\n');
+    assert.equal(err.text, '\r\x1b[KRenewing 1/3');
+    assert.equal(file.text, 'Manually triggered issuance of Certificate a/web\n');
+  });
+
   it('cuts a line wider than the terminal, which would otherwise wrap and defeat the carriage return', () => {
     const err = stream(true, 10);
     new Progress(err).update('0123456789abc', { force: true });

@@ -45,12 +45,15 @@ export class Progress {
 
   /**
    * Writes a finished line to `out` above the status line. When `out` is another stream than the line's
-   * (stdout beside stderr), both may still be the one terminal, so the line is erased first and redrawn after.
+   * (stdout beside stderr) but a terminal too, it is most likely the same one, so the line is erased first and
+   * redrawn after.
    */
   print(out: ProgressStream, text: string): void {
-    if (this.#shown) this.#stream.write(CLEAR_LINE);
+    // Into a file or a pipe (`renew --all > log`), the terminal's line is not in the way.
+    const sameScreen = this.#shown && (out === this.#stream || out.isTTY === true);
+    if (sameScreen) this.#stream.write(CLEAR_LINE);
     out.write(text);
-    if (this.#shown) this.#draw();
+    if (sameScreen) this.#draw();
   }
 
   /** Erases the line for good: what the command prints last stands alone. */
