@@ -115,7 +115,10 @@ describe('inspect secret view', () => {
       text,
       /Matches the certificate: NO: tls\.key is not the key of the certificate in tls\.crt\n/,
     );
-    assert.match(text, /\t0: CN=web \(NOT signed by certificate 1 \(issuer C=DE, O=Example, CN=intermediate\)/);
+    assert.match(
+      text,
+      /\t0: CN=web \(NOT signed by certificate 1 \(issuer C=DE, O=Example, CN=intermediate\)/,
+    );
     assert.match(text, /\t1: CN=other \(self-signed, /);
     assert.match(text, /CA \(ca\.crt\): <none>\n/);
     // A root this computer trusts (here: the intermediate) signs the leaf directly.
