@@ -67,6 +67,23 @@ function timeout(text: string): number {
   }
 }
 
+/**
+ * Whether the request is signed (Ready=True with a certificate); throws when it never will be: a denied or
+ * failed request is final, and waiting out the timeout would only hide why (cmctl waits anyway).
+ */
+export function isSigned(cr: CertificateRequest): boolean {
+  const conditions = cr.status?.conditions ?? [];
+  const ready = conditions.find((c) => c.type === 'Ready');
+  if (ready?.status === 'True' && cr.status?.certificate) return true;
+  const name = cr.metadata?.name;
+  const denied = conditions.find((c) => c.type === 'Denied' && c.status === 'True');
+  if (denied) throw new Error(`CertificateRequest ${name} was denied: ${denied.message || denied.reason}`);
+  if (ready?.status === 'False' && ready.reason === 'Failed') {
+    throw new Error(`CertificateRequest ${name} failed: ${ready.message ?? ''}`);
+  }
+  return false;
+}
+
 export async function createCertificateRequest(
   args: string[],
   table: FlagTable,
@@ -142,17 +159,8 @@ export async function createCertificateRequest(
       `CertificateRequest ${cr.metadata.name} in namespace ${cr.metadata.namespace} has not been signed yet. Wait until it is signed...\n`,
     );
     const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const conditions = cr.status?.conditions ?? [];
-      const ready = conditions.find((c) => c.type === 'Ready');
-      if (ready?.status === 'True' && cr.status?.certificate) break;
-      // A denied or failed request is final: waiting out the timeout would only hide why.
-      const denied = conditions.find((c) => c.type === 'Denied' && c.status === 'True');
-      if (denied)
-        throw new Error(`CertificateRequest ${name} was denied: ${denied.message ?? denied.reason ?? ''}`);
-      if (ready?.status === 'False' && ready.reason === 'Failed') {
-        throw new Error(`CertificateRequest ${name} failed: ${ready.message ?? ''}`);
-      }
+    while (!isSigned(cr)) {
+      const ready = cr.status?.conditions?.find((c) => c.type === 'Ready');
       if (Date.now() >= deadline) {
         throw new Error(
           `error when waiting for CertificateRequest to be signed: not signed within ${formatGoDuration(BigInt(timeoutMs) * 1_000_000n)}` +
