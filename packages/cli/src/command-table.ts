@@ -4,6 +4,7 @@ import {
   CHECK_API_FLAGS,
   CREATE_CERTIFICATE_REQUEST_FLAGS,
   DENY_FLAGS,
+  NAMESPACED_FLAGS,
 } from './commands/cmctl-flag-tables.ts';
 import { CONTROLLER_FLAG_OPTIONS, UP_CONTROLLER_FLAGS } from './commands/controller-flag-table.ts';
 import {
@@ -102,7 +103,7 @@ export const COMMANDS: readonly Command[] = [
     name: 'approve',
     args: 'NAME',
     summary: 'approve a CertificateRequest (its Approved condition), as cmctl approve',
-    flags: { ...CLUSTER_FLAGS, ...APPROVE_FLAGS },
+    flags: { ...NAMESPACED_FLAGS, ...APPROVE_FLAGS },
     run: async (args, flags) =>
       print(await (await load(import('./commands/approval.ts'))).decide('approve', args, flags)),
   },
@@ -110,7 +111,7 @@ export const COMMANDS: readonly Command[] = [
     name: 'deny',
     args: 'NAME',
     summary: 'deny a CertificateRequest (its Denied condition), as cmctl deny',
-    flags: { ...CLUSTER_FLAGS, ...DENY_FLAGS },
+    flags: { ...NAMESPACED_FLAGS, ...DENY_FLAGS },
     run: async (args, flags) =>
       print(await (await load(import('./commands/approval.ts'))).decide('deny', args, flags)),
   },
@@ -123,7 +124,7 @@ export const COMMANDS: readonly Command[] = [
         name: 'secret',
         args: 'NAME',
         summary: 'the certificate of a kubernetes.io/tls Secret: names, validity, chain, key match, ca.crt',
-        flags: CLUSTER_FLAGS,
+        flags: NAMESPACED_FLAGS,
         run: async (args, flags) =>
           print(await (await load(import('./commands/inspect-secret.ts'))).inspectSecret(args, flags)),
       },
@@ -140,7 +141,7 @@ export const COMMANDS: readonly Command[] = [
         description:
           'With --wait, checks every --interval until the API is ready or the time is up; on a terminal,\n' +
           'a status line says what it waits for.',
-        flags: { ...CLUSTER_FLAGS, ...CHECK_API_FLAGS },
+        flags: { ...NAMESPACED_FLAGS, ...CHECK_API_FLAGS },
         run: async (args, flags) => {
           const progress = new Progress(process.stderr);
           print(await (await load(import('./commands/check-api.ts'))).checkApi(args, flags, progress));
@@ -157,7 +158,7 @@ export const COMMANDS: readonly Command[] = [
         name: 'certificaterequest',
         args: 'NAME',
         summary: 'a CertificateRequest from a Certificate manifest, with a new private key in a file',
-        flags: { ...CLUSTER_FLAGS, ...CREATE_CERTIFICATE_REQUEST_FLAGS },
+        flags: { ...NAMESPACED_FLAGS, ...CREATE_CERTIFICATE_REQUEST_FLAGS },
         run: async (args, flags) =>
           (await load(import('./commands/create-certificaterequest.ts'))).createCertificateRequest(
             args,

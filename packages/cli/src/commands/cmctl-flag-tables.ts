@@ -1,10 +1,19 @@
 import type { FlagTable } from '../flags.ts';
+import { CLUSTER_FLAGS } from './flag-tables.ts';
 
 /**
  * The flags of cmctl's day-to-day commands (approve, deny, check api, create certificaterequest), with
  * cmctl's names and defaults, as data only: `--help` and the completion scripts read them without loading
  * the commands.
  */
+
+/**
+ * kubectl's flags for one namespace: these commands act on one named object, so -A/--all-namespaces is not
+ * offered (given anyway, it is refused with one line).
+ */
+export const NAMESPACED_FLAGS: FlagTable = Object.fromEntries(
+  Object.entries(CLUSTER_FLAGS).filter(([name]) => name !== 'all-namespaces'),
+);
 
 /** `certkit approve`'s flags: cmctl's reason, and its message naming the tool that approved. */
 export const APPROVE_FLAGS = {
