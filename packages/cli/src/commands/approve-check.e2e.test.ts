@@ -45,6 +45,11 @@ describe('certkit check api, approve, deny (against certkit apiserver)', () => {
 
   const cli = (...args: string[]) => runCli([...args, '--kubeconfig', kubeconfig]);
 
+  // The first test needs the CRDs absent and installs them; the others install them if they run alone
+  // (--test-name-pattern).
+  let crds: Promise<void> | undefined;
+  const ensureCrds = () => (crds ??= installCrds(admin));
+
   /** A kubeconfig naming a port nothing listens on. */
   async function closedPortKubeconfig(): Promise<string> {
     const probe = createServer();
@@ -70,7 +75,7 @@ describe('certkit check api, approve, deny (against certkit apiserver)', () => {
       'certkit: the cert-manager CRDs are not yet installed on the Kubernetes API server\n',
     );
 
-    await installCrds(admin);
+    await ensureCrds();
     // The CRDs are served once established: --wait rides that out, as the Helm chart's startup Job does.
     const ready = await cli('check', 'api', '--wait', '30s', '--interval', '100ms');
     assert.equal(ready.code, 0, ready.stderr);
@@ -130,6 +135,7 @@ describe('certkit check api, approve, deny (against certkit apiserver)', () => {
   });
 
   async function newRequest(name: string): Promise<void> {
+    await ensureCrds();
     await requests.create('a', {
       apiVersion: 'cert-manager.io/v1',
       kind: 'CertificateRequest',
@@ -196,6 +202,7 @@ describe('certkit check api, approve, deny (against certkit apiserver)', () => {
   });
 
   it('approve and deny: a missing request, a missing name, an empty reason: one line, non-zero', async () => {
+    await ensureCrds();
     for (const verb of ['approve', 'deny']) {
       const missing = await cli(verb, '-n', 'a', 'nope');
       assert.equal(missing.code, 1);
@@ -213,6 +220,9 @@ describe('certkit check api, approve, deny (against certkit apiserver)', () => {
         'certkit: only one argument can be passed: the name of the CertificateRequest\n',
       );
     }
+    const everywhere = await cli('deny', 'first', '-A');
+    assert.equal(everywhere.code, 2);
+    assert.equal(everywhere.stderr, 'certkit: certkit deny takes a namespace (-n), not --all-namespaces\n');
     const noReason = await cli('approve', '-n', 'a', 'first', '--reason', '');
     assert.equal(noReason.code, 2);
     assert.equal(
@@ -222,7 +232,7 @@ describe('certkit check api, approve, deny (against certkit apiserver)', () => {
   });
 
   it('renew --all: a progress line on a terminal (stderr), plain lines on stdout; nothing of it in a pipe', async () => {
-    await installCrds(admin); // idempotent: the test also runs alone (--test-name-pattern)
+    await ensureCrds();
     await admin.resource(builtins.namespaces).create(undefined, { metadata: { name: 'bulk' } });
     const certificates = admin.resource<Certificate>(certificatesRef);
     const count = 300;
