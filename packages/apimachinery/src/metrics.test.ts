@@ -47,6 +47,22 @@ describe('MetricsRegistry', () => {
     assert.equal(g.get({ a: 'z', b: '' }), 6);
   });
 
+  it('keeps label sets apart whose values would read the same if joined (one series per label text)', () => {
+    const r = new MetricsRegistry();
+    const g = r.gauge('g', 'G.', ['a', 'b']);
+    g.set({ a: 'x",b="y', b: '' }, 1);
+    g.set({ a: 'x', b: 'y' }, 2);
+    g.set({ a: 'x\\', b: 'y' }, 3);
+    g.set({ a: 'x\\\\', b: 'y' }, 4);
+    assert.equal(g.get({ a: 'x",b="y', b: '' }), 1);
+    assert.equal(g.get({ a: 'x', b: 'y' }), 2);
+    assert.equal(g.get({ a: 'x\\', b: 'y' }), 3);
+    assert.equal(g.get({ a: 'x\\\\', b: 'y' }), 4);
+    g.remove({ a: 'x', b: 'y' });
+    assert.equal(g.get({ a: 'x",b="y', b: '' }), 1);
+    assert.equal(parsePrometheus(r.render()).size, 3);
+  });
+
   it('binds series with with(): same series as the label API, and a removed gauge series returns on write', () => {
     const r = new MetricsRegistry();
     const c = r.counter('c_total', 'C.', ['k']);

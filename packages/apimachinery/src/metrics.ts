@@ -11,16 +11,12 @@ export type Labels = Record<string, string>;
 
 export const PROMETHEUS_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
 
-/** One series: its label values in declared order, and its label text, escaped once when first rendered. */
+/** One series: its label text, e.g. `code="200",method="GET"` ('' without labels), rendered once. */
 interface Series {
-  readonly values: readonly string[];
-  key: string | undefined;
+  readonly key: string;
   /** False once removed: a bound child then looks its series up again (and re-creates it on a write). */
   attached: boolean;
 }
-
-/** A level of the series tree: label value → the next level, or the series at the last label. */
-type Level<S> = Map<string, Level<S> | S>;
 
 abstract class Metric<S extends Series = Series> {
   readonly name: string;
@@ -29,11 +25,13 @@ abstract class Metric<S extends Series = Series> {
   abstract readonly type: 'counter' | 'gauge' | 'histogram';
 
   /**
-   * Series by label values, one map level per label, so finding the series of an observation builds no
-   * string and escapes nothing (escaping waits for rendering). With no labels the tree is unused.
+   * Series by their label text, which is also what rendering prints: one map entry and one string per
+   * series. A tree with a map level per label (what this was) builds no string per lookup, but costs a map
+   * per distinct prefix of label values, and a metric whose first label is an object's name (cert-manager's
+   * per-Certificate gauges) then holds a chain of maps per object: 13 maps, about 2.5 KB, per managed
+   * Certificate (docs/adr/1110). Hot paths bind their series once (`with`), so they never look up.
    */
-  readonly #tree: Level<S> = new Map();
-  #unlabelled: S | undefined;
+  readonly #byKey = new Map<string, S>();
   /** Every series in the order it was created, which is the exposition order. */
   protected readonly series = new Set<S>();
 
@@ -43,39 +41,29 @@ abstract class Metric<S extends Series = Series> {
     this.labelNames = labelNames;
   }
 
-  protected abstract newSeries(values: readonly string[]): S;
+  protected abstract newSeries(key: string): S;
 
-  /** The label values of `labels` in declared order; missing ones are empty, as Prometheus treats them. */
-  protected valuesOf(labels: Labels): string[] {
+  /** The label text of `labels` in declared order; missing labels are empty, as Prometheus treats them. */
+  protected keyOf(labels: Labels): string {
     const names = this.labelNames;
-    const values = new Array<string>(names.length);
-    for (let i = 0; i < names.length; i++) values[i] = labelValue(labels[names[i]]);
-    return values;
+    let key = '';
+    for (let i = 0; i < names.length; i++) {
+      key += `${i === 0 ? '' : ','}${names[i]}="${escapeLabel(labelValue(labels[names[i]]))}"`;
+    }
+    return key;
   }
 
   /** The series for these labels, created if `create` (otherwise undefined when there is none). */
   protected lookup(labels: Labels, create: true): S;
   protected lookup(labels: Labels, create: false): S | undefined;
   protected lookup(labels: Labels, create: boolean): S | undefined {
-    const names = this.labelNames;
-    const last = names.length - 1;
-    if (last < 0) {
-      if (!this.#unlabelled && create) this.#unlabelled = this.#add([]);
-      return this.#unlabelled;
+    const key = this.keyOf(labels);
+    let series = this.#byKey.get(key);
+    if (!series && create) {
+      series = this.newSeries(key);
+      this.#byKey.set(key, series);
+      this.series.add(series);
     }
-    let level = this.#tree;
-    for (let i = 0; i < last; i++) {
-      const value = labelValue(labels[names[i]]);
-      let next = level.get(value) as Level<S> | undefined;
-      if (!next) {
-        if (!create) return undefined;
-        level.set(value, (next = new Map()));
-      }
-      level = next;
-    }
-    const value = labelValue(labels[names[last]]);
-    let series = level.get(value) as S | undefined;
-    if (!series && create) level.set(value, (series = this.#add(this.valuesOf(labels))));
     return series;
   }
 
@@ -94,48 +82,13 @@ abstract class Metric<S extends Series = Series> {
     };
   }
 
-  /** Drops the series of these labels, pruning tree levels it leaves empty. */
+  /** Drops the series of these labels. */
   protected removeSeries(labels: Labels): void {
-    const names = this.labelNames;
-    if (names.length === 0) {
-      if (this.#unlabelled) this.#detach(this.#unlabelled);
-      this.#unlabelled = undefined;
-      return;
-    }
-    const path: Level<S>[] = [];
-    let level = this.#tree;
-    for (let i = 0; i < names.length - 1; i++) {
-      const next = level.get(labelValue(labels[names[i]])) as Level<S> | undefined;
-      if (!next) return;
-      path.push(level);
-      level = next;
-    }
-    const value = labelValue(labels[names[names.length - 1]]);
-    const series = level.get(value) as S | undefined;
+    const key = this.keyOf(labels);
+    const series = this.#byKey.get(key);
     if (!series) return;
-    this.#detach(series);
-    level.delete(value);
-    for (let i = path.length - 1; i >= 0 && level.size === 0; i--) {
-      path[i].delete(series.values[i]);
-      level = path[i];
-    }
-  }
-
-  /** The rendered label set of a series, e.g. `code="200",method="GET"`; '' without labels. */
-  protected keyOf(series: S): string {
-    return (series.key ??= this.labelNames
-      .map((n, i) => `${n}="${escapeLabel(series.values[i])}"`)
-      .join(','));
-  }
-
-  #add(values: readonly string[]): S {
-    const series = this.newSeries(values);
-    this.series.add(series);
-    return series;
-  }
-
-  #detach(series: S): void {
     series.attached = false;
+    this.#byKey.delete(key);
     this.series.delete(series);
   }
 
@@ -147,8 +100,8 @@ interface ValueSeries extends Series {
 }
 
 abstract class ValueMetric extends Metric<ValueSeries> {
-  protected newSeries(values: readonly string[]): ValueSeries {
-    return { values, key: undefined, attached: true, value: 0 };
+  protected newSeries(key: string): ValueSeries {
+    return { key, attached: true, value: 0 };
   }
 
   get(labels: Labels = {}): number {
@@ -157,7 +110,7 @@ abstract class ValueMetric extends Metric<ValueSeries> {
 
   render(): string[] {
     const lines: string[] = [];
-    for (const s of this.series) lines.push(`${this.name}${braces(this.keyOf(s))} ${formatValue(s.value)}`);
+    for (const s of this.series) lines.push(`${this.name}${braces(s.key)} ${formatValue(s.value)}`);
     return lines;
   }
 }
@@ -247,8 +200,8 @@ export class Histogram extends Metric<HistogramSeries> {
     this.buckets = [...buckets].sort((a, b) => a - b);
   }
 
-  protected newSeries(values: readonly string[]): HistogramSeries {
-    return { values, key: undefined, attached: true, counts: this.buckets.map(() => 0), sum: 0, count: 0 };
+  protected newSeries(key: string): HistogramSeries {
+    return { key, attached: true, counts: this.buckets.map(() => 0), sum: 0, count: 0 };
   }
 
   observe(labels: Labels, value: number): void {
@@ -286,7 +239,7 @@ export class Histogram extends Metric<HistogramSeries> {
     const lines: string[] = [];
     const bounds = this.buckets.map(formatValue);
     for (const s of this.series) {
-      const key = this.keyOf(s);
+      const key = s.key;
       const prefix = key ? `${key},` : '';
       let cumulative = 0;
       for (let i = 0; i < bounds.length; i++) {
@@ -422,7 +375,7 @@ function braces(key: string): string {
   return key ? `{${key}}` : '';
 }
 
-/** A label value as the series tree keys it: a missing label is the empty value. */
+/** A label value as series are keyed by it: a missing label is the empty value. */
 function labelValue(v: string | undefined): string {
   return v === undefined || v === null ? '' : typeof v === 'string' ? v : String(v);
 }
