@@ -11,11 +11,34 @@ export type Labels = Record<string, string>;
 
 export const PROMETHEUS_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
 
-/** One series: its label text, e.g. `code="200",method="GET"` ('' without labels), rendered once. */
+/** One series: its label values in declared order, and its label text, escaped once when first rendered. */
 interface Series {
-  readonly key: string;
+  readonly values: readonly string[];
+  key: string | undefined;
   /** False once removed: a bound child then looks its series up again (and re-creates it on a write). */
   attached: boolean;
+}
+
+/**
+ * A node of the series tree below a map entry at depth d (the map is keyed by the value of label d): the one
+ * series under that prefix, or a branch. Levels are skipped wherever all series below share their values,
+ * which the series themselves carry (a path-compressed trie): a metric whose first label is an object's
+ * name, with the other labels shared or few, costs one map entry per object rather than a map per label and
+ * object (docs/adr/1110).
+ */
+type Node<S> = S | Branch<S>;
+
+/** Series that agree on the labels before `depth` (as `via`, one of them, says) and differ at `depth`. */
+class Branch<S extends Series> {
+  readonly depth: number;
+  readonly via: S;
+  readonly children: Map<string, Node<S>>;
+
+  constructor(depth: number, via: S, children: Map<string, Node<S>>) {
+    this.depth = depth;
+    this.via = via;
+    this.children = children;
+  }
 }
 
 abstract class Metric<S extends Series = Series> {
@@ -25,13 +48,12 @@ abstract class Metric<S extends Series = Series> {
   abstract readonly type: 'counter' | 'gauge' | 'histogram';
 
   /**
-   * Series by their label text, which is also what rendering prints: one map entry and one string per
-   * series. A tree with a map level per label (what this was) builds no string per lookup, but costs a map
-   * per distinct prefix of label values, and a metric whose first label is an object's name (cert-manager's
-   * per-Certificate gauges) then holds a chain of maps per object: 13 maps, about 2.5 KB, per managed
-   * Certificate (docs/adr/1110). Hot paths bind their series once (`with`), so they never look up.
+   * Series by label values, in a tree keyed by label value, so finding the series of an observation builds
+   * no string and escapes nothing (escaping waits for rendering); the label values of an observation are
+   * mostly the very strings of earlier ones, whose hashes V8 keeps. With no labels the tree is unused.
    */
-  readonly #byKey = new Map<string, S>();
+  readonly #root = new Map<string, Node<S>>();
+  #unlabelled: S | undefined;
   /** Every series in the order it was created, which is the exposition order. */
   protected readonly series = new Set<S>();
 
@@ -41,30 +63,58 @@ abstract class Metric<S extends Series = Series> {
     this.labelNames = labelNames;
   }
 
-  protected abstract newSeries(key: string): S;
+  protected abstract newSeries(values: readonly string[]): S;
 
-  /** The label text of `labels` in declared order; missing labels are empty, as Prometheus treats them. */
-  protected keyOf(labels: Labels): string {
+  /** The label values of `labels` in declared order; missing ones are empty, as Prometheus treats them. */
+  protected valuesOf(labels: Labels): string[] {
     const names = this.labelNames;
-    let key = '';
-    for (let i = 0; i < names.length; i++) {
-      key += `${i === 0 ? '' : ','}${names[i]}="${escapeLabel(labelValue(labels[names[i]]))}"`;
-    }
-    return key;
+    const values = new Array<string>(names.length);
+    for (let i = 0; i < names.length; i++) values[i] = labelValue(labels[names[i]]);
+    return values;
   }
 
   /** The series for these labels, created if `create` (otherwise undefined when there is none). */
   protected lookup(labels: Labels, create: true): S;
   protected lookup(labels: Labels, create: false): S | undefined;
   protected lookup(labels: Labels, create: boolean): S | undefined {
-    const key = this.keyOf(labels);
-    let series = this.#byKey.get(key);
-    if (!series && create) {
-      series = this.newSeries(key);
-      this.#byKey.set(key, series);
-      this.series.add(series);
+    const names = this.labelNames;
+    if (names.length === 0) {
+      if (!this.#unlabelled && create) this.#unlabelled = this.#add([]);
+      return this.#unlabelled;
     }
-    return series;
+    let map = this.#root;
+    let depth = 0;
+    for (;;) {
+      const key = labelValue(labels[names[depth]]);
+      const node = map.get(key);
+      if (node === undefined) {
+        if (!create) return undefined;
+        const series = this.#add(this.valuesOf(labels));
+        map.set(key, series);
+        return series;
+      }
+      // The labels after `depth` that the node's series share: all of them for a series, up to the branch's.
+      const isBranch = node instanceof Branch;
+      const upTo = isBranch ? node.depth : names.length;
+      const shared = isBranch ? node.via.values : node.values;
+      let differ = depth + 1;
+      while (differ < upTo && shared[differ] === labelValue(labels[names[differ]])) differ++;
+      if (differ === upTo) {
+        if (!isBranch) return node;
+        map = node.children;
+        depth = node.depth;
+        continue;
+      }
+      if (!create) return undefined;
+      // The labels part from the node's series at `differ`: a branch there holds both.
+      const series = this.#add(this.valuesOf(labels));
+      const children = new Map<string, Node<S>>([
+        [shared[differ], node],
+        [series.values[differ], series],
+      ]);
+      map.set(key, new Branch(differ, isBranch ? node.via : node, children));
+      return series;
+    }
   }
 
   /**
@@ -82,13 +132,54 @@ abstract class Metric<S extends Series = Series> {
     };
   }
 
-  /** Drops the series of these labels. */
+  /** Drops the series of these labels, and a branch it leaves with one node (that node takes its place). */
   protected removeSeries(labels: Labels): void {
-    const key = this.keyOf(labels);
-    const series = this.#byKey.get(key);
+    const names = this.labelNames;
+    if (names.length === 0) {
+      if (this.#unlabelled) this.#detach(this.#unlabelled);
+      this.#unlabelled = undefined;
+      return;
+    }
+    const series = this.lookup(labels, false);
     if (!series) return;
+    this.#detach(series);
+    // Walk down again to the map holding the series, and the one holding that map's branch.
+    const values = series.values;
+    let parent: Map<string, Node<S>> | undefined;
+    let parentKey = '';
+    let map = this.#root;
+    let depth = 0;
+    for (;;) {
+      const node = map.get(values[depth])!;
+      if (node === series) {
+        map.delete(values[depth]);
+        if (parent && map.size === 1) parent.set(parentKey, map.values().next().value!);
+        else if (parent && map.size === 0) parent.delete(parentKey);
+        return;
+      }
+      const branch = node as Branch<S>;
+      parent = map;
+      parentKey = values[depth];
+      map = branch.children;
+      depth = branch.depth;
+    }
+  }
+
+  /** The rendered label set of a series, e.g. `code="200",method="GET"`; '' without labels. */
+  protected keyOf(series: S): string {
+    return (series.key ??= this.labelNames
+      .map((n, i) => `${n}="${escapeLabel(series.values[i])}"`)
+      .join(','));
+  }
+
+  #add(values: readonly string[]): S {
+    const series = this.newSeries(values);
+    this.series.add(series);
+    return series;
+  }
+
+  #detach(series: S): void {
     series.attached = false;
-    this.#byKey.delete(key);
     this.series.delete(series);
   }
 
@@ -100,8 +191,8 @@ interface ValueSeries extends Series {
 }
 
 abstract class ValueMetric extends Metric<ValueSeries> {
-  protected newSeries(key: string): ValueSeries {
-    return { key, attached: true, value: 0 };
+  protected newSeries(values: readonly string[]): ValueSeries {
+    return { values, key: undefined, attached: true, value: 0 };
   }
 
   get(labels: Labels = {}): number {
@@ -110,7 +201,7 @@ abstract class ValueMetric extends Metric<ValueSeries> {
 
   render(): string[] {
     const lines: string[] = [];
-    for (const s of this.series) lines.push(`${this.name}${braces(s.key)} ${formatValue(s.value)}`);
+    for (const s of this.series) lines.push(`${this.name}${braces(this.keyOf(s))} ${formatValue(s.value)}`);
     return lines;
   }
 }
@@ -200,8 +291,8 @@ export class Histogram extends Metric<HistogramSeries> {
     this.buckets = [...buckets].sort((a, b) => a - b);
   }
 
-  protected newSeries(key: string): HistogramSeries {
-    return { key, attached: true, counts: this.buckets.map(() => 0), sum: 0, count: 0 };
+  protected newSeries(values: readonly string[]): HistogramSeries {
+    return { values, key: undefined, attached: true, counts: this.buckets.map(() => 0), sum: 0, count: 0 };
   }
 
   observe(labels: Labels, value: number): void {
@@ -239,7 +330,7 @@ export class Histogram extends Metric<HistogramSeries> {
     const lines: string[] = [];
     const bounds = this.buckets.map(formatValue);
     for (const s of this.series) {
-      const key = s.key;
+      const key = this.keyOf(s);
       const prefix = key ? `${key},` : '';
       let cumulative = 0;
       for (let i = 0; i < bounds.length; i++) {
@@ -375,7 +466,7 @@ function braces(key: string): string {
   return key ? `{${key}}` : '';
 }
 
-/** A label value as series are keyed by it: a missing label is the empty value. */
+/** A label value as the series tree keys it: a missing label is the empty value. */
 function labelValue(v: string | undefined): string {
   return v === undefined || v === null ? '' : typeof v === 'string' ? v : String(v);
 }
