@@ -26,7 +26,7 @@ interface Series {
  * name, with the other labels shared or few, costs one map entry per object rather than a map per label and
  * object (docs/adr/1110).
  */
-type Node<S> = S | Branch<S>;
+type Node<S extends Series> = S | Branch<S>;
 
 /** Series that agree on the labels before `depth` (as `via`, one of them, says) and differ at `depth`. */
 class Branch<S extends Series> {
