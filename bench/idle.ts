@@ -146,7 +146,7 @@ const ALL: Variant[] = [
       ['bin-single-threaded', '--single-threaded (no V8 worker threads)', ['--single-threaded'], {}],
       [
         'shipped-no-opt',
-        'shipped flags + --no-opt --no-maglev (no optimizing compilers: their code pages in the node binary stay untouched; a candidate, CPU at scale not measured)',
+        'shipped flags + --no-opt --no-maglev (no optimizing compilers: their code pages in the node binary stay untouched; +20% main-thread CPU in bench:issuance, docs/adr/1113)',
         [...SHIPPED_CONTROLLER_NODE_ARGS, '--no-opt', '--no-maglev'],
         SHIPPED_CONTROLLER_ENV,
       ],
