@@ -87,6 +87,8 @@ interface Run {
   /** Reconciles that ended in a requeue or an error, by controller, per Certificate. */
   retriesPerCert: Record<string, number>;
   controllerRequestsPerCert: number;
+  /** Requests to the ACME server (badNonce retries included), by cert-manager's action name, per Certificate. */
+  acmeRequestsPerCert: Record<string, number>;
   profile?: string;
 }
 
@@ -261,6 +263,12 @@ async function run(kind: Kind): Promise<Run> {
     const ctl = diffMetrics(ctlBefore, await probeMetrics(probe));
     await probe.exit();
 
+    const acmeRequests: Record<string, number> = {};
+    for (const [series, value] of ctl) {
+      if (!series.startsWith('certmanager_http_acme_client_request_count{') || !value) continue;
+      const action = /action="([^"]+)"/.exec(series)?.[1] ?? '';
+      acmeRequests[action] = round((acmeRequests[action] ?? 0) + value / CERTS, 2);
+    }
     const reconciles: Record<string, number> = {};
     const retries: Record<string, number> = {};
     for (const [series, value] of ctl) {
@@ -293,6 +301,7 @@ async function run(kind: Kind): Promise<Run> {
       reconcilesPerCert: reconciles,
       retriesPerCert: retries,
       controllerRequestsPerCert: round(sumMetric(ctl, 'certkit_client_requests_total') / CERTS, 2),
+      acmeRequestsPerCert: acmeRequests,
       profile: CPU_PROF ? profileDir : undefined,
     };
     log(`… ${r.seconds} s, controller ${r.cpuMsPerIssuance.controller} CPU ms per issuance`);
@@ -340,6 +349,20 @@ const table = [
   `Controller: certkit controller ${CONTROLLER_FLAGS.filter((f) => !f.includes('127.0.0.1')).join(' ')} (plus the HTTP-01 listener, self-check port and nameservers on loopback).`,
   `DNS-01 waits: a failed self-check is retried after ${CHECK_RETRY} (cert-manager's default 10 s), and after a passing check the Challenge is accepted after ${PROPAGATION_WAIT_MS} ms instead of cert-manager's fixed 60 s. That wait lets resolvers the check did not ask catch up; here BIND is the only resolver and the check asks it, so the wait has nothing to wait for — and with it no run of ${CERTS} names could end in 60 s (${MAX_CHALLENGES} Challenges at once, each held 60 s, take at least ${Math.ceil(CERTS / Number(MAX_CHALLENGES))} × 60 s).`,
   `HTTP-01's floor: each Challenge makes cert-manager's five self-check GETs 2 s apart (8 s) before it is accepted, and at most --max-concurrent-challenges (${MAX_CHALLENGES}) are processed at once, so ${CERTS} names take at least ${Math.ceil(CERTS / Number(MAX_CHALLENGES))} × 8 s = ${Math.ceil(CERTS / Number(MAX_CHALLENGES)) * 8} s however fast the rest is.`,
+  `ACME requests per Certificate: ${runs
+    .filter((r) => r.issuer !== 'ca')
+    .map(
+      (r) =>
+        `${name[r.issuer]}: ${round(
+          Object.values(r.acmeRequestsPerCert).reduce((a, b) => a + b, 0),
+          2,
+        )} (${Object.entries(r.acmeRequestsPerCert)
+          .map(([k, v]) => `${k} ${v}`)
+          .join(', ')})`,
+    )
+    .join(
+      '; ',
+    )}; API requests per Certificate: ${runs.map((r) => `${name[r.issuer]} ${r.controllerRequestsPerCert}`).join(', ')}.`,
   `Retries per Certificate: ${runs
     .map(
       (r) =>
