@@ -22,9 +22,19 @@ export const CHALLENGE_METRIC_STATES = [
   'pending',
 ] as const;
 
+/**
+ * The context whose Challenges each registry reports. A process runs one controller; a test process that
+ * starts several on the shared default registry reports the one started last (a metric read from a function
+ * has one owner in the registry, so the function is registered once and looks its context up here).
+ */
+const reported = new WeakMap<MetricsRegistry, ControllerContext>();
+
 export function registerChallengeMetrics(metrics: MetricsRegistry, ctx: ControllerContext): void {
+  const registered = reported.has(metrics);
+  reported.set(metrics, ctx);
+  if (registered) return;
   metrics.gaugeFunc('certmanager_certificate_challenge_status', 'The status of certificate challenges', () =>
-    challengeStatusSeries(ctx.challenges.getStore().list()),
+    challengeStatusSeries(reported.get(metrics)?.challenges.getStore().list() ?? []),
   );
 }
 
