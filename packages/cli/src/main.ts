@@ -68,6 +68,10 @@ flags of controller (and, where they apply, up):
                                         ask only those servers, never the zone's authoritative ones
   --dns01-check-retry-period DURATION (10s)
                                         wait between ACME self-checks that have not passed yet
+  --certificate-request-minimum-backoff-duration DURATION (1h)
+                                        wait after a Certificate's first failed request (doubled per failure)
+  --certificate-request-maximum-backoff-duration DURATION (32h)
+                                        the longest such wait
   --dns01-propagation-wait DURATION (60s)
                                         wait after a DNS-01 self-check passed, before accepting the challenge
 `;

@@ -28,6 +28,8 @@ export const CONTROLLER_FLAG_OPTIONS = {
   // cert-manager's fixed 60 s after a passed DNS-01 check; a flag so that a test against a single local DNS
   // server (where every resolver sees the record at once) need not wait a minute per Challenge.
   'dns01-propagation-wait': { type: 'string', default: '60s' },
+  'certificate-request-minimum-backoff-duration': { type: 'string', default: '1h' },
+  'certificate-request-maximum-backoff-duration': { type: 'string', default: '32h' },
 } as const;
 
 function bool(flag: string, value: string): boolean {
@@ -111,6 +113,24 @@ function challengeOptions(values: Record<string, string | boolean | undefined>) 
   };
 }
 
+/** How long a Certificate waits after a failed request: the first wait, doubled per failure up to the most. */
+function backoffOptions(values: Record<string, string | boolean | undefined>) {
+  const duration = (flag: string) => {
+    const text = String(values[flag]);
+    const ms = parsed(flag, text, (v) => toMilliseconds(parseGoDuration(v)));
+    if (ms <= 0) throw new UsageError(`--${flag} must be positive, got "${text}"`);
+    return ms;
+  };
+  const min = duration('certificate-request-minimum-backoff-duration');
+  const max = duration('certificate-request-maximum-backoff-duration');
+  if (max < min) {
+    throw new UsageError(
+      '--certificate-request-maximum-backoff-duration must not be less than --certificate-request-minimum-backoff-duration',
+    );
+  }
+  return { certificateRequestMinimumBackoffMs: min, certificateRequestMaximumBackoffMs: max };
+}
+
 export function controllerFlags(values: Record<string, string | boolean | undefined>): ControllerFlags {
   const policy = String(values['default-secret-cleanup-policy']);
   if (policy !== 'Never' && policy !== 'OnDelete') {
@@ -139,6 +159,7 @@ export function controllerFlags(values: Record<string, string | boolean | undefi
       maxConcurrentReconciles: int('concurrent-workers', String(values['concurrent-workers']), 1),
       ...http01Options(values),
       ...challengeOptions(values),
+      ...backoffOptions(values),
     },
   };
 }
