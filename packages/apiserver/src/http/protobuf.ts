@@ -18,7 +18,7 @@ import { parseYamlObject } from './yaml-body.ts';
  * Field numbers are from the upstream generated.proto files: k8s.io/apimachinery pkg/runtime (Unknown, TypeMeta)
  * and pkg/apis/meta/v1 (ObjectMeta, OwnerReference, ManagedFieldsEntry, FieldsV1, Time, MicroTime, DeleteOptions,
  * Preconditions), k8s.io/api core/v1 (Secret, ConfigMap, Namespace, ServiceAccount, Event and their parts) and
- * coordination/v1 (Lease, LeaseSpec).
+ * coordination/v1 (Lease, LeaseSpec), certificates/v1 (CertificateSigningRequest).
  *
  * Go's marshaller writes every non-pointer field, zero or not, so zero scalars are dropped as `omitempty` drops
  * them in JSON, except for fields that are pointers in Go or lack `omitempty` (marked `keep`). A zero Time is
@@ -373,6 +373,46 @@ const Lease = message([
   ],
 ]);
 
+/** certificates/v1: `kubectl certificate approve|deny` sends the whole CSR to its approval subresource. */
+const CertificateSigningRequest = message([
+  [1, 'metadata', ObjectMeta],
+  [
+    2,
+    'spec',
+    message([
+      [1, 'request', 'bytes', 'keep'],
+      [7, 'signerName', 'string', 'keep'],
+      [8, 'expirationSeconds', 'int32'],
+      [5, 'usages', 'string', 'repeated'],
+      [2, 'username', 'string'],
+      [3, 'uid', 'string'],
+      [4, 'groups', 'string', 'repeated'],
+      // ExtraValue is a []string, in JSON a plain array.
+      [6, 'extra', message([[1, 'items', 'string', 'repeated']], (v) => v.items ?? []), 'map'],
+    ]),
+  ],
+  [
+    3,
+    'status',
+    message([
+      [
+        1,
+        'conditions',
+        message([
+          [1, 'type', 'string', 'keep'],
+          [6, 'status', 'string', 'keep'],
+          [2, 'reason', 'string'],
+          [3, 'message', 'string'],
+          [4, 'lastUpdateTime', Time],
+          [5, 'lastTransitionTime', Time],
+        ]),
+        'repeated',
+      ],
+      [2, 'certificate', 'bytes'],
+    ]),
+  ],
+]);
+
 const DeleteOptions = message([
   [1, 'gracePeriodSeconds', 'int64', 'keep'],
   [
@@ -397,6 +437,7 @@ const kinds = new Map<string, Message>([
   ['v1/ServiceAccount', ServiceAccount],
   ['v1/Event', Event],
   ['coordination.k8s.io/v1/Lease', Lease],
+  ['certificates.k8s.io/v1/CertificateSigningRequest', CertificateSigningRequest],
 ]);
 
 const runtimeTypeMeta = message([

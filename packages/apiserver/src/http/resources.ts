@@ -15,6 +15,7 @@ import { handleDeleteCollection } from './handlers/deletecollection.ts';
 import { handleGet } from './handlers/get.ts';
 import { handleList } from './handlers/list.ts';
 import { handlePatch } from './handlers/patch.ts';
+import { handleScale } from './handlers/scale.ts';
 import { handleUpdate } from './handlers/update.ts';
 import type { VerbRequest } from './handlers/verb-request.ts';
 import { handleWatch, isWatch } from './handlers/watch.ts';
@@ -62,10 +63,7 @@ export async function handleResource(
   ) {
     throw notFoundResource();
   }
-  if (
-    request.subresource !== undefined &&
-    !(request.subresource === 'status' && (def.statusSubresource || def.resource === 'namespaces'))
-  ) {
+  if (request.subresource !== undefined && !servesSubresource(def, request.subresource)) {
     throw notFoundResource();
   }
   const name = request.name;
@@ -84,6 +82,10 @@ export async function handleResource(
     apiVersion: apiVersionOf(def, request.version),
   };
 
+  if (request.subresource === 'scale' && def.scale) {
+    if (name === undefined) throw notFoundResource();
+    return handleScale(verb, name, def.scale);
+  }
   switch (req.method ?? 'GET') {
     case 'GET':
       if (isWatch(query, request)) return handleWatch(verb);
@@ -103,6 +105,13 @@ export async function handleResource(
     default:
       throw newMethodNotAllowed();
   }
+}
+
+/** Subresources the verbs serve: status, the kind's status-like ones (a CSR's approval) and scale. */
+function servesSubresource(def: ResourceDefinition, subresource: string): boolean {
+  if (subresource === 'status') return def.statusSubresource || def.resource === 'namespaces';
+  if (subresource === 'scale') return def.scale !== undefined;
+  return def.statusLikeSubresources?.includes(subresource) ?? false;
 }
 
 /**

@@ -8,6 +8,7 @@ import type { SmpSchema } from '../patch/strategic-merge-patch.ts';
 import type { JSONSchemaProps } from '../schema/types.ts';
 import type { TableColumn } from './printing.ts';
 import type { StoreContext } from './generic/types.ts';
+import type { UserInfo } from '../security/user.ts';
 
 /** Names and scope: how the resource is addressed (URLs, discovery, storage keys, owner references). */
 export interface ResourceNaming {
@@ -34,6 +35,22 @@ export interface ResourceSemantics {
   tracksGeneration: boolean;
   /** False for custom resources: an update must then carry metadata.resourceVersion. */
   allowUnconditionalUpdate: boolean;
+  /**
+   * Subresources besides status that write the status half of the object as status does (the rest is kept
+   * as stored) and that the kind's admitStatus tells apart: a CertificateSigningRequest's `approval`.
+   */
+  statusLikeSubresources?: string[];
+  /** The `scale` subresource (autoscaling/v1 Scale) over the object's replicas. */
+  scale?: ScaleSubresource;
+}
+
+/** How a kind's objects read and write as an autoscaling/v1 Scale. */
+export interface ScaleSubresource {
+  specReplicas(obj: StoredObject): number;
+  statusReplicas(obj: StoredObject): number;
+  /** The pods' label selector in its string form (Scale.status.selector). */
+  selector(obj: StoredObject): string;
+  setReplicas(obj: StoredObject, replicas: number): void;
 }
 
 /**
@@ -57,9 +74,22 @@ export interface ResourceStrategy {
    * admit for a status update, when the kind validates those differently: custom resources validate the
    * status alone there, as kube-apiserver's status strategy does (everything else is the stored object's).
    */
-  admitStatus?(obj: StoredObject, version: string, old?: StoredObject): FieldError[];
-  /** Kind-specific validation of a new object (old is the current one for updates). */
-  validate?(obj: StoredObject, old: StoredObject | undefined, version: string): FieldError[];
+  admitStatus?(obj: StoredObject, version: string, old?: StoredObject, subresource?: string): FieldError[];
+  /**
+   * Kind-specific validation of a new object (old is the current one for updates, subresource the one
+   * written, if any).
+   */
+  validate?(
+    obj: StoredObject,
+    old: StoredObject | undefined,
+    version: string,
+    subresource?: string,
+  ): FieldError[];
+  /**
+   * Writes who asked for the object into it, on create, after validation (a CertificateSigningRequest's
+   * spec.username, uid, groups and extra); user is undefined on a server without authentication.
+   */
+  setRequester?(obj: StoredObject, user: UserInfo | undefined): void;
   /** Unknown fields of an incoming object below the top level (custom resources: what pruning removes). */
   unknownFields?(obj: KubeObject, version: string): string[];
   /**

@@ -13,6 +13,11 @@ import { serviceaccounts } from './serviceaccounts.ts';
 import { services } from './services.ts';
 import { endpoints } from './endpoints.ts';
 import { endpointslices } from './endpointslices.ts';
+import { pods } from './pods.ts';
+import { deployments } from './deployments.ts';
+import { ingressclasses, ingresses } from './ingresses.ts';
+import { certificatesigningrequests } from './certificatesigningrequests.ts';
+import { apiservices } from './apiservices.ts';
 
 export const builtinResources: ResourceDefinition[] = [
   namespaces,
@@ -25,4 +30,10 @@ export const builtinResources: ResourceDefinition[] = [
   services,
   endpoints,
   endpointslices,
+  pods,
+  deployments,
+  ingresses,
+  ingressclasses,
+  certificatesigningrequests,
+  apiservices,
 ];

@@ -171,6 +171,7 @@ export class ObjectStore {
       options.inputOwned === true,
       options.applied,
     );
+    this.def.setRequester?.(obj, options.user);
     const release = await this.def.reserve?.(obj, undefined, this.context, options.dryRun === true);
     const generated = !obj.metadata.name;
     for (let attempt = 1; ; attempt++) {

@@ -182,7 +182,9 @@ export function prepareUpdate(
   checkTypeMeta(store, input, version);
   const owned = options.inputOwned === true;
   let obj: StoredObject;
-  const statusUpdate = options.subresource === 'status';
+  const statusUpdate =
+    options.subresource === 'status' ||
+    (options.subresource !== undefined && !!def.statusLikeSubresources?.includes(options.subresource));
   if (statusUpdate) {
     // Current with the client's status. Given its stored value, current was decoded for store update alone
     // and is only compared with from here on: obj may share its members, which nothing below changes
@@ -229,12 +231,12 @@ export function prepareUpdate(
   }
   const errors: FieldError[] = [];
   const admit = statusUpdate && def.admitStatus ? def.admitStatus : def.admit;
-  if (admit) errors.push(...admit(obj, version, current));
+  if (admit) errors.push(...admit(obj, version, current, options.subresource));
   if (def.tracksGeneration && specChanged(obj, current, def.statusSubresource))
     meta.generation = (old.generation ?? 1) + 1;
   errors.push(...validateObjectMeta(obj, def.namespaced, nameValidator(store)));
   errors.push(...validateObjectMetaUpdate(obj, current));
-  if (def.validate) errors.push(...def.validate(obj, current, version));
+  if (def.validate) errors.push(...def.validate(obj, current, version, options.subresource));
   // As on create: admission only sees objects that passed the schema and the generic checks.
   if (store.context.admit && errors.length === 0)
     errors.push(...store.context.admit(def, obj, current, options.subresource));

@@ -4,6 +4,7 @@ import { type FieldError, type StatusError, type StoredObject } from '@certkit/a
 import { type KeyValue, type Storage } from '../../storage/types.ts';
 import { type ResourceDefinition } from '../resource.ts';
 import { type ServiceRanges } from '../builtins/service-ranges.ts';
+import type { UserInfo } from '../../security/user.ts';
 
 export interface DeleteOptions {
   preconditions?: { uid?: string; resourceVersion?: string };
@@ -25,6 +26,8 @@ export interface WriteOptions {
   fieldManager?: () => string;
   /** The input's managedFields were computed by server-side apply: stored as they are. */
   applied?: boolean;
+  /** Who sent the write (ResourceStrategy.setRequester reads it on create). */
+  user?: UserInfo;
 }
 
 export interface ListResult {
