@@ -22,7 +22,8 @@ import { GarbageCollector } from '../controllers/garbage-collector.ts';
 import { EventTtlController } from '../controllers/event-ttl.ts';
 import { NamespaceController } from '../controllers/namespaces.ts';
 import { ServiceRangesRepair } from '../controllers/service-ranges-repair.ts';
-import { serviceRanges } from '../registry/builtins/service-ranges.ts';
+import { type ServiceRanges, serviceRanges } from '../registry/builtins/service-ranges.ts';
+import { advertisedAddress, ensureKubernetesService } from '../controllers/kubernetes-service.ts';
 import { resourcePrefix } from '../registry/resource.ts';
 import { Registry } from '../registry/registry.ts';
 import { Authenticator } from '../security/authentication.ts';
@@ -30,6 +31,7 @@ import { type ServingTls, servingTlsOptions } from '../security/tls-policy.ts';
 import { requestUser, setRequestUser, type UserInfo } from '../security/user.ts';
 import type { Storage } from '../storage/types.ts';
 import { coreVersions, group, groupList, resourceList } from './discovery.ts';
+import { AggregatedDiscovery } from './aggregated-discovery.ts';
 import { OpenApiDocuments } from './openapi.ts';
 import { type ParsedPath, parseApiPath, type ResourceRequest } from './request-info.ts';
 import { parseRequestTarget, type RequestTarget } from './request-target.ts';
@@ -175,6 +177,7 @@ export class ApiServer {
   private readonly namespaces: NamespaceController;
   private readonly eventTtl: EventTtlController;
   private readonly serviceRangesRepair: ServiceRangesRepair;
+  private readonly serviceRanges: ServiceRanges;
   private readonly log: (entry: Record<string, unknown>) => void;
   private address = '';
   readonly caches: WatchCaches;
@@ -184,18 +187,20 @@ export class ApiServer {
   private readonly resourceContext: ResourceContext;
   private readonly inflight: InflightLimiter;
   private readonly openApi: OpenApiDocuments;
+  private readonly aggregatedDiscovery: AggregatedDiscovery;
 
   private constructor(options: ApiServerOptions) {
     this.options = options;
     this.storage = options.storage;
     this.log = options.log ?? (() => {});
+    this.serviceRanges = serviceRanges(
+      options.storage,
+      options.serviceClusterIpRange,
+      options.serviceNodePortRange,
+    );
     this.registry = new Registry({
       storage: options.storage,
-      serviceRanges: serviceRanges(
-        options.storage,
-        options.serviceClusterIpRange,
-        options.serviceNodePortRange,
-      ),
+      serviceRanges: this.serviceRanges,
       admit: options.admission
         ? (def, obj, old, subresource) => options.admission!(def.group, def.kind, obj, old, subresource)
         : undefined,
@@ -247,6 +252,7 @@ export class ApiServer {
       this.metrics,
     );
     this.openApi = new OpenApiDocuments(this.registry);
+    this.aggregatedDiscovery = new AggregatedDiscovery(this.registry);
     this.resourceContext = {
       registry: this.registry,
       caches: this.caches,
@@ -313,6 +319,15 @@ export class ApiServer {
     const addr = server.listener.address() as AddressInfo;
     const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
     server.address = `${host}:${addr.port}`;
+    // As kube-apiserver's control plane reconciler: the `kubernetes` Service points at this server.
+    await ensureKubernetesService(
+      server.registry,
+      server.serviceRanges,
+      advertisedAddress(options.host ?? '127.0.0.1'),
+      addr.port,
+    ).catch((err: unknown) =>
+      server.log({ level: 'error', component: 'kubernetes-service', msg: (err as Error).message }),
+    );
     return server;
   }
 
@@ -449,9 +464,11 @@ export class ApiServer {
         return sendJson(res, 200, VERSION_INFO);
       case '/api':
         if (req.method !== 'GET') throw newMethodNotAllowed();
-        return sendJson(res, 200, coreVersions(this.address));
+        if (this.aggregatedDiscovery.serve(req, res, 'core')) return;
+        return sendJson(res, 200, coreVersions(this.address), { Vary: 'Accept' });
       case '/apis':
-        return sendJson(res, 200, groupList(this.registry));
+        if (this.aggregatedDiscovery.serve(req, res, 'apis')) return;
+        return sendJson(res, 200, groupList(this.registry), { Vary: 'Accept' });
       case '/openapi/v3':
         return sendJson(res, 200, await this.openApi.root());
       case '/openapi/v2':

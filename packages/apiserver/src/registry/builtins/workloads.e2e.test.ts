@@ -303,6 +303,54 @@ spec:
       assert.equal(negative.json.details.causes[0].field, 'spec.replicas');
     });
 
+    it('kubectl create deployment, expose and create ingress work (their protobuf bodies)', async () => {
+      await kubectl.ok(
+        'create',
+        'deployment',
+        'api',
+        '-n',
+        NS,
+        '--image=registry.example/api:2.1',
+        '--replicas=0',
+        '--port=8080',
+      );
+      const api = await getJson('deployment', 'api');
+      // replicas 0 is a value, not an absent field.
+      assert.equal(api.spec.replicas, 0);
+      assert.deepEqual(api.spec.selector, { matchLabels: { app: 'api' } });
+      assert.deepEqual(api.spec.template.spec.containers[0].ports, [
+        { containerPort: 8080, protocol: 'TCP' },
+      ]);
+      await kubectl.ok('expose', 'deployment', 'api', '-n', NS, '--port=80', '--target-port=8080');
+      const svc = await getJson('service', 'api');
+      assert.deepEqual(svc.spec.selector, { app: 'api' });
+      assert.deepEqual(svc.spec.ports, [{ port: 80, protocol: 'TCP', targetPort: 8080 }]);
+      await kubectl.ok(
+        'create',
+        'ingress',
+        'api',
+        '-n',
+        NS,
+        '--class=nginx',
+        '--rule=api.example.com/v1*=api:80',
+      );
+      const ingress = await getJson('ingress', 'api');
+      assert.deepEqual(ingress.spec.rules, [
+        {
+          host: 'api.example.com',
+          http: {
+            paths: [
+              {
+                path: '/v1',
+                pathType: 'Prefix',
+                backend: { service: { name: 'api', port: { number: 80 } } },
+              },
+            ],
+          },
+        },
+      ]);
+    });
+
     it('refuses a selector that misses the template and a changed selector', async () => {
       const deployments = `/apis/apps/v1/namespaces/${NS}/deployments`;
       const template = {
@@ -372,7 +420,7 @@ spec:
       );
       const ingress = await getJson('ingress', 'shop');
       assert.equal(ingress.metadata.generation, 1);
-      const [row] = tableRecords(await kubectl.ok('get', 'ing', '-n', NS));
+      const [row] = tableRecords(await kubectl.ok('get', 'ing', 'shop', '-n', NS));
       assert.deepEqual(
         { ...row, AGE: undefined },
         {
