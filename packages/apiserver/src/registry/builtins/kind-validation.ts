@@ -148,7 +148,7 @@ export function validateLabelSelector(selector: MetaLabelSelector, field: string
     const at = `${field}.matchExpressions[${i}]`;
     const values = expr.values ?? [];
     if (!SELECTOR_OPERATORS.includes(expr.operator)) {
-      errs.push(unsupported(`${at}.operator`, expr.operator, SELECTOR_OPERATORS));
+      errs.push(unsupported(`${at}.operator`, expr.operator ?? '', SELECTOR_OPERATORS));
     } else if ((expr.operator === 'In' || expr.operator === 'NotIn') && values.length === 0) {
       errs.push(required(`${at}.values`, "must be specified when `operator` is 'In' or 'NotIn'"));
     } else if ((expr.operator === 'Exists' || expr.operator === 'DoesNotExist') && values.length > 0) {

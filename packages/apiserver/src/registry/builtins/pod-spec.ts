@@ -110,7 +110,8 @@ export function defaultPodSpec(spec: PodSpec, admission: boolean): void {
 }
 
 function validateResources(c: Container, field: string, errs: FieldError[]): void {
-  const { requests = {}, limits = {} } = c.resources ?? {};
+  const requests = c.resources?.requests ?? {};
+  const limits = c.resources?.limits ?? {};
   for (const [which, map] of [
     ['requests', requests],
     ['limits', limits],
