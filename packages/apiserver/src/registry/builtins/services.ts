@@ -261,7 +261,12 @@ export const services = builtin({
     spec.sessionAffinity ??= 'None';
     for (const port of spec.ports ?? []) {
       port.protocol ??= 'TCP';
-      if (port.targetPort === undefined || port.targetPort === null || port.targetPort === 0 || port.targetPort === '')
+      if (
+        port.targetPort === undefined ||
+        port.targetPort === null ||
+        port.targetPort === 0 ||
+        port.targetPort === ''
+      )
         port.targetPort = port.port;
     }
     if (spec.type !== 'ExternalName') spec.internalTrafficPolicy ??= 'Cluster';
