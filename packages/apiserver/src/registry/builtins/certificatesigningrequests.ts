@@ -158,6 +158,19 @@ function validateConditions(obj: StoredObject, old: StoredObject | undefined, er
   });
 }
 
+/**
+ * Conditions as Go compares them (apiequality.Semantic): times as instants, so that a client writing back a
+ * condition with its times in another form (`+00:00` for `Z`, as the Python client does) changes nothing.
+ */
+function comparable(conditions: Condition[]): Condition[] {
+  const instant = (t: string | undefined) => (t === undefined ? undefined : String(Date.parse(t)));
+  return conditions.map((c) => ({
+    ...c,
+    lastUpdateTime: instant(c.lastUpdateTime),
+    lastTransitionTime: instant(c.lastTransitionTime),
+  }));
+}
+
 /** The update rules of validateCertificateSigningRequestUpdate, for the write's subresource. */
 function validateUpdate(
   obj: StoredObject,
@@ -185,7 +198,7 @@ function validateUpdate(
           field: 'status.conditions',
           detail: `updates may not add a condition of type ${JSON.stringify(type)}`,
         });
-      } else if (after.length === before.length && !jsonEqual(after, before)) {
+      } else if (after.length === before.length && !jsonEqual(comparable(after), comparable(before))) {
         errs.push({
           type: 'FieldValueForbidden',
           field: 'status.conditions',
