@@ -9,4 +9,3 @@ export { startCompactor } from './storage/compactor.ts';
 export { EtcdStorage } from './storage/etcd/store.ts';
 export { SqliteStorage, type SqliteSynchronous } from './storage/sqlite.ts';
 export type { Storage } from './storage/types.ts';
-export { parsePortRange, parseServiceCidr } from './registry/builtins/service-ranges.ts';

@@ -1,6 +1,6 @@
 import { type ParseArgsOptionsConfig, parseArgs } from 'node:util';
 import { parseGoDuration, toMilliseconds } from '@certkit/apimachinery';
-import { parsePortRange, parseServiceCidr, type SqliteSynchronous } from '@certkit/apiserver';
+import type { SqliteSynchronous } from '@certkit/apiserver';
 
 /** A command-line mistake: printed as one line, exit status 2. */
 export class UsageError extends Error {}
@@ -28,10 +28,6 @@ export interface ServeFlags {
   clientCaFile?: string;
   /** kube-apiserver's --token-auth-file: CSV of token,user,uid[,"group1,group2"]. */
   tokenAuthFile?: string;
-  /** kube-apiserver's --service-cluster-ip-range: the CIDR Services take cluster IPs from. */
-  serviceClusterIpRange: string;
-  /** kube-apiserver's --service-node-port-range: the ports NodePort Services take node ports from. */
-  serviceNodePortRange: string;
   /** SQLite's synchronous mode: FULL (the default) acknowledges a write once it would survive a power loss. */
   sqliteSynchronous: SqliteSynchronous;
   /** Values of the extra options the caller asked to parse (e.g. the controller's, for `up`). */
@@ -76,8 +72,6 @@ export function parseServeFlags(args: string[], extraOptions: ParseArgsOptionsCo
         'client-ca-file': { type: 'string' },
         'token-auth-file': { type: 'string' },
         'sqlite-synchronous': { type: 'string', default: 'full' },
-        'service-cluster-ip-range': { type: 'string', default: '10.0.0.0/24' },
-        'service-node-port-range': { type: 'string', default: '30000-32767' },
         ...extraOptions,
       },
       strict: true,
@@ -144,18 +138,6 @@ export function parseServeFlags(args: string[], extraOptions: ParseArgsOptionsCo
   if (synchronous !== 'full' && synchronous !== 'normal') {
     throw new UsageError(`--sqlite-synchronous must be full or normal, got ${JSON.stringify(synchronous)}`);
   }
-  const serviceClusterIpRange = String(values['service-cluster-ip-range']);
-  const serviceNodePortRange = String(values['service-node-port-range']);
-  for (const [flag, check] of [
-    ['service-cluster-ip-range', () => parseServiceCidr(serviceClusterIpRange)],
-    ['service-node-port-range', () => parsePortRange(serviceNodePortRange)],
-  ] as const) {
-    try {
-      check();
-    } catch (err) {
-      throw new UsageError(`--${flag}: ${(err as Error).message}`);
-    }
-  }
   return {
     dataDir,
     port,
@@ -172,8 +154,6 @@ export function parseServeFlags(args: string[], extraOptions: ParseArgsOptionsCo
     clientCaFile: file('client-ca-file'),
     tokenAuthFile: file('token-auth-file'),
     sqliteSynchronous: synchronous === 'full' ? 'FULL' : 'NORMAL',
-    serviceClusterIpRange,
-    serviceNodePortRange,
     extra: Object.fromEntries(Object.keys(extraOptions).map((k) => [k, values[k]])),
   };
 }

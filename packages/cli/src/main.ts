@@ -45,8 +45,6 @@ flags of up and apiserver:
                    (replicas on one etcd given the same files accept the same credentials)
   --sqlite-synchronous full|normal      full (default) fsyncs every commit before acknowledging it; normal
                                         is faster but may lose the last writes on a power loss
-  --service-cluster-ip-range CIDR       where Services take cluster IPs from (default 10.0.0.0/24, IPv4)
-  --service-node-port-range A-B         where NodePort Services take node ports from (default 30000-32767)
 
 flags of controller (and, where they apply, up):
   --kubeconfig FILE, --context NAME, -n/--namespace NS

@@ -102,8 +102,6 @@ async function startOnDataDir(dataDir: string, flags: ServeFlags): Promise<Contr
       eventTtlMs: flags.eventTtlMs,
       maxRequestsInflight: flags.maxRequestsInflight,
       maxMutatingRequestsInflight: flags.maxMutatingRequestsInflight,
-      serviceClusterIpRange: flags.serviceClusterIpRange,
-      serviceNodePortRange: flags.serviceNodePortRange,
       log: (entry) => {
         if (entry.level === 'error' || entry.level === 'warn')
           process.stderr.write(`${JSON.stringify({ time: new Date().toISOString(), ...entry })}\n`);
