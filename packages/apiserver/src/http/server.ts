@@ -187,7 +187,8 @@ export class ApiServer {
   private readonly resourceContext: ResourceContext;
   private readonly inflight: InflightLimiter;
   private readonly openApi: OpenApiDocuments;
-  private readonly aggregatedDiscovery: AggregatedDiscovery;
+  /** Built on the first request that asks for aggregated discovery. */
+  private aggregatedDiscovery: AggregatedDiscovery | undefined;
 
   private constructor(options: ApiServerOptions) {
     this.options = options;
@@ -252,7 +253,6 @@ export class ApiServer {
       this.metrics,
     );
     this.openApi = new OpenApiDocuments(this.registry);
-    this.aggregatedDiscovery = new AggregatedDiscovery(this.registry);
     this.resourceContext = {
       registry: this.registry,
       caches: this.caches,
@@ -464,10 +464,10 @@ export class ApiServer {
         return sendJson(res, 200, VERSION_INFO);
       case '/api':
         if (req.method !== 'GET') throw newMethodNotAllowed();
-        if (this.aggregatedDiscovery.serve(req, res, 'core')) return;
+        if (this.aggregated().serve(req, res, 'core')) return;
         return sendJson(res, 200, coreVersions(this.address), { Vary: 'Accept' });
       case '/apis':
-        if (this.aggregatedDiscovery.serve(req, res, 'apis')) return;
+        if (this.aggregated().serve(req, res, 'apis')) return;
         return sendJson(res, 200, groupList(this.registry), { Vary: 'Accept' });
       case '/openapi/v3':
         return sendJson(res, 200, await this.openApi.root());
@@ -502,6 +502,10 @@ export class ApiServer {
       return sendJson(res, 200, g);
     }
     throw pathNotFound();
+  }
+
+  private aggregated(): AggregatedDiscovery {
+    return (this.aggregatedDiscovery ??= new AggregatedDiscovery(this.registry));
   }
 
   private readonly watchers = this.metrics.counter(
