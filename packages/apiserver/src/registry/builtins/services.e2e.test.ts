@@ -271,6 +271,16 @@ spec: {clusterIP: 10.96.0.12, ports: [{port: 80}]}
         message: /must be a valid IP address/,
       },
       {
+        spec: { clusterIPs: ['10.96.0.40', '10.96.0.41'], ports: [{ port: 80 }] },
+        field: 'spec.clusterIPs',
+        message: /only one cluster IP may be given/,
+      },
+      {
+        spec: { clusterIP: 'fd00::10', ports: [{ port: 80 }] },
+        field: 'spec.clusterIPs[0]',
+        message: /only IPv4 cluster IPs are served here/,
+      },
+      {
         spec: { selector: { 'app/x/y': 'web' }, ports: [{ port: 80 }] },
         field: 'spec.selector',
         message: /spec\.selector: Invalid value: "app\/x\/y"/,
@@ -346,6 +356,37 @@ spec: {type: LoadBalancer, ports: [{port: 443}]}
     assert.match(described, /Type:\s+LoadBalancer/);
     assert.match(described, /LoadBalancer Ingress:\s+192\.0\.2\.7/);
     assert.match(described, /NodePort:\s+<unset>\s+\d+\/TCP/);
+  });
+
+  it('turning a ClusterIP Service into NodePort gives it node ports, and back frees them', async () => {
+    await apply(`apiVersion: v1
+kind: Service
+metadata: {name: grower, namespace: ${NS}}
+spec: {ports: [{name: http, port: 80}, {name: https, port: 443}]}
+`);
+    const before = await getJson('service', 'grower');
+    await kubectl.ok('patch', 'service', 'grower', '-n', NS, '-p', '{"spec":{"type":"NodePort"}}');
+    const grown = await getJson('service', 'grower');
+    assert.equal(grown.spec.clusterIP, before.spec.clusterIP);
+    const ports = grown.spec.ports.map((p: { nodePort: number }) => p.nodePort);
+    assert.equal(ports.length, 2);
+    for (const port of ports) assert.ok(port >= 30000 && port <= 30099, String(port));
+    assert.notEqual(ports[0], ports[1]);
+    await kubectl.ok('patch', 'service', 'grower', '-n', NS, '-p', '{"spec":{"type":"ClusterIP"}}');
+    const shrunk = await getJson('service', 'grower');
+    assert.deepEqual(
+      shrunk.spec.ports.map((p: { nodePort?: number }) => p.nodePort),
+      [undefined, undefined],
+    );
+    await eventually(async () => {
+      const r = await t.fetch('POST', `/api/v1/namespaces/${NS}/services`, {
+        body: {
+          metadata: { name: 'takes-port' },
+          spec: { type: 'NodePort', ports: [{ port: 80, nodePort: ports[0] }] },
+        },
+      });
+      return r.status === 201;
+    }, 'the node port given up by the change back to ClusterIP to be allocatable');
   });
 
   it('turning a Service into ExternalName gives its cluster IP back', async () => {
