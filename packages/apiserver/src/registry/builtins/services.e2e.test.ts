@@ -201,6 +201,33 @@ spec: {clusterIP: 10.96.0.10, ports: [{port: 80}]}
     }, 'the released cluster IP and node port to be allocatable again');
   });
 
+  it('gives a LoadBalancer with externalTrafficPolicy Local a health check node port', async () => {
+    await apply(`apiVersion: v1
+kind: Service
+metadata: {name: local-lb, namespace: ${NS}}
+spec: {type: LoadBalancer, externalTrafficPolicy: Local, ports: [{port: 443}]}
+`);
+    const svc = await getJson('service', 'local-lb');
+    const health = svc.spec.healthCheckNodePort as number;
+    assert.ok(health >= 30000 && health <= 30099, String(health));
+    assert.notEqual(health, svc.spec.ports[0].nodePort);
+    // Re-applied without it, the Service keeps the port it was given.
+    await apply(`apiVersion: v1
+kind: Service
+metadata: {name: local-lb, namespace: ${NS}, labels: {edge: "true"}}
+spec: {type: LoadBalancer, externalTrafficPolicy: Local, ports: [{port: 443}]}
+`);
+    assert.equal((await getJson('service', 'local-lb')).spec.healthCheckNodePort, health);
+    const misplaced = await t.fetch('POST', `/api/v1/namespaces/${NS}/services`, {
+      body: { metadata: { name: 'misplaced' }, spec: { healthCheckNodePort: 30050, ports: [{ port: 80 }] } },
+    });
+    assert.equal(misplaced.status, 422);
+    assert.match(
+      misplaced.json.message,
+      /spec\.healthCheckNodePort: Invalid value: 30050: may only be set when `type` is 'LoadBalancer' and `externalTrafficPolicy` is 'Local'/,
+    );
+  });
+
   it('gives every one of many Services created at once its own cluster IP', async () => {
     const created = await Promise.all(
       Array.from({ length: 30 }, (_, i) =>

@@ -49,6 +49,7 @@ interface ServiceSpec {
   internalTrafficPolicy?: string;
   externalTrafficPolicy?: string;
   allocateLoadBalancerNodePorts?: boolean;
+  healthCheckNodePort?: number;
   ipFamilies?: string[];
   ipFamilyPolicy?: string;
 }
@@ -59,6 +60,9 @@ const HEADLESS = 'None';
 const specOf = (obj: StoredObject): ServiceSpec => (obj.spec ??= {}) as ServiceSpec;
 const typeOf = (spec: ServiceSpec) => spec.type ?? 'ClusterIP';
 const needsClusterIp = (spec: ServiceSpec) => typeOf(spec) !== 'ExternalName';
+/** A LoadBalancer that keeps traffic on the node it lands on has a port for the load balancer's checks. */
+const needsHealthCheckPort = (spec: ServiceSpec) =>
+  typeOf(spec) === 'LoadBalancer' && spec.externalTrafficPolicy === 'Local';
 const needsNodePorts = (spec: ServiceSpec) => typeOf(spec) === 'NodePort' || typeOf(spec) === 'LoadBalancer';
 
 /** The EXTERNAL-IP cell, as kubectl's service printer writes it. */
@@ -137,6 +141,11 @@ function carryAllocatedValues(spec: ServiceSpec, old: ServiceSpec): void {
     for (const port of spec.ports ?? []) {
       if (port.nodePort && oldPorts.some((o) => o.nodePort === port.nodePort)) delete port.nodePort;
     }
+  }
+  if (needsHealthCheckPort(old) && needsHealthCheckPort(spec))
+    spec.healthCheckNodePort ||= old.healthCheckNodePort;
+  if (!needsHealthCheckPort(spec) && spec.healthCheckNodePort === old.healthCheckNodePort) {
+    delete spec.healthCheckNodePort;
   }
   if (typeOf(spec) !== typeOf(old) && typeOf(spec) !== 'NodePort' && typeOf(spec) !== 'LoadBalancer') {
     delete spec.externalTrafficPolicy;
@@ -309,6 +318,17 @@ export const services = builtin({
           ),
         );
     });
+    if (spec.healthCheckNodePort) {
+      if (!needsHealthCheckPort(spec)) {
+        errs.push(
+          invalid(
+            'spec.healthCheckNodePort',
+            spec.healthCheckNodePort,
+            "may only be set when `type` is 'LoadBalancer' and `externalTrafficPolicy` is 'Local'",
+          ),
+        );
+      } else validatePortNumber(spec.healthCheckNodePort, 'spec.healthCheckNodePort', errs);
+    }
     if (!['ClientIP', 'None'].includes(spec.sessionAffinity ?? 'None')) {
       errs.push(unsupported('spec.sessionAffinity', spec.sessionAffinity, ['ClientIP', 'None']));
     }
@@ -366,12 +386,26 @@ export const services = builtin({
           port.nodePort = await allocateNodePort(
             ranges,
             obj,
-            i,
+            `spec.ports[${i}].nodePort`,
             port.nodePort || undefined,
             reservation,
             dryRun,
           );
         }
+      }
+      const heldHealthCheck = before && needsHealthCheckPort(before) ? before.healthCheckNodePort : undefined;
+      if (
+        needsHealthCheckPort(spec) &&
+        !(spec.healthCheckNodePort && spec.healthCheckNodePort === heldHealthCheck)
+      ) {
+        spec.healthCheckNodePort = await allocateNodePort(
+          ranges,
+          obj,
+          'spec.healthCheckNodePort',
+          spec.healthCheckNodePort || undefined,
+          reservation,
+          dryRun,
+        );
       }
     } catch (err) {
       await reservation.release();
