@@ -298,6 +298,17 @@ spec: {clusterIP: 10.96.0.12, ports: [{port: 80}]}
         message: /must be a valid IP address/,
       },
       {
+        spec: {
+          ports: [
+            { name: 'a', port: 80 },
+            { name: 'b', port: 80 },
+          ],
+        },
+        field: 'spec.ports[1]',
+        message:
+          /spec\.ports\[1\]: Duplicate value: core\.ServicePort\{Name:"", Protocol:"TCP", AppProtocol:\(\*string\)\(nil\), Port:80,/,
+      },
+      {
         spec: { clusterIPs: ['10.96.0.40', '10.96.0.41'], ports: [{ port: 80 }] },
         field: 'spec.clusterIPs',
         message: /only one cluster IP may be given/,

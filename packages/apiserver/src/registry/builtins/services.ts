@@ -4,7 +4,7 @@
  * (`clusterIP: None`) or ExternalName Service.
  */
 
-import { type FieldError, goStringSlice, type StoredObject } from '@certkit/apimachinery';
+import { type FieldError, goQuote, GoSyntax, goStringSlice, type StoredObject } from '@certkit/apimachinery';
 import { ageColumn, nameColumn } from '../printing.ts';
 import { age, builtin } from './builtin.ts';
 import {
@@ -159,8 +159,21 @@ function validatePorts(spec: ServiceSpec, errs: FieldError[]): void {
     errs.push(required('spec.ports'));
   }
   const names = new Set<string>();
+  const pairs = new Set<string>();
   ports.forEach((port, i) => {
     const field = `spec.ports[${i}]`;
+    // Two ports may not share protocol and number; kube shows the key as the Go struct it compares.
+    const pair = `${port.protocol}/${port.port}`;
+    if (pairs.has(pair)) {
+      errs.push({
+        type: 'FieldValueDuplicate',
+        field,
+        value: new GoSyntax(
+          `core.ServicePort{Name:"", Protocol:${goQuote(port.protocol ?? '')}, AppProtocol:(*string)(nil), Port:${port.port ?? 0}, TargetPort:intstr.IntOrString{Type:0, IntVal:0, StrVal:""}, NodePort:0}`,
+        ),
+      });
+    }
+    pairs.add(pair);
     if (ports.length > 1 && !port.name) errs.push(required(`${field}.name`));
     if (port.name) {
       validateDnsLabel(port.name, `${field}.name`, errs);
