@@ -1,7 +1,7 @@
 import { isNotFound, jsonEqual, type KubeObject, type StoredObject } from '@certkit/apimachinery';
 import { isIP } from 'node:net';
 import type { Registry } from '../registry/registry.ts';
-import type { ServiceRanges } from '../registry/builtins/service-ranges.ts';
+import { type ServiceRanges, serviceRanges } from '../registry/builtins/service-ranges.ts';
 
 /**
  * The `kubernetes` Service in `default`, with its Endpoints and EndpointSlice, as kube-apiserver's control
@@ -54,11 +54,12 @@ async function reconcile(
 
 export async function ensureKubernetesService(
   registry: Registry,
-  ranges: ServiceRanges,
   address: string,
   port: number,
 ): Promise<void> {
   const serviceStore = registry.byResource('', 'services')!;
+  // The ranges the registry's stores were given (the server's --service-* options).
+  const ranges = serviceStore.context.serviceRanges ?? serviceRanges(serviceStore.storage);
   const family = isIP(address) === 6 ? 'IPv6' : 'IPv4';
   let service: StoredObject | undefined;
   try {

@@ -129,3 +129,21 @@ export class AggregatedDiscovery {
     return true;
   }
 }
+
+/** One per registry, built on the first request that asks for aggregated discovery. */
+const byRegistry = new WeakMap<Registry, AggregatedDiscovery>();
+
+/** AggregatedDiscovery.serve with the registry's instance. */
+export function serveAggregatedDiscovery(
+  registry: Registry,
+  req: IncomingMessage,
+  res: ServerResponse,
+  which: 'core' | 'apis',
+): boolean {
+  let discovery = byRegistry.get(registry);
+  if (!discovery) {
+    discovery = new AggregatedDiscovery(registry);
+    byRegistry.set(registry, discovery);
+  }
+  return discovery.serve(req, res, which);
+}

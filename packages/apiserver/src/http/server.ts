@@ -1,3 +1,5 @@
+import { advertisedAddress, ensureKubernetesService } from '../controllers/kubernetes-service.ts';
+import { serveAggregatedDiscovery } from './aggregated-discovery.ts';
 import {
   createServer as createHttpServer,
   type IncomingMessage,
@@ -22,8 +24,7 @@ import { GarbageCollector } from '../controllers/garbage-collector.ts';
 import { EventTtlController } from '../controllers/event-ttl.ts';
 import { NamespaceController } from '../controllers/namespaces.ts';
 import { ServiceRangesRepair } from '../controllers/service-ranges-repair.ts';
-import { type ServiceRanges, serviceRanges } from '../registry/builtins/service-ranges.ts';
-import { advertisedAddress, ensureKubernetesService } from '../controllers/kubernetes-service.ts';
+import { serviceRanges } from '../registry/builtins/service-ranges.ts';
 import { resourcePrefix } from '../registry/resource.ts';
 import { Registry } from '../registry/registry.ts';
 import { Authenticator } from '../security/authentication.ts';
@@ -31,7 +32,6 @@ import { type ServingTls, servingTlsOptions } from '../security/tls-policy.ts';
 import { requestUser, setRequestUser, type UserInfo } from '../security/user.ts';
 import type { Storage } from '../storage/types.ts';
 import { coreVersions, group, groupList, resourceList } from './discovery.ts';
-import { AggregatedDiscovery } from './aggregated-discovery.ts';
 import { OpenApiDocuments } from './openapi.ts';
 import { type ParsedPath, parseApiPath, type ResourceRequest } from './request-info.ts';
 import { parseRequestTarget, type RequestTarget } from './request-target.ts';
@@ -177,7 +177,6 @@ export class ApiServer {
   private readonly namespaces: NamespaceController;
   private readonly eventTtl: EventTtlController;
   private readonly serviceRangesRepair: ServiceRangesRepair;
-  private readonly serviceRanges: ServiceRanges;
   private readonly log: (entry: Record<string, unknown>) => void;
   private address = '';
   readonly caches: WatchCaches;
@@ -187,21 +186,18 @@ export class ApiServer {
   private readonly resourceContext: ResourceContext;
   private readonly inflight: InflightLimiter;
   private readonly openApi: OpenApiDocuments;
-  /** Built on the first request that asks for aggregated discovery. */
-  private aggregatedDiscovery: AggregatedDiscovery | undefined;
 
   private constructor(options: ApiServerOptions) {
     this.options = options;
     this.storage = options.storage;
     this.log = options.log ?? (() => {});
-    this.serviceRanges = serviceRanges(
-      options.storage,
-      options.serviceClusterIpRange,
-      options.serviceNodePortRange,
-    );
     this.registry = new Registry({
       storage: options.storage,
-      serviceRanges: this.serviceRanges,
+      serviceRanges: serviceRanges(
+        options.storage,
+        options.serviceClusterIpRange,
+        options.serviceNodePortRange,
+      ),
       admit: options.admission
         ? (def, obj, old, subresource) => options.admission!(def.group, def.kind, obj, old, subresource)
         : undefined,
@@ -320,13 +316,9 @@ export class ApiServer {
     const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
     server.address = `${host}:${addr.port}`;
     // As kube-apiserver's control plane reconciler: the `kubernetes` Service points at this server.
-    await ensureKubernetesService(
-      server.registry,
-      server.serviceRanges,
-      advertisedAddress(options.host ?? '127.0.0.1'),
-      addr.port,
-    ).catch((err: unknown) =>
-      server.log({ level: 'error', component: 'kubernetes-service', msg: (err as Error).message }),
+    await ensureKubernetesService(server.registry, advertisedAddress(options.host), addr.port).catch(
+      (err: unknown) =>
+        server.log({ level: 'error', component: 'kubernetes-service', msg: (err as Error).message }),
     );
     return server;
   }
@@ -464,10 +456,10 @@ export class ApiServer {
         return sendJson(res, 200, VERSION_INFO);
       case '/api':
         if (req.method !== 'GET') throw newMethodNotAllowed();
-        if (this.aggregated().serve(req, res, 'core')) return;
+        if (serveAggregatedDiscovery(this.registry, req, res, 'core')) return;
         return sendJson(res, 200, coreVersions(this.address), { Vary: 'Accept' });
       case '/apis':
-        if (this.aggregated().serve(req, res, 'apis')) return;
+        if (serveAggregatedDiscovery(this.registry, req, res, 'apis')) return;
         return sendJson(res, 200, groupList(this.registry), { Vary: 'Accept' });
       case '/openapi/v3':
         return sendJson(res, 200, await this.openApi.root());
@@ -502,10 +494,6 @@ export class ApiServer {
       return sendJson(res, 200, g);
     }
     throw pathNotFound();
-  }
-
-  private aggregated(): AggregatedDiscovery {
-    return (this.aggregatedDiscovery ??= new AggregatedDiscovery(this.registry));
   }
 
   private readonly watchers = this.metrics.counter(

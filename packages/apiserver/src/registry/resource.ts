@@ -33,24 +33,15 @@ export interface ResourceSemantics {
   statusSubresource: boolean;
   /** True when metadata.generation counts changes outside metadata and status. */
   tracksGeneration: boolean;
-  /** False for custom resources: an update must then carry metadata.resourceVersion. */
-  allowUnconditionalUpdate: boolean;
   /**
    * Subresources besides status that write the status half of the object as status does (the rest is kept
-   * as stored) and that the kind's admitStatus tells apart: a CertificateSigningRequest's `approval`.
+   * as stored), which the kind's subresourceAdmit tells apart: a CertificateSigningRequest's `approval`.
    */
   statusLikeSubresources?: string[];
   /** The `scale` subresource (autoscaling/v1 Scale) over the object's replicas. */
   scale?: ScaleSubresource;
-}
-
-/** How a kind's objects read and write as an autoscaling/v1 Scale. */
-export interface ScaleSubresource {
-  specReplicas(obj: StoredObject): number;
-  statusReplicas(obj: StoredObject): number;
-  /** The pods' label selector in its string form (Scale.status.selector). */
-  selector(obj: StoredObject): string;
-  setReplicas(obj: StoredObject, replicas: number): void;
+  /** False for custom resources: an update must then carry metadata.resourceVersion. */
+  allowUnconditionalUpdate: boolean;
 }
 
 /**
@@ -74,24 +65,22 @@ export interface ResourceStrategy {
    * admit for a status update, when the kind validates those differently: custom resources validate the
    * status alone there, as kube-apiserver's status strategy does (everything else is the stored object's).
    */
-  admitStatus?(obj: StoredObject, version: string, old?: StoredObject, subresource?: string): FieldError[];
+  admitStatus?(obj: StoredObject, version: string, old?: StoredObject): FieldError[];
+  /** Kind-specific validation of a new object (old is the current one for updates). */
+  validate?(obj: StoredObject, old: StoredObject | undefined, version: string): FieldError[];
+  /** Unknown fields of an incoming object below the top level (custom resources: what pruning removes). */
+  unknownFields?(obj: KubeObject, version: string): string[];
   /**
-   * Kind-specific validation of a new object (old is the current one for updates, subresource the one
-   * written, if any).
+   * An update through a subresource (status, or one of statusLikeSubresources), after validate: fixes what
+   * that subresource may not change and returns what it may not do (a CSR's approval keeps the certificate,
+   * its status may not touch the approval).
    */
-  validate?(
-    obj: StoredObject,
-    old: StoredObject | undefined,
-    version: string,
-    subresource?: string,
-  ): FieldError[];
+  subresourceAdmit?(obj: StoredObject, old: StoredObject, subresource: string): FieldError[];
   /**
    * Writes who asked for the object into it, on create, after validation (a CertificateSigningRequest's
    * spec.username, uid, groups and extra); user is undefined on a server without authentication.
    */
   setRequester?(obj: StoredObject, user: UserInfo | undefined): void;
-  /** Unknown fields of an incoming object below the top level (custom resources: what pruning removes). */
-  unknownFields?(obj: KubeObject, version: string): string[];
   /**
    * Takes, from ranges every object of the kind shares (a Service's cluster IP and node ports), the values the
    * object is to hold and `old` (the stored object on updates) does not, filling them in; runs after
@@ -180,3 +169,12 @@ export function listPrefix(
 }
 
 export const ALL_VERBS = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'];
+
+/** How a kind's objects read and write as an autoscaling/v1 Scale. */
+export interface ScaleSubresource {
+  specReplicas(obj: StoredObject): number;
+  statusReplicas(obj: StoredObject): number;
+  /** The pods' label selector in its string form (Scale.status.selector). */
+  selector(obj: StoredObject): string;
+  setReplicas(obj: StoredObject, replicas: number): void;
+}

@@ -61,9 +61,6 @@ export interface TestServerOptions {
   waitReady?: boolean;
   /** How long Events live after their last write (default 1 h). */
   eventTtlMs?: number;
-  /** --service-cluster-ip-range and --service-node-port-range (ApiServerOptions). */
-  serviceClusterIpRange?: string;
-  serviceNodePortRange?: string;
   /** --max-requests-inflight and --max-mutating-requests-inflight (defaults 400 and 200). */
   maxRequestsInflight?: number;
   maxMutatingRequestsInflight?: number;
@@ -77,6 +74,9 @@ export interface TestServerOptions {
   log?: (entry: Record<string, unknown>) => void;
   /** Bounds on connections before they authenticate (short timeouts make them testable). */
   connectionLimits?: Partial<ConnectionLimits>;
+  /** --service-cluster-ip-range and --service-node-port-range (ApiServerOptions). */
+  serviceClusterIpRange?: string;
+  serviceNodePortRange?: string;
 }
 
 export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
@@ -97,14 +97,14 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
       token,
       watchCache: options.watchCache ?? true,
       eventTtlMs: options.eventTtlMs,
-      serviceClusterIpRange: options.serviceClusterIpRange,
-      serviceNodePortRange: options.serviceNodePortRange,
       maxRequestsInflight: options.maxRequestsInflight,
       maxMutatingRequestsInflight: options.maxMutatingRequestsInflight,
       listStallTimeoutMs: options.listStallTimeoutMs,
       bodyTimeoutMs: options.bodyTimeoutMs,
       admission: options.admission,
       connectionLimits: options.connectionLimits,
+      serviceClusterIpRange: options.serviceClusterIpRange,
+      serviceNodePortRange: options.serviceNodePortRange,
       watchCacheOptions: {
         ...options.watchCacheOptions,
         ...(options.maxHistory ? { maxHistory: options.maxHistory, minHistory: 1 } : {}),

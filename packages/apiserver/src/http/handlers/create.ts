@@ -1,9 +1,9 @@
 /** POST to a collection: create an object. */
 
+import { requestUser } from '../../security/user.ts';
 import { createOptions } from '../request-options.ts';
 import { objectBody } from '../render.ts';
 import { sendJsonText } from '../respond.ts';
-import { requestUser } from '../../security/user.ts';
 import { renderFor, type VerbRequest } from './verb-request.ts';
 import { decodeObjectBody, readObjectBody } from './write-body.ts';
 
@@ -14,10 +14,10 @@ export async function handleCreate(verb: VerbRequest): Promise<void> {
   const body = await decodeObjectBody(verb, raw, options.fieldValidation);
   // The parsed body is this request's alone: the store may keep and change it rather than copy it.
   const created = await verb.store.create(verb.namespace, body, {
+    user: requestUser(verb.req),
     dryRun: options.dryRun,
     version: verb.request.version,
     inputOwned: true,
-    user: requestUser(verb.req),
   });
   sendJsonText(verb.res, 201, objectBody(verb.def, created, render));
 }

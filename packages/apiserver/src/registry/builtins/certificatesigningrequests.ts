@@ -302,19 +302,24 @@ export const certificatesigningrequests = builtin({
     }
     return [];
   },
-  admitStatus(obj, _version, old, subresource) {
-    if (!old) return [];
-    const status = (obj.status ??= {}) as CsrStatus;
+  admitStatus(obj, _version, old) {
+    // Status and approval writes alike: times the client left out of its conditions are filled.
+    if (old) stampConditions(obj, old);
+    return [];
+  },
+  subresourceAdmit(obj, old, subresource) {
     if (subresource === 'approval') {
       // The approval subresource writes conditions only.
+      const status = (obj.status ??= {}) as CsrStatus;
       const certificate = statusOf(old).certificate;
       if (certificate === undefined) delete status.certificate;
       else status.certificate = certificate;
     }
-    stampConditions(obj, old);
-    return [];
+    const errs: FieldError[] = [];
+    validateUpdate(obj, old, subresource, errs);
+    return errs;
   },
-  validate(obj, old, _version, subresource) {
+  validate(obj, old) {
     const errs: FieldError[] = [];
     const spec = specOf(obj);
     const request = Buffer.from(spec.request ?? '', 'base64');
@@ -352,7 +357,6 @@ export const certificatesigningrequests = builtin({
       const problem = issuedCertificateError(Buffer.from(certificate, 'base64').toString('latin1'));
       if (problem) errs.push(invalid('status.certificate', '<certificate data>', problem));
     }
-    if (old) validateUpdate(obj, old, subresource, errs);
     return errs;
   },
 });

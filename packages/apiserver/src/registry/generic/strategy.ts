@@ -231,12 +231,14 @@ export function prepareUpdate(
   }
   const errors: FieldError[] = [];
   const admit = statusUpdate && def.admitStatus ? def.admitStatus : def.admit;
-  if (admit) errors.push(...admit(obj, version, current, options.subresource));
+  if (admit) errors.push(...admit(obj, version, current));
   if (def.tracksGeneration && specChanged(obj, current, def.statusSubresource))
     meta.generation = (old.generation ?? 1) + 1;
   errors.push(...validateObjectMeta(obj, def.namespaced, nameValidator(store)));
   errors.push(...validateObjectMetaUpdate(obj, current));
-  if (def.validate) errors.push(...def.validate(obj, current, version, options.subresource));
+  if (def.validate) errors.push(...def.validate(obj, current, version));
+  if (options.subresource && def.subresourceAdmit)
+    errors.push(...def.subresourceAdmit(obj, current, options.subresource));
   // As on create: admission only sees objects that passed the schema and the generic checks.
   if (store.context.admit && errors.length === 0)
     errors.push(...store.context.admit(def, obj, current, options.subresource));

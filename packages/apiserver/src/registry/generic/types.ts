@@ -14,6 +14,8 @@ export interface DeleteOptions {
 }
 
 export interface WriteOptions {
+  /** Who sent the write (ResourceStrategy.setRequester reads it on create). */
+  user?: UserInfo;
   dryRun?: boolean;
   /** `status` for the status subresource. */
   subresource?: string;
@@ -26,8 +28,6 @@ export interface WriteOptions {
   fieldManager?: () => string;
   /** The input's managedFields were computed by server-side apply: stored as they are. */
   applied?: boolean;
-  /** Who sent the write (ResourceStrategy.setRequester reads it on create). */
-  user?: UserInfo;
 }
 
 export interface ListResult {
