@@ -325,6 +325,10 @@ export class ApiServer {
   static async start(options: ApiServerOptions): Promise<ApiServer> {
     const server = new ApiServer(options);
     await server.crds.start();
+    // Before the first request is authorised: the default roles exist and the authorizer has read them all.
+    // Before the caches start too, so that serving begins while they initialise (KEP-4568), not after.
+    await ensureBootstrapPolicy(server.registry);
+    await server.rbac.start();
     // Caches initialise in the background: the server serves (KEP-4568 rules) while they do.
     server.caches.start();
     server.webhooks.start(server.registry, server.caches, server.storage);
@@ -334,9 +338,6 @@ export class ApiServer {
     server.namespaces.start();
     server.gc.start();
     server.eventTtl.start();
-    // Before the first request is authorised: the default roles exist and the authorizer has read them all.
-    await ensureBootstrapPolicy(server.registry);
-    await server.rbac.start();
     server.aggregator.start();
     server.serviceRangesRepair.start();
     await new Promise<void>((resolve, reject) => {
