@@ -116,7 +116,14 @@ export interface ApiServerOptions {
     obj: StoredObject,
     old: StoredObject | undefined,
     subresource?: string,
+    user?: UserInfo,
   ) => FieldError[];
+  /**
+   * Mutating admission for kinds the server does not know itself, on create, as a mutating webhook would do
+   * it (the CLI wires cert-manager's, which records a CertificateRequest's requester). Called with the
+   * request's user (the impersonated one when there is one); writes without a user are not mutated.
+   */
+  admissionMutation?: (group: string, kind: string, obj: StoredObject, user: UserInfo) => void;
   /** How long /readyz waits for the built-in resources' caches at start (default 1 min; --storage-initialization-timeout). */
   storageInitializationTimeoutMs?: number;
   /** How long an Event lives after its last write (default 1 h; kube-apiserver's --event-ttl). */
@@ -209,10 +216,13 @@ export class ApiServer {
         options.serviceClusterIpRange,
         options.serviceNodePortRange,
       ),
-      admit: (def, obj, old, subresource) => {
+      admit: (def, obj, old, subresource, user) => {
         this.escalation.check(def, obj, old);
-        return options.admission?.(def.group, def.kind, obj, old, subresource) ?? [];
+        return options.admission?.(def.group, def.kind, obj, old, subresource, user) ?? [];
       },
+      mutate:
+        options.admissionMutation &&
+        ((def, obj, user) => options.admissionMutation!(def.group, def.kind, obj, user)),
     });
     const logError = (component: string) => (err: unknown) =>
       this.log({ level: 'error', logger: component, msg: err instanceof Error ? err.message : String(err) });

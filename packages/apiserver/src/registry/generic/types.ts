@@ -6,6 +6,7 @@ import { type ResourceDefinition } from '../resource.ts';
 import type { AdmissionWebhooks } from '../../admission/chain.ts';
 import type { RequestAdmission } from '../../admission/attributes.ts';
 import { type ServiceRanges } from '../builtins/service-ranges.ts';
+import type { UserInfo } from '../../security/user.ts';
 
 export interface DeleteOptions {
   preconditions?: { uid?: string; resourceVersion?: string };
@@ -31,6 +32,8 @@ export interface WriteOptions {
   applied?: boolean;
   /** The request, for admission webhooks; set by the API's handlers only while some are configured. */
   admission?: RequestAdmission;
+  /** Who writes (the impersonated user when there is one), for the server's own admission (mutate, admit). */
+  user?: UserInfo;
 }
 
 export interface ListResult {
@@ -96,5 +99,11 @@ export interface StoreContext {
     obj: StoredObject,
     old: StoredObject | undefined,
     subresource?: string,
+    user?: UserInfo,
   ): FieldError[];
+  /**
+   * Mutating admission of the server's own on create, where a mutating webhook would run (before defaults
+   * and validation), for writes with a user: cert-manager's webhook records a CertificateRequest's requester.
+   */
+  mutate?(def: ResourceDefinition, obj: StoredObject, user: UserInfo): void;
 }
