@@ -100,9 +100,10 @@ export function ipv4Number(text: string): number | undefined {
 /**
  * The first address a dynamic allocation tries: kube (KEP-3070) leaves the bottom of a range to addresses
  * chosen by hand, taking random ones from above it first: min(max(16, size/16), 256) addresses for IPs,
- * min(max(16, size/32), 128) ports for node ports.
+ * min(max(16, size/32), 128) ports for node ports; a range of fewer than 16 has no static band at all.
  */
 function staticBand(size: number, divisor: number, max: number): number {
+  if (size < 16) return 0;
   return Math.min(Math.max(16, Math.floor(size / divisor)), max);
 }
 
@@ -212,17 +213,19 @@ export async function allocateClusterIp(
   ]);
 }
 
-/** Allocates a node port for ports[index]: the one asked for (in range and free) or a random free one. */
+/**
+ * Allocates a node port for `field` (a port's nodePort, or spec.healthCheckNodePort): the one asked for (in
+ * range and free) or a random free one.
+ */
 export async function allocateNodePort(
   ranges: ServiceRanges,
   obj: StoredObject,
-  index: number,
+  field: string,
   requested: number | undefined,
   reservation: Reservation,
   dryRun: boolean,
 ): Promise<number> {
   const { nodePorts, storage } = ranges;
-  const field = `spec.ports[${index}].nodePort`;
   if (requested) {
     const fail = (why: string) =>
       invalid(obj, [{ type: 'FieldValueInvalid', field, value: requested, detail: why }]);

@@ -173,6 +173,7 @@ export class ObjectStore {
       options.admission,
       options.user,
     );
+    this.def.setRequester?.(obj, options.user);
     const release = await this.def.reserve?.(obj, undefined, this.context, options.dryRun === true);
     const generated = !obj.metadata.name;
     for (let attempt = 1; ; attempt++) {

@@ -18,6 +18,8 @@ export interface DeleteOptions {
 }
 
 export interface WriteOptions {
+  /** Who sent the write (ResourceStrategy.setRequester reads it on create). */
+  user?: UserInfo;
   dryRun?: boolean;
   /** `status` for the status subresource. */
   subresource?: string;
