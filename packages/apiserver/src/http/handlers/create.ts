@@ -4,7 +4,6 @@ import { requestUser } from '../../security/user.ts';
 import { createOptions } from '../request-options.ts';
 import { objectBody } from '../render.ts';
 import { sendJsonText } from '../respond.ts';
-import { requestUser } from '../../security/user.ts';
 import { requestAdmission } from './admission-request.ts';
 import { renderFor, type VerbRequest } from './verb-request.ts';
 import { decodeObjectBody, readObjectBody } from './write-body.ts';
@@ -21,7 +20,6 @@ export async function handleCreate(verb: VerbRequest): Promise<void> {
     version: verb.request.version,
     inputOwned: true,
     admission: requestAdmission(verb, options),
-    user: requestUser(verb.req),
   });
   sendJsonText(verb.res, 201, objectBody(verb.def, created, render));
 }

@@ -18,7 +18,10 @@ export interface DeleteOptions {
 }
 
 export interface WriteOptions {
-  /** Who sent the write (ResourceStrategy.setRequester reads it on create). */
+  /**
+   * Who sent the write, the impersonated user when there is one (ResourceStrategy.setRequester reads it on
+   * create, and the server's own admission, StoreContext.mutate and admit).
+   */
   user?: UserInfo;
   dryRun?: boolean;
   /** `status` for the status subresource. */
@@ -34,8 +37,6 @@ export interface WriteOptions {
   applied?: boolean;
   /** The request, for admission webhooks; set by the API's handlers only while some are configured. */
   admission?: RequestAdmission;
-  /** Who writes (the impersonated user when there is one), for the server's own admission (mutate, admit). */
-  user?: UserInfo;
 }
 
 export interface ListResult {
