@@ -33,7 +33,7 @@ import { Authenticator } from '../security/authentication.ts';
 import type { ServiceAccountTokenOptions } from '../security/serviceaccount/config.ts';
 import { JWKS_PATH, OPENID_CONFIGURATION_PATH } from '../security/serviceaccount/oidc.ts';
 import { ServiceAccountTokens } from '../security/serviceaccount/tokens.ts';
-import { handleTokenRequest } from './handlers/token-request.ts';
+import { handleTokenRequest, TOKEN_SUBRESOURCE } from './handlers/token-request.ts';
 import { ISSUER_DISCOVERY_PATHS, serveIssuerDiscovery } from './issuer-discovery.ts';
 import { ClusterRoleAggregator } from '../authorization/aggregation.ts';
 import { authorizeRequest } from '../authorization/authorize-request.ts';
@@ -282,6 +282,7 @@ export class ApiServer {
       ? new ServiceAccountTokens(options.serviceAccountTokens, this.registry, this.caches)
       : undefined;
     const tokens = this.serviceAccountTokens;
+    if (tokens) this.registry.serveSubresource('', 'serviceaccounts', TOKEN_SUBRESOURCE);
     this.resourceContext = {
       registry: this.registry,
       caches: this.caches,
