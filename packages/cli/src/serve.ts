@@ -18,7 +18,7 @@ import {
   startCompactor,
   writeKubeconfig,
 } from '@certkit/apiserver';
-import { certManagerAdmission } from '@certkit/certificates/api/admission';
+import { certManagerAdmission, certManagerMutation } from '@certkit/certificates/api/admission';
 import { jsonLogger, type Logger } from '@certkit/runtime/log';
 import type { ServeFlags } from './args.ts';
 import { lockDataDir } from './data-dir-lock.ts';
@@ -152,6 +152,8 @@ async function startOnDataDir(dataDir: string, flags: ServeFlags, log: Logger): 
       watchCache: flags.watchCache,
       // The webhook's checks for cert-manager.io objects, so `kubectl apply` of an invalid one fails at once.
       admission: certManagerAdmission,
+      // Its mutation too: a CertificateRequest records who created it (spec.username, uid, groups, extra).
+      admissionMutation: certManagerMutation,
       storageInitializationTimeoutMs: flags.storageInitializationTimeoutMs,
       eventTtlMs: flags.eventTtlMs,
       maxRequestsInflight: flags.maxRequestsInflight,

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { InvalidResponseError, reviewVersion, verifyResponse } from './review.ts';
+import { buildReview, InvalidResponseError, reviewVersion, verifyResponse } from './review.ts';
 import { deniedError } from './errors.ts';
 
 const v1 = (response: Record<string, unknown>) => ({
@@ -84,5 +84,38 @@ describe('AdmissionReview answers', () => {
       deniedError('w.example.com', undefined).status.message,
       'admission webhook "w.example.com" denied the request without explanation',
     );
+  });
+});
+
+describe('AdmissionReview requests', () => {
+  it("carry the user's name, uid, groups and extra in userInfo, as kube-apiserver sends them", () => {
+    const user = {
+      name: 'system:serviceaccount:apps:web',
+      uid: 'sa-uid',
+      groups: ['system:serviceaccounts', 'system:authenticated'],
+      extra: { 'authentication.kubernetes.io/credential-id': ['JTI=1'] },
+    };
+    const review = (u: typeof user | { name: string; groups: string[] }) =>
+      buildReview(
+        'v1',
+        {
+          request: { user: u, version: 'v1', subresource: undefined, dryRun: false, options: {}, warn() {} },
+          operation: 'CREATE',
+          object: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c' } },
+          oldObject: undefined,
+          name: 'c',
+          namespace: 'apps',
+        },
+        { group: '', version: 'v1', resource: 'configmaps', subresource: '', kind: 'ConfigMap' },
+        { group: '', version: 'v1', resource: 'configmaps' },
+      ).body.request as { userInfo: unknown };
+    assert.deepEqual(review(user).userInfo, {
+      username: user.name,
+      uid: 'sa-uid',
+      groups: user.groups,
+      extra: user.extra,
+    });
+    // Fields the user lacks are left out, as Go's omitempty leaves them.
+    assert.deepEqual(review({ name: 'alice', groups: [] }).userInfo, { username: 'alice', groups: [] });
   });
 });

@@ -62,6 +62,7 @@ export function buildReview(
       username: user?.name ?? '',
       ...(user?.uid ? { uid: user.uid } : {}),
       groups: user?.groups ?? [],
+      ...(user?.extra && Object.keys(user.extra).length > 0 ? { extra: user.extra } : {}),
     },
     object: atVersion(attrs.object, apiVersion) ?? null,
     oldObject: atVersion(attrs.oldObject, apiVersion) ?? null,

@@ -19,6 +19,7 @@ import { applyConfiguration, applySchemaFor, type FieldManagerInfo } from './man
 import { apiVersionOf } from '../registry/resource.ts';
 import type { ObjectStore } from '../registry/generic/store.ts';
 import type { RequestAdmission } from '../admission/attributes.ts';
+import type { UserInfo } from '../security/user.ts';
 import { parseYamlRequestBody } from '../http/yaml-body.ts';
 
 function parseConfiguration(body: Buffer): JsonObject {
@@ -98,6 +99,8 @@ export interface ApplyRequest {
   force: boolean;
   /** The request, for admission webhooks (while some are configured). */
   admission?: RequestAdmission;
+  /** Who applies, for the server's own admission. */
+  user?: UserInfo;
 }
 
 export interface ApplyResult {
@@ -145,6 +148,7 @@ export async function serverSideApply(request: ApplyRequest): Promise<ApplyResul
   const options = {
     dryRun,
     admission: request.admission,
+    user: request.user,
     subresource,
     version,
     inputOwned: true,

@@ -23,7 +23,7 @@ interface Documents {
   apis: { text: string; etag: string };
 }
 
-function resourceEntry(def: ResourceDefinition, version: string) {
+function resourceEntry(registry: Registry, def: ResourceDefinition, version: string) {
   const responseKind = { group: def.group, version, kind: def.kind };
   return {
     resource: def.resource,
@@ -34,7 +34,7 @@ function resourceEntry(def: ResourceDefinition, version: string) {
     ...(def.shortNames.length ? { shortNames: def.shortNames } : {}),
     ...(def.categories.length ? { categories: def.categories } : {}),
     ...(() => {
-      const subresources = subresourcesOf(def).map((s) => ({
+      const subresources = subresourcesOf(def, registry).map((s) => ({
         subresource: s.name,
         responseKind:
           s.group !== undefined
@@ -59,7 +59,7 @@ function groupEntry(registry: Registry, group: string, versions: string[]) {
       resources: defs
         .filter((d) => d.versions.includes(version))
         .sort((a, b) => a.resource.localeCompare(b.resource))
-        .map((d) => resourceEntry(d, version)),
+        .map((d) => resourceEntry(registry, d, version)),
       freshness: 'Current',
     })),
   };

@@ -1,5 +1,5 @@
 import { compareVersionPriority } from '../crd/version-priority.ts';
-import type { Registry } from '../registry/registry.ts';
+import type { Registry, ServedSubresource } from '../registry/registry.ts';
 import type { ResourceDefinition } from '../registry/resource.ts';
 
 /**
@@ -11,7 +11,7 @@ function groupVersion(group: string, version: string): string {
   return group === '' ? version : `${group}/${version}`;
 }
 
-function apiResources(def: ResourceDefinition) {
+function apiResources(def: ResourceDefinition, registry: Registry) {
   const main = {
     name: def.resource,
     singularName: def.singular,
@@ -23,7 +23,7 @@ function apiResources(def: ResourceDefinition) {
   };
   return [
     main,
-    ...subresourcesOf(def).map((s) => ({
+    ...subresourcesOf(def, registry).map((s) => ({
       name: `${def.resource}/${s.name}`,
       singularName: '',
       namespaced: def.namespaced,
@@ -35,17 +35,14 @@ function apiResources(def: ResourceDefinition) {
 }
 
 /** A subresource as discovery describes it; group and version only when its kind is another group's. */
-export interface SubresourceInfo {
-  name: string;
-  kind: string;
-  group?: string;
-  version?: string;
-  verbs: string[];
-}
+export type SubresourceInfo = ServedSubresource;
 
-/** The subresources served for a resource (status, a CSR's approval, scale), as discovery lists them. */
-export function subresourcesOf(def: ResourceDefinition): SubresourceInfo[] {
-  const result: SubresourceInfo[] = [];
+/**
+ * The subresources served for a resource (status, a CSR's approval, scale, and those the server declared,
+ * as ServiceAccounts' token), as discovery lists them.
+ */
+export function subresourcesOf(def: ResourceDefinition, registry: Registry): SubresourceInfo[] {
+  const result: SubresourceInfo[] = [...registry.subresourcesServed(def)];
   const verbs = ['get', 'patch', 'update'];
   for (const name of def.statusLikeSubresources ?? []) result.push({ name, kind: def.kind, verbs });
   if (def.scale) result.push({ name: 'scale', kind: 'Scale', group: 'autoscaling', version: 'v1', verbs });
@@ -106,7 +103,7 @@ export function resourceList(registry: Registry, group: string, version: string)
     kind: 'APIResourceList',
     apiVersion: 'v1',
     groupVersion: groupVersion(group, version),
-    resources: defs.flatMap(apiResources),
+    resources: defs.flatMap((def) => apiResources(def, registry)),
   };
 }
 

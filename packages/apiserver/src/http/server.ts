@@ -33,7 +33,7 @@ import { Authenticator } from '../security/authentication.ts';
 import type { ServiceAccountTokenOptions } from '../security/serviceaccount/config.ts';
 import { JWKS_PATH, OPENID_CONFIGURATION_PATH } from '../security/serviceaccount/oidc.ts';
 import { ServiceAccountTokens } from '../security/serviceaccount/tokens.ts';
-import { handleTokenRequest } from './handlers/token-request.ts';
+import { handleTokenRequest, TOKEN_SUBRESOURCE } from './handlers/token-request.ts';
 import { ISSUER_DISCOVERY_PATHS, serveIssuerDiscovery } from './issuer-discovery.ts';
 import { ClusterRoleAggregator } from '../authorization/aggregation.ts';
 import { authorizeRequest } from '../authorization/authorize-request.ts';
@@ -118,7 +118,14 @@ export interface ApiServerOptions {
     obj: StoredObject,
     old: StoredObject | undefined,
     subresource?: string,
+    user?: UserInfo,
   ) => FieldError[];
+  /**
+   * Mutating admission for kinds the server does not know itself, on create, as a mutating webhook would do
+   * it (the CLI wires cert-manager's, which records a CertificateRequest's requester). Called with the
+   * request's user (the impersonated one when there is one); writes without a user are not mutated.
+   */
+  admissionMutation?: (group: string, kind: string, obj: StoredObject, user: UserInfo) => void;
   /** How long /readyz waits for the built-in resources' caches at start (default 1 min; --storage-initialization-timeout). */
   storageInitializationTimeoutMs?: number;
   /** How long an Event lives after its last write (default 1 h; kube-apiserver's --event-ttl). */
@@ -211,10 +218,13 @@ export class ApiServer {
         options.serviceClusterIpRange,
         options.serviceNodePortRange,
       ),
-      admit: (def, obj, old, subresource) => {
+      admit: (def, obj, old, subresource, user) => {
         this.escalation.check(def, obj, old);
-        return options.admission?.(def.group, def.kind, obj, old, subresource) ?? [];
+        return options.admission?.(def.group, def.kind, obj, old, subresource, user) ?? [];
       },
+      mutate:
+        options.admissionMutation &&
+        ((def, obj, user) => options.admissionMutation!(def.group, def.kind, obj, user)),
     });
     const logError = (component: string) => (err: unknown) =>
       this.log({ level: 'error', logger: component, msg: err instanceof Error ? err.message : String(err) });
@@ -272,6 +282,7 @@ export class ApiServer {
       ? new ServiceAccountTokens(options.serviceAccountTokens, this.registry, this.caches)
       : undefined;
     const tokens = this.serviceAccountTokens;
+    if (tokens) this.registry.serveSubresource('', 'serviceaccounts', TOKEN_SUBRESOURCE);
     this.resourceContext = {
       registry: this.registry,
       caches: this.caches,

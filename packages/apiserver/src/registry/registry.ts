@@ -8,6 +8,15 @@ import { type StoreContext } from './generic/types.ts';
 import type { CreateOnlyHandler } from './create-only.ts';
 import type { AdmissionWebhooks } from '../admission/chain.ts';
 
+/** A subresource as discovery lists it; group and version only when its kind is another group's. */
+export interface ServedSubresource {
+  name: string;
+  kind: string;
+  group?: string;
+  version?: string;
+  verbs: string[];
+}
+
 /**
  * The resources the server serves right now: the built-ins, plus one per established CRD. Lookups are by
  * group + resource (URLs), by group + kind (owner references, GC) and by group + version (discovery).
@@ -17,6 +26,7 @@ export class Registry {
   private readonly context: StoreContext;
   private readonly listeners = new Set<() => void>();
   private readonly createOnlyHandlers = new Map<string, CreateOnlyHandler>();
+  private readonly servedSubresources = new Map<string, ServedSubresource[]>();
 
   constructor(context: StoreContext) {
     this.context = context;
@@ -52,6 +62,20 @@ export class Registry {
   /** The handler of a create-only resource; undefined until the server registered one. */
   createOnlyHandler(def: ResourceDefinition): CreateOnlyHandler | undefined {
     return this.createOnlyHandlers.get(qualifiedName(def));
+  }
+
+  /**
+   * Declares a subresource the server answers outside the stores (ServiceAccounts' `token`, served only when
+   * the server issues tokens), so discovery lists it. Declared at start, before discovery is first asked.
+   */
+  serveSubresource(group: string, resource: string, subresource: ServedSubresource): void {
+    const key = qualifiedName({ group, resource });
+    this.servedSubresources.set(key, [...(this.servedSubresources.get(key) ?? []), subresource]);
+  }
+
+  /** The subresources declared with serveSubresource for the resource. */
+  subresourcesServed(def: ResourceDefinition): ServedSubresource[] {
+    return this.servedSubresources.get(qualifiedName(def)) ?? [];
   }
 
   /** Called when the set of served resources changes (discovery caches). */

@@ -17,12 +17,23 @@ import type { Progress } from '../progress.ts';
 /**
  * `certkit check api [--wait D] [--interval D]`, as cmctl's: proves the cert-manager API answers by
  * creating, in dry-run, a valid CertificateRequest (the CRDs are served, storage and admission take it),
- * then an invalid one, which must be refused with a field error (the validation cert-manager's webhook does,
- * certkit's API server does in-process). Nothing is stored either way. Once ready, prints cmctl's line; if
- * not, exits 1 with the last reason in one line.
+ * which must come back with its requester recorded (spec.username or spec.uid: cert-manager's mutating
+ * webhook ran), then an invalid one, which must be refused with a field error (the validation
+ * cert-manager's webhook does; certkit's API server does both in-process). Nothing is stored either way.
+ * Once ready, prints cmctl's line; if not, exits 1 with the last reason in one line.
  */
 
 export const READY_LINE = 'The cert-manager API is ready\n';
+
+/** cmctl's ErrMutationWebhookMissing: the API takes CertificateRequests but records no requester in them. */
+export const MUTATION_MISSING =
+  'the cert-manager mutation webhook did not mutate the dry-run CertificateRequest object';
+/**
+ * cmctl's ErrMutationWebhookIncorrect: the validation refused the valid request's identity, which is what
+ * happens when the validating webhook runs without the mutating one (or after a webhook that changed it).
+ */
+export const MUTATION_INCORRECT =
+  'the cert-manager validating webhook failed because the dry-run CertificateRequest object was mutated incorrectly';
 
 /** A request may not hang a check past this (nor past the interval): the next try says more. */
 const MAX_CHECK_MS = 10_000;
@@ -88,7 +99,14 @@ export async function checkOnce(
 ): Promise<void> {
   const requests = client.resource<CertificateRequest>(certificateRequestsRef);
   const signal = AbortSignal.timeout(timeoutMs);
-  await requests.create(namespace, request('cmapichecker-valid-', csr), { dryRun: true, signal });
+  const valid = await requests
+    .create(namespace, request('cmapichecker-valid-', csr), { dryRun: true, signal })
+    .catch((err: unknown) => {
+      if (isInvalid(err) && /identity must be that of the requester/.test((err as Error).message))
+        throw new Error(MUTATION_INCORRECT, { cause: err });
+      throw err;
+    });
+  if (!valid.spec?.username && !valid.spec?.uid) throw new Error(MUTATION_MISSING);
   try {
     await requests.create(
       namespace,

@@ -10,7 +10,7 @@ import { Agent, request } from 'node:https';
 import { setTimeout as sleep } from 'node:timers/promises';
 // Tests may start the API server; the certificates package itself never imports it.
 import { startTestServer, type TestServer, type TestServerOptions } from './test-server.ts';
-import { certManagerAdmission } from '@certkit/certificates/api/admission';
+import { certManagerAdmission, certManagerMutation } from '@certkit/certificates/api/admission';
 import { certManagerCrds } from '@certkit/certificates/api/crds';
 import { signingKeyFromPem } from '@certkit/apiserver/security/serviceaccount/keys';
 
@@ -76,6 +76,7 @@ export async function startCertManagerServer(
     },
     ...options,
     admission: certManagerAdmission,
+    admissionMutation: certManagerMutation,
   });
   for (const crd of [...certManagerCrds(), FREEFORM_CRD]) {
     const res = await server.fetch('POST', COLLECTIONS.crds, { body: crd });

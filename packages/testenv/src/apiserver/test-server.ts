@@ -70,6 +70,8 @@ export interface TestServerOptions {
   bodyTimeoutMs?: number;
   /** Validating admission, as the CLI wires cert-manager's (ApiServerOptions.admission). */
   admission?: ApiServerOptions['admission'];
+  /** Mutating admission on create, as the CLI wires cert-manager's (ApiServerOptions.admissionMutation). */
+  admissionMutation?: ApiServerOptions['admissionMutation'];
   /** The server's log sink (default: errors to stderr). */
   log?: (entry: Record<string, unknown>) => void;
   /** Bounds on connections before they authenticate (short timeouts make them testable). */
@@ -110,6 +112,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
       listStallTimeoutMs: options.listStallTimeoutMs,
       bodyTimeoutMs: options.bodyTimeoutMs,
       admission: options.admission,
+      admissionMutation: options.admissionMutation,
       connectionLimits: options.connectionLimits,
       serviceAccountTokens: options.serviceAccountTokens,
       serviceClusterIpRange: options.serviceClusterIpRange,

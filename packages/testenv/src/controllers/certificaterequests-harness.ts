@@ -18,7 +18,7 @@ import {
 import type { KeyObject } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startTestServer, type TestServer } from '../apiserver/test-server.ts';
-import { certManagerAdmission } from '@certkit/certificates/api/admission';
+import { certManagerAdmission, certManagerMutation } from '@certkit/certificates/api/admission';
 import { certManagerCrds } from '@certkit/certificates/api/crds';
 import type {
   CertificateRequest,
@@ -81,7 +81,9 @@ async function waitServed(server: TestServer, ref: ResourceRef): Promise<void> {
 }
 
 export async function startHarness(options: HarnessOptions = {}): Promise<Harness> {
-  const server = await startTestServer(options.admission ? { admission: certManagerAdmission } : {});
+  const server = await startTestServer(
+    options.admission ? { admission: certManagerAdmission, admissionMutation: certManagerMutation } : {},
+  );
   const config = await loadKubeconfig({ path: server.kubeconfigPath });
   const admin = new KubeClient({ ...config, qps: -1 });
   for (const crd of certManagerCrds()) {

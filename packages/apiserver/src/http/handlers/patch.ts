@@ -24,6 +24,7 @@ import { objectBody } from '../render.ts';
 import { patchOptions } from '../request-options.ts';
 import { parseJsonBody, readBody, sendJsonText } from '../respond.ts';
 import { handleApply } from './apply.ts';
+import { requestUser } from '../../security/user.ts';
 import { requestAdmission } from './admission-request.ts';
 import { managerOf, renderFor, type VerbRequest } from './verb-request.ts';
 
@@ -105,6 +106,7 @@ export async function handlePatch(verb: VerbRequest, name: string): Promise<void
       inputOwned: true,
       fieldManager: managerOf(verb, options),
       admission: requestAdmission(verb, options),
+      user: requestUser(verb.req),
     },
   );
   sendJsonText(verb.res, 200, objectBody(def, patched, render));

@@ -19,6 +19,7 @@ import { parseObjectBody } from '../protobuf.ts';
 import { createOptions } from '../request-options.ts';
 import { sendJson } from '../respond.ts';
 import { warningHeaderValue } from '../warning-header.ts';
+import type { ServedSubresource } from '../../registry/registry.ts';
 import type { VerbRequest } from './verb-request.ts';
 import { readObjectBody } from './write-body.ts';
 
@@ -31,6 +32,15 @@ const DEFAULT_EXPIRATION_SECONDS = 3600;
 const MIN_EXPIRATION_SECONDS = 600;
 const MAX_EXPIRATION_SECONDS = 2 ** 32;
 const CANNOT_HANDLE = `${KIND} in version "v1" cannot be handled as a ${KIND}`;
+
+/** `serviceaccounts/token` as kube-apiserver's discovery lists it: a TokenRequest of another group, create only. */
+export const TOKEN_SUBRESOURCE: ServedSubresource = {
+  name: 'token',
+  kind: KIND,
+  group: GROUP,
+  version: 'v1',
+  verbs: ['create'],
+};
 
 interface TokenRequestBody {
   apiVersion?: string;

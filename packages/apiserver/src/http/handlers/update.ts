@@ -3,6 +3,7 @@
 import { updateOptions } from '../request-options.ts';
 import { objectBody } from '../render.ts';
 import { sendJsonText } from '../respond.ts';
+import { requestUser } from '../../security/user.ts';
 import { requestAdmission } from './admission-request.ts';
 import { managerOf, renderFor, type VerbRequest } from './verb-request.ts';
 import { decodeObjectBody, readObjectBody } from './write-body.ts';
@@ -19,6 +20,7 @@ export async function handleUpdate(verb: VerbRequest, name: string): Promise<voi
     inputOwned: true,
     fieldManager: managerOf(verb, options),
     admission: requestAdmission(verb, options),
+    user: requestUser(verb.req),
   });
   sendJsonText(verb.res, 200, objectBody(verb.def, updated, render));
 }

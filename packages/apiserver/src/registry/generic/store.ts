@@ -171,6 +171,7 @@ export class ObjectStore {
       options.inputOwned === true,
       options.applied,
       options.admission,
+      options.user,
     );
     this.def.setRequester?.(obj, options.user);
     const release = await this.def.reserve?.(obj, undefined, this.context, options.dryRun === true);

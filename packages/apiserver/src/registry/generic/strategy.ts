@@ -28,6 +28,7 @@ import {
 import type { WriteOptions } from './types.ts';
 import type { RequestAdmission } from '../../admission/attributes.ts';
 import type { ObjectStore } from './store.ts';
+import type { UserInfo } from '../../security/user.ts';
 
 /** Checks and fills an object for create; throws 4xx Status errors. */
 export async function prepareCreate(
@@ -38,6 +39,7 @@ export async function prepareCreate(
   inputOwned: boolean,
   applied = false,
   admission?: RequestAdmission,
+  user?: UserInfo,
 ): Promise<StoredObject> {
   const def = store.def;
   checkTypeMeta(store, input, version);
@@ -56,6 +58,8 @@ export async function prepareCreate(
   }
   obj.apiVersion = store.apiVersion;
   obj.kind = def.kind;
+  // The server's own mutating admission runs first, as a webhook configuration sorted before the others.
+  if (user && store.context.mutate) store.context.mutate(def, obj, user);
   const webhooks = admission ? store.context.webhooks : undefined;
   const mutated = webhooks ? mutateOnCreate(store, obj, admission!) : false;
   if (mutated instanceof Promise ? await mutated : mutated) {
@@ -93,7 +97,8 @@ export async function prepareCreate(
   // Validating admission (cert-manager's webhook) sees only objects the schema and the generic checks
   // passed, as in kube-apiserver, where webhooks run after the strategy's validation: it may then rely on
   // the schema's types.
-  if (store.context.admit && errors.length === 0) errors.push(...store.context.admit(def, obj, undefined));
+  if (store.context.admit && errors.length === 0)
+    errors.push(...store.context.admit(def, obj, undefined, undefined, user));
   if (errors.length > 0) throw newInvalid(def.group, def.kind, meta.name ?? meta.generateName ?? '', errors);
   def.onCreate?.(obj);
   if (managedFields) meta.managedFields = managedFields;
@@ -343,7 +348,7 @@ function prepareUpdateObject(
     errors.push(...def.subresourceAdmit(obj, current, options.subresource));
   // As on create: admission only sees objects that passed the schema and the generic checks.
   if (store.context.admit && errors.length === 0)
-    errors.push(...store.context.admit(def, obj, current, options.subresource));
+    errors.push(...store.context.admit(def, obj, current, options.subresource, options.user));
   if (errors.length > 0) throw newInvalid(def.group, def.kind, meta.name ?? '', errors);
   if (options.applied && incomingFields) meta.managedFields = incomingFields;
   else if (

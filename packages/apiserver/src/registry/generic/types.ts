@@ -18,7 +18,10 @@ export interface DeleteOptions {
 }
 
 export interface WriteOptions {
-  /** Who sent the write (ResourceStrategy.setRequester reads it on create). */
+  /**
+   * Who sent the write, the impersonated user when there is one (ResourceStrategy.setRequester reads it on
+   * create, and the server's own admission, StoreContext.mutate and admit).
+   */
   user?: UserInfo;
   dryRun?: boolean;
   /** `status` for the status subresource. */
@@ -99,5 +102,11 @@ export interface StoreContext {
     obj: StoredObject,
     old: StoredObject | undefined,
     subresource?: string,
+    user?: UserInfo,
   ): FieldError[];
+  /**
+   * Mutating admission of the server's own on create, where a mutating webhook would run (before defaults
+   * and validation), for writes with a user: cert-manager's webhook records a CertificateRequest's requester.
+   */
+  mutate?(def: ResourceDefinition, obj: StoredObject, user: UserInfo): void;
 }
