@@ -102,6 +102,8 @@ export async function applyRbacManifest(admin: KubeClient, objects: KubeObject[]
 export interface ControllerIdentityOptions {
   /** Lifetime requested for each token; default one hour, refreshed at 80% of it. */
   tokenExpirationSeconds?: number;
+  /** Clock for the token refresh, for tests. */
+  now?: () => number;
 }
 
 /** What `controllerIdentity` returns: who the controller is and how its client authenticates. */
@@ -135,6 +137,7 @@ export async function controllerIdentity(
       credentials: tokenRequestCredentials(admin.resource(builtins.serviceAccounts), {
         ...serviceAccount,
         expirationSeconds: options.tokenExpirationSeconds,
+        now: options.now,
       }),
     },
   };
