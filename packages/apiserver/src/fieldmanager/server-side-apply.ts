@@ -18,6 +18,7 @@ import { objectMetaTypeError } from '../decode/go-decode.ts';
 import { applyConfiguration, applySchemaFor, type FieldManagerInfo } from './managed-fields.ts';
 import { apiVersionOf } from '../registry/resource.ts';
 import type { ObjectStore } from '../registry/generic/store.ts';
+import type { RequestAdmission } from '../admission/attributes.ts';
 import { parseYamlRequestBody } from '../http/yaml-body.ts';
 
 function parseConfiguration(body: Buffer): JsonObject {
@@ -95,6 +96,8 @@ export interface ApplyRequest {
   /** Validated by patchOptions: never empty for apply. */
   fieldManager: string;
   force: boolean;
+  /** The request, for admission webhooks (while some are configured). */
+  admission?: RequestAdmission;
 }
 
 export interface ApplyResult {
@@ -141,6 +144,7 @@ export async function serverSideApply(request: ApplyRequest): Promise<ApplyResul
   };
   const options = {
     dryRun,
+    admission: request.admission,
     subresource,
     version,
     inputOwned: true,

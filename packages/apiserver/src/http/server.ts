@@ -17,10 +17,15 @@ import {
   PROMETHEUS_CONTENT_TYPE,
   type StoredObject,
 } from '@certkit/apimachinery';
+import { AdmissionWebhooks } from '../admission/chain.ts';
+import { endpointSliceResolver } from '../admission/service-resolver.ts';
 import { CrdController } from '../crd/controller.ts';
 import { GarbageCollector } from '../controllers/garbage-collector.ts';
 import { EventTtlController } from '../controllers/event-ttl.ts';
 import { NamespaceController } from '../controllers/namespaces.ts';
+import { ServiceRangesRepair } from '../controllers/service-ranges-repair.ts';
+import { serviceRanges } from '../registry/builtins/service-ranges.ts';
+import { resourcePrefix } from '../registry/resource.ts';
 import { Registry } from '../registry/registry.ts';
 import { Authenticator } from '../security/authentication.ts';
 import type { ServiceAccountTokenOptions } from '../security/serviceaccount/config.ts';
@@ -124,6 +129,10 @@ export interface ApiServerOptions {
   listStallTimeoutMs?: number;
   /** How long a request body may take to arrive before 504 and the connection closed (1 min). */
   bodyTimeoutMs?: number;
+  /** The CIDR Services take cluster IPs from (default 10.0.0.0/24; kube-apiserver's --service-cluster-ip-range). */
+  serviceClusterIpRange?: string;
+  /** The ports NodePort Services take node ports from (default 30000-32767; --service-node-port-range). */
+  serviceNodePortRange?: string;
 }
 
 /** What `/version` reports: the Kubernetes API level certkit is compatible with. */
@@ -177,6 +186,8 @@ export class ApiServer {
   private readonly gc: GarbageCollector;
   private readonly namespaces: NamespaceController;
   private readonly eventTtl: EventTtlController;
+  private readonly webhooks: AdmissionWebhooks;
+  private readonly serviceRangesRepair: ServiceRangesRepair;
   private readonly log: (entry: Record<string, unknown>) => void;
   private address = '';
   readonly caches: WatchCaches;
@@ -193,6 +204,11 @@ export class ApiServer {
     this.log = options.log ?? (() => {});
     this.registry = new Registry({
       storage: options.storage,
+      serviceRanges: serviceRanges(
+        options.storage,
+        options.serviceClusterIpRange,
+        options.serviceNodePortRange,
+      ),
       admit: (def, obj, old, subresource) => {
         this.escalation.check(def, obj, old);
         return options.admission?.(def.group, def.kind, obj, old, subresource) ?? [];
@@ -208,6 +224,11 @@ export class ApiServer {
     this.namespaces.onError = logError('namespace-controller');
     this.eventTtl = new EventTtlController(this.registry, options.storage, options.eventTtlMs);
     this.eventTtl.onError = logError('event-ttl');
+    this.serviceRangesRepair = new ServiceRangesRepair(
+      options.storage,
+      resourcePrefix({ group: '', resource: 'services' }),
+    );
+    this.serviceRangesRepair.onError = logError('service-ranges-repair');
     this.caches = new WatchCaches(this.registry, options.storage, {
       ...options.watchCacheOptions,
       enabled: options.watchCache ?? true,
@@ -229,6 +250,11 @@ export class ApiServer {
       getNamespace: (name) => this.caches.getNamespace(name),
       afterWrite: (def, obj) => this.crds.observeWrite(def, obj),
     });
+    this.webhooks = new AdmissionWebhooks({
+      getNamespace: (name) => this.caches.getNamespace(name),
+      log: this.log,
+    });
+    this.registry.wireWebhooks(this.webhooks);
     registerCacheMetrics(this.metrics, this.caches);
     registerProcessMetrics(this.metrics);
     this.inflight = new InflightLimiter(
@@ -299,6 +325,8 @@ export class ApiServer {
     await server.crds.start();
     // Caches initialise in the background: the server serves (KEP-4568 rules) while they do.
     server.caches.start();
+    server.webhooks.start(server.registry, server.caches, server.storage);
+    server.webhooks.setServiceResolver(endpointSliceResolver(server.registry, server.caches));
     server.storageReadiness.start();
     await server.namespaces.ensureDefaults();
     server.namespaces.start();
@@ -308,6 +336,7 @@ export class ApiServer {
     await ensureBootstrapPolicy(server.registry);
     await server.rbac.start();
     server.aggregator.start();
+    server.serviceRangesRepair.start();
     await new Promise<void>((resolve, reject) => {
       server.listener.once('error', reject);
       server.listener.listen(options.port ?? 6443, options.host ?? '127.0.0.1', () => {
@@ -353,8 +382,10 @@ export class ApiServer {
     this.eventTtl.stop();
     this.aggregator.stop();
     this.rbac.stop();
+    this.serviceRangesRepair.stop();
     this.namespaces.stop();
     this.crds.stop();
+    this.webhooks.close();
     const closed = new Promise<void>((resolve) => this.listener.close(() => resolve()));
     if (this.listener !== this.server) this.server.close();
     this.connections?.closeAll();

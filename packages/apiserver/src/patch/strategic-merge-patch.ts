@@ -55,6 +55,12 @@ const smpSchemasByKind: Readonly<Record<string, SmpSchema>> = {
   ServiceAccount: { ...objectMetaSmp, secrets: { mergeKey: 'name' } },
   Lease: objectMetaSmp,
   CustomResourceDefinition: objectMetaSmp,
+  // ServiceSpec.ports merges by port (and protocol: kube's list-map keys), status.conditions by type.
+  Service: {
+    ...objectMetaSmp,
+    'spec.ports': { mergeKey: 'port' },
+    'status.conditions': { mergeKey: 'type' },
+  },
 };
 
 /** The strategic-merge-patch schema for a built-in kind; unknown kinds get the ObjectMeta entries only. */

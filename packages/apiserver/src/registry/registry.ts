@@ -6,6 +6,7 @@ import { qualifiedName, type ResourceDefinition } from './resource.ts';
 import { ObjectStore } from './generic/store.ts';
 import { type StoreContext } from './generic/types.ts';
 import type { CreateOnlyHandler } from './create-only.ts';
+import type { AdmissionWebhooks } from '../admission/chain.ts';
 
 /**
  * The resources the server serves right now: the built-ins, plus one per established CRD. Lookups are by
@@ -30,6 +31,11 @@ export class Registry {
   wire(hooks: Required<Pick<StoreContext, 'getNamespace' | 'afterWrite'>>): void {
     this.context.getNamespace = hooks.getNamespace;
     this.context.afterWrite = hooks.afterWrite;
+  }
+
+  /** Connects the admission webhooks (http/server.ts, once the caches they read exist). */
+  wireWebhooks(webhooks: AdmissionWebhooks): void {
+    this.context.webhooks = webhooks;
   }
 
   private add(def: ResourceDefinition): ObjectStore {

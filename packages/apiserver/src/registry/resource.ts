@@ -7,6 +7,7 @@ import type { ApplySchema } from '../fieldmanager/apply-schema.ts';
 import type { SmpSchema } from '../patch/strategic-merge-patch.ts';
 import type { JSONSchemaProps } from '../schema/types.ts';
 import type { TableColumn } from './printing.ts';
+import type { StoreContext } from './generic/types.ts';
 
 /** Names and scope: how the resource is addressed (URLs, discovery, storage keys, owner references). */
 export interface ResourceNaming {
@@ -65,6 +66,18 @@ export interface ResourceStrategy {
   validate?(obj: StoredObject, old: StoredObject | undefined, version: string): FieldError[];
   /** Unknown fields of an incoming object below the top level (custom resources: what pruning removes). */
   unknownFields?(obj: KubeObject, version: string): string[];
+  /**
+   * Takes, from ranges every object of the kind shares (a Service's cluster IP and node ports), the values the
+   * object is to hold and `old` (the stored object on updates) does not, filling them in; runs after
+   * validation, just before the object is stored. May throw a Status error (a value taken). Returns what
+   * gives them back if the write then fails.
+   */
+  reserve?(
+    obj: StoredObject,
+    old: StoredObject | undefined,
+    context: StoreContext,
+    dryRun: boolean,
+  ): Promise<(() => Promise<void>) | undefined>;
 }
 
 /** The resource's types: how bodies are decoded, patches merged, fields tracked, and OpenAPI describes it. */

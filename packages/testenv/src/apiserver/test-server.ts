@@ -80,6 +80,9 @@ export interface TestServerOptions {
   tokens?: ApiServerOptions['tokens'];
   /** --authorization-mode (default RBAC; the admin token is in system:masters). */
   authorizationMode?: ApiServerOptions['authorizationMode'];
+  /** --service-cluster-ip-range and --service-node-port-range (ApiServerOptions). */
+  serviceClusterIpRange?: string;
+  serviceNodePortRange?: string;
 }
 
 export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
@@ -109,6 +112,8 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
       admission: options.admission,
       connectionLimits: options.connectionLimits,
       serviceAccountTokens: options.serviceAccountTokens,
+      serviceClusterIpRange: options.serviceClusterIpRange,
+      serviceNodePortRange: options.serviceNodePortRange,
       watchCacheOptions: {
         ...options.watchCacheOptions,
         ...(options.maxHistory ? { maxHistory: options.maxHistory, minHistory: 1 } : {}),

@@ -8,6 +8,7 @@ import { objectBody } from '../render.ts';
 import type { PatchOptions } from '../request-options.ts';
 import { sendJsonText } from '../respond.ts';
 import type { VerbRequest } from './verb-request.ts';
+import { requestAdmission } from './admission-request.ts';
 
 export async function handleApply(
   verb: VerbRequest,
@@ -26,6 +27,7 @@ export async function handleApply(
     dryRun: options.dryRun,
     fieldManager: options.fieldManager,
     force: options.force,
+    admission: requestAdmission(verb, options),
   });
   sendJsonText(verb.res, applied.created ? 201 : 200, objectBody(verb.def, applied.object, render));
 }

@@ -3,6 +3,7 @@
 import { createOptions } from '../request-options.ts';
 import { objectBody } from '../render.ts';
 import { sendJsonText } from '../respond.ts';
+import { requestAdmission } from './admission-request.ts';
 import { renderFor, type VerbRequest } from './verb-request.ts';
 import { decodeObjectBody, readObjectBody } from './write-body.ts';
 
@@ -16,6 +17,7 @@ export async function handleCreate(verb: VerbRequest): Promise<void> {
     dryRun: options.dryRun,
     version: verb.request.version,
     inputOwned: true,
+    admission: requestAdmission(verb, options),
   });
   sendJsonText(verb.res, 201, objectBody(verb.def, created, render));
 }

@@ -3,6 +3,7 @@
 import { objectBody } from '../render.ts';
 import { deleteOptions } from '../request-options.ts';
 import { readBody, sendJsonText } from '../respond.ts';
+import { requestAdmission } from './admission-request.ts';
 import { renderFor, type VerbRequest } from './verb-request.ts';
 
 /** DeleteOptions, read from the body when there is one, else from the query. */
@@ -13,6 +14,10 @@ export async function readDeleteOptions(verb: VerbRequest): Promise<ReturnType<t
 
 export async function handleDelete(verb: VerbRequest, name: string): Promise<void> {
   const render = renderFor(verb, 'single');
-  const deleted = await verb.store.delete(verb.namespace, name, await readDeleteOptions(verb));
+  const options = await readDeleteOptions(verb);
+  const deleted = await verb.store.delete(verb.namespace, name, {
+    ...options,
+    admission: requestAdmission(verb, { ...options, dryRun: options.dryRun === true }),
+  });
   sendJsonText(verb.res, 200, objectBody(verb.def, deleted, render));
 }

@@ -24,6 +24,7 @@ import { objectBody } from '../render.ts';
 import { patchOptions } from '../request-options.ts';
 import { parseJsonBody, readBody, sendJsonText } from '../respond.ts';
 import { handleApply } from './apply.ts';
+import { requestAdmission } from './admission-request.ts';
 import { managerOf, renderFor, type VerbRequest } from './verb-request.ts';
 
 /**
@@ -103,6 +104,7 @@ export async function handlePatch(verb: VerbRequest, name: string): Promise<void
       version: request.version,
       inputOwned: true,
       fieldManager: managerOf(verb, options),
+      admission: requestAdmission(verb, options),
     },
   );
   sendJsonText(verb.res, 200, objectBody(def, patched, render));

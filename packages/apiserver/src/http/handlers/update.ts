@@ -3,6 +3,7 @@
 import { updateOptions } from '../request-options.ts';
 import { objectBody } from '../render.ts';
 import { sendJsonText } from '../respond.ts';
+import { requestAdmission } from './admission-request.ts';
 import { managerOf, renderFor, type VerbRequest } from './verb-request.ts';
 import { decodeObjectBody, readObjectBody } from './write-body.ts';
 
@@ -17,6 +18,7 @@ export async function handleUpdate(verb: VerbRequest, name: string): Promise<voi
     version: verb.request.version,
     inputOwned: true,
     fieldManager: managerOf(verb, options),
+    admission: requestAdmission(verb, options),
   });
   sendJsonText(verb.res, 200, objectBody(verb.def, updated, render));
 }

@@ -18,6 +18,10 @@ import {
 import { namespaces } from './namespaces.ts';
 import { secrets } from './secrets.ts';
 import { serviceaccounts } from './serviceaccounts.ts';
+import { mutatingwebhookconfigurations, validatingwebhookconfigurations } from './webhookconfigurations.ts';
+import { services } from './services.ts';
+import { endpoints } from './endpoints.ts';
+import { endpointslices } from './endpointslices.ts';
 
 export const builtinResources: ResourceDefinition[] = [
   namespaces,
@@ -36,4 +40,9 @@ export const builtinResources: ResourceDefinition[] = [
   selfsubjectaccessreviews,
   selfsubjectrulesreviews,
   selfsubjectreviews,
+  mutatingwebhookconfigurations,
+  validatingwebhookconfigurations,
+  services,
+  endpoints,
+  endpointslices,
 ];

@@ -32,6 +32,20 @@ export async function deleteObject(
   name: string,
   options: DeleteOptions = {},
 ): Promise<StoredObject> {
+  const request = options.admission;
+  const webhooks = request ? store.context.webhooks : undefined;
+  // As kube-apiserver's delete handler: mutating webhooks are called with no object (they cannot change one).
+  if (webhooks) {
+    const mutated = webhooks.mutate(store.def, {
+      operation: 'DELETE',
+      object: undefined,
+      oldObject: undefined,
+      request: request!,
+      name,
+      namespace: namespace ?? '',
+    });
+    if (mutated instanceof Promise) await mutated;
+  }
   for (let attempt = 0; ; attempt++) {
     const { obj: current, value } = await store.getStored(namespace, name);
     const pre = options.preconditions;
@@ -49,6 +63,13 @@ export async function deleteObject(
         `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${current.metadata.resourceVersion}`,
       );
     }
+    const validated = webhooks?.validate(store.def, {
+      operation: 'DELETE',
+      object: undefined,
+      oldObject: current,
+      request: request!,
+    });
+    if (validated) await validated;
     const next = markDeleting(store, current, options);
     if (options.dryRun) return next;
     const key = store.key(namespace, name);

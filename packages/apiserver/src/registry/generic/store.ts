@@ -170,7 +170,9 @@ export class ObjectStore {
       version,
       options.inputOwned === true,
       options.applied,
+      options.admission,
     );
+    const release = await this.def.reserve?.(obj, undefined, this.context, options.dryRun === true);
     const generated = !obj.metadata.name;
     for (let attempt = 1; ; attempt++) {
       if (generated) obj.metadata.name = generateName(obj.metadata.generateName!);
@@ -184,8 +186,14 @@ export class ObjectStore {
         this.context.afterWrite?.(this.def, obj);
         return obj;
       } catch (err) {
-        if (!(err instanceof KeyExistsError)) throw err;
-        if (!generated || attempt >= GENERATE_NAME_ATTEMPTS) throw newAlreadyExists(this.def, name);
+        if (!(err instanceof KeyExistsError)) {
+          await release?.();
+          throw err;
+        }
+        if (!generated || attempt >= GENERATE_NAME_ATTEMPTS) {
+          await release?.();
+          throw newAlreadyExists(this.def, name);
+        }
       }
     }
   }
@@ -208,18 +216,27 @@ export class ObjectStore {
       rememberStoredValue(current, currentValue);
       return current;
     }
-    if (options.dryRun) return next;
     const key = this.key(current.metadata.namespace, current.metadata.name!);
     if (next.metadata.deletionTimestamp && !held(this, next)) {
+      if (options.dryRun) return next;
       const { revision } = await this.storage.delete(key, currentRevision);
       next.metadata.resourceVersion = String(revision);
       return next;
     }
-    const revision = await this.storage.update(key, value, currentRevision);
-    next.metadata.resourceVersion = String(revision);
-    rememberStoredValue(next, value);
-    this.context.afterWrite?.(this.def, next);
-    return next;
+    const release = await this.def.reserve?.(next, current, this.context, options.dryRun === true);
+    // What reserve filled in is part of what is stored.
+    const stored = this.def.reserve ? this.encode(next) : value;
+    if (options.dryRun) return next;
+    try {
+      const revision = await this.storage.update(key, stored, currentRevision);
+      next.metadata.resourceVersion = String(revision);
+      rememberStoredValue(next, stored);
+      this.context.afterWrite?.(this.def, next);
+      return next;
+    } catch (err) {
+      await release?.();
+      throw err;
+    }
   }
 
   async update(
@@ -256,7 +273,7 @@ export class ObjectStore {
     const { obj: current, value: currentValue } = await this.getStored(namespace, name);
     if (requested && requested !== current.metadata.resourceVersion)
       throw newConflict(this.def, name, OBJECT_MODIFIED);
-    const next = prepareUpdate(
+    const prepared = prepareUpdate(
       this,
       current,
       { ...input, metadata: { ...inputMeta, name } },
@@ -264,6 +281,7 @@ export class ObjectStore {
       version,
       currentValue,
     );
+    const next = prepared instanceof Promise ? await prepared : prepared;
     try {
       return await this.write(current, next, options, currentValue);
     } catch (err) {
@@ -296,7 +314,8 @@ export class ObjectStore {
       const requested = (input.metadata as { resourceVersion?: string } | undefined)?.resourceVersion;
       if (requested && requested !== current.metadata.resourceVersion)
         throw newConflict(this.def, name, OBJECT_MODIFIED);
-      const next = prepareUpdate(this, current, input, options, version);
+      const prepared = prepareUpdate(this, current, input, options, version);
+      const next = prepared instanceof Promise ? await prepared : prepared;
       try {
         return await this.write(current, next, options);
       } catch (err) {

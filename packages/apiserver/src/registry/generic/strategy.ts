@@ -26,6 +26,7 @@ import {
   validateObjectMetaUpdate,
 } from '../validation.ts';
 import type { WriteOptions } from './types.ts';
+import type { RequestAdmission } from '../../admission/attributes.ts';
 import type { ObjectStore } from './store.ts';
 
 /** Checks and fills an object for create; throws 4xx Status errors. */
@@ -36,12 +37,13 @@ export async function prepareCreate(
   version: string,
   inputOwned: boolean,
   applied = false,
+  admission?: RequestAdmission,
 ): Promise<StoredObject> {
   const def = store.def;
   checkTypeMeta(store, input, version);
   const obj = (inputOwned ? input : cloneJson(input)) as StoredObject;
   obj.metadata = { ...(obj.metadata ?? {}) };
-  const meta = obj.metadata;
+  let meta = obj.metadata;
   if (def.namespaced) {
     if (meta.namespace && namespace && meta.namespace !== namespace) {
       throw newBadRequest(
@@ -54,6 +56,16 @@ export async function prepareCreate(
   }
   obj.apiVersion = store.apiVersion;
   obj.kind = def.kind;
+  const webhooks = admission ? store.context.webhooks : undefined;
+  const mutated = webhooks ? mutateOnCreate(store, obj, admission!) : false;
+  if (mutated instanceof Promise ? await mutated : mutated) {
+    meta = obj.metadata;
+    if (def.namespaced && meta.namespace !== (namespace ?? meta.namespace)) {
+      throw newBadRequest(
+        'the namespace of the provided object does not match the namespace sent on the request',
+      );
+    }
+  }
   meta.uid = newUid();
   meta.creationTimestamp = formatTime(new Date());
   delete meta.resourceVersion;
@@ -89,7 +101,44 @@ export async function prepareCreate(
     const open = checkNamespaceOpen(store, meta.namespace!, meta.name ?? meta.generateName ?? '');
     if (open) await open;
   }
+  const validated = webhooks?.validate(def, {
+    operation: 'CREATE',
+    object: obj,
+    oldObject: undefined,
+    request: admission!,
+  });
+  if (validated) await validated;
   return obj;
+}
+
+/**
+ * The mutating webhooks of a create. They see the object as kube-apiserver's do: defaulted (defaulting is
+ * part of decoding there), before the system fields are set. True when they changed it; its type is then
+ * put back, and the system fields are set after it as for any create.
+ */
+function mutateOnCreate(
+  store: ObjectStore,
+  obj: StoredObject,
+  admission: RequestAdmission,
+): boolean | Promise<boolean> {
+  const def = store.def;
+  def.normalize?.(obj);
+  def.defaults?.(obj);
+  const changed = store.context.webhooks!.mutate(def, {
+    operation: 'CREATE',
+    object: obj,
+    oldObject: undefined,
+    request: admission,
+  });
+  const restore = (yes: boolean) => {
+    if (yes) {
+      obj.apiVersion = store.apiVersion;
+      obj.kind = def.kind;
+      obj.metadata = { ...(isObject(obj.metadata) ? obj.metadata : {}) };
+    }
+    return yes;
+  };
+  return changed instanceof Promise ? changed.then(restore) : restore(changed);
 }
 
 export function nameValidator(store: ObjectStore): (name: string) => string[] {
@@ -168,9 +217,62 @@ export function checkOpen(
 
 /**
  * Turns the object a client sent into the object to store, given the current one: system fields kept, status
- * or spec preserved per subresource, generation bumped on spec changes, then validated.
+ * or spec preserved per subresource, generation bumped on spec changes, then validated. Synchronous unless
+ * admission webhooks are to be called (options.admission).
  */
 export function prepareUpdate(
+  store: ObjectStore,
+  current: StoredObject,
+  input: KubeObject,
+  options: WriteOptions,
+  version: string,
+  currentValue?: string,
+): StoredObject | Promise<StoredObject> {
+  const webhooks = options.admission ? store.context.webhooks : undefined;
+  if (!webhooks) return prepareUpdateObject(store, current, input, options, version, currentValue);
+  return admitUpdate(store, current, input, options, version, currentValue);
+}
+
+/**
+ * An update through the admission webhooks, in kube-apiserver's order: the mutating webhooks change the
+ * object the client sent (defaulted, as decoding defaults it there), with the current one as oldObject; it is
+ * then prepared and validated as any update; the validating webhooks see the result.
+ */
+function admitUpdate(
+  store: ObjectStore,
+  current: StoredObject,
+  input: KubeObject,
+  options: WriteOptions,
+  version: string,
+  currentValue?: string,
+): StoredObject | Promise<StoredObject> {
+  const def = store.def;
+  const webhooks = store.context.webhooks!;
+  const request = options.admission!;
+  checkTypeMeta(store, input, version);
+  const obj = (options.inputOwned ? input : cloneJson(input)) as StoredObject;
+  obj.apiVersion = store.apiVersion;
+  obj.kind = def.kind;
+  obj.metadata = { ...(obj.metadata ?? {}) };
+  if (def.namespaced) obj.metadata.namespace ??= current.metadata.namespace;
+  def.normalize?.(obj);
+  def.defaults?.(obj);
+  const finish = (): StoredObject | Promise<StoredObject> => {
+    const owned = { ...options, inputOwned: true };
+    const next = prepareUpdateObject(store, current, obj, owned, version, currentValue);
+    const validated = webhooks.validate(def, {
+      operation: 'UPDATE',
+      object: next,
+      oldObject: current,
+      request,
+    });
+    return validated ? validated.then(() => next) : next;
+  };
+  const mutated = webhooks.mutate(def, { operation: 'UPDATE', object: obj, oldObject: current, request });
+  return mutated instanceof Promise ? mutated.then(finish) : finish();
+}
+
+function prepareUpdateObject(
   store: ObjectStore,
   current: StoredObject,
   input: KubeObject,

@@ -3,12 +3,17 @@
 import { type FieldError, type StatusError, type StoredObject } from '@certkit/apimachinery';
 import { type KeyValue, type Storage } from '../../storage/types.ts';
 import { type ResourceDefinition } from '../resource.ts';
+import type { AdmissionWebhooks } from '../../admission/chain.ts';
+import type { RequestAdmission } from '../../admission/attributes.ts';
+import { type ServiceRanges } from '../builtins/service-ranges.ts';
 
 export interface DeleteOptions {
   preconditions?: { uid?: string; resourceVersion?: string };
   propagationPolicy?: 'Orphan' | 'Background' | 'Foreground';
   orphanDependents?: boolean;
   dryRun?: boolean;
+  /** The request, for admission webhooks; set by the API's handlers only while some are configured. */
+  admission?: RequestAdmission;
 }
 
 export interface WriteOptions {
@@ -24,6 +29,8 @@ export interface WriteOptions {
   fieldManager?: () => string;
   /** The input's managedFields were computed by server-side apply: stored as they are. */
   applied?: boolean;
+  /** The request, for admission webhooks; set by the API's handlers only while some are configured. */
+  admission?: RequestAdmission;
 }
 
 export interface ListResult {
@@ -60,6 +67,8 @@ export interface WatchSink {
 /** What a store needs from the rest of the server. */
 export interface StoreContext {
   storage: Storage;
+  /** The ranges Services take cluster IPs and node ports from (the server's --service-* flags). */
+  serviceRanges?: ServiceRanges;
   /**
    * Finds a namespace, so objects are not created in one that is missing or terminating: at once when it
    * is at hand (every namespaced create asks), else through a promise. Set by Registry.wire: the
@@ -77,6 +86,11 @@ export interface StoreContext {
    * status subresource update says so in `subresource` (AdmissionRequest.subResource): a webhook registered
    * for every subresource, as cert-manager's is, sees those too and judges them by what a status may change.
    */
+  /**
+   * The admission webhooks (admission/chain.ts), called for writes whose options carry `admission`. Set by
+   * Registry.wireWebhooks: they read their configurations from watch caches built on the registry.
+   */
+  webhooks?: AdmissionWebhooks;
   admit?(
     def: ResourceDefinition,
     obj: StoredObject,
