@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { type RunningCli, startCli } from '@certkit/testenv/cli/cli-process';
+import { startCli } from '@certkit/testenv/cli/cli-process';
 import { eventually } from '@certkit/testenv/eventually';
 import { type Kubectl, kubectlFor, kubectlSkip } from '@certkit/testenv/kubectl/kubectl';
 

@@ -185,7 +185,9 @@ export class RestResourceClient<T extends KubeObject = KubeObject> implements Re
     const ns = namespace ?? obj.metadata?.namespace;
     if (this.ref.namespaced && !ns) throw this.#namespaceRequired('create', obj.metadata?.name ?? '');
     if (options.subresource && !obj.metadata?.name) {
-      throw new TypeError(`create of ${this.#qualified}/${options.subresource}: the body has no metadata.name`);
+      throw new TypeError(
+        `create of ${this.#qualified}/${options.subresource}: the body has no metadata.name`,
+      );
     }
     return this.#object({
       method: 'POST',
