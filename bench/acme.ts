@@ -87,6 +87,10 @@ interface Run {
   /** Reconciles that ended in a requeue or an error, by controller, per Certificate. */
   retriesPerCert: Record<string, number>;
   controllerRequestsPerCert: number;
+  /** API requests by resource and verb, per Certificate (the largest first). */
+  apiRequestsPerCert: Record<string, number>;
+  /** Requests to the ACME server (badNonce retries included), by cert-manager's action name, per Certificate. */
+  acmeRequestsPerCert: Record<string, number>;
   profile?: string;
 }
 
@@ -261,6 +265,21 @@ async function run(kind: Kind): Promise<Run> {
     const ctl = diffMetrics(ctlBefore, await probeMetrics(probe));
     await probe.exit();
 
+    const acmeRequests: Record<string, number> = {};
+    for (const [series, value] of ctl) {
+      if (!series.startsWith('certmanager_http_acme_client_request_count{') || !value) continue;
+      const action = /action="([^"]+)"/.exec(series)?.[1] ?? '';
+      acmeRequests[action] = round((acmeRequests[action] ?? 0) + value / CERTS, 2);
+    }
+    const apiRequests: Record<string, number> = {};
+    for (const [series, value] of ctl) {
+      if (!series.startsWith('certkit_client_requests_total{') || !value) continue;
+      const resource = /resource="([^"]*)"/.exec(series)?.[1] ?? '';
+      const subresource = /subresource="([^"]*)"/.exec(series)?.[1];
+      const verb = /verb="([^"]*)"/.exec(series)?.[1] ?? '';
+      const key = `${verb} ${resource}${subresource ? `/${subresource}` : ''}`;
+      apiRequests[key] = round((apiRequests[key] ?? 0) + value / CERTS, 2);
+    }
     const reconciles: Record<string, number> = {};
     const retries: Record<string, number> = {};
     for (const [series, value] of ctl) {
@@ -293,6 +312,8 @@ async function run(kind: Kind): Promise<Run> {
       reconcilesPerCert: reconciles,
       retriesPerCert: retries,
       controllerRequestsPerCert: round(sumMetric(ctl, 'certkit_client_requests_total') / CERTS, 2),
+      apiRequestsPerCert: Object.fromEntries(Object.entries(apiRequests).sort((x, y) => y[1] - x[1])),
+      acmeRequestsPerCert: acmeRequests,
       profile: CPU_PROF ? profileDir : undefined,
     };
     log(`… ${r.seconds} s, controller ${r.cpuMsPerIssuance.controller} CPU ms per issuance`);
@@ -339,7 +360,21 @@ const table = [
   `Pebble: PEBBLE_VA_NOSLEEP=1, PEBBLE_AUTHZREUSE=0 (every order solves its challenge), badNonce rejection at its default 5 %; its VA resolves through BIND and dials the controller's embedded HTTP-01 listener.`,
   `Controller: certkit controller ${CONTROLLER_FLAGS.filter((f) => !f.includes('127.0.0.1')).join(' ')} (plus the HTTP-01 listener, self-check port and nameservers on loopback).`,
   `DNS-01 waits: a failed self-check is retried after ${CHECK_RETRY} (cert-manager's default 10 s), and after a passing check the Challenge is accepted after ${PROPAGATION_WAIT_MS} ms instead of cert-manager's fixed 60 s. That wait lets resolvers the check did not ask catch up; here BIND is the only resolver and the check asks it, so the wait has nothing to wait for — and with it no run of ${CERTS} names could end in 60 s (${MAX_CHALLENGES} Challenges at once, each held 60 s, take at least ${Math.ceil(CERTS / Number(MAX_CHALLENGES))} × 60 s).`,
-  `HTTP-01's floor: each Challenge makes cert-manager's five self-check GETs 2 s apart (8 s) before it is accepted, and at most --max-concurrent-challenges (${MAX_CHALLENGES}) are processed at once, so ${CERTS} names take at least ${Math.ceil(CERTS / Number(MAX_CHALLENGES))} × 8 s = ${Math.ceil(CERTS / Number(MAX_CHALLENGES)) * 8} s however fast the rest is.`,
+  `HTTP-01 self-check: cert-manager's five GETs per Challenge, each compared with the key; since the controller's own listener answers them, they follow one another at once instead of 2 s apart (ADR 1011). At the upstream pace a Challenge would hold one of the ${MAX_CHALLENGES} processing slots (--max-concurrent-challenges) for 8 s, a floor of ${Math.ceil(CERTS / Number(MAX_CHALLENGES))} × 8 s = ${Math.ceil(CERTS / Number(MAX_CHALLENGES)) * 8} s for ${CERTS} names.`,
+  `ACME requests per Certificate: ${runs
+    .filter((r) => r.issuer !== 'ca')
+    .map(
+      (r) =>
+        `${name[r.issuer]}: ${round(
+          Object.values(r.acmeRequestsPerCert).reduce((a, b) => a + b, 0),
+          2,
+        )} (${Object.entries(r.acmeRequestsPerCert)
+          .map(([k, v]) => `${k} ${v}`)
+          .join(', ')})`,
+    )
+    .join(
+      '; ',
+    )}; API requests per Certificate: ${runs.map((r) => `${name[r.issuer]} ${r.controllerRequestsPerCert}`).join(', ')}.`,
   `Retries per Certificate: ${runs
     .map(
       (r) =>

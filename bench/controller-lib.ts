@@ -186,7 +186,12 @@ export async function probeMetrics(probe: Probe): Promise<Map<string, number>> {
  * `certkit controller` as shipped use these.
  */
 export const SHIPPED_CONTROLLER_NODE_ARGS = ['--max-semi-space-size=1', '--optimize-for-size'];
-export const SHIPPED_CONTROLLER_ENV: Record<string, string> = { MALLOC_ARENA_MAX: '2' };
+export const SHIPPED_CONTROLLER_ENV: Record<string, string> = {
+  MALLOC_ARENA_MAX: '2',
+  MALLOC_MMAP_THRESHOLD_: '65536',
+  MALLOC_TRIM_THRESHOLD_: '131072',
+  MALLOC_TOP_PAD_: '0',
+};
 
 export const MiB = 1024 * 1024;
 export const round = (n: number, digits = 1) => Number(n.toFixed(digits));

@@ -146,8 +146,32 @@ const ALL: Variant[] = [
       ['bin-single-threaded', '--single-threaded (no V8 worker threads)', ['--single-threaded'], {}],
       [
         'shipped-no-opt',
-        'shipped flags + --no-opt --no-maglev (no optimizing compilers: their code pages in the node binary stay untouched; a candidate, CPU at scale not measured)',
+        'shipped flags + --no-opt --no-maglev (no optimizing compilers: their code pages in the node binary stay untouched; +20% main-thread CPU in bench:issuance, docs/adr/1113)',
         [...SHIPPED_CONTROLLER_NODE_ARGS, '--no-opt', '--no-maglev'],
+        SHIPPED_CONTROLLER_ENV,
+      ],
+      [
+        'shipped-arena-only',
+        'shipped flags, MALLOC_ARENA_MAX=2 alone (the environment before docs/adr/1111)',
+        SHIPPED_CONTROLLER_NODE_ARGS,
+        { MALLOC_ARENA_MAX: '2' },
+      ],
+      [
+        'shipped-lite',
+        'shipped flags + --lite-mode (no optimizing compilers, no feedback vectors until needed)',
+        [...SHIPPED_CONTROLLER_NODE_ARGS, '--lite-mode'],
+        SHIPPED_CONTROLLER_ENV,
+      ],
+      [
+        'shipped-no-opt-pool-1',
+        'shipped flags + --no-opt --no-maglev --v8-pool-size=1 (one V8 worker thread)',
+        [...SHIPPED_CONTROLLER_NODE_ARGS, '--no-opt', '--no-maglev', '--v8-pool-size=1'],
+        SHIPPED_CONTROLLER_ENV,
+      ],
+      [
+        'shipped-no-sparkplug',
+        'shipped flags + --no-opt --no-maglev --no-sparkplug (bytecode only, no baseline compiler either)',
+        [...SHIPPED_CONTROLLER_NODE_ARGS, '--no-opt', '--no-maglev', '--no-sparkplug'],
         SHIPPED_CONTROLLER_ENV,
       ],
     ] as const

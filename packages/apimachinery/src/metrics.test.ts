@@ -47,6 +47,49 @@ describe('MetricsRegistry', () => {
     assert.equal(g.get({ a: 'z', b: '' }), 6);
   });
 
+  it('keeps label sets apart whose values would read the same if joined (one series per label text)', () => {
+    const r = new MetricsRegistry();
+    const g = r.gauge('g', 'G.', ['a', 'b']);
+    g.set({ a: 'x",b="y', b: '' }, 1);
+    g.set({ a: 'x', b: 'y' }, 2);
+    g.set({ a: 'x\\', b: 'y' }, 3);
+    g.set({ a: 'x\\\\', b: 'y' }, 4);
+    assert.equal(g.get({ a: 'x",b="y', b: '' }), 1);
+    assert.equal(g.get({ a: 'x', b: 'y' }), 2);
+    assert.equal(g.get({ a: 'x\\', b: 'y' }), 3);
+    assert.equal(g.get({ a: 'x\\\\', b: 'y' }), 4);
+    g.remove({ a: 'x', b: 'y' });
+    assert.equal(g.get({ a: 'x",b="y', b: '' }), 1);
+    assert.equal(parsePrometheus(r.render()).size, 3);
+  });
+
+  it('finds every series through writes and removals in any order (against a plain map)', () => {
+    const r = new MetricsRegistry();
+    const g = r.gauge('g', 'G.', ['a', 'b', 'c', 'd']);
+    const expected = new Map<string, number>();
+    // A fixed pseudo-random sequence over few values, so that series share prefixes, part and come back.
+    let seed = 7;
+    const next = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) >> 8) % n;
+    for (let step = 0; step < 4000; step++) {
+      const labels = { a: `a${next(3)}`, b: `b${next(2)}`, c: `c${next(3)}`, d: `d${next(2)}` };
+      const key = JSON.stringify(labels);
+      if (next(3) === 0) {
+        g.remove(labels);
+        expected.delete(key);
+      } else {
+        g.set(labels, step);
+        expected.set(key, step);
+      }
+      if (step % 97 === 0) {
+        for (const [k, v] of expected) assert.equal(g.get(JSON.parse(k)), v, k);
+        assert.equal(parsePrometheus(r.render()).size, expected.size);
+      }
+    }
+    for (const [k, v] of expected) assert.equal(g.get(JSON.parse(k)), v, k);
+    assert.equal(g.get({ a: 'nope', b: 'b0', c: 'c0', d: 'd0' }), 0);
+    assert.equal(parsePrometheus(r.render()).size, expected.size);
+  });
+
   it('binds series with with(): same series as the label API, and a removed gauge series returns on write', () => {
     const r = new MetricsRegistry();
     const c = r.counter('c_total', 'C.', ['k']);

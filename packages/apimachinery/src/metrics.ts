@@ -20,8 +20,27 @@ interface Series {
   attached: boolean;
 }
 
-/** A level of the series tree: label value → the next level, or the series at the last label. */
-type Level<S> = Map<string, Level<S> | S>;
+/**
+ * A node of the series tree below a map entry at depth d (the map is keyed by the value of label d): the one
+ * series under that prefix, or a branch. Levels are skipped wherever all series below share their values,
+ * which the series themselves carry (a path-compressed trie): a metric whose first label is an object's
+ * name, with the other labels shared or few, costs one map entry per object rather than a map per label and
+ * object (docs/adr/1110).
+ */
+type Node<S extends Series> = S | Branch<S>;
+
+/** Series that agree on the labels before `depth` (as `via`, one of them, says) and differ at `depth`. */
+class Branch<S extends Series> {
+  readonly depth: number;
+  readonly via: S;
+  readonly children: Map<string, Node<S>>;
+
+  constructor(depth: number, via: S, children: Map<string, Node<S>>) {
+    this.depth = depth;
+    this.via = via;
+    this.children = children;
+  }
+}
 
 abstract class Metric<S extends Series = Series> {
   readonly name: string;
@@ -30,10 +49,11 @@ abstract class Metric<S extends Series = Series> {
   abstract readonly type: 'counter' | 'gauge' | 'histogram';
 
   /**
-   * Series by label values, one map level per label, so finding the series of an observation builds no
-   * string and escapes nothing (escaping waits for rendering). With no labels the tree is unused.
+   * Series by label values, in a tree keyed by label value, so finding the series of an observation builds
+   * no string and escapes nothing (escaping waits for rendering); the label values of an observation are
+   * mostly the very strings of earlier ones, whose hashes V8 keeps. With no labels the tree is unused.
    */
-  readonly #tree: Level<S> = new Map();
+  readonly #root = new Map<string, Node<S>>();
   #unlabelled: S | undefined;
   /** Every series in the order it was created, which is the exposition order. */
   protected readonly series = new Set<S>();
@@ -59,25 +79,43 @@ abstract class Metric<S extends Series = Series> {
   protected lookup(labels: Labels, create: false): S | undefined;
   protected lookup(labels: Labels, create: boolean): S | undefined {
     const names = this.labelNames;
-    const last = names.length - 1;
-    if (last < 0) {
+    if (names.length === 0) {
       if (!this.#unlabelled && create) this.#unlabelled = this.#add([]);
       return this.#unlabelled;
     }
-    let level = this.#tree;
-    for (let i = 0; i < last; i++) {
-      const value = labelValue(labels[names[i]]);
-      let next = level.get(value) as Level<S> | undefined;
-      if (!next) {
+    let map = this.#root;
+    let depth = 0;
+    for (;;) {
+      const key = labelValue(labels[names[depth]]);
+      const node = map.get(key);
+      if (node === undefined) {
         if (!create) return undefined;
-        level.set(value, (next = new Map()));
+        const series = this.#add(this.valuesOf(labels));
+        map.set(key, series);
+        return series;
       }
-      level = next;
+      // The labels after `depth` that the node's series share: all of them for a series, up to the branch's.
+      const isBranch = node instanceof Branch;
+      const upTo = isBranch ? node.depth : names.length;
+      const shared = isBranch ? node.via.values : node.values;
+      let differ = depth + 1;
+      while (differ < upTo && shared[differ] === labelValue(labels[names[differ]])) differ++;
+      if (differ === upTo) {
+        if (!isBranch) return node;
+        map = node.children;
+        depth = node.depth;
+        continue;
+      }
+      if (!create) return undefined;
+      // The labels part from the node's series at `differ`: a branch there holds both.
+      const series = this.#add(this.valuesOf(labels));
+      const children = new Map<string, Node<S>>([
+        [shared[differ], node],
+        [series.values[differ], series],
+      ]);
+      map.set(key, new Branch(differ, isBranch ? node.via : node, children));
+      return series;
     }
-    const value = labelValue(labels[names[last]]);
-    let series = level.get(value) as S | undefined;
-    if (!series && create) level.set(value, (series = this.#add(this.valuesOf(labels))));
-    return series;
   }
 
   /**
@@ -95,7 +133,7 @@ abstract class Metric<S extends Series = Series> {
     };
   }
 
-  /** Drops the series of these labels, pruning tree levels it leaves empty. */
+  /** Drops the series of these labels, and a branch it leaves with one node (that node takes its place). */
   protected removeSeries(labels: Labels): void {
     const names = this.labelNames;
     if (names.length === 0) {
@@ -103,22 +141,28 @@ abstract class Metric<S extends Series = Series> {
       this.#unlabelled = undefined;
       return;
     }
-    const path: Level<S>[] = [];
-    let level = this.#tree;
-    for (let i = 0; i < names.length - 1; i++) {
-      const next = level.get(labelValue(labels[names[i]])) as Level<S> | undefined;
-      if (!next) return;
-      path.push(level);
-      level = next;
-    }
-    const value = labelValue(labels[names[names.length - 1]]);
-    const series = level.get(value) as S | undefined;
+    const series = this.lookup(labels, false);
     if (!series) return;
     this.#detach(series);
-    level.delete(value);
-    for (let i = path.length - 1; i >= 0 && level.size === 0; i--) {
-      path[i].delete(series.values[i]);
-      level = path[i];
+    // Walk down again to the map holding the series, and the one holding that map's branch.
+    const values = series.values;
+    let parent: Map<string, Node<S>> | undefined;
+    let parentKey = '';
+    let map = this.#root;
+    let depth = 0;
+    for (;;) {
+      const node = map.get(values[depth])!;
+      if (node === series) {
+        map.delete(values[depth]);
+        if (parent && map.size === 1) parent.set(parentKey, map.values().next().value!);
+        else if (parent && map.size === 0) parent.delete(parentKey);
+        return;
+      }
+      const branch = node as Branch<S>;
+      parent = map;
+      parentKey = values[depth];
+      map = branch.children;
+      depth = branch.depth;
     }
   }
 

@@ -22,6 +22,7 @@ import { createControllerContext, startContext } from './controllers/create-cont
 import { registerIssuerControllers } from './controllers/issuers/index.ts';
 import { registerAcmeClientMetrics } from './acme/client/metrics.ts';
 import { registerCertificateMetrics } from './metrics.ts';
+import { registerChallengeMetrics } from './controllers/acme/challenges/metrics.ts';
 
 /**
  * The whole certificate controller in one runtime Manager: the shared caches (which every replica keeps warm),
@@ -83,6 +84,7 @@ export function startCertificateController(
     acmeClientMetrics: registerAcmeClientMetrics(metrics),
   });
   registerCertificateMetrics(metrics, context);
+  registerChallengeMetrics(metrics, context);
 
   const managerOptions: ManagerOptions = {
     metricsBindAddress: options.metricsBindAddress ?? '127.0.0.1:9402',

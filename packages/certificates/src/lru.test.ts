@@ -27,4 +27,15 @@ describe('LruMap', () => {
     assert.equal(lru.getOrCompute('x', compute), 'bad x');
     assert.equal(calls, 2);
   });
+
+  it('counts its entries and empties on clear()', () => {
+    const lru = new LruMap<string, number>(2);
+    lru.set('a', 1);
+    lru.set('b', 2);
+    lru.set('c', 3);
+    assert.equal(lru.size, 2);
+    lru.clear();
+    assert.equal(lru.size, 0);
+    assert.equal(lru.has('c'), false);
+  });
 });

@@ -21,6 +21,14 @@ export class LruMap<K, V> {
     return value;
   }
 
+  get size(): number {
+    return this.#entries.size;
+  }
+
+  clear(): void {
+    this.#entries.clear();
+  }
+
   has(key: K): boolean {
     return this.#entries.has(key);
   }

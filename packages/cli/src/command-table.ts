@@ -1,4 +1,11 @@
 import { SERVE_FLAGS } from './args.ts';
+import {
+  APPROVE_FLAGS,
+  CHECK_API_FLAGS,
+  CREATE_CERTIFICATE_REQUEST_FLAGS,
+  DENY_FLAGS,
+  NAMESPACED_FLAGS,
+} from './commands/cmctl-flag-tables.ts';
 import { CONTROLLER_FLAG_OPTIONS, UP_CONTROLLER_FLAGS } from './commands/controller-flag-table.ts';
 import {
   CLUSTER_FLAGS,
@@ -10,6 +17,7 @@ import {
 import { type FlagTable, parseFlags } from './flags.ts';
 import { load } from './load.ts';
 import { LOG_FLAGS } from './log-flags.ts';
+import { Progress } from './progress.ts';
 
 /**
  * Every certkit command, with its flags: main.ts dispatches on this table, and `--help` and the completion
@@ -80,11 +88,87 @@ export const COMMANDS: readonly Command[] = [
     summary: 're-issue Certificates now: NAMEs, or --all, or -l/--selector SEL, in -n NS or -A',
     flags: { ...CLUSTER_FLAGS, ...RENEW_FLAGS },
     certificateNames: {},
+    run: async (args, flags) => {
+      const progress = new Progress(process.stderr);
+      await (
+        await load(import('./commands/renew.ts'))
+      ).renew(args, flags, {
+        out: (text) => progress.print(process.stdout, text),
+        err: (text) => progress.print(process.stderr, text),
+        progress,
+      });
+    },
+  },
+  {
+    name: 'approve',
+    args: 'NAME',
+    summary: 'approve a CertificateRequest (its Approved condition), as cmctl approve',
+    flags: { ...NAMESPACED_FLAGS, ...APPROVE_FLAGS },
     run: async (args, flags) =>
-      (await load(import('./commands/renew.ts'))).renew(args, flags, {
-        out: (text) => process.stdout.write(text),
-        err: (text) => process.stderr.write(text),
-      }),
+      print(await (await load(import('./commands/approval.ts'))).decide('approve', args, flags)),
+  },
+  {
+    name: 'deny',
+    args: 'NAME',
+    summary: 'deny a CertificateRequest (its Denied condition), as cmctl deny',
+    flags: { ...NAMESPACED_FLAGS, ...DENY_FLAGS },
+    run: async (args, flags) =>
+      print(await (await load(import('./commands/approval.ts'))).decide('deny', args, flags)),
+  },
+  {
+    name: 'inspect',
+    summary: 'decode what is stored in the cluster',
+    flags: {},
+    subcommands: [
+      {
+        name: 'secret',
+        args: 'NAME',
+        summary: 'the certificate of a kubernetes.io/tls Secret: names, validity, chain, key match, ca.crt',
+        flags: NAMESPACED_FLAGS,
+        run: async (args, flags) =>
+          print(await (await load(import('./commands/inspect-secret.ts'))).inspectSecret(args, flags)),
+      },
+    ],
+  },
+  {
+    name: 'check',
+    summary: 'check that certkit is ready',
+    flags: {},
+    subcommands: [
+      {
+        name: 'api',
+        summary: 'whether the cert-manager API answers (a dry-run CertificateRequest); exit 0 once it does',
+        description:
+          'With --wait, checks every --interval until the API is ready or the time is up; on a terminal,\n' +
+          'a status line says what it waits for.',
+        flags: { ...NAMESPACED_FLAGS, ...CHECK_API_FLAGS },
+        run: async (args, flags) => {
+          const progress = new Progress(process.stderr);
+          print(await (await load(import('./commands/check-api.ts'))).checkApi(args, flags, progress));
+        },
+      },
+    ],
+  },
+  {
+    name: 'create',
+    summary: 'create cert-manager resources',
+    flags: {},
+    subcommands: [
+      {
+        name: 'certificaterequest',
+        args: 'NAME',
+        summary: 'a CertificateRequest from a Certificate manifest, with a new private key in a file',
+        flags: { ...NAMESPACED_FLAGS, ...CREATE_CERTIFICATE_REQUEST_FLAGS },
+        run: async (args, flags) =>
+          (await load(import('./commands/create-certificaterequest.ts'))).createCertificateRequest(
+            args,
+            flags,
+            {
+              err: (text) => process.stderr.write(text),
+            },
+          ),
+      },
+    ],
   },
   {
     name: 'secrets',

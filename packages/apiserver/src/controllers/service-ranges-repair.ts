@@ -28,12 +28,18 @@ function heldValues(value: string): HeldValues | undefined {
   try {
     const svc = JSON.parse(value) as {
       metadata?: { uid?: string };
-      spec?: { clusterIPs?: string[]; clusterIP?: string; ports?: { nodePort?: number }[] };
+      spec?: {
+        clusterIPs?: string[];
+        clusterIP?: string;
+        ports?: { nodePort?: number }[];
+        healthCheckNodePort?: number;
+      };
     };
     const ips = svc.spec?.clusterIPs ?? (svc.spec?.clusterIP ? [svc.spec.clusterIP] : []);
     const keys = [
       ...ips.filter((ip) => ip && ip !== 'None').map((ip) => `${SERVICE_IPS_PREFIX}${ip}`),
       ...(svc.spec?.ports ?? []).filter((p) => p.nodePort).map((p) => `${NODE_PORTS_PREFIX}${p.nodePort}`),
+      ...(svc.spec?.healthCheckNodePort ? [`${NODE_PORTS_PREFIX}${svc.spec.healthCheckNodePort}`] : []),
     ];
     return { uid: svc.metadata?.uid ?? '', keys };
   } catch {

@@ -116,8 +116,12 @@ class Walk {
         return;
       case 'array':
         if (!Array.isArray(value)) return this.fail(value, node, struct, goPath);
-        for (let i = 0; i < value.length && this.typeError === undefined; i++)
+        for (let i = 0; i < value.length && this.typeError === undefined; i++) {
+          // A null item is decoded as its type's zero value, which is what Go stores and writes back; the
+          // kinds' hooks can then take list items to be of their type.
+          if (value[i] === null && this.prune) value[i] = zeroValue(node.items);
           this.value(value[i], node.items, `${path}[${i}]`, struct, goPath);
+        }
         return;
       case 'map': {
         if (typeof value !== 'object' || Array.isArray(value)) return this.fail(value, node, struct, goPath);
@@ -171,6 +175,24 @@ class Walk {
       this.replace(obj, key);
       if (this.typeError !== undefined) return;
     }
+  }
+}
+
+/** Go's zero value of a list item's type, as JSON; null where Go's is nil (maps, lists, any value). */
+function zeroValue(node: TypeNode): unknown {
+  switch (node.kind) {
+    case 'model':
+      return {};
+    case 'string':
+      return '';
+    case 'integer':
+    case 'number':
+    case 'int-or-string':
+      return 0;
+    case 'boolean':
+      return false;
+    default:
+      return null;
   }
 }
 

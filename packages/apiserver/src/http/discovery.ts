@@ -21,18 +21,37 @@ function apiResources(def: ResourceDefinition) {
     ...(def.shortNames.length ? { shortNames: def.shortNames } : {}),
     ...(def.categories.length ? { categories: def.categories } : {}),
   };
-  const hasStatus = def.statusSubresource || def.resource === 'namespaces';
-  if (!hasStatus) return [main];
   return [
     main,
-    {
-      name: `${def.resource}/status`,
+    ...subresourcesOf(def).map((s) => ({
+      name: `${def.resource}/${s.name}`,
       singularName: '',
       namespaced: def.namespaced,
-      kind: def.kind,
-      verbs: ['get', 'patch', 'update'],
-    },
+      ...(s.group !== undefined ? { group: s.group, version: s.version } : {}),
+      kind: s.kind,
+      verbs: s.verbs,
+    })),
   ];
+}
+
+/** A subresource as discovery describes it; group and version only when its kind is another group's. */
+export interface SubresourceInfo {
+  name: string;
+  kind: string;
+  group?: string;
+  version?: string;
+  verbs: string[];
+}
+
+/** The subresources served for a resource (status, a CSR's approval, scale), as discovery lists them. */
+export function subresourcesOf(def: ResourceDefinition): SubresourceInfo[] {
+  const result: SubresourceInfo[] = [];
+  const verbs = ['get', 'patch', 'update'];
+  for (const name of def.statusLikeSubresources ?? []) result.push({ name, kind: def.kind, verbs });
+  if (def.scale) result.push({ name: 'scale', kind: 'Scale', group: 'autoscaling', version: 'v1', verbs });
+  if (def.statusSubresource || def.resource === 'namespaces')
+    result.push({ name: 'status', kind: def.kind, verbs });
+  return result.sort((a, b) => a.name.localeCompare(b.name));
 }
 
 /** Groups other than core, each with its served versions in preference order. */

@@ -448,9 +448,9 @@ describe('decodeProtobufObject', () => {
       /Kind/,
     );
     assertStatus(
-      () => decodeProtobufObject(envelope('apps/v1', 'Deployment', Buffer.alloc(0))),
+      () => decodeProtobufObject(envelope('apps/v1', 'StatefulSet', Buffer.alloc(0))),
       415,
-      /apps\/v1, Kind=Deployment/,
+      /apps\/v1, Kind=StatefulSet/,
     );
     assertStatus(
       () => decodeProtobufObject(envelope('v1', 'Pod', Buffer.alloc(0))),

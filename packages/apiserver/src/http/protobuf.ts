@@ -8,6 +8,7 @@ import {
 } from '@certkit/apimachinery';
 import { parseJsonObject } from './respond.ts';
 import { parseYamlObject } from './yaml-body.ts';
+import { workloadKinds } from './protobuf-kinds.ts';
 
 /**
  * Request bodies in Kubernetes protobuf (`application/vnd.kubernetes.protobuf`), which client-go (and so kubectl)
@@ -155,10 +156,10 @@ export class ProtoReader {
 // --- Declarative message tables -------------------------------------------------------------------------------
 
 /** `bytes` become base64 strings as in JSON; `raw` stays a Buffer (Unknown.raw, FieldsV1.Raw). */
-type Scalar = 'string' | 'bytes' | 'raw' | 'bool' | 'int32' | 'int64';
+export type Scalar = 'string' | 'bytes' | 'raw' | 'bool' | 'int32' | 'int64';
 type Flag = 'repeated' | 'map' | 'keep';
 /** [field number, JSON name, type, flags...]; a `map` field's type is its value type (keys are strings). */
-type FieldRow = [number, string, Scalar | Message, ...Flag[]];
+export type FieldRow = [number, string, Scalar | Message, ...Flag[]];
 
 interface Field {
   name: string;
@@ -169,13 +170,18 @@ interface Field {
   keep: boolean;
 }
 
-interface Message {
+export interface Message {
   fields: Map<number, Field>;
   /** Turns the decoded fields into the JSON value (Time → string); undefined omits the field. */
   convert?: (decoded: Record<string, unknown>) => unknown;
+  /**
+   * Set on a message whose table holds only part of the upstream fields (a PodSpec's common ones): the
+   * name of its type, for the 415 a field outside the table gets instead of being dropped unseen.
+   */
+  partial?: string;
 }
 
-function message(rows: FieldRow[], convert?: Message['convert']): Message {
+function message(rows: FieldRow[], convert?: Message['convert'], partial?: string): Message {
   const fields = new Map<number, Field>();
   for (const [number, name, type, ...flags] of rows) {
     fields.set(number, {
@@ -186,7 +192,7 @@ function message(rows: FieldRow[], convert?: Message['convert']): Message {
       keep: flags.includes('keep'),
     });
   }
-  return { fields, convert };
+  return { fields, convert, partial };
 }
 
 /** The instant `seconds` after the epoch, refused as Go's Time.MarshalJSON refuses a year it cannot write. */
@@ -519,6 +525,7 @@ const DeleteOptions = message([
 
 /** The kinds decodable from protobuf, by `apiVersion/kind`. DeleteOptions is accepted under any apiVersion. */
 const kinds = new Map<string, Message>([
+  ...workloadKinds({ message, Time, ObjectMeta, LocalObjectReference }),
   ['v1/Secret', Secret],
   ['v1/ConfigMap', ConfigMap],
   ['v1/Namespace', Namespace],
@@ -622,6 +629,11 @@ function decodeMessage(reader: ProtoReader, spec: Message): unknown {
     if (number === 0) throw newBadRequest('unable to decode protobuf body: illegal tag 0');
     const field = spec.fields.get(number);
     if (!field) {
+      if (spec.partial) {
+        throw unsupportedMediaType(
+          `the body of the request was in an unsupported format: field ${number} of ${spec.partial} is not decoded from ${PROTOBUF_MEDIA_TYPE} here; send the object as application/json`,
+        );
+      }
       reader.skip(wireType, number);
       continue;
     }

@@ -16,6 +16,7 @@ import { handleDeleteCollection } from './handlers/deletecollection.ts';
 import { handleGet } from './handlers/get.ts';
 import { handleList } from './handlers/list.ts';
 import { handlePatch } from './handlers/patch.ts';
+import { handleScale } from './handlers/scale.ts';
 import { handleUpdate } from './handlers/update.ts';
 import type { VerbRequest } from './handlers/verb-request.ts';
 import { handleWatch, isWatch } from './handlers/watch.ts';
@@ -75,7 +76,7 @@ export async function handleResource(
   if (
     request.subresource !== undefined &&
     own === undefined &&
-    !(request.subresource === 'status' && (def.statusSubresource || def.resource === 'namespaces'))
+    !servesSubresource(def, request.subresource)
   ) {
     throw notFoundResource();
   }
@@ -97,6 +98,10 @@ export async function handleResource(
 
   if (own) return own(verb);
   if (def.createOnly) return handleCreateOnly(verb);
+  if (request.subresource === 'scale' && def.scale) {
+    if (name === undefined) throw notFoundResource();
+    return handleScale(verb, name, def.scale);
+  }
   switch (req.method ?? 'GET') {
     case 'GET':
       if (isWatch(query, request)) return handleWatch(verb);
@@ -116,6 +121,13 @@ export async function handleResource(
     default:
       throw newMethodNotAllowed();
   }
+}
+
+/** Subresources the verbs serve: status, the kind's status-like ones (a CSR's approval) and scale. */
+function servesSubresource(def: ResourceDefinition, subresource: string): boolean {
+  if (subresource === 'status') return def.statusSubresource || def.resource === 'namespaces';
+  if (subresource === 'scale') return def.scale !== undefined;
+  return def.statusLikeSubresources?.includes(subresource) ?? false;
 }
 
 /**

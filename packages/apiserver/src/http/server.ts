@@ -1,3 +1,5 @@
+import { advertisedAddress, ensureKubernetesService } from '../controllers/kubernetes-service.ts';
+import { serveAggregatedDiscovery } from './aggregated-discovery.ts';
 import {
   createServer as createHttpServer,
   type IncomingMessage,
@@ -354,6 +356,11 @@ export class ApiServer {
     const addr = server.listener.address() as AddressInfo;
     const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
     server.address = `${host}:${addr.port}`;
+    // As kube-apiserver's control plane reconciler: the `kubernetes` Service points at this server.
+    await ensureKubernetesService(server.registry, advertisedAddress(options.host), addr.port).catch(
+      (err: unknown) =>
+        server.log({ level: 'error', component: 'kubernetes-service', msg: (err as Error).message }),
+    );
     return server;
   }
 
@@ -531,9 +538,11 @@ export class ApiServer {
         return sendJson(res, 200, VERSION_INFO);
       case '/api':
         if (req.method !== 'GET') throw newMethodNotAllowed();
-        return sendJson(res, 200, coreVersions(this.address));
+        if (serveAggregatedDiscovery(this.registry, req, res, 'core')) return;
+        return sendJson(res, 200, coreVersions(this.address), { Vary: 'Accept' });
       case '/apis':
-        return sendJson(res, 200, groupList(this.registry));
+        if (serveAggregatedDiscovery(this.registry, req, res, 'apis')) return;
+        return sendJson(res, 200, groupList(this.registry), { Vary: 'Accept' });
       case '/openapi/v3':
         return sendJson(res, 200, await this.openApi.root());
       case '/openapi/v2':

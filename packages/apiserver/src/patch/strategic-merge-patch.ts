@@ -40,6 +40,23 @@ export const objectMetaSmp: SmpSchema = {
   'metadata.finalizers': { merge: 'primitive' },
 };
 
+/** A PodSpec's merge keys (core/v1 types.go), under `at` (a Pod's spec, a template's spec). */
+function podSpecSmp(at: string): SmpSchema {
+  const entries: Record<string, SmpListStrategy> = {
+    [`${at}.volumes`]: { mergeKey: 'name' },
+    [`${at}.imagePullSecrets`]: { mergeKey: 'name' },
+    [`${at}.hostAliases`]: { mergeKey: 'ip' },
+  };
+  for (const list of ['containers', 'initContainers', 'ephemeralContainers']) {
+    entries[`${at}.${list}`] = { mergeKey: 'name' };
+    entries[`${at}.${list}.ports`] = { mergeKey: 'containerPort' };
+    entries[`${at}.${list}.env`] = { mergeKey: 'name' };
+    entries[`${at}.${list}.volumeMounts`] = { mergeKey: 'mountPath' };
+    entries[`${at}.${list}.volumeDevices`] = { mergeKey: 'devicePath' };
+  }
+  return entries;
+}
+
 /**
  * Per-kind strategies, from the patchStrategy tags of the upstream Go types. Kinds whose lists carry no
  * tag (Secret, ConfigMap, Event, Lease, CustomResourceDefinition) only have the metadata entries.
@@ -59,6 +76,12 @@ const smpSchemasByKind: Readonly<Record<string, SmpSchema>> = {
   Service: {
     ...objectMetaSmp,
     'spec.ports': { mergeKey: 'port' },
+    'status.conditions': { mergeKey: 'type' },
+  },
+  Pod: { ...objectMetaSmp, ...podSpecSmp('spec'), 'status.conditions': { mergeKey: 'type' } },
+  Deployment: {
+    ...objectMetaSmp,
+    ...podSpecSmp('spec.template.spec'),
     'status.conditions': { mergeKey: 'type' },
   },
 };

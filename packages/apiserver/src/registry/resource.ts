@@ -8,6 +8,7 @@ import type { SmpSchema } from '../patch/strategic-merge-patch.ts';
 import type { JSONSchemaProps } from '../schema/types.ts';
 import type { TableColumn } from './printing.ts';
 import type { StoreContext } from './generic/types.ts';
+import type { UserInfo } from '../security/user.ts';
 
 /** Names and scope: how the resource is addressed (URLs, discovery, storage keys, owner references). */
 export interface ResourceNaming {
@@ -32,6 +33,13 @@ export interface ResourceSemantics {
   statusSubresource: boolean;
   /** True when metadata.generation counts changes outside metadata and status. */
   tracksGeneration: boolean;
+  /**
+   * Subresources besides status that write the status half of the object as status does (the rest is kept
+   * as stored), which the kind's subresourceAdmit tells apart: a CertificateSigningRequest's `approval`.
+   */
+  statusLikeSubresources?: string[];
+  /** The `scale` subresource (autoscaling/v1 Scale) over the object's replicas. */
+  scale?: ScaleSubresource;
   /** False for custom resources: an update must then carry metadata.resourceVersion. */
   allowUnconditionalUpdate: boolean;
   /** Objects are answers computed on create and never stored (registry/create-only.ts). */
@@ -66,6 +74,17 @@ export interface ResourceStrategy {
   validate?(obj: StoredObject, old: StoredObject | undefined, version: string): FieldError[];
   /** Unknown fields of an incoming object below the top level (custom resources: what pruning removes). */
   unknownFields?(obj: KubeObject, version: string): string[];
+  /**
+   * An update through a subresource (status, or one of statusLikeSubresources), after validate: fixes what
+   * that subresource may not change and returns what it may not do (a CSR's approval keeps the certificate,
+   * its status may not touch the approval).
+   */
+  subresourceAdmit?(obj: StoredObject, old: StoredObject, subresource: string): FieldError[];
+  /**
+   * Writes who asked for the object into it, on create, after validation (a CertificateSigningRequest's
+   * spec.username, uid, groups and extra); user is undefined on a server without authentication.
+   */
+  setRequester?(obj: StoredObject, user: UserInfo | undefined): void;
   /**
    * Takes, from ranges every object of the kind shares (a Service's cluster IP and node ports), the values the
    * object is to hold and `old` (the stored object on updates) does not, filling them in; runs after
@@ -154,3 +173,12 @@ export function listPrefix(
 }
 
 export const ALL_VERBS = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'];
+
+/** How a kind's objects read and write as an autoscaling/v1 Scale. */
+export interface ScaleSubresource {
+  specReplicas(obj: StoredObject): number;
+  statusReplicas(obj: StoredObject): number;
+  /** The pods' label selector in its string form (Scale.status.selector). */
+  selector(obj: StoredObject): string;
+  setReplicas(obj: StoredObject, replicas: number): void;
+}

@@ -5,7 +5,7 @@
  * writes the others (a nil slice, map or pointer as `null`, a struct value in full), sorts map keys,
  * and escapes <, >, & and U+2028/U+2029. A JSON object read from the API carries none of this, so each
  * Go struct is described below by its fields, in pkg/apis/acme/v1 and pkg/apis/meta/v1 order.
- * See docs/adr/2210-acme-names-and-http01-by-hand.md.
+ * See docs/adr/1010-acme-names-and-http01-by-hand.md.
  */
 
 import { formatGoDuration, parseGoDuration } from '@certkit/apimachinery';

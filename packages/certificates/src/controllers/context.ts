@@ -61,6 +61,13 @@ export interface ControllerOptions {
    * sleeps a fixed 60 s so that resolvers the check did not ask catch up). A requeue, not a sleep: no worker
    * is held. Only tests shorten it.
    */
+  /**
+   * The failure backoff of a Certificate whose request failed: min·2^(n−1), capped at max
+   * (--certificate-request-minimum-backoff-duration, 1 h, and --certificate-request-maximum-backoff-duration, 32 h,
+   * as upstream).
+   */
+  certificateRequestMinimumBackoffMs: number;
+  certificateRequestMaximumBackoffMs: number;
   dns01PropagationWaitMs: number;
 }
 
@@ -127,4 +134,6 @@ export const DEFAULT_OPTIONS: ControllerOptions = {
   maxConcurrentChallenges: 60,
   dns01CheckRetryPeriodMs: 10_000,
   dns01PropagationWaitMs: 60_000,
+  certificateRequestMinimumBackoffMs: 60 * 60_000,
+  certificateRequestMaximumBackoffMs: 32 * 60 * 60_000,
 };

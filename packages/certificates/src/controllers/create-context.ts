@@ -184,6 +184,8 @@ function resolveOptions(options: Partial<ControllerOptions>): ControllerOptions 
     'dns01RecursiveNameserversOnly',
     'dns01CheckRetryPeriodMs',
     'dns01PropagationWaitMs',
+    'certificateRequestMinimumBackoffMs',
+    'certificateRequestMaximumBackoffMs',
   ] as const) {
     if (options[key] !== undefined) (resolved as unknown as Record<string, unknown>)[key] = options[key];
   }

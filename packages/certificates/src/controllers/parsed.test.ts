@@ -5,6 +5,8 @@ import { buildCertificateRequest, encodePrivateKey, generatePrivateKey } from '.
 import { rootCa } from '@certkit/testenv/pki/ca';
 import {
   CONTENT_CACHE_SIZE,
+  IDLE_RELEASE_MS,
+  releaseIdleParses,
   rememberPrivateKey,
   requestCsr,
   sameKeys,
@@ -96,5 +98,23 @@ describe('parsed views of cached objects', () => {
     assert.equal(sameKeys(view.publicKey, key), true);
     assert.equal(sameKeys(view.publicKey, other), false);
     assert.equal(sameKeys(view.publicKey, other), false, 'remembered answers stay right');
+  });
+
+  it('lets go of every parse once the caches went unused for IDLE_RELEASE_MS, not before', async () => {
+    const root = await rootCa();
+    const secret = {
+      metadata: { name: 's' },
+      data: { 'tls.crt': b64(root.certPem), 'tls.key': b64(encodePrivateKey(root.key)) },
+    };
+    const key = valueOf(secretPrivateKey(secret));
+    const cert = valueOf(secretCertificate(secret));
+    releaseIdleParses(Date.now() + IDLE_RELEASE_MS - 1000);
+    assert.equal(valueOf(secretPrivateKey(secret)), key, 'still held while in use');
+    assert.equal(valueOf(secretCertificate(secret)), cert);
+    releaseIdleParses(Date.now() + IDLE_RELEASE_MS);
+    const again = valueOf(secretPrivateKey(secret));
+    assert.notEqual(again, key, 'parsed anew after the release');
+    assert.notEqual(valueOf(secretCertificate(secret)), cert);
+    assert.equal(sameKeys(again, key), true);
   });
 });

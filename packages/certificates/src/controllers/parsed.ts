@@ -40,24 +40,63 @@ function attempt<T>(f: () => T): Parsed<T> {
 export const CONTENT_CACHE_SIZE = 512;
 
 /**
+ * How long a parse cache may go unused before it lets go of everything (ms). What a burst parsed is of no use
+ * once it is over (the next look at a Certificate comes with its next change or resync), and each parse holds
+ * native memory V8 does not see (a parsed EC key is about 4 KB of OpenSSL's, a public key about 3 KB): held
+ * until the caches turn over, it was 10–15 MB of the controller's RSS after any burst (docs/adr/1112).
+ */
+export const IDLE_RELEASE_MS = 5_000;
+
+const contentCaches: ContentCache<unknown>[] = [];
+let releaseTimer: NodeJS.Timeout | undefined;
+
+/** Empties every parse cache that went unused for IDLE_RELEASE_MS; stops looking once all are empty. */
+export function releaseIdleParses(now = Date.now()): void {
+  let holding = false;
+  for (const cache of contentCaches) holding = cache.releaseIfIdle(now) || holding;
+  if (!holding && releaseTimer) {
+    clearInterval(releaseTimer);
+    releaseTimer = undefined;
+  }
+}
+
+/**
  * Remembers `parse(content)` for the last CONTENT_CACHE_SIZE contents: a new version of an object (a status
  * or label change) mostly carries the same PEM, and a next-key Secret and the Secret issued from it carry the
- * same key. Failures are remembered too (the content will not change).
+ * same key. Failures are remembered too (the content will not change). Emptied when unused for a while.
  */
 class ContentCache<T> {
   readonly #results = new LruMap<string, Parsed<T>>(CONTENT_CACHE_SIZE);
   readonly #parse: (content: string) => T;
+  #lastUse = 0;
 
   constructor(parse: (content: string) => T) {
     this.#parse = parse;
+    contentCaches.push(this as ContentCache<unknown>);
   }
 
-  parsed = (content: string): Parsed<T> =>
-    this.#results.getOrCompute(content, () => attempt(() => this.#parse(content)));
+  parsed = (content: string): Parsed<T> => {
+    this.#used();
+    return this.#results.getOrCompute(content, () => attempt(() => this.#parse(content)));
+  };
 
   /** What parsing `content` would give, known already (the value it was encoded from). */
   remember(content: string, value: T): void {
+    this.#used();
     this.#results.set(content, { value });
+  }
+
+  /** Empties the cache if unused for IDLE_RELEASE_MS; whether it still holds anything. */
+  releaseIfIdle(now: number): boolean {
+    if (this.#results.size > 0 && now - this.#lastUse >= IDLE_RELEASE_MS) this.#results.clear();
+    return this.#results.size > 0;
+  }
+
+  #used(): void {
+    this.#lastUse = Date.now();
+    // One timer for all caches, only while something is held; unreferenced, so it keeps no process alive.
+    // Checking twice per period lets go within 1.5 periods of the last use.
+    releaseTimer ??= setInterval(releaseIdleParses, IDLE_RELEASE_MS / 2).unref();
   }
 }
 

@@ -113,6 +113,18 @@ export const CONTROLLER_FLAG_OPTIONS = {
     value: 'DURATION',
     help: 'wait after a DNS-01 self-check passed, before accepting the challenge',
   },
+  'certificate-request-minimum-backoff-duration': {
+    type: 'string',
+    default: '1h',
+    value: 'DURATION',
+    help: 'first wait before a failed issuance is retried; it doubles per failure',
+  },
+  'certificate-request-maximum-backoff-duration': {
+    type: 'string',
+    default: '32h',
+    value: 'DURATION',
+    help: 'longest wait before a failed issuance is retried',
+  },
 } as const satisfies FlagTable;
 
 /** The controller's flags that `up` takes for its in-process controller: not leader election nor client limits. */

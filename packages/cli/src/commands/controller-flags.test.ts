@@ -124,3 +124,39 @@ describe('controllerFlags: ACME Challenges', () => {
     });
   }
 });
+
+describe('controllerFlags: --certificate-request-{minimum,maximum}-backoff-duration', () => {
+  it("has cert-manager's defaults (1h, 32h) and passes given values on", () => {
+    const defaults = flags({});
+    assert.equal(defaults.certificateRequestMinimumBackoffMs, 3_600_000);
+    assert.equal(defaults.certificateRequestMaximumBackoffMs, 32 * 3_600_000);
+    const given = flags({
+      'certificate-request-minimum-backoff-duration': '2s',
+      'certificate-request-maximum-backoff-duration': '1m',
+    });
+    assert.equal(given.certificateRequestMinimumBackoffMs, 2_000);
+    assert.equal(given.certificateRequestMaximumBackoffMs, 60_000);
+  });
+
+  for (const [values, pattern] of [
+    [{ 'certificate-request-minimum-backoff-duration': '0s' }, /minimum-backoff-duration must be positive/],
+    [
+      { 'certificate-request-maximum-backoff-duration': 'soon' },
+      /--certificate-request-maximum-backoff-duration/,
+    ],
+    [
+      {
+        'certificate-request-minimum-backoff-duration': '2h',
+        'certificate-request-maximum-backoff-duration': '1h',
+      },
+      /maximum-backoff-duration must not be less than/,
+    ],
+  ] as const) {
+    it(`refuses ${JSON.stringify(values)} with a usage line naming the flag`, () => {
+      assert.throws(
+        () => flags(values),
+        (err: unknown) => err instanceof UsageError && pattern.test(err.message),
+      );
+    });
+  }
+});

@@ -87,6 +87,24 @@ function challengeOptions(values: Record<string, string | boolean | undefined>) 
   };
 }
 
+/** How long a Certificate waits after a failed request: the first wait, doubled per failure up to the most. */
+function backoffOptions(values: Record<string, string | boolean | undefined>) {
+  const duration = (flag: string) => {
+    const text = String(values[flag]);
+    const ms = parsed(flag, text, (v) => toMilliseconds(parseGoDuration(v)));
+    if (ms <= 0) throw new UsageError(`--${flag} must be positive, got "${text}"`);
+    return ms;
+  };
+  const min = duration('certificate-request-minimum-backoff-duration');
+  const max = duration('certificate-request-maximum-backoff-duration');
+  if (max < min) {
+    throw new UsageError(
+      '--certificate-request-maximum-backoff-duration must not be less than --certificate-request-minimum-backoff-duration',
+    );
+  }
+  return { certificateRequestMinimumBackoffMs: min, certificateRequestMaximumBackoffMs: max };
+}
+
 export function controllerFlags(values: Record<string, string | boolean | undefined>): ControllerFlags {
   const policy = String(values['default-secret-cleanup-policy']);
   if (policy !== 'Never' && policy !== 'OnDelete') {
@@ -115,6 +133,7 @@ export function controllerFlags(values: Record<string, string | boolean | undefi
       maxConcurrentReconciles: int('concurrent-workers', String(values['concurrent-workers']), 1),
       ...http01Options(values),
       ...challengeOptions(values),
+      ...backoffOptions(values),
     },
   };
 }

@@ -3,9 +3,10 @@ import type { Certificate } from '@certkit/certificates/api/types';
 import { setCondition } from '@certkit/certificates/controllers/conditions';
 import { certificatesRef } from '@certkit/certificates/controllers/refs';
 import type { ResourceClient } from '@certkit/runtime';
-import { UsageError } from '../args.ts';
+import { UsageError } from '../flags.ts';
 import { clusterClient, parseClusterFlags } from '../cluster-flags.ts';
 import type { FlagTable } from '../flags.ts';
+import { countProgress, type Progress } from '../progress.ts';
 
 /**
  * `certkit renew`: asks for re-issuance now, as `cmctl renew` does, by setting the Issuing condition with
@@ -17,10 +18,14 @@ import type { FlagTable } from '../flags.ts';
 /** Status updates in flight at once: enough to keep a remote API server busy, few enough to be polite. */
 const CONCURRENT_UPDATES = 8;
 
-/** Where the command writes: one line per Certificate on `out` as it goes, "nothing found" on `err`. */
+/**
+ * Where the command writes: one line per Certificate on `out` as it goes, "nothing found" on `err`, and how
+ * many are done on `progress` (a line on a terminal only).
+ */
 export interface RenewOutput {
   out(text: string): void;
   err(text: string): void;
+  progress?: Progress;
 }
 
 interface Selection {
@@ -86,8 +91,21 @@ export async function renew(args: string[], table: FlagTable, output: RenewOutpu
       );
       return;
     }
-    await inOrder(found, CONCURRENT_UPDATES, (cert) => trigger(certificates, cert), output.out);
+    const progress = output.progress;
+    let done = 0;
+    progress?.update(countProgress('Renewing', 0, found.length, 'Certificates'), { force: true });
+    await inOrder(
+      found,
+      CONCURRENT_UPDATES,
+      (cert) => trigger(certificates, cert),
+      (text) => {
+        // The count first: printing the line redraws the status line below it with the new count.
+        progress?.update(countProgress('Renewing', ++done, found.length, 'Certificates'));
+        output.out(text);
+      },
+    );
   } finally {
+    output.progress?.done();
     client.close();
   }
 }

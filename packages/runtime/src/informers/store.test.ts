@@ -100,6 +100,30 @@ describe('Indexer', () => {
     assert.deepEqual(store.listIndexFuncValues('tags').sort(), ['x', 'y']);
   });
 
+  it('holds one object per index value alone and more in a set, both ways, through updates and deletes', () => {
+    const secret = (o: KubeObject) => [o.metadata?.labels?.secret ?? ''];
+    const store = new Indexer({ secret });
+    const withSecret = (name: string, value: string) =>
+      obj('ns', name, { metadata: { labels: { secret: value } } });
+    store.add(withSecret('a', 's1'));
+    store.add(withSecret('a', 's1'));
+    assert.deepEqual(store.indexKeys('secret', 's1'), ['ns/a']);
+    store.add(withSecret('b', 's1'));
+    store.add(withSecret('c', 's1'));
+    assert.deepEqual(store.indexKeys('secret', 's1').sort(), ['ns/a', 'ns/b', 'ns/c']);
+    store.delete('ns/a');
+    store.update(withSecret('c', 's2'));
+    assert.deepEqual(store.indexKeys('secret', 's1'), ['ns/b']);
+    assert.deepEqual(store.byIndex('secret', 's2').map(objectKey), ['ns/c']);
+    store.add(withSecret('d', 's1'));
+    assert.deepEqual(store.byIndex('secret', 's1').map(objectKey).sort(), ['ns/b', 'ns/d']);
+    store.delete('ns/b');
+    store.delete('ns/d');
+    store.delete('ns/nope');
+    assert.deepEqual(store.listIndexFuncValues('secret'), ['s2']);
+    assert.deepEqual(store.byIndex('secret', 's1'), []);
+  });
+
   it('replace() swaps the contents and rebuilds indices', () => {
     const store = new Indexer();
     store.add(obj('ns1', 'a'));

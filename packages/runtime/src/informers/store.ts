@@ -39,8 +39,17 @@ export function splitKey(key: string): { namespace: string; name: string } {
     : { namespace: key.slice(0, slash), name: key.slice(slash + 1) };
 }
 
-/** index value → keys of the objects indexed under it. */
-type Index = Map<string, Set<string>>;
+/**
+ * index value → keys of the objects indexed under it: the key itself while there is one, a Set from the
+ * second. Most indices map a value to one object (a Certificate by its Secret, a request by its Certificate),
+ * and a Set per value cost about 200 bytes per cached object and index.
+ */
+type Index = Map<string, string | Set<string>>;
+
+/** The keys an index entry holds, as an iterable (no copy). */
+function keysOf(entry: string | Set<string> | undefined): Iterable<string> {
+  return entry === undefined ? [] : typeof entry === 'string' ? [entry] : entry;
+}
 
 /**
  * client-go's thread-safe store with indexers: objects by `namespace/name` key, and indexes of keys by value.
@@ -168,7 +177,8 @@ export class Indexer<T extends KubeObject = KubeObject> {
   /** Objects indexed under `value`; throws `Index with name <name> does not exist` for unknown indices. */
   byIndex(name: string, value: string): T[] {
     const keys = this.#index(name).get(value);
-    if (!keys) return [];
+    if (keys === undefined) return [];
+    if (typeof keys === 'string') return [this.#items.get(keys)!];
     const out: T[] = [];
     for (const key of keys) out.push(this.#items.get(key)!);
     return out;
@@ -176,7 +186,7 @@ export class Indexer<T extends KubeObject = KubeObject> {
 
   /** Keys of the objects indexed under `value`. */
   indexKeys(name: string, value: string): string[] {
-    return [...(this.#index(name).get(value) ?? [])];
+    return [...keysOf(this.#index(name).get(value))];
   }
 
   /** All values that `name` currently holds objects under. */
@@ -217,15 +227,23 @@ function indexValues(fn: IndexFunc, obj: KubeObject): string[] {
 }
 
 function addToIndex(index: Index, value: string, key: string): void {
-  let keys = index.get(value);
-  if (!keys) index.set(value, (keys = new Set()));
-  keys.add(key);
+  const keys = index.get(value);
+  if (keys === undefined) index.set(value, key);
+  else if (typeof keys === 'string') {
+    if (keys !== key) index.set(value, new Set([keys, key]));
+  } else keys.add(key);
 }
 
 function removeFromIndex(index: Index, value: string, key: string): void {
   const keys = index.get(value);
-  if (!keys) return;
+  if (keys === undefined) return;
+  if (typeof keys === 'string') {
+    if (keys === key) index.delete(value);
+    return;
+  }
   keys.delete(key);
-  // Drop empty sets so that an index over a churning value space does not grow without bound.
+  // Drop empty sets so that an index over a churning value space does not grow without bound; one key left
+  // goes back to being held alone.
   if (keys.size === 0) index.delete(value);
+  else if (keys.size === 1) index.set(value, keys.values().next().value!);
 }

@@ -54,6 +54,8 @@ export interface CliOptions {
   umask?: string;
   /** The open-file limit of the process (soft and hard), as `ulimit -n` sets it. */
   openFileLimit?: number;
+  /** The working directory, where commands write files named relative to it (default: this process's). */
+  cwd?: string;
 }
 
 function command(args: string[], options: CliOptions): [string, string[]] {
@@ -121,7 +123,11 @@ export async function runCli(
 ): Promise<{ code: number; stdout: string; stderr: string }> {
   const [file, argv] = command(args, options);
   try {
-    const { stdout, stderr } = await execFileAsync(file, argv, { timeout: 30_000, env: certkitEnv() });
+    const { stdout, stderr } = await execFileAsync(file, argv, {
+      timeout: 30_000,
+      env: certkitEnv(),
+      cwd: options.cwd,
+    });
     return { code: 0, stdout, stderr };
   } catch (err) {
     const e = err as { code: number; stdout: string; stderr: string };

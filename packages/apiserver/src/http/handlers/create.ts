@@ -1,5 +1,6 @@
 /** POST to a collection: create an object. */
 
+import { requestUser } from '../../security/user.ts';
 import { createOptions } from '../request-options.ts';
 import { objectBody } from '../render.ts';
 import { sendJsonText } from '../respond.ts';
@@ -14,6 +15,7 @@ export async function handleCreate(verb: VerbRequest): Promise<void> {
   const body = await decodeObjectBody(verb, raw, options.fieldValidation);
   // The parsed body is this request's alone: the store may keep and change it rather than copy it.
   const created = await verb.store.create(verb.namespace, body, {
+    user: requestUser(verb.req),
     dryRun: options.dryRun,
     version: verb.request.version,
     inputOwned: true,

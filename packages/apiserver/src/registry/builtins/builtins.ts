@@ -22,6 +22,11 @@ import { mutatingwebhookconfigurations, validatingwebhookconfigurations } from '
 import { services } from './services.ts';
 import { endpoints } from './endpoints.ts';
 import { endpointslices } from './endpointslices.ts';
+import { pods } from './pods.ts';
+import { deployments } from './deployments.ts';
+import { ingressclasses, ingresses } from './ingresses.ts';
+import { certificatesigningrequests } from './certificatesigningrequests.ts';
+import { apiservices } from './apiservices.ts';
 
 export const builtinResources: ResourceDefinition[] = [
   namespaces,
@@ -45,4 +50,10 @@ export const builtinResources: ResourceDefinition[] = [
   services,
   endpoints,
   endpointslices,
+  pods,
+  deployments,
+  ingresses,
+  ingressclasses,
+  certificatesigningrequests,
+  apiservices,
 ];

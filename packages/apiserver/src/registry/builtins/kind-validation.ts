@@ -4,7 +4,13 @@
  */
 
 import ipaddr from 'ipaddr.js';
-import type { FieldError } from '@certkit/apimachinery';
+import {
+  type FieldError,
+  labelKeyErrors,
+  labelSelectorFromMeta,
+  labelValueErrors,
+  type MetaLabelSelector,
+} from '@certkit/apimachinery';
 import { dns1123Label, labelValue, qualifiedName } from '../validation.ts';
 
 export const PORT_RANGE_DETAIL = 'must be between 1 and 65535, inclusive';
@@ -107,4 +113,51 @@ export function formatLabels(labels: Record<string, string> | undefined): string
 export function listWithMore(items: string[], total: number, max = 3): string {
   const shown = items.slice(0, max).join(',');
   return total > max ? `${shown} + ${total - max} more...` : shown;
+}
+
+/** A metav1.LabelSelector as kubectl prints it (FormatLabelSelector): `app=web,tier in (a,b)`, `<none>`. */
+export function formatLabelSelector(selector: MetaLabelSelector | undefined): string {
+  try {
+    return labelSelectorFromMeta(selector).toString() || '<none>';
+  } catch {
+    return '<error>';
+  }
+}
+
+/** Whether the selector selects the labels (a missing selector selects nothing). */
+export function selectorMatches(
+  selector: MetaLabelSelector | undefined,
+  labels: Record<string, string>,
+): boolean {
+  try {
+    return labelSelectorFromMeta(selector).matches(labels);
+  } catch {
+    return false;
+  }
+}
+
+const SELECTOR_OPERATORS = ['DoesNotExist', 'Exists', 'In', 'NotIn'];
+
+/** ValidateLabelSelector: keys and values of matchLabels, operators and values of matchExpressions. */
+export function validateLabelSelector(selector: MetaLabelSelector, field: string, errs: FieldError[]): void {
+  for (const [key, value] of Object.entries(selector.matchLabels ?? {})) {
+    for (const msg of labelKeyErrors(key)) errs.push(invalid(`${field}.matchLabels`, key, msg));
+    for (const msg of labelValueErrors(String(value))) errs.push(invalid(`${field}.matchLabels`, value, msg));
+  }
+  (selector.matchExpressions ?? []).forEach((expr, i) => {
+    const at = `${field}.matchExpressions[${i}]`;
+    const values = expr.values ?? [];
+    if (!SELECTOR_OPERATORS.includes(expr.operator)) {
+      errs.push(unsupported(`${at}.operator`, expr.operator ?? '', SELECTOR_OPERATORS));
+    } else if ((expr.operator === 'In' || expr.operator === 'NotIn') && values.length === 0) {
+      errs.push(required(`${at}.values`, "must be specified when `operator` is 'In' or 'NotIn'"));
+    } else if ((expr.operator === 'Exists' || expr.operator === 'DoesNotExist') && values.length > 0) {
+      errs.push({
+        type: 'FieldValueForbidden',
+        field: `${at}.values`,
+        detail: "may not be specified when `operator` is 'Exists' or 'DoesNotExist'",
+      });
+    }
+    for (const msg of labelKeyErrors(expr.key ?? '')) errs.push(invalid(`${at}.key`, expr.key, msg));
+  });
 }

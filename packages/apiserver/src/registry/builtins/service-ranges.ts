@@ -212,17 +212,19 @@ export async function allocateClusterIp(
   ]);
 }
 
-/** Allocates a node port for ports[index]: the one asked for (in range and free) or a random free one. */
+/**
+ * Allocates a node port for `field` (a port's nodePort, or spec.healthCheckNodePort): the one asked for (in
+ * range and free) or a random free one.
+ */
 export async function allocateNodePort(
   ranges: ServiceRanges,
   obj: StoredObject,
-  index: number,
+  field: string,
   requested: number | undefined,
   reservation: Reservation,
   dryRun: boolean,
 ): Promise<number> {
   const { nodePorts, storage } = ranges;
-  const field = `spec.ports[${index}].nodePort`;
   if (requested) {
     const fail = (why: string) =>
       invalid(obj, [{ type: 'FieldValueInvalid', field, value: requested, detail: why }]);

@@ -201,6 +201,33 @@ spec: {clusterIP: 10.96.0.10, ports: [{port: 80}]}
     }, 'the released cluster IP and node port to be allocatable again');
   });
 
+  it('gives a LoadBalancer with externalTrafficPolicy Local a health check node port', async () => {
+    await apply(`apiVersion: v1
+kind: Service
+metadata: {name: local-lb, namespace: ${NS}}
+spec: {type: LoadBalancer, externalTrafficPolicy: Local, ports: [{port: 443}]}
+`);
+    const svc = await getJson('service', 'local-lb');
+    const health = svc.spec.healthCheckNodePort as number;
+    assert.ok(health >= 30000 && health <= 30099, String(health));
+    assert.notEqual(health, svc.spec.ports[0].nodePort);
+    // Re-applied without it, the Service keeps the port it was given.
+    await apply(`apiVersion: v1
+kind: Service
+metadata: {name: local-lb, namespace: ${NS}, labels: {edge: "true"}}
+spec: {type: LoadBalancer, externalTrafficPolicy: Local, ports: [{port: 443}]}
+`);
+    assert.equal((await getJson('service', 'local-lb')).spec.healthCheckNodePort, health);
+    const misplaced = await t.fetch('POST', `/api/v1/namespaces/${NS}/services`, {
+      body: { metadata: { name: 'misplaced' }, spec: { healthCheckNodePort: 30050, ports: [{ port: 80 }] } },
+    });
+    assert.equal(misplaced.status, 422);
+    assert.match(
+      misplaced.json.message,
+      /spec\.healthCheckNodePort: Invalid value: 30050: may only be set when `type` is 'LoadBalancer' and `externalTrafficPolicy` is 'Local'/,
+    );
+  });
+
   it('gives every one of many Services created at once its own cluster IP', async () => {
     const created = await Promise.all(
       Array.from({ length: 30 }, (_, i) =>
@@ -269,6 +296,27 @@ spec: {clusterIP: 10.96.0.12, ports: [{port: 80}]}
         spec: { clusterIP: '10.96.0.300', ports: [{ port: 80 }] },
         field: 'spec.clusterIPs[0]',
         message: /must be a valid IP address/,
+      },
+      {
+        spec: {
+          ports: [
+            { name: 'a', port: 80 },
+            { name: 'b', port: 80 },
+          ],
+        },
+        field: 'spec.ports[1]',
+        message:
+          /spec\.ports\[1\]: Duplicate value: core\.ServicePort\{Name:"", Protocol:"TCP", AppProtocol:\(\*string\)\(nil\), Port:80,/,
+      },
+      {
+        spec: { clusterIPs: ['10.96.0.40', '10.96.0.41'], ports: [{ port: 80 }] },
+        field: 'spec.clusterIPs',
+        message: /only one cluster IP may be given/,
+      },
+      {
+        spec: { clusterIP: 'fd00::10', ports: [{ port: 80 }] },
+        field: 'spec.clusterIPs[0]',
+        message: /only IPv4 cluster IPs are served here/,
       },
       {
         spec: { selector: { 'app/x/y': 'web' }, ports: [{ port: 80 }] },
@@ -346,6 +394,37 @@ spec: {type: LoadBalancer, ports: [{port: 443}]}
     assert.match(described, /Type:\s+LoadBalancer/);
     assert.match(described, /LoadBalancer Ingress:\s+192\.0\.2\.7/);
     assert.match(described, /NodePort:\s+<unset>\s+\d+\/TCP/);
+  });
+
+  it('turning a ClusterIP Service into NodePort gives it node ports, and back frees them', async () => {
+    await apply(`apiVersion: v1
+kind: Service
+metadata: {name: grower, namespace: ${NS}}
+spec: {ports: [{name: http, port: 80}, {name: https, port: 443}]}
+`);
+    const before = await getJson('service', 'grower');
+    await kubectl.ok('patch', 'service', 'grower', '-n', NS, '-p', '{"spec":{"type":"NodePort"}}');
+    const grown = await getJson('service', 'grower');
+    assert.equal(grown.spec.clusterIP, before.spec.clusterIP);
+    const ports = grown.spec.ports.map((p: { nodePort: number }) => p.nodePort);
+    assert.equal(ports.length, 2);
+    for (const port of ports) assert.ok(port >= 30000 && port <= 30099, String(port));
+    assert.notEqual(ports[0], ports[1]);
+    await kubectl.ok('patch', 'service', 'grower', '-n', NS, '-p', '{"spec":{"type":"ClusterIP"}}');
+    const shrunk = await getJson('service', 'grower');
+    assert.deepEqual(
+      shrunk.spec.ports.map((p: { nodePort?: number }) => p.nodePort),
+      [undefined, undefined],
+    );
+    await eventually(async () => {
+      const r = await t.fetch('POST', `/api/v1/namespaces/${NS}/services`, {
+        body: {
+          metadata: { name: 'takes-port' },
+          spec: { type: 'NodePort', ports: [{ port: 80, nodePort: ports[0] }] },
+        },
+      });
+      return r.status === 201;
+    }, 'the node port given up by the change back to ClusterIP to be allocatable');
   });
 
   it('turning a Service into ExternalName gives its cluster IP back', async () => {

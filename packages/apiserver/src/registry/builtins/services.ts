@@ -4,7 +4,7 @@
  * (`clusterIP: None`) or ExternalName Service.
  */
 
-import { type FieldError, goStringSlice, type StoredObject } from '@certkit/apimachinery';
+import { type FieldError, goQuote, GoSyntax, goStringSlice, type StoredObject } from '@certkit/apimachinery';
 import { ageColumn, nameColumn } from '../printing.ts';
 import { age, builtin } from './builtin.ts';
 import {
@@ -49,6 +49,7 @@ interface ServiceSpec {
   internalTrafficPolicy?: string;
   externalTrafficPolicy?: string;
   allocateLoadBalancerNodePorts?: boolean;
+  healthCheckNodePort?: number;
   ipFamilies?: string[];
   ipFamilyPolicy?: string;
 }
@@ -59,6 +60,9 @@ const HEADLESS = 'None';
 const specOf = (obj: StoredObject): ServiceSpec => (obj.spec ??= {}) as ServiceSpec;
 const typeOf = (spec: ServiceSpec) => spec.type ?? 'ClusterIP';
 const needsClusterIp = (spec: ServiceSpec) => typeOf(spec) !== 'ExternalName';
+/** A LoadBalancer that keeps traffic on the node it lands on has a port for the load balancer's checks. */
+const needsHealthCheckPort = (spec: ServiceSpec) =>
+  typeOf(spec) === 'LoadBalancer' && spec.externalTrafficPolicy === 'Local';
 const needsNodePorts = (spec: ServiceSpec) => typeOf(spec) === 'NodePort' || typeOf(spec) === 'LoadBalancer';
 
 /** The EXTERNAL-IP cell, as kubectl's service printer writes it. */
@@ -138,6 +142,11 @@ function carryAllocatedValues(spec: ServiceSpec, old: ServiceSpec): void {
       if (port.nodePort && oldPorts.some((o) => o.nodePort === port.nodePort)) delete port.nodePort;
     }
   }
+  if (needsHealthCheckPort(old) && needsHealthCheckPort(spec))
+    spec.healthCheckNodePort ||= old.healthCheckNodePort;
+  if (!needsHealthCheckPort(spec) && spec.healthCheckNodePort === old.healthCheckNodePort) {
+    delete spec.healthCheckNodePort;
+  }
   if (typeOf(spec) !== typeOf(old) && typeOf(spec) !== 'NodePort' && typeOf(spec) !== 'LoadBalancer') {
     delete spec.externalTrafficPolicy;
   }
@@ -150,8 +159,21 @@ function validatePorts(spec: ServiceSpec, errs: FieldError[]): void {
     errs.push(required('spec.ports'));
   }
   const names = new Set<string>();
+  const pairs = new Set<string>();
   ports.forEach((port, i) => {
     const field = `spec.ports[${i}]`;
+    // Two ports may not share protocol and number; kube shows the key as the Go struct it compares.
+    const pair = `${port.protocol}/${port.port}`;
+    if (pairs.has(pair)) {
+      errs.push({
+        type: 'FieldValueDuplicate',
+        field,
+        value: new GoSyntax(
+          `core.ServicePort{Name:"", Protocol:${goQuote(port.protocol ?? '')}, AppProtocol:(*string)(nil), Port:${port.port ?? 0}, TargetPort:intstr.IntOrString{Type:0, IntVal:0, StrVal:""}, NodePort:0}`,
+        ),
+      });
+    }
+    pairs.add(pair);
     if (ports.length > 1 && !port.name) errs.push(required(`${field}.name`));
     if (port.name) {
       validateDnsLabel(port.name, `${field}.name`, errs);
@@ -261,7 +283,12 @@ export const services = builtin({
     spec.sessionAffinity ??= 'None';
     for (const port of spec.ports ?? []) {
       port.protocol ??= 'TCP';
-      if (port.targetPort === undefined || port.targetPort === 0 || port.targetPort === '')
+      if (
+        port.targetPort === undefined ||
+        port.targetPort === null ||
+        port.targetPort === 0 ||
+        port.targetPort === ''
+      )
         port.targetPort = port.port;
     }
     if (spec.type !== 'ExternalName') spec.internalTrafficPolicy ??= 'Cluster';
@@ -304,6 +331,17 @@ export const services = builtin({
           ),
         );
     });
+    if (spec.healthCheckNodePort) {
+      if (!needsHealthCheckPort(spec)) {
+        errs.push(
+          invalid(
+            'spec.healthCheckNodePort',
+            spec.healthCheckNodePort,
+            "may only be set when `type` is 'LoadBalancer' and `externalTrafficPolicy` is 'Local'",
+          ),
+        );
+      } else validatePortNumber(spec.healthCheckNodePort, 'spec.healthCheckNodePort', errs);
+    }
     if (!['ClientIP', 'None'].includes(spec.sessionAffinity ?? 'None')) {
       errs.push(unsupported('spec.sessionAffinity', spec.sessionAffinity, ['ClientIP', 'None']));
     }
@@ -361,12 +399,26 @@ export const services = builtin({
           port.nodePort = await allocateNodePort(
             ranges,
             obj,
-            i,
+            `spec.ports[${i}].nodePort`,
             port.nodePort || undefined,
             reservation,
             dryRun,
           );
         }
+      }
+      const heldHealthCheck = before && needsHealthCheckPort(before) ? before.healthCheckNodePort : undefined;
+      if (
+        needsHealthCheckPort(spec) &&
+        !(spec.healthCheckNodePort && spec.healthCheckNodePort === heldHealthCheck)
+      ) {
+        spec.healthCheckNodePort = await allocateNodePort(
+          ranges,
+          obj,
+          'spec.healthCheckNodePort',
+          spec.healthCheckNodePort || undefined,
+          reservation,
+          dryRun,
+        );
       }
     } catch (err) {
       await reservation.release();

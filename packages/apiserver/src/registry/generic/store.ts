@@ -172,6 +172,7 @@ export class ObjectStore {
       options.applied,
       options.admission,
     );
+    this.def.setRequester?.(obj, options.user);
     const release = await this.def.reserve?.(obj, undefined, this.context, options.dryRun === true);
     const generated = !obj.metadata.name;
     for (let attempt = 1; ; attempt++) {

@@ -284,7 +284,9 @@ function prepareUpdateObject(
   checkTypeMeta(store, input, version);
   const owned = options.inputOwned === true;
   let obj: StoredObject;
-  const statusUpdate = options.subresource === 'status';
+  const statusUpdate =
+    options.subresource === 'status' ||
+    (options.subresource !== undefined && !!def.statusLikeSubresources?.includes(options.subresource));
   if (statusUpdate) {
     // Current with the client's status. Given its stored value, current was decoded for store update alone
     // and is only compared with from here on: obj may share its members, which nothing below changes
@@ -337,6 +339,8 @@ function prepareUpdateObject(
   errors.push(...validateObjectMeta(obj, def.namespaced, nameValidator(store)));
   errors.push(...validateObjectMetaUpdate(obj, current));
   if (def.validate) errors.push(...def.validate(obj, current, version));
+  if (options.subresource && def.subresourceAdmit)
+    errors.push(...def.subresourceAdmit(obj, current, options.subresource));
   // As on create: admission only sees objects that passed the schema and the generic checks.
   if (store.context.admit && errors.length === 0)
     errors.push(...store.context.admit(def, obj, current, options.subresource));

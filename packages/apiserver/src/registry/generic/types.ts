@@ -6,6 +6,7 @@ import { type ResourceDefinition } from '../resource.ts';
 import type { AdmissionWebhooks } from '../../admission/chain.ts';
 import type { RequestAdmission } from '../../admission/attributes.ts';
 import { type ServiceRanges } from '../builtins/service-ranges.ts';
+import type { UserInfo } from '../../security/user.ts';
 
 export interface DeleteOptions {
   preconditions?: { uid?: string; resourceVersion?: string };
@@ -17,6 +18,8 @@ export interface DeleteOptions {
 }
 
 export interface WriteOptions {
+  /** Who sent the write (ResourceStrategy.setRequester reads it on create). */
+  user?: UserInfo;
   dryRun?: boolean;
   /** `status` for the status subresource. */
   subresource?: string;

@@ -14,10 +14,13 @@ import { nodeHttp } from '@certkit/runtime/client/node-http';
 import { splitHostPort } from '../../api/validation/nameserver.ts';
 import { HTTP01_CHALLENGE_PATH } from './solver.ts';
 import type { ListenAddress } from './address.ts';
+import { LocalAnswers, SELF_CHECK_ID_HEADER } from './local-answers.ts';
 
 /** What the listener serves: key authorizations by token, each for one host (the Challenge's dnsName). */
 export class PresentedChallenges {
   readonly #byToken = new Map<string, Map<string, string>>();
+  /** The self-check requests this listener answered (the self-check's ids). */
+  readonly localAnswers = new LocalAnswers();
 
   present(token: string, host: string, keyAuthorization: string): void {
     let hosts = this.#byToken.get(token);
@@ -85,6 +88,7 @@ function respond(req: IncomingMessage, res: ServerResponse, challenges: Presente
     const token = path.slice(HTTP01_CHALLENGE_PATH.length);
     const key = TOKEN.test(token) ? challenges.lookup(token, hostWithoutPort(req.headers.host)) : undefined;
     if (key !== undefined) {
+      challenges.localAnswers.answered(req.headers[SELF_CHECK_ID_HEADER]);
       res.writeHead(200, {
         'Content-Type': 'text/plain; charset=utf-8',
         'Cache-Control': 'no-cache, no-store, must-revalidate',

@@ -262,14 +262,78 @@ describe('the HTTP-01 self-check', () => {
     );
   });
 
+  it('runs its passes back to back when its own listener answers every one (ADR 1011)', async () => {
+    const ch = challenge('127.0.0.1', 'self-local');
+    await solver.present(ch);
+    const started = performance.now();
+    const result = await selfCheck(ch.spec, {
+      requiredPasses: 5,
+      intervalMs: 1_000,
+      port,
+      localAnswers: solver.presented.localAnswers,
+    });
+    const elapsed = performance.now() - started;
+    assert.deepEqual(result, { answeredHere: true });
+    assert.ok(elapsed < 1_000, `five passes with no pause between them (${elapsed.toFixed(0)} ms)`);
+    assert.equal(solver.presented.localAnswers.pending, 0, 'every id issued was taken back');
+    await solver.cleanUp(ch);
+  });
+
+  it('keeps the pause between passes when another server answers, even with the right key', async () => {
+    const ch = challenge('127.0.0.1', 'self-elsewhere');
+    // Not this process's listener: a server that knows the key (a solver Pod behind an Ingress, say).
+    const elsewhere = createHttpServer((_req, res) => res.end(ch.spec.key));
+    const elsewherePort = await listen(elsewhere);
+    try {
+      const started = performance.now();
+      const result = await selfCheck(ch.spec, {
+        requiredPasses: 3,
+        intervalMs: 300,
+        port: elsewherePort,
+        localAnswers: solver.presented.localAnswers,
+      });
+      const elapsed = performance.now() - started;
+      assert.deepEqual(result, { answeredHere: false });
+      assert.ok(elapsed >= 600, `three passes 300 ms apart (${elapsed.toFixed(0)} ms)`);
+      assert.equal(solver.presented.localAnswers.pending, 0);
+    } finally {
+      await close(elsewhere);
+    }
+  });
+
+  it("marks only the ids the self-check issued: a stranger's header is ignored", async () => {
+    const ch = challenge('127.0.0.1', 'self-stranger');
+    await solver.present(ch);
+    const answer = await new Promise<number>((resolve, reject) => {
+      const req = request(
+        {
+          host: '127.0.0.1',
+          port,
+          path: `/.well-known/acme-challenge/${ch.spec.token}`,
+          headers: { host: '127.0.0.1', 'x-certkit-self-check': 'guessed' },
+        },
+        (res) => {
+          res.resume();
+          res.on('end', () => resolve(res.statusCode ?? 0));
+        },
+      );
+      req.on('error', reject);
+      req.end();
+    });
+    assert.equal(answer, 200);
+    assert.equal(solver.presented.localAnswers.take('guessed'), false);
+    assert.equal(solver.presented.localAnswers.pending, 0, 'nothing was remembered for it');
+    await solver.cleanUp(ch);
+  });
+
   it("the solver's check presents again first, as upstream's does, then self-checks", async () => {
     const ownPort = await freePort();
     const own = new EmbeddedHTTP01Solver({ ...fast, port: ownPort });
     const ownListener = await own.listen({ host: '127.0.0.1', port: ownPort });
     try {
       const ch = challenge('127.0.0.1', 'self-4');
-      // Never presented (or cleaned up by a restart): check puts it back and then finds it.
-      await own.check(ch);
+      // Never presented (or cleaned up by a restart): check puts it back and then finds it, here.
+      assert.deepEqual(await own.check(ch), { answeredHere: true });
       assert.equal(own.presented.lookup('self-4', '127.0.0.1'), ch.spec.key);
       await own.cleanUp(ch);
       assert.equal(own.presented.size, 0);

@@ -1,7 +1,8 @@
 /**
  * The HTTP-01 solver that answers from the controller's own listener (`--acme-http01-listen-address`):
  * presenting a Challenge puts its key authorization in memory for the listener to serve, cleaning up
- * takes it out, and the self-check is cert-manager's, against wherever the name points. Nothing is
+ * takes it out, and the self-check is cert-manager's, against wherever the name points (its passes back to
+ * back when this listener is the one answering them, ADR 1011). Nothing is
  * created in the cluster; a single host running `certkit up` on port 80 solves its own challenges.
  */
 
@@ -14,7 +15,7 @@ import {
   startChallengeListener,
 } from './challenge-server.ts';
 import type { ListenAddress } from './address.ts';
-import { nameserverLookup, selfCheck, type SelfCheckOptions } from './self-check.ts';
+import { nameserverLookup, selfCheck, type SelfCheckOptions, type SelfCheckResult } from './self-check.ts';
 import type { HTTP01Solver } from './solver.ts';
 
 export class EmbeddedHTTP01Solver implements HTTP01Solver {
@@ -35,13 +36,18 @@ export class EmbeddedHTTP01Solver implements HTTP01Solver {
     return Promise.resolve();
   }
 
-  async check(challenge: Challenge, signal?: AbortSignal, requiredPasses?: number): Promise<void> {
+  async check(challenge: Challenge, signal?: AbortSignal, requiredPasses?: number): Promise<SelfCheckResult> {
     // As upstream: present again first, in case the key was cleaned up in between (a restart).
     await this.present(challenge);
     const { dnsName, token, key } = challenge.spec;
-    await selfCheck(
+    return selfCheck(
       { dnsName, token, key },
-      { ...this.#selfCheck, ...(requiredPasses !== undefined ? { requiredPasses } : {}), signal },
+      {
+        ...this.#selfCheck,
+        localAnswers: this.presented.localAnswers,
+        ...(requiredPasses !== undefined ? { requiredPasses } : {}),
+        signal,
+      },
     );
   }
 

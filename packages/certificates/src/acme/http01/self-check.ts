@@ -6,6 +6,10 @@
  * goes to port 80 unless a self-check port is configured (tests, port-forwarded setups), and names are
  * resolved through the configured nameservers when there are any. Unlike upstream, proxies from the
  * environment are not used: a proxy would answer for the self-check what the ACME server cannot see.
+ *
+ * Given the listener's `LocalAnswers`, each GET carries an id the controller's own listener marks when it
+ * answers: while every pass so far was answered by this process, the next one follows at once rather than
+ * 2 s later, since an answer held in this process's memory has nothing left to propagate (ADR 1011).
  */
 
 import { Resolver } from 'node:dns';
@@ -14,6 +18,7 @@ import { request as httpsRequest } from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { nodeHttp } from '@certkit/runtime/client/node-http';
+import { type LocalAnswers, SELF_CHECK_ID_HEADER } from './local-answers.ts';
 import { HTTP01_CHALLENGE_PATH } from './solver.ts';
 
 export interface SelfCheckOptions {
@@ -27,6 +32,8 @@ export interface SelfCheckOptions {
    */
   lookup?: LookupFunction;
   userAgent?: string;
+  /** The controller's own listener's record of the self-check requests it answered (ADR 1011). */
+  localAnswers?: LocalAnswers;
   /** Consecutive passes needed (5 upstream) and the pause between them (2 s upstream). */
   requiredPasses?: number;
   intervalMs?: number;
@@ -103,14 +110,25 @@ interface Response {
   body: Buffer;
 }
 
-function get(url: URL, options: SelfCheckOptions, lookup: LookupFunction | undefined, signal: AbortSignal) {
+function get(
+  url: URL,
+  options: SelfCheckOptions,
+  lookup: LookupFunction | undefined,
+  signal: AbortSignal,
+  id: string | undefined,
+) {
   return new Promise<Response>((resolve, reject) => {
     const https = url.protocol === 'https:';
+    const headers: Record<string, string> = {
+      'User-Agent': options.userAgent ?? 'certkit',
+      Connection: 'close',
+    };
+    if (id !== undefined) headers[SELF_CHECK_ID_HEADER] = id;
     const req = (https ? httpsRequest : nodeHttp.request)(url, {
       method: 'GET',
       // One request per connection: keep-alive off, as upstream.
       agent: false,
-      headers: { 'User-Agent': options.userAgent ?? 'certkit', Connection: 'close' },
+      headers,
       lookup,
       signal,
       // A redirect to HTTPS is followed without verifying the certificate: it is the one being obtained.
@@ -134,20 +152,22 @@ function get(url: URL, options: SelfCheckOptions, lookup: LookupFunction | undef
   });
 }
 
-/** One attempt: the GET and its redirects, compared with the key. */
+/** One attempt: the GET and its redirects, compared with the key. True when this process's listener answered. */
 async function attempt(
   start: string,
   key: string,
   options: SelfCheckOptions,
   lookup: LookupFunction | undefined,
-) {
+): Promise<boolean> {
   const timeout = AbortSignal.timeout(options.attemptTimeoutMs ?? SELF_CHECK_DEFAULTS.attemptTimeoutMs);
   const signal = options.signal ? AbortSignal.any([options.signal, timeout]) : timeout;
   let url = new URL(start);
   let response: Response;
+  const id = options.localAnswers?.issue();
+  let answeredHere = false;
   try {
     for (let redirects = 0; ; redirects++) {
-      response = await get(url, options, lookup, signal);
+      response = await get(url, options, lookup, signal, id);
       if (!REDIRECTS.has(response.status) || response.location === undefined) break;
       if (redirects === SELF_CHECK_DEFAULTS.maxRedirects) throw new Error('stopped after 10 redirects');
       url = new URL(response.location, url);
@@ -158,28 +178,41 @@ async function attempt(
   } catch (err) {
     const reason = signal.aborted && timeout.aborted ? 'timeout awaiting response' : (err as Error).message;
     throw new Error(`failed to perform self check GET request '${start}': ${reason}`);
+  } finally {
+    if (id !== undefined) answeredHere = options.localAnswers!.take(id);
   }
   if (response.status !== 200) throw new Error(`wrong status code '${response.status}', expected '200'`);
   // The body is kept out of the error: it could be anything a stranger's server sends.
   if (response.body.toString('utf8') !== key) {
     throw new Error(`did not get expected response ${JSON.stringify(key)} when querying endpoint`);
   }
+  return answeredHere;
 }
 
-/** Resolves once every required pass saw the key; rejects with the first failure's reason. */
+export interface SelfCheckResult {
+  /** Every pass was answered by this process's own listener (only known when given `localAnswers`). */
+  answeredHere: boolean;
+}
+
+/**
+ * Resolves once every required pass saw the key; rejects with the first failure's reason. Passes are
+ * `intervalMs` apart, except while every one so far was answered by this process's listener.
+ */
 export async function selfCheck(
   challenge: { dnsName: string; token: string; key: string },
   options: SelfCheckOptions = {},
-): Promise<void> {
+): Promise<SelfCheckResult> {
   const url = challengeUrl(challenge.dnsName, challenge.token, options.port ?? SELF_CHECK_DEFAULTS.port);
   const lookup =
     options.lookup ?? (options.nameservers?.length ? nameserverLookup(options.nameservers) : undefined);
   const passes = options.requiredPasses ?? SELF_CHECK_DEFAULTS.requiredPasses;
+  let answeredHere = true;
   for (let i = 0; i < passes; i++) {
-    await attempt(url, challenge.key, options, lookup);
-    if (i < passes - 1)
+    answeredHere = (await attempt(url, challenge.key, options, lookup)) && answeredHere;
+    if (i < passes - 1 && !answeredHere)
       await sleep(options.intervalMs ?? SELF_CHECK_DEFAULTS.intervalMs, undefined, {
         signal: options.signal,
       });
   }
+  return { answeredHere };
 }

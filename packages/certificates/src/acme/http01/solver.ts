@@ -6,6 +6,7 @@
  */
 
 import type { Challenge } from '../../api/acme-types.ts';
+import type { SelfCheckResult } from './self-check.ts';
 
 /** Where an ACME server fetches the key authorization (RFC 8555 §8.3). */
 export const HTTP01_CHALLENGE_PATH = '/.well-known/acme-challenge/';
@@ -21,8 +22,9 @@ export interface HTTP01Solver {
    * reason (shown in the Challenge's status.reason) while it is not. Never accepts the challenge itself.
    * `requiredPasses` (default: the solver's, 5 as upstream) is how many consecutive passes this call makes:
    * the Challenge controller asks for one per sync and requeues for the next, so no worker sleeps between them.
+   * `answeredHere`: the passes were answered by this process itself, so the next may follow at once (ADR 1011).
    */
-  check(challenge: Challenge, signal?: AbortSignal, requiredPasses?: number): Promise<void>;
+  check(challenge: Challenge, signal?: AbortSignal, requiredPasses?: number): Promise<SelfCheckResult>;
   /** Stops answering for the challenge and removes whatever present() made. Idempotent. */
   cleanUp(challenge: Challenge): Promise<void>;
 }

@@ -153,6 +153,42 @@ describe('ACME scenarios: renewal, badNonce, kubectl', { skip }, () => {
     assert.ok(rejected > 0, 'some nonces were rejected and retried');
   });
 
+  it('exports certmanager_certificate_challenge_status for each Challenge while it exists, as upstream', async () => {
+    const ns = 'challenge-metrics';
+    // The solver waits 3 s after presenting instead of self-checking: long enough to scrape the Challenge.
+    await env.readyIssuer(ns, 'pebble', [{ ...env.http01Solver(), waitInsteadOfSelfCheck: '3s' }]);
+    const name = `b.${ACME_ZONE}`;
+    await env.resources.certificates.create(ns, certificate(ns, 'scraped', 'pebble', [name]));
+    const presented = await eventually(
+      async () => (await challengesIn(ns)).find((c) => c.status?.presented === true),
+      'a presented Challenge',
+      30_000,
+    );
+    const series = (text: string) =>
+      text
+        .split('\n')
+        .filter(
+          (l) => l.startsWith('certmanager_certificate_challenge_status{') && l.includes(`namespace="${ns}"`),
+        );
+    const scraped = series(env.controller.metrics.render());
+    assert.equal(scraped.length, 8, 'one series per state upstream lists');
+    assert.ok(
+      scraped.includes(
+        `certmanager_certificate_challenge_status{status="pending",domain="${name}",reason="",processing="true",` +
+          `name="${presented.metadata.name}",namespace="${ns}",type="HTTP-01"} 1`,
+      ),
+      scraped.join('\n'),
+    );
+    assert.equal(scraped.filter((l) => l.endsWith(' 1')).length, 1);
+    await issued(ns, 'scraped');
+    // Deleted with its valid Order: its series go with it.
+    await eventually(
+      async () => (series(env.controller.metrics.render()).length === 0 ? true : undefined),
+      'no challenge series left',
+      15_000,
+    );
+  });
+
   describe('kubectl', { skip: kubectlSkip }, () => {
     let kubectl: Kubectl;
     before(() => {

@@ -4,25 +4,27 @@ import { ACME_API_VERSION, ACME_FAILURE_STATES, AcmeKinds } from '../../api/acme
 import { API_VERSION, Kinds } from '../../api/constants.ts';
 import type { CertificateRequest, Order, OrderSpec } from '../../api/types.ts';
 import { orderName } from '../../acme/names.ts';
-import { parseCertificate, parseCertificateRequest, publicKeysEqual } from '../../pki/index.ts';
+import { publicKeysEqual } from '../../pki/index.ts';
 import type { ControllerContext } from '../context.ts';
 import type { IssuerHandle } from '../issuers/generic.ts';
+import { parsedCertificatePem, requestCsr, valueOf } from '../parsed.ts';
 import type { StatusDraft } from './draft.ts';
-import { csrPemOf } from './request.ts';
 import type { SignOutcome, Signer } from './signer.ts';
 
 /**
  * The ACME signer (cert-manager's certificaterequests/acme): an approved request on an ACME issuer gets an
  * Order, named from a hash of its spec and owned by the request, and waits for the Orders controller to
  * bring that Order to `valid` with a certificate; a failed Order fails the request. A request whose Order
- * was deleted creates it again on its next sync.
+ * was deleted creates it again on its next sync. While it waits, nothing polls: as upstream, the Order's
+ * events bring the request back (`watchOrders`), so a pending outcome asks for no retry.
  */
 
 /** The Order a request asks for (buildOrder): the CSR's names, the issuer ref, and the duration if enabled. */
 export function orderSpecFor(cr: CertificateRequest, handle: IssuerHandle): OrderSpec | SignOutcome {
   let csr;
   try {
-    csr = parseCertificateRequest(csrPemOf(cr));
+    // Parsed once per request content (the signer comes back at every Order change).
+    csr = valueOf(requestCsr(cr));
   } catch (err) {
     return {
       failed: {
@@ -103,7 +105,13 @@ async function sign(ctx: ControllerContext, draft: StatusDraft, handle: IssuerHa
   const order = ctx.orders.getStore().get(keyFor(namespace, name));
   if (!order) {
     await createOrder(ctx, cr, name, spec);
-    return { pending: { reason: 'OrderCreated', message: `Created Order resource ${namespace}/${name}` } };
+    return {
+      pending: {
+        reason: 'OrderCreated',
+        message: `Created Order resource ${namespace}/${name}`,
+        wakeOnEvent: true,
+      },
+    };
   }
   if (!ownedBy(order, cr)) {
     throw new Error(`referenced order ${namespace}/${name} is not owned by this CertificateRequest`);
@@ -122,6 +130,7 @@ async function sign(ctx: ControllerContext, draft: StatusDraft, handle: IssuerHa
       pending: {
         reason: 'OrderPending',
         message: `Waiting on certificate issuance from order ${namespace}/${name}: "${state}"`,
+        wakeOnEvent: true,
       },
     };
   }
@@ -130,6 +139,7 @@ async function sign(ctx: ControllerContext, draft: StatusDraft, handle: IssuerHa
       pending: {
         reason: 'OrderPending',
         message: `Waiting for order-controller to add certificate data to Order ${namespace}/${name}`,
+        wakeOnEvent: true,
       },
     };
   }
@@ -138,8 +148,9 @@ async function sign(ctx: ControllerContext, draft: StatusDraft, handle: IssuerHa
   // it is deleted so that the next sync orders again.
   let usable = false;
   try {
-    const csr = parseCertificateRequest(csrPemOf(cr));
-    usable = publicKeysEqual(parseCertificate(chainPem).publicKey, csr.publicKey);
+    const csr = valueOf(requestCsr(cr));
+    // Through the signer's cache: parsed here, it is not parsed again when the outcome is recorded.
+    usable = publicKeysEqual(valueOf(parsedCertificatePem(chainPem)).publicKey, csr.publicKey);
   } catch {
     usable = false;
   }
@@ -153,6 +164,7 @@ async function sign(ctx: ControllerContext, draft: StatusDraft, handle: IssuerHa
       pending: {
         reason: 'OrderPending',
         message: `Deleted Order ${namespace}/${name}: its certificate is unreadable or not for the request's key`,
+        wakeOnEvent: true,
       },
     };
   }

@@ -33,8 +33,11 @@ import { specProblem } from './request.ts';
 
 export type SignOutcome =
   | { issued: { certPem: string; caPem: string } }
-  /** Ready=False/Pending; retried with backoff, and sooner on the events that may resolve it. */
-  | { pending: { reason: string; message: string } }
+  /**
+   * Ready=False/Pending; retried with backoff, and sooner on the events that may resolve it. `wakeOnEvent`:
+   * not retried at all, because an event the signer watches (`watch`) is certain to bring the request back.
+   */
+  | { pending: { reason: string; message: string; wakeOnEvent?: boolean } }
   /** Ready=False/Failed, for good; `invalidRequest` also sets InvalidRequest=True. */
   | { failed: { reason: string; message: string; invalidRequest?: boolean } };
 
@@ -157,7 +160,7 @@ export function newSignerController(
     const outcome = await signer.sign(draft, handle);
     if ('pending' in outcome) {
       draft.pending(outcome.pending.reason, outcome.pending.message);
-      return (await commit(draft)) ?? RETRY;
+      return (await commit(draft)) ?? (outcome.pending.wakeOnEvent ? undefined : RETRY);
     }
     if ('failed' in outcome) {
       const { reason: why, message, invalidRequest } = outcome.failed;

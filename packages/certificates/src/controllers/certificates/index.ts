@@ -10,6 +10,7 @@ import {
 import { isSecretStub } from '../../secrets/metadata-stub.ts';
 import type { ControllerContext } from '../context.ts';
 import { certificatesForSecret, controllingCertificate } from './shared/gather.ts';
+import { onlyPendingMessageChanged } from './shared/request-events.ts';
 import { ISSUING_CONTROLLER, issuingReconciler } from './issuing/issuing.ts';
 import { KEY_MANAGER_CONTROLLER, keyManagerReconciler } from './keymanager/keymanager.ts';
 import { READINESS_CONTROLLER, readinessReconciler } from './readiness/readiness.ts';
@@ -112,7 +113,9 @@ export function registerCertificateControllers(ctx: ControllerContext): Controll
   const onRequest = (cr: KubeObject | undefined) => enqueue(forRequests, cr && controllingCertificate(cr));
   ctx.certificateRequests.addEventHandler({
     onAdd: (cr) => onRequest(cr),
-    onUpdate: (_old, cr) => onRequest(cr),
+    onUpdate: (old, cr) => {
+      if (!onlyPendingMessageChanged(old, cr)) onRequest(cr);
+    },
     onDelete: (cr) => onRequest(objectOf(cr)),
   });
 

@@ -10,8 +10,11 @@ import type { ControllerContext } from '../../context.ts';
 
 export interface ChallengeSolver {
   present(signal?: AbortSignal): Promise<void>;
-  /** DNS-01: the whole propagation check. HTTP-01: one pass of the self-check (ChallengeSync repeats it). */
-  check(signal?: AbortSignal): Promise<void>;
+  /**
+   * DNS-01: the whole propagation check. HTTP-01: one pass of the self-check (ChallengeSync repeats it);
+   * `answeredHere` when the controller's own listener answered that pass.
+   */
+  check(signal?: AbortSignal): Promise<{ answeredHere: boolean }>;
   cleanUp(signal?: AbortSignal): Promise<void>;
 }
 
@@ -35,7 +38,10 @@ export function solverFor(ctx: ControllerContext, ch: Challenge): ChallengeSolve
     const challenge = dns01Challenge(ctx, ch);
     return {
       present: (signal) => ctx.dns01Solver.present(challenge, signal),
-      check: (signal) => ctx.dns01Solver.check(challenge, signal),
+      check: async (signal) => {
+        await ctx.dns01Solver.check(challenge, signal);
+        return { answeredHere: false };
+      },
       cleanUp: (signal) => ctx.dns01Solver.cleanUp(challenge, signal),
     };
   }
@@ -52,7 +58,7 @@ export function solverFor(ctx: ControllerContext, ch: Challenge): ChallengeSolve
     // As upstream, presenting again first brings back whatever went missing since.
     check: async (signal) => {
       await http01.present(ch);
-      await http01.check(ch, signal, 1);
+      return http01.check(ch, signal, 1);
     },
     cleanUp: () => http01.cleanUp(ch),
   };

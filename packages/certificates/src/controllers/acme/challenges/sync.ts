@@ -22,7 +22,8 @@ import { solverFor } from './solvers.ts';
  * otherwise, once the scheduler has marked it processing: add the finalizer, read its state from the
  * authorization, present, self-check, accept, and wait for the authorization's verdict. A self-check that
  * fails, the pauses between HTTP-01's passes and DNS-01's settling time after a passing check are requeues:
- * no worker waits on them.
+ * no worker waits on them. As upstream's deferred update, the status a sync arrives at is written once, at
+ * its end (also when it fails), so presenting and what follows in the same sync make one write.
  */
 
 /** HTTP-01 self-check progress of one Challenge: consecutive passes so far, and when the last one ended. */
@@ -36,6 +37,8 @@ const FINALIZERS: readonly string[] = [AcmeFinalizers.challenge, AcmeFinalizers.
 export class ChallengeSync {
   readonly #ctx: ControllerContext;
   #ch: Challenge;
+  /** The status this sync is arriving at, written at its end. */
+  readonly #status: ChallengeStatus;
   /** When each DNS-01 Challenge (by UID) first passed its self-check, for the settling wait. */
   readonly #checkedAt: Map<string, number>;
   /** Each HTTP-01 Challenge's (by UID) passes of its self-check so far. */
@@ -49,6 +52,7 @@ export class ChallengeSync {
   ) {
     this.#ctx = ctx;
     this.#ch = structuredClone(ch);
+    this.#status = { ...this.#ch.status };
     this.#checkedAt = checkedAt;
     this.#http01Passes = http01Passes;
   }
@@ -79,7 +83,16 @@ export class ChallengeSync {
 
   async run(signal: AbortSignal): Promise<Result | undefined> {
     try {
-      return await this.#step(signal);
+      let result: Result | undefined;
+      let failure: unknown;
+      try {
+        result = await this.#step(signal);
+      } catch (err) {
+        failure = err ?? new Error('challenge sync failed');
+      }
+      await this.#writeStatus(this.#status);
+      if (failure !== undefined) throw failure;
+      return result;
     } catch (err) {
       if (isConflict(err)) return { requeueAfter: 200 };
       if (isNotFound(err)) return undefined;
@@ -89,7 +102,7 @@ export class ChallengeSync {
 
   async #step(signal: AbortSignal): Promise<Result | undefined> {
     const ch = this.#ch;
-    const status: ChallengeStatus = { ...ch.status };
+    const status = this.#status;
     const finalizers = ch.metadata.finalizers ?? [];
     const ours = finalizers.filter((f) => FINALIZERS.includes(f));
 
@@ -104,8 +117,11 @@ export class ChallengeSync {
       }
       this.#checkedAt.delete(ch.metadata.uid ?? '');
       this.#http01Passes.delete(ch.metadata.uid ?? '');
-      if (!ch.metadata.deletionTimestamp)
-        await this.#writeStatus({ ...status, processing: false, presented: false });
+      if (!ch.metadata.deletionTimestamp) {
+        status.processing = false;
+        status.presented = false;
+        await this.#writeStatus(status);
+      }
       if (ours.length > 0) await this.#setFinalizers(finalizers.filter((f) => !FINALIZERS.includes(f)));
       return undefined;
     }
@@ -135,7 +151,6 @@ export class ChallengeSync {
         if (!acmeChallenge) throw new Error(`challenge ${ch.spec.url} is not in authorization ${authz.url}`);
         status.state = fromAcmeState(acmeChallenge.status);
         status.reason = acmeChallenge.error?.detail ?? '';
-        await this.#writeStatus(status);
         if (isFinalState(status.state)) return undefined;
       }
 
@@ -146,13 +161,12 @@ export class ChallengeSync {
         } catch (err) {
           const message = `Error presenting challenge: ${(err as Error).message}`;
           this.#event('Warning', 'PresentError', message);
-          await this.#writeStatus({ ...status, reason: message });
+          status.reason = message;
           throw err;
         }
         status.presented = true;
         status.presentedAt ??= formatTime(this.#ctx.now());
         status.reason = '';
-        await this.#writeStatus(status);
         this.#event('Normal', 'Presented', `Presented challenge using ${ch.spec.type} challenge mechanism`);
       }
 
@@ -165,7 +179,6 @@ export class ChallengeSync {
       if (authz.status === 'valid') {
         status.state = 'valid';
         status.reason = 'Successfully authorized domain';
-        await this.#writeStatus(status);
         this.#event(
           'Normal',
           'DomainVerified',
@@ -176,7 +189,6 @@ export class ChallengeSync {
       status.state = fromAcmeState(authz.status);
       const detail = acmeChallenge?.error?.detail ?? `authorization is ${authz.status}`;
       status.reason = `Error accepting authorization: acme: authorization error for ${ch.spec.dnsName}: ${acmeChallenge?.error?.type ?? ''}: ${detail}`;
-      await this.#writeStatus(status);
       this.#event('Warning', 'Failed', `Accepting challenge authorization failed: ${status.reason}`);
       return undefined;
     } catch (err) {
@@ -190,7 +202,6 @@ export class ChallengeSync {
       const expired = err instanceof AcmeProblemError && err.is(AcmeErrorType.malformed);
       status.state = expired ? 'expired' : 'errored';
       status.reason = failure.problem.message;
-      await this.#writeStatus(status);
       this.#event('Warning', 'Failed', `Accepting challenge authorization failed: ${status.reason}`);
       return undefined;
     }
@@ -213,7 +224,6 @@ export class ChallengeSync {
         await solverFor(this.#ctx, ch).check(signal);
       } catch (err) {
         status.reason = `Waiting for ${ch.spec.type} challenge propagation: ${(err as Error).message}`;
-        await this.#writeStatus(status);
         return { requeueAfter: this.#ctx.options.dns01CheckRetryPeriodMs };
       }
       this.#checkedAt.set(uid, now);
@@ -229,7 +239,9 @@ export class ChallengeSync {
    * HTTP-01's self-check is cert-manager's five passes two seconds apart, but one pass per sync: upstream sleeps
    * through the pauses inside the sync, which holds a worker for 8 s per Challenge, so that 5 workers pass at
    * most 5 Challenges per 8 s whatever --max-concurrent-challenges says (bench:acme: 500 names at 0.5 a
-   * second). A failed pass starts the count again, as upstream's whole check does.
+   * second). A failed pass starts the count again, as upstream's whole check does. A pass answered by the
+   * controller's own listener is followed at once, in the same sync: the pause lets a solver's routes
+   * propagate, and an answer held in this process's memory has none (ADR 1011).
    */
   async #http01Pass(
     status: ChallengeStatus,
@@ -237,24 +249,28 @@ export class ChallengeSync {
     now: number,
     signal: AbortSignal,
   ): Promise<Result | undefined> {
-    const progress = this.#http01Passes.get(uid);
+    let progress = this.#http01Passes.get(uid);
     // Woken early (a status write, a resync): the next pass keeps its pace.
     const due = progress ? progress.at + SELF_CHECK_DEFAULTS.intervalMs : now;
     if (due > now) return { requeueAfter: due - now };
-    try {
-      await solverFor(this.#ctx, this.#ch).check(signal);
-    } catch (err) {
-      this.#http01Passes.delete(uid);
-      status.reason = `Waiting for HTTP-01 challenge propagation: ${(err as Error).message}`;
-      await this.#writeStatus(status);
-      return { requeueAfter: this.#ctx.options.dns01CheckRetryPeriodMs };
+    for (;;) {
+      let answeredHere;
+      try {
+        ({ answeredHere } = await solverFor(this.#ctx, this.#ch).check(signal));
+      } catch (err) {
+        this.#http01Passes.delete(uid);
+        status.reason = `Waiting for HTTP-01 challenge propagation: ${(err as Error).message}`;
+        return { requeueAfter: this.#ctx.options.dns01CheckRetryPeriodMs };
+      }
+      const passes = (progress?.passes ?? 0) + 1;
+      if (passes >= SELF_CHECK_DEFAULTS.requiredPasses) {
+        this.#http01Passes.delete(uid);
+        return undefined;
+      }
+      // `at` 0: the next pass is due now; a pass answered elsewhere makes it wait the whole interval.
+      progress = { passes, at: answeredHere ? 0 : this.#ctx.now().getTime() };
+      this.#http01Passes.set(uid, progress);
+      if (!answeredHere) return { requeueAfter: SELF_CHECK_DEFAULTS.intervalMs };
     }
-    const passes = (progress?.passes ?? 0) + 1;
-    if (passes >= SELF_CHECK_DEFAULTS.requiredPasses) {
-      this.#http01Passes.delete(uid);
-      return undefined;
-    }
-    this.#http01Passes.set(uid, { passes, at: this.#ctx.now().getTime() });
-    return { requeueAfter: SELF_CHECK_DEFAULTS.intervalMs };
   }
 }

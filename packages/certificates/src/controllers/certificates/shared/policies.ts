@@ -137,20 +137,25 @@ function durationsDiffer(a: string, b: string): boolean {
 }
 
 /**
- * Answers of requestMatchesSpec per pair of cached objects: five controllers ask it about the same request
- * and spec at every event of an issuance, and the answer only changes with one of the objects.
+ * The last answer of requestMatchesSpec per cached request, with the spec it was for: five controllers ask it
+ * about the same request and spec at every event of an issuance, and the answer only changes with one of the
+ * objects. One entry per request rather than a map of specs per request (a WeakMap each, about 200 bytes per
+ * managed Certificate): a request is compared with the one spec of its Certificate's current version.
  */
-const requestMatches = new WeakMap<CertificateRequest, WeakMap<CertificateSpec, readonly string[]>>();
+const requestMatches = new WeakMap<
+  CertificateRequest,
+  { spec: CertificateSpec; violations: readonly string[] }
+>();
 
 /**
  * RequestMatchesSpec: the Certificate fields a CertificateRequest (its CSR and its spec) no longer matches,
  * as field paths. Throws when the CSR cannot be parsed.
  */
 export function requestMatchesSpec(cr: CertificateRequest, spec: CertificateSpec): readonly string[] {
-  let bySpec = requestMatches.get(cr);
-  if (!bySpec) requestMatches.set(cr, (bySpec = new WeakMap()));
-  let violations = bySpec.get(spec);
-  if (!violations) bySpec.set(spec, (violations = compareRequestWithSpec(cr, spec)));
+  const known = requestMatches.get(cr);
+  if (known?.spec === spec) return known.violations;
+  const violations = compareRequestWithSpec(cr, spec);
+  requestMatches.set(cr, { spec, violations });
   return violations;
 }
 

@@ -16,7 +16,7 @@ import {
   type Violation,
   WINDOW_ERROR_REASON,
 } from '../shared/policies.ts';
-import { remainingBackoffMs } from '../shared/renewal.ts';
+import { type BackoffOptions, remainingBackoffMs } from '../shared/renewal.ts';
 import { hasCondition, resultOf, setCertificateCondition, updateStatus } from '../shared/status.ts';
 
 /**
@@ -56,7 +56,10 @@ export function triggerReconciler(ctx: ControllerContext): Reconciler {
       return { requeueAfter: DUPLICATE_SECRET_RECHECK_MS };
     }
 
-    const backoff = failureBackoff(input);
+    const backoff = failureBackoff(input, {
+      minMs: ctx.options.certificateRequestMinimumBackoffMs,
+      maxMs: ctx.options.certificateRequestMaximumBackoffMs,
+    });
     if (backoff > 0) return { requeueAfter: backoff };
 
     const found = evaluate(triggerPolicyChain, input);
@@ -132,10 +135,10 @@ async function ownsSecret(ctx: ControllerContext, cert: Certificate): Promise<bo
 }
 
 /**
- * shouldBackoffReissuingOnFailure: after failures, wait 1h·2^(n−1) (at most 32h) from the last one, unless
+ * shouldBackoffReissuingOnFailure: after failures, wait 1h·2^(n−1) (at most 32h; the two backoff flags) from the last one, unless
  * the spec changed since the failed request was made (a fix deserves an immediate try).
  */
-function failureBackoff(input: PolicyInput): number {
+function failureBackoff(input: PolicyInput, limits: BackoffOptions): number {
   const { certificate: cert, nextRevisionRequest: next } = input;
   if (!cert.status?.lastFailureTime) return 0;
   if (next) {
@@ -145,7 +148,7 @@ function failureBackoff(input: PolicyInput): number {
       return 0;
     }
   }
-  return remainingBackoffMs(cert.status, input.now);
+  return remainingBackoffMs(cert.status, input.now, limits);
 }
 
 /** A requeue at status.renewalTime when it is still ahead. */
