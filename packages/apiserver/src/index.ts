@@ -12,6 +12,7 @@ export type { ServiceAccountTokenOptions } from './security/serviceaccount/confi
 export { loadTokenFile } from './security/token-file.ts';
 export { loadClientCa, loadServingFiles } from './security/tls-files.ts';
 export { requestUser, type UserInfo } from './security/user.ts';
+export { parsePortRange, parseServiceCidr } from './registry/builtins/service-ranges.ts';
 export { startCompactor } from './storage/compactor.ts';
 export { EtcdStorage } from './storage/etcd/store.ts';
 export { SqliteStorage, type SqliteSynchronous } from './storage/sqlite.ts';

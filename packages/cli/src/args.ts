@@ -42,6 +42,10 @@ export interface ServeFlags {
   serviceAccountMaxTokenExpirationSeconds: number;
   /** kube-apiserver's --api-audiences (repeatable, comma-separated): the issuers when none. */
   apiAudiences: string[];
+  /** kube-apiserver's --service-cluster-ip-range: where Services' cluster IPs come from. */
+  serviceClusterIpRange: string;
+  /** kube-apiserver's --service-node-port-range: where NodePort Services' ports come from. */
+  serviceNodePortRange: string;
   /** kube-apiserver's --authorization-mode: RBAC (the default) or AlwaysAllow. */
   authorizationMode: 'RBAC' | 'AlwaysAllow';
   /** SQLite's synchronous mode: FULL (the default) acknowledges a write once it would survive a power loss. */
@@ -227,6 +231,18 @@ export const SERVE_FLAGS = {
     value: 'AUD[,AUD...]',
     help: 'audiences a ServiceAccount token must name one of (default: the issuers)',
   },
+  'service-cluster-ip-range': {
+    type: 'string',
+    default: '10.0.0.0/24',
+    value: 'CIDR',
+    help: "IPv4 range Services' cluster IPs are allocated from",
+  },
+  'service-node-port-range': {
+    type: 'string',
+    default: '30000-32767',
+    value: 'FIRST-LAST',
+    help: 'ports NodePort and LoadBalancer Services are allocated from',
+  },
   'authorization-mode': {
     type: 'string',
     default: 'RBAC',
@@ -324,6 +340,8 @@ export function parseServeFlags(args: string[], extraFlags: FlagTable = {}): Ser
     clientCaFile: file('client-ca-file'),
     tokenAuthFile: file('token-auth-file'),
     ...serviceAccountFlags(values),
+    serviceClusterIpRange: String(values['service-cluster-ip-range']),
+    serviceNodePortRange: String(values['service-node-port-range']),
     authorizationMode,
     sqliteSynchronous: synchronous === 'full' ? 'FULL' : 'NORMAL',
     extra: Object.fromEntries(Object.keys(extraFlags).map((k) => [k, values[k]])),

@@ -10,6 +10,8 @@ import {
   loadSigningKey,
   loadTokenFile,
   loadVerificationKeys,
+  parsePortRange,
+  parseServiceCidr,
   type ServiceAccountTokenOptions,
   SqliteStorage,
   type Storage,
@@ -45,6 +47,15 @@ function warn(message: string): void {
 async function flagFile<T>(flag: string, loading: Promise<T>): Promise<T> {
   try {
     return await loading;
+  } catch (err) {
+    throw new Error(`--${flag}: ${(err as Error).message}`);
+  }
+}
+
+/** A flag's value checked by `parse`, its error naming the flag. */
+function checkFlag(flag: string, parse: () => unknown): void {
+  try {
+    parse();
   } catch (err) {
     throw new Error(`--${flag}: ${(err as Error).message}`);
   }
@@ -103,6 +114,9 @@ async function serviceAccountTokenOptions(
 }
 
 async function startOnDataDir(dataDir: string, flags: ServeFlags, log: Logger): Promise<ControlPlane> {
+  // Checked before anything is opened, so a mistake is one line naming the flag.
+  checkFlag('service-cluster-ip-range', () => parseServiceCidr(flags.serviceClusterIpRange));
+  checkFlag('service-node-port-range', () => parsePortRange(flags.serviceNodePortRange));
   const certificates = flags.tlsCertFile
     ? await flagFile('tls-cert-file', loadServingFiles(flags.tlsCertFile, flags.tlsPrivateKeyFile!))
     : await ensureServingCertificates(dataDir, [flags.host]);
@@ -133,6 +147,8 @@ async function startOnDataDir(dataDir: string, flags: ServeFlags, log: Logger): 
       tokens,
       serviceAccountTokens,
       authorizationMode: flags.authorizationMode,
+      serviceClusterIpRange: flags.serviceClusterIpRange,
+      serviceNodePortRange: flags.serviceNodePortRange,
       watchCache: flags.watchCache,
       // The webhook's checks for cert-manager.io objects, so `kubectl apply` of an invalid one fails at once.
       admission: certManagerAdmission,

@@ -100,9 +100,10 @@ export function ipv4Number(text: string): number | undefined {
 /**
  * The first address a dynamic allocation tries: kube (KEP-3070) leaves the bottom of a range to addresses
  * chosen by hand, taking random ones from above it first: min(max(16, size/16), 256) addresses for IPs,
- * min(max(16, size/32), 128) ports for node ports.
+ * min(max(16, size/32), 128) ports for node ports; a range of fewer than 16 has no static band at all.
  */
 function staticBand(size: number, divisor: number, max: number): number {
+  if (size < 16) return 0;
   return Math.min(Math.max(16, Math.floor(size / divisor)), max);
 }
 
