@@ -7,9 +7,16 @@ import { promisify } from 'node:util';
 import type { KubeObject } from '@certkit/apimachinery';
 import { builtins, SharedInformerFactory, silentLogger } from '@certkit/runtime';
 import type { Secret } from 'kubernetes-types/core/v1.d.ts';
+import { writeKubeconfig } from '@certkit/apiserver';
 import { Labels } from '../packages/certificates/src/api/constants.ts';
 import type { Certificate, Issuer } from '../packages/certificates/src/api/types.ts';
 import { certificatesRef, issuersRef } from '../packages/certificates/src/controllers/refs.ts';
+import {
+  applyRbacManifest,
+  manifestServiceAccount,
+  parseRbacManifest,
+} from '../packages/certificates/src/identity/controller-identity.ts';
+import { CONTROLLER_RBAC_YAML } from '../packages/certificates/src/identity/rbac-manifest.ts';
 import { encodePrivateKey } from '../packages/certificates/src/pki/index.ts';
 import { rootCa } from '../packages/testenv/src/pki/ca.ts';
 import {
@@ -39,7 +46,7 @@ import { flag, listFlag, throughput, writeResults } from './lib.ts';
  * Usage: npm run bench:issuance [-- --certs=500 --workers=N --only=ecdsa|rsa --mode=filtered|unfiltered
  *        --ca=labelled|unlabelled --cpu-prof --apiserver-cpu-prof --apiserver-node-args=a,b
  *        --controller-node-args=a,b --apiserver-root=DIR --perf=FILE [--perf-all] --create-interval=MS
- *        --repeat=N --results=NAME]
+ *        --repeat=N --results=NAME --identity=admin|rbac|both]
  * (--perf: `perf record` of the controller's main thread during the issuances, into FILE; --cpu-prof: the
  * controller's profiles under bench/results/profiles/<run>/; --apiserver-cpu-prof: the API server's under
  * $TMPDIR/certkit-issuance-profiles/apiserver-<run>/, written when each run's server stops;
@@ -48,7 +55,10 @@ import { flag, listFlag, throughput, writeResults } from './lib.ts';
  * --apiserver-root: run the API server from another checkout, to compare two servers under one controller;
  * --repeat: run every case N times, in N rounds of all cases, for the spread of the RSA ratio on this noisy
  * machine (the summary gives each case's median); --results: write bench/results/NAME.{json,md} instead of
- * issuance.*, so that a partial or repeated run keeps the full one)
+ * issuance.*, so that a partial or repeated run keeps the full one; --identity: the controller as the admin
+ * (system:masters, which skips authorisation: the default) or as deploy/rbac.yaml's ServiceAccount with a
+ * TokenRequest token, so every request is authorised by RBAC, as `certkit up` runs it; `both` runs each case
+ * under both, the admin first in odd rounds and second in even ones (`npm run bench:issuance-rbac`))
  */
 
 const CERTS = Number(flag('certs') ?? 500);
@@ -71,6 +81,10 @@ const APISERVER_ROOT = flag('apiserver-root');
 const CREATE_INTERVAL_MS = Number(flag('create-interval') ?? 0);
 const REPEAT = Number(flag('repeat') ?? 1);
 const RESULTS_NAME = flag('results') ?? 'issuance';
+const IDENTITY = flag('identity') ?? 'admin';
+if (!['admin', 'rbac', 'both'].includes(IDENTITY))
+  throw new Error(`--identity=${IDENTITY}: admin, rbac or both`);
+type Identity = 'admin' | 'rbac';
 const APISERVER_NODE_ARGS = listFlag('apiserver-node-args');
 const CONTROLLER_NODE_ARGS = listFlag('controller-node-args');
 const NS = 'bench';
@@ -158,6 +172,8 @@ function isReady(cert: Certificate): boolean {
 }
 
 interface Run {
+  /** Who the controller was: the admin (no authorisation) or deploy/rbac.yaml's ServiceAccount. */
+  identity: Identity;
   algorithm: string;
   mode: string;
   caSecrets: 'unlabelled' | 'labelled';
@@ -201,6 +217,7 @@ async function run(
   mode: (typeof MODES)[number],
   labelled: boolean,
   cas: CaPair[],
+  identity: Identity,
 ): Promise<Run> {
   // The server's whole life is profiled (CRD install and setup too); it is small next to the 500 issuances.
   const apiserverProfileDir = join(
@@ -250,7 +267,7 @@ async function run(
 
     if (CPU_PROF) await mkdir(profileDir, { recursive: true });
     const probe = startProbe(
-      cluster.kubeconfigPath,
+      identity === 'rbac' ? await serviceAccountKubeconfig(cluster) : cluster.kubeconfigPath,
       [mode.flag, ...CONTROLLER_FLAGS],
       [
         ...CONTROLLER_NODE_ARGS,
@@ -370,6 +387,7 @@ async function run(
       hits[source] = round(sumMetric(ctl, 'certkit_secret_getter_requests_total', { source }) / CERTS, 2);
     }
     return {
+      identity,
       algorithm: algorithm.name,
       mode: mode.id,
       caSecrets: labelled ? 'labelled' : 'unlabelled',
@@ -398,6 +416,34 @@ async function run(
   }
 }
 
+/**
+ * deploy/rbac.yaml applied, and a kubeconfig next to the admin's with a TokenRequest token of its
+ * ServiceAccount (three hours, longer than any run; `certkit up` refreshes its tokens, which costs one request
+ * an hour and nothing per request).
+ */
+async function serviceAccountKubeconfig(cluster: Cluster): Promise<string> {
+  const objects = parseRbacManifest(CONTROLLER_RBAC_YAML);
+  await applyRbacManifest(cluster.admin, objects);
+  const account = manifestServiceAccount(objects);
+  const request = (await cluster.admin.resource(builtins.serviceAccounts).create(
+    account.namespace,
+    {
+      apiVersion: 'authentication.k8s.io/v1',
+      kind: 'TokenRequest',
+      metadata: { name: account.name },
+      spec: { expirationSeconds: 3 * 3600 },
+    } as KubeObject,
+    { subresource: 'token' },
+  )) as KubeObject & { status: { token: string } };
+  const path = join(cluster.server.dataDir, 'kubeconfig-controller');
+  await writeKubeconfig(path, {
+    server: cluster.admin.config.server,
+    caCertPem: cluster.admin.config.ca!,
+    token: request.status.token,
+  });
+  return path;
+}
+
 // The floor for RSA: node:crypto's generateKeyPair, --workers (5) at a time (the controller keeps up to 8 in
 // flight; either way every core is busy), measured alone right before and right after each RSA run. This
 // machine is shared and its speed drifts from minute to minute (by ±10% between two floors a minute apart),
@@ -412,6 +458,7 @@ async function floorForRsa(): Promise<{ seconds: number; cpuSeconds: number }> {
 // Cases in the order they are reported; with --repeat, whole rounds of them, so that the machine's drifting
 // load falls on every case alike instead of on whichever ran last.
 type Case = {
+  identity: Identity;
   algorithm: (typeof ALGORITHMS)[number];
   mode: (typeof MODES)[number];
   labelled: boolean;
@@ -425,14 +472,18 @@ for (const algorithm of ALGORITHMS) {
     if (ONLY_MODE && ONLY_MODE !== mode.id) continue;
     for (const labelled of [false, true]) {
       if (ONLY_CA && ONLY_CA !== (labelled ? 'labelled' : 'unlabelled')) continue;
-      cases.push({ algorithm, mode, labelled, cas });
+      for (const identity of IDENTITY === 'both' ? (['admin', 'rbac'] as const) : [IDENTITY as Identity])
+        cases.push({ identity, algorithm, mode, labelled, cas });
     }
   }
 }
 const runsByCase = cases.map(() => [] as Run[]);
 for (let round = 0; round < REPEAT; round++) {
-  for (const [i, c] of cases.entries()) {
-    runsByCase[i].push(await measuredRun(c.algorithm, c.mode, c.labelled, c.cas));
+  // With both identities, A B then B A: the machine's drift falls on both alike.
+  const order = [...cases.entries()];
+  if (IDENTITY === 'both' && round % 2 === 1) order.reverse();
+  for (const [i, c] of order) {
+    runsByCase[i].push(await measuredRun(c.algorithm, c.mode, c.labelled, c.cas, c.identity));
   }
 }
 const runs = runsByCase.flat();
@@ -443,10 +494,13 @@ async function measuredRun(
   mode: (typeof MODES)[number],
   labelled: boolean,
   cas: Awaited<ReturnType<typeof caPairs>>,
+  identity: Identity,
 ): Promise<Run> {
   const floorBefore = algorithm.id === 'rsa' ? await floorForRsa() : undefined;
-  log(`${algorithm.name}, ${mode.id}, CA Secrets ${labelled ? 'labelled' : 'unlabelled'}`);
-  const r = await run(algorithm, mode, labelled, cas);
+  log(
+    `${algorithm.name}, ${mode.id}, CA Secrets ${labelled ? 'labelled' : 'unlabelled'}, controller as ${identity}`,
+  );
+  const r = await run(algorithm, mode, labelled, cas, identity);
   if (floorBefore) {
     const floorAfter = await floorForRsa();
     const seconds = (floorBefore.seconds + floorAfter.seconds) / 2;
@@ -481,6 +535,46 @@ const rsaSummary = rsaRuns.length
       : '')
   : undefined;
 
+/**
+ * With --identity=both: per case, the medians under RBAC over those as the admin (time to all Ready, and the
+ * API server's and the controller's CPU seconds). The goal: RBAC costs under 5%.
+ */
+function median(xs: number[]): number {
+  const sorted = [...xs].sort((a, b) => a - b);
+  const middle = (sorted.length - 1) / 2;
+  return (sorted[Math.floor(middle)] + sorted[Math.ceil(middle)]) / 2;
+}
+const identityComparison =
+  IDENTITY === 'both'
+    ? cases.flatMap((c, i) => {
+        if (c.identity !== 'rbac') return [];
+        const adminIndex = cases.findIndex(
+          (a) =>
+            a.identity === 'admin' &&
+            a.algorithm === c.algorithm &&
+            a.mode === c.mode &&
+            a.labelled === c.labelled,
+        );
+        const rbacRuns = runsByCase[i];
+        const adminRuns = runsByCase[adminIndex];
+        const ratio = (f: (r: Run) => number) => round(median(rbacRuns.map(f)) / median(adminRuns.map(f)), 3);
+        return [
+          {
+            case: `${c.algorithm.name}, ${c.mode.id}, CA Secrets ${c.labelled ? 'labelled' : 'unlabelled'}`,
+            rounds: rbacRuns.length,
+            adminSeconds: adminRuns.map((r) => r.seconds),
+            rbacSeconds: rbacRuns.map((r) => r.seconds),
+            rbacOverAdmin: {
+              seconds: ratio((r) => r.seconds),
+              apiserverCpu: ratio((r) => r.cpuSeconds.apiserver),
+              controllerCpu: ratio((r) => r.cpuSeconds.controller),
+              totalCpu: ratio((r) => r.cpuSeconds.apiserver + r.cpuSeconds.controller),
+            },
+          },
+        ];
+      })
+    : undefined;
+
 const target = (r: Run) =>
   r.keygenAlone
     ? `< ${round(1.3 * r.keygenAlone.seconds, 1)} s (1.3 × keygen ${r.keygenAlone.seconds} s): ${r.ratioToKeygen} × ${r.ratioToKeygen! < 1.3 ? '✓' : '✗'}`
@@ -494,6 +588,7 @@ const results = {
   rsaKeygenConcurrency: WORKERS,
   createIntervalMs: CREATE_INTERVAL_MS || undefined,
   rsaSummary,
+  identityComparison,
   runs,
   published: {
     source: 'cert-manager design/20221205-memory-management.md (kind cluster)',
@@ -504,11 +599,11 @@ const results = {
   },
 };
 const table = [
-  `| ${CERTS} Certificates, ${ISSUERS} CA Issuers | cache mode | CA Secrets | all Ready after | target | controller writes / cert | live Secret GETs / issuance | API server Secret GETs / issuance | CPU s: controller (main thread, V8 workers) / API server (V8 workers) / bench |`,
-  '|---|---|---|---|---|---|---|---|---|',
+  `| ${CERTS} Certificates, ${ISSUERS} CA Issuers | controller as | cache mode | CA Secrets | all Ready after | target | controller writes / cert | live Secret GETs / issuance | API server Secret GETs / issuance | CPU s: controller (main thread, V8 workers) / API server (V8 workers) / bench |`,
+  '|---|---|---|---|---|---|---|---|---|---|',
   ...runs.map(
     (r) =>
-      `| ${r.algorithm} | ${r.mode} | ${r.caSecrets} | ${r.seconds} s | ${target(r)} | ${r.controllerWritesPerCert} | ${r.liveSecretGetsPerIssuance} | ${r.apiserverSecretGetsPerIssuance} | ${r.cpuSeconds.controller} (${r.cpuSeconds.controllerMainThread}, ${r.cpuSeconds.controllerV8Workers}) / ${r.cpuSeconds.apiserver} (${r.cpuSeconds.apiserverV8Workers}) / ${r.cpuSeconds.bench} |`,
+      `| ${r.algorithm} | ${r.identity} | ${r.mode} | ${r.caSecrets} | ${r.seconds} s | ${target(r)} | ${r.controllerWritesPerCert} | ${r.liveSecretGetsPerIssuance} | ${r.apiserverSecretGetsPerIssuance} | ${r.cpuSeconds.controller} (${r.cpuSeconds.controllerMainThread}, ${r.cpuSeconds.controllerV8Workers}) / ${r.cpuSeconds.apiserver} (${r.cpuSeconds.apiserverV8Workers}) / ${r.cpuSeconds.bench} |`,
   ),
   '',
   `Controller: ${CONTROLLER_FLAGS.join(' ')}; ${availableParallelism()} CPUs shared by the API server, the controller and the bench.` +
@@ -521,6 +616,12 @@ const table = [
     )
     .join(', ')}.`,
   ...(rsaSummary ? [rsaSummary] : []),
+  ...(identityComparison ?? []).map(
+    (c) =>
+      `${c.case}, RBAC (deploy/rbac.yaml's ServiceAccount) over admin (system:masters), medians of ${c.rounds} round(s): ` +
+      `time to all Ready ${c.rbacOverAdmin.seconds} (${c.adminSeconds.join(', ')} s as admin; ${c.rbacSeconds.join(', ')} s under RBAC), ` +
+      `API server CPU ${c.rbacOverAdmin.apiserverCpu}, controller CPU ${c.rbacOverAdmin.controllerCpu}, both ${c.rbacOverAdmin.totalCpu}.`,
+  ),
   `Writes per Certificate (first run): ${Object.entries(runs[0]?.controllerWritesByResource ?? {})
     .map(([k, v]) => `${k} ${v}`)
     .join(', ')}.`,

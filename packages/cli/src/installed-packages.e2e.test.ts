@@ -192,6 +192,14 @@ describe('the packages installed from their tarballs', () => {
       );
       const crds = await callApi(dir, url, 'GET', '/apis/cert-manager.io/v1');
       assert.equal(crds.status, 200, JSON.stringify(crds.json));
+      // deploy/rbac.yaml, shipped in the compiled @certkit/certificates, applied for the controller's identity.
+      const binding = await callApi(
+        dir,
+        url,
+        'GET',
+        '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/certkit-controller',
+      );
+      assert.equal(binding.status, 200, JSON.stringify(binding.json));
     } finally {
       child.kill('SIGTERM');
     }

@@ -31,6 +31,11 @@ export {
   resourcePath,
 } from './client/resource-client.ts';
 export { tokenFileCredentials } from './client/token-file.ts';
+export {
+  TOKEN_REFRESH_FRACTION,
+  type TokenRequestOptions,
+  tokenRequestCredentials,
+} from './client/token-request.ts';
 export { type RequestHook, type RequestInfo, USER_AGENT } from './client/transport.ts';
 export type * from './client/types.ts';
 export { WatchInactivityError } from './client/watch-stream.ts';

@@ -379,6 +379,48 @@ rules: [{nonResourceURLs: [/x], verbs: [get]}, {verbs: [get], resources: [pods]}
     );
     assert.match(r3.stderr, /roleRef: Invalid value: .*cannot change roleRef/);
   });
+
+  it('defaults subjects as rbac/v1 does; a ServiceAccount binding applied again is unchanged', async () => {
+    const binding = await admin.manifest(`apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {name: robot-view, namespace: team}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: view}
+subjects: [{kind: ServiceAccount, name: robot, namespace: team}]
+`);
+    assert.match(await admin.ok('apply', '-f', binding), /rolebinding.* created/);
+    // The core group of a ServiceAccount is "", which rbac/v1 (apiGroup,omitempty) never writes out: an
+    // explicit "" made kubectl see a change on every apply.
+    const subjects = await admin.ok(
+      'get',
+      'rolebinding',
+      'robot-view',
+      '-n',
+      'team',
+      '-o',
+      'jsonpath={.subjects}',
+    );
+    assert.deepEqual(JSON.parse(subjects), [{ kind: 'ServiceAccount', name: 'robot', namespace: 'team' }]);
+    assert.match(await admin.ok('apply', '-f', binding), /rolebinding.* unchanged/);
+    const user = await admin.manifest(`apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {name: carol-view, namespace: team}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: view}
+subjects: [{kind: User, name: carol}]
+`);
+    await admin.ok('create', '-f', user);
+    const userSubjects = await admin.ok(
+      'get',
+      'rolebinding',
+      'carol-view',
+      '-n',
+      'team',
+      '-o',
+      'jsonpath={.subjects}',
+    );
+    assert.deepEqual(JSON.parse(userSubjects), [
+      { kind: 'User', name: 'carol', apiGroup: 'rbac.authorization.k8s.io' },
+    ]);
+  });
 });
 
 describe('access reviews through the Python client', { skip: pythonClientSkip }, () => {

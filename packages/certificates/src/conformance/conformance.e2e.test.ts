@@ -4,6 +4,9 @@
  * ClusterIssuer. Per variant, in a fresh namespace, table scenarios 1–22 and standalone scenarios 30 and 31
  * run concurrently; each issued Secret gets the default validations and the feature validations
  * (validations.ts), plus the checks of its scenario (scenarios.ts).
+ *
+ * The controller runs under deploy/rbac.yaml's ServiceAccount with TokenRequest tokens, on a server that
+ * authorises with RBAC (the environment); the last test fails if any of its requests was refused.
  */
 
 import assert from 'node:assert/strict';
@@ -52,3 +55,15 @@ for (const variant of VARIANTS) {
     }
   });
 }
+
+describe('the controller under its own identity (deploy/rbac.yaml)', () => {
+  it('was refused nothing through every scenario above', () => {
+    assert.equal(env.controllerUser, 'system:serviceaccount:certkit:certkit');
+    // Runs after the variants (node:test runs top-level suites in order): the controller did all its work.
+    assert.deepEqual(
+      [...new Set(env.forbidden)],
+      [],
+      'requests of the controller answered 403: deploy/rbac.yaml lacks these permissions',
+    );
+  });
+});

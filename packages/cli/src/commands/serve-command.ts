@@ -29,14 +29,20 @@ export async function serve(command: 'up' | 'apiserver', args: string[], table: 
       import('@certkit/certificates/controller'),
     );
     const { defaultRegistry, KubeClient, loadKubeconfig } = await import('@certkit/runtime');
-    // The controller talks to its own API server like any client would: through the kubeconfig.
+    const { controllerIdentity } = await load(import('@certkit/certificates/identity/controller-identity'));
+    const { CONTROLLER_RBAC_YAML } = await load(import('@certkit/certificates/identity/rbac-manifest'));
+    // The admin installs the CRDs and deploy/rbac.yaml, then requests the ServiceAccount's tokens.
+    const admin = new KubeClient({ ...(await loadKubeconfig({ path: plane.kubeconfigPath })), qps: -1 });
+    await installCrds(admin);
+    // The controller runs under its own identity, as it would in a cluster: deploy/rbac.yaml's
+    // ServiceAccount, so every request it makes is authorised by the roles users deploy.
+    const identity = await controllerIdentity(admin, CONTROLLER_RBAC_YAML);
     const metrics = defaultRegistry;
     const client = new KubeClient({
-      ...(await loadKubeconfig({ path: plane.kubeconfigPath })),
+      ...identity.config,
       qps: -1,
       onRequest: clientRequestMetrics(metrics),
     });
-    await installCrds(client);
     const running = startCertificateController(client, {
       ...settings.options,
       metrics,
@@ -51,6 +57,7 @@ export async function serve(command: 'up' | 'apiserver', args: string[], table: 
     stops.push(async () => {
       await running.stop();
       client.close();
+      admin.close();
     });
   }
   const kubeconfig = relative(process.cwd(), plane.kubeconfigPath) || plane.kubeconfigPath;

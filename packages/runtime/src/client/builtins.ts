@@ -54,3 +54,12 @@ export const customResourceDefinitions: ResourceRef = {
   kind: 'CustomResourceDefinition',
   namespaced: false,
 };
+
+/** core/v1 ServiceAccounts, whose `token` subresource is the TokenRequest API. */
+export const serviceAccounts: ResourceRef = {
+  group: '',
+  version: 'v1',
+  resource: 'serviceaccounts',
+  kind: 'ServiceAccount',
+  namespaced: true,
+};

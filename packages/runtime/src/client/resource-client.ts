@@ -184,10 +184,19 @@ export class RestResourceClient<T extends KubeObject = KubeObject> implements Re
   ): Promise<T> {
     const ns = namespace ?? obj.metadata?.namespace;
     if (this.ref.namespaced && !ns) throw this.#namespaceRequired('create', obj.metadata?.name ?? '');
+    if (options.subresource && !obj.metadata?.name) {
+      throw new TypeError(
+        `create of ${this.#qualified}/${options.subresource}: the body has no metadata.name`,
+      );
+    }
     return this.#object({
       method: 'POST',
       verb: 'create',
-      path: resourcePath(this.ref, ns),
+      // A subresource is created on a named object (serviceaccounts/NAME/token), as client-go's
+      // SubResource(...).Create; `obj` is then the subresource's body, named after its parent.
+      path: options.subresource
+        ? resourcePath(this.ref, ns, obj.metadata!.name, options.subresource)
+        : resourcePath(this.ref, ns),
       query: writeQuery(options),
       body: obj,
       target: this.#target(obj.metadata?.name),

@@ -46,7 +46,10 @@ export interface WatchOptions extends ListOptions {
 export interface WriteOptions {
   dryRun?: boolean;
   fieldManager?: string;
-  /** `status` to write the status subresource. */
+  /**
+   * `status` to write the status subresource; on create, a subresource of the object named by the body's
+   * metadata.name (`token` of a ServiceAccount).
+   */
   subresource?: string;
 }
 

@@ -8,9 +8,12 @@
 
 import type { KubeObject } from '@certkit/apimachinery';
 import { builtins, jsonLogger, KubeClient, loadKubeconfig, silentLogger } from '@certkit/runtime';
+import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startCertificateController, type RunningController } from '@certkit/certificates/controller';
+import { controllerIdentity } from '@certkit/certificates/identity/controller-identity';
+import { RBAC_YAML_PATH } from '@certkit/certificates/identity/rbac-manifest';
 import type {
   ACMEChallengeSolver,
   Certificate,
@@ -63,6 +66,8 @@ export interface AcmeEnvironment {
   bind: BindServer;
   pebble: Pebble;
   controller: RunningController;
+  /** The controller's requests answered 403 Forbidden (it runs under deploy/rbac.yaml), by verb and resource. */
+  forbidden: string[];
   /** The TSIG key the rfc2136 solver signs with, and the Secret (in every test namespace) holding it. */
   tsig: { keyName: string; algorithm: string; secretName: string; secretKey: string };
   /** An rfc2136 DNS-01 solver for BIND (in `namespace`'s Secret). */
@@ -114,7 +119,16 @@ export async function startAcmeEnvironment(options: AcmeEnvironmentOptions = {})
   const server = await startCertManagerServer();
   const config = await loadKubeconfig({ path: server.kubeconfigPath });
   const admin = new KubeClient({ ...config, qps: -1 });
-  const client = new KubeClient({ ...config, qps: -1 });
+  // Under deploy/rbac.yaml's ServiceAccount, as `certkit up` runs it (conformance/environment.ts); 403s recorded.
+  const identity = await controllerIdentity(admin, readFileSync(RBAC_YAML_PATH, 'utf8'));
+  const forbidden: string[] = [];
+  const client = new KubeClient({
+    ...identity.config,
+    qps: -1,
+    onRequest: ({ verb, resource, code }) => {
+      if (code === 403) forbidden.push(`${verb} ${resource}`);
+    },
+  });
   const controller = startCertificateController(client, {
     log: process.env.CERTKIT_TEST_LOG ? jsonLogger('debug') : silentLogger,
     metricsBindAddress: '0',
@@ -145,6 +159,7 @@ export async function startAcmeEnvironment(options: AcmeEnvironmentOptions = {})
     bind,
     pebble,
     controller,
+    forbidden,
     tsig,
     resources: resources as unknown as AcmeEnvironment['resources'],
     dns01Solver: (selector) => ({

@@ -4,7 +4,6 @@
  * requests with a deadline, for tests that send malformed input and must see every answer.
  */
 
-import { generateKeyPairSync } from 'node:crypto';
 import type { ClientRequest } from 'node:http';
 import { Agent, request } from 'node:https';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -12,10 +11,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { startTestServer, type TestServer, type TestServerOptions } from './test-server.ts';
 import { certManagerAdmission, certManagerMutation } from '@certkit/certificates/api/admission';
 import { certManagerCrds } from '@certkit/certificates/api/crds';
-import { signingKeyFromPem } from '@certkit/apiserver/security/serviceaccount/keys';
+import { SERVICE_ACCOUNT_ISSUER, testServiceAccountTokens } from './service-account-tokens.ts';
 
-/** The issuer of ServiceAccount tokens `certkit up` uses by default. */
-export const SERVICE_ACCOUNT_ISSUER = 'https://kubernetes.default.svc.cluster.local';
+export { SERVICE_ACCOUNT_ISSUER };
 
 /** A custom resource whose spec is free-form (x-kubernetes-preserve-unknown-fields): JSON of any shape. */
 export const FREEFORM_CRD = {
@@ -63,17 +61,7 @@ export async function startCertManagerServer(
   options: Omit<TestServerOptions, 'admission'> = {},
 ): Promise<TestServer> {
   const server = await startTestServer({
-    // ServiceAccount tokens on, as `certkit up` has them (with its default issuer), on a key of the test's own.
-    serviceAccountTokens: {
-      issuers: [SERVICE_ACCOUNT_ISSUER],
-      signingKey: signingKeyFromPem(
-        generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({
-          type: 'pkcs8',
-          format: 'pem',
-        }) as string,
-        'test signing key',
-      ),
-    },
+    serviceAccountTokens: testServiceAccountTokens(),
     ...options,
     admission: certManagerAdmission,
     admissionMutation: certManagerMutation,

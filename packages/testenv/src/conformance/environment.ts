@@ -2,6 +2,12 @@
  * The conformance environment: the embedded API server with the cert-manager.io CRDs, the whole certificate
  * controller (startCertificateController, as `certkit up` runs it), and the issuers of the four variants.
  * Nothing here is mocked: the test talks to the API server through its own client, as kubectl would.
+ *
+ * The controller runs as `certkit up` runs it: under the ServiceAccount of deploy/rbac.yaml (read from the
+ * checkout, so an edit to the file is what the scenarios run under), with TokenRequest tokens, on a server
+ * that authorises with RBAC. Every 403 it is answered is recorded in `forbidden`, which the suites assert
+ * empty: a permission the controller needs and the manifest lacks fails them even where the controller
+ * would carry on (an Event it could not write).
  */
 
 import { isNotFound, type KubeObject } from '@certkit/apimachinery';
@@ -15,7 +21,9 @@ import {
   silentLogger,
 } from '@certkit/runtime';
 import type { Secret } from 'kubernetes-types/core/v1.d.ts';
+import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { testServiceAccountTokens } from '../apiserver/service-account-tokens.ts';
 import { startTestServer, type TestServer } from '../apiserver/test-server.ts';
 import type {
   Certificate,
@@ -35,6 +43,8 @@ import {
   clusterIssuersRef,
   issuersRef,
 } from '@certkit/certificates/controllers/refs';
+import { controllerIdentity } from '@certkit/certificates/identity/controller-identity';
+import { RBAC_YAML_PATH } from '@certkit/certificates/identity/rbac-manifest';
 import { encodePrivateKey } from '@certkit/certificates/pki/index';
 import { rootCa } from '../pki/ca.ts';
 import { opensslRootCa, opensslUnavailable } from './openssl.ts';
@@ -47,6 +57,10 @@ export interface Environment {
   /** The test's own client (unthrottled; not the controller's). */
   admin: KubeClient;
   controller: RunningController;
+  /** The username the controller authenticates as (deploy/rbac.yaml's ServiceAccount). */
+  controllerUser: string;
+  /** The controller's requests answered 403 Forbidden, by verb and resource. */
+  forbidden: string[];
   certificates: ResourceClient<Certificate>;
   certificateRequests: ResourceClient<CertificateRequest>;
   issuers: ResourceClient<Issuer>;
@@ -69,7 +83,8 @@ async function waitServed(server: TestServer, ref: ResourceRef): Promise<void> {
 }
 
 export async function startEnvironment(): Promise<Environment> {
-  const server = await startTestServer();
+  // RBAC (the server's default) and ServiceAccount tokens, as `certkit up` serves.
+  const server = await startTestServer({ serviceAccountTokens: testServiceAccountTokens() });
   const config = await loadKubeconfig({ path: server.kubeconfigPath });
   const admin = new KubeClient({ ...config, qps: -1 });
   await installCrds(admin);
@@ -79,7 +94,15 @@ export async function startEnvironment(): Promise<Environment> {
     .resource(builtins.namespaces)
     .create(undefined, { metadata: { name: CLUSTER_RESOURCE_NAMESPACE } });
 
-  const controllerClient = new KubeClient({ ...config, qps: -1 });
+  const identity = await controllerIdentity(admin, readFileSync(RBAC_YAML_PATH, 'utf8'));
+  const forbidden: string[] = [];
+  const controllerClient = new KubeClient({
+    ...identity.config,
+    qps: -1,
+    onRequest: ({ verb, resource, code }) => {
+      if (code === 403) forbidden.push(`${verb} ${resource}`);
+    },
+  });
   const controller = startCertificateController(controllerClient, {
     metricsBindAddress: '0',
     clusterResourceNamespace: CLUSTER_RESOURCE_NAMESPACE,
@@ -92,6 +115,8 @@ export async function startEnvironment(): Promise<Environment> {
     server,
     admin,
     controller,
+    controllerUser: identity.username,
+    forbidden,
     certificates: admin.resource<Certificate>(certificatesRef),
     certificateRequests: admin.resource<CertificateRequest>(certificateRequestsRef),
     issuers: admin.resource<Issuer>(issuersRef),

@@ -199,12 +199,20 @@ function validateSubject(subject: Subject, path: string, namespaced: boolean): F
   return errs;
 }
 
-/** rbac/v1's defaulting: a User or Group subject is in the RBAC group, a ServiceAccount in the core group. */
+/**
+ * rbac/v1's defaulting: a User or Group subject is in the RBAC group, a ServiceAccount in the core group. The
+ * core group is "", which Subject's `apiGroup,omitempty` never writes out: stored as absent, so that
+ * `kubectl apply` of an unchanged binding finds nothing to patch (an explicit "" made it "configured").
+ */
 function defaultSubjects(obj: StoredObject): void {
   for (const subject of (obj.subjects as Subject[] | undefined) ?? []) {
-    if (!subject || typeof subject !== 'object' || subject.apiGroup !== undefined) continue;
+    if (!subject || typeof subject !== 'object') continue;
+    if (subject.kind === 'ServiceAccount') {
+      if (subject.apiGroup === '') delete subject.apiGroup;
+      continue;
+    }
+    if (subject.apiGroup !== undefined) continue;
     if (subject.kind === 'User' || subject.kind === 'Group') subject.apiGroup = RBAC_GROUP;
-    else if (subject.kind === 'ServiceAccount') subject.apiGroup = '';
   }
 }
 

@@ -415,6 +415,14 @@ describe('ACME issuance against Pebble and BIND', { skip }, () => {
       await proxy.close();
     }
   });
+
+  it('was refused nothing under deploy/rbac.yaml through every issuance above', () => {
+    assert.deepEqual(
+      [...new Set(env.forbidden)],
+      [],
+      'requests of the controller answered 403: deploy/rbac.yaml lacks these permissions',
+    );
+  });
 });
 
 describe('ACME issuance with one worker: DNS-01 settling, HTTP-01 passes, preferredChain', { skip }, () => {

@@ -1,0 +1,118 @@
+/**
+ * deploy/rbac.yaml, shipped inside the package: `certkit up` applies it at startup and runs its controller
+ * under the ServiceAccount it binds, so the permissions users deploy are the ones every local run exercises.
+ * Edit the YAML below, then write the file:
+ *
+ *   npx node packages/certificates/src/identity/rbac-manifest.ts
+ *
+ * rbac-manifest.test.ts fails while deploy/rbac.yaml differs from this text.
+ */
+
+import { writeFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+
+export const RBAC_YAML_PATH = fileURLToPath(new URL('../../../../deploy/rbac.yaml', import.meta.url));
+
+export const CONTROLLER_RBAC_YAML = `# What the certkit controller needs in a real cluster: its namespace, a service account, and the permissions
+# cert-manager's controller has for the SelfSigned, CA and ACME issuers (no ingress-shim, no HTTP-01 solver
+# pods: challenges are answered in-process). certkit up applies this file and runs its controller under the
+# service account below, and the conformance tests run under it too, so a missing permission fails a test.
+apiVersion: v1
+kind: Namespace
+metadata:
+  name: certkit
+---
+apiVersion: v1
+kind: ServiceAccount
+metadata:
+  name: certkit
+  namespace: certkit
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata:
+  name: certkit-controller
+rules:
+  # Certificates are the users': the controller reads them and writes their status, never creates or
+  # deletes one.
+  - apiGroups: [cert-manager.io]
+    resources: [certificates, issuers, clusterissuers]
+    verbs: [get, list, watch, update, patch]
+  # CertificateRequests are the controller's: one per issuance, old revisions deleted.
+  - apiGroups: [cert-manager.io]
+    resources: [certificaterequests]
+    verbs: [get, list, watch, create, update, patch, delete]
+  - apiGroups: [cert-manager.io]
+    resources: [certificates/status, certificaterequests/status, issuers/status, clusterissuers/status]
+    verbs: [get, update, patch]
+  # Owner references with blockOwnerDeletion need update on the owner's finalizers where the API server
+  # enforces it (OwnerReferencesPermissionEnforcement), as cert-manager's chart grants.
+  - apiGroups: [cert-manager.io]
+    resources:
+      [certificates/finalizers, certificaterequests/finalizers, issuers/finalizers, clusterissuers/finalizers]
+    verbs: [update]
+  # ACME: Orders (owned by CertificateRequests) and Challenges (owned by Orders).
+  - apiGroups: [acme.cert-manager.io]
+    resources: [orders, challenges]
+    verbs: [get, list, watch, create, update, patch, delete]
+  - apiGroups: [acme.cert-manager.io]
+    resources: [orders/status, challenges/status]
+    verbs: [get, update, patch]
+  - apiGroups: [acme.cert-manager.io]
+    resources: [orders/finalizers, challenges/finalizers]
+    verbs: [update]
+  - apiGroups: ['']
+    resources: [secrets]
+    verbs: [get, list, watch, create, update, patch, delete]
+  - apiGroups: ['']
+    resources: [events]
+    verbs: [create, patch]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata:
+  name: certkit-controller
+roleRef:
+  apiGroup: rbac.authorization.k8s.io
+  kind: ClusterRole
+  name: certkit-controller
+subjects:
+  - kind: ServiceAccount
+    name: certkit
+    namespace: certkit
+---
+# Leader election: the Lease certkit-controller in the controller's own namespace. A Lease's name is not known
+# before it is created, so create cannot be limited to it (as in cert-manager's chart).
+apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata:
+  name: certkit-leader-election
+  namespace: certkit
+rules:
+  - apiGroups: [coordination.k8s.io]
+    resources: [leases]
+    resourceNames: [certkit-controller]
+    verbs: [get, update]
+  - apiGroups: [coordination.k8s.io]
+    resources: [leases]
+    verbs: [create]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata:
+  name: certkit-leader-election
+  namespace: certkit
+roleRef:
+  apiGroup: rbac.authorization.k8s.io
+  kind: Role
+  name: certkit-leader-election
+subjects:
+  - kind: ServiceAccount
+    name: certkit
+    namespace: certkit
+`;
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  await writeFile(RBAC_YAML_PATH, CONTROLLER_RBAC_YAML);
+  console.log(`wrote ${RBAC_YAML_PATH}`);
+}
