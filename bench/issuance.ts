@@ -17,7 +17,13 @@ import {
   parseRbacManifest,
 } from '../packages/certificates/src/identity/controller-identity.ts';
 import { CONTROLLER_RBAC_YAML } from '../packages/certificates/src/identity/rbac-manifest.ts';
-import { encodePrivateKey } from '../packages/certificates/src/pki/index.ts';
+import {
+  buildCertificateRequest,
+  encodePrivateKey,
+  generatePrivateKey,
+  parsePrivateKey,
+  signCertificate,
+} from '../packages/certificates/src/pki/index.ts';
 import { rootCa } from '../packages/testenv/src/pki/ca.ts';
 import {
   apiserverMetrics,
@@ -41,7 +47,11 @@ import { flag, listFlag, throughput, writeResults } from './lib.ts';
  *
  * Also measured, right before and right after each RSA run: 500 RSA 2048 keys generated alone with node:crypto,
  * 5 at a time (enough to keep every core and libuv's 4 threads busy, as the controller does); their mean is the
- * floor for that run (target: issuance within 1.3× of it).
+ * floor for that run (target: issuance within 1.15× of it, issue 19). Before and after each ECDSA run, the
+ * same for the whole of a Certificate's cryptography (key, PEM, CSR, signature with the CSR's check), with
+ * the controller's own pki functions: the machine is shared, so the 1.5 s target for 500 ECDSA Certificates
+ * is shown beside that floor measured on either side of the run, and the CPU both processes spent per
+ * Certificate beside the floor's.
  *
  * Usage: npm run bench:issuance [-- --certs=500 --workers=N --only=ecdsa|rsa --mode=filtered|unfiltered
  *        --ca=labelled|unlabelled --cpu-prof --apiserver-cpu-prof --apiserver-node-args=a,b
@@ -88,6 +98,9 @@ type Identity = 'admin' | 'rbac';
 const APISERVER_NODE_ARGS = listFlag('apiserver-node-args');
 const CONTROLLER_NODE_ARGS = listFlag('controller-node-args');
 const NS = 'bench';
+/** Issue 19's targets: RSA issuance within this many times key generation alone; 500 ECDSA in this many seconds. */
+const RSA_RATIO_TARGET = 1.15;
+const ECDSA_SECONDS_TARGET = (1.5 * CERTS) / 500;
 const CONTROLLER_FLAGS = ['--kube-api-qps=-1', `--concurrent-workers=${WORKERS}`];
 
 const ALGORITHMS = [
@@ -208,6 +221,11 @@ interface Run {
    */
   keygenAlone?: { seconds: number; cpuSeconds: number; before: number; after: number };
   ratioToKeygen?: number;
+  /** ECDSA: the same, for all of a Certificate's cryptography (ecdsaCrypto). */
+  cryptoAlone?: { seconds: number; cpuSeconds: number; before: number; after: number };
+  ratioToCrypto?: number;
+  /** CPU milliseconds the controller and the API server spent per Certificate, together. */
+  cpuMsPerCert?: number;
 }
 
 const WRITE_VERBS = ['create', 'update', 'patch', 'delete'];
@@ -346,6 +364,7 @@ async function run(
       ),
       bench: round((benchCpu.user + benchCpu.system) / 1e6, 2),
     };
+    const cpuMsPerCert = round(((cpu.controller + cpu.apiserver) * 1000) / CERTS, 1);
     if (perf) {
       perf.kill('SIGINT');
       await new Promise((r) => perf.once('exit', r));
@@ -407,6 +426,7 @@ async function run(
       cpuSeconds: cpu,
       retriesPerCert: retries,
       reconcilesPerCert: reconciles,
+      cpuMsPerCert,
       profile: CPU_PROF ? profileDir : undefined,
       apiserverProfile: APISERVER_CPU_PROF ? apiserverProfileDir : undefined,
     };
@@ -488,7 +508,37 @@ for (let round = 0; round < REPEAT; round++) {
 }
 const runs = runsByCase.flat();
 
-/** One run, with its RSA floor measured on either side of it. */
+/**
+ * What the controller's cryptography costs for `count` ECDSA P-256 Certificates, `concurrency` at a time, as
+ * it does it: the key (libuv's pool), its PEM for the Secret, the CSR, and the CA's signature over it
+ * (signCertificate checks the CSR's signature first, as the CA signer does).
+ */
+async function ecdsaCrypto(
+  count: number,
+  concurrency: number,
+  ca: CaPair,
+): Promise<{ seconds: number; cpuSeconds: number }> {
+  const issuer = { certPem: ca.certPem, key: parsePrivateKey(ca.keyPem) };
+  const cpu = process.cpuUsage();
+  const { seconds } = await throughput(count, concurrency, async (i) => {
+    const key = await generatePrivateKey({ algorithm: 'ECDSA', size: 256 });
+    encodePrivateKey(key);
+    const name = `cert-${i}.${NS}.example`;
+    const csrPem = await buildCertificateRequest({ commonName: name, dnsNames: [name] }, key);
+    await signCertificate({ csrPem, duration: 90 * 24 * 3600_000, isCA: false, issuer });
+  });
+  const used = process.cpuUsage(cpu);
+  return { seconds, cpuSeconds: (used.user + used.system) / 1e6 };
+}
+
+async function floorForEcdsa(ca: CaPair): Promise<{ seconds: number; cpuSeconds: number }> {
+  log(`the cryptography of ${CERTS} ECDSA Certificates alone, ${WORKERS} at a time`);
+  const floor = await ecdsaCrypto(CERTS, WORKERS, ca);
+  log(`… ${floor.seconds.toFixed(2)} s (${floor.cpuSeconds.toFixed(2)} CPU s)`);
+  return floor;
+}
+
+/** One run, with its floor (RSA: key generation; ECDSA: all its cryptography) measured on either side of it. */
 async function measuredRun(
   algorithm: (typeof ALGORITHMS)[number],
   mode: (typeof MODES)[number],
@@ -497,10 +547,22 @@ async function measuredRun(
   identity: Identity,
 ): Promise<Run> {
   const floorBefore = algorithm.id === 'rsa' ? await floorForRsa() : undefined;
+  const cryptoBefore = algorithm.id === 'ecdsa' ? await floorForEcdsa(cas[0]) : undefined;
   log(
     `${algorithm.name}, ${mode.id}, CA Secrets ${labelled ? 'labelled' : 'unlabelled'}, controller as ${identity}`,
   );
   const r = await run(algorithm, mode, labelled, cas, identity);
+  if (cryptoBefore) {
+    const cryptoAfter = await floorForEcdsa(cas[0]);
+    const seconds = (cryptoBefore.seconds + cryptoAfter.seconds) / 2;
+    r.cryptoAlone = {
+      seconds: round(seconds, 2),
+      cpuSeconds: round((cryptoBefore.cpuSeconds + cryptoAfter.cpuSeconds) / 2, 2),
+      before: round(cryptoBefore.seconds, 2),
+      after: round(cryptoAfter.seconds, 2),
+    };
+    r.ratioToCrypto = round(r.seconds / seconds, 2);
+  }
   if (floorBefore) {
     const floorAfter = await floorForRsa();
     const seconds = (floorBefore.seconds + floorAfter.seconds) / 2;
@@ -518,13 +580,13 @@ async function measuredRun(
   return r;
 }
 
-/** "median M, range A–B, K of N under 1.3" for a set of RSA runs. */
+/** "median M, range A–B, K of N under 1.15" for a set of RSA runs. */
 function ratioSummary(rs: Run[]): string {
   const ratios = rs.flatMap((r) => (r.ratioToKeygen ? [r.ratioToKeygen] : [])).sort((a, b) => a - b);
   const middle = (ratios.length - 1) / 2;
   const median = round((ratios[Math.floor(middle)] + ratios[Math.ceil(middle)]) / 2, 3);
-  const under = ratios.filter((x) => x < 1.3).length;
-  return `median ${median}, range ${ratios[0]}–${ratios.at(-1)}, ${under} of ${ratios.length} under 1.3`;
+  const under = ratios.filter((x) => x < RSA_RATIO_TARGET).length;
+  return `median ${median}, range ${ratios[0]}–${ratios.at(-1)}, ${under} of ${ratios.length} under ${RSA_RATIO_TARGET}`;
 }
 const rsaRuns = runs.filter((r) => r.ratioToKeygen);
 const rsaCases = runsByCase.filter((rs) => rs[0]?.ratioToKeygen);
@@ -577,8 +639,10 @@ const identityComparison =
 
 const target = (r: Run) =>
   r.keygenAlone
-    ? `< ${round(1.3 * r.keygenAlone.seconds, 1)} s (1.3 × keygen ${r.keygenAlone.seconds} s): ${r.ratioToKeygen} × ${r.ratioToKeygen! < 1.3 ? '✓' : '✗'}`
-    : `< 20 s ${r.seconds < 20 ? '✓' : '✗'}`;
+    ? `< ${round(RSA_RATIO_TARGET * r.keygenAlone.seconds, 1)} s (${RSA_RATIO_TARGET} × keygen ${r.keygenAlone.seconds} s): ${r.ratioToKeygen} × ${r.ratioToKeygen! < RSA_RATIO_TARGET ? '✓' : '✗'}`
+    : r.cryptoAlone
+      ? `< ${ECDSA_SECONDS_TARGET} s ${r.seconds < ECDSA_SECONDS_TARGET ? '✓' : '✗'} (crypto alone ${r.cryptoAlone.seconds} s: ${r.ratioToCrypto} ×)`
+      : `< ${ECDSA_SECONDS_TARGET} s ${r.seconds < ECDSA_SECONDS_TARGET ? '✓' : '✗'}`;
 const results = {
   date: new Date().toISOString(),
   certificates: CERTS,
@@ -599,11 +663,11 @@ const results = {
   },
 };
 const table = [
-  `| ${CERTS} Certificates, ${ISSUERS} CA Issuers | controller as | cache mode | CA Secrets | all Ready after | target | controller writes / cert | live Secret GETs / issuance | API server Secret GETs / issuance | CPU s: controller (main thread, V8 workers) / API server (V8 workers) / bench |`,
-  '|---|---|---|---|---|---|---|---|---|---|',
+  `| ${CERTS} Certificates, ${ISSUERS} CA Issuers | controller as | cache mode | CA Secrets | all Ready after | target | controller writes / cert | live Secret GETs / issuance | API server Secret GETs / issuance | CPU s: controller (main thread, V8 workers) / API server (V8 workers) / bench | CPU ms / cert: both processes (crypto alone) |`,
+  '|---|---|---|---|---|---|---|---|---|---|---|',
   ...runs.map(
     (r) =>
-      `| ${r.algorithm} | ${r.identity} | ${r.mode} | ${r.caSecrets} | ${r.seconds} s | ${target(r)} | ${r.controllerWritesPerCert} | ${r.liveSecretGetsPerIssuance} | ${r.apiserverSecretGetsPerIssuance} | ${r.cpuSeconds.controller} (${r.cpuSeconds.controllerMainThread}, ${r.cpuSeconds.controllerV8Workers}) / ${r.cpuSeconds.apiserver} (${r.cpuSeconds.apiserverV8Workers}) / ${r.cpuSeconds.bench} |`,
+      `| ${r.algorithm} | ${r.identity} | ${r.mode} | ${r.caSecrets} | ${r.seconds} s | ${target(r)} | ${r.controllerWritesPerCert} | ${r.liveSecretGetsPerIssuance} | ${r.apiserverSecretGetsPerIssuance} | ${r.cpuSeconds.controller} (${r.cpuSeconds.controllerMainThread}, ${r.cpuSeconds.controllerV8Workers}) / ${r.cpuSeconds.apiserver} (${r.cpuSeconds.apiserverV8Workers}) / ${r.cpuSeconds.bench} | ${r.cpuMsPerCert}${r.cryptoAlone ? ` (${round((r.cryptoAlone.cpuSeconds * 1000) / CERTS, 2)})` : r.keygenAlone ? ` (keygen ${round((r.keygenAlone.cpuSeconds * 1000) / CERTS, 1)})` : ''} |`,
   ),
   '',
   `Controller: ${CONTROLLER_FLAGS.join(' ')}; ${availableParallelism()} CPUs shared by the API server, the controller and the bench.` +
@@ -622,6 +686,13 @@ const table = [
       `time to all Ready ${c.rbacOverAdmin.seconds} (${c.adminSeconds.join(', ')} s as admin; ${c.rbacSeconds.join(', ')} s under RBAC), ` +
       `API server CPU ${c.rbacOverAdmin.apiserverCpu}, controller CPU ${c.rbacOverAdmin.controllerCpu}, both ${c.rbacOverAdmin.totalCpu}.`,
   ),
+  `ECDSA P-256 cryptography alone (key, PEM, CSR, CA signature with the CSR check; ${WORKERS} at a time, ${CERTS} Certificates), the mean of the times measured right before and right after each ECDSA run: ${runs
+    .filter((r) => r.cryptoAlone)
+    .map(
+      (r) =>
+        `${r.cryptoAlone!.seconds} s (${r.cryptoAlone!.before} and ${r.cryptoAlone!.after} s; ${r.cryptoAlone!.cpuSeconds} CPU s)`,
+    )
+    .join(', ')}.`,
   `Writes per Certificate (first run): ${Object.entries(runs[0]?.controllerWritesByResource ?? {})
     .map(([k, v]) => `${k} ${v}`)
     .join(', ')}.`,
