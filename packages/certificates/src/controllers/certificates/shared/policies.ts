@@ -20,6 +20,7 @@ import {
 import { parseIpAddress } from '../../../pki/ip.ts';
 import { canonicalNameConstraints, type DecodedNameConstraints } from '../../../pki/name-constraints.ts';
 import {
+  hasPublicKey,
   requestCsr,
   sameKeys,
   hasSecretBytes,
@@ -331,7 +332,7 @@ export const SecretPublicKeyDiffersFromCurrentCertificateRequest: Policy = ({
       message: `Failed to decode current CertificateRequest: ${csr.error.message}`,
     };
   }
-  if (sameKeys(csr.value.publicKey, key.value)) return undefined;
+  if (hasPublicKey(key.value, csr.value.publicKeyDigest)) return undefined;
   return {
     reason: Reasons.SecretMismatch,
     message: 'Secret contains a private key that does not match the current CertificateRequest',

@@ -1,0 +1,104 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { issue, rootCa } from '@certkit/testenv/pki/ca';
+import type { CertificateRequest } from '../api/types.ts';
+import { generatePrivateKey } from '../pki/index.ts';
+import { leanCertificateRequest } from './cache-transforms.ts';
+import { hasPublicKey, requestCertificate, requestCsr, valueOf } from './parsed.ts';
+import { digestToken, isStrippedRequest, parseRequestFacts } from './request-facts.ts';
+
+const b64 = (s: string) => Buffer.from(s).toString('base64');
+/** "-----BEGIN" in base64 at each of its three alignments, and in the clear. */
+const PEM_MARKERS = ['LS0tLS1CRUdJTi', 'tLS0tLUJFR0lO', 'LS0tLUJFR0lO', '-----BEGIN'];
+
+/** Every string in `value` (objects and arrays, walked) that carries PEM, in the clear or as base64. */
+function pemStrings(value: unknown, path = '$'): string[] {
+  if (typeof value === 'string') return PEM_MARKERS.some((m) => value.includes(m)) ? [path] : [];
+  if (value === null || typeof value !== 'object') return [];
+  if (Buffer.isBuffer(value)) return [];
+  return Object.entries(value).flatMap(([key, item]) => pemStrings(item, `${path}.${key}`));
+}
+
+async function issuedRequest(ready: { status: string; reason: string }) {
+  const ca = await rootCa();
+  const leaf = await issue({
+    spec: { dnsNames: ['a.example', 'b.example'], commonName: 'a.example' },
+    issuer: { certPem: ca.certPem, key: ca.key },
+  });
+  const cr = {
+    apiVersion: 'cert-manager.io/v1',
+    kind: 'CertificateRequest',
+    metadata: { name: 'r', namespace: 'ns', uid: 'u1', managedFields: [{ manager: 'm' }] },
+    spec: { request: b64(leaf.csrPem), issuerRef: { name: 'ca' } },
+    status: {
+      certificate: b64(leaf.certPem),
+      ca: b64(leaf.caPem),
+      conditions: [{ type: 'Ready', ...ready }],
+    },
+  } as unknown as CertificateRequest;
+  return { cr, leaf };
+}
+
+describe('issued CertificateRequests cached as facts', () => {
+  it('the cache holds no PEM or base64 bytes of an issued request, and the controllers see the same CSR', async () => {
+    const { cr, leaf } = await issuedRequest({ status: 'True', reason: 'Issued' });
+    const original = structuredClone(cr);
+    assert.ok(pemStrings(original).length >= 3, 'the walk finds the PEM a request carries');
+    const parsedBefore = valueOf(requestCsr(original));
+
+    const cached = leanCertificateRequest(cr) as CertificateRequest;
+    assert.deepEqual(pemStrings(cached), [], 'no PEM left in the cached request');
+    assert.ok(isStrippedRequest(cached));
+    assert.equal(cached.spec.request, digestToken(original.spec.request));
+    assert.equal(cached.status?.certificate, digestToken(original.status!.certificate!));
+    assert.equal(cached.status?.ca, digestToken(original.status!.ca!));
+    assert.deepEqual(cached.status?.conditions, original.status?.conditions, 'the rest is unchanged');
+    assert.deepEqual(cached.spec.issuerRef, original.spec.issuerRef);
+
+    // What the Certificate controllers compare: the facts equal the parse of the bytes.
+    const facts = valueOf(requestCsr(cached));
+    assert.deepEqual(facts, parsedBefore);
+    assert.deepEqual([...facts.dnsNames], ['a.example', 'b.example']);
+    assert.equal(facts.commonName, 'a.example');
+    assert.equal(hasPublicKey(leaf.key, facts.publicKeyDigest), true);
+    assert.equal(
+      hasPublicKey(await generatePrivateKey({ algorithm: 'ECDSA' }), facts.publicKeyDigest),
+      false,
+    );
+
+    // Bytes asked of the cached copy are an error that says to read live, not a wrong answer.
+    const certificate = requestCertificate(cached);
+    assert.ok('error' in certificate && /read it live/.test(certificate.error.message));
+    assert.ok('value' in requestCertificate(original));
+
+    // Idempotent (informers may transform an object twice), and copies without their facts fail loudly.
+    assert.equal(leanCertificateRequest(cached), cached);
+    assert.deepEqual(valueOf(requestCsr(cached)), parsedBefore);
+    const copy = structuredClone(cached);
+    const lost = requestCsr(copy);
+    assert.ok('error' in lost && /spec\.request .* is not cached/.test(lost.error.message));
+  });
+
+  it('requests not issued yet keep their bytes for the signers', async () => {
+    for (const ready of [
+      { status: 'False', reason: 'Pending' },
+      { status: 'False', reason: 'Failed' },
+    ]) {
+      const { cr } = await issuedRequest(ready);
+      const request = cr.spec.request;
+      const cached = leanCertificateRequest(cr) as CertificateRequest;
+      assert.equal(cached.spec.request, request, ready.reason);
+      assert.equal(isStrippedRequest(cached), false);
+      assert.ok(pemStrings(cached).length >= 3);
+    }
+  });
+
+  it('an issued request with an unreadable CSR keeps its bytes, so the error stays the parse error', async () => {
+    const { cr } = await issuedRequest({ status: 'True', reason: 'Issued' });
+    cr.spec.request = b64('not a CSR');
+    const cached = leanCertificateRequest(cr) as CertificateRequest;
+    assert.equal(isStrippedRequest(cached), false);
+    assert.throws(() => parseRequestFacts(cr.spec.request));
+    assert.ok('error' in requestCsr(cached));
+  });
+});
