@@ -118,7 +118,7 @@ export const leanCertificateRequest: TransformFunc = (obj) => {
   const cr = leanObject(obj) as CertificateRequest;
   const status = cr.status as Record<string, unknown> | undefined;
   if (Object.isFrozen(cr) || !status || Object.isFrozen(status)) return cr;
-  if (isStrippedRequest(stripIssuedRequest(cr))) return cr;
+  if (isStrippedRequest(stripIssuedRequest(cr, shareShortStrings))) return cr;
   shareField(status, 'certificate');
   shareField(status, 'ca');
   return cr;

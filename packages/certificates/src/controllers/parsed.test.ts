@@ -100,7 +100,9 @@ describe('parsed views of cached objects', () => {
     assert.equal(hasPublicKey(other, view.publicKeyDigest), false);
     assert.equal(hasPublicKey(other, view.publicKeyDigest), false, 'remembered answers stay right');
     const otherView = valueOf(
-      requestCsr({ spec: { request: b64(await buildCertificateRequest({ commonName: 'b' }, other)) } } as CertificateRequest),
+      requestCsr({
+        spec: { request: b64(await buildCertificateRequest({ commonName: 'b' }, other)) },
+      } as CertificateRequest),
     );
     assert.equal(sameKeys(key, other), false);
     assert.equal(hasPublicKey(other, otherView.publicKeyDigest), true);

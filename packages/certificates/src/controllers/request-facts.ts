@@ -1,6 +1,11 @@
 import { createHash, createPublicKey, type KeyObject } from 'node:crypto';
 import type { CertificateRequest } from '../api/types.ts';
-import { type CertificateRequestView, parseCertificateRequest } from '../pki/index.ts';
+import {
+  type CertificateRequestView,
+  type DistinguishedName,
+  parseCertificateRequest,
+} from '../pki/index.ts';
+import type { SubjectAltNames } from '../pki/sans.ts';
 import { readyReason, ReadyReason } from './certificaterequests/conditions.ts';
 
 /**
@@ -11,13 +16,16 @@ import { readyReason, ReadyReason } from './certificaterequests/conditions.ts';
  * read live on the one path that needs them: the issuing controller copying the certificate into the Secret.
  */
 
-/** A digest in place of a stripped value: `sha256:` and the base64url SHA-256 of the text it replaces. */
+/**
+ * A digest in place of a stripped value: `sha256:` and the first 128 bits of the SHA-256 of the text it
+ * replaces, base64url (enough to tell two values apart; short, as there is one per cached request).
+ */
 export type DigestToken = `sha256:${string}`;
 
 const TOKEN_PREFIX = 'sha256:';
 
 export function digestToken(text: string): DigestToken {
-  return `${TOKEN_PREFIX}${createHash('sha256').update(text).digest('base64url')}`;
+  return `${TOKEN_PREFIX}${createHash('sha256').update(text).digest().subarray(0, 16).toString('base64url')}`;
 }
 
 /** Whether a field holds a digest token (never valid base64: base64 has no ':'). */
@@ -49,32 +57,59 @@ export function publicKeyDigest(key: KeyObject): PublicKeyDigest {
 }
 
 /**
- * A CSR as the Certificate controllers compare it: the parsed view without its KeyObject and raw extensions
- * (which none of them reads), the public key as its digest.
+ * A CSR as the Certificate controllers compare it, and nothing more: the names and the subject attributes
+ * compareRequestWithSpec (policies.ts) checks against the spec, the subject's DER (for literalSubject) as
+ * base64, the Name Constraints, and the public key as its digest. The full parsed view is several times the
+ * size of the CSR it came from; these are less than its base64.
  */
-export type RequestFacts = Omit<CertificateRequestView, 'publicKey' | 'extensions'> & {
+export interface RequestFacts extends SubjectAltNames {
+  commonName: string;
+  subject: Pick<
+    DistinguishedName,
+    | 'serialNumber'
+    | 'organizations'
+    | 'countries'
+    | 'localities'
+    | 'organizationalUnits'
+    | 'postalCodes'
+    | 'provinces'
+    | 'streetAddresses'
+  >;
+  /** The subject's DER, base64. */
+  subjectDer: string;
+  nameConstraints: CertificateRequestView['nameConstraints'];
   publicKeyDigest: PublicKeyDigest;
-};
-
-/** One frozen empty array for every empty list of the facts: most of a subject's attribute lists are empty. */
-const EMPTY: readonly never[] = Object.freeze([]);
-
-function withSharedEmptyArrays<T>(value: T): T {
-  if (Array.isArray(value)) return (value.length === 0 ? EMPTY : value.map(withSharedEmptyArrays)) as T;
-  if (value === null || typeof value !== 'object' || Buffer.isBuffer(value)) return value;
-  const out: Record<string, unknown> = {};
-  for (const [key, item] of Object.entries(value)) out[key] = withSharedEmptyArrays(item);
-  return out as T;
 }
+
+/** One frozen empty array for every empty list of the facts: most of them are. */
+const EMPTY: never[] = Object.freeze([]) as never[];
+const list = <T>(items: T[]): T[] => (items.length ? items : EMPTY);
 
 /** Parses a base64 PEM CSR (spec.request) into its facts; throws what parsing throws. */
 export function parseRequestFacts(base64: string): RequestFacts {
-  const {
-    publicKey,
-    extensions: _extensions,
-    ...view
-  } = parseCertificateRequest(Buffer.from(base64, 'base64'));
-  return Object.freeze({ ...withSharedEmptyArrays(view), publicKeyDigest: publicKeyDigest(publicKey) });
+  const view = parseCertificateRequest(Buffer.from(base64, 'base64'));
+  const { subject } = view;
+  return {
+    dnsNames: list(view.dnsNames),
+    emailAddresses: list(view.emailAddresses),
+    ipAddresses: list(view.ipAddresses),
+    uris: list(view.uris),
+    otherNames: list(view.otherNames),
+    commonName: view.commonName,
+    subject: {
+      serialNumber: subject.serialNumber,
+      organizations: list(subject.organizations),
+      countries: list(subject.countries),
+      localities: list(subject.localities),
+      organizationalUnits: list(subject.organizationalUnits),
+      postalCodes: list(subject.postalCodes),
+      provinces: list(subject.provinces),
+      streetAddresses: list(subject.streetAddresses),
+    },
+    subjectDer: view.subjectDer.toString('base64'),
+    nameConstraints: view.nameConstraints,
+    publicKeyDigest: publicKeyDigest(view.publicKey),
+  };
 }
 
 /** The facts of cached requests whose spec.request was stripped, by the cached object. */
@@ -93,9 +128,14 @@ export function isStrippedRequest(cr: CertificateRequest): boolean {
 /**
  * Replaces, in place, an issued request's spec.request, status.certificate and status.ca by digest tokens and
  * remembers the CSR's facts for the object. Requests not issued yet keep their bytes: the signers read them.
- * A CSR that does not parse is kept as it is (its error is reported from the bytes, as before). Idempotent.
+ * A CSR that does not parse is kept as it is (its error is reported from the bytes, as before). `share`
+ * replaces the facts' and tokens' strings by shared instances (a CA bundle's token is the same for every
+ * request of an issuer). Idempotent.
  */
-export function stripIssuedRequest(cr: CertificateRequest): CertificateRequest {
+export function stripIssuedRequest(
+  cr: CertificateRequest,
+  share: (value: object) => void = () => {},
+): CertificateRequest {
   const status = cr.status;
   if (!status?.certificate || isDigestToken(status.certificate) || readyReason(cr) !== ReadyReason.Issued) {
     return cr;
@@ -114,6 +154,8 @@ export function stripIssuedRequest(cr: CertificateRequest): CertificateRequest {
     certificate: digestToken(status.certificate),
     ...(status.ca ? { ca: digestToken(status.ca) } : {}),
   };
+  share(facts);
+  share(cr.status);
   factsByRequest.set(cr, facts);
   return cr;
 }
