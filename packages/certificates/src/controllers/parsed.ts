@@ -5,10 +5,11 @@ import type { CertificateRequest } from '../api/types.ts';
 import { LruMap } from '../lru.ts';
 import { parseCertificate, parsePrivateKey, publicKeysEqual, type CertificateInfo } from '../pki/index.ts';
 import {
+  isFactsText,
   isStrippedRequest,
   parseRequestFacts,
   publicKeyDigest,
-  strippedRequestFacts,
+  readFactsText,
   type PublicKeyDigest,
   type RequestFacts,
 } from './request-facts.ts';
@@ -137,6 +138,8 @@ export function hasSecretBytes(secret: Secret | undefined, key: string): boolean
 const privateKeys = new ContentCache((base64) => parsePrivateKey(Buffer.from(base64, 'base64')));
 const certificates = new ContentCache((base64) => parseCertificate(Buffer.from(base64, 'base64')));
 const csrs = new ContentCache(parseRequestFacts);
+// The facts an issued request is cached with (request-facts.ts), read back from their text.
+const factsTexts = new ContentCache(readFactsText);
 
 /**
  * A private key PEM about to be written to a Secret, with the key it encodes: when the Secret comes back
@@ -177,14 +180,12 @@ const strippedError = (cr: CertificateRequest, field: string) => ({
 });
 
 /**
- * The CSR of a CertificateRequest, as facts: those kept by the cache for an issued request, else parsed from
- * spec.request.
+ * The CSR of a CertificateRequest, as facts: those the cache keeps in place of an issued request's CSR, else
+ * parsed from spec.request.
  */
 export function requestCsr(cr: CertificateRequest): Parsed<RequestFacts> {
-  const kept = strippedRequestFacts(cr);
-  if (kept) return { value: kept };
-  if (isStrippedRequest(cr)) return strippedError(cr, 'spec.request');
-  return csrs.parsed(cr.spec?.request ?? '');
+  const request = cr.spec?.request ?? '';
+  return isFactsText(request) ? factsTexts.parsed(request) : csrs.parsed(request);
 }
 
 /** The leaf of a CertificateRequest's status.certificate, parsed (from a live read for an issued request). */
