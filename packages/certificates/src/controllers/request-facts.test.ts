@@ -6,6 +6,7 @@ import { issue, rootCa } from '@certkit/testenv/pki/ca';
 import type { CertificateRequest } from '../api/types.ts';
 import { generatePrivateKey } from '../pki/index.ts';
 import { leanCertificateRequest, leanObject } from './cache-transforms.ts';
+import { requestMatchesSpec } from './certificates/shared/policies.ts';
 import { hasPublicKey, requestCertificate, requestCsr, valueOf } from './parsed.ts';
 import {
   digestToken,
@@ -164,5 +165,37 @@ describe('issued CertificateRequests cached as facts', () => {
     assert.deepEqual(facts.subject.organizations, ['o']);
     assert.deepEqual(readFactsText(factsText(facts)), facts);
     assert.equal(hasPublicKey(key, readFactsText(factsText(facts)).publicKeyDigest), true);
+  });
+
+  it('the policies judge a request held as facts as they judge it with its bytes', async () => {
+    const { cr } = await issuedRequest({ status: 'True', reason: 'Issued' });
+    const withBytes = structuredClone(cr);
+    const cached = leanCertificateRequest(cr) as CertificateRequest;
+    assert.ok(isStrippedRequest(cached));
+    const spec = {
+      secretName: 's',
+      issuerRef: { name: 'ca' },
+      commonName: 'r0.a.example',
+      dnsNames: ['r0.b.example', 'r0.a.example'],
+    };
+    const specs = [
+      spec,
+      { ...spec, dnsNames: ['r0.a.example'] },
+      { ...spec, commonName: 'other' },
+      { ...spec, subject: { organizations: ['o'] } },
+      { ...spec, literalSubject: 'CN=r0.a.example' },
+      { ...spec, literalSubject: 'CN=other' },
+      { ...spec, ipAddresses: ['10.0.0.1'] },
+    ];
+    const verdicts = specs.map((s) => requestMatchesSpec(withBytes, s));
+    assert.deepEqual(verdicts[0], [], 'the spec it was made for matches');
+    assert.ok(
+      verdicts.slice(1).some((v) => v.length > 0),
+      'the others differ',
+    );
+    assert.deepEqual(
+      specs.map((s) => requestMatchesSpec(cached, s)),
+      verdicts,
+    );
   });
 });
