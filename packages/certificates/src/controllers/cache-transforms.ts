@@ -3,6 +3,7 @@ import type { TransformFunc } from '@certkit/runtime';
 import { SecretKeys } from '../api/constants.ts';
 import type { CertificateRequest } from '../api/types.ts';
 import { LruMap } from '../lru.ts';
+import { isStrippedRequest, stripIssuedRequest } from './request-facts.ts';
 
 /**
  * What the controller's informers keep of each object, applied before an object enters a cache (controller-
@@ -108,11 +109,16 @@ export const leanSecret: TransformFunc = (obj) => {
   return secret;
 };
 
-/** A CertificateRequest: as leanObject, and the issued certificate and CA bundle shared. */
+/**
+ * A CertificateRequest: as leanObject; an issued one without its CSR, certificate and CA bundle, which the
+ * cache holds as facts and digests (request-facts.ts, docs/adr/1114); one still in flight with its issued
+ * certificate and CA bundle shared (the signers read its bytes).
+ */
 export const leanCertificateRequest: TransformFunc = (obj) => {
   const cr = leanObject(obj) as CertificateRequest;
   const status = cr.status as Record<string, unknown> | undefined;
   if (Object.isFrozen(cr) || !status || Object.isFrozen(status)) return cr;
+  if (isStrippedRequest(stripIssuedRequest(cr, shareShortStrings))) return cr;
   shareField(status, 'certificate');
   shareField(status, 'ca');
   return cr;

@@ -3,14 +3,16 @@ import type { Secret } from 'kubernetes-types/core/v1.d.ts';
 import { SecretKeys } from '../api/constants.ts';
 import type { CertificateRequest } from '../api/types.ts';
 import { LruMap } from '../lru.ts';
+import { parseCertificate, parsePrivateKey, publicKeysEqual, type CertificateInfo } from '../pki/index.ts';
 import {
-  parseCertificate,
-  parseCertificateRequest,
-  parsePrivateKey,
-  publicKeysEqual,
-  type CertificateInfo,
-  type CertificateRequestView,
-} from '../pki/index.ts';
+  isFactsText,
+  isStrippedRequest,
+  parseRequestFacts,
+  publicKeyDigest,
+  readFactsText,
+  type PublicKeyDigest,
+  type RequestFacts,
+} from './request-facts.ts';
 
 /**
  * Parsed views of cached objects, remembered per content in bounded caches. The six Certificate controllers
@@ -135,7 +137,9 @@ export function hasSecretBytes(secret: Secret | undefined, key: string): boolean
 // Secrets and requests carry PEM as base64 (Secret data, spec.request, status.certificate).
 const privateKeys = new ContentCache((base64) => parsePrivateKey(Buffer.from(base64, 'base64')));
 const certificates = new ContentCache((base64) => parseCertificate(Buffer.from(base64, 'base64')));
-const csrs = new ContentCache((base64) => parseCertificateRequest(Buffer.from(base64, 'base64')));
+const csrs = new ContentCache(parseRequestFacts);
+// The facts an issued request is cached with (request-facts.ts), read back from their text.
+const factsTexts = new ContentCache(readFactsText);
 
 /**
  * A private key PEM about to be written to a Secret, with the key it encodes: when the Secret comes back
@@ -168,17 +172,32 @@ export const secretCertificate: (secret: Secret) => Parsed<CertificateInfo> = by
   certificates.parsed,
 );
 
-/** The CSR of a CertificateRequest. */
-export const requestCsr: (cr: CertificateRequest) => Parsed<CertificateRequestView> = byContent(
-  (cr) => cr.spec?.request ?? '',
-  csrs.parsed,
-);
+/** Asking a cached issued request for its bytes is a bug of the caller: they are read live (request-facts.ts). */
+const strippedError = (cr: CertificateRequest, field: string) => ({
+  error: new Error(
+    `${field} of CertificateRequest ${cr.metadata?.namespace}/${cr.metadata?.name} is not cached: read it live`,
+  ),
+});
 
-/** The leaf of a CertificateRequest's status.certificate, parsed. */
-export const requestCertificate: (cr: CertificateRequest) => Parsed<CertificateInfo> = byContent(
-  (cr) => cr.status?.certificate ?? '',
-  certificates.parsed,
-);
+/**
+ * The CSR of a CertificateRequest, as facts: those the cache keeps in place of an issued request's CSR, else
+ * parsed from spec.request.
+ */
+export function requestCsr(cr: CertificateRequest): Parsed<RequestFacts> {
+  const request = cr.spec?.request ?? '';
+  return isFactsText(request) ? factsTexts.parsed(request) : csrs.parsed(request);
+}
+
+/** The leaf of a CertificateRequest's status.certificate, parsed (from a live read for an issued request). */
+export function requestCertificate(cr: CertificateRequest): Parsed<CertificateInfo> {
+  if (isStrippedRequest(cr)) return strippedError(cr, 'status.certificate');
+  return certificates.parsed(cr.status?.certificate ?? '');
+}
+
+/** Whether `key` has the public key whose digest is `digest` (a CSR's, from its facts). */
+export function hasPublicKey(key: KeyObject, digest: PublicKeyDigest): boolean {
+  return publicKeyDigest(key) === digest;
+}
 
 /**
  * Whether two keys have the same public key, remembered per pair of key objects: the keys come from the

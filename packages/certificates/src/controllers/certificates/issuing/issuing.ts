@@ -1,4 +1,4 @@
-import { formatTime, type KubeObject } from '@certkit/apimachinery';
+import { formatTime, isNotFound, type KubeObject } from '@certkit/apimachinery';
 import type { Reconciler, Result } from '@certkit/runtime';
 import type { KeyObject } from 'node:crypto';
 import type { Secret } from 'kubernetes-types/core/v1.d.ts';
@@ -9,12 +9,13 @@ import type { ControllerContext } from '../../context.ts';
 import {
   rememberPrivateKey,
   requestCertificate,
+  hasPublicKey,
   requestCsr,
-  sameKeys,
   secretBytes,
   secretCertificate,
   valueOf,
 } from '../../parsed.ts';
+import { isStrippedRequest } from '../../request-facts.ts';
 import {
   liveCertificate,
   nextPrivateKey,
@@ -78,7 +79,7 @@ export function issuingReconciler(ctx: ControllerContext): Reconciler {
     // A request for another spec or key is the request manager's to replace: its outcome means nothing.
     if (requestMatchesSpec(cr, cert.spec).length) return;
     const csr = valueOf(requestCsr(cr));
-    if (!sameKeys(csr.publicKey, key)) return;
+    if (!hasPublicKey(key, csr.publicKeyDigest)) return;
 
     const ready = requestCondition(cr, 'Ready');
     if (failedInEarlierIssuance(cert, cr, ready)) return; // the request manager deletes it
@@ -95,7 +96,11 @@ export function issuingReconciler(ctx: ControllerContext): Reconciler {
       return;
     }
 
-    const parsed = requestCertificate(cr);
+    // The cache keeps an issued request without its certificate (docs/adr/1114): it is read live here, the
+    // one place that needs its bytes.
+    const issuedRequest = await liveIssuedRequest(ctx, cr, signal);
+    if (!issuedRequest) return;
+    const parsed = requestCertificate(issuedRequest);
     if ('error' in parsed) {
       return failIssuance(
         ctx,
@@ -107,7 +112,7 @@ export function issuingReconciler(ctx: ControllerContext): Reconciler {
       );
     }
     const issued = parsed.value;
-    if (!sameKeys(issued.publicKey, csr.publicKey)) {
+    if (!hasPublicKey(issued.publicKey, csr.publicKeyDigest)) {
       return failIssuance(
         ctx,
         cert,
@@ -127,8 +132,30 @@ export function issuingReconciler(ctx: ControllerContext): Reconciler {
         signal,
       );
     }
-    return completeIssuance(ctx, cert, cr, key, revision, signal);
+    return completeIssuance(ctx, cert, issuedRequest, key, revision, signal);
   };
+}
+
+/**
+ * The request as the API server has it, with its certificate; undefined when it is gone or is no longer the
+ * cached one (the cache will catch up and bring the Certificate back).
+ */
+async function liveIssuedRequest(
+  ctx: ControllerContext,
+  cached: CertificateRequest,
+  signal: AbortSignal,
+): Promise<CertificateRequest | undefined> {
+  if (!isStrippedRequest(cached)) return cached;
+  let live: CertificateRequest;
+  try {
+    live = await ctx.certificateRequestClient.get(cached.metadata.namespace, cached.metadata.name ?? '', {
+      signal,
+    });
+  } catch (err) {
+    if (isNotFound(err)) return undefined;
+    throw err;
+  }
+  return live.metadata.uid === cached.metadata.uid && live.status?.certificate ? live : undefined;
 }
 
 function requestCondition(cr: CertificateRequest, type: string): CertificateRequestCondition | undefined {

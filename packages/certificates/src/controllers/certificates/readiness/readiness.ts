@@ -4,6 +4,7 @@ import type { Certificate, CertificateCondition, CertificateStatus } from '../..
 import type { ControllerContext } from '../../context.ts';
 import { gatherPolicyInput, liveCertificate, type PolicyInput } from '../shared/gather.ts';
 import { secretCertificate } from '../../parsed.ts';
+import { digestToken, isDigestToken } from '../../request-facts.ts';
 import { LruMap } from '../../../lru.ts';
 import {
   evaluate,
@@ -56,11 +57,11 @@ export function readinessReconciler(ctx: ControllerContext): Reconciler {
  */
 function completingIssuance({ certificate, secret, nextRevisionRequest }: PolicyInput): boolean {
   const issued = nextRevisionRequest?.status?.certificate;
-  return (
-    hasCondition(certificate, 'Issuing', 'True') &&
-    issued !== undefined &&
-    secret?.data?.[SecretKeys.tlsCert] === issued
-  );
+  const written = secret?.data?.[SecretKeys.tlsCert];
+  if (!hasCondition(certificate, 'Issuing', 'True') || issued === undefined || written === undefined)
+    return false;
+  // An issued request is cached with a digest of its certificate (docs/adr/1114).
+  return isDigestToken(issued) ? digestToken(written) === issued : written === issued;
 }
 
 /**

@@ -7,7 +7,7 @@ import { rememberValidRequest } from '../../../api/validation/csr.ts';
 import type { Certificate, CertificateRequest } from '../../../api/types.ts';
 import { buildCertificateRequest } from '../../../pki/index.ts';
 import type { ControllerContext } from '../../context.ts';
-import { requestCsr, sameKeys, valueOf } from '../../parsed.ts';
+import { hasPublicKey, requestCsr, valueOf } from '../../parsed.ts';
 import {
   isControlledBy,
   liveCertificate,
@@ -79,7 +79,10 @@ async function keepMatching(
 
 function matches(cert: Certificate, key: KeyObject, cr: CertificateRequest): boolean {
   try {
-    return requestMatchesSpec(cr, cert.spec).length === 0 && sameKeys(valueOf(requestCsr(cr)).publicKey, key);
+    return (
+      requestMatchesSpec(cr, cert.spec).length === 0 &&
+      hasPublicKey(key, valueOf(requestCsr(cr)).publicKeyDigest)
+    );
   } catch {
     return false; // an unreadable CSR can never be signed into something usable
   }

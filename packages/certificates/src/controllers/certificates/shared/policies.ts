@@ -20,6 +20,7 @@ import {
 import { parseIpAddress } from '../../../pki/ip.ts';
 import { canonicalNameConstraints, type DecodedNameConstraints } from '../../../pki/name-constraints.ts';
 import {
+  hasPublicKey,
   requestCsr,
   sameKeys,
   hasSecretBytes,
@@ -185,7 +186,9 @@ function compareRequestWithSpec(cr: CertificateRequest, spec: CertificateSpec): 
       [name.streetAddresses, subject.streetAddresses, 'spec.subject.streetAddresses'],
     ];
     for (const [actual, wanted, path] of lists) if (!equalUnsorted(actual, wanted)) violations.push(path);
-  } else if (!csr.subjectDer.equals(encodeRdnSequence(parseLiteralSubject(spec.literalSubject)))) {
+  } else if (
+    csr.subjectDer !== encodeRdnSequence(parseLiteralSubject(spec.literalSubject)).toString('base64')
+  ) {
     violations.push('spec.literalSubject');
   }
   if ((cr.spec.isCA ?? false) !== (spec.isCA ?? false)) violations.push('spec.isCA');
@@ -331,7 +334,7 @@ export const SecretPublicKeyDiffersFromCurrentCertificateRequest: Policy = ({
       message: `Failed to decode current CertificateRequest: ${csr.error.message}`,
     };
   }
-  if (sameKeys(csr.value.publicKey, key.value)) return undefined;
+  if (hasPublicKey(key.value, csr.value.publicKeyDigest)) return undefined;
   return {
     reason: Reasons.SecretMismatch,
     message: 'Secret contains a private key that does not match the current CertificateRequest',
