@@ -168,6 +168,16 @@ type HistoryRow = [
 
 type RangeRow<V = string> = [name: string, id: number, createRevision: number, value: V];
 
+/**
+ * A statement whose rows come back as arrays (no object per row, no key per column). Set on the statement, not
+ * as a `prepare` option: Node.js 22 ignores that option and would hand back objects.
+ */
+function prepareArrays(db: DatabaseSync, sql: string): StatementSync {
+  const statement = db.prepare(sql);
+  statement.setReturnArrays(true);
+  return statement;
+}
+
 function toKeyValue(key: string, row: LatestRow): KeyValue {
   return { key, value: row.value, modRevision: row.id, createRevision: row.create_revision };
 }
@@ -325,25 +335,25 @@ export class SqliteStorage implements Storage {
       this.#latestCommitted = db.prepare(
         'SELECT id, create_revision, deleted, value FROM log WHERE name = ? AND id <= ? ORDER BY id DESC LIMIT 1',
       );
-      this.#range = db.prepare(
+      this.#range = prepareArrays(
+        db,
         `SELECT k.name, k.id, k.create_revision, k.value ${VISIBLE_AT} ORDER BY k.name LIMIT ?4`,
-        { returnArrays: true },
       );
       // The stored TEXT as its UTF-8 bytes (the database's encoding): a BLOB is returned as a Uint8Array.
-      this.#rangeBytes = db.prepare(
+      this.#rangeBytes = prepareArrays(
+        db,
         `SELECT k.name, k.id, k.create_revision, CAST(k.value AS BLOB) ${VISIBLE_AT} ORDER BY k.name LIMIT ?4`,
-        { returnArrays: true },
       );
-      this.#count = db.prepare(`SELECT count(*) ${VISIBLE_AT}`, { returnArrays: true });
+      this.#count = prepareArrays(db, `SELECT count(*) ${VISIBLE_AT}`);
       // Rowid order, not the name index: a watch usually catches up on a short tail of a long log. The previous
       // value is joined only for updates; a tombstone carries the deleted value itself.
-      this.#history = db.prepare(
+      this.#history = prepareArrays(
+        db,
         `SELECT k.id, k.name, k.created, k.deleted, k.create_revision, k.value, p.value
          FROM log AS k NOT INDEXED
          LEFT JOIN log AS p ON p.id = k.prev_revision AND k.created = 0 AND k.deleted = 0
          WHERE k.id > ?1 AND k.id <= ?5 AND k.name >= ?2 AND k.name < ?3
          ORDER BY k.id LIMIT ?4`,
-        { returnArrays: true },
       );
       const writerOptions = { synchronous, busyTimeoutMs } as const;
       this.#writer = inMemory

@@ -4,10 +4,9 @@ import { ACME_API_VERSION, ACME_FAILURE_STATES, AcmeKinds } from '../../api/acme
 import { API_VERSION, Kinds } from '../../api/constants.ts';
 import type { CertificateRequest, Order, OrderSpec } from '../../api/types.ts';
 import { orderName } from '../../acme/names.ts';
-import { publicKeysEqual } from '../../pki/index.ts';
 import type { ControllerContext } from '../context.ts';
 import type { IssuerHandle } from '../issuers/generic.ts';
-import { parsedCertificatePem, requestCsr, valueOf } from '../parsed.ts';
+import { hasPublicKey, parsedCertificatePem, requestCsr, valueOf } from '../parsed.ts';
 import type { StatusDraft } from './draft.ts';
 import type { SignOutcome, Signer } from './signer.ts';
 
@@ -150,7 +149,7 @@ async function sign(ctx: ControllerContext, draft: StatusDraft, handle: IssuerHa
   try {
     const csr = valueOf(requestCsr(cr));
     // Through the signer's cache: parsed here, it is not parsed again when the outcome is recorded.
-    usable = publicKeysEqual(valueOf(parsedCertificatePem(chainPem)).publicKey, csr.publicKey);
+    usable = hasPublicKey(valueOf(parsedCertificatePem(chainPem)).publicKey, csr.publicKeyDigest);
   } catch {
     usable = false;
   }
