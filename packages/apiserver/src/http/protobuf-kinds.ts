@@ -17,6 +17,7 @@ export interface MessageParts {
   Time: Message;
   ObjectMeta: Message;
   LocalObjectReference: Message;
+  LabelSelector: Message;
 }
 
 /** The kinds' tables, by `apiVersion/kind`. */
@@ -25,6 +26,7 @@ export function workloadKinds({
   Time,
   ObjectMeta,
   LocalObjectReference,
+  LabelSelector,
 }: MessageParts): [string, Message][] {
   /** intstr.IntOrString: type 1 is a string. */
   const IntOrString = message(
@@ -46,20 +48,6 @@ export function workloadKinds({
     [4, 'lastTransitionTime', Time],
     [5, 'reason', 'string', 'keep'],
     [6, 'message', 'string', 'keep'],
-  ]);
-
-  const LabelSelector = message([
-    [1, 'matchLabels', 'string', 'map'],
-    [
-      2,
-      'matchExpressions',
-      message([
-        [1, 'key', 'string', 'keep'],
-        [2, 'operator', 'string', 'keep'],
-        [3, 'values', 'string', 'repeated'],
-      ]),
-      'repeated',
-    ],
   ]);
 
   const Service = message([

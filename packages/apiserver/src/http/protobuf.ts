@@ -525,7 +525,7 @@ const DeleteOptions = message([
 
 /** The kinds decodable from protobuf, by `apiVersion/kind`. DeleteOptions is accepted under any apiVersion. */
 const kinds = new Map<string, Message>([
-  ...workloadKinds({ message, Time, ObjectMeta, LocalObjectReference }),
+  ...workloadKinds({ message, Time, ObjectMeta, LocalObjectReference, LabelSelector }),
   ['v1/Secret', Secret],
   ['v1/ConfigMap', ConfigMap],
   ['v1/Namespace', Namespace],
