@@ -70,6 +70,15 @@ module.exports = {
       },
     },
     {
+      name: 'apiserver-apply-and-decode-below-http',
+      comment:
+        'fieldmanager/ (server-side apply) and decode/ (reading request bodies) serve the HTTP side and use ' +
+        'none of it, so that apply and body decoding can be used and tested without the HTTP layer',
+      severity: 'error',
+      from: { path: '^packages/apiserver/src/(fieldmanager|decode)/', pathNot: TEST },
+      to: { path: '^packages/apiserver/src/http/' },
+    },
+    {
       name: 'apiserver-http-server-is-the-top',
       comment:
         'http/server.ts (the composition root) and http/handlers/ (the verbs) are reached from the HTTP ' +

@@ -20,7 +20,7 @@ import { apiVersionOf } from '../registry/resource.ts';
 import type { ObjectStore } from '../registry/generic/store.ts';
 import type { RequestAdmission } from '../admission/attributes.ts';
 import type { UserInfo } from '../security/user.ts';
-import { parseYamlRequestBody } from '../http/yaml-body.ts';
+import { parseYamlRequestBody } from '../decode/yaml-body.ts';
 
 function parseConfiguration(body: Buffer): JsonObject {
   let config: unknown;

@@ -7,7 +7,7 @@ import {
   StatusError,
 } from '@certkit/apimachinery';
 import { parseJsonObject } from './respond.ts';
-import { parseYamlObject } from './yaml-body.ts';
+import { parseYamlObject } from '../decode/yaml-body.ts';
 import { workloadKinds } from './protobuf-kinds.ts';
 
 /**

@@ -1,6 +1,6 @@
 import { isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, YAMLParseError } from 'yaml';
 import { isObject, newBadRequest } from '@certkit/apimachinery';
-import { deeperThan, exceedsMaxDepth, jsonDepthError, maxDepthMessage } from '../decode/json-depth.ts';
+import { deeperThan, exceedsMaxDepth, jsonDepthError, maxDepthMessage } from './json-depth.ts';
 
 /** Nesting the YAML parser's recursion is sure to take; it gives up at about 1,500 levels. */
 const YAML_PARSER_DEPTH = 500;
