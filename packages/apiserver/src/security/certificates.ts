@@ -1,11 +1,7 @@
-// @peculiar/x509 resolves its dependencies through tsyringe decorators, which need the Reflect polyfill to be
-// installed before the library module is evaluated.
-import 'reflect-metadata';
-import { createPrivateKey, KeyObject, randomBytes, webcrypto, X509Certificate } from 'node:crypto';
+import { createPrivateKey, type KeyObject, type webcrypto, X509Certificate } from 'node:crypto';
 import { chmod, readFile } from 'node:fs/promises';
 import { isIP } from 'node:net';
 import { join } from 'node:path';
-import * as x509 from '@peculiar/x509';
 import {
   ensurePrivateDir,
   isNotFound,
@@ -13,10 +9,15 @@ import {
   PRIVATE_FILE_MODE,
   writeFileAtomic,
 } from './files.ts';
-
-// Node's WebCrypto is structurally the DOM `Crypto` the library is typed against; only the nominal types differ.
-const crypto = webcrypto as unknown as Crypto;
-x509.cryptoProvider.set(crypto);
+import {
+  certificatePem,
+  createLeafCertificate,
+  createSelfSignedCa,
+  type LeafIssuer,
+  privateKeyPem,
+  subjectKeyId,
+  x509,
+} from './x509.ts';
 
 export interface ServingCertificates {
   caCertPem: string;
@@ -37,23 +38,14 @@ const SERVING_SUBJECT = 'CN=certkit-apiserver';
 /** Always included so local tools work whatever --host says. */
 const DEFAULT_HOSTS = ['localhost', '127.0.0.1', '::1'];
 
-const EC_P256 = { name: 'ECDSA', namedCurve: 'P-256' };
-const ECDSA_SHA256 = { name: 'ECDSA', hash: 'SHA-256' };
-
 interface SubjectAltName {
   type: 'dns' | 'ip';
   value: string;
 }
 
-interface LoadedCa {
+interface LoadedCa extends LeafIssuer {
   certPem: string;
   cert: X509Certificate;
-  /** Used as the issuer name verbatim: clients such as Go match issuer to subject byte for byte. */
-  subjectName: x509.Name;
-  /** Key id copied into the serving certificate's authority key identifier. */
-  keyId: string;
-  signingKey: webcrypto.CryptoKey;
-  signingAlgorithm: webcrypto.Algorithm | webcrypto.EcdsaParams;
 }
 
 /**
@@ -167,10 +159,7 @@ async function parseCa(certPem: string, keyPem: string): Promise<LoadedCa> {
   const keyObject = createPrivateKey(keyPem);
   if (!cert.checkPrivateKey(keyObject)) throw new Error('CA key does not match the CA certificate');
   const parsed = new x509.X509Certificate(certPem);
-  const ski = parsed.getExtension(x509.SubjectKeyIdentifierExtension);
-  const keyId = ski
-    ? ski.keyId
-    : (await x509.SubjectKeyIdentifierExtension.create(parsed.publicKey, false, crypto)).keyId;
+  const keyId = await subjectKeyId(parsed);
   const { importAlgorithm, signingAlgorithm } = signingParameters(keyObject);
   const signingKey = keyObject.toCryptoKey(importAlgorithm, false, ['sign']);
   return { certPem, cert, subjectName: parsed.subjectName, keyId, signingKey, signingAlgorithm };
@@ -237,44 +226,12 @@ async function loadServing(
   return { certPem, keyPem };
 }
 
-function randomSerial(): string {
-  const bytes = randomBytes(16);
-  // Positive and minimally encoded: Go rejects negative serials, and DER forbids a leading zero byte.
-  bytes[0] = (bytes[0] & 0x7f) | 0x40;
-  return bytes.toString('hex');
-}
-
-/** The library omits the final newline, which tools that concatenate PEM files (bundles, `cat`) expect. */
-function certificatePem(cert: x509.X509Certificate): string {
-  return `${cert.toString('pem')}\n`;
-}
-
-function privateKeyPem(key: webcrypto.CryptoKey): string {
-  return KeyObject.from(key).export({ type: 'pkcs8', format: 'pem' }) as string;
-}
-
-async function generateKeyPair(): Promise<webcrypto.CryptoKeyPair> {
-  return (await crypto.subtle.generateKey(EC_P256, true, ['sign', 'verify'])) as webcrypto.CryptoKeyPair;
-}
-
 async function createCa(now: Date): Promise<{ certPem: string; keyPem: string }> {
-  const keys = await generateKeyPair();
-  const cert = await x509.X509CertificateGenerator.createSelfSigned(
-    {
-      serialNumber: randomSerial(),
-      name: CA_SUBJECT,
-      notBefore: new Date(now.getTime() - CLOCK_SKEW_MS),
-      notAfter: new Date(now.getTime() + CA_VALIDITY_MS),
-      keys,
-      signingAlgorithm: ECDSA_SHA256,
-      extensions: [
-        new x509.BasicConstraintsExtension(true, undefined, true),
-        new x509.KeyUsagesExtension(x509.KeyUsageFlags.keyCertSign | x509.KeyUsageFlags.cRLSign, true),
-        await x509.SubjectKeyIdentifierExtension.create(keys.publicKey, false, crypto),
-      ],
-    },
-    crypto,
-  );
+  const { cert, keys } = await createSelfSignedCa({
+    subject: CA_SUBJECT,
+    notBefore: new Date(now.getTime() - CLOCK_SKEW_MS),
+    notAfter: new Date(now.getTime() + CA_VALIDITY_MS),
+  });
   return { certPem: certificatePem(cert), keyPem: privateKeyPem(keys.privateKey) };
 }
 
@@ -283,29 +240,15 @@ async function createServing(
   names: SubjectAltName[],
   now: Date,
 ): Promise<{ certPem: string; keyPem: string }> {
-  const keys = await generateKeyPair();
   // A certificate outliving its issuer would be rejected by clients anyway; ending with the CA is more honest.
   const notAfter = Math.min(now.getTime() + SERVING_VALIDITY_MS, ca.cert.validToDate.getTime());
-  const cert = await x509.X509CertificateGenerator.create(
-    {
-      serialNumber: randomSerial(),
-      subject: SERVING_SUBJECT,
-      issuer: ca.subjectName,
-      notBefore: new Date(now.getTime() - CLOCK_SKEW_MS),
-      notAfter: new Date(notAfter),
-      publicKey: keys.publicKey,
-      signingKey: ca.signingKey,
-      signingAlgorithm: ca.signingAlgorithm,
-      extensions: [
-        new x509.BasicConstraintsExtension(false, undefined, true),
-        new x509.KeyUsagesExtension(x509.KeyUsageFlags.digitalSignature, true),
-        new x509.ExtendedKeyUsageExtension([x509.ExtendedKeyUsage.serverAuth]),
-        new x509.SubjectAlternativeNameExtension(names),
-        new x509.AuthorityKeyIdentifierExtension(ca.keyId),
-        await x509.SubjectKeyIdentifierExtension.create(keys.publicKey, false, crypto),
-      ],
-    },
-    crypto,
-  );
+  const { cert, keys } = await createLeafCertificate({
+    issuer: ca,
+    subject: SERVING_SUBJECT,
+    notBefore: new Date(now.getTime() - CLOCK_SKEW_MS),
+    notAfter: new Date(notAfter),
+    extendedKeyUsages: ['serverAuth'],
+    subjectAltNames: names,
+  });
   return { certPem: certificatePem(cert), keyPem: privateKeyPem(keys.privateKey) };
 }

@@ -1,19 +1,19 @@
-// @peculiar/x509 needs the Reflect polyfill before it is evaluated.
-import 'reflect-metadata';
-import { KeyObject, randomBytes, webcrypto } from 'node:crypto';
-import * as x509 from '@peculiar/x509';
+import {
+  certificatePem,
+  createLeafCertificate,
+  createSelfSignedCa,
+  ECDSA_SHA256,
+  privateKeyPem,
+  subjectKeyId,
+} from '@certkit/apiserver/security/x509';
 
 /**
  * Certificates for authentication tests, made as an operator would make them for kube-apiserver's
  * --tls-cert-file and --client-ca-file: a CA, serving certificates for loopback, client certificates with a
- * user (CN) and groups (O).
+ * user (CN) and groups (O). Built by the API server's own certificate code (`security/x509.ts`), so they are
+ * made as the server makes its own.
  */
 
-const crypto = webcrypto as unknown as Crypto;
-x509.cryptoProvider.set(crypto);
-
-const EC_P256 = { name: 'ECDSA', namedCurve: 'P-256' };
-const ECDSA_SHA256 = { name: 'ECDSA', hash: 'SHA-256' };
 const HOUR_MS = 60 * 60 * 1000;
 
 export interface TestKeyPair {
@@ -34,79 +34,38 @@ export interface TestCa extends TestKeyPair {
   issue(options: IssueOptions): Promise<TestKeyPair>;
 }
 
+/** A CA valid from an hour ago for a day, and what it issues valid for the same time. */
 export async function createTestCa(commonName: string): Promise<TestCa> {
-  const keys = await generateKeys();
   const now = Date.now();
-  const caCert = await x509.X509CertificateGenerator.createSelfSigned(
-    {
-      serialNumber: serial(),
-      name: `CN=${commonName}`,
-      notBefore: new Date(now - HOUR_MS),
-      notAfter: new Date(now + 24 * HOUR_MS),
-      keys,
-      signingAlgorithm: ECDSA_SHA256,
-      extensions: [
-        new x509.BasicConstraintsExtension(true, undefined, true),
-        new x509.KeyUsagesExtension(x509.KeyUsageFlags.keyCertSign | x509.KeyUsageFlags.cRLSign, true),
-        await x509.SubjectKeyIdentifierExtension.create(keys.publicKey, false, crypto),
-      ],
-    },
-    crypto,
-  );
+  const notBefore = new Date(now - HOUR_MS);
+  const notAfter = new Date(now + 24 * HOUR_MS);
+  const ca = await createSelfSignedCa({ subject: `CN=${commonName}`, notBefore, notAfter });
+  const issuer = {
+    subjectName: ca.cert.subjectName,
+    keyId: await subjectKeyId(ca.cert),
+    signingKey: ca.keys.privateKey,
+    signingAlgorithm: ECDSA_SHA256,
+  };
   return {
-    certPem: pem(caCert),
-    keyPem: keyPem(keys.privateKey),
+    certPem: certificatePem(ca.cert),
+    keyPem: privateKeyPem(ca.keys.privateKey),
     async issue(options) {
-      const leafKeys = await generateKeys();
       const subject = [
         `CN=${options.commonName}`,
         ...(options.organizations ?? []).map((o) => `O=${o}`),
       ].join(', ');
-      const names = [
-        ...(options.dnsNames ?? []).map((value) => ({ type: 'dns' as const, value })),
-        ...(options.ipAddresses ?? []).map((value) => ({ type: 'ip' as const, value })),
-      ];
-      const cert = await x509.X509CertificateGenerator.create(
-        {
-          serialNumber: serial(),
-          subject,
-          issuer: caCert.subjectName,
-          notBefore: new Date(now - HOUR_MS),
-          notAfter: new Date(now + 24 * HOUR_MS),
-          publicKey: leafKeys.publicKey,
-          signingKey: keys.privateKey,
-          signingAlgorithm: ECDSA_SHA256,
-          extensions: [
-            new x509.BasicConstraintsExtension(false, undefined, true),
-            new x509.KeyUsagesExtension(x509.KeyUsageFlags.digitalSignature, true),
-            ...(options.usages?.length
-              ? [new x509.ExtendedKeyUsageExtension(options.usages.map((u) => x509.ExtendedKeyUsage[u]))]
-              : []),
-            ...(names.length ? [new x509.SubjectAlternativeNameExtension(names)] : []),
-            await x509.AuthorityKeyIdentifierExtension.create(caCert, false, crypto),
-          ],
-        },
-        crypto,
-      );
-      return { certPem: pem(cert), keyPem: keyPem(leafKeys.privateKey) };
+      const leaf = await createLeafCertificate({
+        issuer,
+        subject,
+        notBefore,
+        notAfter,
+        extendedKeyUsages: options.usages,
+        subjectAltNames: [
+          ...(options.dnsNames ?? []).map((value) => ({ type: 'dns' as const, value })),
+          ...(options.ipAddresses ?? []).map((value) => ({ type: 'ip' as const, value })),
+        ],
+      });
+      return { certPem: certificatePem(leaf.cert), keyPem: privateKeyPem(leaf.keys.privateKey) };
     },
   };
-}
-
-async function generateKeys(): Promise<webcrypto.CryptoKeyPair> {
-  return (await crypto.subtle.generateKey(EC_P256, true, ['sign', 'verify'])) as webcrypto.CryptoKeyPair;
-}
-
-function serial(): string {
-  const bytes = randomBytes(16);
-  bytes[0] = (bytes[0] & 0x7f) | 0x40;
-  return bytes.toString('hex');
-}
-
-function pem(cert: x509.X509Certificate): string {
-  return `${cert.toString('pem')}\n`;
-}
-
-function keyPem(key: webcrypto.CryptoKey): string {
-  return KeyObject.from(key).export({ type: 'pkcs8', format: 'pem' }) as string;
 }
