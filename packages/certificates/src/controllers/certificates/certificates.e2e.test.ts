@@ -222,7 +222,7 @@ describe('Certificate controllers on the embedded API server', () => {
     }, 'next-key Secrets deleted');
   });
 
-  // Five as in cert-manager, where only readiness writes Ready (docs/adr/2201): the trigger (Issuing=True),
+  // Five as in cert-manager, where only readiness writes Ready (docs/adr/0902): the trigger (Issuing=True),
   // readiness (Ready=False, no Secret yet), the key manager (the next key's name), issuing (the new
   // revision), readiness (Ready=True and the validity dates).
   it('writes a new Certificate status five times per issuance: Ready by readiness alone', async () => {

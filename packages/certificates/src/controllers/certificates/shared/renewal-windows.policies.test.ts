@@ -141,7 +141,7 @@ describe('renewal windows in the policy checks', () => {
   });
 
   // Ready=False InvalidSpec is the readiness controller's own since the trigger stopped writing Ready
-  // (docs/adr/2201-ready-written-by-readiness-alone.md); before, this expected no condition at all.
+  // (docs/adr/0902-ready-written-by-readiness-alone.md); before, this expected no condition at all.
   it('an invalid spec is Ready=False InvalidSpec, not a window error; renewalTime still set', () => {
     const status: CertificateStatus = {};
     applyReadiness(status, input([{ cron: '0 25 * * *', windowDuration: '1h' }], '2026-03-01T00:10:00Z'));
