@@ -1,10 +1,10 @@
 import { createPrivateKey, type KeyObject, type webcrypto, X509Certificate } from 'node:crypto';
-import { chmod, readFile } from 'node:fs/promises';
+import { chmod } from 'node:fs/promises';
 import { isIP } from 'node:net';
 import { join } from 'node:path';
 import {
   ensurePrivateDir,
-  isNotFound,
+  readFileIfExists,
   PRIVATE_DIR_MODE,
   PRIVATE_FILE_MODE,
   writeFileAtomic,
@@ -125,19 +125,10 @@ function subjectAltName(host: string): SubjectAltName {
   return { type: 'dns', value };
 }
 
-async function readOptional(path: string): Promise<string | undefined> {
-  try {
-    return await readFile(path, 'utf8');
-  } catch (error) {
-    if (isNotFound(error)) return undefined;
-    throw error;
-  }
-}
-
 /** Returns undefined when the CA must be replaced; read errors other than a missing file are not swallowed. */
 async function loadCa(certPath: string, keyPath: string, now: Date): Promise<LoadedCa | undefined> {
-  const certPem = await readOptional(certPath);
-  const keyPem = await readOptional(keyPath);
+  const certPem = await readFileIfExists(certPath);
+  const keyPem = await readFileIfExists(keyPath);
   if (certPem === undefined || keyPem === undefined) return undefined;
   let ca: LoadedCa;
   try {
@@ -205,8 +196,8 @@ async function loadServing(
   names: SubjectAltName[],
   now: Date,
 ): Promise<{ certPem: string; keyPem: string } | undefined> {
-  const certPem = await readOptional(certPath);
-  const keyPem = await readOptional(keyPath);
+  const certPem = await readFileIfExists(certPath);
+  const keyPem = await readFileIfExists(keyPath);
   if (certPem === undefined || keyPem === undefined) return undefined;
   try {
     const cert = new X509Certificate(certPem);

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { link, mkdir, open, rename, unlink } from 'node:fs/promises';
+import { link, mkdir, open, readFile, rename, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 
 /** Owner-only: these directories hold private keys and the admin token. */
@@ -62,4 +62,17 @@ export async function ensurePrivateDir(path: string): Promise<void> {
 
 export function isNotFound(error: unknown): boolean {
   return (error as NodeJS.ErrnoException | undefined)?.code === 'ENOENT';
+}
+
+/**
+ * A file's text, or undefined when it does not exist. Other read errors (permissions, a directory) are thrown:
+ * a key or token that is there but unreadable must not be taken as missing and silently replaced.
+ */
+export async function readFileIfExists(path: string): Promise<string | undefined> {
+  try {
+    return await readFile(path, 'utf8');
+  } catch (error) {
+    if (isNotFound(error)) return undefined;
+    throw error;
+  }
 }

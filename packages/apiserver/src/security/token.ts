@@ -1,7 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { createFileExclusive, ensurePrivateDir, isNotFound, PRIVATE_FILE_MODE } from './files.ts';
+import { createFileExclusive, ensurePrivateDir, PRIVATE_FILE_MODE, readFileIfExists } from './files.ts';
 
 /** Visible ASCII only: the token travels in an HTTP header and in kubeconfig files. */
 const TOKEN_SYNTAX = /^[\x21-\x7e]+$/;
@@ -25,13 +24,8 @@ export async function ensureToken(dir: string): Promise<string> {
 }
 
 async function readToken(path: string): Promise<string | undefined> {
-  let content: string;
-  try {
-    content = await readFile(path, 'utf8');
-  } catch (error) {
-    if (isNotFound(error)) return undefined;
-    throw error;
-  }
+  const content = await readFileIfExists(path);
+  if (content === undefined) return undefined;
   const token = content.trim();
   // Refuse rather than replace: someone may have put their own token there, and kubeconfigs may depend on it.
   if (!TOKEN_SYNTAX.test(token)) {

@@ -8,7 +8,7 @@ import {
 } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { createFileExclusive, ensurePrivateDir, isNotFound, PRIVATE_FILE_MODE } from '../files.ts';
+import { createFileExclusive, ensurePrivateDir, PRIVATE_FILE_MODE, readFileIfExists } from '../files.ts';
 
 /**
  * The keys of ServiceAccount tokens, as kube-apiserver takes them: one private key signs
@@ -114,23 +114,14 @@ export async function loadVerificationKeys(path: string): Promise<VerificationKe
  */
 export async function ensureSigningKey(dir: string): Promise<SigningKey> {
   const path = join(dir, GENERATED_SIGNING_KEY_FILE);
-  const existing = await readOptional(path);
+  const existing = await readFileIfExists(path);
   if (existing !== undefined) return signingKeyFromPem(existing, path);
   await ensurePrivateDir(dir);
   const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
   const pem = privateKey.export({ type: 'pkcs8', format: 'pem' }) as string;
   // A concurrent start that got there first wins: both then sign with the same key.
   if (await createFileExclusive(path, pem, PRIVATE_FILE_MODE)) return signingKeyFromPem(pem, path);
-  const winner = await readOptional(path);
+  const winner = await readFileIfExists(path);
   if (winner === undefined) throw new Error(`${path} disappeared while it was being created`);
   return signingKeyFromPem(winner, path);
-}
-
-async function readOptional(path: string): Promise<string | undefined> {
-  try {
-    return await readFile(path, 'utf8');
-  } catch (error) {
-    if (isNotFound(error)) return undefined;
-    throw error;
-  }
 }
