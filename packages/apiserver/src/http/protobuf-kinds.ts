@@ -50,6 +50,13 @@ export function workloadKinds({
     [6, 'message', 'string', 'keep'],
   ]);
 
+  /** core/v1 PortStatus, which networking/v1 IngressPortStatus repeats field for field. */
+  const PortStatus = message([
+    [1, 'port', 'int32', 'keep'],
+    [2, 'protocol', 'string', 'keep'],
+    [3, 'error', 'string'],
+  ]);
+
   const Service = message([
     [1, 'metadata', ObjectMeta],
     [
@@ -109,16 +116,7 @@ export function workloadKinds({
                 [1, 'ip', 'string'],
                 [2, 'hostname', 'string'],
                 [3, 'ipMode', 'string'],
-                [
-                  4,
-                  'ports',
-                  message([
-                    [1, 'port', 'int32', 'keep'],
-                    [2, 'protocol', 'string', 'keep'],
-                    [3, 'error', 'string'],
-                  ]),
-                  'repeated',
-                ],
+                [4, 'ports', PortStatus, 'repeated'],
               ]),
               'repeated',
             ],
@@ -400,16 +398,7 @@ export function workloadKinds({
               message([
                 [1, 'ip', 'string'],
                 [2, 'hostname', 'string'],
-                [
-                  4,
-                  'ports',
-                  message([
-                    [1, 'port', 'int32', 'keep'],
-                    [2, 'protocol', 'string', 'keep'],
-                    [3, 'error', 'string'],
-                  ]),
-                  'repeated',
-                ],
+                [4, 'ports', PortStatus, 'repeated'],
               ]),
               'repeated',
             ],
