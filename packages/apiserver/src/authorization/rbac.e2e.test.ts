@@ -516,6 +516,24 @@ emit({
     );
     assert.equal(mismatch.status, 400);
     assert.equal(mismatch.json.message, 'spec.resourceAttributes.namespace must match namespace: default');
+    // A review about someone else must name a user or a group, in both kinds.
+    for (const [kind, path] of [
+      ['SubjectAccessReview', '/apis/authorization.k8s.io/v1/subjectaccessreviews'],
+      [
+        'LocalSubjectAccessReview',
+        '/apis/authorization.k8s.io/v1/namespaces/default/localsubjectaccessreviews',
+      ],
+    ]) {
+      const nobody = await t.fetch('POST', path, {
+        body: { spec: { resourceAttributes: { verb: 'get', resource: 'pods' } } },
+      });
+      assert.equal(nobody.status, 422, `${kind}: ${nobody.text}`);
+      assert.equal(nobody.json.details.kind, kind);
+      assert.match(
+        nobody.json.message,
+        /spec\.user: Invalid value: "": at least one of user or group must be specified/,
+      );
+    }
   });
 
   it('impersonates uids and extra fields for those allowed, and refuses the rest', async () => {

@@ -84,6 +84,24 @@ function attributeErrors(spec: AccessReviewSpec): FieldError[] {
   return [];
 }
 
+/** ValidateSubjectAccessReviewSpec's second check, for the reviews that name whom they ask about: a user or a group. */
+function subjectErrors(spec: AccessReviewSpec): FieldError[] {
+  if (spec.user || (spec.groups?.length ?? 0) > 0) return [];
+  return [
+    {
+      type: 'FieldValueInvalid',
+      field: 'spec.user',
+      value: spec.user ?? '',
+      detail: 'at least one of user or group must be specified',
+    },
+  ];
+}
+
+/** The user a SubjectAccessReview or LocalSubjectAccessReview asks about, from its spec. */
+function reviewedUser(spec: AccessReviewSpec): UserInfo {
+  return { name: spec.user ?? '', uid: spec.uid, groups: spec.groups ?? [], extra: spec.extra };
+}
+
 function reviewAttributes(user: UserInfo, spec: AccessReviewSpec): Attributes {
   if (spec.nonResourceAttributes) {
     const a = spec.nonResourceAttributes;
@@ -132,22 +150,9 @@ function subjectAccessReview(authorizer: Authorizer): CreateOnlyHandler {
   return (body, request) => {
     const spec = specOf(body);
     const errs = attributeErrors(spec);
-    if (!spec.user && !(spec.groups?.length ?? 0)) {
-      errs.push({
-        type: 'FieldValueInvalid',
-        field: 'spec.user',
-        value: spec.user ?? '',
-        detail: 'at least one of user or group must be specified',
-      });
-    }
+    errs.push(...subjectErrors(spec));
     if (errs.length > 0) throw newInvalid('authorization.k8s.io', 'SubjectAccessReview', '', errs);
-    const user: UserInfo = {
-      name: spec.user ?? '',
-      uid: spec.uid,
-      groups: spec.groups ?? [],
-      extra: spec.extra,
-    };
-    return answer(body, request, authorizer, user);
+    return answer(body, request, authorizer, reviewedUser(spec));
   };
 }
 
@@ -170,27 +175,14 @@ function localSubjectAccessReview(authorizer: Authorizer): CreateOnlyHandler {
         detail: 'disallowed on this kind of request',
       });
     }
-    if (!spec.user && !(spec.groups?.length ?? 0)) {
-      errs.push({
-        type: 'FieldValueInvalid',
-        field: 'spec.user',
-        value: spec.user ?? '',
-        detail: 'at least one of user or group must be specified',
-      });
-    }
+    errs.push(...subjectErrors(spec));
     if (errs.length > 0) throw newInvalid('authorization.k8s.io', 'LocalSubjectAccessReview', '', errs);
     const attrs = spec.resourceAttributes!;
     if (attrs.namespace !== undefined && attrs.namespace !== '' && attrs.namespace !== namespace) {
       throw newBadRequest(`spec.resourceAttributes.namespace must match namespace: ${namespace}`);
     }
     const reviewed = { ...body, spec: { ...spec, resourceAttributes: { ...attrs, namespace } } };
-    const user: UserInfo = {
-      name: spec.user ?? '',
-      uid: spec.uid,
-      groups: spec.groups ?? [],
-      extra: spec.extra,
-    };
-    const result = answer(reviewed, request, authorizer, user);
+    const result = answer(reviewed, request, authorizer, reviewedUser(spec));
     (result.metadata as Record<string, unknown>).namespace = namespace;
     return result;
   };
