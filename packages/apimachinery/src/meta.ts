@@ -94,3 +94,20 @@ export const INITIAL_EVENTS_END_ANNOTATION = 'k8s.io/initial-events-end';
 export function toPartialObjectMetadata(obj: KubeObject): PartialObjectMetadata {
   return { apiVersion: 'meta.k8s.io/v1', kind: 'PartialObjectMetadata', metadata: obj.metadata ?? {} };
 }
+
+/**
+ * The owner reference that makes `owner` the controller of an object (metav1.NewControllerRef): garbage
+ * collection deletes the object with its owner, and foreground deletion of the owner waits for it
+ * (blockOwnerDeletion). `apiVersion` and `kind` are the owner's, given rather than read, because objects from a
+ * typed cache or a metadata-only read may lack them.
+ */
+export function newControllerRef(owner: KubeObject, apiVersion: string, kind: string): OwnerReference {
+  return {
+    apiVersion,
+    kind,
+    name: owner.metadata?.name ?? '',
+    uid: owner.metadata?.uid ?? '',
+    controller: true,
+    blockOwnerDeletion: true,
+  };
+}

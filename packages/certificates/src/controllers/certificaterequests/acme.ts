@@ -1,4 +1,4 @@
-import { isAlreadyExists, isNotFound } from '@certkit/apimachinery';
+import { isAlreadyExists, isNotFound, newControllerRef } from '@certkit/apimachinery';
 import { keyFor } from '@certkit/runtime';
 import { ACME_API_VERSION, ACME_FAILURE_STATES, AcmeKinds } from '../../api/acme-constants.ts';
 import { API_VERSION, Kinds } from '../../api/constants.ts';
@@ -74,16 +74,7 @@ async function createOrder(ctx: ControllerContext, cr: CertificateRequest, name:
       namespace: cr.metadata.namespace,
       labels: { ...cr.metadata.labels },
       annotations: { ...cr.metadata.annotations },
-      ownerReferences: [
-        {
-          apiVersion: API_VERSION,
-          kind: Kinds.CertificateRequest,
-          name: cr.metadata.name!,
-          uid: cr.metadata.uid!,
-          controller: true,
-          blockOwnerDeletion: true,
-        },
-      ],
+      ownerReferences: [newControllerRef(cr, API_VERSION, Kinds.CertificateRequest)],
     },
     spec,
   };

@@ -1,3 +1,4 @@
+import { newControllerRef } from '@certkit/apimachinery';
 import { ACME_API_VERSION, AcmeFinalizers, AcmeKinds } from '../../../api/acme-constants.ts';
 import type { Challenge, Order } from '../../../api/types.ts';
 import type { ACMEChallengeSolver } from '../../../api/acme-types.ts';
@@ -42,16 +43,7 @@ export function requiredChallengeObjects(
         namespace: order.metadata.namespace,
         labels: { ...order.metadata.labels },
         annotations: { ...order.metadata.annotations },
-        ownerReferences: [
-          {
-            apiVersion: ACME_API_VERSION,
-            kind: AcmeKinds.Order,
-            name: order.metadata.name!,
-            uid: order.metadata.uid!,
-            controller: true,
-            blockOwnerDeletion: true,
-          },
-        ],
+        ownerReferences: [newControllerRef(order, ACME_API_VERSION, AcmeKinds.Order)],
         // Set at creation, so that a Challenge deleted before its first sync is still cleaned up.
         finalizers: [AcmeFinalizers.challenge],
       },
