@@ -19,3 +19,4 @@ export * from './meta.ts';
 export * from './query-bool.ts';
 export * from './status.ts';
 export * from './time.ts';
+export * from './validation.ts';

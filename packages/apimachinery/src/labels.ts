@@ -6,6 +6,7 @@
  *   <requirement> ::= [!] KEY [ ("in" | "notin") "(" VALUES ")" | ("=" | "==" | "!=" | ">" | "<") VALUE ]
  */
 import { type FieldError, formatFieldError, newBadRequest } from './status.ts';
+import { labelValueErrors, qualifiedNameErrors } from './validation.ts';
 
 /**
  * The operator of a label requirement, as the selector grammar spells it (`exists` and `!` for bare keys).
@@ -33,92 +34,6 @@ export interface LabelSelector {
   matches(labels: Record<string, string> | undefined): boolean;
   /** Canonical form; parsing it gives back an equal selector (except for `nothingLabels`, see there). */
   toString(): string;
-}
-
-// ---------------------------------------------------------------------------------------------------------
-// Key and value validation (k8s.io/apimachinery/pkg/util/validation), with upstream's messages, because the
-// parse error a client sees embeds them.
-
-const QUALIFIED_NAME_MAX = 63;
-const LABEL_VALUE_MAX = 63;
-const DNS1123_SUBDOMAIN_MAX = 253;
-const qualifiedNameFmt = '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]';
-const qualifiedNameRe = new RegExp(`^${qualifiedNameFmt}$`);
-const labelValueFmt = `(${qualifiedNameFmt})?`;
-const labelValueRe = new RegExp(`^${labelValueFmt}$`);
-const dns1123LabelFmt = '[a-z0-9]([-a-z0-9]*[a-z0-9])?';
-const dns1123SubdomainFmt = `${dns1123LabelFmt}(\\.${dns1123LabelFmt})*`;
-const dns1123SubdomainRe = new RegExp(`^${dns1123SubdomainFmt}$`);
-
-/** validation.RegexError, including its doubled space before "or". */
-function regexError(msg: string, fmt: string, ...examples: string[]): string {
-  const shown = examples.map((e) => `'${e}', `).join(' or ');
-  return `${msg} (e.g. ${shown}regex used for validation is '${fmt}')`;
-}
-
-/** Lengths are checked in bytes, as Go's len(). */
-const byteLength = (s: string): number => Buffer.byteLength(s, 'utf8');
-const maxLenError = (n: number): string => `must be no more than ${n} characters`;
-
-function dns1123SubdomainErrors(value: string): string[] {
-  const errs: string[] = [];
-  if (byteLength(value) > DNS1123_SUBDOMAIN_MAX) errs.push(maxLenError(DNS1123_SUBDOMAIN_MAX));
-  if (!dns1123SubdomainRe.test(value)) {
-    errs.push(
-      regexError(
-        "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character",
-        dns1123SubdomainFmt,
-        'example.com',
-      ),
-    );
-  }
-  return errs;
-}
-
-const qualifiedNameErrMsg =
-  "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character";
-
-/** Problems with a label key (`[prefix/]name`), as validation.IsQualifiedName; empty when valid. */
-export function labelKeyErrors(key: string): string[] {
-  const errs: string[] = [];
-  const parts = key.split('/');
-  if (parts.length > 2) {
-    return [
-      `a qualified name ${regexError(qualifiedNameErrMsg, qualifiedNameFmt, 'MyName', 'my.name', '123-abc')} with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')`,
-    ];
-  }
-  const name = parts.length === 2 ? parts[1] : parts[0];
-  if (parts.length === 2) {
-    const prefix = parts[0];
-    if (prefix === '') errs.push('prefix part must be non-empty');
-    else errs.push(...dns1123SubdomainErrors(prefix).map((m) => `prefix part ${m}`));
-  }
-  if (name === '') errs.push('name part must be non-empty');
-  else if (byteLength(name) > QUALIFIED_NAME_MAX) errs.push(`name part ${maxLenError(QUALIFIED_NAME_MAX)}`);
-  if (!qualifiedNameRe.test(name)) {
-    errs.push(
-      `name part ${regexError(qualifiedNameErrMsg, qualifiedNameFmt, 'MyName', 'my.name', '123-abc')}`,
-    );
-  }
-  return errs;
-}
-
-/** Problems with a label value, as validation.IsValidLabelValue; empty when valid ('' is valid). */
-export function labelValueErrors(value: string): string[] {
-  const errs: string[] = [];
-  if (byteLength(value) > LABEL_VALUE_MAX) errs.push(maxLenError(LABEL_VALUE_MAX));
-  if (!labelValueRe.test(value)) {
-    errs.push(
-      regexError(
-        "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character",
-        labelValueFmt,
-        'MyValue',
-        'my_value',
-        '12345',
-      ),
-    );
-  }
-  return errs;
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -152,7 +67,7 @@ class SelectorSyntaxError extends Error {}
  */
 function newRequirement(key: string, operator: LabelOperator, values: readonly string[]): LabelRequirement {
   const errs: string[] = [];
-  const keyErrors = labelKeyErrors(key);
+  const keyErrors = qualifiedNameErrors(key);
   if (keyErrors.length > 0) errs.push(invalid('key', key, keyErrors.join('; ')));
   switch (operator) {
     case 'in':
@@ -428,7 +343,7 @@ class Parser {
     }
     if (t.kind !== 'id') throw new SelectorSyntaxError(`found '${t.text}', expected: identifier`);
     const key = t.text;
-    const keyErrors = labelKeyErrors(key);
+    const keyErrors = qualifiedNameErrors(key);
     if (keyErrors.length > 0) throw new SelectorSyntaxError(invalid(NIL_PATH, key, keyErrors.join('; ')));
     // `!key` is complete whatever follows (a following operator then fails as "expected ','"); a bare key
     // is `exists` only when the requirement ends there.

@@ -12,7 +12,7 @@ import {
   StatusError,
   type StoredObject,
 } from '@certkit/apimachinery';
-import { dns1123Subdomain, qualifiedName } from '../registry/validation.ts';
+import { dns1123SubdomainErrors, qualifiedNameErrors } from '@certkit/apimachinery';
 import { compileMatchCondition } from './match-conditions.ts';
 import {
   ADMISSION_REVIEW_VERSIONS,
@@ -103,7 +103,7 @@ function validateMatchConditions(conditions: MatchCondition[] | undefined, field
       errs.push({ type: 'FieldValueDuplicate', field: `${at}.name`, value: c.name });
     else {
       names.add(c.name);
-      for (const problem of qualifiedName(c.name)) errs.push(invalid(`${at}.name`, c.name, problem));
+      for (const problem of qualifiedNameErrors(c.name)) errs.push(invalid(`${at}.name`, c.name, problem));
     }
     if (!c?.expression) errs.push(required(`${at}.expression`));
     else {
@@ -117,7 +117,7 @@ function validateMatchConditions(conditions: MatchCondition[] | undefined, field
 /** utilvalidation.IsFullyQualifiedName: a DNS subdomain of at least three segments. */
 function validateName(name: string | undefined, field: string): FieldError[] {
   if (!name) return [required(field)];
-  const errs = dns1123Subdomain(name).map((e) => invalid(field, name, e));
+  const errs = dns1123SubdomainErrors(name).map((e) => invalid(field, name, e));
   if (errs.length === 0 && name.split('.').length < 3)
     errs.push(invalid(field, name, 'should be a domain with at least three segments separated by dots'));
   return errs;
@@ -282,7 +282,7 @@ function validateService(
   steps.forEach((step, i) => {
     if (step === '') errs.push(invalid(`${field}.path`, path, `segment[${i}] may not be empty`));
     else {
-      const problems = dns1123Subdomain(step);
+      const problems = dns1123SubdomainErrors(step);
       if (problems.length > 0)
         errs.push(invalid(`${field}.path`, path, `segment[${i}]: [${problems.join(' ')}]`));
     }

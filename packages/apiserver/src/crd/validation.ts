@@ -4,7 +4,7 @@ import { type FieldError, type StoredObject } from '@certkit/apimachinery';
 import { compileJsonPath } from './jsonpath.ts';
 import { type JSONSchemaProps } from '../schema/types.ts';
 import { validateStructuralSchema } from '../schema/structural.ts';
-import { dns1123Label, dns1123Subdomain } from '../registry/validation.ts';
+import { dns1123LabelErrors, dns1123SubdomainErrors } from '@certkit/apimachinery';
 import type { Crd } from './crd-object.ts';
 import { compileValidationRules } from '../schema/cel/index.ts';
 
@@ -19,7 +19,7 @@ export function validateCustomResourceDefinition(
   const names = spec.names ?? ({} as Crd['spec']['names']);
   if (!spec.group) errs.push({ type: 'FieldValueRequired', field: 'spec.group' });
   else {
-    for (const msg of dns1123Subdomain(spec.group))
+    for (const msg of dns1123SubdomainErrors(spec.group))
       errs.push({ type: 'FieldValueInvalid', field: 'spec.group', value: spec.group, detail: msg });
     if (!spec.group.includes('.')) {
       errs.push({
@@ -36,7 +36,7 @@ export function validateCustomResourceDefinition(
       if (field === 'plural') errs.push({ type: 'FieldValueRequired', field: `spec.names.${field}` });
       continue;
     }
-    for (const msg of dns1123Label(value))
+    for (const msg of dns1123LabelErrors(value))
       errs.push({ type: 'FieldValueInvalid', field: `spec.names.${field}`, value, detail: msg });
   }
   for (const field of ['kind', 'listKind'] as const) {

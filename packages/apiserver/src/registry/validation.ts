@@ -1,65 +1,17 @@
 import { Buffer } from 'node:buffer';
-import type { FieldError, StoredObject } from '@certkit/apimachinery';
+import {
+  type FieldError,
+  labelValueErrors,
+  qualifiedNameErrors,
+  type StoredObject,
+} from '@certkit/apimachinery';
 
-/** Validation helpers mirroring k8s.io/apimachinery/pkg/util/validation, with upstream's messages. */
+/**
+ * What the API server validates beyond the name and label checks of @certkit/apimachinery (its validation.ts):
+ * data keys, base64, ObjectMeta, with upstream's messages.
+ */
 
-const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
-const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
-const QUALIFIED_NAME_PART = /^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$/;
-const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
 const CONFIG_KEY = /^[-._a-zA-Z0-9]+$/;
-
-export function dns1123Label(value: string): string[] {
-  const errs: string[] = [];
-  if (value.length > 63) errs.push('must be no more than 63 characters');
-  if (!DNS1123_LABEL.test(value)) {
-    errs.push(
-      "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')",
-    );
-  }
-  return errs;
-}
-
-export function dns1123Subdomain(value: string): string[] {
-  const errs: string[] = [];
-  if (value.length > 253) errs.push('must be no more than 253 characters');
-  if (!DNS1123_SUBDOMAIN.test(value)) {
-    errs.push(
-      "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')",
-    );
-  }
-  return errs;
-}
-
-export function qualifiedName(value: string): string[] {
-  const slash = value.lastIndexOf('/');
-  const prefix = slash >= 0 ? value.slice(0, slash) : undefined;
-  const name = slash >= 0 ? value.slice(slash + 1) : value;
-  const errs: string[] = [];
-  if (prefix !== undefined) {
-    if (prefix === '') errs.push('prefix part must be non-empty');
-    else errs.push(...dns1123Subdomain(prefix).map((e) => `prefix part ${e}`));
-  }
-  if (name === '') errs.push('name part must be non-empty');
-  else if (name.length > 63) errs.push('name part must be no more than 63 characters');
-  else if (!QUALIFIED_NAME_PART.test(name)) {
-    errs.push(
-      "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')",
-    );
-  }
-  return errs;
-}
-
-export function labelValue(value: string): string[] {
-  const errs: string[] = [];
-  if (value.length > 63) errs.push('must be no more than 63 characters');
-  if (!LABEL_VALUE.test(value)) {
-    errs.push(
-      "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')",
-    );
-  }
-  return errs;
-}
 
 /** Keys of Secret and ConfigMap data. */
 export function configMapKey(value: string): string[] {
@@ -136,20 +88,20 @@ export function validateObjectMeta(
     });
   }
   for (const [key, value] of Object.entries(meta.labels ?? {})) {
-    for (const msg of qualifiedName(key)) {
+    for (const msg of qualifiedNameErrors(key)) {
       errs.push({ type: 'FieldValueInvalid', field: 'metadata.labels', value: key, detail: msg });
     }
     if (typeof value !== 'string') {
       errs.push({ type: 'FieldValueInvalid', field: `metadata.labels`, value, detail: 'must be a string' });
       continue;
     }
-    for (const msg of labelValue(value)) {
+    for (const msg of labelValueErrors(value)) {
       errs.push({ type: 'FieldValueInvalid', field: 'metadata.labels', value, detail: msg });
     }
   }
   let annotationBytes = 0;
   for (const [key, value] of Object.entries(meta.annotations ?? {})) {
-    for (const msg of qualifiedName(key.toLowerCase())) {
+    for (const msg of qualifiedNameErrors(key.toLowerCase())) {
       errs.push({ type: 'FieldValueInvalid', field: 'metadata.annotations', value: key, detail: msg });
     }
     annotationBytes += key.length + String(value).length;
@@ -206,7 +158,7 @@ export function validateObjectMeta(
   }
   (meta.finalizers ?? []).forEach((item, i) => {
     const f = item ?? '';
-    for (const msg of qualifiedName(f)) {
+    for (const msg of qualifiedNameErrors(f)) {
       errs.push({ type: 'FieldValueInvalid', field: `metadata.finalizers[${i}]`, value: f, detail: msg });
     }
   });

@@ -7,7 +7,7 @@
 
 import { formatTime, type FieldError, GoSyntax, jsonEqual, type StoredObject } from '@certkit/apimachinery';
 import { ageColumn, humanAge, nameColumn } from '../printing.ts';
-import { dns1123Label } from '../validation.ts';
+import { dns1123LabelErrors } from '@certkit/apimachinery';
 import { age, builtin } from './builtin.ts';
 import { certificateRequestError, issuedCertificateError } from './csr-request.ts';
 import { invalid, required, unsupported } from './kind-validation.ts';
@@ -105,7 +105,7 @@ function validateSignerName(name: string | undefined, errs: FieldError[]): void 
   const [domain, path] = segments;
   const domainLabels = domain.split('.');
   for (const label of domainLabels) {
-    const problems = dns1123Label(label);
+    const problems = dns1123LabelErrors(label);
     if (problems.length > 0) {
       for (const msg of problems)
         errs.push(invalid(field, domain, `validating label ${JSON.stringify(label)}: ${msg}`));
@@ -116,7 +116,7 @@ function validateSignerName(name: string | undefined, errs: FieldError[]): void 
     errs.push(invalid(field, domain, 'should be a domain with at least two segments separated by dots'));
   }
   for (const label of path.split('.')) {
-    const problems = dns1123Label(label);
+    const problems = dns1123LabelErrors(label);
     if (problems.length > 0) {
       for (const msg of problems)
         errs.push(invalid(field, path, `validating label ${JSON.stringify(label)}: ${msg}`));

@@ -13,7 +13,7 @@ import {
   validatePortNumber,
   validateProtocol,
 } from './kind-validation.ts';
-import { dns1123Subdomain } from '../validation.ts';
+import { dns1123SubdomainErrors } from '@certkit/apimachinery';
 
 interface Endpoint {
   addresses?: string[];
@@ -53,7 +53,7 @@ function endpointsCell(obj: StoredObject): string {
 
 function validateAddress(type: string, address: string, field: string, errs: FieldError[]): void {
   if (type === 'FQDN') {
-    for (const msg of dns1123Subdomain(address)) errs.push(invalid(field, address, msg));
+    for (const msg of dns1123SubdomainErrors(address)) errs.push(invalid(field, address, msg));
   } else if (ipFamily(address) !== type) {
     errs.push(invalid(field, address, `must be a valid ${type} address`));
   }

@@ -2,7 +2,7 @@
 
 import type { FieldError, StoredObject } from '@certkit/apimachinery';
 import { ageColumn, nameColumn } from '../printing.ts';
-import { dns1123Subdomain } from '../validation.ts';
+import { dns1123SubdomainErrors } from '@certkit/apimachinery';
 import { age, builtin } from './builtin.ts';
 import {
   invalid,
@@ -70,7 +70,7 @@ function validateHost(host: string, field: string, errs: FieldError[]): void {
     return;
   }
   const name = host.startsWith('*.') ? host.slice(2) : host;
-  for (const msg of dns1123Subdomain(name)) {
+  for (const msg of dns1123SubdomainErrors(name)) {
     errs.push(
       invalid(
         field,
@@ -165,14 +165,14 @@ export const ingresses = builtin({
     }
     if (spec.defaultBackend) validateBackend(spec.defaultBackend, 'spec.defaultBackend', errs);
     if (spec.ingressClassName) {
-      for (const msg of dns1123Subdomain(spec.ingressClassName)) {
+      for (const msg of dns1123SubdomainErrors(spec.ingressClassName)) {
         errs.push(invalid('spec.ingressClassName', spec.ingressClassName, msg));
       }
     }
     (spec.tls ?? []).forEach((tls, i) => {
       (tls.hosts ?? []).forEach((host, j) => validateHost(host, `spec.tls[${i}].hosts[${j}]`, errs));
       if (tls.secretName) {
-        for (const msg of dns1123Subdomain(tls.secretName))
+        for (const msg of dns1123SubdomainErrors(tls.secretName))
           errs.push(invalid(`spec.tls[${i}].secretName`, tls.secretName, msg));
       }
     });
@@ -254,7 +254,7 @@ export const ingressclasses = builtin({
         );
       } else {
         const host = spec.controller.slice(0, slash);
-        for (const msg of dns1123Subdomain(host)) errs.push(invalid('spec.controller', host, msg));
+        for (const msg of dns1123SubdomainErrors(host)) errs.push(invalid('spec.controller', host, msg));
       }
     }
     const oldController = (old?.spec as { controller?: string } | undefined)?.controller;

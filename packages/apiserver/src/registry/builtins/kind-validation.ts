@@ -5,13 +5,13 @@
 
 import ipaddr from 'ipaddr.js';
 import {
+  dns1123LabelErrors,
   type FieldError,
-  labelKeyErrors,
   labelSelectorFromMeta,
   labelValueErrors,
   type MetaLabelSelector,
+  qualifiedNameErrors,
 } from '@certkit/apimachinery';
-import { dns1123Label, labelValue, qualifiedName } from '../validation.ts';
 
 export const PORT_RANGE_DETAIL = 'must be between 1 and 65535, inclusive';
 export const SUPPORTED_PROTOCOLS = ['SCTP', 'TCP', 'UDP'];
@@ -73,7 +73,7 @@ export function validatePortNumOrName(value: unknown, field: string, errs: Field
 
 /** A DNS-1123 label (a port or container name). */
 export function validateDnsLabel(value: string, field: string, errs: FieldError[]): void {
-  for (const msg of dns1123Label(value)) errs.push(invalid(field, value, msg));
+  for (const msg of dns1123LabelErrors(value)) errs.push(invalid(field, value, msg));
 }
 
 /** Whether the text is an IP address as kube's validation.IsValidIP reads it (no zones, no leading zeros). */
@@ -98,8 +98,8 @@ export function validateIp(value: unknown, field: string, errs: FieldError[]): v
 export function validateLabelMap(labels: unknown, field: string, errs: FieldError[]): void {
   if (!labels || typeof labels !== 'object') return;
   for (const [key, value] of Object.entries(labels as Record<string, unknown>)) {
-    for (const msg of qualifiedName(key)) errs.push(invalid(field, key, msg));
-    for (const msg of labelValue(String(value))) errs.push(invalid(field, value, msg));
+    for (const msg of qualifiedNameErrors(key)) errs.push(invalid(field, key, msg));
+    for (const msg of labelValueErrors(String(value))) errs.push(invalid(field, value, msg));
   }
 }
 
@@ -141,7 +141,7 @@ const SELECTOR_OPERATORS = ['DoesNotExist', 'Exists', 'In', 'NotIn'];
 /** ValidateLabelSelector: keys and values of matchLabels, operators and values of matchExpressions. */
 export function validateLabelSelector(selector: MetaLabelSelector, field: string, errs: FieldError[]): void {
   for (const [key, value] of Object.entries(selector.matchLabels ?? {})) {
-    for (const msg of labelKeyErrors(key)) errs.push(invalid(`${field}.matchLabels`, key, msg));
+    for (const msg of qualifiedNameErrors(key)) errs.push(invalid(`${field}.matchLabels`, key, msg));
     for (const msg of labelValueErrors(String(value))) errs.push(invalid(`${field}.matchLabels`, value, msg));
   }
   (selector.matchExpressions ?? []).forEach((expr, i) => {
@@ -158,6 +158,6 @@ export function validateLabelSelector(selector: MetaLabelSelector, field: string
         detail: "may not be specified when `operator` is 'Exists' or 'DoesNotExist'",
       });
     }
-    for (const msg of labelKeyErrors(expr.key ?? '')) errs.push(invalid(`${at}.key`, expr.key, msg));
+    for (const msg of qualifiedNameErrors(expr.key ?? '')) errs.push(invalid(`${at}.key`, expr.key, msg));
   });
 }

@@ -5,7 +5,7 @@
 
 import type { FieldError, StoredObject } from '@certkit/apimachinery';
 import { ageColumn, nameColumn } from '../printing.ts';
-import { dns1123Subdomain } from '../validation.ts';
+import { dns1123SubdomainErrors } from '@certkit/apimachinery';
 import { age, builtin } from './builtin.ts';
 
 const RBAC_GROUP = 'rbac.authorization.k8s.io';
@@ -168,7 +168,7 @@ function validateSubject(subject: Subject, path: string, namespaced: boolean): F
         });
       }
       if (subject.name) {
-        for (const msg of dns1123Subdomain(subject.name)) {
+        for (const msg of dns1123SubdomainErrors(subject.name)) {
           errs.push({ type: 'FieldValueInvalid', field: `${path}.name`, value: subject.name, detail: msg });
         }
       }

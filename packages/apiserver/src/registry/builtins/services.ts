@@ -26,7 +26,7 @@ import {
   type ServiceRanges,
   serviceRanges,
 } from './service-ranges.ts';
-import { dns1123Subdomain } from '../validation.ts';
+import { dns1123SubdomainErrors } from '@certkit/apimachinery';
 
 interface ServicePort {
   name?: string;
@@ -313,7 +313,7 @@ export const services = builtin({
     if (type === 'ExternalName') {
       if (!spec.externalName) errs.push(required('spec.externalName'));
       else {
-        for (const msg of dns1123Subdomain(spec.externalName.replace(/\.$/, ''))) {
+        for (const msg of dns1123SubdomainErrors(spec.externalName.replace(/\.$/, ''))) {
           errs.push(invalid('spec.externalName', spec.externalName, msg));
         }
       }

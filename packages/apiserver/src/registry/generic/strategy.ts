@@ -16,15 +16,10 @@ import {
 } from '@certkit/apimachinery';
 import { dropEmptyMetadataFields, generateName, newUid, specChanged } from '../metadata.ts';
 import { apiVersionOf } from '../resource.ts';
-import { cloneJson, isObject } from '@certkit/apimachinery';
+import { cloneJson, dns1123LabelErrors, dns1123SubdomainErrors, isObject } from '@certkit/apimachinery';
 import { objectMetaTypeError } from '../../decode/go-decode.ts';
 import { applySchemaFor, updateManagedFields } from '../../fieldmanager/managed-fields.ts';
-import {
-  dns1123Label,
-  dns1123Subdomain,
-  validateObjectMeta,
-  validateObjectMetaUpdate,
-} from '../validation.ts';
+import { validateObjectMeta, validateObjectMetaUpdate } from '../validation.ts';
 import type { WriteOptions } from './types.ts';
 import type { RequestAdmission } from '../../admission/attributes.ts';
 import type { ObjectStore } from './store.ts';
@@ -147,7 +142,9 @@ function mutateOnCreate(
 }
 
 export function nameValidator(store: ObjectStore): (name: string) => string[] {
-  return store.def.validName ?? (store.def.resource === 'namespaces' ? dns1123Label : dns1123Subdomain);
+  return (
+    store.def.validName ?? (store.def.resource === 'namespaces' ? dns1123LabelErrors : dns1123SubdomainErrors)
+  );
 }
 
 /**

@@ -5,10 +5,10 @@
  * field is type-checked as it is read.
  */
 
-import { type FieldError, parseGoDuration } from '@certkit/apimachinery';
+import { dns1123SubdomainErrors, type FieldError, parseGoDuration } from '@certkit/apimachinery';
 import { AZURE_DNS_ENVIRONMENTS, DNS01_PROVIDERS, RFC2136_TSIG_ALGORITHMS } from '../acme-constants.ts';
 import { forbidden, index, invalid, notSupported, required } from './errors.ts';
-import { caBundleError, dns1123SubdomainErrors } from './formats.ts';
+import { caBundleError } from './formats.ts';
 import { dns01NameserverError, rfc2136Nameserver } from './nameserver.ts';
 
 type Json = Record<string, unknown>;

@@ -4,7 +4,13 @@
  * the same order and with the same field paths and details. Where we differ it is said at the spot.
  */
 
-import { type FieldError, formatGoDuration, fromMilliseconds, parseGoDuration } from '@certkit/apimachinery';
+import {
+  dns1123SubdomainErrors,
+  type FieldError,
+  formatGoDuration,
+  fromMilliseconds,
+  parseGoDuration,
+} from '@certkit/apimachinery';
 import { attributeOid, COMMON_NAME_OID, isObjectIdentifier, parseDN } from '../dn.ts';
 import { cronParse } from '../cron-parser.ts';
 import {
@@ -33,7 +39,6 @@ import { loadLocation } from '../time-zone.ts';
 import { duplicate, forbidden, index, invalid, key, notSupported, required, tooLong } from './errors.ts';
 import {
   annotationsErrors,
-  dns1123SubdomainErrors,
   emailAddressError,
   isCIDR,
   isIPAddress,

@@ -5,7 +5,7 @@
 
 import { X509Certificate } from 'node:crypto';
 import { isIP } from 'node:net';
-import { type FieldError, labelKeyErrors, labelValueErrors } from '@certkit/apimachinery';
+import { type FieldError, labelValueErrors, qualifiedNameErrors } from '@certkit/apimachinery';
 import { invalid, tooLong } from './errors.ts';
 
 /** net.ParseIP: dotted IPv4 (no leading zeros) or IPv6, without a zone. */
@@ -82,25 +82,11 @@ export function uriError(value: string): string | undefined {
   return undefined;
 }
 
-const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
-
-/** validation.IsDNS1123Subdomain (NameIsDNSSubdomain), with apimachinery's messages. */
-export function dns1123SubdomainErrors(value: string): string[] {
-  const errors: string[] = [];
-  if (value.length > 253) errors.push('must be no more than 253 characters');
-  if (!DNS1123_SUBDOMAIN.test(value)) {
-    errors.push(
-      "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')",
-    );
-  }
-  return errors;
-}
-
 /** metav1validation.ValidateLabels. */
 export function labelsErrors(labels: Record<string, string>, path: string): FieldError[] {
   const errors: FieldError[] = [];
   for (const [k, v] of Object.entries(labels)) {
-    for (const message of labelKeyErrors(k)) errors.push(invalid(path, k, message));
+    for (const message of qualifiedNameErrors(k)) errors.push(invalid(path, k, message));
     for (const message of labelValueErrors(String(v))) errors.push(invalid(path, v, message));
   }
   return errors;
@@ -113,7 +99,7 @@ export function annotationsErrors(annotations: Record<string, string>, path: str
   const errors: FieldError[] = [];
   let total = 0;
   for (const [k, v] of Object.entries(annotations)) {
-    for (const message of labelKeyErrors(k.toLowerCase())) errors.push(invalid(path, k, message));
+    for (const message of qualifiedNameErrors(k.toLowerCase())) errors.push(invalid(path, k, message));
     total += Buffer.byteLength(k) + Buffer.byteLength(String(v));
   }
   if (total > TOTAL_ANNOTATION_SIZE_LIMIT) errors.push(tooLong(path, TOTAL_ANNOTATION_SIZE_LIMIT));
