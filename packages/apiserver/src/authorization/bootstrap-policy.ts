@@ -7,7 +7,7 @@
  * aggregated from the `aggregate-to-*` roles, so a ClusterRole labelled for them extends them.
  */
 
-import { isNotFound, type StoredObject } from '@certkit/apimachinery';
+import { isNotFound, jsonEqual, type StoredObject } from '@certkit/apimachinery';
 import type { Registry } from '../registry/registry.ts';
 import type { PolicyRule } from './policy-rule.ts';
 import { MASTERS_GROUP } from './authorizer.ts';
@@ -273,11 +273,9 @@ function bindingObject(b: (typeof BOOTSTRAP_CLUSTER_ROLE_BINDINGS)[number]): Sto
   } as unknown as StoredObject;
 }
 
-const sameJson = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
-
 /** Items of wanted missing from have (by value), appended: reconciliation only adds. */
 function missing<T>(have: T[], wanted: T[]): T[] {
-  return wanted.filter((w) => !have.some((h) => sameJson(h, w)));
+  return wanted.filter((w) => !have.some((h) => jsonEqual(h, w)));
 }
 
 /** Writes the bootstrap roles and bindings that are missing, and restores what reconciliation restores. */

@@ -5,7 +5,7 @@
  * aggregationRule needs `escalate`, since its rules are whatever gets aggregated. Refusals are 403s.
  */
 
-import { newForbidden, type StoredObject } from '@certkit/apimachinery';
+import { jsonEqual, newForbidden, type StoredObject } from '@certkit/apimachinery';
 import type { ResourceDefinition } from '../registry/resource.ts';
 import type { UserInfo } from '../security/user.ts';
 import type { Attributes } from './attributes.ts';
@@ -53,8 +53,8 @@ export class EscalationCheck {
     // An update that leaves the rules (and aggregation) alone grants nothing new.
     if (
       old &&
-      sameJson(old.rules ?? [], obj.rules ?? []) &&
-      sameJson(old.aggregationRule, obj.aggregationRule)
+      jsonEqual(old.rules ?? [], obj.rules ?? []) &&
+      jsonEqual(old.aggregationRule, obj.aggregationRule)
     )
       return;
     if (this.allowed(user, 'escalate', def.resource, namespace, name)) return;
@@ -117,8 +117,6 @@ export class EscalationCheck {
     return newForbidden(`${def.resource}.${RBAC_GROUP} "${name}" is forbidden: ${why}`);
   }
 }
-
-const sameJson = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
 
 function notHeld(user: UserInfo, missing: PolicyRule[]): string {
   const rules = missing.map(describeRule).join('\n');

@@ -337,6 +337,23 @@ metadata: {name: everything-viewable}
 aggregationRule: {clusterRoleSelectors: [{matchLabels: {rbac.authorization.k8s.io/aggregate-to-view: "true"}}]}
 `);
     await admin.ok('create', '-f', aggregated);
+    // Rules she does not hold, already in place, are no escalation of hers when her update leaves them as
+    // they were, whatever order their fields come in (kubectl sends them sorted; this client did not).
+    const placed = await t.fetch('POST', '/apis/rbac.authorization.k8s.io/v1/namespaces/esc/roles', {
+      body: {
+        apiVersion: 'rbac.authorization.k8s.io/v1',
+        kind: 'Role',
+        metadata: { name: 'placed-by-admin', namespace: 'esc' },
+        rules: [{ verbs: ['get'], resources: ['clusterroles'], apiGroups: ['rbac.authorization.k8s.io'] }],
+      },
+    });
+    assert.equal(placed.status, 201, placed.text);
+    const relabelled = await alice.manifest(`apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata: {name: placed-by-admin, namespace: esc, labels: {team: a}}
+rules: [{apiGroups: [rbac.authorization.k8s.io], resources: [clusterroles], verbs: [get]}]
+`);
+    await alice.ok('replace', '-f', relabelled);
   });
 
   it('validates RBAC objects with field paths, and keeps roleRef immutable', async () => {
