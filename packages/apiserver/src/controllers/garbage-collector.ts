@@ -1,6 +1,7 @@
 import {
   isConflict,
   isNotFound,
+  jsonEqual,
   type OwnerReference,
   parseApiVersion,
   type StoredObject,
@@ -107,8 +108,7 @@ export class GarbageCollector {
     const before = this.ownersOf.get(ev.key);
     this.index(ev.key, meta);
     const after = this.ownersOf.get(ev.key);
-    if (after && JSON.stringify(before?.owners) !== JSON.stringify(after.owners))
-      this.enqueue(ev.key, 'dependent');
+    if (after && !jsonEqual(before?.owners, after.owners)) this.enqueue(ev.key, 'dependent');
     if (holdsGcFinalizer(meta)) this.enqueue(ev.key, 'owner');
     // A dependent leaving (or being deleted) may unblock a foreground owner waiting for it.
     if (meta.deletionTimestamp) {
