@@ -6,7 +6,6 @@
 
 import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -15,14 +14,7 @@ import { ACME_ZONE, acmeEnvironmentSkip } from '@certkit/testenv/acme/acme-envir
 import { startBind, type BindServer } from '@certkit/testenv/bind/bind';
 import { callApi, startCli, type RunningCli } from '@certkit/testenv/cli/cli-process';
 import { startPebble, type Pebble } from '@certkit/testenv/pebble/pebble';
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
+import { freePort } from '@certkit/testenv/net/free-ports';
 
 describe('certkit up issues from an ACME Issuer', { skip: acmeEnvironmentSkip() }, () => {
   let dir: string;

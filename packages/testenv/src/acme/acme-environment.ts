@@ -9,7 +9,6 @@
 import type { KubeObject } from '@certkit/apimachinery';
 import { builtins, jsonLogger, KubeClient, loadKubeconfig, silentLogger } from '@certkit/runtime';
 import { readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startCertificateController, type RunningController } from '@certkit/certificates/controller';
 import { controllerIdentity } from '@certkit/certificates/identity/controller-identity';
@@ -33,6 +32,7 @@ import { startCertManagerServer } from '../apiserver/cert-manager-server.ts';
 import type { TestServer } from '../apiserver/test-server.ts';
 import { bindAvailable, startBind, type BindServer } from '../bind/bind.ts';
 import { pebbleSkip, startPebble, type Pebble } from '../pebble/pebble.ts';
+import { freePort } from '../net/free-ports.ts';
 
 export const ACME_ZONE = 'acme.test';
 /** Names under ACME_ZONE with an A record 127.0.0.1 (Pebble's VA asks AAAA first, then A). */
@@ -92,14 +92,6 @@ export interface AcmeEnvironment {
     secrets: ReturnType<KubeClient['resource']>;
   };
   close(): Promise<void>;
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 export async function startAcmeEnvironment(options: AcmeEnvironmentOptions = {}): Promise<AcmeEnvironment> {

@@ -6,10 +6,10 @@
  * the flags given here, so that each restart listens on the same HTTP-01 port and asks the same DNS server.
  */
 
-import { createServer } from 'node:net';
 import { startBind, type BindServer } from '../bind/bind.ts';
 import { startPebble, type Pebble } from '../pebble/pebble.ts';
 import { type ApiServerProcess, startApiServerProcess } from './processes.ts';
+import { freePort } from '../net/free-ports.ts';
 
 export const CRASH_ACME_ZONE = 'acme.test';
 /** HTTP-01 names are `<anything>.h.acme.test`: a wildcard A record answers them all. */
@@ -31,14 +31,6 @@ export interface AcmeCrashEnvironment {
    */
   challengeRecords(): Promise<string[]>;
   close(): Promise<void>;
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 export async function startAcmeCrashEnvironment(): Promise<AcmeCrashEnvironment> {
