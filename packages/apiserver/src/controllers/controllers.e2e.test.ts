@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { startTestServer, type TestServer } from '@certkit/testenv/apiserver/test-server';
+import { eventually } from '@certkit/testenv/eventually';
 
 /** The controllers beside the API server: garbage collection, namespace lifecycle, CRD serving and cleanup. */
 
@@ -11,15 +12,6 @@ before(async () => {
 after(async () => {
   await t.close();
 });
-
-async function eventually(check: () => Promise<boolean>, what: string, timeoutMs = 5000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (await check()) return;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  assert.fail(`timed out waiting for ${what}`);
-}
 
 const gone = (path: string) => async () => (await t.fetch('GET', path)).status === 404;
 

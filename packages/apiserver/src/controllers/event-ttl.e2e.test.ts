@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { startTestServer, type TestServer } from '@certkit/testenv/apiserver/test-server';
+import { eventually } from '@certkit/testenv/eventually';
 
 /** Events expire their TTL after their last write (kube-apiserver's --event-ttl), on real SQLite. */
 
@@ -25,15 +26,6 @@ function event(name: string, lastTimestamp = new Date().toISOString().slice(0, 1
 const path = (name: string) => `/api/v1/namespaces/default/events/${name}`;
 const exists = async (t: TestServer, name: string) => (await t.fetch('GET', path(name))).status === 200;
 
-async function until(check: () => Promise<boolean>, what: string, timeoutMs = 8000): Promise<number> {
-  const started = Date.now();
-  while (Date.now() - started < timeoutMs) {
-    if (await check()) return Date.now() - started;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  assert.fail(`timed out waiting for ${what}`);
-}
-
 describe('event TTL', () => {
   it('deletes an Event once its last write is older than the TTL, and not before', async () => {
     const t = await startTestServer({ eventTtlMs: TTL_MS });
@@ -51,10 +43,10 @@ describe('event TTL', () => {
       again.count = 2;
       assert.equal((await t.fetch('PUT', path('again'), { body: again })).status, 200);
 
-      await until(async () => !(await exists(t, 'once')), 'the Event written once to expire');
+      await eventually(async () => !(await exists(t, 'once')), 'the Event written once to expire');
       assert.ok(Date.now() - created >= TTL_MS, 'not before its TTL');
       assert.ok(await exists(t, 'again'), 'the Event written again lives on');
-      await until(async () => !(await exists(t, 'again')), 'the Event written again to expire');
+      await eventually(async () => !(await exists(t, 'again')), 'the Event written again to expire');
     } finally {
       await t.close();
     }
@@ -79,7 +71,7 @@ describe('event TTL', () => {
     });
     try {
       // Two hours old against a TTL of one: gone at the sweep after the first read; the fresh one stays.
-      await until(async () => !(await exists(t, 'stale')), 'the stale Event to expire');
+      await eventually(async () => !(await exists(t, 'stale')), 'the stale Event to expire');
       assert.ok(await exists(t, 'fresh'));
     } finally {
       await t.close();

@@ -11,6 +11,7 @@
 import assert from 'node:assert/strict';
 import { describe, it, type TestContext } from 'node:test';
 import { setImmediate, setTimeout } from 'node:timers/promises';
+import { eventually } from '../eventually.ts';
 import {
   CompactedError,
   ConflictError,
@@ -36,15 +37,6 @@ export interface StorageFixture {
 type Body = (storage: Storage, fixture: StorageFixture, t: TestContext) => Promise<void>;
 
 const TIMEOUT_MS = 30_000;
-
-/** Polls rather than hooking the listener, so the assertions don't depend on how a backend batches deliveries. */
-async function until(condition: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}`);
-    await setTimeout(2);
-  }
-}
 
 /** Long enough for a wrongly delivered event to show up. */
 function settle(): Promise<void> {
@@ -77,12 +69,13 @@ class Recorder implements WatchListener {
   }
 
   async waitForEvents(n: number): Promise<void> {
-    await until(() => this.events.length >= n || this.errors.length > 0, `${n} events`);
+    // Polled rather than hooked to the listener, so the assertions don't depend on how a backend batches deliveries.
+    await eventually(() => this.events.length >= n || this.errors.length > 0, `${n} events`, 10_000, 2);
     assert.deepEqual(this.errors, [], 'unexpected watch error');
   }
 
   async waitForError(): Promise<Error> {
-    await until(() => this.errors.length > 0, 'a watch error');
+    await eventually(() => this.errors.length > 0, 'a watch error', 10_000, 2);
     return this.errors[0];
   }
 }
