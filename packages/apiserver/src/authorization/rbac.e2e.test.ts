@@ -8,6 +8,7 @@ import { type Kubectl, kubectlFor, kubectlSkip } from '@certkit/testenv/kubectl/
 import { pythonClientFor, pythonClientSkip } from '@certkit/testenv/python/python-client';
 import { startTestServer, type TestServer } from '@certkit/testenv/apiserver/test-server';
 import type { UserInfo } from '../security/user.ts';
+import { eventually } from '@certkit/testenv/eventually';
 
 /**
  * RBAC as kubectl and the Python client see it: `auth can-i` for roles and bindings, a forbidden write and
@@ -22,15 +23,6 @@ const users: [string, UserInfo][] = [
   ['alice-token', { name: 'alice', uid: 'a-1', groups: [] }],
   ['bob-token', { name: 'bob', uid: 'b-1', groups: ['qa'] }],
 ];
-
-async function eventually(what: string, check: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (await check()) return;
-    await sleep(50);
-  }
-  assert.fail(`timed out after ${timeoutMs} ms waiting for ${what}`);
-}
 
 describe('RBAC through kubectl', { skip }, () => {
   let t: TestServer;
@@ -115,7 +107,12 @@ describe('RBAC through kubectl', { skip }, () => {
 
   it('grants a ClusterRole inside one namespace through a RoleBinding', async () => {
     await admin.ok('create', 'rolebinding', 'alice-edit', '--clusterrole=edit', '--user=alice', '-n', 'team');
-    await eventually('alice to be an editor in team', () => canI(alice, 'create', 'secrets', '-n', 'team'));
+    await eventually(
+      () => canI(alice, 'create', 'secrets', '-n', 'team'),
+      'alice to be an editor in team',
+      10_000,
+      50,
+    );
     assert.equal(await canI(alice, 'create', 'secrets', '-n', 'other'), false);
     assert.equal(await canI(alice, 'create', 'roles.rbac.authorization.k8s.io', '-n', 'team'), false);
     await alice.ok('create', 'secret', 'generic', 's1', '-n', 'team', '--from-literal=a=b');
@@ -148,8 +145,11 @@ roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: namespac
 subjects: [{kind: User, name: bob, apiGroup: rbac.authorization.k8s.io}]
 `);
     await admin.ok('apply', '-f', role);
-    await eventually('bob to read configmap "allowed"', () =>
-      canI(bob, 'get', 'configmaps/allowed', '-n', 'other'),
+    await eventually(
+      () => canI(bob, 'get', 'configmaps/allowed', '-n', 'other'),
+      'bob to read configmap "allowed"',
+      10_000,
+      50,
     );
     assert.equal(await canI(bob, 'update', 'configmaps/allowed', '-n', 'other'), true);
     assert.equal(await canI(bob, 'get', 'configmaps/denied', '-n', 'other'), false);
@@ -157,7 +157,7 @@ subjects: [{kind: User, name: bob, apiGroup: rbac.authorization.k8s.io}]
     assert.equal(await canI(bob, 'list', 'configmaps', '-n', 'other'), false);
     assert.equal(await canI(bob, 'get', 'configmaps/allowed', '-n', 'team'), false);
     assert.equal(await canI(bob, 'get', 'namespaces/other', '--subresource=status', '-n', 'other'), true);
-    await eventually('bob to list namespaces', () => canI(bob, 'list', 'namespaces'));
+    await eventually(() => canI(bob, 'list', 'namespaces'), 'bob to list namespaces', 10_000, 50);
     assert.match(await bob.ok('get', 'namespaces', '-o', 'name'), /namespace\/team/);
     const rules = await bob.ok('auth', 'can-i', '--list', '-n', 'other');
     assert.match(rules, /configmaps\s+\[\]\s+\[allowed\]\s+\[get update\]/);
@@ -187,8 +187,10 @@ subjects: [{kind: User, name: alice, apiGroup: rbac.authorization.k8s.io}]
 `);
     await admin.ok('apply', '-f', impersonator);
     await eventually(
-      'alice to impersonate bob',
       async () => (await alice.run('auth', 'whoami', '--as', 'bob')).code === 0,
+      'alice to impersonate bob',
+      10_000,
+      50,
     );
     const who = JSON.parse(await alice.ok('auth', 'whoami', '--as', 'bob', '-o', 'json'));
     assert.deepEqual(who.status.userInfo, { username: 'bob', groups: ['system:authenticated'] });
@@ -236,19 +238,24 @@ rules:
       JSON.parse(await admin.ok('get', 'clusterrole', role, '-o', 'json')).rules.some(
         (r: { apiGroups?: string[] }) => r.apiGroups?.includes('widgets.example.com'),
       );
-    await eventually('view to include the widgets rule', () => hasWidgets('view'));
-    await eventually('edit to include the widgets rule', () => hasWidgets('edit'));
-    await eventually('admin to include the widgets rule', () => hasWidgets('admin'));
+    await eventually(() => hasWidgets('view'), 'view to include the widgets rule', 10_000, 50);
+    await eventually(() => hasWidgets('edit'), 'edit to include the widgets rule', 10_000, 50);
+    await eventually(() => hasWidgets('admin'), 'admin to include the widgets rule', 10_000, 50);
     // She gets the new permission there, through edit, which aggregates view.
-    await eventually('alice to list roles in team', () =>
-      canI(alice, 'list', 'roles.rbac.authorization.k8s.io', '-n', 'team'),
+    await eventually(
+      () => canI(alice, 'list', 'roles.rbac.authorization.k8s.io', '-n', 'team'),
+      'alice to list roles in team',
+      10_000,
+      50,
     );
     assert.equal(await canI(alice, 'list', 'roles.rbac.authorization.k8s.io', '-n', 'other'), false);
     await admin.ok('delete', 'clusterrole', 'widgets-view');
-    await eventually('view to lose the widgets rule', async () => !(await hasWidgets('view')));
+    await eventually(async () => !(await hasWidgets('view')), 'view to lose the widgets rule', 10_000, 50);
     await eventually(
-      'alice to lose it',
       async () => !(await canI(alice, 'list', 'roles.rbac.authorization.k8s.io', '-n', 'team')),
+      'alice to lose it',
+      10_000,
+      50,
     );
     // The bootstrap roles are there, labelled as kube labels them.
     const view = JSON.parse(await admin.ok('get', 'clusterrole', 'view', '-o', 'json'));
@@ -268,8 +275,11 @@ rules:
       '-n',
       'esc',
     );
-    await eventually('alice to be admin in esc', () =>
-      canI(alice, 'create', 'roles.rbac.authorization.k8s.io', '-n', 'esc'),
+    await eventually(
+      () => canI(alice, 'create', 'roles.rbac.authorization.k8s.io', '-n', 'esc'),
+      'alice to be admin in esc',
+      10_000,
+      50,
     );
     // Rules she holds there: allowed.
     await alice.ok('create', 'role', 'cm-reader', '--verb=get,list', '--resource=configmaps', '-n', 'esc');
@@ -316,7 +326,6 @@ subjects: [{kind: User, name: alice, apiGroup: rbac.authorization.k8s.io}]
 `);
     await admin.ok('apply', '-f', binder);
     await eventually(
-      'alice to bind cluster-admin in esc',
       async () =>
         (
           await alice.run(
@@ -329,6 +338,9 @@ subjects: [{kind: User, name: alice, apiGroup: rbac.authorization.k8s.io}]
             'esc',
           )
         ).code === 0,
+      'alice to bind cluster-admin in esc',
+      10_000,
+      50,
     );
     // An aggregated ClusterRole needs escalate; the admin has it (system:masters).
     const aggregated = await admin.manifest(`apiVersion: rbac.authorization.k8s.io/v1

@@ -18,6 +18,7 @@ import {
   Watch,
 } from '@kubernetes/client-node';
 import { startTestServer, type TestServer } from '@certkit/testenv/apiserver/test-server';
+import { eventually } from '@certkit/testenv/eventually';
 
 /**
  * Conformance with `@kubernetes/client-node` 2.x, a client nobody here wrote: its generated typed APIs, its
@@ -84,19 +85,6 @@ async function apiError(call: Promise<unknown>, code: number): Promise<StatusBod
     return body;
   }
   assert.fail(`expected HTTP ${code}, but the call succeeded`);
-}
-
-async function eventually(
-  what: string,
-  check: () => Promise<boolean> | boolean,
-  timeoutMs = 10_000,
-): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (await check()) return;
-    await sleep(50);
-  }
-  assert.fail(`timed out after ${timeoutMs} ms waiting for ${what}`);
 }
 
 describe('Secrets and ConfigMaps through CoreV1Api', () => {
@@ -427,7 +415,7 @@ describe('Watch', () => {
         mergePatch(),
       );
       await core.deleteNamespacedConfigMap({ name: 'carrier-routes', namespace: ns });
-      await eventually('three watch events', () => events.length >= 3);
+      await eventually(() => events.length >= 3, 'three watch events');
       await sleep(200);
       assert.deepEqual(
         events.map((e) => [e.type, e.name, e.zone]),
@@ -478,7 +466,7 @@ describe('Watch with selectors and initial events', () => {
         namespace: ns,
         body: { metadata: { name: 'ignored-key', labels: { active: 'false' } }, stringData: { key: 'k' } },
       });
-      await eventually('three events', () => events.length >= 3);
+      await eventually(() => events.length >= 3, 'three events');
       await sleep(200);
       // kube-apiserver: starts matching → ADDED; keeps matching → MODIFIED; stops matching → DELETED (last
       // matching state is not required; the object is the one that stopped matching or its predecessor).
@@ -514,7 +502,7 @@ describe('Watch with selectors and initial events', () => {
       () => {},
     );
     try {
-      await eventually('the initial-events-end bookmark', () => events.some((e) => e.type === 'BOOKMARK'));
+      await eventually(() => events.some((e) => e.type === 'BOOKMARK'), 'the initial-events-end bookmark');
       const bookmark = events.findIndex((e) => e.type === 'BOOKMARK');
       assert.deepEqual(
         events.slice(0, bookmark).map((e) => [e.type, e.name]),
@@ -526,7 +514,7 @@ describe('Watch with selectors and initial events', () => {
       );
       assert.equal(events[bookmark].annotations?.['k8s.io/initial-events-end'], 'true');
       await core.createNamespacedConfigMap({ namespace: ns, body: { metadata: { name: 'aisle-4' } } });
-      await eventually('the later ADDED', () => events.some((e) => e.name === 'aisle-4'));
+      await eventually(() => events.some((e) => e.name === 'aisle-4'), 'the later ADDED');
       const later = events.find((e) => e.name === 'aisle-4');
       assert.equal(later?.type, 'ADDED');
       assert.ok(Number(later?.rv) > Number(events[bookmark].rv));
@@ -689,10 +677,10 @@ describe('namespace and name rules', () => {
       body: { metadata: { name: 'retention-hold', finalizers: ['example.com/retention'] } },
     });
     await core.deleteNamespace({ name: ns });
-    await eventually('the namespace to be Terminating', async () => {
+    await eventually(async () => {
       const n = await core.readNamespace({ name: ns });
       return n.status?.phase === 'Terminating';
-    });
+    }, 'the namespace to be Terminating');
     const forbidden = await apiError(
       core.createNamespacedSecret({ namespace: ns, body: { metadata: { name: 'late-token' } } }),
       403,
@@ -707,14 +695,14 @@ describe('namespace and name rules', () => {
       { name: 'retention-hold', namespace: ns, body: { metadata: { finalizers: null } } },
       mergePatch(),
     );
-    await eventually('the namespace to go', async () => {
+    await eventually(async () => {
       try {
         await core.readNamespace({ name: ns });
         return false;
       } catch (err) {
         return err instanceof ApiException && err.code === 404;
       }
-    });
+    }, 'the namespace to go');
   });
 
   it('rejects an invalid object name with 422 and the field path', async () => {
@@ -756,7 +744,7 @@ describe('informer across a server restart', () => {
     });
     await informer.start();
     try {
-      await eventually('the initial list', () => informer.list(ns).length === 10);
+      await eventually(() => informer.list(ns).length === 10, 'the initial list');
       await t.restart();
       // Changes right after the restart, possibly before the informer reconnects.
       await core.deleteNamespacedConfigMap({ name: 'bin-3', namespace: ns });
@@ -772,13 +760,13 @@ describe('informer across a server restart', () => {
         ]),
       );
       await eventually(
-        'the cache to converge after the restart',
         () => {
           const cache = new Map(
             informer.list(ns).map((i) => [i.metadata?.name ?? '', i.metadata?.resourceVersion ?? '']),
           );
           return cache.size === expected.size && [...expected].every(([n, rv]) => cache.get(n) === rv);
         },
+        'the cache to converge after the restart',
         20_000,
       );
       assert.ok(deleted.includes('bin-3'));
@@ -810,21 +798,21 @@ describe('informer (makeInformer / ListWatch)', () => {
     informer.on('error', (err) => errors.push(err));
     await informer.start();
     try {
-      await eventually('the initial list', () => informer.list().length === 5);
+      await eventually(() => informer.list().length === 5, 'the initial list');
 
       await core.createNamespacedConfigMap({
         namespace: ns,
         body: { metadata: { name: 'product-42' }, data: { v: '1' } },
       });
-      await eventually('add', () => seen.includes('add:product-42'));
+      await eventually(() => seen.includes('add:product-42'), 'add');
       await core.patchNamespacedConfigMap(
         { name: 'product-42', namespace: ns, body: { data: { v: '2' } } },
         mergePatch(),
       );
-      await eventually('update', () => seen.includes('update:product-42:2'));
+      await eventually(() => seen.includes('update:product-42:2'), 'update');
       assert.equal(informer.get('product-42', ns)?.data?.v, '2');
       await core.deleteNamespacedConfigMap({ name: 'product-42', namespace: ns });
-      await eventually('delete', () => seen.includes('delete:product-42'));
+      await eventually(() => seen.includes('delete:product-42'), 'delete');
       assert.equal(informer.get('product-42', ns), undefined);
 
       // A burst: 100 creates, 60 updates, 40 deletes, with some concurrency.
@@ -861,13 +849,13 @@ describe('informer (makeInformer / ListWatch)', () => {
       let expected = await serverState();
       assert.equal(expected.size, 5 + 60);
       await eventually(
-        'the informer cache to equal the server',
         async () => {
           const cache = cacheState();
           if (cache.size !== expected.size) return false;
           for (const [name, rv] of expected) if (cache.get(name) !== rv) return false;
           return true;
         },
+        'the informer cache to equal the server',
         15_000,
       ).catch(async (err) => {
         expected = await serverState();
@@ -984,10 +972,10 @@ describe('CustomResourceDefinitions and custom objects', () => {
   });
 
   it('reports the CRD as Established with accepted names', async () => {
-    await eventually('Established', async () => {
+    await eventually(async () => {
       const crd = await apiextensions.readCustomResourceDefinition({ name: `${plural}.${group}` });
       return crd.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True') ?? false;
-    });
+    }, 'Established');
     const crd = await apiextensions.readCustomResourceDefinition({ name: `${plural}.${group}` });
     assert.equal(crd.status?.acceptedNames?.kind, 'CronTab');
     assert.deepEqual(crd.status?.acceptedNames?.shortNames, ['ct']);

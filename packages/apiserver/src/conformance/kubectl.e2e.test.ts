@@ -7,6 +7,7 @@ import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type Kubectl, kubectlFor, kubectlPath, kubectlSkip } from '@certkit/testenv/kubectl/kubectl';
 import { startTestServer, type TestServer } from '@certkit/testenv/apiserver/test-server';
+import { eventually } from '@certkit/testenv/eventually';
 
 /**
  * Conformance with kubectl, a client nobody here wrote: apply (client-side), get (human tables and JSON),
@@ -37,15 +38,6 @@ async function createNamespace(name: string): Promise<string> {
 async function exists(kind: string, name: string, ns: string): Promise<boolean> {
   const out = await ok('get', kind, name, '-n', ns, '--ignore-not-found', '-o', 'name');
   return out.trim() !== '';
-}
-
-async function eventually(what: string, check: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (await check()) return;
-    await sleep(100);
-  }
-  assert.fail(`timed out after ${timeoutMs} ms waiting for ${what}`);
 }
 
 /** A CRD with a free-form schema in meters.example.com. */
@@ -741,7 +733,7 @@ ${spec}
       });
       const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()));
       try {
-        await eventually('the initial table', async () => stdout.includes('ceiling-lamp'));
+        await eventually(async () => stdout.includes('ceiling-lamp'), 'the initial table', 10_000, 100);
         await sleep(500);
         const waiting = kubectl(
           'wait',
@@ -775,8 +767,11 @@ ${spec}
           '-p',
           '{"status":{"lit":true}}',
         );
-        await eventually('the lit lamp in the watch output', async () =>
-          /ceiling-lamp\s+red\s+60\s+true\s/.test(stdout),
+        await eventually(
+          async () => /ceiling-lamp\s+red\s+60\s+true\s/.test(stdout),
+          'the lit lamp in the watch output',
+          10_000,
+          100,
         );
         const lines = tableRows(stdout);
         assert.deepEqual(lines[0], ['NAME', 'COLOR', 'WATTS', 'LIT', 'AGE']);
@@ -836,10 +831,15 @@ spec: {seats: 3, fabric: leather}
         ),
       );
       assert.match(await ok('apply', '-f', crdPath), /configured/);
-      await eventually('the new printer column', async () => {
-        const rows = tableRows(await ok('get', 'sofas', '-n', ns));
-        return rows[0].join(' ') === 'NAME SEATS FABRIC' && rows[1]?.[2] === 'leather';
-      });
+      await eventually(
+        async () => {
+          const rows = tableRows(await ok('get', 'sofas', '-n', ns));
+          return rows[0].join(' ') === 'NAME SEATS FABRIC' && rows[1]?.[2] === 'leather';
+        },
+        'the new printer column',
+        10_000,
+        100,
+      );
 
       assert.match(
         await ok('delete', 'crd', 'sofas.furniture.example.com'),
@@ -853,10 +853,15 @@ spec: {seats: 3, fabric: leather}
 
       // Recreated, the CRD starts empty: its custom resources went with it.
       await ok('apply', '-f', crdPath);
-      await eventually('the recreated resource to be served', async () => {
-        const r = await kubectl('get', 'sofas', '-n', ns, '-o', 'name');
-        return r.code === 0 && r.stdout.trim() === '';
-      });
+      await eventually(
+        async () => {
+          const r = await kubectl('get', 'sofas', '-n', ns, '-o', 'name');
+          return r.code === 0 && r.stdout.trim() === '';
+        },
+        'the recreated resource to be served',
+        10_000,
+        100,
+      );
       await ok('delete', 'crd', 'sofas.furniture.example.com');
     });
 
@@ -955,8 +960,10 @@ spec: {seats: 3, fabric: leather}
       assert.equal((await ok('delete', 'configmap', 'owner', '-n', ns)).trim(), 'configmap "owner" deleted');
       assert.equal(await exists('configmap', 'owner', ns), false);
       await eventually(
-        'the dependent Secret to be collected',
         async () => !(await exists('secret', 'owned-credentials', ns)),
+        'the dependent Secret to be collected',
+        10_000,
+        100,
       );
     });
 
@@ -1003,10 +1010,15 @@ spec: {seats: 3, fabric: leather}
         '{"metadata":{"finalizers":["example.com/audit"]}}',
       );
       await ok('delete', 'configmap', 'owner', '-n', ns, '--cascade=foreground', '--wait=false');
-      await eventually('the dependent to be deleting', async () => {
-        const secret = await getJson('secret', 'owned-credentials', '-n', ns);
-        return secret.metadata.deletionTimestamp !== undefined;
-      });
+      await eventually(
+        async () => {
+          const secret = await getJson('secret', 'owned-credentials', '-n', ns);
+          return secret.metadata.deletionTimestamp !== undefined;
+        },
+        'the dependent to be deleting',
+        10_000,
+        100,
+      );
       await sleep(500);
       const owner = await getJson('configmap', 'owner', '-n', ns);
       assert.equal(owner.metadata.uid, uid);
@@ -1025,8 +1037,10 @@ spec: {seats: 3, fabric: leather}
         '{"metadata":{"finalizers":null}}',
       );
       await eventually(
-        'the owner to go once the blocking dependent went',
         async () => !(await exists('configmap', 'owner', ns)),
+        'the owner to go once the blocking dependent went',
+        10_000,
+        100,
       );
       assert.equal(await exists('secret', 'owned-credentials', ns), false);
     });
@@ -1058,10 +1072,15 @@ stringData: {k: v}
         ),
       );
       await ok('create', 'secret', 'generic', 'unowned', '-n', ns, '--from-literal=k=v');
-      await eventually('both dangling dependents to be collected', async () => {
-        const names = (await ok('get', 'secrets', '-n', ns, '-o', 'name')).trim();
-        return names === 'secret/unowned';
-      });
+      await eventually(
+        async () => {
+          const names = (await ok('get', 'secrets', '-n', ns, '-o', 'name')).trim();
+          return names === 'secret/unowned';
+        },
+        'both dangling dependents to be collected',
+        10_000,
+        100,
+      );
     });
 
     it('collects a custom resource owned by a ConfigMap, and a ConfigMap owned by a custom resource', async () => {
@@ -1089,8 +1108,10 @@ spec:
         await ok('get', 'configmap', 'catalogue', '-n', ns, '-o', 'jsonpath={.metadata.uid}')
       ).trim();
       await eventually(
-        'the Shelf resource to be served',
         async () => (await kubectl('get', 'shelves', '-n', ns)).code === 0,
+        'the Shelf resource to be served',
+        10_000,
+        100,
       );
       await ok(
         'apply',
@@ -1129,12 +1150,16 @@ data: {rows: "2"}
       await ok('delete', 'configmap', 'catalogue', '-n', ns);
       await ok('delete', 'shelf', 'wall-shelf', '-n', ns);
       await eventually(
-        'the custom dependent to be collected',
         async () => !(await exists('shelf', 'bookshelf', ns)),
+        'the custom dependent to be collected',
+        10_000,
+        100,
       );
       await eventually(
-        'the dependent of the custom owner to be collected',
         async () => !(await exists('configmap', 'wall-shelf-layout', ns)),
+        'the dependent of the custom owner to be collected',
+        10_000,
+        100,
       );
     });
   });
@@ -1155,7 +1180,7 @@ data: {rows: "2"}
       const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
       const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
       try {
-        await eventually('the initial list', async () => stdout.includes('existing-cert'), 10_000).catch(
+        await eventually(async () => stdout.includes('existing-cert'), 'the initial list', 10_000, 100).catch(
           (err) => {
             throw new Error(`${(err as Error).message}; stdout=${stdout} stderr=${stderr}`);
           },
@@ -1165,9 +1190,10 @@ data: {rows: "2"}
         assert.doesNotMatch(stdout, /rotated-cert/);
         await ok('create', 'secret', 'generic', 'rotated-cert', '-n', ns, '--from-literal=tls.crt=new');
         await eventually(
-          'the new Secret in the watch output',
           async () => stdout.includes('rotated-cert'),
+          'the new Secret in the watch output',
           10_000,
+          100,
         ).catch((err) => {
           throw new Error(`${(err as Error).message}; stdout=${stdout} stderr=${stderr}`);
         });
@@ -1211,11 +1237,14 @@ data: {rows: "2"}
           '{"data":{"secondary":"b.example.com"}}',
         );
         await ok('delete', 'configmap', 'cdn-origins', '-n', ns);
-        await eventually('the DELETED event', async () => /DELETED\s+cdn-origins/.test(stdout)).catch(
-          (err) => {
-            throw new Error(`${(err as Error).message}; stdout=${stdout} stderr=${stderr}`);
-          },
-        );
+        await eventually(
+          async () => /DELETED\s+cdn-origins/.test(stdout),
+          'the DELETED event',
+          10_000,
+          100,
+        ).catch((err) => {
+          throw new Error(`${(err as Error).message}; stdout=${stdout} stderr=${stderr}`);
+        });
         const rows = tableRows(stdout);
         assert.deepEqual(rows[0], ['EVENT', 'NAME', 'DATA', 'AGE']);
         assert.deepEqual(
@@ -1260,8 +1289,10 @@ data: {rows: "2"}
       await ok('create', 'configmap', 'acme-settings', '-n', ns, '--from-literal=plan=gold');
       await ok('apply', '-f', await manifest(minimalCrd('quotas', 'Namespaced')));
       await eventually(
-        'the Quota resource to be served',
         async () => (await kubectl('get', 'quotas', '-n', ns)).code === 0,
+        'the Quota resource to be served',
+        10_000,
+        100,
       );
       await ok(
         'apply',

@@ -3,6 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startTestServer, type TestServer } from '@certkit/testenv/apiserver/test-server';
 import { openWatch } from '@certkit/testenv/apiserver/watch-client';
+import { eventually } from '@certkit/testenv/eventually';
 
 /**
  * Boolean query parameters with raw requests, read as kube-apiserver reads them: "0" and "false" in any case
@@ -26,15 +27,6 @@ before(async () => {
 after(async () => {
   await t.close();
 });
-
-async function eventually(what: string, check: () => Promise<boolean>, timeoutMs = 5000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (await check()) return;
-    await sleep(50);
-  }
-  assert.fail(`timed out waiting for ${what}`);
-}
 
 describe('watch', () => {
   // `watch` bare and `watch=bogus` are watches too: kube-apiserver refuses no value of a bool parameter.
@@ -110,8 +102,9 @@ describe('allowWatchBookmarks and sendInitialEvents', () => {
     );
     try {
       assert.equal(stream.status, 200);
-      await eventually('the initial-events-end bookmark', async () =>
-        stream.events.some((e) => e.type === 'BOOKMARK'),
+      await eventually(
+        async () => stream.events.some((e) => e.type === 'BOOKMARK'),
+        'the initial-events-end bookmark',
       );
       const bookmark = stream.events.find((e) => e.type === 'BOOKMARK');
       assert.equal(bookmark.object.metadata.annotations['k8s.io/initial-events-end'], 'true');
@@ -204,8 +197,8 @@ describe('orphanDependents', () => {
       assert.equal(res.status, 200, res.text);
       assert.deepEqual(res.json.metadata.finalizers, ['orphan']);
       await eventually(
-        'the owner to be deleted',
         async () => (await t.fetch('GET', ownerPath)).status === 404,
+        'the owner to be deleted',
       );
       const dep = await t.fetch('GET', depPath);
       assert.equal(dep.status, 200, dep.text);
@@ -219,8 +212,8 @@ describe('orphanDependents', () => {
     assert.equal(res.status, 200, res.text);
     assert.equal(res.json.metadata.finalizers, undefined);
     await eventually(
-      'the dependent to be collected',
       async () => (await t.fetch('GET', depPath)).status === 404,
+      'the dependent to be collected',
     );
   });
 
