@@ -7,6 +7,7 @@ import { after, before, describe, it } from 'node:test';
 import { connect as tlsConnect } from 'node:tls';
 import { promisify } from 'node:util';
 import { startTestServer, type TestServer } from '@certkit/testenv/apiserver/test-server';
+import { eventually } from '@certkit/testenv/eventually';
 
 /**
  * The HTTPS server's transport as a client (or an attacker) meets it: plain HTTP on the HTTPS port, the TLS
@@ -37,14 +38,6 @@ async function openIdle(port: number, count: number): Promise<{ sockets: Socket[
 
 /** Resolves when the socket closes, whatever error it had before. */
 const closeOf = (socket: Socket) => new Promise<void>((resolve) => socket.once('close', () => resolve()));
-
-async function until(condition: () => boolean, timeoutMs: number, what: string): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 /** A GET on a fresh connection (no pooled one), optionally with the token. */
 function freshGet(t: TestServer, path: string, token?: string): Promise<number> {
@@ -143,7 +136,12 @@ describe('HTTPS transport', () => {
 
     const idle = await openIdle(t.server.port, 2000);
     // Past the bound, each new connection closed the oldest idle one.
-    await until(() => idle.closed() >= 1900, 5000, 'the server to close idle connections past the bound');
+    await eventually(
+      () => idle.closed() >= 1900,
+      'the server to close idle connections past the bound',
+      5000,
+      20,
+    );
     assert.ok(t.server.unauthenticatedConnections <= 100, `${t.server.unauthenticatedConnections} held`);
 
     assert.equal(await freshGet(t, '/healthz'), 200);
@@ -152,7 +150,7 @@ describe('HTTPS transport', () => {
     assert.deepEqual(await pooledGet(), { status: 200, reused: true });
 
     // The rest go at the handshake deadline.
-    await until(() => idle.closed() === 2000, handshakeTimeoutMs + 2000, 'the handshake deadline');
+    await eventually(() => idle.closed() === 2000, 'the handshake deadline', handshakeTimeoutMs + 2000, 20);
     agent.destroy();
   });
 
@@ -191,7 +189,7 @@ describe('HTTPS transport', () => {
       let received = '';
       socket.on('data', (c: Buffer) => (received += c.toString('latin1')));
       socket.write(`GET ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`);
-      await until(() => /\r\n\r\n/.test(received), 2000, `an answer to ${path}`);
+      await eventually(() => /\r\n\r\n/.test(received), `an answer to ${path}`, 2000, 20);
       return { socket, status: /^HTTP\/1\.1 (\d+)/.exec(received)?.[1] };
     };
     const monitor = await open('/healthz');

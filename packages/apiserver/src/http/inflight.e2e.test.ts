@@ -4,6 +4,7 @@ import { Agent, request } from 'node:https';
 import { after, before, describe, it } from 'node:test';
 import { startTestServer, type TestServer } from '@certkit/testenv/apiserver/test-server';
 import { openWatch } from '@certkit/testenv/apiserver/watch-client';
+import { eventually } from '@certkit/testenv/eventually';
 
 /**
  * --max-requests-inflight and --max-mutating-requests-inflight over real HTTPS: a request beyond a full pool
@@ -25,14 +26,6 @@ const inflight = (kind: 'readOnly' | 'mutating') =>
       t.server.metrics.render(),
     )?.[1],
   );
-
-async function until(what: string, ok: () => boolean): Promise<void> {
-  const deadline = Date.now() + 5000;
-  while (!ok()) {
-    assert.ok(Date.now() < deadline, `timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 5));
-  }
-}
 
 /**
  * A request the server keeps in flight until released: a create whose body has not all arrived (the server
@@ -74,7 +67,7 @@ function hold(method: string, path: string, server = t): Held {
 describe('inflight limits', () => {
   it('answers a mutating request beyond the limit with a 429 Status and Retry-After: 1', async () => {
     const held = hold('POST', '/api/v1/namespaces/default/configmaps');
-    await until('the held create to be admitted', () => inflight('mutating') === 1);
+    await eventually(() => inflight('mutating') === 1, 'the held create to be admitted', 5_000, 5);
     const refused = await t.fetch('POST', '/api/v1/namespaces/default/configmaps', {
       body: { metadata: { name: 'refused' } },
     });
@@ -90,7 +83,7 @@ describe('inflight limits', () => {
     assert.equal((await t.fetch('GET', '/api/v1/namespaces/default/configmaps')).status, 200);
     held.release();
     assert.equal(await held.done, 201);
-    await until('the slot to be given back', () => inflight('mutating') === 0);
+    await eventually(() => inflight('mutating') === 0, 'the slot to be given back', 5_000, 5);
     const later = await t.fetch('POST', '/api/v1/namespaces/default/configmaps', {
       body: { metadata: { name: 'later' } },
     });
@@ -105,7 +98,7 @@ describe('inflight limits', () => {
     assert.equal(watch.status, 200);
     const future = Number(json.metadata.resourceVersion) + 1000;
     const held = hold('GET', `/api/v1/namespaces/default/configmaps/later?resourceVersion=${future}`);
-    await until('the held read to be admitted', () => inflight('readOnly') === 1);
+    await eventually(() => inflight('readOnly') === 1, 'the held read to be admitted', 5_000, 5);
     const refused = await t.fetch('GET', '/api/v1/namespaces/default/configmaps');
     assert.equal(refused.status, 429);
     assert.equal(refused.headers['retry-after'], '1');
@@ -125,7 +118,7 @@ describe('inflight limits', () => {
     await watch.waitFor(1);
     // The held read times out waiting for its resourceVersion (504) and gives its slot back.
     assert.equal(await held.done, 504);
-    await until('the slot to be given back', () => inflight('readOnly') === 0);
+    await eventually(() => inflight('readOnly') === 0, 'the slot to be given back', 5_000, 5);
     assert.equal((await t.fetch('GET', '/api/v1/namespaces/default/configmaps')).status, 200);
     watch.close();
     second.close();
@@ -133,7 +126,7 @@ describe('inflight limits', () => {
 
   it('counts nothing for unauthenticated requests, refused before the limit as in kube', async () => {
     const held = hold('POST', '/api/v1/namespaces/default/configmaps');
-    await until('the held create to be admitted', () => inflight('mutating') === 1);
+    await eventually(() => inflight('mutating') === 1, 'the held create to be admitted', 5_000, 5);
     const anonymous = await t.fetch('POST', '/api/v1/namespaces/default/configmaps', {
       body: { metadata: { name: 'anon' } },
       anonymous: true,
@@ -189,7 +182,7 @@ describe('a request body that never arrives', () => {
         assert.equal(refused.status, 429);
         assert.equal(await held.done, 504);
         assert.ok(Date.now() - started >= 900, 'cut off before the body timeout');
-        await until('the slot to be given back', () => mutating() === 0);
+        await eventually(() => mutating() === 0, 'the slot to be given back', 5_000, 5);
         const created = await slow.fetch('POST', '/api/v1/namespaces/default/configmaps', {
           body: { metadata: { name: 'after' } },
         });

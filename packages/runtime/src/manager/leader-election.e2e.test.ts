@@ -7,6 +7,7 @@ import { loadKubeconfig } from '../client/kubeconfig.ts';
 import type { ResourceClient } from '../client/types.ts';
 import { LEASE_RESOURCE, LeaderElector, type Lease } from './leader-election.ts';
 import type { LogEntry } from '../log.ts';
+import { eventually } from '@certkit/testenv/eventually';
 
 /** Short timings, as client-go's tests use: leaseDuration > renewDeadline > 1.2 · retryPeriod. */
 const LEASE_MS = 2000;
@@ -18,14 +19,6 @@ const MAX_RETRY_WAIT_MS = RETRY_MS * 2.2;
 const MARGIN_MS = 400;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function until(cond: () => boolean, timeoutMs: number, what: string): Promise<void> {
-  const deadline = performance.now() + timeoutMs;
-  while (!cond()) {
-    if (performance.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(5);
-  }
-}
 
 interface Candidate {
   identity: string;
@@ -142,7 +135,7 @@ describe('LeaderElector against the embedded API server', () => {
   it('elects exactly one leader and records it in the Lease', async () => {
     const a = await candidate('a', 'one-leader');
     const b = await candidate('b', 'one-leader');
-    await until(() => a.elector.isLeader || b.elector.isLeader, 2000, 'a leader');
+    await eventually(() => a.elector.isLeader || b.elector.isLeader, 'a leader', 2000, 5);
     // Several renewals and a full lease duration later, still exactly one.
     await sleep(LEASE_MS + 200);
     assert.equal(Number(a.elector.isLeader) + Number(b.elector.isLeader), 1);
@@ -169,7 +162,7 @@ describe('LeaderElector against the embedded API server', () => {
 
   it('hands over after the lease expires when the leader stops without releasing', async (t) => {
     const a = await candidate('a', 'no-release');
-    await until(() => a.elector.isLeader, 2000, 'a to lead');
+    await eventually(() => a.elector.isLeader, 'a to lead', 2000, 5);
     const b = await candidate('b', 'no-release');
     await sleep(3 * RETRY_MS); // b observes a's renewals
     const stopped = performance.now();
@@ -180,7 +173,7 @@ describe('LeaderElector against the embedded API server', () => {
     // b may see a's last renewal up to one retry after it happened, then needs up to one more retry to
     // notice expiry.
     const bound = LEASE_MS + 2 * MAX_RETRY_WAIT_MS + MARGIN_MS;
-    await until(() => b.elector.isLeader, bound, 'b to take over');
+    await eventually(() => b.elector.isLeader, 'b to take over', bound, 5);
     const takeover = b.startedAt! - stopped;
     t.diagnostic(`takeover without release: ${Math.round(takeover)} ms`);
     // b waits out the lease, measured from the last renewal it saw (at most one retry period before stop).
@@ -196,7 +189,7 @@ describe('LeaderElector against the embedded API server', () => {
 
   it('releases on clean stop after the leader work has wound down; the next takes over within a retry period', async (t) => {
     const a = await candidate('a', 'release', { releaseOnCancel: true, workAfterAbortMs: 300 });
-    await until(() => a.elector.isLeader, 2000, 'a to lead');
+    await eventually(() => a.elector.isLeader, 'a to lead', 2000, 5);
     const b = await candidate('b', 'release', { releaseOnCancel: true });
     await sleep(3 * RETRY_MS);
     a.abort.abort();
@@ -207,7 +200,7 @@ describe('LeaderElector against the embedded API server', () => {
     assert.equal(afterRelease.spec?.leaseDurationSeconds, 1);
     assert.equal(afterRelease.spec?.leaseTransitions, 0);
     assert.ok(!b.elector.isLeader, 'b did not lead while a wound down (a kept renewing)');
-    await until(() => b.elector.isLeader, MAX_RETRY_WAIT_MS + MARGIN_MS, 'b to take over');
+    await eventually(() => b.elector.isLeader, 'b to take over', MAX_RETRY_WAIT_MS + MARGIN_MS, 5);
     t.diagnostic(`takeover after release: ${Math.round(b.startedAt! - released)} ms`);
     assert.ok(b.startedAt! - released < MAX_RETRY_WAIT_MS + MARGIN_MS);
     const lease = await readLease('release');
@@ -219,7 +212,7 @@ describe('LeaderElector against the embedded API server', () => {
     const c = await candidate('c', 'release', { releaseOnCancel: true });
     b.abort.abort();
     await b.run;
-    await until(() => c.elector.isLeader, MAX_RETRY_WAIT_MS + MARGIN_MS + 500, 'c to take over');
+    await eventually(() => c.elector.isLeader, 'c to take over', MAX_RETRY_WAIT_MS + MARGIN_MS + 500, 5);
     assert.equal((await readLease('release')).spec?.leaseTransitions, 2);
     c.abort.abort();
     await c.run;
@@ -227,7 +220,7 @@ describe('LeaderElector against the embedded API server', () => {
 
   it('stops leading within the renew deadline when someone else replaces the lease', async (t) => {
     const a = await candidate('a', 'stolen');
-    await until(() => a.elector.isLeader, 2000, 'a to lead');
+    await eventually(() => a.elector.isLeader, 'a to lead', 2000, 5);
     // Deleted and recreated by someone else. The leader may recreate it in between (an absent lease is
     // free to take), in which case the intruder tries again.
     for (let attempt = 0; ; attempt++) {
@@ -256,10 +249,11 @@ describe('LeaderElector against the embedded API server', () => {
       assert.equal(created.status, 409, created.text);
     }
     const replaced = performance.now();
-    await until(
+    await eventually(
       () => a.stoppedAt !== undefined,
-      RETRY_MS + RENEW_DEADLINE_MS + MARGIN_MS,
       'a to stop leading',
+      RETRY_MS + RENEW_DEADLINE_MS + MARGIN_MS,
+      5,
     );
     t.diagnostic(`stopped leading ${Math.round(a.stoppedAt! - replaced)} ms after the lease was replaced`);
     assert.ok(a.stoppedAt! - replaced < RETRY_MS + RENEW_DEADLINE_MS + MARGIN_MS);
@@ -275,15 +269,16 @@ describe('LeaderElector against the embedded API server', () => {
     let closed = false;
     try {
       const a = await candidate('a', 'server-gone', { ts: own });
-      await until(() => a.elector.isLeader, 2000, 'a to lead');
+      await eventually(() => a.elector.isLeader, 'a to lead', 2000, 5);
       await sleep(RETRY_MS);
       await own.close();
       closed = true;
       const gone = performance.now();
-      await until(
+      await eventually(
         () => a.stoppedAt !== undefined,
-        RETRY_MS + RENEW_DEADLINE_MS + MARGIN_MS,
         'a to stop leading',
+        RETRY_MS + RENEW_DEADLINE_MS + MARGIN_MS,
+        5,
       );
       t.diagnostic(`stopped leading ${Math.round(a.stoppedAt! - gone)} ms after the server closed`);
       assert.ok(a.stoppedAt! - gone < RETRY_MS + RENEW_DEADLINE_MS + MARGIN_MS);

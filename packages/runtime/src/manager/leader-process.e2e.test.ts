@@ -5,6 +5,7 @@ import { createInterface } from 'node:readline';
 import { after, before, describe, it } from 'node:test';
 import { startTestServer, type TestServer } from '@certkit/testenv/apiserver/test-server';
 import { LEADER_PROCESS_SCRIPT } from '@certkit/testenv/processes/scripts';
+import { eventually } from '@certkit/testenv/eventually';
 
 /** Must match @certkit/testenv/processes/leader-process.ts. */
 const LEASE_MS = 3000;
@@ -37,14 +38,6 @@ function spawnReplica(kubeconfig: string, identity: string): Replica {
   return replica;
 }
 
-async function until(cond: () => boolean, timeoutMs: number, what: string): Promise<void> {
-  const deadline = performance.now() + timeoutMs;
-  while (!cond()) {
-    if (performance.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
-
 describe('leader election across processes', () => {
   let server: TestServer;
   const replicas: Replica[] = [];
@@ -65,7 +58,7 @@ describe('leader election across processes', () => {
       spawnReplica(server.kubeconfigPath, 'replica-2'),
     );
     await Promise.all(replicas.map((r) => r.started));
-    await until(() => replicas.some((r) => r.leadingAt !== undefined), 10_000, 'a replica to lead');
+    await eventually(() => replicas.some((r) => r.leadingAt !== undefined), 'a replica to lead', 10_000, 10);
     // Long enough for a stale lease to have been stolen if renewals were not working.
     await new Promise((r) => setTimeout(r, LEASE_MS + 500));
     const leaders = replicas.filter((r) => r.leadingAt !== undefined);
@@ -80,7 +73,7 @@ describe('leader election across processes', () => {
     // The follower may see the last renewal up to one (jittered) retry after it happened, and needs up to
     // one more retry to notice the lease has expired: lease + 2 retry waits, plus scheduling slack.
     const bound = LEASE_MS + 2 * MAX_RETRY_WAIT_MS + MARGIN_MS;
-    await until(() => follower.leadingAt !== undefined, bound + 2000, 'the follower to take over');
+    await eventually(() => follower.leadingAt !== undefined, 'the follower to take over', bound + 2000, 10);
     const takeover = follower.leadingAt! - killed;
     t.diagnostic(`takeover after SIGKILL: ${Math.round(takeover)} ms`);
     assert.ok(takeover < bound, `took over after ${Math.round(takeover)} ms (bound ${bound} ms)`);
