@@ -10,6 +10,7 @@ import {
 } from './controller.ts';
 import type { LogEntry } from '../log.ts';
 import { MetricsRegistry } from './metrics.ts';
+import { eventually } from '@certkit/testenv/eventually';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -21,14 +22,6 @@ function startController(options: Omit<ControllerOptions, 'name'> & { name?: str
   const abort = new AbortController();
   const running = controller.start(abort.signal);
   return { controller, logs, metrics, abort, running, stop: () => (abort.abort(), running) };
-}
-
-async function until(cond: () => boolean, timeoutMs = 2000): Promise<void> {
-  const deadline = performance.now() + timeoutMs;
-  while (!cond()) {
-    if (performance.now() > deadline) throw new Error('condition not met in time');
-    await sleep(2);
-  }
 }
 
 describe('request keys', () => {
@@ -66,7 +59,7 @@ describe('Controller', () => {
     await sleep(5);
     t.controller.enqueue({ namespace: 'ns', name: 'o0' });
     t.controller.enqueue({ namespace: 'ns', name: 'o0' });
-    await until(() => seen.length === 10);
+    await eventually(() => seen.length === 10, 'seen.length === 10', 2_000, 2);
     await sleep(40);
     await t.stop();
     assert.equal(maxActive, 3);
@@ -87,7 +80,7 @@ describe('Controller', () => {
       },
     });
     t.controller.enqueue({ namespace: 'ns', name: 'a' });
-    await until(() => times.length === 5);
+    await eventually(() => times.length === 5, 'times.length === 5', 2_000, 2);
     await sleep(5);
     const gaps = times.slice(1).map((x, i) => x - times[i]);
     // 5, 10, 20, 40 ms of per-item backoff (timers never fire early; allow 1 ms of clock rounding).
@@ -118,7 +111,7 @@ describe('Controller', () => {
       },
     });
     t.controller.enqueue({ name: 'cluster-scoped' });
-    await until(() => times.length === 3);
+    await eventually(() => times.length === 3, 'times.length === 3', 2_000, 2);
     assert.ok(times[2] - times[1] >= 59, `requeued after ${times[2] - times[1]} ms`);
     assert.equal(t.controller.queue.numRequeues('cluster-scoped'), 0);
     await t.stop();
@@ -131,7 +124,7 @@ describe('Controller', () => {
       reconcile: () => (++calls < 3 ? { requeue: true } : undefined),
     });
     t.controller.enqueue({ name: 'a' });
-    await until(() => calls === 3);
+    await eventually(() => calls === 3, 'calls === 3', 2_000, 2);
     await t.stop();
     assert.match(t.metrics.render(), /result="requeue"\} 2/);
   });
@@ -154,7 +147,12 @@ describe('Controller', () => {
         },
       });
       for (const name of ['sync', 'reject', 'string']) t.controller.enqueue({ name });
-      await until(() => [...calls.values()].every((n) => n === 3) && calls.size === 3);
+      await eventually(
+        () => [...calls.values()].every((n) => n === 3) && calls.size === 3,
+        'three calls for each of the three keys',
+        2_000,
+        2,
+      );
       await t.stop();
       assert.equal(t.logs.filter((e) => e.level === 'error').length, 6);
       assert.ok(t.logs.some((e) => e.err === 'a string'));
@@ -174,7 +172,7 @@ describe('Controller', () => {
       },
     });
     t.controller.enqueue({ name: 'a' });
-    await until(() => calls === 1);
+    await eventually(() => calls === 1, 'calls === 1', 2_000, 2);
     await sleep(30);
     await t.stop();
     assert.equal(calls, 1);
@@ -196,7 +194,7 @@ describe('Controller', () => {
     });
     for (const name of ['a', 'b', 'c', 'd']) t.controller.enqueue({ name });
     t.controller.enqueueAfter({ name: 'later' }, 20);
-    await until(() => started.length === 2);
+    await eventually(() => started.length === 2, 'started.length === 2', 2_000, 2);
     let stopped = false;
     const stopping = t.stop().then(() => (stopped = true));
     await sleep(20);

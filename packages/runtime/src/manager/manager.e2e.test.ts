@@ -14,6 +14,7 @@ import { MetricsRegistry, restClientMetricsHook } from './metrics.ts';
 import { parseBindAddress } from './probes.ts';
 import { MANAGER_SIGTERM_SCRIPT } from '@certkit/testenv/processes/scripts';
 import { parsePrometheus } from '@certkit/testenv/metrics/prometheus-text';
+import { eventually } from '@certkit/testenv/eventually';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -34,14 +35,6 @@ function fakeCache(events: string[], name = 'cache') {
     },
   };
   return { runnable, sync: () => synced.resolve() };
-}
-
-async function until(cond: () => boolean, timeoutMs = 3000): Promise<void> {
-  const deadline = performance.now() + timeoutMs;
-  while (!cond()) {
-    if (performance.now() > deadline) throw new Error('condition not met in time');
-    await sleep(5);
-  }
 }
 
 async function get(url: string): Promise<{ status: number; text: string }> {
@@ -264,10 +257,10 @@ describe('Manager with leader election', () => {
 
   it('runs leader runnables only while leading, stops on loss, and releases on clean stop', async () => {
     const a = await replica('a');
-    await until(() => a.events.includes('leader start'));
+    await eventually(() => a.events.includes('leader start'), 'a to start leading', 3_000, 5);
     assert.match(a.metrics.render(), /leader_election_master_status\{name="manager-lease"\} 1/);
     const b = await replica('b');
-    await until(() => b.manager.synced);
+    await eventually(() => b.manager.synced, 'b to sync', 3_000, 5);
     await sleep(600);
     assert.deepEqual(
       b.events,
@@ -295,7 +288,7 @@ describe('Manager with leader election', () => {
     assert.match(a.metrics.render(), /leader_election_master_status\{name="manager-lease"\} 0/);
 
     // Once the intruder's lease lapses, b leads; a clean stop releases the lease.
-    await until(() => b.events.includes('leader start'), 4000);
+    await eventually(() => b.events.includes('leader start'), 'b to start leading', 4000, 5);
     await b.manager.stop();
     await b.running;
     assert.deepEqual(b.events, ['cache start', 'leader start', 'leader stop', 'cache stop']);
