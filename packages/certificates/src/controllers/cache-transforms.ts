@@ -2,6 +2,7 @@ import type { KubeObject } from '@certkit/apimachinery';
 import type { TransformFunc } from '@certkit/runtime';
 import { SecretKeys } from '../api/constants.ts';
 import type { CertificateRequest } from '../api/types.ts';
+import { csrFacts } from './parsed.ts';
 import { isStrippedRequest, stripIssuedRequest } from './request-facts.ts';
 
 /**
@@ -141,7 +142,7 @@ export const leanCertificateRequest: TransformFunc = (obj) => {
   const cr = leanObject(obj) as CertificateRequest;
   const status = cr.status as Record<string, unknown> | undefined;
   if (Object.isFrozen(cr) || !status || Object.isFrozen(status)) return cr;
-  if (isStrippedRequest(stripIssuedRequest(cr, shareShortStrings))) return cr;
+  if (isStrippedRequest(stripIssuedRequest(cr, shareShortStrings, csrFacts))) return cr;
   shareField(status, 'certificate');
   shareField(status, 'ca');
   return cr;
