@@ -4,6 +4,7 @@ import { SecretKeys } from '../api/constants.ts';
 import type { CertificateRequest } from '../api/types.ts';
 import { csrFacts } from './parsed.ts';
 import { isStrippedRequest, stripIssuedRequest } from './request-facts.ts';
+import { strippedBytes } from './stripped-bytes.ts';
 
 /**
  * What the controller's informers keep of each object, applied before an object enters a cache (controller-
@@ -142,7 +143,12 @@ export const leanCertificateRequest: TransformFunc = (obj) => {
   const cr = leanObject(obj) as CertificateRequest;
   const status = cr.status as Record<string, unknown> | undefined;
   if (Object.isFrozen(cr) || !status || Object.isFrozen(status)) return cr;
-  if (isStrippedRequest(stripIssuedRequest(cr, shareShortStrings, csrFacts))) return cr;
+  // The bytes as they came, kept a moment for the issuing controller (stripped-bytes.ts).
+  const received = isStrippedRequest(cr) ? undefined : { metadata: cr.metadata, spec: cr.spec, status };
+  if (isStrippedRequest(stripIssuedRequest(cr, shareShortStrings, csrFacts))) {
+    if (received) strippedBytes.remember(received as CertificateRequest);
+    return cr;
+  }
   shareField(status, 'certificate');
   shareField(status, 'ca');
   return cr;
