@@ -9,6 +9,7 @@ import {
   leanObject,
   leanSecret,
   SHORT_STRING_LENGTH,
+  StringSharing,
   withoutManagedFields,
 } from './cache-transforms.ts';
 
@@ -115,5 +116,21 @@ describe('cache transforms', () => {
       unshared - shared > copies * 0.75,
       `sharing saved ${((unshared - shared) / 1e6).toFixed(1)} MB of ${(copies / 1e6).toFixed(1)} MB`,
     );
+  });
+
+  it('share contents asked for again and forget the rest, within the capacity', () => {
+    const sharing = new StringSharing(4);
+    const text = (n: number) => fresh(Buffer.from(`content ${n}`));
+    assert.equal(sharing.share(text(0)), text(0));
+    sharing.share(text(1));
+    for (let i = 2; i < 100; i++) {
+      assert.equal(sharing.share(text(i)), text(i));
+      // Asked for on every other string: met in the older generation, it moves to the newer one.
+      if (i % 2 === 0) sharing.share(text(0));
+      assert.ok(sharing.remembers(text(0)), `content 0 still remembered after ${i} others`);
+      assert.ok(sharing.size <= 4, `at most the capacity remembered, not ${sharing.size}`);
+    }
+    assert.equal(sharing.remembers(text(1)), false, 'a content nobody asked for again is forgotten');
+    assert.ok(sharing.remembers(text(99)), 'the latest content is remembered');
   });
 });

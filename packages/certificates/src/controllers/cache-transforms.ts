@@ -2,8 +2,9 @@ import type { KubeObject } from '@certkit/apimachinery';
 import type { TransformFunc } from '@certkit/runtime';
 import { SecretKeys } from '../api/constants.ts';
 import type { CertificateRequest } from '../api/types.ts';
-import { LruMap } from '../lru.ts';
+import { csrFacts } from './parsed.ts';
 import { isStrippedRequest, stripIssuedRequest } from './request-facts.ts';
+import { strippedBytes } from './stripped-bytes.ts';
 
 /**
  * What the controller's informers keep of each object, applied before an object enters a cache (controller-
@@ -25,19 +26,43 @@ import { isStrippedRequest, stripIssuedRequest } from './request-facts.ts';
  */
 export const SHARED_PEM_CAPACITY = 4096;
 
-/** One string per content, for the last `capacity` contents seen. */
+/**
+ * One string per content, for about the last `capacity` contents seen. Two generations of half the capacity
+ * rather than an LRU: a hit in the current generation is one Map lookup, where an LRU deletes and re-inserts
+ * the entry on every hit, and the transforms look up every short string of every object an informer receives
+ * (that re-insertion, with the Map's rehashing of its holes, was about 5% of the controller's CPU during an
+ * issuance burst; docs/adr/1150). A content met again in the older generation moves to the current one; when the
+ * current one is full it becomes the older, and what the older held and nobody asked for since is forgotten.
+ */
 export class StringSharing {
-  readonly #known: LruMap<string, string>;
+  readonly #generationSize: number;
+  #current = new Map<string, string>();
+  #previous = new Map<string, string>();
 
   constructor(capacity: number) {
-    this.#known = new LruMap(capacity);
+    this.#generationSize = Math.max(1, Math.floor(capacity / 2));
   }
 
   share(text: string): string {
-    const known = this.#known.get(text);
+    const known = this.#current.get(text);
     if (known !== undefined) return known;
-    this.#known.set(text, text);
-    return text;
+    const kept = this.#previous.get(text) ?? text;
+    if (this.#current.size >= this.#generationSize) {
+      this.#previous = this.#current;
+      this.#current = new Map();
+    }
+    this.#current.set(kept, kept);
+    return kept;
+  }
+
+  /** Whether the content is remembered, so that its next share hands out the remembered instance. */
+  remembers(text: string): boolean {
+    return this.#current.has(text) || this.#previous.has(text);
+  }
+
+  /** How many contents are remembered (at most the capacity). */
+  get size(): number {
+    return this.#current.size + this.#previous.size;
   }
 }
 
@@ -118,7 +143,12 @@ export const leanCertificateRequest: TransformFunc = (obj) => {
   const cr = leanObject(obj) as CertificateRequest;
   const status = cr.status as Record<string, unknown> | undefined;
   if (Object.isFrozen(cr) || !status || Object.isFrozen(status)) return cr;
-  if (isStrippedRequest(stripIssuedRequest(cr, shareShortStrings))) return cr;
+  // The bytes as they came, kept a moment for the issuing controller (stripped-bytes.ts).
+  const received = isStrippedRequest(cr) ? undefined : { metadata: cr.metadata, spec: cr.spec, status };
+  if (isStrippedRequest(stripIssuedRequest(cr, shareShortStrings, csrFacts))) {
+    if (received) strippedBytes.remember(received as CertificateRequest);
+    return cr;
+  }
   shareField(status, 'certificate');
   shareField(status, 'ca');
   return cr;

@@ -188,6 +188,11 @@ export function requestCsr(cr: CertificateRequest): Parsed<RequestFacts> {
   return isFactsText(request) ? factsTexts.parsed(request) : csrs.parsed(request);
 }
 
+/** The facts of a base64 PEM CSR (a request's spec.request), through the same cache; throws what parsing throws. */
+export function csrFacts(base64: string): RequestFacts {
+  return valueOf(csrs.parsed(base64));
+}
+
 /** The leaf of a CertificateRequest's status.certificate, parsed (from a live read for an issued request). */
 export function requestCertificate(cr: CertificateRequest): Parsed<CertificateInfo> {
   if (isStrippedRequest(cr)) return strippedError(cr, 'status.certificate');

@@ -7,7 +7,15 @@ import type { CertificateRequest } from '../api/types.ts';
 import { generatePrivateKey } from '../pki/index.ts';
 import { leanCertificateRequest, leanObject } from './cache-transforms.ts';
 import { requestMatchesSpec } from './certificates/shared/policies.ts';
-import { hasPublicKey, requestCertificate, requestCsr, valueOf } from './parsed.ts';
+import {
+  csrFacts,
+  hasPublicKey,
+  IDLE_RELEASE_MS,
+  releaseIdleParses,
+  requestCertificate,
+  requestCsr,
+  valueOf,
+} from './parsed.ts';
 import {
   digestToken,
   factsText,
@@ -15,6 +23,7 @@ import {
   isStrippedRequest,
   parseRequestFacts,
   readFactsText,
+  stripIssuedRequest,
 } from './request-facts.ts';
 
 setFlagsFromString('--expose-gc');
@@ -95,6 +104,22 @@ describe('issued CertificateRequests cached as facts', () => {
     assert.deepEqual(valueOf(requestCsr(structuredClone(cached))), parsedBefore);
   });
 
+  it('an issued request is stripped with the parse the controllers made of it in flight, not a second one', async () => {
+    const { cr } = await issuedRequest({ status: 'True', reason: 'Issued' }, undefined, 7);
+    // The request manager compared the request while it was in flight: its CSR is in the parse cache.
+    const inFlight = valueOf(requestCsr(cr));
+    assert.equal(csrFacts(cr.spec.request), inFlight, 'the transform parser answers from the same cache');
+    const asked: string[] = [];
+    const stripped = stripIssuedRequest(structuredClone(cr), undefined, (base64) => {
+      asked.push(base64);
+      return csrFacts(base64);
+    });
+    assert.deepEqual(asked, [cr.spec.request], 'the given parser is asked, once');
+    assert.deepEqual(valueOf(requestCsr(stripped)), inFlight);
+    // The default still parses the bytes itself.
+    assert.deepEqual(valueOf(requestCsr(stripIssuedRequest(structuredClone(cr)))), inFlight);
+  });
+
   it('requests not issued yet keep their bytes for the signers', async () => {
     for (const ready of [
       { status: 'False', reason: 'Pending' },
@@ -130,6 +155,8 @@ describe('issued CertificateRequests cached as facts', () => {
       gc();
       const before = process.memoryUsage().heapUsed;
       const kept = requests.map((cr) => transform(JSON.parse(JSON.stringify(cr)) as CertificateRequest));
+      // What stays: the parse caches the transform reads through let go once a burst is over.
+      releaseIdleParses(Date.now() + IDLE_RELEASE_MS);
       gc();
       const grown = process.memoryUsage().heapUsed - before;
       assert.equal(kept.length, count, 'kept alive until measured');

@@ -174,11 +174,14 @@ export function isStrippedRequest(cr: CertificateRequest): boolean {
  * status.ca by digest tokens. Requests not issued yet keep their bytes: the signers read them. A CSR that
  * does not parse is kept as it is (its error is reported from the bytes, as before). `share` replaces the
  * tokens' strings by shared instances (a CA bundle's token is the same for every request of an issuer).
+ * `facts` parses the CSR: the controller passes its content cache (parsed.ts), which the request manager
+ * filled when it compared the request in flight, so an issued request's CSR is not parsed a second time.
  * Idempotent.
  */
 export function stripIssuedRequest(
   cr: CertificateRequest,
   share: (value: object) => void = () => {},
+  facts: (base64: string) => RequestFacts = parseRequestFacts,
 ): CertificateRequest {
   const status = cr.status;
   if (!status?.certificate || isDigestToken(status.certificate) || readyReason(cr) !== ReadyReason.Issued) {
@@ -186,13 +189,13 @@ export function stripIssuedRequest(
   }
   const request = cr.spec?.request;
   if (!request || isFactsText(request)) return cr;
-  let facts: RequestFacts;
+  let parsed: RequestFacts;
   try {
-    facts = parseRequestFacts(request);
+    parsed = facts(request);
   } catch {
     return cr;
   }
-  cr.spec = { ...cr.spec, request: factsText(facts) };
+  cr.spec = { ...cr.spec, request: factsText(parsed) };
   cr.status = {
     ...status,
     certificate: digestToken(status.certificate),

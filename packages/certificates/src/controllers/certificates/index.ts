@@ -9,14 +9,23 @@ import {
 } from '@certkit/runtime';
 import { isSecretStub } from '../../secrets/metadata-stub.ts';
 import type { ControllerContext } from '../context.ts';
-import { certificatesForSecret, controllingCertificate } from './shared/gather.ts';
+import type { Certificate } from '../../api/types.ts';
+import { certificatesForSecret, controllingCertificate, liveCertificate } from './shared/gather.ts';
 import { onlyPendingMessageChanged } from './shared/request-events.ts';
 import { ISSUING_CONTROLLER, issuingReconciler } from './issuing/issuing.ts';
 import { KEY_MANAGER_CONTROLLER, keyManagerReconciler } from './keymanager/keymanager.ts';
 import { READINESS_CONTROLLER, readinessReconciler } from './readiness/readiness.ts';
-import { REQUEST_MANAGER_CONTROLLER, requestManagerReconciler } from './requestmanager/requestmanager.ts';
-import { REVISION_MANAGER_CONTROLLER, revisionManagerReconciler } from './revisionmanager/revisionmanager.ts';
-import { TRIGGER_CONTROLLER, triggerReconciler } from './trigger/trigger.ts';
+import {
+  REQUEST_MANAGER_CONTROLLER,
+  requestManagerMayAct,
+  requestManagerReconciler,
+} from './requestmanager/requestmanager.ts';
+import {
+  REVISION_MANAGER_CONTROLLER,
+  revisionManagerMayAct,
+  revisionManagerReconciler,
+} from './revisionmanager/revisionmanager.ts';
+import { TRIGGER_CONTROLLER, triggerMayAct, triggerReconciler } from './trigger/trigger.ts';
 
 /**
  * The Certificate sub-controllers (cert-manager's certificates/*), each a runtime Controller reconciling Certificates by
@@ -46,10 +55,23 @@ interface SubController {
   /** `requeue` queues a Certificate for this controller again, for work that finishes off its workers. */
   reconciler: (ctx: ControllerContext, requeue: (request: Request) => void) => Reconciler;
   watches: Watches;
+  /**
+   * For a sub-controller whose reconcile returns at once unless its Certificate is in some state: that
+   * state, the very test its reconcile starts with. Events wake it only for a Certificate in that state (the
+   * one the event brings, or the cached one for a request's or a Secret's event), never for a deleted one:
+   * a reconcile would find nothing to do, and the Certificate's change into that state is itself an event
+   * that wakes it (docs/adr/1150). Its own requeues are not filtered.
+   */
+  mayAct?: (cert: Certificate) => boolean;
 }
 
 const SUB_CONTROLLERS: readonly SubController[] = [
-  { name: TRIGGER_CONTROLLER, reconciler: triggerReconciler, watches: { requests: true, secrets: true } },
+  {
+    name: TRIGGER_CONTROLLER,
+    reconciler: triggerReconciler,
+    watches: { requests: true, secrets: true },
+    mayAct: triggerMayAct,
+  },
   {
     name: KEY_MANAGER_CONTROLLER,
     reconciler: keyManagerReconciler,
@@ -59,6 +81,7 @@ const SUB_CONTROLLERS: readonly SubController[] = [
     name: REQUEST_MANAGER_CONTROLLER,
     reconciler: requestManagerReconciler,
     watches: { requests: true, secrets: true },
+    mayAct: requestManagerMayAct,
   },
   { name: ISSUING_CONTROLLER, reconciler: issuingReconciler, watches: { requests: true, secrets: true } },
   { name: READINESS_CONTROLLER, reconciler: readinessReconciler, watches: { requests: true, secrets: true } },
@@ -66,6 +89,7 @@ const SUB_CONTROLLERS: readonly SubController[] = [
     name: REVISION_MANAGER_CONTROLLER,
     reconciler: revisionManagerReconciler,
     watches: { requests: true, secrets: false },
+    mayAct: revisionManagerMayAct,
   },
 ];
 
@@ -93,21 +117,34 @@ export function registerCertificateControllers(ctx: ControllerContext): Controll
     });
     return { sub, controller };
   });
-  const all = entries.map((e) => e.controller);
-  const watching = (what: keyof Watches) =>
-    entries.filter((e) => e.sub.watches[what]).map((e) => e.controller);
+  type Entry = (typeof entries)[number];
+  const watching = (what: keyof Watches) => entries.filter((e) => e.sub.watches[what]);
   const forRequests = watching('requests');
   const forSecrets = watching('secrets');
-  const enqueue = (controllers: readonly Controller[], request: Request | undefined) => {
-    if (request?.name) for (const c of controllers) c.enqueue(request);
+  /**
+   * Queues the Certificate for each of `subs` that may act on it: `cert` is the Certificate as the event
+   * brought it, null for a deleted one, undefined to look it up in the cache (for a request's or a Secret's
+   * event).
+   */
+  const enqueue = (subs: readonly Entry[], request: Request | undefined, cert?: Certificate | null) => {
+    if (!request?.name) return;
+    let state = cert;
+    for (const { sub, controller } of subs) {
+      if (sub.mayAct) {
+        if (state === undefined) state = liveCertificate(ctx, request) ?? null;
+        if (state === null || !sub.mayAct(state)) continue;
+      }
+      controller.enqueue(request);
+    }
   };
   const certificateRequest = (obj: KubeObject | undefined): Request | undefined =>
     obj?.metadata?.name ? { namespace: obj.metadata.namespace, name: obj.metadata.name } : undefined;
+  const present = (cert: Certificate) => (cert.metadata.deletionTimestamp ? null : cert);
 
   ctx.certificates.addEventHandler({
-    onAdd: (cert) => enqueue(all, certificateRequest(cert)),
-    onUpdate: (_old, cert) => enqueue(all, certificateRequest(cert)),
-    onDelete: (cert) => enqueue(all, certificateRequest(objectOf(cert))),
+    onAdd: (cert) => enqueue(entries, certificateRequest(cert), present(cert)),
+    onUpdate: (_old, cert) => enqueue(entries, certificateRequest(cert), present(cert)),
+    onDelete: (cert) => enqueue(entries, certificateRequest(objectOf(cert)), null),
   });
 
   const onRequest = (cr: KubeObject | undefined) => enqueue(forRequests, cr && controllingCertificate(cr));
@@ -125,10 +162,10 @@ export function registerCertificateControllers(ctx: ControllerContext): Controll
     if (isSecretStub(secret) || !secret.metadata?.name) return;
     const namespace = secret.metadata.namespace ?? '';
     for (const cert of certificatesForSecret(ctx, namespace, secret.metadata.name)) {
-      enqueue(forSecrets, certificateRequest(cert));
+      enqueue(forSecrets, certificateRequest(cert), present(cert));
     }
     enqueue(forSecrets, controllingCertificate(secret as KubeObject));
   });
 
-  return all;
+  return entries.map((e) => e.controller);
 }

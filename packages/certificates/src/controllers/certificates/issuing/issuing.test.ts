@@ -29,6 +29,7 @@ import {
   requestCondition,
   tlsSecret,
 } from '@certkit/testenv/controllers/fake-environment';
+import { STRIPPED_BYTES_IDLE_MS, strippedBytes } from '../../stripped-bytes.ts';
 import { issuingReconciler } from './issuing.ts';
 
 // Made before the table, which uses them (ECDSA: a few milliseconds).
@@ -372,5 +373,39 @@ describe('certificates-issuing reconcile', () => {
         await env.stop();
       }
     });
+  }
+});
+
+describe('certificates-issuing reads an issued request’s bytes', () => {
+  const requestGets = (env: FakeEnvironment) =>
+    env.client.actions.filter(
+      (a) => a.verb === 'get' && a.resource === 'certificaterequests.cert-manager.io',
+    );
+
+  for (const held of [true, false]) {
+    it(
+      held
+        ? 'from what the cache transform took out, without a GET, while they are held'
+        : 'with a GET once the held bytes were let go',
+      async () => {
+        const cert = issuing();
+        const env = await FakeEnvironment.start({
+          certificates: [cert],
+          secrets: withKey(cert),
+          requests: issuedRequest(cert),
+        });
+        try {
+          // The informer stripped the seeded request as it cached it, and held its bytes.
+          if (!held) strippedBytes.releaseIfIdle(Date.now() + STRIPPED_BYTES_IDLE_MS);
+          await env.reconcile(issuingReconciler(env.ctx));
+          assert.deepEqual(env.writes(), ['create secrets web-tls', STATUS]);
+          secretHoldsIssued(env);
+          success(env.lastStatus()!, cert);
+          assert.equal(requestGets(env).length, held ? 0 : 1);
+        } finally {
+          await env.stop();
+        }
+      },
+    );
   }
 });

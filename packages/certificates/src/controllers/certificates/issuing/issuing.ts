@@ -33,6 +33,7 @@ import {
   writeSecret,
   type SecretContents,
 } from './secret.ts';
+import { strippedBytes } from '../../stripped-bytes.ts';
 import { ensureTemporaryCertificate } from './temporary-certificate.ts';
 import { setValidity } from '../shared/validity.ts';
 import {
@@ -146,6 +147,9 @@ async function liveIssuedRequest(
   signal: AbortSignal,
 ): Promise<CertificateRequest | undefined> {
   if (!isStrippedRequest(cached)) return cached;
+  // Its bytes as the cache transform received them, while they are held: the request at this version.
+  const restored = strippedBytes.restore(cached);
+  if (restored) return restored;
   let live: CertificateRequest;
   try {
     live = await ctx.certificateRequestClient.get(cached.metadata.namespace, cached.metadata.name ?? '', {

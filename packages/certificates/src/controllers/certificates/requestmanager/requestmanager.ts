@@ -29,10 +29,18 @@ import { getCondition, hasCondition, REQUEUE } from '../shared/status.ts';
 
 export const REQUEST_MANAGER_CONTROLLER = 'certificates-request-manager';
 
+/**
+ * Whether the request manager may do anything for the Certificate in this state: only while it is issuing.
+ * Its event handlers wake it only then (index.ts): the start of an issuance is a Certificate event.
+ */
+export function requestManagerMayAct(cert: Certificate): boolean {
+  return hasCondition(cert, 'Issuing', 'True');
+}
+
 export function requestManagerReconciler(ctx: ControllerContext): Reconciler {
   return async (request, signal) => {
     const cert = liveCertificate(ctx, request);
-    if (!cert || !hasCondition(cert, 'Issuing', 'True')) return;
+    if (!cert || !requestManagerMayAct(cert)) return;
     // The readiness controller reports invalid specs (Ready=False InvalidSpec); no request is made for one.
     if (invalidSpec(cert)) return;
 

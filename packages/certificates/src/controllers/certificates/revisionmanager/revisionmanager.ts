@@ -1,7 +1,7 @@
 import { isNotFound } from '@certkit/apimachinery';
 import type { Reconciler } from '@certkit/runtime';
 import { Defaults } from '../../../api/constants.ts';
-import type { CertificateRequest } from '../../../api/types.ts';
+import type { Certificate, CertificateRequest } from '../../../api/types.ts';
 import type { ControllerContext } from '../../context.ts';
 import { liveCertificate, ownedRequests, requestRevision } from '../shared/gather.ts';
 import { hasCondition } from '../shared/status.ts';
@@ -28,10 +28,18 @@ export function requestsBeyondLimit(
   return excess > 0 ? numbered.slice(0, excess).map((r) => r.cr) : [];
 }
 
+/**
+ * Whether the revision manager may do anything for the Certificate in this state: only once it is Ready. Its
+ * event handlers wake it only then (index.ts): becoming Ready is a Certificate event.
+ */
+export function revisionManagerMayAct(cert: Certificate): boolean {
+  return hasCondition(cert, 'Ready', 'True');
+}
+
 export function revisionManagerReconciler(ctx: ControllerContext): Reconciler {
   return async (request, signal) => {
     const cert = liveCertificate(ctx, request);
-    if (!cert || !hasCondition(cert, 'Ready', 'True')) return;
+    if (!cert || !revisionManagerMayAct(cert)) return;
     const limit = cert.spec.revisionHistoryLimit ?? Defaults.revisionHistoryLimit;
     for (const cr of requestsBeyondLimit(ownedRequests(ctx, cert), limit)) {
       ctx.log({

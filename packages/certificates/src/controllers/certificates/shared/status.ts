@@ -9,6 +9,7 @@ import type {
 } from '../../../api/types.ts';
 import type { ControllerContext } from '../../context.ts';
 import { findCondition, setCondition } from '../../conditions.ts';
+import { SupersededVersions } from './superseded-versions.ts';
 
 /**
  * Certificate conditions and status writes, shared by every sub-controller. Conditions behave as cert-manager's
@@ -80,10 +81,20 @@ export function setField<K extends keyof CertificateStatus>(
 
 export type StatusWrite = 'unchanged' | 'written' | 'conflict' | 'gone';
 
+/** Per controller context, the versions its own status writes replaced (superseded-versions.ts). */
+const supersededByContext = new WeakMap<ControllerContext, SupersededVersions>();
+
+function supersededVersions(ctx: ControllerContext): SupersededVersions {
+  let versions = supersededByContext.get(ctx);
+  if (!versions) supersededByContext.set(ctx, (versions = new SupersededVersions()));
+  return versions;
+}
+
 /**
  * Applies `mutate` to a copy of the Certificate's status and PUTs it to the status subresource when it
  * changed. Conflicts and a Certificate gone meanwhile are answers, not errors: the informer will deliver the
- * newer object (or the deletion) and reconcile again.
+ * newer object (or the deletion) and reconcile again. A write based on a version another of this process's
+ * writes already replaced is answered as the conflict it would be, without sending it (docs/adr/1150).
  */
 export async function updateStatus(
   ctx: ControllerContext,
@@ -100,11 +111,21 @@ export async function updateStatus(
   };
   mutate(status);
   if (jsonEqual(status, current)) return 'unchanged';
+  const versions = supersededVersions(ctx);
+  const key = `${cert.metadata.namespace}/${cert.metadata.name}`;
+  const from = cert.metadata.resourceVersion;
+  // Only awaited when a write from the same version is in flight, so that checking and tracking are one step.
+  const superseded = versions.isSuperseded(key, from);
+  if (superseded === true || (superseded !== false && (await superseded))) return 'conflict';
   const updated: Certificate = { ...cert, status };
+  let settle!: (superseded: boolean) => void;
+  versions.track(key, from, new Promise((resolve) => (settle = resolve)));
   try {
-    await ctx.certificateClient.update(updated, { subresource: 'status', signal });
+    const written = await ctx.certificateClient.update(updated, { subresource: 'status', signal });
+    settle(written.metadata.resourceVersion !== from);
     return 'written';
   } catch (err) {
+    settle(false);
     if (isConflict(err)) return 'conflict';
     if (isNotFound(err)) return 'gone';
     throw err;

@@ -31,6 +31,14 @@ export const TRIGGER_CONTROLLER = 'certificates-trigger';
 /** How soon a Certificate sharing its secretName with others looks again (they may have been fixed). */
 export const DUPLICATE_SECRET_RECHECK_MS = 3 * 60 * 1000;
 
+/**
+ * Whether the trigger may do anything for the Certificate in this state: not while it is issuing. Its event
+ * handlers wake it only then (index.ts): the end of the issuance is a Certificate event that wakes it again.
+ */
+export function triggerMayAct(cert: Certificate): boolean {
+  return !hasCondition(cert, 'Issuing', 'True');
+}
+
 export function triggerReconciler(ctx: ControllerContext): Reconciler {
   return async (request, signal) => {
     const cert = liveCertificate(ctx, request);
@@ -40,7 +48,7 @@ export function triggerReconciler(ctx: ControllerContext): Reconciler {
     if (invalidSpec(cert)) return;
 
     // An issuance in progress is the other controllers' business until it ends.
-    if (hasCondition(cert, 'Issuing', 'True')) return;
+    if (!triggerMayAct(cert)) return;
 
     const input = await gatherPolicyInput(ctx, cert);
 
