@@ -86,7 +86,15 @@ export class ChallengeSync {
       let result: Result | undefined;
       let failure: unknown;
       try {
+        const wasFinal = isFinalState(this.#status.state);
         result = await this.#step(signal);
+        // A verdict reached in this sync is acted on in it too (clean up, leave processing, drop the
+        // finalizer), as the next sync would do at once: upstream's Challenge shows `valid` while still
+        // processing for that one round trip, which here would cost a status write, its watch event and a
+        // sync more per Challenge. The state, Events and end result are upstream's.
+        if (!wasFinal && isFinalState(this.#status.state) && result === undefined) {
+          result = await this.#step(signal);
+        }
       } catch (err) {
         failure = err ?? new Error('challenge sync failed');
       }
