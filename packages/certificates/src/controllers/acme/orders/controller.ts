@@ -26,8 +26,21 @@ export const ORDERS_CONTROLLER = 'orders';
 export const acmeRateLimiter = () => new ItemExponentialFailureRateLimiter<string>(5_000, 30 * 60_000);
 
 export function newOrdersController(ctx: ControllerContext): Controller {
+  /**
+   * The resourceVersion each Order had when this controller last wrote its status, until the cache shows the
+   * write. A sync on the older copy would ask the ACME server again what the write already recorded, and its
+   * own write would only meet a conflict; the write's watch event brings the Order back anyway.
+   */
+  const replaced = new Map<string, string>();
+
   async function reconcile(request: Request): Promise<Result | void> {
-    const order = ctx.orders.getStore().get(keyFor(request.namespace, request.name));
+    const key = keyFor(request.namespace, request.name);
+    const order = ctx.orders.getStore().get(key);
+    const stale = replaced.get(key);
+    if (stale !== undefined) {
+      if (order && order.metadata.resourceVersion === stale) return;
+      replaced.delete(key);
+    }
     if (!order || order.metadata.deletionTimestamp) return;
     if (isFailureState(order.status?.state)) return;
     if (order.status?.state === 'valid' && order.status.certificate && !ownedChallenges(ctx, order).length)
@@ -49,6 +62,7 @@ export function newOrdersController(ctx: ControllerContext): Controller {
           { ...order, apiVersion: ACME_API_VERSION, kind: AcmeKinds.Order, status: outcome.status },
           { subresource: 'status' },
         );
+        if (order.metadata.resourceVersion) replaced.set(key, order.metadata.resourceVersion);
       } catch (err) {
         // The newer Order's event brings it back; a deleted one needs nothing more.
         if (isConflict(err)) return { requeueAfter: 200 };
@@ -83,7 +97,16 @@ export function newOrdersController(ctx: ControllerContext): Controller {
   };
   ctx.challenges.addEventHandler({
     onAdd: wakeOwner,
-    onUpdate: (_old, ch) => wakeOwner(ch),
+    // Of a Challenge, an Order sync reads its state and whether it is being deleted: other updates
+    // (processing, presented, the finalizer) would only bring it back for nothing.
+    onUpdate: (old, ch) => {
+      if (
+        old.status?.state !== ch.status?.state ||
+        old.metadata.deletionTimestamp !== ch.metadata.deletionTimestamp
+      ) {
+        wakeOwner(ch);
+      }
+    },
     onDelete: (ch) => {
       if ('metadata' in ch) wakeOwner(ch);
       else if (ch.obj) wakeOwner(ch.obj);
