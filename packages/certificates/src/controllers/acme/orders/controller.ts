@@ -58,11 +58,13 @@ export function newOrdersController(ctx: ControllerContext): Controller {
     const outcome = await new OrderSync(ctx, order, issuer).run();
     if (!jsonEqual(order.status ?? {}, outcome.status)) {
       try {
-        await ctx.orderClient.update(
+        const written = await ctx.orderClient.update(
           { ...order, apiVersion: ACME_API_VERSION, kind: AcmeKinds.Order, status: outcome.status },
           { subresource: 'status' },
         );
-        if (order.metadata.resourceVersion) replaced.set(key, order.metadata.resourceVersion);
+        // Only a write that made a new version brings an event (a no-op one would leave the Order waiting).
+        const before = order.metadata.resourceVersion;
+        if (before && written.metadata.resourceVersion !== before) replaced.set(key, before);
       } catch (err) {
         // The newer Order's event brings it back; a deleted one needs nothing more.
         if (isConflict(err)) return { requeueAfter: 200 };
@@ -88,7 +90,14 @@ export function newOrdersController(ctx: ControllerContext): Controller {
   const enqueue = (order: Order) =>
     controller.enqueue({ namespace: order.metadata.namespace, name: order.metadata.name ?? '' });
 
-  ctx.orders.addEventHandler({ onAdd: enqueue, onUpdate: (_old, order) => enqueue(order) });
+  ctx.orders.addEventHandler({
+    onAdd: enqueue,
+    onUpdate: (_old, order) => enqueue(order),
+    onDelete: (order) => {
+      const gone = 'metadata' in order ? order : order.obj;
+      if (gone) replaced.delete(keyFor(gone.metadata.namespace, gone.metadata.name ?? ''));
+    },
+  });
   const wakeOwner = (ch: Challenge) => {
     const owner = (ch.metadata.ownerReferences ?? []).find(
       (r) => r.controller === true && r.kind === AcmeKinds.Order,
