@@ -58,6 +58,8 @@ export interface AcmeEnvironmentOptions {
   eabRequired?: boolean;
   /** False: no --acme-http01-listen-address, so the controller has no HTTP-01 solver. */
   http01Listener?: boolean;
+  /** Serve /metrics (and the probes) here, e.g. `127.0.0.1:0`; off by default ('0'). */
+  metricsBindAddress?: string;
 }
 
 export interface AcmeEnvironment {
@@ -123,7 +125,7 @@ export async function startAcmeEnvironment(options: AcmeEnvironmentOptions = {})
   });
   const controller = startCertificateController(client, {
     log: process.env.CERTKIT_TEST_LOG ? jsonLogger('debug') : silentLogger,
-    metricsBindAddress: '0',
+    metricsBindAddress: options.metricsBindAddress ?? '0',
     ...(options.http01Listener === false ? {} : { acmeHTTP01ListenAddress: `127.0.0.1:${http01Port}` }),
     acmeHTTP01SelfCheckPort: http01Port,
     acmeHTTP01SolverNameservers: [bind.address],

@@ -256,7 +256,8 @@ describe('ACME client against Pebble', { skip }, () => {
   });
 
   it('labels every round trip with scheme, host, action, method and status', async () => {
-    const text = registry.render();
+    // scrape(), as /metrics serves it: the duration summary is a collector of the registry.
+    const text = await registry.scrape();
     const host = new URL(pebble.directoryUrl).host;
     for (const action of [
       'discover',
@@ -276,6 +277,11 @@ describe('ACME client against Pebble', { skip }, () => {
     assert.match(
       text,
       /certmanager_http_acme_client_request_duration_seconds_count\{[^}]*action="wait_order"/,
+    );
+    assert.match(text, /^# TYPE certmanager_http_acme_client_request_duration_seconds summary$/m);
+    assert.match(
+      text,
+      /^certmanager_http_acme_client_request_duration_seconds\{quantile="0\.99",[^}]*action="create_order_cert"[^}]*\} [0-9.e-]+$/m,
     );
     assert.match(
       text,

@@ -81,7 +81,8 @@ export class AcmePollTimeoutError extends Error {
 const DEFAULT_RETRY: RetryPolicy = { maxAttempts: 3, maxWaitMs: 10_000, badNonceAttempts: 10 };
 const JOSE_JSON = 'application/jose+json';
 const PEM_CHAIN = 'application/pem-certificate-chain';
-const POLL_MIN_MS = 100;
+/** The first pause between polls, doubling up to POLL_MAX_MS. */
+export const POLL_MIN_MS = 100;
 const POLL_MAX_MS = 5_000;
 
 export class AcmeClient {
@@ -235,8 +236,16 @@ export class AcmeClient {
     return this.#poll(url, 'wait_order', (body) => body.status !== 'pending' && body.status !== 'processing');
   }
 
-  /** Polls the authorization until it leaves `pending`. */
-  async waitForAuthorization(url: string): Promise<AcmeAuthorization> {
+  /**
+   * Polls the authorization until it leaves `pending`. `firstPollAfterMs` delays the first poll: right after a
+   * challenge is accepted the server has only started validating, and a poll at once would nearly always
+   * find it pending and cost a signed request for nothing (the next one would come 100 ms later anyway).
+   */
+  async waitForAuthorization(
+    url: string,
+    options: { firstPollAfterMs?: number } = {},
+  ): Promise<AcmeAuthorization> {
+    if (options.firstPollAfterMs) await sleep(options.firstPollAfterMs);
     return this.#poll(url, 'wait_authorization', (body) => body.status !== 'pending');
   }
 

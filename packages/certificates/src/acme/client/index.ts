@@ -3,6 +3,7 @@ export { chainMatchesPreferred, topIssuerCommonName } from './chains.ts';
 export {
   AcmeClient,
   AcmePollTimeoutError,
+  POLL_MIN_MS,
   AcmeUnsupportedProfileError,
   type AcmeClientOptions,
   type ExternalAccountBindingInput,

@@ -16,10 +16,11 @@ import {
   type ChallTestSrv,
   startChallTestSrv,
 } from '@certkit/testenv/pebble/challtestsrv';
+import { bindAvailable, startBind } from '@certkit/testenv/bind/bind';
 import { freePort } from '@certkit/testenv/net/free-ports';
 import { type ChallengeListener, LISTENER_LIMITS } from './challenge-server.ts';
 import { EmbeddedHTTP01Solver } from './embedded-solver.ts';
-import { selfCheck } from './self-check.ts';
+import { nameserverLookup, selfCheck } from './self-check.ts';
 
 function challenge(
   dnsName: string,
@@ -494,3 +495,33 @@ describe('the HTTP-01 self-check with --acme-http01-solver-nameservers', { skip:
     }
   });
 });
+
+describe(
+  'the self-check nameserver lookup keeps answers for their TTL, at most 1 s',
+  { skip: !bindAvailable() },
+  () => {
+    it('answers from what it kept until the TTL or 1 s ends, and keeps nothing of a TTL 0 answer', async () => {
+      const bind = await startBind({
+        zones: [{ name: 'cache.test', records: ['long 60 IN A 127.0.0.2', 'zero 0 IN A 127.0.0.3'] }],
+      });
+      let now = 1_000_000;
+      const lookup = nameserverLookup([bind.address], () => now);
+      const resolve = (name: string) =>
+        new Promise<string>((done, fail) =>
+          lookup(name, {}, (err, address) => (err ? fail(err) : done(address as string))),
+        );
+      try {
+        assert.equal(await resolve('long.cache.test'), '127.0.0.2');
+        assert.equal(await resolve('zero.cache.test'), '127.0.0.3');
+      } finally {
+        await bind.stop();
+      }
+      // The server is gone: only what was kept can answer.
+      now += 999;
+      assert.equal(await resolve('long.cache.test'), '127.0.0.2', 'kept for 1 s (its TTL is 60 s)');
+      await assert.rejects(resolve('zero.cache.test'), /no such host/, 'a TTL 0 answer is not kept');
+      now += 1;
+      await assert.rejects(resolve('long.cache.test'), /no such host/, 'not kept longer than 1 s');
+    });
+  },
+);

@@ -52,6 +52,8 @@ export const SELF_CHECK_DEFAULTS = {
   maxBodyBytes: 1024 * 1024,
   /** Each DNS query to a configured nameserver (the 3 s dial timeout upstream). */
   lookupTimeoutMs: 3_000,
+  /** The longest a name's addresses are kept (less when their TTL is shorter). */
+  lookupCacheMs: 1_000,
 } as const;
 
 /** The URL the self-check starts from (IPv6 literals bracketed, the port only when not 80). */
@@ -67,17 +69,39 @@ export function challengeUrl(
 /**
  * A lookup for node:http that asks only `nameservers` (A and AAAA), as the Go dialer with a custom
  * resolver does. Names that resolve to nothing fail with ENOTFOUND.
+ *
+ * Answers are kept for their TTL, at most `SELF_CHECK_DEFAULTS.lookupCacheMs` (1 s), as any caching resolver
+ * between the controller and the ACME server would keep them: the passes the controller's own listener
+ * answers run back to back within milliseconds (ADR 1011), and asking BIND the same two questions for each
+ * of the five was the self-check's largest CPU cost after the connections (bench:acme). Paced passes are
+ * 2 s apart and ask again; failed lookups are not kept.
  */
-export function nameserverLookup(nameservers: readonly string[]): LookupFunction {
+export function nameserverLookup(
+  nameservers: readonly string[],
+  now: () => number = Date.now,
+): LookupFunction {
   const resolver = new Resolver({ timeout: SELF_CHECK_DEFAULTS.lookupTimeoutMs, tries: 1 });
   resolver.setServers([...nameservers]);
-  const resolve = (family: 4 | 6, hostname: string) =>
-    new Promise<{ address: string; family: number }[]>((done) => {
-      const callback = (err: Error | null, addresses: string[]) =>
-        done(err ? [] : addresses.map((address) => ({ address, family })));
-      if (family === 4) resolver.resolve4(hostname, callback);
-      else resolver.resolve6(hostname, callback);
+  const cache = new TtlCache<{ address: string; family: number }[]>(now);
+  const ask = (family: 4 | 6, hostname: string) =>
+    new Promise<{ address: string; family: number; ttl: number }[]>((done) => {
+      const callback = (err: Error | null, records: { address: string; ttl: number }[]) =>
+        done(err ? [] : records.map(({ address, ttl }) => ({ address, family, ttl })));
+      if (family === 4) resolver.resolve4(hostname, { ttl: true }, callback);
+      else resolver.resolve6(hostname, { ttl: true }, callback);
     });
+  const resolve = async (family: 4 | 6, hostname: string) => {
+    const key = `${family} ${hostname}`;
+    const cached = cache.get(key);
+    if (cached) return cached;
+    const records = await ask(family, hostname);
+    const addresses = records.map(({ address }) => ({ address, family }));
+    if (records.length > 0) {
+      const ttlMs = Math.min(...records.map((r) => r.ttl)) * 1000;
+      cache.set(key, addresses, Math.min(ttlMs, SELF_CHECK_DEFAULTS.lookupCacheMs));
+    }
+    return addresses;
+  };
   return (hostname, options, callback) => {
     const family =
       typeof options === 'object' && options !== null ? (options as { family?: number }).family : 0;
@@ -100,6 +124,33 @@ export function nameserverLookup(nameservers: readonly string[]): LookupFunction
       }
     });
   };
+}
+
+/** Values kept until their own deadline; expired ones are dropped when read or when the map grows. */
+class TtlCache<V> {
+  readonly #entries = new Map<string, { value: V; expires: number }>();
+  readonly #now: () => number;
+
+  constructor(now: () => number) {
+    this.#now = now;
+  }
+
+  get(key: string): V | undefined {
+    const entry = this.#entries.get(key);
+    if (!entry) return undefined;
+    if (entry.expires > this.#now()) return entry.value;
+    this.#entries.delete(key);
+    return undefined;
+  }
+
+  set(key: string, value: V, ttlMs: number): void {
+    if (ttlMs <= 0) return;
+    const now = this.#now();
+    // Bounded by what expires within a second: names of Challenges checked in the last second.
+    if (this.#entries.size >= 1024)
+      for (const [k, e] of this.#entries) if (e.expires <= now) this.#entries.delete(k);
+    this.#entries.set(key, { value, expires: now + ttlMs });
+  }
 }
 
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);

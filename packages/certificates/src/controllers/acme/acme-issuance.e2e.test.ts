@@ -143,6 +143,64 @@ describe('ACME issuance against Pebble and BIND', { skip }, () => {
       .map((e) => e.message);
   }
 
+  it('writes an Order and a Challenge no more often than upstream’s flow needs', async () => {
+    const ns = 'writes';
+    await env.readyIssuer(ns, 'pebble', [env.http01Solver()]);
+    // Every version of the namespace's Orders and Challenges, from watches opened before the Certificate.
+    const stop = new AbortController();
+    const seen: { kind: string; type: string; object: Order | Challenge }[] = [];
+    // Watched from the lists' resourceVersion, so that nothing written before a watch starts is missed. The
+    // loop is returned in an object: an async function returning it would wait for it.
+    const follow = async (kind: string, client: typeof env.resources.orders) => {
+      const { resourceVersion } = (await client.list(ns)).metadata;
+      const loop = (async () => {
+        try {
+          const events = await client.watch(ns, { signal: stop.signal, resourceVersion });
+          for await (const event of events) {
+            seen.push({ kind, type: event.type, object: event.object as Order | Challenge });
+          }
+        } catch {
+          // Aborted at the end of the test.
+        }
+      })();
+      return { loop };
+    };
+    const watching = [
+      (await follow('Order', env.resources.orders)).loop,
+      (await follow('Challenge', env.resources.challenges)).loop,
+    ];
+    try {
+      await env.resources.certificates.create(ns, certificate(ns, 'web', 'pebble', [`b.${ACME_ZONE}`]));
+      await issued(ns, 'web');
+      await noChallengesLeft(ns);
+      await eventually(
+        () => (seen.some((e) => e.kind === 'Challenge' && e.type === 'DELETED') ? true : undefined),
+        'the Challenge deleted',
+        10_000,
+      );
+    } finally {
+      stop.abort();
+      await Promise.all(watching);
+    }
+
+    const orders = seen.filter((e) => e.kind === 'Order').map((e) => e.object as Order);
+    // The ACME order's URL and its authorizations are written together (upstream's createOrder).
+    const firstWithUrl = orders.find((o) => o.status?.url);
+    assert.ok(firstWithUrl, 'the Order got its URL');
+    assert.ok(
+      (firstWithUrl.status?.authorizations ?? []).every((a) => a.identifier && a.challenges?.length),
+      'the write that brought the URL brought the authorizations too',
+    );
+    const challenges = seen.filter((e) => e.kind === 'Challenge').map((e) => e.object as Challenge);
+    const valid = challenges.filter((ch) => ch.status?.state === 'valid');
+    assert.ok(valid.length > 0, 'the Challenge became valid');
+    // The verdict and its clean-up are one write: the Challenge is never seen valid and still processing.
+    assert.ok(
+      valid.every((ch) => ch.status?.processing === false && ch.status?.presented === false),
+      JSON.stringify(valid.map((ch) => ch.status)),
+    );
+  });
+
   it('issues for an IP address through HTTP-01 (the VA and the self-check dial it directly)', async () => {
     const ns = 'ip';
     await env.readyIssuer(ns, 'pebble', [env.http01Solver()]);

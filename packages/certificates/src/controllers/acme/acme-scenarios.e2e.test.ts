@@ -57,7 +57,7 @@ describe('ACME scenarios: renewal, badNonce, kubectl', { skip }, () => {
   let env: AcmeEnvironment;
   before(async () => {
     // Pebble's badNonce rejections at their default rate (5 %): startAcmeEnvironment leaves them on.
-    env = await startAcmeEnvironment();
+    env = await startAcmeEnvironment({ metricsBindAddress: '127.0.0.1:0' });
   });
   after(async () => {
     await env?.close();
@@ -151,6 +151,51 @@ describe('ACME scenarios: renewal, badNonce, kubectl', { skip }, () => {
     // answered 400 badNonce and the client signed again; nothing else in a successful run is a 400.
     const rejected = acmeRequestsAnswered(env.controller.metrics.render(), '400') - rejectedBefore;
     assert.ok(rejected > 0, 'some nonces were rejected and retried');
+  });
+
+  it('serves certmanager_http_acme_client_request_duration_seconds on /metrics as upstream’s summary', async () => {
+    const ns = 'duration-summary';
+    await env.readyIssuer(ns, 'pebble', [env.dns01Solver()]);
+    await env.resources.certificates.create(ns, certificate(ns, 'timed', 'pebble', [`timed.${ACME_ZONE}`]));
+    await issued(ns, 'timed');
+    const response = await fetch(`${env.controller.manager.url}/metrics`);
+    assert.equal(response.status, 200);
+    const text = await response.text();
+    const name = 'certmanager_http_acme_client_request_duration_seconds';
+    assert.match(text, new RegExp(`^# TYPE ${name} summary$`, 'm'));
+    assert.match(
+      text,
+      new RegExp(`^# HELP ${name} The HTTP request latencies in seconds for the ACME client\\.$`, 'm'),
+    );
+    assert.doesNotMatch(text, new RegExp(`^${name}_bucket`, 'm'), 'no histogram buckets');
+    const host = new URL(env.pebble.directoryUrl).host;
+    // Upstream's labels and objectives: 0.5, 0.9 and 0.99 for each label set, then its sum and count.
+    const labels = `scheme="https",host="${host}",action="fetch_cert",method="POST",status="200"`;
+    const sample = (line: string) => {
+      const value = text.split('\n').find((l) => l.startsWith(`${line} `));
+      assert.ok(value, `${line} is served`);
+      return Number(value.slice(line.length + 1));
+    };
+    const quantiles = ['0.5', '0.9', '0.99'].map((q) => {
+      const series = [...text.matchAll(new RegExp(`^${name}\\{([^}]*)\\} (\\S+)$`, 'gm'))].find(
+        ([, l]) =>
+          l.includes(`quantile="${q}"`) && l.includes('action="fetch_cert"') && l.includes('status="200"'),
+      );
+      assert.ok(series, `quantile ${q} of fetch_cert is served`);
+      const set = Object.fromEntries([...series[1].matchAll(/(\w+)="([^"]*)"/g)].map(([, k, v]) => [k, v]));
+      assert.deepEqual(Object.keys(set).sort(), ['action', 'host', 'method', 'quantile', 'scheme', 'status']);
+      return Number(series[2]);
+    });
+    assert.ok(
+      quantiles.every((v) => v > 0 && v < 90),
+      `quantiles are request durations: ${quantiles.join(', ')}`,
+    );
+    assert.ok(quantiles[0] <= quantiles[1] && quantiles[1] <= quantiles[2], 'quantiles are ordered');
+    // Every round trip is both counted and timed, so the summary's count is the counter's value.
+    const count = sample(`${name}_count{${labels}}`);
+    assert.ok(count >= 1);
+    assert.equal(count, sample(`certmanager_http_acme_client_request_count{${labels}}`));
+    assert.ok(sample(`${name}_sum{${labels}}`) > 0);
   });
 
   it('exports certmanager_certificate_challenge_status for each Challenge while it exists, as upstream', async () => {

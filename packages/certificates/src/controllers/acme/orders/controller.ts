@@ -26,8 +26,21 @@ export const ORDERS_CONTROLLER = 'orders';
 export const acmeRateLimiter = () => new ItemExponentialFailureRateLimiter<string>(5_000, 30 * 60_000);
 
 export function newOrdersController(ctx: ControllerContext): Controller {
+  /**
+   * The resourceVersion each Order had when this controller last wrote its status, until the cache shows the
+   * write. A sync on the older copy would ask the ACME server again what the write already recorded, and its
+   * own write would only meet a conflict; the write's watch event brings the Order back anyway.
+   */
+  const replaced = new Map<string, string>();
+
   async function reconcile(request: Request): Promise<Result | void> {
-    const order = ctx.orders.getStore().get(keyFor(request.namespace, request.name));
+    const key = keyFor(request.namespace, request.name);
+    const order = ctx.orders.getStore().get(key);
+    const stale = replaced.get(key);
+    if (stale !== undefined) {
+      if (order && order.metadata.resourceVersion === stale) return;
+      replaced.delete(key);
+    }
     if (!order || order.metadata.deletionTimestamp) return;
     if (isFailureState(order.status?.state)) return;
     if (order.status?.state === 'valid' && order.status.certificate && !ownedChallenges(ctx, order).length)
@@ -45,10 +58,13 @@ export function newOrdersController(ctx: ControllerContext): Controller {
     const outcome = await new OrderSync(ctx, order, issuer).run();
     if (!jsonEqual(order.status ?? {}, outcome.status)) {
       try {
-        await ctx.orderClient.update(
+        const written = await ctx.orderClient.update(
           { ...order, apiVersion: ACME_API_VERSION, kind: AcmeKinds.Order, status: outcome.status },
           { subresource: 'status' },
         );
+        // Only a write that made a new version brings an event (a no-op one would leave the Order waiting).
+        const before = order.metadata.resourceVersion;
+        if (before && written.metadata.resourceVersion !== before) replaced.set(key, before);
       } catch (err) {
         // The newer Order's event brings it back; a deleted one needs nothing more.
         if (isConflict(err)) return { requeueAfter: 200 };
@@ -74,7 +90,14 @@ export function newOrdersController(ctx: ControllerContext): Controller {
   const enqueue = (order: Order) =>
     controller.enqueue({ namespace: order.metadata.namespace, name: order.metadata.name ?? '' });
 
-  ctx.orders.addEventHandler({ onAdd: enqueue, onUpdate: (_old, order) => enqueue(order) });
+  ctx.orders.addEventHandler({
+    onAdd: enqueue,
+    onUpdate: (_old, order) => enqueue(order),
+    onDelete: (order) => {
+      const gone = 'metadata' in order ? order : order.obj;
+      if (gone) replaced.delete(keyFor(gone.metadata.namespace, gone.metadata.name ?? ''));
+    },
+  });
   const wakeOwner = (ch: Challenge) => {
     const owner = (ch.metadata.ownerReferences ?? []).find(
       (r) => r.controller === true && r.kind === AcmeKinds.Order,
@@ -83,7 +106,16 @@ export function newOrdersController(ctx: ControllerContext): Controller {
   };
   ctx.challenges.addEventHandler({
     onAdd: wakeOwner,
-    onUpdate: (_old, ch) => wakeOwner(ch),
+    // Of a Challenge, an Order sync reads its state and whether it is being deleted: other updates
+    // (processing, presented, the finalizer) would only bring it back for nothing.
+    onUpdate: (old, ch) => {
+      if (
+        old.status?.state !== ch.status?.state ||
+        old.metadata.deletionTimestamp !== ch.metadata.deletionTimestamp
+      ) {
+        wakeOwner(ch);
+      }
+    },
     onDelete: (ch) => {
       if ('metadata' in ch) wakeOwner(ch);
       else if (ch.obj) wakeOwner(ch.obj);

@@ -140,6 +140,17 @@ export class OrderSync {
         ...(this.#order.spec.profile ? { profile: this.#order.spec.profile } : {}),
       });
       applyAcmeOrder(status, acme);
+      // As upstream's createOrder, the authorizations are read in the same sync, so the Order gets one status
+      // write for both instead of two (each with its watch event and the reconciles it wakes). A failure
+      // here must not lose the order's URL: the status is written anyway and the next sync reads them again,
+      // through the step below, which reports the error.
+      try {
+        status.authorizations = await Promise.all(
+          (status.authorizations ?? []).map((a) => this.#authorization(a)),
+        );
+      } catch {
+        return { requeue: true };
+      }
       return undefined;
     }
     if (!status.finalizeURL) {
