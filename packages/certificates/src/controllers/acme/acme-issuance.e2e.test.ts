@@ -314,9 +314,9 @@ describe('ACME issuance against Pebble and BIND', { skip }, () => {
     assert.equal(failedChallenge.status?.processing, false);
 
     // The fix: a name that resolves. A changed spec ends the backoff at once, as cert-manager's trigger does.
-    await env.resources.certificates.update({
-      ...backedOff,
-      spec: { ...backedOff.spec, dnsNames: [`http.${ACME_ZONE}`] },
+    // A merge patch, as `kubectl patch` sends it: the controller may still be writing the status it read.
+    await env.resources.certificates.patch(ns, 'nowhere', 'merge', {
+      spec: { dnsNames: [`http.${ACME_ZONE}`] },
     });
     await issued(ns, 'nowhere');
     assert.equal((await leafOf(ns, 'nowhere-tls')).subjectAltName, `DNS:http.${ACME_ZONE}`);
