@@ -65,6 +65,10 @@ const CONTROLLER_ENV: Record<string, string> =
     ? SHIPPED_CONTROLLER_ENV
     : Object.fromEntries(nodeArgs('controller-env').map((kv) => kv.split('=', 2)));
 const APISERVER_NODE_ARGS = nodeArgs('apiserver-node-args');
+/** --apiserver-env=K=V,K=V: environment for the API server, e.g. MALLOC_ARENA_MAX=2 (none by default). */
+const APISERVER_ENV: Record<string, string> = Object.fromEntries(
+  nodeArgs('apiserver-env').map((kv) => kv.split('=', 2)),
+);
 const RESULTS = flag('results') ?? 'scale';
 const NS = 'bench';
 const CONTROLLER_FLAGS = ['--kube-api-qps=-1', '--leader-elect=false'];
@@ -284,7 +288,11 @@ interface SizeResult {
 }
 
 async function runSize(count: number): Promise<SizeResult> {
-  const cluster = await startCluster({ nodeArgs: APISERVER_NODE_ARGS, entry: 'packages/cli/bin/certkit.js' });
+  const cluster = await startCluster({
+    nodeArgs: APISERVER_NODE_ARGS,
+    env: APISERVER_ENV,
+    entry: 'packages/cli/bin/certkit.js',
+  });
   const api = new RssSampler(cluster.server.pid);
   const abort = new AbortController();
   let controller: ControllerProcess | undefined;
@@ -458,7 +466,15 @@ const table = [
       Object.entries(CONTROLLER_ENV)
         .map(([k, v]) => `${k}=${v}`)
         .join(' ') || 'none'
-    }), ${availableParallelism()} CPUs shared with the bench.`,
+    })${
+      APISERVER_NODE_ARGS.length || Object.keys(APISERVER_ENV).length
+        ? `; API server node ${APISERVER_NODE_ARGS.join(' ') || 'defaults'}, env ${
+            Object.entries(APISERVER_ENV)
+              .map(([k, v]) => `${k}=${v}`)
+              .join(' ') || 'none'
+          }`
+        : ''
+    }, ${availableParallelism()} CPUs shared with the bench.`,
   'Peaks: the highest of RSS samples every 200 ms (the restart peak: VmHWM of the new process). Steady: mean',
   'RSS over 5 s after 15 s idle. The CA Secret is labelled for the controller. cert-manager: v1.14.5 controller',
   'peaks with 1,000 / 5,000 / 10,000 RSA Certificates, the benchmark quoted in cert-manager issue #4191.',
@@ -470,6 +486,8 @@ await writeResults(
     controllerFlags: CONTROLLER_FLAGS,
     controllerNodeArgs: CONTROLLER_NODE_ARGS,
     controllerEnv: CONTROLLER_ENV,
+    apiserverNodeArgs: APISERVER_NODE_ARGS,
+    apiserverEnv: APISERVER_ENV,
     cpus: availableParallelism(),
     published: { source: 'cert-manager issue #4191 (v1.14.5, RSA)', controllerPeakMB: CERT_MANAGER_PEAK_MB },
   },

@@ -114,6 +114,9 @@ export interface WatchCacheOptions {
   now?: () => number;
 }
 
+/** How long after an event leaves the history window the idle trim drops it (see scheduleTrim). */
+const TRIM_SLACK_MS = 1000;
+
 export class WatchCache {
   readonly prefix: string;
   /** Whether keys carry a namespace (`prefix` + namespace + `/` + name), as the resource's objects do. */
@@ -124,8 +127,15 @@ export class WatchCache {
   private readonly byNamespace = new Map<string, Set<string>>();
   /** Keys in order, rebuilt lazily after inserts and deletes (lists are sorted by key, as from storage). */
   private sortedKeys: string[] | undefined;
-  private history: CacheEvent[] = [];
+  /**
+   * The events a watcher may resume from, from historyStart on. Slots before it are emptied as events are
+   * dropped: the array is compacted only once the dropped prefix dominates, and until then a dropped event
+   * would keep its objects (every version written in the window) alive.
+   */
+  private history: (CacheEvent | undefined)[] = [];
   private historyStart = 0;
+  /** Drops expired events when no write comes to do it (see scheduleTrim). */
+  private trimTimer: NodeJS.Timeout | undefined;
   private readonly listeners = new Set<CacheListener>();
   /** Events recorded but not yet delivered to listeners (see dispatch). */
   private pending: CacheEvent[] = [];
@@ -175,6 +185,8 @@ export class WatchCache {
   stop(): void {
     this.ready.stop();
     clearTimeout(this.relistTimer);
+    clearTimeout(this.trimTimer);
+    this.trimTimer = undefined;
     this.closeWatch?.();
     this.terminateListeners('apiserver cacher is stopped');
   }
@@ -329,13 +341,19 @@ export class WatchCache {
   /** Appends to the history, dropping events beyond the count bound or (above the minimum) the age bound. */
   private record(event: CacheEvent): void {
     this.history.push(event);
+    this.trimHistory();
+  }
+
+  /** Drops the events beyond the count bound or (above the minimum) the age bound. */
+  private trimHistory(): void {
     const { minHistory, maxHistory, historyWindowMs, now } = this.options;
     const horizon = now() - historyWindowMs;
     while (
       this.history.length - this.historyStart > maxHistory ||
-      (this.history.length - this.historyStart > minHistory && this.history[this.historyStart].at < horizon)
+      (this.history.length - this.historyStart > minHistory && this.history[this.historyStart]!.at < horizon)
     ) {
-      this.oldest = this.history[this.historyStart].revision;
+      this.oldest = this.history[this.historyStart]!.revision;
+      this.history[this.historyStart] = undefined;
       this.historyStart++;
     }
     // Compact the array once the dropped prefix dominates, keeping trimming O(1) amortised.
@@ -343,6 +361,28 @@ export class WatchCache {
       this.history = this.history.slice(this.historyStart);
       this.historyStart = 0;
     }
+    this.scheduleTrim();
+  }
+
+  /**
+   * Writes trim the history as they come; after a burst, nothing would, and the burst's every version would
+   * stay in memory until the resource's next write. A timer drops them once the window has passed them (a
+   * second late, so that a steady stream of writes, which trims as it goes, does not also run the timer
+   * for each event).
+   */
+  private scheduleTrim(): void {
+    if (this.trimTimer !== undefined || this.stopped) return;
+    if (this.history.length - this.historyStart <= this.options.minHistory) return;
+    const { historyWindowMs, now } = this.options;
+    const expires = this.history[this.historyStart]!.at + historyWindowMs;
+    this.trimTimer = setTimeout(
+      () => {
+        this.trimTimer = undefined;
+        this.trimHistory();
+      },
+      Math.max(0, expires - now()) + TRIM_SLACK_MS,
+    );
+    this.trimTimer.unref();
   }
 
   /** Resolves once the cache has seen the revision, or rejects after the timeout (a 504 for the caller). */
@@ -394,7 +434,7 @@ export class WatchCache {
   subscribe(afterRevision: number, listener: CacheListener): boolean {
     if (afterRevision < this.oldest) return false;
     for (let i = this.historyStart; i < this.history.length; i++) {
-      const event = this.history[i];
+      const event = this.history[i]!;
       if (event.revision > afterRevision) listener.event(event);
     }
     this.listeners.add(listener);
