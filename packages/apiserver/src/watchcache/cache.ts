@@ -116,6 +116,8 @@ export interface WatchCacheOptions {
 
 /** How long after an event leaves the history window the idle trim drops it (see scheduleTrim). */
 const TRIM_SLACK_MS = 1000;
+/** The longest delay setTimeout takes (less the slack added to it). */
+const MAX_TIMER_MS = 2 ** 31 - 1 - TRIM_SLACK_MS;
 
 export class WatchCache {
   readonly prefix: string;
@@ -380,7 +382,8 @@ export class WatchCache {
         this.trimTimer = undefined;
         this.trimHistory();
       },
-      Math.max(0, expires - now()) + TRIM_SLACK_MS,
+      // Within the window whatever the clock says (an injected one may jump), and never past setTimeout's range.
+      Math.min(Math.max(0, expires - now()), historyWindowMs, MAX_TIMER_MS) + TRIM_SLACK_MS,
     );
     this.trimTimer.unref();
   }
