@@ -75,6 +75,22 @@ class Entry implements CachedObject {
     this.#metadata ??= parseMetadata(this.value);
     return this.#metadata;
   }
+
+  /**
+   * Forgets the parses, for a version that is no longer current: the history keeps it for watchers that
+   * resume from before it, which seldom come, and parses it again if one does. Kept, a parsed metadata
+   * (annotations, labels, managedFields) costs more than the text it came from, for every version a label
+   * selector looked at.
+   */
+  releaseParsed(): void {
+    this.#obj = undefined;
+    this.#metadata = undefined;
+  }
+}
+
+/** Drops the parses of a version the cache no longer serves (see Entry.releaseParsed). */
+function releaseParsed(version: CachedObject | undefined): void {
+  if (version instanceof Entry) version.releaseParsed();
 }
 
 export type CacheEventType = 'ADDED' | 'MODIFIED' | 'DELETED';
@@ -337,7 +353,12 @@ export class WatchCache {
         this.listeners.delete(l);
       }
     }
-    for (const event of batch) releaseFrames(event);
+    for (const event of batch) {
+      releaseFrames(event);
+      // Dispatched: the versions this event replaced or removed were compared with selectors for the last time.
+      releaseParsed(event.previous);
+      if (event.type === 'DELETED') releaseParsed(event.current);
+    }
   }
 
   /** Appends to the history, dropping events beyond the count bound or (above the minimum) the age bound. */

@@ -88,4 +88,27 @@ describe('watch cache history', () => {
     assert.equal(firstVersion.deref(), undefined, 'a dropped event still holds the version it carried');
     firstVersion = undefined;
   });
+
+  it('forgets the parse of a version once it is replaced, and parses it again when asked', async () => {
+    const { cache, write, close } = await startedCache({});
+    closers.push(close);
+    const created = await write('a', 1);
+    const first = cache.get(`${PREFIX}ns/a`)!;
+    // A label selector parses the metadata of what it looks at, as the controllers' filtered watches do.
+    let parsed: WeakRef<object> | undefined = new WeakRef(first.metadata);
+    await write('a', 2, created);
+    await new Promise((r) => setImmediate(r)); // the update's event is dispatched
+    for (let i = 0; i < 3 && parsed.deref() !== undefined; i++) {
+      await new Promise((r) => setImmediate(r));
+      collectGarbage();
+    }
+    assert.equal(parsed.deref(), undefined, 'the replaced version keeps its parsed metadata');
+    parsed = undefined;
+    // The history still serves it, parsed anew.
+    assert.equal(first.metadata.generation, 1);
+    assert.equal(first.obj.metadata.resourceVersion, String(created));
+    const replayed: { revision: number; previous?: CachedObject }[] = [];
+    assert.equal(cache.subscribe(created, { event: (e) => replayed.push(e), terminate() {} }), true);
+    assert.equal(replayed[0].previous?.metadata.generation, 1);
+  });
 });
