@@ -31,6 +31,8 @@ export interface ServerProcessOptions {
    * the installed command, which keeps Node's module compile cache.
    */
   entry?: string;
+  /** More environment for the server, e.g. glibc's MALLOC_* tunables to compare. */
+  env?: Record<string, string>;
 }
 
 /**
@@ -57,6 +59,7 @@ export async function startServerProcess(
     ],
     {
       stdio: ['ignore', 'pipe', 'inherit'],
+      env: options.env ? { ...process.env, ...options.env } : process.env,
     },
   );
   const url = await new Promise<string>((resolve, reject) => {

@@ -32,6 +32,8 @@ import { median, throughput, writeResults } from './lib.ts';
  *   issuance    creating the N Certificates until every one is Ready: time, peak RSS of both processes
  *   steady      both processes after issuance; the controller's idle CPU over 30 s with all Ready
  *   restart     the controller stopped (SIGTERM) and started again over them: start-up peak, steady
+ *   window      the API server's steady RSS once 80 s have passed since issuance ended: its watch caches
+ *               keep 75 s of events (kube-apiserver's window), every version written in it
  *   renew       `certkit renew --all` of all N: the command's time, time until every one has its next
  *               revision, peak RSS of both processes
  *   list        the API server's LIST of all Secrets as PartialObjectMetadataList (median of 5)
@@ -42,7 +44,7 @@ import { median, throughput, writeResults } from './lib.ts';
  * The controller runs as deploy/deployment.yaml starts it (SHIPPED_CONTROLLER_NODE_ARGS and _ENV).
  *
  * Usage: npm run bench:scale [-- --counts=1000,5000,10000 --controller-node-args=a,b --controller-env=K=V
- *        --apiserver-node-args=a,b --results=NAME]
+ *        --apiserver-node-args=a,b --apiserver-env=K=V --apiserver-root=DIR --results=NAME]
  * Default --counts=500 (a quick run). Results of earlier runs for other counts in bench/results/NAME.json are
  * kept, so the sizes may be run one at a time.
  */
@@ -65,6 +67,12 @@ const CONTROLLER_ENV: Record<string, string> =
     ? SHIPPED_CONTROLLER_ENV
     : Object.fromEntries(nodeArgs('controller-env').map((kv) => kv.split('=', 2)));
 const APISERVER_NODE_ARGS = nodeArgs('apiserver-node-args');
+/** --apiserver-root=DIR: run the API server from another checkout, to compare two servers under one bench. */
+const APISERVER_ROOT = flag('apiserver-root');
+/** --apiserver-env=K=V,K=V: environment for the API server, e.g. MALLOC_ARENA_MAX=2 (none by default). */
+const APISERVER_ENV: Record<string, string> = Object.fromEntries(
+  nodeArgs('apiserver-env').map((kv) => kv.split('=', 2)),
+);
 const RESULTS = flag('results') ?? 'scale';
 const NS = 'bench';
 const CONTROLLER_FLAGS = ['--kube-api-qps=-1', '--leader-elect=false'];
@@ -72,6 +80,8 @@ const SAMPLE_MS = 200;
 const SETTLE_MS = 15_000;
 const WINDOW_MS = 5_000;
 const IDLE_CPU_MS = 30_000;
+/** The API server's watch cache history window (kube-apiserver's 75 s), and a margin past its idle trim. */
+const HISTORY_WINDOW_MS = 75_000 + 5_000;
 const MB = 1e6;
 /** cert-manager v1.14.5's controller, peak RSS in MB, RSA Certificates (cert-manager issue #4191). */
 const CERT_MANAGER_PEAK_MB: Record<number, number> = { 1000: 95, 5000: 314, 10000: 528 };
@@ -275,7 +285,14 @@ interface SizeResult {
     renewPeakMB: number;
     steadyGrowthPerCertKB: number;
   };
-  apiserver: { issuancePeakMB: number; steadyMB: number; renewPeakMB: number; hwmMB: number };
+  apiserver: {
+    issuancePeakMB: number;
+    steadyMB: number;
+    /** Steady once the watch cache's history window (75 s) has passed the issuance's events. */
+    afterHistoryWindowMB?: number;
+    renewPeakMB: number;
+    hwmMB: number;
+  };
   issuanceSeconds: number;
   certsPerSecond: number;
   renew: { commandSeconds: number; allReissuedSeconds: number };
@@ -284,7 +301,12 @@ interface SizeResult {
 }
 
 async function runSize(count: number): Promise<SizeResult> {
-  const cluster = await startCluster({ nodeArgs: APISERVER_NODE_ARGS, entry: 'packages/cli/bin/certkit.js' });
+  const cluster = await startCluster({
+    nodeArgs: APISERVER_NODE_ARGS,
+    env: APISERVER_ENV,
+    root: APISERVER_ROOT,
+    entry: 'packages/cli/bin/certkit.js',
+  });
   const api = new RssSampler(cluster.server.pid);
   const abort = new AbortController();
   let controller: ControllerProcess | undefined;
@@ -340,7 +362,8 @@ async function runSize(count: number): Promise<SizeResult> {
       } as Certificate);
     });
     await allReady;
-    const issuanceSeconds = (performance.now() - started) / 1000;
+    const readyAt = performance.now();
+    const issuanceSeconds = (readyAt - started) / 1000;
     const issuancePeak = { controller: controller.sampler.peakMB(), apiserver: api.peakMB() };
     log(`${count}: all Ready after ${issuanceSeconds.toFixed(1)} s; settling`);
 
@@ -361,6 +384,9 @@ async function runSize(count: number): Promise<SizeResult> {
     const restartReadyMs = controller.readyMs;
     const [restartSteadyMB] = await steady(controller.sampler);
     const restartPeakMB = await controller.sampler.hwmMB();
+    // What the API server holds once the issuance's events have left its watch caches' history.
+    await sleep(Math.max(0, HISTORY_WINDOW_MS - (performance.now() - readyAt)));
+    const [apiAfterHistoryWindowMB] = await steady(api);
 
     log(`${count}: certkit renew --all`);
     controller.sampler.mark();
@@ -399,6 +425,7 @@ async function runSize(count: number): Promise<SizeResult> {
       apiserver: {
         issuancePeakMB: issuancePeak.apiserver,
         steadyMB: apiSteadyMB,
+        afterHistoryWindowMB: apiAfterHistoryWindowMB,
         renewPeakMB: renewPeak.apiserver,
         hwmMB: await api.hwmMB(),
       },
@@ -450,6 +477,7 @@ const table = [
   `| \`certkit renew --all\`: command / all re-issued |${col((s) => `${s.renew.commandSeconds} s / ${s.renew.allReissuedSeconds} s`)}`,
   `| controller: peak during renew-all |${col((s) => s.controller.renewPeakMB)}`,
   `| API server: peak during issuance / steady / peak during renew-all |${col((s) => `${s.apiserver.issuancePeakMB} / ${s.apiserver.steadyMB} / ${s.apiserver.renewPeakMB}`)}`,
+  `| API server: steady once the history window (75 s) has passed the issuance |${col((s) => s.apiserver.afterHistoryWindowMB ?? '—')}`,
   `| API server: LIST all Secrets as metadata, median of 5 (target < 100 ms) |${col((s) => `${s.listSecretsMetadata.medianMs} ms (${s.listSecretsMetadata.items} items) ${pass(s.listSecretsMetadata.medianMs < 100)}`)}`,
   `| cert-manager v1.14.5 controller peak, RSA (published) |${col((s) => s.certManagerPeakMB ?? '—')}`,
   '',
@@ -458,7 +486,15 @@ const table = [
       Object.entries(CONTROLLER_ENV)
         .map(([k, v]) => `${k}=${v}`)
         .join(' ') || 'none'
-    }), ${availableParallelism()} CPUs shared with the bench.`,
+    })${
+      APISERVER_NODE_ARGS.length || Object.keys(APISERVER_ENV).length
+        ? `; API server node ${APISERVER_NODE_ARGS.join(' ') || 'defaults'}, env ${
+            Object.entries(APISERVER_ENV)
+              .map(([k, v]) => `${k}=${v}`)
+              .join(' ') || 'none'
+          }`
+        : ''
+    }, ${availableParallelism()} CPUs shared with the bench.`,
   'Peaks: the highest of RSS samples every 200 ms (the restart peak: VmHWM of the new process). Steady: mean',
   'RSS over 5 s after 15 s idle. The CA Secret is labelled for the controller. cert-manager: v1.14.5 controller',
   'peaks with 1,000 / 5,000 / 10,000 RSA Certificates, the benchmark quoted in cert-manager issue #4191.',
@@ -470,6 +506,8 @@ await writeResults(
     controllerFlags: CONTROLLER_FLAGS,
     controllerNodeArgs: CONTROLLER_NODE_ARGS,
     controllerEnv: CONTROLLER_ENV,
+    apiserverNodeArgs: APISERVER_NODE_ARGS,
+    apiserverEnv: APISERVER_ENV,
     cpus: availableParallelism(),
     published: { source: 'cert-manager issue #4191 (v1.14.5, RSA)', controllerPeakMB: CERT_MANAGER_PEAK_MB },
   },

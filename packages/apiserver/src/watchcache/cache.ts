@@ -75,6 +75,22 @@ class Entry implements CachedObject {
     this.#metadata ??= parseMetadata(this.value);
     return this.#metadata;
   }
+
+  /**
+   * Forgets the parses, for a version that is no longer current: the history keeps it for watchers that
+   * resume from before it, which seldom come, and parses it again if one does. Kept, a parsed metadata
+   * (annotations, labels, managedFields) costs more than the text it came from, for every version a label
+   * selector looked at.
+   */
+  releaseParsed(): void {
+    this.#obj = undefined;
+    this.#metadata = undefined;
+  }
+}
+
+/** Drops the parses of a version the cache no longer serves (see Entry.releaseParsed). */
+function releaseParsed(version: CachedObject | undefined): void {
+  if (version instanceof Entry) version.releaseParsed();
 }
 
 export type CacheEventType = 'ADDED' | 'MODIFIED' | 'DELETED';
@@ -114,6 +130,11 @@ export interface WatchCacheOptions {
   now?: () => number;
 }
 
+/** How long after an event leaves the history window the idle trim drops it (see scheduleTrim). */
+const TRIM_SLACK_MS = 1000;
+/** The longest delay setTimeout takes (less the slack added to it). */
+const MAX_TIMER_MS = 2 ** 31 - 1 - TRIM_SLACK_MS;
+
 export class WatchCache {
   readonly prefix: string;
   /** Whether keys carry a namespace (`prefix` + namespace + `/` + name), as the resource's objects do. */
@@ -124,8 +145,15 @@ export class WatchCache {
   private readonly byNamespace = new Map<string, Set<string>>();
   /** Keys in order, rebuilt lazily after inserts and deletes (lists are sorted by key, as from storage). */
   private sortedKeys: string[] | undefined;
-  private history: CacheEvent[] = [];
+  /**
+   * The events a watcher may resume from, from historyStart on. Slots before it are emptied as events are
+   * dropped: the array is compacted only once the dropped prefix dominates, and until then a dropped event
+   * would keep its objects (every version written in the window) alive.
+   */
+  private history: (CacheEvent | undefined)[] = [];
   private historyStart = 0;
+  /** Drops expired events when no write comes to do it (see scheduleTrim). */
+  private trimTimer: NodeJS.Timeout | undefined;
   private readonly listeners = new Set<CacheListener>();
   /** Events recorded but not yet delivered to listeners (see dispatch). */
   private pending: CacheEvent[] = [];
@@ -175,6 +203,8 @@ export class WatchCache {
   stop(): void {
     this.ready.stop();
     clearTimeout(this.relistTimer);
+    clearTimeout(this.trimTimer);
+    this.trimTimer = undefined;
     this.closeWatch?.();
     this.terminateListeners('apiserver cacher is stopped');
   }
@@ -323,19 +353,30 @@ export class WatchCache {
         this.listeners.delete(l);
       }
     }
-    for (const event of batch) releaseFrames(event);
+    for (const event of batch) {
+      releaseFrames(event);
+      // Dispatched: the versions this event replaced or removed were compared with selectors for the last time.
+      releaseParsed(event.previous);
+      if (event.type === 'DELETED') releaseParsed(event.current);
+    }
   }
 
   /** Appends to the history, dropping events beyond the count bound or (above the minimum) the age bound. */
   private record(event: CacheEvent): void {
     this.history.push(event);
+    this.trimHistory();
+  }
+
+  /** Drops the events beyond the count bound or (above the minimum) the age bound. */
+  private trimHistory(): void {
     const { minHistory, maxHistory, historyWindowMs, now } = this.options;
     const horizon = now() - historyWindowMs;
     while (
       this.history.length - this.historyStart > maxHistory ||
-      (this.history.length - this.historyStart > minHistory && this.history[this.historyStart].at < horizon)
+      (this.history.length - this.historyStart > minHistory && this.history[this.historyStart]!.at < horizon)
     ) {
-      this.oldest = this.history[this.historyStart].revision;
+      this.oldest = this.history[this.historyStart]!.revision;
+      this.history[this.historyStart] = undefined;
       this.historyStart++;
     }
     // Compact the array once the dropped prefix dominates, keeping trimming O(1) amortised.
@@ -343,6 +384,29 @@ export class WatchCache {
       this.history = this.history.slice(this.historyStart);
       this.historyStart = 0;
     }
+    this.scheduleTrim();
+  }
+
+  /**
+   * Writes trim the history as they come; after a burst, nothing would, and the burst's every version would
+   * stay in memory until the resource's next write. A timer drops them once the window has passed them (a
+   * second late, so that a steady stream of writes, which trims as it goes, does not also run the timer
+   * for each event).
+   */
+  private scheduleTrim(): void {
+    if (this.trimTimer !== undefined || this.stopped) return;
+    if (this.history.length - this.historyStart <= this.options.minHistory) return;
+    const { historyWindowMs, now } = this.options;
+    const expires = this.history[this.historyStart]!.at + historyWindowMs;
+    this.trimTimer = setTimeout(
+      () => {
+        this.trimTimer = undefined;
+        this.trimHistory();
+      },
+      // Within the window whatever the clock says (an injected one may jump), and never past setTimeout's range.
+      Math.min(Math.max(0, expires - now()), historyWindowMs, MAX_TIMER_MS) + TRIM_SLACK_MS,
+    );
+    this.trimTimer.unref();
   }
 
   /** Resolves once the cache has seen the revision, or rejects after the timeout (a 504 for the caller). */
@@ -394,7 +458,7 @@ export class WatchCache {
   subscribe(afterRevision: number, listener: CacheListener): boolean {
     if (afterRevision < this.oldest) return false;
     for (let i = this.historyStart; i < this.history.length; i++) {
-      const event = this.history[i];
+      const event = this.history[i]!;
       if (event.revision > afterRevision) listener.event(event);
     }
     this.listeners.add(listener);
