@@ -499,6 +499,15 @@ describe('Certificate controllers on the embedded API server', () => {
     const { status } = await readyAndIssued('facts');
     const revision = status!.revision!;
     assert.ok(isStrippedSecret(await ctx.secrets.get(ns, 'facts-tls')), 'cached as facts (docs/adr/1140)');
+    // Judged by its facts: every sub-controller looks at it again without reading a Secret live.
+    const from = requests.length;
+    reconcileAll('facts');
+    await sleep(500);
+    assert.deepEqual(
+      requests.slice(from).filter((r) => r.resource === 'secrets'),
+      [],
+      'no Secret read or written',
+    );
     const keyMatchesCertificate = (secret: Secret | undefined) =>
       publicKeysEqual(
         parsePrivateKey(decode(secret?.data?.['tls.key'])),
