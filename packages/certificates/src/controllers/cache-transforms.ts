@@ -4,7 +4,7 @@ import type { Secret } from 'kubernetes-types/core/v1.d.ts';
 import { SecretKeys } from '../api/constants.ts';
 import type { CertificateRequest } from '../api/types.ts';
 import { LruMap } from '../lru.ts';
-import { secretCertificateFacts, secretKeyFacts } from './parsed.ts';
+import { secretFactsForCache } from './parsed.ts';
 import { isStrippedRequest, stripIssuedRequest } from './request-facts.ts';
 import { certificateFactsText, isPlainCertificateData, keyFactsText } from './secret-facts.ts';
 
@@ -121,8 +121,7 @@ export const leanSecret: TransformFunc = (obj) => {
 function cacheAsFacts(secret: Secret): boolean {
   const data = secret.data;
   if (!isPlainCertificateData(data)) return false;
-  const key = secretKeyFacts(secret);
-  const certificate = secretCertificateFacts(secret);
+  const { key, certificate } = secretFactsForCache(secret);
   // A key or certificate that does not parse is kept as it is: its error is reported from the bytes.
   if ('error' in key || 'error' in certificate) return false;
   const facts: Record<string, string> = {

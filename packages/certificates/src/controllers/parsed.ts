@@ -93,6 +93,11 @@ class ContentCache<T> {
     return this.#results.getOrCompute(content, () => attempt(() => this.#parse(content)));
   };
 
+  /** The remembered parse of `content`, without parsing it or making it the most recently used. */
+  peek(content: string): Parsed<T> | undefined {
+    return this.#results.has(content) ? this.#results.get(content) : undefined;
+  }
+
   /** What parsing `content` would give, known already (the value it was encoded from). */
   remember(content: string, value: T): void {
     this.#used();
@@ -212,6 +217,28 @@ export const secretCertificateFacts: (secret: Secret) => Parsed<CertificateFacts
   (secret) => secret.data?.[SecretKeys.tlsCert] ?? '',
   certificateFactsOf.parsed,
 );
+
+/**
+ * The facts of a Secret's key and certificate as the cache transform takes them (cache-transforms.ts): from
+ * the parse caches when they hold its bytes (a Secret the issuing controller just wrote, whose key and
+ * certificate it remembered), else parsed and not remembered. A restart lists every Secret once; remembering
+ * those parses would fill the caches, and OpenSSL's memory, with keys no controller asks for again soon.
+ */
+export function secretFactsForCache(secret: Secret): {
+  key: Parsed<KeyFacts>;
+  certificate: Parsed<CertificateFacts>;
+} {
+  const tlsKey = secret.data?.[SecretKeys.tlsKey] ?? '';
+  const tlsCrt = secret.data?.[SecretKeys.tlsCert] ?? '';
+  const key = privateKeys.peek(tlsKey) ?? attempt(() => parsePrivateKey(Buffer.from(tlsKey, 'base64')));
+  const certificate =
+    certificates.peek(tlsCrt) ?? attempt(() => parseCertificate(Buffer.from(tlsCrt, 'base64')));
+  return {
+    key: 'error' in key ? key : attempt(() => keyFacts(key.value)),
+    certificate:
+      'error' in certificate ? certificate : attempt(() => certificateFacts(certificate.value, tlsCrt)),
+  };
+}
 
 /**
  * The digest of a Secret's `tls.crt` as the API server holds it (base64), whether the cache keeps its bytes or
