@@ -1,9 +1,11 @@
 import type { KubeObject } from '@certkit/apimachinery';
 import type { TransformFunc } from '@certkit/runtime';
+import type { Secret } from 'kubernetes-types/core/v1.d.ts';
 import { SecretKeys } from '../api/constants.ts';
 import type { CertificateRequest } from '../api/types.ts';
-import { csrFacts } from './parsed.ts';
+import { csrFacts, secretFactsForCache } from './parsed.ts';
 import { isStrippedRequest, stripIssuedRequest } from './request-facts.ts';
+import { certificateFactsText, isPlainCertificateData, keyFactsText } from './secret-facts.ts';
 import { strippedBytes } from './stripped-bytes.ts';
 
 /**
@@ -125,14 +127,36 @@ function shareField(holder: Record<string, unknown> | undefined, key: string): v
   if (typeof value === 'string' && value) holder![key] = sharedPem.share(value);
 }
 
-/** A Secret of the full cache: as leanObject, and its certificate and CA bundle shared. */
+/**
+ * A Secret of the full cache: as leanObject; a certificate Secret (a key and a certificate that parse, a CA
+ * bundle or none, nothing else) with the facts of its certificate and key in place of `tls.crt` and `tls.key`
+ * (secret-facts.ts, docs/adr/1140); any other with its certificate and CA bundle shared.
+ */
 export const leanSecret: TransformFunc = (obj) => {
-  const secret = leanObject(obj) as KubeObject & { data?: Record<string, unknown> };
+  const secret = leanObject(obj) as KubeObject & { data?: Record<string, string> };
   if (Object.isFrozen(secret) || !secret.data || Object.isFrozen(secret.data)) return secret;
+  if (cacheAsFacts(secret as Secret)) return secret;
   shareField(secret.data, SecretKeys.tlsCert);
   shareField(secret.data, SecretKeys.ca);
   return secret;
 };
+
+/** Replaces a certificate Secret's `tls.crt` and `tls.key` by their facts, in place; whether it did. */
+function cacheAsFacts(secret: Secret): boolean {
+  const data = secret.data;
+  if (!isPlainCertificateData(data)) return false;
+  const { key, certificate } = secretFactsForCache(secret);
+  // A key or certificate that does not parse is kept as it is: its error is reported from the bytes.
+  if ('error' in key || 'error' in certificate) return false;
+  const facts: Record<string, string> = {
+    [SecretKeys.tlsCert]: certificateFactsText(certificate.value),
+    [SecretKeys.tlsKey]: keyFactsText(key.value),
+  };
+  const ca = data![SecretKeys.ca];
+  if (ca) facts[SecretKeys.ca] = sharedPem.share(ca);
+  secret.data = facts;
+  return true;
+}
 
 /**
  * A CertificateRequest: as leanObject; an issued one without its CSR, certificate and CA bundle, which the

@@ -84,6 +84,13 @@ export interface SecretGetter {
    * when only its metadata is cached (or, oddly, it is in both); undefined when it is in neither.
    */
   get(namespace: string, name: string): Promise<Secret | undefined>;
+  /**
+   * As get, with the Secret's bytes: the cache keeps a certificate Secret as facts in place of its `tls.crt`
+   * and `tls.key` (docs/adr/1140), so such a Secret is read live, through a small cache of the last ones read
+   * (by resourceVersion, emptied when unused). For the paths that copy or parse a Secret's bytes: writing it,
+   * reusing its key, a signer or issuer reading its key pair, passwords and credentials.
+   */
+  getWithData(namespace: string, name: string): Promise<Secret | undefined>;
   /** Labelled Secrets only (from the full cache): unlabelled Secrets are never listed in full. */
   listLabelled(namespace: string, labelSelector: string): Secret[];
   /** As listLabelled, for the Secrets in the owner's namespace whose controlling owner reference is it. */

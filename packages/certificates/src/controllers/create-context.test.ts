@@ -2,8 +2,9 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { ObjectMeta } from '@certkit/apimachinery';
 import { certificatesRef } from './refs.ts';
-import { requestCsr, valueOf } from './parsed.ts';
+import { requestCsr, secretCertificateFacts, secretKeyFacts, valueOf } from './parsed.ts';
 import { digestToken, isFactsText } from './request-facts.ts';
+import { isStrippedSecret } from './secret-facts.ts';
 import {
   certificate,
   certificateRequest,
@@ -61,7 +62,18 @@ describe('the context caches', () => {
       });
       assert.deepEqual(valueOf(requestCsr(cached.request)), valueOf(requestCsr(cr)));
       assert.deepEqual(cached.request.metadata.annotations, cr.metadata.annotations);
-      assert.deepEqual(cached.secret!.data, secret.data);
+      // A certificate Secret is held as the facts of its key and certificate (docs/adr/1140); its bytes are
+      // read live.
+      assert.ok(isStrippedSecret(cached.secret), 'tls.crt and tls.key held as facts');
+      assert.deepEqual(
+        valueOf(secretCertificateFacts(cached.secret!)),
+        valueOf(secretCertificateFacts(secret)),
+      );
+      assert.deepEqual(valueOf(secretKeyFacts(cached.secret!)), valueOf(secretKeyFacts(secret)));
+      assert.deepEqual(
+        (await env.ctx.secrets.getWithData(cert.metadata.namespace!, cert.spec.secretName))!.data,
+        secret.data,
+      );
       assert.deepEqual(cached.secret!.metadata!.labels, secret.metadata!.labels);
       assert.deepEqual(cached.secret!.metadata!.annotations, secret.metadata!.annotations);
     } finally {

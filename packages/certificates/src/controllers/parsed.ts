@@ -5,11 +5,22 @@ import type { CertificateRequest } from '../api/types.ts';
 import { LruMap } from '../lru.ts';
 import { parseCertificate, parsePrivateKey, publicKeysEqual, type CertificateInfo } from '../pki/index.ts';
 import {
+  certificateFacts,
+  isSecretFactsText,
+  keyFacts,
+  readCertificateFactsText,
+  readKeyFactsText,
+  type CertificateFacts,
+  type KeyFacts,
+} from './secret-facts.ts';
+import {
+  digestToken,
   isFactsText,
   isStrippedRequest,
   parseRequestFacts,
   publicKeyDigest,
   readFactsText,
+  type DigestToken,
   type PublicKeyDigest,
   type RequestFacts,
 } from './request-facts.ts';
@@ -81,6 +92,11 @@ class ContentCache<T> {
     this.#used();
     return this.#results.getOrCompute(content, () => attempt(() => this.#parse(content)));
   };
+
+  /** The remembered parse of `content`, without parsing it or making it the most recently used. */
+  peek(content: string): Parsed<T> | undefined {
+    return this.#results.has(content) ? this.#results.get(content) : undefined;
+  }
 
   /** What parsing `content` would give, known already (the value it was encoded from). */
   remember(content: string, value: T): void {
@@ -160,17 +176,82 @@ export function parsedCertificatePem(pem: string): Parsed<CertificateInfo> {
   return certificates.parsed(Buffer.from(pem).toString('base64'));
 }
 
-/** `tls.key` of a Secret, parsed. */
+/**
+ * `tls.key` of a Secret with its bytes, parsed. A Secret cached as facts (secret-facts.ts) has none: its
+ * readers take secretKeyFacts, or read the Secret live (SecretGetter.getWithData).
+ */
 export const secretPrivateKey: (secret: Secret) => Parsed<KeyObject> = byContent(
   (secret) => secret.data?.[SecretKeys.tlsKey] ?? '',
-  privateKeys.parsed,
+  (content) => (isSecretFactsText(content) ? factsNotBytes('tls.key') : privateKeys.parsed(content)),
 );
 
-/** The leaf of `tls.crt` of a Secret, parsed. */
+/** The leaf of `tls.crt` of a Secret with its bytes, parsed (see secretPrivateKey). */
 export const secretCertificate: (secret: Secret) => Parsed<CertificateInfo> = byContent(
   (secret) => secret.data?.[SecretKeys.tlsCert] ?? '',
-  certificates.parsed,
+  (content) => (isSecretFactsText(content) ? factsNotBytes('tls.crt') : certificates.parsed(content)),
 );
+
+function factsNotBytes(key: string): { error: Error } {
+  return { error: new Error(`${key} of a Secret cached as facts has no bytes: read it live`) };
+}
+
+// The facts of a Secret's key and certificate, from the facts text a cached Secret carries or from its bytes
+// (a Secret read live, or one the cache keeps whole).
+const keyFactsOf = new ContentCache((content) =>
+  isSecretFactsText(content) ? readKeyFactsText(content) : keyFacts(valueOf(privateKeys.parsed(content))),
+);
+const certificateFactsOf = new ContentCache((content) =>
+  isSecretFactsText(content)
+    ? readCertificateFactsText(content)
+    : certificateFacts(valueOf(certificates.parsed(content)), content),
+);
+
+/** `tls.key` of a Secret (cached as facts or with its bytes), as the policies compare it. */
+export const secretKeyFacts: (secret: Secret) => Parsed<KeyFacts> = byContent(
+  (secret) => secret.data?.[SecretKeys.tlsKey] ?? '',
+  keyFactsOf.parsed,
+);
+
+/** The leaf of `tls.crt` of a Secret (cached as facts or with its bytes), as the policies compare it. */
+export const secretCertificateFacts: (secret: Secret) => Parsed<CertificateFacts> = byContent(
+  (secret) => secret.data?.[SecretKeys.tlsCert] ?? '',
+  certificateFactsOf.parsed,
+);
+
+/**
+ * The facts of a Secret's key and certificate as the cache transform takes them (cache-transforms.ts): from
+ * the parse caches when they hold its bytes (a Secret the issuing controller just wrote, whose key and
+ * certificate it remembered), else parsed and not remembered. A restart lists every Secret once; remembering
+ * those parses would fill the caches, and OpenSSL's memory, with keys no controller asks for again soon.
+ */
+export function secretFactsForCache(secret: Secret): {
+  key: Parsed<KeyFacts>;
+  certificate: Parsed<CertificateFacts>;
+} {
+  const tlsKey = secret.data?.[SecretKeys.tlsKey] ?? '';
+  const tlsCrt = secret.data?.[SecretKeys.tlsCert] ?? '';
+  const key = privateKeys.peek(tlsKey) ?? attempt(() => parsePrivateKey(Buffer.from(tlsKey, 'base64')));
+  const certificate =
+    certificates.peek(tlsCrt) ?? attempt(() => parseCertificate(Buffer.from(tlsCrt, 'base64')));
+  return {
+    key: 'error' in key ? key : attempt(() => keyFacts(key.value)),
+    certificate:
+      'error' in certificate ? certificate : attempt(() => certificateFacts(certificate.value, tlsCrt)),
+  };
+}
+
+/**
+ * The digest of a Secret's `tls.crt` as the API server holds it (base64), whether the cache keeps its bytes or
+ * its facts; undefined when it has none. Compared with a request's `status.certificate` and with what the
+ * issuing controller just wrote.
+ */
+export function secretCertificateDigest(secret: Secret | undefined): DigestToken | undefined {
+  const value = secret?.data?.[SecretKeys.tlsCert];
+  if (value === undefined) return undefined;
+  if (!isSecretFactsText(value)) return digestToken(value);
+  const facts = certificateFactsOf.parsed(value);
+  return 'error' in facts ? undefined : facts.value.digest;
+}
 
 /** Asking a cached issued request for its bytes is a bug of the caller: they are read live (request-facts.ts). */
 const strippedError = (cr: CertificateRequest, field: string) => ({

@@ -24,6 +24,7 @@ export {
   SecretAnnotation,
   secretAnnotationsFor,
   type CertificateInfo,
+  type CertificateNames,
 } from './inspect.ts';
 export {
   encodePrivateKey,
@@ -33,6 +34,8 @@ export {
   parsePrivateKey,
   privateKeyAlgorithm,
   privateKeySpecViolations,
+  keyTraitsSpecViolations,
+  type KeyTraits,
   publicKeyOf,
   publicKeysEqual,
   type PrivateKeyAlgorithm,

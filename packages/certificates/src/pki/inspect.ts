@@ -111,11 +111,33 @@ export const SecretAnnotation = {
 } as const;
 
 /**
+ * What the Secret annotations and the spec comparisons read of a certificate: its names and subject. A
+ * certificate Secret cached as facts carries these without its PEM (controllers/secret-facts.ts).
+ */
+export type CertificateNames = Pick<
+  CertificateInfo,
+  'dnsNames' | 'emailAddresses' | 'ipAddresses' | 'uris'
+> & {
+  subject: Pick<
+    DistinguishedName,
+    | 'commonName'
+    | 'serialNumber'
+    | 'organizations'
+    | 'organizationalUnits'
+    | 'countries'
+    | 'provinces'
+    | 'localities'
+    | 'postalCodes'
+    | 'streetAddresses'
+  >;
+};
+
+/**
  * The certificate-derived annotations on the Secret, from the ISSUED certificate (not the spec): common name
  * and the DNS/IP/URI SAN lists always (possibly empty), emails and subject fields only when non-empty. Lists
  * are joined as CSV with Go's quoting, so values containing commas or quotes survive.
  */
-export function secretAnnotationsFor(cert: CertificateInfo | string | Buffer): Record<string, string> {
+export function secretAnnotationsFor(cert: CertificateNames | string | Buffer): Record<string, string> {
   const info = typeof cert === 'string' || Buffer.isBuffer(cert) ? parseCertificate(cert) : cert;
   const annotations: Record<string, string> = {};
   const list = (key: string, values: readonly string[], keepEmpty: boolean) => {

@@ -159,17 +159,28 @@ export function keySize(key: KeyObject): number | undefined {
  * Unset fields compare against their defaults: RSA, 2048 bits, P-256; Ed25519 ignores size.
  */
 export function privateKeySpecViolations(key: KeyObject, spec: PrivateKeySpec = {}): string[] {
-  const algorithm = spec.algorithm ?? 'RSA';
-  let actual: PrivateKeyAlgorithm;
+  let algorithm: PrivateKeyAlgorithm | undefined;
   try {
-    actual = privateKeyAlgorithm(key);
+    algorithm = privateKeyAlgorithm(key);
   } catch {
-    return ['spec.privateKey.algorithm'];
+    algorithm = undefined;
   }
-  if (actual !== algorithm) return ['spec.privateKey.algorithm'];
+  return keyTraitsSpecViolations({ algorithm, size: algorithm && keySize(key) }, spec);
+}
+
+/** What privateKeySpecViolations looks at of a key: its algorithm (undefined: unsupported) and size. */
+export interface KeyTraits {
+  algorithm: PrivateKeyAlgorithm | undefined;
+  size: number | undefined;
+}
+
+/** privateKeySpecViolations of a key known by its shape only (a Secret cached as facts). */
+export function keyTraitsSpecViolations(shape: KeyTraits, spec: PrivateKeySpec = {}): string[] {
+  const algorithm = spec.algorithm ?? 'RSA';
+  if (shape.algorithm !== algorithm) return ['spec.privateKey.algorithm'];
   const wanted =
     spec.size && spec.size > 0 ? spec.size : algorithm === 'RSA' ? MIN_RSA_KEY_SIZE : DEFAULT_ECDSA_KEY_SIZE;
-  if (algorithm !== 'Ed25519' && keySize(key) !== wanted) return ['spec.privateKey.size'];
+  if (algorithm !== 'Ed25519' && shape.size !== wanted) return ['spec.privateKey.size'];
   return [];
 }
 

@@ -22,6 +22,9 @@ import {
 } from '@certkit/runtime';
 // Tests may start the API server; the certificates package itself never imports it.
 import { startTestServer, type TestServer } from '@certkit/testenv/apiserver/test-server';
+import { issue, rootCa } from '@certkit/testenv/pki/ca';
+import { isStrippedSecret } from '../controllers/secret-facts.ts';
+import { encodePrivateKey } from '../pki/index.ts';
 import type { CachedSecret } from '../controllers/context.ts';
 import { isSecretStub, stubOf } from './metadata-stub.ts';
 import { FAO_LABEL, LABELLED_SELECTOR, UNLABELLED_SELECTOR } from './selectors.ts';
@@ -235,6 +238,50 @@ describe('split Secret cache (filtered)', () => {
       assert.equal(result?.data?.['tls.key'], b64('key of ca-key'));
       assert.equal(h.tally.counts.live, live + 1);
     }
+  });
+
+  it('holds a labelled certificate Secret as facts, and reads its bytes live once per version', async () => {
+    const ca = await rootCa();
+    const leaf = await issue({
+      spec: { dnsNames: ['facts.example'] },
+      issuer: { certPem: ca.certPem, key: ca.key },
+    });
+    const data = { 'tls.crt': b64(leaf.certPem), 'tls.key': b64(encodePrivateKey(leaf.key, 'PKCS8')) };
+    await secretsApi.create(ns, secret(ns, 'facts-tls', { [FAO_LABEL]: 'true' }, { data }));
+    await waitFor('facts-tls in the full cache', () => inFull(h, ns, 'facts-tls'));
+
+    const { result: cached, made: none } = await requestsDuring(h, () => h.cache.get(ns, 'facts-tls'));
+    assert.deepEqual(none, []);
+    assert.ok(isStrippedSecret(cached), 'tls.crt and tls.key held as facts (docs/adr/1140)');
+
+    for (let i = 1; i <= 2; i++) {
+      const { result, made } = await requestsDuring(h, () => h.cache.getWithData(ns, 'facts-tls'));
+      assert.deepEqual(
+        made.map((r) => [r.verb, r.resource, r.code]),
+        i === 1 ? [['get', 'secrets', 200]] : [],
+      );
+      assert.deepEqual(result?.data, data, `getWithData #${i}`);
+    }
+    // A new version in the cache: read again.
+    const current = await secretsApi.get(ns, 'facts-tls');
+    await secretsApi.update({
+      ...current,
+      metadata: { ...current.metadata, annotations: { edited: 'yes' } },
+    });
+    await waitFor(
+      'the edit in the cache',
+      () => h.cache.full.getStore().get(`${ns}/facts-tls`)?.metadata?.annotations?.edited === 'yes',
+    );
+    const { result, made } = await requestsDuring(h, () => h.cache.getWithData(ns, 'facts-tls'));
+    assert.deepEqual(
+      made.map((r) => [r.verb, r.resource, r.code]),
+      [['get', 'secrets', 200]],
+    );
+    assert.equal(result?.metadata?.annotations?.edited, 'yes');
+    assert.deepEqual(result?.data, data);
+    // A Secret the cache keeps whole is served from it, as by get.
+    const { made: whole } = await requestsDuring(h, () => h.cache.getWithData(ns, 'web-tls'));
+    assert.deepEqual(whole, []);
   });
 
   it('answers undefined without a request for a Secret in neither cache', async () => {

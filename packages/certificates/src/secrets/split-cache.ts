@@ -17,7 +17,9 @@ import {
 import type { Secret } from 'kubernetes-types/core/v1.d.ts';
 import { leanSecret } from '../controllers/cache-transforms.ts';
 import type { CachedSecret, SecretGetter } from '../controllers/context.ts';
+import { isStrippedSecret } from '../controllers/secret-facts.ts';
 import { type SecretStub, stubForKey, toSecretStub } from './metadata-stub.ts';
+import { RecentLiveReads } from './recent-live-reads.ts';
 import { isLabelledForController, LABELLED_SELECTOR, UNLABELLED_SELECTOR } from './selectors.ts';
 
 /**
@@ -123,7 +125,9 @@ export function createSecretCache(
     }
   }
 
-  return {
+  const recentLiveReads = new RecentLiveReads();
+
+  const getter: SecretCache = {
     filtered,
     full,
     metadata,
@@ -146,6 +150,22 @@ export function createSecretCache(
       }
       metrics?.hit('notfound');
       return undefined;
+    },
+
+    // A Secret the cache holds as facts is read live, once per resourceVersion while in use.
+    async getWithData(namespace, name) {
+      const key = keyFor(namespace, name);
+      const cached = full.getStore().get(key);
+      if (!cached || !isStrippedSecret(cached) || metadata?.getStore().has(key))
+        return getter.get(namespace, name);
+      const resourceVersion = cached.metadata?.resourceVersion;
+      const recent = recentLiveReads.get(key, resourceVersion);
+      if (recent) {
+        metrics?.hit('cache');
+        return recent;
+      }
+      const live = await liveGet(namespace, name);
+      return live && recentLiveReads.set(key, live);
     },
 
     // Never merges metadata hits (upstream's List would GET each one): callers list labelled Secrets only.
@@ -181,6 +201,7 @@ export function createSecretCache(
 
     hasSynced: () => informers.every((i) => i.hasSynced()),
   };
+  return getter;
 }
 
 /** Every event becomes "this Secret changed"; handlers get the cached object, which is frozen. */

@@ -83,7 +83,7 @@ describe('DNS-01 providers', () => {
 
   it("reads the controller's Secrets through its getter, decoding data from base64", async () => {
     const reader = secretReaderFrom({
-      get: (namespace, name) =>
+      getWithData: (namespace, name) =>
         Promise.resolve(
           namespace === 'certs' && name === 'tsig'
             ? {

@@ -19,9 +19,9 @@ export type SecretData = Readonly<Record<string, Buffer>>;
 export type SecretReader = (namespace: string, name: string) => Promise<SecretData | undefined>;
 
 /** A SecretReader over the controller's Secret getter (`ctx.secrets`): the Secret's `data`, base64-decoded. */
-export function secretReaderFrom(getter: Pick<SecretGetter, 'get'>): SecretReader {
+export function secretReaderFrom(getter: Pick<SecretGetter, 'getWithData'>): SecretReader {
   return async (namespace, name) => {
-    const secret = await getter.get(namespace, name);
+    const secret = await getter.getWithData(namespace, name);
     if (secret === undefined) return undefined;
     return Object.fromEntries(
       Object.entries(secret.data ?? {}).map(([key, value]) => [key, Buffer.from(value, 'base64')]),

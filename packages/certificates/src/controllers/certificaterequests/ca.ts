@@ -17,8 +17,9 @@ import { needsWork, signingFailure, type SignOutcome, type Signer } from './sign
 /**
  * The CA signer (cert-manager's certificaterequests/ca): signs with the key pair in the issuer's
  * `spec.ca.secretName` Secret, read from the request's namespace for an Issuer and from the cluster resource
- * namespace for a ClusterIssuer. That Secret is unlabelled, so `ctx.secrets.get` fetches it live: one GET per
- * signing, as cert-manager with filtered Secret caching.
+ * namespace for a ClusterIssuer. That Secret is unlabelled, so `ctx.secrets.getWithData` fetches it live: one GET
+ * per signing, as cert-manager with filtered Secret caching. A labelled one is cached as facts (docs/adr/1140)
+ * and read live once per version while signings follow each other.
  */
 
 async function keyPair(ctx: ControllerContext, handle: IssuerHandle): Promise<CAKeyPair | SignOutcome> {
@@ -26,7 +27,7 @@ async function keyPair(ctx: ControllerContext, handle: IssuerHandle): Promise<CA
   const secretName = handle.issuer.spec?.ca?.secretName ?? '';
   let secret;
   try {
-    secret = await ctx.secrets.get(namespace, secretName);
+    secret = await ctx.secrets.getWithData(namespace, secretName);
   } catch (err) {
     const message = `Failed to get certificate key pair from secret ${namespace}/${secretName}: ${(err as Error).message}`;
     return { pending: { reason: 'SecretGetError', message } };

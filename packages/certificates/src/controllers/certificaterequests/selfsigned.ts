@@ -30,7 +30,7 @@ async function privateKey(
   let secret;
   try {
     // The next-private-key Secret is labelled, so this is normally served from the cache.
-    secret = await ctx.secrets.get(namespace, secretName);
+    secret = await ctx.secrets.getWithData(namespace, secretName);
   } catch (err) {
     const message = `Failed to get certificate key pair from secret ${namespace}/${secretName}: ${(err as Error).message}`;
     return { pending: { reason: 'ErrorGettingSecret', message } };

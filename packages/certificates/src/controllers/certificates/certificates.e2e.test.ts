@@ -24,12 +24,19 @@ import type { Secret } from 'kubernetes-types/core/v1.d.ts';
 import { startTestServer, type TestServer } from '@certkit/testenv/apiserver/test-server';
 import { certManagerCrds } from '../../api/crds.ts';
 import type { Certificate, CertificateRequest, CertificateSpec, Issuer } from '../../api/types.ts';
-import { parseCertificate, parsePrivateKey, publicKeysEqual } from '../../pki/index.ts';
+import {
+  encodePrivateKey,
+  generatePrivateKey,
+  parseCertificate,
+  parsePrivateKey,
+  publicKeysEqual,
+} from '../../pki/index.ts';
 import { registerCertificateRequestControllers } from '../certificaterequests/index.ts';
 import type { ControllerContext } from '../context.ts';
 import { createControllerContext, startContext } from '../create-context.ts';
 import { registerIssuerControllers } from '../issuers/index.ts';
 import { certificateRequestsRef, certificatesRef, issuersRef } from '../refs.ts';
+import { isStrippedSecret } from '../secret-facts.ts';
 import { registerCertificateControllers } from './index.ts';
 import { SECRET_TEMPLATE_KEYS_ANNOTATION } from './issuing/secret.ts';
 
@@ -485,5 +492,55 @@ describe('Certificate controllers on the embedded API server', () => {
     }, 'Certificate gone');
     await sleep(500);
     assert.ok(await getSecret('kept-tls'), 'the Secret stays');
+  });
+
+  it('notices a Secret cached as facts being edited behind its back, and repairs it', async () => {
+    await createCertificate('facts', { dnsNames: ['facts.example'], privateKey: { algorithm: 'ECDSA' } });
+    const { status } = await readyAndIssued('facts');
+    const revision = status!.revision!;
+    assert.ok(isStrippedSecret(await ctx.secrets.get(ns, 'facts-tls')), 'cached as facts (docs/adr/1140)');
+    // Judged by its facts: every sub-controller looks at it again without reading a Secret live.
+    const from = requests.length;
+    reconcileAll('facts');
+    await sleep(500);
+    assert.deepEqual(
+      requests.slice(from).filter((r) => r.resource === 'secrets'),
+      [],
+      'no Secret read or written',
+    );
+    const keyMatchesCertificate = (secret: Secret | undefined) =>
+      publicKeysEqual(
+        parsePrivateKey(decode(secret?.data?.['tls.key'])),
+        parseCertificate(decode(secret?.data?.['tls.crt'])).publicKey,
+      );
+
+    // An annotation removed: put back from the certificate's facts, without re-issuing.
+    const edited = structuredClone(await getSecret('facts-tls'))!;
+    delete edited.metadata!.annotations!['cert-manager.io/alt-names'];
+    await secrets.update(edited);
+    await eventually(async () => {
+      const secret = await getSecret('facts-tls');
+      return secret?.metadata?.annotations?.['cert-manager.io/alt-names'] === 'facts.example'
+        ? true
+        : undefined;
+    }, 'alt-names annotation back');
+    assert.equal((await readyAndIssued('facts')).status?.revision, revision, 'no re-issuance');
+
+    // Another key: the key pair no longer matches, so a new certificate is issued with a key that does.
+    const wrongKey = structuredClone(await getSecret('facts-tls'))!;
+    const other = encodePrivateKey(await generatePrivateKey({ algorithm: 'ECDSA' }), 'PKCS1');
+    wrongKey.data!['tls.key'] = Buffer.from(other).toString('base64');
+    await secrets.update(wrongKey);
+    await readyAndIssued('facts', revision + 1);
+    const reissued = await getSecret('facts-tls');
+    assert.ok(keyMatchesCertificate(reissued), 'a matching key pair again');
+    assert.notEqual(decode(reissued?.data?.['tls.key']), other);
+
+    // A certificate that is not one: re-issued too.
+    const badCert = structuredClone(reissued)!;
+    badCert.data!['tls.crt'] = Buffer.from('not a certificate').toString('base64');
+    await secrets.update(badCert);
+    await readyAndIssued('facts', revision + 2);
+    assert.ok(keyMatchesCertificate(await getSecret('facts-tls')), 'a matching key pair again');
   });
 });

@@ -66,7 +66,7 @@ async function accountKeyFromSecret(
   name: string,
   dataKey: string,
 ): Promise<KeyLookup> {
-  const secret = await ctx.secrets.get(namespace, name);
+  const secret = await ctx.secrets.getWithData(namespace, name);
   if (!secret) return { missing: `secrets "${name}" not found` };
   const data = secret.data?.[dataKey];
   if (data === undefined) return { invalid: `no data for "${dataKey}" in secret '${namespace}/${name}'` };
@@ -118,7 +118,7 @@ async function eabKey(
   namespace: string,
   ref: { name: string; key?: string },
 ): Promise<Uint8Array> {
-  const secret = await ctx.secrets.get(namespace, ref.name);
+  const secret = await ctx.secrets.getWithData(namespace, ref.name);
   if (!secret) throw new Error(`secrets "${ref.name}" not found`);
   const data = secret.data?.[ref.key ?? ''];
   if (data === undefined) {
@@ -141,7 +141,7 @@ async function dns01SolverProblems(
 ): Promise<string[]> {
   const problems: string[] = [];
   for (const ref of dns01SolverSecretRefs(acme)) {
-    const secret = await ctx.secrets.get(namespace, ref.name);
+    const secret = await ctx.secrets.getWithData(namespace, ref.name);
     if (!secret) {
       problems.push(`failed to get secret "${ref.name}": secrets "${ref.name}" not found`);
     } else if (ref.key && secret.data?.[ref.key] === undefined) {

@@ -60,7 +60,7 @@ async function caReadiness(ctx: ControllerContext, handle: IssuerHandle): Promis
   const secretName = handle.issuer.spec?.ca?.secretName ?? '';
   let pair;
   try {
-    const secret = await ctx.secrets.get(namespace, secretName);
+    const secret = await ctx.secrets.getWithData(namespace, secretName);
     if (!secret)
       return notReady(
         ReadinessReasons.ErrGetKeyPair,

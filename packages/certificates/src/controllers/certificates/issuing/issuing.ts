@@ -3,7 +3,12 @@ import type { Reconciler, Result } from '@certkit/runtime';
 import type { KeyObject } from 'node:crypto';
 import type { Secret } from 'kubernetes-types/core/v1.d.ts';
 import { Annotations, SecretKeys } from '../../../api/constants.ts';
-import type { Certificate, CertificateRequest, CertificateRequestCondition } from '../../../api/types.ts';
+import type {
+  Certificate,
+  CertificateRequest,
+  CertificateRequestCondition,
+  CleanupPolicy,
+} from '../../../api/types.ts';
 import { encodePrivateKey, privateKeySpecViolations } from '../../../pki/index.ts';
 import type { ControllerContext } from '../../context.ts';
 import {
@@ -13,9 +18,11 @@ import {
   requestCsr,
   secretBytes,
   secretCertificate,
+  secretCertificateFacts,
   valueOf,
 } from '../../parsed.ts';
 import { isStrippedRequest } from '../../request-facts.ts';
+import { isStrippedSecret } from '../../secret-facts.ts';
 import {
   liveCertificate,
   nextPrivateKey,
@@ -29,6 +36,7 @@ import { requestMatchesSpec } from '../shared/policies.ts';
 import {
   buildCertificateSecret,
   secretDiffers,
+  secretMetadataDiffers,
   writeIssuedSecret,
   writeSecret,
   type SecretContents,
@@ -281,6 +289,18 @@ function currentContents(secret: Secret | undefined): SecretContents | undefined
 }
 
 /**
+ * Whether ensureSecretData may have something to write to a Secret cached as facts: output formats or
+ * keystores the spec wants (such a Secret has none), or labels, annotations or owner references not as they
+ * should be for its certificate.
+ */
+function factsDrifted(secret: Secret, cert: Certificate, policy: CleanupPolicy): boolean {
+  if (cert.spec.additionalOutputFormats?.length) return true;
+  if (keystoresToWrite(cert, secret, false).length) return true;
+  const names = secretCertificateFacts(secret);
+  return 'error' in names || secretMetadataDiffers(secret, cert, names.value, policy);
+}
+
+/**
  * ensureSecretData: between issuances, re-applies the fao label, certificate-detail annotations,
  * secretTemplate, additional output formats, missing or unwanted keystores and the cleanup policy's owner
  * reference when they drifted, from the Secret's own key and certificate. A Secret without both is left to
@@ -294,11 +314,14 @@ async function ensureSecretData(
   const namespace = cert.metadata.namespace ?? '';
   const name = cert.spec.secretName;
   const policy = effectiveCleanupPolicy(cert, ctx.options);
-  const secret = await ctx.secrets.get(namespace, name);
+  const cached = await ctx.secrets.get(namespace, name);
   // A Secret issued for another Certificate (two naming the same Secret) is that one's to maintain; the
   // trigger's IncorrectCertificate check deals with this one.
-  const issuedFor = secret?.metadata?.annotations?.[Annotations.certificateName];
+  const issuedFor = cached?.metadata?.annotations?.[Annotations.certificateName];
   if (issuedFor !== undefined && issuedFor !== cert.metadata.name) return;
+  // A Secret cached as facts (docs/adr/1140) is judged by them, and read live only when something drifted.
+  if (isStrippedSecret(cached) && !factsDrifted(cached!, cert, policy)) return;
+  const secret = isStrippedSecret(cached) ? await ctx.secrets.getWithData(namespace, name) : cached;
   await warnOnKeystoreError(ctx, cert, async () => {
     // Passwords are read only when a keystore is missing, not on every reconcile.
     const formats = currentContents(secret) ? keystoresToWrite(cert, secret, false) : [];

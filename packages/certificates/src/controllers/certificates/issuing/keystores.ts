@@ -94,10 +94,12 @@ export async function keystorePasswords(
     const name = FORMAT_NAMES[format];
     const ref = spec.passwordSecretRef;
     if (ref?.name) {
-      const secret = await ctx.secrets.get(cert.metadata.namespace ?? '', ref.name).catch((err: unknown) => {
-        if (isNotFound(err)) return undefined;
-        throw err;
-      });
+      const secret = await ctx.secrets
+        .getWithData(cert.metadata.namespace ?? '', ref.name)
+        .catch((err: unknown) => {
+          if (isNotFound(err)) return undefined;
+          throw err;
+        });
       if (!secret) {
         throw new KeystoreError(
           'KeystorePasswordSecretNotFound',

@@ -10,8 +10,11 @@ import {
   SecretAnnotation,
   secretAnnotationsFor,
   type CertificateInfo,
+  type CertificateNames,
 } from '../../../pki/index.ts';
 import type { ControllerContext } from '../../context.ts';
+import { secretCertificateDigest } from '../../parsed.ts';
+import { digestToken } from '../../request-facts.ts';
 import {
   applyKeystores,
   type KeystorePasswords,
@@ -103,20 +106,7 @@ export function buildCertificateSecret(
   policy: CleanupPolicy,
   keystorePasswords: KeystorePasswords = {},
 ): Secret & KubeObject {
-  // Shallow copies suffice: data, labels, annotations and owner references are rebuilt below, never changed
-  // in place (the cache's objects are frozen).
-  const secret: Secret & KubeObject = existing
-    ? ({ ...existing, metadata: { ...existing.metadata } } as Secret & KubeObject)
-    : {
-        apiVersion: 'v1',
-        kind: 'Secret',
-        metadata: { name: cert.spec.secretName, namespace: cert.metadata.namespace },
-        type: TLS_SECRET_TYPE,
-      };
-  const metadata = (secret.metadata ??= {});
-  // Type is immutable: a Secret the user created beforehand keeps its own.
-  secret.type ??= TLS_SECRET_TYPE;
-
+  const secret = baseSecret(existing, cert);
   const data: Record<string, string> = { ...secret.data };
   data[SecretKeys.tlsKey] = base64(contents.privateKey);
   data[SecretKeys.tlsCert] = base64(contents.certificate);
@@ -131,7 +121,57 @@ export function buildCertificateSecret(
   for (const [key, value] of Object.entries(formats)) data[key] = value.toString('base64');
   applyKeystores(data, cert, contents, keystorePasswords);
   secret.data = data;
+  applyMetadata(secret, existing, cert, contents.parsed ?? contents.certificate, provenance, policy);
+  return secret;
+}
 
+/**
+ * Whether the labels, annotations, owner references or type of `existing` differ from what
+ * buildCertificateSecret would make of them: what the issuing controller checks between issuances on a
+ * Secret cached as facts (docs/adr/1140), with the names of its certificate from those facts. Its data is
+ * not compared: a Secret is cached as facts only while it holds nothing but its key, certificate and CA.
+ */
+export function secretMetadataDiffers(
+  existing: Secret,
+  cert: Certificate,
+  names: CertificateNames,
+  policy: CleanupPolicy,
+): boolean {
+  const desired = baseSecret(existing, cert);
+  applyMetadata(desired, existing, cert, names, {}, policy);
+  return secretDiffers({ ...existing, data: {} }, { ...desired, data: {} });
+}
+
+/** A shallow copy of `existing` to build on, or a new kubernetes.io/tls Secret. */
+function baseSecret(existing: Secret | undefined, cert: Certificate): Secret & KubeObject {
+  // Shallow copies suffice: data, labels, annotations and owner references are rebuilt, never changed in
+  // place (the cache's objects are frozen).
+  const secret: Secret & KubeObject = existing
+    ? ({ ...existing, metadata: { ...existing.metadata } } as Secret & KubeObject)
+    : {
+        apiVersion: 'v1',
+        kind: 'Secret',
+        metadata: { name: cert.spec.secretName, namespace: cert.metadata.namespace },
+        type: TLS_SECRET_TYPE,
+      };
+  // Type is immutable: a Secret the user created beforehand keeps its own.
+  secret.type ??= TLS_SECRET_TYPE;
+  return secret;
+}
+
+/**
+ * The fao label, provenance and certificate-detail annotations, the secretTemplate and the owner reference
+ * of the cleanup policy, onto `secret` (a copy of `existing`).
+ */
+function applyMetadata(
+  secret: Secret,
+  existing: Secret | undefined,
+  cert: Certificate,
+  certificate: CertificateNames | string,
+  provenance: SecretProvenance,
+  policy: CleanupPolicy,
+): void {
+  const metadata = (secret.metadata ??= {});
   const template = cert.spec.secretTemplate ?? {};
   const previous = readTemplateKeys(existing);
   const labels: Record<string, string> = { ...metadata.labels };
@@ -143,7 +183,7 @@ export function buildCertificateSecret(
   const annotations: Record<string, string> = { ...metadata.annotations };
   for (const key of previous.annotations) if (!(key in (template.annotations ?? {}))) delete annotations[key];
   Object.assign(annotations, template.annotations);
-  const details = secretAnnotationsFor(contents.parsed ?? contents.certificate);
+  const details = secretAnnotationsFor(certificate);
   for (const key of DETAIL_ANNOTATIONS) if (!(key in details)) delete annotations[key];
   Object.assign(annotations, details);
   if (provenance.certificateName) annotations[Annotations.certificateName] = provenance.certificateName;
@@ -166,7 +206,6 @@ export function buildCertificateSecret(
   const owners = desiredOwnerReferences(metadata.ownerReferences, cert, policy);
   if (owners) metadata.ownerReferences = owners;
   else delete metadata.ownerReferences;
-  return secret;
 }
 
 /** Whether writing `desired` would change what `existing` holds in the fields this controller manages. */
@@ -195,7 +234,7 @@ export async function writeSecret(
   build: (existing: Secret | undefined) => (Secret & KubeObject) | undefined,
   signal?: AbortSignal,
 ): Promise<Secret | undefined> {
-  let existing = await ctx.secrets.get(namespace, name);
+  let existing = await ctx.secrets.getWithData(namespace, name);
   for (let attempt = 1; ; attempt++) {
     const desired = build(existing);
     if (!desired || (existing && !secretDiffers(existing, desired))) return existing;
@@ -230,8 +269,14 @@ export async function secretCacheShows(
 ): Promise<void> {
   const deadline = Date.now() + SECRET_CACHE_WAIT_MS;
   while (Date.now() < deadline && !signal.aborted) {
+    // The cache holds a certificate Secret as facts, with the digest of its tls.crt (docs/adr/1140).
     const cached = await ctx.secrets.get(namespace, name);
-    if (cached?.data?.[SecretKeys.tlsCert] === tlsCrt) return;
+    if (
+      tlsCrt === undefined
+        ? cached?.data?.[SecretKeys.tlsCert] === undefined
+        : secretCertificateDigest(cached) === digestToken(tlsCrt)
+    )
+      return;
     await sleep(20, undefined, { signal }).catch(() => {});
   }
 }

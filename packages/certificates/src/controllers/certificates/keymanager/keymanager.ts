@@ -132,7 +132,7 @@ async function createReusingCurrentKey(
   signal: AbortSignal,
 ): Promise<string | undefined> {
   const secretName = cert.spec.secretName;
-  const existing = await ctx.secrets.get(cert.metadata.namespace ?? '', secretName);
+  const existing = await ctx.secrets.getWithData(cert.metadata.namespace ?? '', secretName);
   const data = secretBytes(existing, SecretKeys.tlsKey);
   if (!data) return createWithNewKey(ctx, keys, cert, signal);
   let key: KeyObject;

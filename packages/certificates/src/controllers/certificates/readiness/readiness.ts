@@ -1,9 +1,8 @@
 import type { Reconciler, Result } from '@certkit/runtime';
-import { SecretKeys } from '../../../api/constants.ts';
 import type { Certificate, CertificateCondition, CertificateStatus } from '../../../api/types.ts';
 import type { ControllerContext } from '../../context.ts';
 import { gatherPolicyInput, liveCertificate, type PolicyInput } from '../shared/gather.ts';
-import { secretCertificate } from '../../parsed.ts';
+import { secretCertificateDigest, secretCertificateFacts } from '../../parsed.ts';
 import { digestToken, isDigestToken } from '../../request-facts.ts';
 import { LruMap } from '../../../lru.ts';
 import {
@@ -57,11 +56,12 @@ export function readinessReconciler(ctx: ControllerContext): Reconciler {
  */
 function completingIssuance({ certificate, secret, nextRevisionRequest }: PolicyInput): boolean {
   const issued = nextRevisionRequest?.status?.certificate;
-  const written = secret?.data?.[SecretKeys.tlsCert];
+  const written = secretCertificateDigest(secret);
   if (!hasCondition(certificate, 'Issuing', 'True') || issued === undefined || written === undefined)
     return false;
-  // An issued request is cached with a digest of its certificate (docs/adr/1114).
-  return isDigestToken(issued) ? digestToken(written) === issued : written === issued;
+  // An issued request is cached with a digest of its certificate (docs/adr/1114), a certificate Secret with
+  // the digest among its facts (docs/adr/1140).
+  return (isDigestToken(issued) ? issued : digestToken(issued)) === written;
 }
 
 /**
@@ -78,7 +78,7 @@ export function applyReadiness(status: CertificateStatus, input: PolicyInput): v
     ? { type: 'Ready' as const, status: 'False' as const, ...violation }
     : { type: 'Ready' as const, status: 'True' as const, reason: 'Ready', message: READY_MESSAGE };
   setCertificateCondition(status, ready, cert.metadata.generation, input.now);
-  const parsed = input.secret?.data ? secretCertificate(input.secret) : undefined;
+  const parsed = input.secret?.data ? secretCertificateFacts(input.secret) : undefined;
   setValidity(status, parsed && 'value' in parsed ? parsed.value : undefined, cert.spec);
 }
 
@@ -116,7 +116,7 @@ function warnUnsatisfiableWindows(ctx: ControllerContext, input: PolicyInput): v
 
 /** Look again when the certificate expires, so that Ready turns False even if nothing else happens. */
 function untilExpiry(input: PolicyInput): Result | undefined {
-  const parsed = input.secret?.data ? secretCertificate(input.secret) : undefined;
+  const parsed = input.secret?.data ? secretCertificateFacts(input.secret) : undefined;
   if (!parsed || 'error' in parsed) return undefined;
   const ms = parsed.value.notAfter.getTime() - input.now.getTime() + 1000;
   return ms > 0 ? { requeueAfter: ms } : undefined;

@@ -119,7 +119,7 @@ export async function nextPrivateKey(
 ): Promise<KeyObject | undefined> {
   const name = cert.status?.nextPrivateKeySecretName;
   if (!name) return undefined;
-  const secret = await ctx.secrets.get(cert.metadata.namespace ?? '', name);
+  const secret = await ctx.secrets.getWithData(cert.metadata.namespace ?? '', name);
   if (!secret || !hasSecretBytes(secret, SecretKeys.tlsKey)) return undefined;
   const key = secretPrivateKey(secret);
   return 'error' in key ? undefined : key.value;

@@ -30,6 +30,8 @@ import {
   triggerPolicyChain,
 } from './policies.ts';
 import { parseCertificate } from '../../../pki/index.ts';
+import { leanSecret } from '../../cache-transforms.ts';
+import { isStrippedSecret } from '../../secret-facts.ts';
 
 const HOUR = 60 * 60 * 1000;
 const issuedAt = new Date('2026-03-01T00:00:00Z');
@@ -358,5 +360,109 @@ describe('requestMatchesSpec', () => {
       'spec.commonName',
       'spec.ipAddresses',
     ]);
+  });
+});
+
+describe('certificate policies on a Secret cached as facts (docs/adr/1140)', () => {
+  let good: Issued;
+  let other: Issued;
+  const now = new Date(issuedAt.getTime() + HOUR);
+
+  before(async () => {
+    good = await issue(baseSpec);
+    other = await issue(baseSpec);
+  });
+
+  /** The Secret as the controller's cache holds it. */
+  const cached = (secret: Secret): Secret => {
+    const lean = leanSecret(structuredClone(secret) as never) as Secret;
+    assert.ok(isStrippedSecret(lean), 'held as facts');
+    for (const value of Object.values(lean.data ?? {})) {
+      assert.doesNotMatch(
+        value,
+        /^LS0tLS1CRUdJTiB[A-Za-z0-9+/]*/u,
+        'no PEM held in the data but the CA bundle',
+      );
+    }
+    return lean;
+  };
+
+  const input = (over: Partial<PolicyInput> = {}): PolicyInput => ({
+    certificate: certificate({}, { revision: 1 }),
+    secret: secretFor(good),
+    currentRevisionRequest: requestFor(baseSpec, good.csrPem),
+    now,
+    ...over,
+  });
+
+  /** The first violation of both chains, for the Secret with its bytes and as the cache holds it. */
+  const judged = (over: Partial<PolicyInput>) => {
+    const bytes = input(over);
+    const facts = { ...bytes, secret: cached(bytes.secret!) };
+    return {
+      bytes: [evaluate(triggerPolicyChain, bytes), evaluate(readinessPolicyChain, bytes)],
+      facts: [evaluate(triggerPolicyChain, facts), evaluate(readinessPolicyChain, facts)],
+    };
+  };
+
+  it('finds nothing wrong with an up-to-date Secret', () => {
+    assert.deepEqual(judged({}).facts, [undefined, undefined]);
+  });
+
+  it('notices a key that is not the certificate’s', () => {
+    const mixed = secretFor(good);
+    mixed.data!['tls.key'] = b64(encodePrivateKey(other.key, 'PKCS8'));
+    const { bytes, facts } = judged({ secret: mixed });
+    assert.equal(facts[0]?.reason, 'InvalidKeyPair');
+    assert.deepEqual(facts, bytes);
+  });
+
+  it('notices a key of the wrong algorithm or size for the spec', () => {
+    for (const privateKey of [{ algorithm: 'RSA' as const }, { algorithm: 'ECDSA' as const, size: 384 }]) {
+      const { bytes, facts } = judged({ certificate: certificate({ privateKey }, { revision: 1 }) });
+      assert.equal(facts[0]?.reason, 'SecretMismatch');
+      assert.deepEqual(facts, bytes);
+    }
+  });
+
+  it('notices a key pair that is not the current request’s', () => {
+    const { bytes, facts } = judged({ secret: secretFor(other) });
+    assert.match(facts[0]?.message ?? '', /does not match the current CertificateRequest/);
+    assert.deepEqual(facts, bytes);
+  });
+
+  it('compares the certificate’s names with the spec when the request is gone', () => {
+    const spec = certificate({ dnsNames: ['web.example'] }, { revision: 1 });
+    const { bytes, facts } = judged({ certificate: spec, currentRevisionRequest: undefined });
+    assert.match(facts[0]?.message ?? '', /spec\.dnsNames/);
+    assert.deepEqual(facts, bytes);
+  });
+
+  it('notices a removed or changed issuer annotation', () => {
+    const removed = secretFor(good);
+    delete removed.metadata!.annotations!['cert-manager.io/issuer-name'];
+    const { bytes, facts } = judged({ secret: removed });
+    assert.equal(facts[0]?.reason, 'IncorrectIssuer');
+    assert.deepEqual(facts, bytes);
+  });
+
+  it('renews and expires by the certificate’s dates', () => {
+    for (const at of [2.5 * HOUR, 4 * HOUR]) {
+      const { bytes, facts } = judged({ now: new Date(issuedAt.getTime() + at) });
+      assert.ok(facts[0], `a violation ${at / HOUR} h after issuance`);
+      assert.deepEqual(facts, bytes);
+    }
+  });
+
+  it('keeps Secrets whose key or certificate does not parse, or that carry more than a key pair, whole', () => {
+    const badKey = secretFor(good);
+    badKey.data!['tls.key'] = b64('not a key');
+    const keystore = secretFor(good);
+    keystore.data!['keystore.p12'] = b64('p12');
+    for (const secret of [badKey, keystore]) {
+      const lean = leanSecret(structuredClone(secret) as never) as Secret;
+      assert.equal(isStrippedSecret(lean), false);
+      assert.deepEqual(lean.data, secret.data);
+    }
   });
 });

@@ -13,21 +13,14 @@ import type {
 import { validateCertificate } from '../../../api/validation.ts';
 import {
   encodeRdnSequence,
+  keyTraitsSpecViolations,
   parseLiteralSubject,
-  privateKeySpecViolations,
-  type CertificateInfo,
+  type CertificateNames,
 } from '../../../pki/index.ts';
 import { parseIpAddress } from '../../../pki/ip.ts';
 import { canonicalNameConstraints, type DecodedNameConstraints } from '../../../pki/name-constraints.ts';
-import {
-  hasPublicKey,
-  requestCsr,
-  sameKeys,
-  hasSecretBytes,
-  secretCertificate,
-  secretPrivateKey,
-  valueOf,
-} from '../../parsed.ts';
+// The Secret is read as facts: the cache holds certificate Secrets without their PEM (docs/adr/1140).
+import { requestCsr, hasSecretBytes, secretCertificateFacts, secretKeyFacts, valueOf } from '../../parsed.ts';
 import type { PolicyInput } from './gather.ts';
 import { scheduleRenewal } from './renewal.ts';
 
@@ -221,7 +214,7 @@ function nameConstraintsMatch(requested: DecodedNameConstraints | undefined, spe
  * FuzzyX509AltNamesMatchSpec: the loose comparison of an issued certificate with the spec, used when the
  * request behind it is gone. Names may move between the common name and the DNS names, as CAs do.
  */
-export function certificateMatchesSpec(cert: CertificateInfo, spec: CertificateSpec): string[] {
+export function certificateMatchesSpec(cert: CertificateNames, spec: CertificateSpec): string[] {
   const violations: string[] = [];
   const specCN = spec.commonName ?? '';
   const certCN = cert.subject.commonName;
@@ -275,11 +268,11 @@ export const SecretIsMissingData: Policy = ({ secret }) => {
 };
 
 export const SecretPublicKeysDiffer: Policy = ({ secret }) => {
-  const key = secretPrivateKey(secret!);
+  const key = secretKeyFacts(secret!);
   if ('error' in key) return invalidKeyData(key.error);
-  const cert = secretCertificate(secret!);
+  const cert = secretCertificateFacts(secret!);
   if ('error' in cert) return invalidCertificate(cert.error);
-  if (!sameKeys(cert.value.publicKey, key.value)) {
+  if (cert.value.publicKeyDigest !== key.value.publicKeyDigest) {
     return {
       reason: Reasons.InvalidKeyPair,
       message: 'Issuing certificate as Secret contains a private key that does not match the certificate',
@@ -310,9 +303,9 @@ export const SecretCertificateNameAnnotationsMismatch: Policy = ({ secret, certi
 };
 
 export const SecretPrivateKeyMismatchesSpec: Policy = ({ secret, certificate }) => {
-  const key = secretPrivateKey(secret!);
+  const key = secretKeyFacts(secret!);
   if ('error' in key) return invalidKeyData(key.error);
-  const violations = privateKeySpecViolations(key.value, certificate.spec.privateKey ?? {});
+  const violations = keyTraitsSpecViolations(key.value, certificate.spec.privateKey ?? {});
   if (!violations.length) return undefined;
   return {
     reason: Reasons.SecretMismatch,
@@ -325,7 +318,7 @@ export const SecretPublicKeyDiffersFromCurrentCertificateRequest: Policy = ({
   currentRevisionRequest,
 }) => {
   if (!currentRevisionRequest) return undefined;
-  const key = secretPrivateKey(secret!);
+  const key = secretKeyFacts(secret!);
   if ('error' in key) return invalidKeyData(key.error);
   const csr = requestCsr(currentRevisionRequest);
   if ('error' in csr) {
@@ -334,7 +327,7 @@ export const SecretPublicKeyDiffersFromCurrentCertificateRequest: Policy = ({
       message: `Failed to decode current CertificateRequest: ${csr.error.message}`,
     };
   }
-  if (hasPublicKey(key.value, csr.value.publicKeyDigest)) return undefined;
+  if (key.value.publicKeyDigest === csr.value.publicKeyDigest) return undefined;
   return {
     reason: Reasons.SecretMismatch,
     message: 'Secret contains a private key that does not match the current CertificateRequest',
@@ -345,7 +338,7 @@ export const CurrentCertificateRequestMismatchesSpec: Policy = (input) => {
   const { currentRevisionRequest, certificate, secret } = input;
   if (!currentRevisionRequest) {
     // The request behind the Secret is gone (deleted by hand, or never ours): compare the certificate itself.
-    const cert = secretCertificate(secret!);
+    const cert = secretCertificateFacts(secret!);
     if ('error' in cert) return invalidCertificate(cert.error);
     const violations = certificateMatchesSpec(cert.value, certificate.spec);
     if (!violations.length) return undefined;
@@ -373,7 +366,7 @@ export const CurrentCertificateRequestMismatchesSpec: Policy = (input) => {
  * reason as message; the trigger turns it into Renewing with a Warning event, as upstream's trigger does.
  */
 export const CurrentCertificateNearingExpiry: Policy = ({ secret, certificate, now }) => {
-  const cert = secretCertificate(secret!);
+  const cert = secretCertificateFacts(secret!);
   if ('error' in cert) return invalidCertificate(cert.error);
   const due = scheduleRenewal(cert.value.notBefore, cert.value.notAfter, certificate.spec);
   if (!due || due.at.getTime() - now.getTime() > 0) return undefined;
@@ -389,7 +382,7 @@ export const CurrentCertificateNearingExpiry: Policy = ({ secret, certificate, n
  * certificate in the Secret make it not Ready, whatever the chain said. Needs no earlier check.
  */
 export const RenewalWindowsUnsatisfiable: Policy = ({ secret, certificate }) => {
-  const cert = secret?.data ? secretCertificate(secret) : undefined;
+  const cert = secret?.data ? secretCertificateFacts(secret) : undefined;
   if (!cert || 'error' in cert) return undefined;
   const error = scheduleRenewal(cert.value.notBefore, cert.value.notAfter, certificate.spec)?.windowError;
   if (error === undefined) return undefined;
@@ -397,7 +390,7 @@ export const RenewalWindowsUnsatisfiable: Policy = ({ secret, certificate }) => 
 };
 
 export const CurrentCertificateHasExpired: Policy = ({ secret, now }) => {
-  const cert = secretCertificate(secret!);
+  const cert = secretCertificateFacts(secret!);
   if ('error' in cert) return invalidCertificate(cert.error);
   if (now.getTime() <= cert.value.notAfter.getTime()) return undefined;
   // Go's time.RFC1123 of a UTC time.
