@@ -13,6 +13,7 @@ import { parseListenAddress } from './acme/http01/address.ts';
 import { EmbeddedHTTP01Solver } from './acme/http01/embedded-solver.ts';
 import { ACME_GROUP, ACME_VERSION } from './api/acme-constants.ts';
 import { GROUP, VERSION } from './api/constants.ts';
+import { certManagerCrds } from './api/crds.ts';
 import type { ControllerContext, ControllerOptions } from './controllers/context.ts';
 import { registerAcmeControllers } from './controllers/acme/index.ts';
 import { registerCertificateRequestControllers } from './controllers/certificaterequests/index.ts';
@@ -211,9 +212,6 @@ export async function requireCertManagerApi(client: KubeClient): Promise<void> {
 
 /** Creates (or updates) the cert-manager.io CRDs: what `certkit up` does for its own API server. */
 export async function installCrds(client: KubeClient): Promise<void> {
-  // Imported here: the CRDs' OpenAPI schemas, descriptions and all, are built when their modules load, and a
-  // `certkit controller` never installs CRDs (docs/adr/1130-idle-controller-bundle.md).
-  const { certManagerCrds } = await import('./api/crds.ts');
   const crds = client.resource(builtins.customResourceDefinitions);
   for (const crd of certManagerCrds()) {
     const name = crd.metadata!.name!;

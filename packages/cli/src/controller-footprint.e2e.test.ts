@@ -8,9 +8,9 @@
 
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import {
   callApi,
@@ -40,8 +40,6 @@ interface Footprint {
 
 /** The controller's own code, bundled (scripts/bundle-controller.ts), and the files that bundle replaces. */
 const CONTROLLER_BUNDLE = /\/packages\/cli\/dist\/controller-bundle\/[^/]+\.js$/;
-/** The chunk esbuild makes for the lazily imported CRD definitions (certificates/src/api/crds.ts). */
-const CRDS = /\/crds-[A-Z0-9]+\.js$/;
 const UNBUNDLED =
   /\/packages\/(apimachinery|runtime|certificates|cli)\/(dist\/(?!controller-bundle\/)|src\/)/;
 /** What the idle controller must not load, by where it comes from. */
@@ -117,14 +115,6 @@ describe('the idle certkit controller', () => {
     // are the bundle's chunks: not one of the ~250 files of the packages' dist/ (docs/adr/1130).
     assert.ok(matching(idle.loaded, CONTROLLER_BUNDLE).length > 3);
     assert.deepEqual(matching(idle.loaded, UNBUNDLED), []);
-    // The CRDs' schemas are imported only to install them (certkit up): their chunk exists and stays unloaded.
-    assert.ok(
-      (await readdir(join(dirname(CERTKIT_BIN), '../dist/controller-bundle'))).some((f) =>
-        CRDS.test(`/${f}`),
-      ),
-      'the controller bundle has a chunk of its own for the CRDs',
-    );
-    assert.deepEqual(matching(idle.loaded, CRDS), []);
     assert.deepEqual(matching(idle.loaded, API_SERVER), []);
     assert.deepEqual(matching(idle.loaded, UNDICI), []);
     assert.deepEqual(matching(idle.loaded, JOSE), []);
