@@ -117,6 +117,21 @@ const ALL: Variant[] = [
     warm: true,
   },
   ...shipped('shipped-metrics', 'shipped, with the metrics endpoint on (not scraped)', root, true),
+  {
+    // What `certkit controller` ran before docs/adr/1130: the compiled main module and the ~250 files it
+    // imports, instead of the bundle bin/certkit.js picks for `controller`. NODE_COMPILE_CACHE turns the cache
+    // on as bin/certkit.js does.
+    name: 'shipped-unbundled',
+    what: `shipped flags and environment, running packages/cli/dist/main.js controller (the packages' dist/ files, not the controller bundle), warm cache`,
+    args: (k) => [
+      ...SHIPPED_CONTROLLER_NODE_ARGS,
+      join(root, 'packages/cli/dist/main.js'),
+      ...controllerArgs(k),
+    ],
+    env: { NODE_COMPILE_CACHE: cacheDir, ...SHIPPED_CONTROLLER_ENV },
+    warm: true,
+  },
+
   ...(BASELINE
     ? [
         ...shipped('shipped-baseline', `shipped, from the baseline checkout ${BASELINE}`, BASELINE, false),

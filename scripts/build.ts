@@ -18,6 +18,7 @@ import { globSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { bundleController } from './bundle-controller.ts';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -44,6 +45,9 @@ export function sourceDigest(pkg: string, root = ROOT): string {
       .update(readFileSync(join(dir, file)))
       .update('\0');
   hash.update(readFileSync(join(root, 'tsconfig.build.base.json')));
+  // The controller bundle (scripts/bundle-controller.ts) is part of cli's build: a change to how it is made
+  // rebuilds it.
+  if (pkg === 'cli') hash.update(readFileSync(new URL('./bundle-controller.ts', import.meta.url)));
   return hash.digest('hex');
 }
 
@@ -67,7 +71,7 @@ export function recordBuilds(digests: (readonly [string, string])[], root = ROOT
     writeFileSync(join(root, 'packages', pkg, 'dist', DIGEST_FILE), `${digest}\n`);
 }
 
-function build(): void {
+async function build(): Promise<void> {
   // The package exports no path to its binary; its package.json is exported, and the binary sits beside it.
   const tsc = join(
     dirname(createRequire(import.meta.url).resolve('@typescript/native/package.json')),
@@ -77,6 +81,7 @@ function build(): void {
   // The digests are taken before compiling: a source edited while tsc runs leaves its package stale.
   const digests = COMPILED_PACKAGES.map((pkg) => [pkg, sourceDigest(pkg)] as const);
   execFileSync(process.execPath, [tsc, '--build', join(ROOT, 'tsconfig.build.json')], { stdio: 'inherit' });
+  await bundleController(ROOT);
   recordBuilds(digests);
   const seconds = ((performance.now() - started) / 1000).toFixed(1);
   process.stderr.write(
@@ -94,6 +99,6 @@ if (import.meta.main) {
       process.exit(1);
     }
   } else {
-    build();
+    await build();
   }
 }

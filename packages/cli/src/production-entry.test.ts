@@ -39,8 +39,21 @@ describe('production entry points', () => {
   });
 
   it('bin/certkit.js loads the CLI by its package name, so export conditions pick dist/ or src/', () => {
-    // A dynamic import, so that the compile cache is enabled before the CLI's modules load.
-    assert.match(read('packages/cli/bin/certkit.js'), /^await import\('@certkit\/cli\/main'\);$/m);
+    // A dynamic import, so that the compile cache is enabled before the CLI's modules load; `controller` takes
+    // the bundle of the same main module (docs/adr/1130-idle-controller-bundle.md).
+    assert.match(
+      read('packages/cli/bin/certkit.js'),
+      /^await import\(process\.argv\[2\] === 'controller' \? '@certkit\/cli\/controller-bundle' : '@certkit\/cli\/main'\);$/m,
+    );
+  });
+
+  it('the controller bundle export is main.ts as sources and types, the bundle built from it by default', () => {
+    const { exports } = manifest('packages/cli/package.json');
+    assert.deepEqual(exports['./controller-bundle'], {
+      source: './src/main.ts',
+      types: './dist/main.d.ts',
+      default: './dist/controller-bundle/main.js',
+    });
   });
 
   it('every compiled package exports source, then types, then default, each naming the same module', () => {
@@ -48,6 +61,8 @@ describe('production entry points', () => {
       const { exports } = manifest(`packages/${pkg}/package.json`);
       assert.ok(Object.keys(exports).length > 0, pkg);
       for (const [subpath, target] of Object.entries(exports)) {
+        // The one export whose build is not the module's own dist/ file (checked above).
+        if (pkg === 'cli' && subpath === './controller-bundle') continue;
         assert.equal(typeof target, 'object', `${pkg} ${subpath}`);
         const conditions = target as Record<string, string>;
         // Node and TypeScript take the first condition that applies, in the object's order.
