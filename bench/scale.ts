@@ -12,6 +12,7 @@ import type { Certificate, Issuer } from '../packages/certificates/src/api/types
 import { certificatesRef, issuersRef } from '../packages/certificates/src/controllers/refs.ts';
 import { encodePrivateKey } from '../packages/certificates/src/pki/index.ts';
 import { rootCa } from '../packages/testenv/src/pki/ca.ts';
+import { staleBuilds } from '../scripts/build.ts';
 import {
   type Cluster,
   createNamespace,
@@ -41,7 +42,9 @@ import { median, throughput, writeResults } from './lib.ts';
  * Growth per managed Certificate = (steady after restart − steady on the empty cluster) / N. cert-manager's
  * published controller peaks (v1.14.5, RSA, cert-manager issue #4191) are written beside ours.
  *
- * The controller runs as deploy/deployment.yaml starts it (SHIPPED_CONTROLLER_NODE_ARGS and _ENV).
+ * The controller runs as deploy/deployment.yaml starts it (SHIPPED_CONTROLLER_NODE_ARGS and _ENV), and both
+ * processes run the compiled build as installed (the controller bundle, dist/), not the sources: the bench
+ * refuses a stale build (`npm run build`).
  *
  * Usage: npm run bench:scale [-- --counts=1000,5000,10000 --controller-node-args=a,b --controller-env=K=V
  *        --apiserver-node-args=a,b --apiserver-env=K=V --apiserver-root=DIR --results=NAME]
@@ -74,6 +77,9 @@ const APISERVER_ENV: Record<string, string> = Object.fromEntries(
   nodeArgs('apiserver-env').map((kv) => kv.split('=', 2)),
 );
 const RESULTS = flag('results') ?? 'scale';
+// npm scripts set the `source` export condition in NODE_OPTIONS (.npmrc); cleared, bin/certkit.js runs what
+// ships: the controller bundle and the packages' dist/ (docs/adr/1130-idle-controller-bundle.md).
+const AS_INSTALLED = { NODE_OPTIONS: '' };
 const NS = 'bench';
 const CONTROLLER_FLAGS = ['--kube-api-qps=-1', '--leader-elect=false'];
 const SAMPLE_MS = 200;
@@ -164,7 +170,7 @@ async function startController(kubeconfig: string): Promise<ControllerProcess> {
       `--metrics-bind-address=127.0.0.1:${port}`,
       ...CONTROLLER_FLAGS,
     ],
-    { stdio: ['ignore', 'ignore', 'inherit'], env: { ...process.env, ...CONTROLLER_ENV } },
+    { stdio: ['ignore', 'ignore', 'inherit'], env: { ...process.env, ...AS_INSTALLED, ...CONTROLLER_ENV } },
   );
   const exited = new Promise<void>((r) => child.once('exit', () => r()));
   const sampler = new RssSampler(child.pid!);
@@ -246,7 +252,10 @@ const isReadyAt = (revision: number) => (c: Certificate) => {
 
 async function runCli(args: string[]): Promise<{ code: number | null; seconds: number; stderr: string }> {
   const started = performance.now();
-  const child = spawn(process.execPath, [MAIN, ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(process.execPath, [MAIN, ...args], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+    env: { ...process.env, ...AS_INSTALLED },
+  });
   let stderr = '';
   child.stderr!.on('data', (d) => (stderr += d));
   const code = await new Promise<number | null>((r) => child.once('exit', r));
@@ -303,7 +312,7 @@ interface SizeResult {
 async function runSize(count: number): Promise<SizeResult> {
   const cluster = await startCluster({
     nodeArgs: APISERVER_NODE_ARGS,
-    env: APISERVER_ENV,
+    env: { ...AS_INSTALLED, ...APISERVER_ENV },
     root: APISERVER_ROOT,
     entry: 'packages/cli/bin/certkit.js',
   });
@@ -452,6 +461,13 @@ const previous = (await readFile(resultsFile, 'utf8')
   .then((t) => JSON.parse(t) as { sizes?: SizeResult[] })
   .catch(() => ({}))) as { sizes?: SizeResult[] };
 const bySize = new Map((previous.sizes ?? []).map((s) => [s.certificates, s]));
+for (const checkout of new Set([join(here, '..'), APISERVER_ROOT ?? join(here, '..')])) {
+  const stale = staleBuilds(checkout);
+  if (stale.length > 0) {
+    log(`stale or missing build in ${checkout}: ${stale.join(', ')}; run \`npm run build\` first`);
+    process.exit(1);
+  }
+}
 for (const count of COUNTS) {
   const result = await runSize(count);
   bySize.set(count, { ...result, date: new Date().toISOString() } as SizeResult);
