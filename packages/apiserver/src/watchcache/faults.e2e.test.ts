@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
+import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
+import { SqliteStorage } from '../storage/sqlite.ts';
 import type { Storage } from '../storage/types.ts';
 import { startTestServer, type TestServer } from '@certkit/testenv/apiserver/test-server';
 import { openWatch } from '@certkit/testenv/apiserver/watch-client';
@@ -17,14 +19,48 @@ async function seedBulk(storage: Storage): Promise<void> {
   await seedSecrets(storage, 'bulk', SECRETS, { labels: (i) => ({ shard: String(i % 10) }) });
 }
 
+/**
+ * SQLite storage whose Secrets cache holds its initial list until the test lets it go: the cache stays
+ * Pending for as long as the test asks its questions, however loaded the machine (a cache that turned ready
+ * before a `watch=true` request arrived would answer 200 and stream, and the request would never end).
+ * Reads of one namespace (the requests under test) pass; only the cache's list of every Secret waits.
+ */
+function holdingSecretsCache(): {
+  openStorage: (dir: string) => Promise<Storage>;
+  release(): void;
+  held(): boolean;
+} {
+  let release!: () => void;
+  const released = new Promise<void>((r) => (release = r));
+  let held = false;
+  return {
+    async openStorage(dir) {
+      const storage = SqliteStorage.open(join(dir, 'state.db'));
+      const range = storage.range.bind(storage);
+      storage.range = async (prefix, options) => {
+        if (prefix === '/registry/core/secrets/') {
+          held = true;
+          await released;
+        }
+        return range(prefix, options);
+      };
+      return storage;
+    },
+    release,
+    held: () => held,
+  };
+}
+
 describe('a server starting over 30,000 Secrets', () => {
   let t: TestServer;
+  const hold = holdingSecretsCache();
   after(async () => {
+    hold.release();
     await t?.close();
   });
 
   it('answers while its caches initialise, by the KEP-4568 rules, then becomes ready', async () => {
-    t = await startTestServer({ seed: seedBulk, waitReady: false });
+    t = await startTestServer({ seed: seedBulk, waitReady: false, openStorage: hold.openStorage });
     const started = performance.now();
     const [watch, get, limited, selective, readyz] = await Promise.all([
       t.fetch('GET', '/api/v1/namespaces/bulk/secrets?watch=true&resourceVersion=0'),
@@ -54,8 +90,10 @@ describe('a server starting over 30,000 Secrets', () => {
 
     assert.equal(readyz.status, 500);
     assert.match(readyz.text, /\[-\]poststarthook\/storage-readiness failed/);
+    assert.ok(hold.held(), 'the Secrets cache was Pending on its initial list');
 
     // Once initialised: ready, and everything is served from the cache.
+    hold.release();
     const deadline = Date.now() + 30_000;
     while ((await t.fetch('GET', '/readyz', { anonymous: true })).status !== 200) {
       assert.ok(Date.now() < deadline, '/readyz did not flip to ok');
@@ -82,7 +120,8 @@ describe('a server starting over 30,000 Secrets', () => {
 
   it('measures a watch refusal under 50 ms while Pending', async () => {
     // Re-check the latency on its own, on a fresh server, without the other requests in flight.
-    const fresh = await startTestServer({ seed: seedBulk, waitReady: false });
+    const hold = holdingSecretsCache();
+    const fresh = await startTestServer({ seed: seedBulk, waitReady: false, openStorage: hold.openStorage });
     try {
       // Measure on an established connection: the TLS handshake is the client's cost, not the server's answer.
       await fresh.fetch('GET', '/version');
@@ -98,7 +137,9 @@ describe('a server starting over 30,000 Secrets', () => {
       const report = `429s took ${times.map((t) => t.toFixed(1)).join(', ')} ms`;
       assert.ok(sorted[2] < 50, `median over 50 ms: ${report}`);
       assert.ok(sorted[4] < 250, `one answer took too long: ${report}`);
+      assert.ok(hold.held(), 'the Secrets cache was Pending on its initial list');
     } finally {
+      hold.release();
       await fresh.close();
     }
   });
