@@ -1,8 +1,10 @@
 import { spawn } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { availableParallelism, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { parse as parseYaml } from 'yaml';
 import {
   round,
   SHIPPED_CONTROLLER_ENV,
@@ -82,6 +84,16 @@ function shipped(name: string, what: string, dir: string, metrics: boolean): Var
   ];
 }
 
+/**
+ * The cluster's kubeconfig written as JSON beside it (the same data): a controller reading it loads no YAML
+ * library, as a pod, which reads its service account and no kubeconfig, loads none (docs/adr/1130).
+ */
+function jsonKubeconfig(kubeconfig: string): string {
+  const json = `${kubeconfig}.json`;
+  writeFileSync(json, JSON.stringify(parseYaml(readFileSync(kubeconfig, 'utf8'))));
+  return json;
+}
+
 const ALL: Variant[] = [
   {
     name: 'bare-node',
@@ -112,6 +124,17 @@ const ALL: Variant[] = [
       ...SHIPPED_CONTROLLER_NODE_ARGS,
       join(root, 'packages/cli/bin/certkit.js'),
       ...controllerArgs(k),
+    ],
+    env: { NODE_COMPILE_CACHE: cacheDir, ...SHIPPED_CONTROLLER_ENV },
+    warm: true,
+  },
+  {
+    name: 'shipped-json-kubeconfig',
+    what: 'shipped, reading the same kubeconfig written as JSON: no YAML library loaded, as in a pod (no kubeconfig there)',
+    args: (k) => [
+      ...SHIPPED_CONTROLLER_NODE_ARGS,
+      join(root, 'packages/cli/bin/certkit.js'),
+      ...controllerArgs(jsonKubeconfig(k)),
     ],
     env: { NODE_COMPILE_CACHE: cacheDir, ...SHIPPED_CONTROLLER_ENV },
     warm: true,

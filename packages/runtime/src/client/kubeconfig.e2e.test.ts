@@ -110,6 +110,30 @@ describe('loadKubeconfig', () => {
     );
   });
 
+  it('reads a kubeconfig written as JSON, and a YAML one that opens with a flow mapping', async () => {
+    // JSON is parsed without the YAML library (a controller given one never loads it: docs/adr/1130); the
+    // same data as YAML flow style starts with "{" too but is not JSON, and is still read as YAML.
+    const data = {
+      clusters: [{ name: 'c', cluster: { server: t.url, 'certificate-authority-data': b64(t.caCertPem) } }],
+      users: [{ name: 'u', user: { token: t.token } }],
+      contexts: [{ name: 'ctx', context: { cluster: 'c', user: 'u', namespace: 'from-json' } }],
+      'current-context': 'ctx',
+    };
+    const json = await loadKubeconfig({ path: await write(`\n  ${JSON.stringify(data, null, 2)}\n`) });
+    assert.equal(json.namespace, 'from-json');
+    assert.ok((await works(json)) > 0);
+    const flow = stringify(
+      { ...data, contexts: [{ name: 'ctx', context: { cluster: 'c', user: 'u', namespace: 'from-flow' } }] },
+      { collectionStyle: 'flow' },
+    );
+    assert.ok(flow.startsWith('{') && !flow.startsWith('{"'), flow.slice(0, 40));
+    assert.equal((await loadKubeconfig({ path: await write(flow) })).namespace, 'from-flow');
+    await assert.rejects(
+      loadKubeconfig({ path: await write('{"clusters": [}') }),
+      /kubeconfig .*config-\d+: /,
+    );
+  });
+
   it('falls back to ~/.kube/config', async () => {
     const home = join(dir, 'home');
     await mkdir(join(home, '.kube'), { recursive: true });

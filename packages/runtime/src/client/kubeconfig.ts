@@ -108,15 +108,31 @@ async function isFile(path: string): Promise<boolean> {
   }
 }
 
+/**
+ * A kubeconfig's text as data. JSON (which is YAML too, and what clientcmd also reads) is parsed as JSON: the
+ * YAML library is imported only for a file that is not JSON. It is imported here, not at the top: a
+ * controller in a pod reads its service account, never a kubeconfig, and the YAML library (~5 MB of RSS once
+ * loaded: ~70 files) would stay in memory for nothing; a controller given a JSON kubeconfig does not load it
+ * either.
+ */
+async function parseKubeconfigText(text: string): Promise<unknown> {
+  if (text.trimStart().startsWith('{')) {
+    try {
+      return JSON.parse(text) as unknown;
+    } catch {
+      // A YAML flow mapping (`{clusters: []}`) is not JSON: the YAML parser reads it, or says what is wrong.
+    }
+  }
+  const { parse: parseYaml } = await import('yaml');
+  return parseYaml(text) as unknown;
+}
+
 async function mergeFiles(files: string[]): Promise<MergedKubeconfig> {
   const merged: MergedKubeconfig = { files, clusters: new Map(), users: new Map(), contexts: new Map() };
-  // Imported here, not at the top: a controller in a pod reads its service account, never a kubeconfig, and
-  // the YAML library (~5 MB of RSS once loaded) would stay in memory for nothing.
-  const { parse: parseYaml } = await import('yaml');
   for (const file of files) {
     let doc: unknown;
     try {
-      doc = parseYaml(await readFile(file, 'utf8'));
+      doc = await parseKubeconfigText(await readFile(file, 'utf8'));
     } catch (err) {
       throw new Error(`kubeconfig ${file}: ${(err as Error).message}`, { cause: err });
     }
