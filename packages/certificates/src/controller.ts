@@ -7,6 +7,7 @@ import {
   Manager,
   type ManagerOptions,
   MetricsRegistry,
+  releaseMemory,
   restClientMetricsHook,
 } from '@certkit/runtime';
 import { parseListenAddress } from './acme/http01/address.ts';
@@ -37,6 +38,12 @@ export interface CertificateControllerOptions extends Partial<ControllerOptions>
   metricsBindAddress?: string;
   /** Stop the process on SIGTERM/SIGINT (the manager installs the handlers). */
   installSignalHandlers?: boolean;
+  /**
+   * Once a burst of reconciles has ended, collect V8's garbage with memory reduction so that the process
+   * shrinks back (`releaseMemory`; docs/adr/1141). For a process of its own (`certkit controller`), not for one
+   * that shares its heap with an API server or tests.
+   */
+  releaseMemoryAfterBurst?: boolean;
   log?: Logger;
   metrics?: MetricsRegistry;
   now?: () => Date;
@@ -93,6 +100,21 @@ export function startCertificateController(
     log: options.log,
     onLeadershipLost: 'exit',
   };
+  if (options.releaseMemoryAfterBurst) {
+    const log = options.log;
+    managerOptions.afterBurst = {
+      onBurstEnd: () => {
+        const released = releaseMemory();
+        log?.({
+          level: 'info',
+          msg: 'Released memory after a burst of reconciles',
+          rssBeforeMB: Math.round(released.rssBeforeBytes / 1e5) / 10,
+          rssAfterMB: Math.round(released.rssAfterBytes / 1e5) / 10,
+          cpuMs: Math.round(released.cpuMs),
+        });
+      },
+    };
+  }
   if (options.leaderElection) {
     managerOptions.leaderElection = {
       client: client.resource(builtins.leases),
