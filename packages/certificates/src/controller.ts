@@ -23,6 +23,8 @@ import { createControllerContext, startContext } from './controllers/create-cont
 import { registerIssuerControllers } from './controllers/issuers/index.ts';
 import { registerAcmeClientMetrics } from './acme/client/metrics.ts';
 import { registerCertificateMetrics } from './metrics.ts';
+import { IDLE_RELEASE_MS as PARSES_IDLE_RELEASE_MS } from './controllers/parsed.ts';
+import { IDLE_RELEASE_MS as LIVE_READS_IDLE_RELEASE_MS } from './secrets/recent-live-reads.ts';
 import { registerChallengeMetrics } from './controllers/acme/challenges/metrics.ts';
 
 /**
@@ -74,6 +76,13 @@ export function clientRequestMetrics(metrics: MetricsRegistry) {
   };
 }
 
+/**
+ * How long after a burst's last reconcile memory is given back: once the parse caches and the recent live
+ * reads have let go of what the burst parsed and read (they check every half of their idle time, so they have
+ * by 1.5 × it), or the collection would find their keys and certificates still held.
+ */
+const AFTER_BURST_QUIET_MS = Math.max(PARSES_IDLE_RELEASE_MS, LIVE_READS_IDLE_RELEASE_MS) * 1.5 + 500;
+
 export function startCertificateController(
   client: KubeClient,
   options: CertificateControllerOptions = {},
@@ -103,6 +112,7 @@ export function startCertificateController(
   if (options.releaseMemoryAfterBurst) {
     const log = options.log;
     managerOptions.afterBurst = {
+      quietMs: AFTER_BURST_QUIET_MS,
       onBurstEnd: () => {
         const released = releaseMemory();
         log?.({
