@@ -124,6 +124,11 @@ export class Controller {
     this.queue.addAfter(requestKey(request), ms);
   }
 
+  /** Drops a request queued with `enqueueAfter` (or a `requeueAfter`) that has not come due yet. */
+  cancelEnqueueAfter(request: Request): boolean {
+    return this.queue.cancelAfter(requestKey(request));
+  }
+
   /** Reports each reconcile's start and end to `activity` (the manager's burst watch). Before start. */
   observeActivity(activity: ReconcileActivity): void {
     this.activity = activity;
