@@ -47,6 +47,7 @@ import { median, throughput, writeResults } from './lib.ts';
  * refuses a stale build (`npm run build`).
  *
  * Usage: npm run bench:scale [-- --counts=1000,5000,10000 --controller-node-args=a,b --controller-env=K=V
+ *        --controller-args=a,b
  *        --apiserver-node-args=a,b --apiserver-env=K=V --apiserver-root=DIR --results=NAME]
  * Default --counts=500 (a quick run). Results of earlier runs for other counts in bench/results/NAME.json are
  * kept, so the sizes may be run one at a time.
@@ -81,7 +82,12 @@ const RESULTS = flag('results') ?? 'scale';
 // ships: the controller bundle and the packages' dist/ (docs/adr/1130-idle-controller-bundle.md).
 const AS_INSTALLED = { NODE_OPTIONS: '' };
 const NS = 'bench';
-const CONTROLLER_FLAGS = ['--kube-api-qps=-1', '--leader-elect=false'];
+const CONTROLLER_FLAGS = [
+  '--kube-api-qps=-1',
+  '--leader-elect=false',
+  // More `certkit controller` flags, e.g. --log-level=info to see when memory is released after a burst.
+  ...(flag('controller-args')?.split(',').filter(Boolean) ?? []),
+];
 const SAMPLE_MS = 200;
 const SETTLE_MS = 15_000;
 const WINDOW_MS = 5_000;

@@ -7,6 +7,7 @@ import {
   Manager,
   type ManagerOptions,
   MetricsRegistry,
+  releaseMemory,
   restClientMetricsHook,
 } from '@certkit/runtime';
 import { parseListenAddress } from './acme/http01/address.ts';
@@ -22,6 +23,8 @@ import { createControllerContext, startContext } from './controllers/create-cont
 import { registerIssuerControllers } from './controllers/issuers/index.ts';
 import { registerAcmeClientMetrics } from './acme/client/metrics.ts';
 import { registerCertificateMetrics } from './metrics.ts';
+import { IDLE_RELEASE_MS as PARSES_IDLE_RELEASE_MS } from './controllers/parsed.ts';
+import { IDLE_RELEASE_MS as LIVE_READS_IDLE_RELEASE_MS } from './secrets/recent-live-reads.ts';
 import { registerChallengeMetrics } from './controllers/acme/challenges/metrics.ts';
 
 /**
@@ -37,6 +40,12 @@ export interface CertificateControllerOptions extends Partial<ControllerOptions>
   metricsBindAddress?: string;
   /** Stop the process on SIGTERM/SIGINT (the manager installs the handlers). */
   installSignalHandlers?: boolean;
+  /**
+   * Once a burst of reconciles has ended, collect V8's garbage with memory reduction so that the process
+   * shrinks back (`releaseMemory`; docs/adr/1141). For a process of its own (`certkit controller`), not for one
+   * that shares its heap with an API server or tests.
+   */
+  releaseMemoryAfterBurst?: boolean;
   log?: Logger;
   metrics?: MetricsRegistry;
   now?: () => Date;
@@ -67,6 +76,13 @@ export function clientRequestMetrics(metrics: MetricsRegistry) {
   };
 }
 
+/**
+ * How long after a burst's last reconcile memory is given back: once the parse caches and the recent live
+ * reads have let go of what the burst parsed and read (they check every half of their idle time, so they have
+ * by 1.5 × it), or the collection would find their keys and certificates still held.
+ */
+const AFTER_BURST_QUIET_MS = Math.max(PARSES_IDLE_RELEASE_MS, LIVE_READS_IDLE_RELEASE_MS) * 1.5 + 500;
+
 export function startCertificateController(
   client: KubeClient,
   options: CertificateControllerOptions = {},
@@ -93,6 +109,22 @@ export function startCertificateController(
     log: options.log,
     onLeadershipLost: 'exit',
   };
+  if (options.releaseMemoryAfterBurst) {
+    const log = options.log;
+    managerOptions.afterBurst = {
+      quietMs: AFTER_BURST_QUIET_MS,
+      onBurstEnd: () => {
+        const released = releaseMemory();
+        log?.({
+          level: 'info',
+          msg: 'Released memory after a burst of reconciles',
+          rssBeforeMB: Math.round(released.rssBeforeBytes / 1e5) / 10,
+          rssAfterMB: Math.round(released.rssAfterBytes / 1e5) / 10,
+          cpuMs: Math.round(released.cpuMs),
+        });
+      },
+    };
+  }
   if (options.leaderElection) {
     managerOptions.leaderElection = {
       client: client.resource(builtins.leases),

@@ -41,6 +41,7 @@ export async function controller(args: string[], table: FlagTable): Promise<void
     ...settings.options,
     namespace: flags.namespace,
     installSignalHandlers: true,
+    releaseMemoryAfterBurst: true,
     log: namedLogger(jsonLogger(logs.level, process.stderr, logs.verbosity), 'controller'),
     leaderElection: settings.leaderElect
       ? { namespace: settings.leaderElectionNamespace, identity: `${hostname()}_${process.pid}` }

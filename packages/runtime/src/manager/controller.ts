@@ -1,6 +1,7 @@
 import type { RateLimiter } from '../workqueue/ratelimiter.ts';
 import { RateLimitingQueue } from '../workqueue/rate-limiting-queue.ts';
 import { describeError, jsonLogger, type Logger } from '../log.ts';
+import type { ReconcileActivity } from './burst-end.ts';
 import {
   type BoundControllerMetrics,
   ControllerMetrics,
@@ -90,6 +91,7 @@ export class Controller {
   private readonly metrics: BoundControllerMetrics;
   private readonly log: Logger;
   private started = false;
+  private activity: ReconcileActivity | undefined;
 
   constructor(options: ControllerOptions) {
     const max = options.maxConcurrentReconciles ?? 1;
@@ -120,6 +122,16 @@ export class Controller {
   /** Queues a request after a delay (an earlier pending time for the same object wins). */
   enqueueAfter(request: Request, ms: number): void {
     this.queue.addAfter(requestKey(request), ms);
+  }
+
+  /** Drops a request queued with `enqueueAfter` (or a `requeueAfter`) that has not come due yet. */
+  cancelEnqueueAfter(request: Request): boolean {
+    return this.queue.cancelAfter(requestKey(request));
+  }
+
+  /** Reports each reconcile's start and end to `activity` (the manager's burst watch). Before start. */
+  observeActivity(activity: ReconcileActivity): void {
+    this.activity = activity;
   }
 
   /**
@@ -162,6 +174,7 @@ export class Controller {
     const request = parseRequestKey(key);
     const started = performance.now();
     this.metrics.activeWorkers.inc();
+    this.activity?.begin();
     let outcome: ReconcileResult;
     try {
       // Inside try: a reconciler that throws synchronously is handled like one that rejects.
@@ -192,6 +205,7 @@ export class Controller {
         err: describeError(err),
       });
     } finally {
+      this.activity?.end();
       this.metrics.activeWorkers.dec();
       this.metrics.reconcileTime.observe((performance.now() - started) / 1000);
     }

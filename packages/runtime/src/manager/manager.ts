@@ -4,6 +4,7 @@ import { hostname } from 'node:os';
 import type { ResourceClient } from '../client/types.ts';
 import { LeaderElector, type Lease } from './leader-election.ts';
 import { describeError, jsonLogger, type Logger } from '../log.ts';
+import { BurstEndWatch, type BurstEndOptions, type ReconcileActivity } from './burst-end.ts';
 import { defaultRegistry, leaderElectionGauge, type MetricsRegistry } from './metrics.ts';
 import { parseBindAddress, startProbeServer, type Check, type ProbeServer } from './probes.ts';
 
@@ -72,11 +73,23 @@ export interface ManagerOptions {
   installSignalHandlers?: boolean;
   metrics?: MetricsRegistry;
   log?: Logger;
+  /**
+   * Called once after each burst of reconciles across the manager's controllers, once none has run for a
+   * few seconds (`BurstEndWatch`); never while idle. The controller gives memory back from it.
+   */
+  afterBurst?: BurstEndOptions;
 }
 
 const SERVICE_ACCOUNT_NAMESPACE = '/var/run/secrets/kubernetes.io/serviceaccount/namespace';
 
 /** Runnables started and stopped together, each with its own outcome. */
+/** A runnable that reports its reconciles (a Controller). */
+function hasActivity(
+  runnable: Runnable,
+): runnable is Runnable & { observeActivity(activity: ReconcileActivity): void } {
+  return typeof (runnable as { observeActivity?: unknown }).observeActivity === 'function';
+}
+
 class RunGroup {
   private readonly runs: Promise<void>[] = [];
   private readonly abort = new AbortController();
@@ -120,8 +133,12 @@ export class Manager {
   /** The probes server's URL once it listens (undefined if disabled or start failed first). */
   readonly listening: Promise<string | undefined>;
 
+  /** Watches the controllers' reconciles when `afterBurst` is given. */
+  private readonly burstEnd: BurstEndWatch | undefined;
+
   constructor(options: ManagerOptions = {}) {
     this.options = options;
+    this.burstEnd = options.afterBurst && new BurstEndWatch(options.afterBurst);
     this.log = options.log ?? jsonLogger();
     this.metrics = options.metrics ?? defaultRegistry;
     this.listening = new Promise((resolve) => (this.resolveListening = resolve));
@@ -134,6 +151,7 @@ export class Manager {
   add(runnable: Runnable): void {
     if (this.state !== 'new') throw new Error('cannot add runnables after the manager has started');
     this.runnables.push(runnable);
+    if (this.burstEnd && hasActivity(runnable)) runnable.observeActivity(this.burstEnd);
   }
 
   /** Adds a check to /healthz: it fails while the check throws or rejects. */
@@ -208,6 +226,7 @@ export class Manager {
       this.resolveListening(undefined);
     }
     await this.shutdown(caches, leaders, electionStop, election);
+    this.burstEnd?.stop();
     removeSignalHandlers();
     this.state = 'done';
     if (this.error !== undefined) throw this.error;

@@ -36,6 +36,35 @@ describe('DelayingQueue', () => {
     assert.equal(clock.pending, 0);
   });
 
+  it('cancelAfter drops a waiting item and keeps the others in order', async () => {
+    const clock = new FakeClock();
+    const q = new DelayingQueue<string>({ clock });
+    for (const [item, ms] of [
+      ['a', 100],
+      ['b', 200],
+      ['c', 300],
+      ['d', 400],
+      ['e', 500],
+    ] as const)
+      q.addAfter(item, ms);
+    assert.equal(q.cancelAfter('a'), true, 'the head');
+    assert.equal(q.cancelAfter('d'), true, 'one in the middle');
+    assert.equal(q.cancelAfter('d'), false, 'no longer waiting');
+    assert.equal(q.cancelAfter('x'), false, 'never added');
+    assert.equal(q.delayedLen, 3);
+    clock.step(1000);
+    assert.deepEqual(await drain(q), ['b', 'c', 'e']);
+    // An item already in the queue is not a waiting one: left alone.
+    q.add('f');
+    assert.equal(q.cancelAfter('f'), false);
+    assert.deepEqual(await drain(q), ['f']);
+    // The last waiting item cancelled: its timer goes too.
+    q.addAfter('g', 100);
+    q.cancelAfter('g');
+    clock.step(1000);
+    assert.deepEqual(await drain(q), []);
+  });
+
   it('keeps the earliest ready time for duplicates', async () => {
     const clock = new FakeClock();
     const q = new DelayingQueue<string>({ clock });

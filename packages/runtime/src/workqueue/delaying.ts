@@ -61,6 +61,27 @@ export class DelayingQueue<T = string> extends WorkQueue<T> {
     this.arm();
   }
 
+  /**
+   * Drops the item if it is waiting for its delay (client-go has no such call): for a recheck that has become
+   * pointless, so that it neither runs nor keeps the controller looking busy. Whether it was waiting; an item
+   * already queued or being processed is left alone.
+   */
+  cancelAfter(item: T): boolean {
+    const entry = this.waitingByKey.get(this.keyOf(item));
+    if (!entry) return false;
+    this.waitingByKey.delete(entry.key);
+    const i = entry.index;
+    const last = this.heap.pop()!;
+    if (last !== entry) {
+      this.heap[i] = last;
+      last.index = i;
+      this.siftDown(i);
+      this.siftUp(last.index);
+    }
+    this.arm();
+    return true;
+  }
+
   /** Items waiting for their delay to pass. */
   get delayedLen(): number {
     return this.heap.length;

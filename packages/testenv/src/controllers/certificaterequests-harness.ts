@@ -53,6 +53,8 @@ export interface Harness {
   requests: RequestInfo[];
   /** Starts the approver, when the harness was started without it. */
   startApprover(): void;
+  /** The approver controller, for its queue. */
+  approver: Controller;
   close(): Promise<void>;
 }
 
@@ -122,6 +124,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     ctx,
     requests,
     startApprover: () => start(approver),
+    approver,
     async close() {
       abort.abort();
       await Promise.all(running);

@@ -42,6 +42,7 @@ export function approve(draft: StatusDraft): void {
 export class ApprovalHandOff {
   readonly #uids = new Set<string>();
   readonly #signers: ((cr: CertificateRequest) => void)[] = [];
+  #settled: (cr: CertificateRequest) => void = () => {};
 
   /** Registers a signer's enqueue, called for every request handed over. */
   onHandOff(enqueue: (cr: CertificateRequest) => void): void {
@@ -58,9 +59,15 @@ export class ApprovalHandOff {
     return this.#uids.has(cr.metadata?.uid ?? '') && awaitsApproval(cr);
   }
 
+  /** Registers the approver's callback for a request whose approval was written, or which is gone. */
+  onSettled(settled: (cr: CertificateRequest) => void): void {
+    this.#settled = settled;
+  }
+
   /** The approval was written, or the request is gone. */
   forget(cr: CertificateRequest): void {
     this.#uids.delete(cr.metadata?.uid ?? '');
+    this.#settled(cr);
   }
 }
 
@@ -100,6 +107,12 @@ export function newApproverController(ctx: ControllerContext, handOff: ApprovalH
     if (awaitsApproval(cr))
       controller.enqueue({ namespace: cr.metadata?.namespace, name: cr.metadata?.name ?? '' });
   };
+  // The recheck after a hand-off has nothing left to guard once the signer wrote the approval: dropped, so
+  // that a burst of issuances does not trail a no-op reconcile per request for 10 s (which kept the
+  // manager's burst watch from seeing the burst end; docs/adr/1141).
+  handOff.onSettled((cr) =>
+    controller.cancelEnqueueAfter({ namespace: cr.metadata?.namespace, name: cr.metadata?.name ?? '' }),
+  );
   ctx.certificateRequests.addEventHandler({
     onAdd: enqueue,
     onUpdate: (_old, cr) => enqueue(cr),

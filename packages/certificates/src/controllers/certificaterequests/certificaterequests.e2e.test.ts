@@ -191,6 +191,12 @@ describe('certificaterequests controllers', () => {
       versions.map((v) => v.status?.conditions?.map((c) => `${c.type}=${c.status}`)),
       [['Approved=True', 'Ready=True']],
     );
+    // Its recheck of the hand-off (due 10 s later) is dropped once the approval is written: nothing waits.
+    await eventually(
+      () => h.approver.queue.delayedLen === 0,
+      "the approver's recheck dropped after the approval",
+      3000,
+    );
     const approved = condition(cr, 'Approved');
     assert.deepEqual(
       [approved?.status, approved?.reason, approved?.message],

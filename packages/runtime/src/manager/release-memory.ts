@@ -1,0 +1,47 @@
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+
+/**
+ * Asks V8 for a full collection that gives memory back: the one it makes on a low-memory notification
+ * (`CollectAllAvailableGarbage`: repeated mark-compacts with the reduce-memory flag, which shrinks the
+ * young generation, compacts and releases free pages). Node has no public API for it; the gc extension's
+ * `last-resort` flavour is that collection. Why and what it gives: docs/adr/1141-memory-given-back-after-a-burst.md.
+ *
+ * The extension is installed only in contexts created after `--expose-gc` is set, so the function comes
+ * from one new context, made at the first call; the main context gets no `gc` global.
+ */
+type GcExtension = (options: { type: 'major'; execution: 'sync'; flavor: 'last-resort' }) => void;
+
+let gc: GcExtension | undefined;
+
+function gcExtension(): GcExtension {
+  if (!gc) {
+    setFlagsFromString('--expose-gc');
+    gc = runInNewContext('gc') as GcExtension;
+  }
+  return gc;
+}
+
+/** What one release did: the process's RSS before and after, and the CPU the collection took. */
+export interface MemoryRelease {
+  rssBeforeBytes: number;
+  rssAfterBytes: number;
+  cpuMs: number;
+}
+
+/**
+ * Collects all garbage V8 can find, synchronously, and lets glibc trim what that frees (the controller's
+ * `MALLOC_TRIM_THRESHOLD_` does that in `free()`). Costs tens of milliseconds of the main thread: call it
+ * when nothing waits, once per burst (`ManagerOptions.afterBurst`), never on a timer.
+ */
+export function releaseMemory(): MemoryRelease {
+  const rssBeforeBytes = process.memoryUsage.rss();
+  const cpu = process.cpuUsage();
+  gcExtension()({ type: 'major', execution: 'sync', flavor: 'last-resort' });
+  const used = process.cpuUsage(cpu);
+  return {
+    rssBeforeBytes,
+    rssAfterBytes: process.memoryUsage.rss(),
+    cpuMs: (used.user + used.system) / 1000,
+  };
+}
