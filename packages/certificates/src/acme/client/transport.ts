@@ -62,6 +62,11 @@ export class AcmeTransport {
     return (this.#agent ??= loadUndici().then(
       ({ Agent }) =>
         new Agent({
+          // HTTP/1.1, as cert-manager's Go client speaks to ACME servers (a transport with its own TLS
+          // configuration does not attempt HTTP/2). undici offers HTTP/2 by default, and with it requests to
+          // Pebble stalled for good under load: streams open with no answer, no timeout firing, every Order
+          // and Challenge worker waiting (docs/adr/1013-acme-requests-cut-and-duration-summary.md).
+          allowH2: false,
           connectTimeout: CONNECT_TIMEOUT_MS,
           connect: {
             ...(this.#options.caBundle !== undefined ? { ca: this.#options.caBundle } : {}),
