@@ -1,4 +1,4 @@
-import { isAlreadyExists, isNotFound } from '@certkit/apimachinery';
+import { isAlreadyExists } from '@certkit/apimachinery';
 import type { Reconciler, Result } from '@certkit/runtime';
 import type { KeyObject } from 'node:crypto';
 import { Annotations, API_VERSION, Kinds } from '../../../api/constants.ts';
@@ -16,6 +16,7 @@ import {
   ownedRequests,
   requestRevision,
 } from '../shared/gather.ts';
+import { deleteRequests } from '../shared/delete-requests.ts';
 import { annotationsToCopy, certificateRequestName } from '../shared/names.ts';
 import { certificateOwnerReference } from '../shared/owner-reference.ts';
 import { invalidSpec, requestMatchesSpec } from '../shared/policies.ts';
@@ -203,21 +204,4 @@ export function requestObject(
     },
     spec,
   };
-}
-
-async function deleteRequests(
-  ctx: ControllerContext,
-  requests: readonly CertificateRequest[],
-  signal: AbortSignal,
-) {
-  for (const cr of requests) {
-    try {
-      await ctx.certificateRequestClient.delete(cr.metadata.namespace, cr.metadata.name ?? '', {
-        signal,
-        preconditions: { uid: cr.metadata.uid },
-      });
-    } catch (err) {
-      if (!isNotFound(err)) throw err;
-    }
-  }
 }

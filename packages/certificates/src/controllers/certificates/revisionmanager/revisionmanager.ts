@@ -1,8 +1,8 @@
-import { isNotFound } from '@certkit/apimachinery';
 import type { Reconciler } from '@certkit/runtime';
 import { Defaults } from '../../../api/constants.ts';
 import type { Certificate, CertificateRequest } from '../../../api/types.ts';
 import type { ControllerContext } from '../../context.ts';
+import { deleteRequests } from '../shared/delete-requests.ts';
 import { liveCertificate, ownedRequests, requestRevision } from '../shared/gather.ts';
 import { hasCondition } from '../shared/status.ts';
 
@@ -49,14 +49,7 @@ export function revisionManagerReconciler(ctx: ControllerContext): Reconciler {
         name: cr.metadata.name,
         revision: requestRevision(cr),
       });
-      try {
-        await ctx.certificateRequestClient.delete(cr.metadata.namespace, cr.metadata.name ?? '', {
-          signal,
-          preconditions: { uid: cr.metadata.uid },
-        });
-      } catch (err) {
-        if (!isNotFound(err)) throw err;
-      }
+      await deleteRequests(ctx, [cr], signal);
     }
   };
 }
