@@ -1,4 +1,4 @@
-import type { KubeObject, OwnerReference } from '@certkit/apimachinery';
+import { type KubeObject, newControllerRef, type OwnerReference } from '@certkit/apimachinery';
 import { API_VERSION, GROUP, Kinds } from '../../../api/constants.ts';
 import type { Certificate, CleanupPolicy } from '../../../api/types.ts';
 import type { ControllerOptions } from '../../context.ts';
@@ -25,14 +25,7 @@ export function effectiveCleanupPolicy(
 
 /** metav1.NewControllerRef(crt, Certificate): the reference the Secret gets under OnDelete. */
 export function certificateOwnerReference(cert: Certificate): OwnerReference {
-  return {
-    apiVersion: API_VERSION,
-    kind: Kinds.Certificate,
-    name: cert.metadata.name ?? '',
-    uid: cert.metadata.uid ?? '',
-    controller: true,
-    blockOwnerDeletion: true,
-  };
+  return newControllerRef(cert, API_VERSION, Kinds.Certificate);
 }
 
 /** A reference to a Certificate of this name: this one, or a deleted namesake (another uid). */
