@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { ChallengeSpec, OrderSpec } from '../api/acme-types.ts';
 import { ACMEChallengeSolver, encodeGo, OrderSpec as GoOrderSpec } from './go-json.ts';
-import { challengeName, computeName, dnsSafeShorten, fnv1_32, orderName } from './names.ts';
+import { challengeName, computeName, fnv1_32, orderName } from './names.ts';
 
 /**
  * FNV-1 32 from its definition (offset basis 2166136261, prime 16777619, multiply then xor), in BigInt
@@ -33,24 +33,6 @@ describe('fnv1_32', () => {
       assert.equal(fnv1_32(Buffer.from(text, 'utf8')), referenceFnv1(text));
     }
   });
-});
-
-describe('dnsSafeShorten (DNSSafeShortenToNCharacters)', () => {
-  const rows: [string, number, string][] = [
-    ['short', 52, 'short'],
-    ['a'.repeat(51), 52, 'a'.repeat(51)],
-    // Exactly max characters is cut (Go checks len < max), which leaves it whole when it ends alphanumeric.
-    ['a'.repeat(52), 52, 'a'.repeat(52)],
-    [`${'a'.repeat(50)}-.bcd`, 52, 'a'.repeat(50)],
-    [`${'a'.repeat(51)}.b`, 52, 'a'.repeat(51)],
-    ['---', 2, ''],
-    ['abc', 0, ''],
-  ];
-  for (const [name, max, want] of rows) {
-    it(`${JSON.stringify(name.length > 20 ? `${name.slice(0, 8)}…${name.slice(-6)}` : name)} to ${max}`, () => {
-      assert.equal(dnsSafeShorten(name, max), want);
-    });
-  }
 });
 
 describe('the Go JSON that is hashed', () => {

@@ -7,6 +7,7 @@
  */
 
 import type { ChallengeSpec, OrderSpec } from '../api/acme-types.ts';
+import { dnsSafeShorten } from '../api/names.ts';
 import { ChallengeSpec as GoChallengeSpec, OrderSpec as GoOrderSpec, encodeGo, goString } from './go-json.ts';
 
 const FNV32_OFFSET_BASIS = 0x811c9dc5;
@@ -20,23 +21,6 @@ export function fnv1_32(data: Uint8Array): number {
     hash = (hash ^ byte) >>> 0;
   }
   return hash;
-}
-
-/**
- * DNSSafeShortenToNCharacters: `name` unchanged when shorter than `max` bytes, else cut to `max` and back
- * to its last ASCII letter or digit, so the result never ends in `.` or `-`.
- */
-export function dnsSafeShorten(name: string, max: number): string {
-  const bytes = Buffer.from(name, 'utf8');
-  if (bytes.length < max) return name;
-  if (max <= 0) return '';
-  const head = bytes.subarray(0, max);
-  for (let i = head.length - 1; i >= 0; i--) {
-    const c = head[i];
-    const alphanumeric = (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a);
-    if (alphanumeric) return head.subarray(0, i + 1).toString('utf8');
-  }
-  return '';
 }
 
 /** ComputeName over bytes already encoded as Go would. */

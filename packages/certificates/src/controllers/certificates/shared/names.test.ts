@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { describe, it } from 'node:test';
-import { annotationsToCopy, certificateRequestName, dnsSafeShorten } from './names.ts';
+import { annotationsToCopy, certificateRequestName } from './names.ts';
 
 describe('CertificateRequest names', () => {
   it('is <certificate>-<revision> for names up to 233 characters', () => {
@@ -16,12 +16,6 @@ describe('CertificateRequest names', () => {
     // The cut falls right after the '.', which cannot end a name: the prefix stops at the last letter.
     assert.equal(certificateRequestName(name, 3), `${'a'.repeat(167)}-${hash}-3`);
     assert.ok(certificateRequestName(name, 3).length <= 253);
-  });
-
-  it('shortens to end on a letter or digit', () => {
-    assert.equal(dnsSafeShorten('abc', 5), 'abc');
-    assert.equal(dnsSafeShorten('abc-.def', 5), 'abc');
-    assert.equal(dnsSafeShorten('---', 2), '');
   });
 });
 

@@ -1,18 +1,10 @@
 import { createHash } from 'node:crypto';
+import { dnsSafeShorten } from '../../../api/names.ts';
 
 /**
  * Names of the objects the certificate controllers create, byte-compatible with cert-manager
  * (pkg/api/util/names.go, StableCertificateRequestName), and the Certificate annotations copied onto them.
  */
-
-/** DNSSafeShortenToNCharacters: cut to `max` characters, ending on a letter or digit. */
-export function dnsSafeShorten(name: string, max: number): string {
-  if (name.length < max) return name;
-  if (max <= 0) return '';
-  const head = name.slice(0, max);
-  const match = /[a-zA-Z\d](?=[^a-zA-Z\d]*$)/.exec(head);
-  return match ? head.slice(0, match.index + 1) : '';
-}
 
 /**
  * ComputeSecureUniqueDeterministicNameFromData: names up to `max` characters are kept; longer ones become
