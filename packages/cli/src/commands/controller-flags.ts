@@ -1,4 +1,5 @@
-import { parseListenAddress, parseNameserver, parsePort } from '@certkit/certificates/acme/http01/address';
+import { parseListenAddress, parseNameserver } from '@certkit/certificates/acme/http01/address';
+import { parsePort } from '@certkit/certificates/api/validation/nameserver';
 import type { CertificateControllerOptions } from '@certkit/certificates/controller';
 import { parseGoDuration, toMilliseconds } from '@certkit/apimachinery';
 import { parseRecursiveNameservers } from '@certkit/certificates/acme/dns01/solver';

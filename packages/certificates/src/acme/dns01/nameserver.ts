@@ -9,7 +9,7 @@ import { getServers } from 'node:dns';
 import {
   dns01NameserverError,
   joinHostPort,
-  portNumber,
+  parsePort,
   rfc2136Nameserver,
   splitHostPort,
 } from '../../api/validation/nameserver.ts';
@@ -30,10 +30,13 @@ export function formatNameserver(server: Nameserver): string {
   return server.kind === 'https' ? server.url : joinHostPort(server.host, server.port);
 }
 
-function parsePort(port: string, what: string): number {
-  const n = portNumber(port);
-  if (n === undefined) throw new NameserverError(`${what}: invalid port ${JSON.stringify(port)}`);
-  return n;
+/** The port to dial; `what` says which nameserver a bad one came from. */
+function dialPort(port: string, what: string): number {
+  try {
+    return parsePort(port);
+  } catch (err) {
+    throw new NameserverError(`${what}: ${(err as Error).message}`);
+  }
 }
 
 /**
@@ -46,7 +49,7 @@ export function parseRFC2136Nameserver(value: string): Nameserver {
   return {
     kind: 'dns',
     host: valid.host,
-    port: parsePort(valid.port, `RFC2136 nameserver ${value.trim()} is invalid`),
+    port: dialPort(valid.port, `RFC2136 nameserver ${value.trim()} is invalid`),
   };
 }
 
@@ -60,7 +63,7 @@ export function parseCheckNameserver(value: string): Nameserver {
   if ('error' in split || split.host === '') {
     throw new NameserverError(`${value}: must be in the format <ip address>:<port>`);
   }
-  return { kind: 'dns', host: split.host, port: parsePort(split.port, `nameserver ${value}`) };
+  return { kind: 'dns', host: split.host, port: dialPort(split.port, `nameserver ${value}`) };
 }
 
 /** Google's public resolvers: cert-manager's last resort when the system lists none. */

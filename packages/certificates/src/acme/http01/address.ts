@@ -34,10 +34,3 @@ export function parseNameserver(value: string): string {
   }
   return isIP(split.host) === 6 ? `[${split.host}]:${port}` : `${split.host}:${port}`;
 }
-
-/** A TCP port for the self-check: 1 to 65535. */
-export function parsePort(value: string): number {
-  const port = portNumber(value, 1);
-  if (port === undefined) throw new Error(`${JSON.stringify(value)} is not a port from 1 to 65535`);
-  return port;
-}

@@ -5,6 +5,7 @@ import { describe, it } from 'node:test';
 import {
   dns01NameserverError,
   joinHostPort,
+  parsePort,
   portNumber,
   rfc2136Nameserver,
   splitHostPort,
@@ -72,5 +73,14 @@ describe('Go address parsing', () => {
     assert.equal(portNumber('0', 0), 0);
     for (const bad of ['65536', '', 'dns', '-1', '5 3', '1e3', '000053'])
       assert.equal(portNumber(bad), undefined, bad);
+  });
+
+  it('parsePort: a port to dial (the self-check flag, the DNS-01 nameservers), else which text is not one', () => {
+    assert.equal(parsePort('53'), 53);
+    assert.equal(parsePort('65535'), 65535);
+    for (const bad of ['0', '65536', '', 'dns', '-1'])
+      assert.throws(() => parsePort(bad), {
+        message: `${JSON.stringify(bad)} is not a port from 1 to 65535`,
+      });
   });
 });

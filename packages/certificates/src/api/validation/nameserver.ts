@@ -43,6 +43,13 @@ export function portNumber(text: string, min = 1): number | undefined {
   return port >= min && port <= 65535 ? port : undefined;
 }
 
+/** A port to dial, from 1 to 65535, or an error saying that `text` is not one. */
+export function parsePort(text: string): number {
+  const port = portNumber(text, 1);
+  if (port === undefined) throw new Error(`${JSON.stringify(text)} is not a port from 1 to 65535`);
+  return port;
+}
+
 /** Go's net.JoinHostPort: `host:port`, with an IPv6 host (any host with a colon) in brackets. */
 export function joinHostPort(host: string, port: string | number): string {
   return `${host.includes(':') ? `[${host}]` : host}:${port}`;
