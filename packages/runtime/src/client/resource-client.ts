@@ -107,15 +107,7 @@ export class RestResourceClient<T extends KubeObject = KubeObject> implements Re
     namespace: string | undefined,
     options: ListOptions & RequestOptions = {},
   ): Promise<KubeList<T>> {
-    const list = await this.#transport.json<KubeList<KubeObject>>({
-      method: 'GET',
-      verb: 'list',
-      path: resourcePath(this.ref, namespace),
-      query: listQuery(options),
-      accept: this.mode === 'metadata' ? METADATA_LIST_ACCEPT : 'application/json',
-      target: this.#target(),
-      signal: options.signal,
-    });
+    const list = await this.#transport.json<KubeList<KubeObject>>(this.#listRequest(namespace, options));
     const items = (list.items ?? []).map((item) => this.#decodeItem(item));
     if (this.mode === 'metadata') {
       return {
@@ -133,15 +125,7 @@ export class RestResourceClient<T extends KubeObject = KubeObject> implements Re
     options: ListOptions & RequestOptions,
     onItem: (item: T) => void,
   ): Promise<ListMeta> {
-    const { request, response } = await this.#transport.stream({
-      method: 'GET',
-      verb: 'list',
-      path: resourcePath(this.ref, namespace),
-      query: listQuery(options),
-      accept: this.mode === 'metadata' ? METADATA_LIST_ACCEPT : 'application/json',
-      target: this.#target(),
-      signal: options.signal,
-    });
+    const { request, response } = await this.#transport.stream(this.#listRequest(namespace, options));
     return new Promise<ListMeta>((resolve, reject) => {
       const scanner = new ListScanner((item) => onItem(this.#decodeItem(item as KubeObject)));
       let failed = false;
@@ -306,6 +290,19 @@ export class RestResourceClient<T extends KubeObject = KubeObject> implements Re
    * an informer's cache holds the same shape whichever way an object arrived. In metadata mode, a server that
    * sent full objects anyway has them stripped here: callers only ever see metadata.
    */
+  /** The GET of a collection, as list (one JSON body) and listEach (items streamed) send it. */
+  #listRequest(namespace: string | undefined, options: ListOptions & RequestOptions): HttpRequestSpec {
+    return {
+      method: 'GET',
+      verb: 'list',
+      path: resourcePath(this.ref, namespace),
+      query: listQuery(options),
+      accept: this.mode === 'metadata' ? METADATA_LIST_ACCEPT : 'application/json',
+      target: this.#target(),
+      signal: options.signal,
+    };
+  }
+
   #decodeItem(item: KubeObject): T {
     if (this.mode === 'metadata') {
       if (isPartialObjectMetadata(item)) return item as T;
