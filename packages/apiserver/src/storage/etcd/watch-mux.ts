@@ -126,12 +126,7 @@ export class WatchMux {
     if (this.#closed) return;
     this.#closed = true;
     this.#clearTimers();
-    const watches = [...this.#watches.values()];
-    this.#watches.clear();
-    for (const watch of watches) watch.fail(err);
-    const stream = this.#stream;
-    this.#stream = undefined;
-    if (stream) stream.cancel();
+    this.#failAll(err);
   }
 
   async #open(): Promise<void> {
@@ -245,12 +240,16 @@ export class WatchMux {
     );
     this.#brokenSince = undefined;
     this.#backoffMs = 50;
-    if (this.#retryTimer !== undefined) clearTimeout(this.#retryTimer);
-    this.#retryTimer = undefined;
+    this.#clearTimers();
+    // A stream still being tried is dropped; the next watch opens a fresh one.
+    this.#failAll(err);
+  }
+
+  /** Ends every watch with `err` and drops the stream they were on: on close, and when reconnecting gave up. */
+  #failAll(err: Error): void {
     const watches = [...this.#watches.values()];
     this.#watches.clear();
     for (const watch of watches) watch.fail(err);
-    // A stream still being tried is dropped; the next watch opens a fresh one.
     const stream = this.#stream;
     this.#stream = undefined;
     if (stream) stream.cancel();
