@@ -1,3 +1,12 @@
+import {
+  BACKSLASH,
+  CLOSE_BRACE,
+  CLOSE_BRACKET,
+  OPEN_BRACE,
+  OPEN_BRACKET,
+  QUOTE,
+} from '@certkit/apimachinery/json-bytes';
+
 /**
  * The nesting limit for JSON bodies and objects. kube-apiserver's decoders refuse a value nested more than
  * 10000 arrays and objects deep (Go's encoding/json scanner, `invalid character '{' exceeded max depth`;
@@ -14,13 +23,6 @@ export const MAX_JSON_DEPTH = 2000;
 export function maxDepthMessage(opener: '{' | '[' = '{'): string {
   return `invalid character '${opener}' exceeded max depth`;
 }
-
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-const OPEN_BRACE = 0x7b;
-const OPEN_BRACKET = 0x5b;
-const CLOSE_BRACE = 0x7d;
-const CLOSE_BRACKET = 0x5d;
 
 /**
  * Go's error for JSON text nested deeper than the limit, or undefined. Only the brackets outside strings

@@ -1,5 +1,14 @@
 import { isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, YAMLParseError } from 'yaml';
 import { isObject, newBadRequest } from '@certkit/apimachinery';
+import {
+  BACKSLASH,
+  CLOSE_BRACE,
+  CLOSE_BRACKET,
+  COLON,
+  OPEN_BRACE,
+  OPEN_BRACKET,
+  QUOTE,
+} from '@certkit/apimachinery/json-bytes';
 import { deeperThan, exceedsMaxDepth, jsonDepthError, maxDepthMessage } from './json-depth.ts';
 
 /** Nesting the YAML parser's recursion is sure to take; it gives up at about 1,500 levels. */
@@ -123,12 +132,12 @@ function jsonShape(text: string): { members: number; depth: number } {
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
     if (inString) {
-      if (c === 0x5c /* \ */) i++;
-      else if (c === 0x22 /* " */) inString = false;
-    } else if (c === 0x22) inString = true;
-    else if (c === 0x3a /* : */) members++;
-    else if (c === 0x7b /* { */ || c === 0x5b /* [ */) deepest = Math.max(deepest, ++depth);
-    else if (c === 0x7d /* } */ || c === 0x5d /* ] */) depth--;
+      if (c === BACKSLASH) i++;
+      else if (c === QUOTE) inString = false;
+    } else if (c === QUOTE) inString = true;
+    else if (c === COLON) members++;
+    else if (c === OPEN_BRACE || c === OPEN_BRACKET) deepest = Math.max(deepest, ++depth);
+    else if (c === CLOSE_BRACE || c === CLOSE_BRACKET) depth--;
   }
   return { members, depth: deepest };
 }

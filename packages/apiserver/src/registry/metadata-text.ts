@@ -1,4 +1,12 @@
 import type { StoredObject } from '@certkit/apimachinery';
+import {
+  BACKSLASH,
+  CLOSE_BRACE,
+  CLOSE_BRACKET,
+  OPEN_BRACE,
+  OPEN_BRACKET,
+  QUOTE,
+} from '@certkit/apimachinery/json-bytes';
 import { metadataStart } from './stored-json.ts';
 
 type ObjectMeta = StoredObject['metadata'];
@@ -79,12 +87,12 @@ function objectEnd(text: string, at: number): number {
   let depth = 0;
   for (let i = at; i < text.length; i++) {
     const c = text.charCodeAt(i);
-    if (c === 0x22) {
+    if (c === QUOTE) {
       i = stringEnd(text, i) - 1;
       if (i < 0) return -1;
-    } else if (c === 0x7b || c === 0x5b) {
+    } else if (c === OPEN_BRACE || c === OPEN_BRACKET) {
       depth++;
-    } else if ((c === 0x7d || c === 0x5d) && --depth === 0) {
+    } else if ((c === CLOSE_BRACE || c === CLOSE_BRACKET) && --depth === 0) {
       return i + 1;
     }
   }
@@ -95,8 +103,8 @@ function objectEnd(text: string, at: number): number {
 function stringEnd(text: string, at: number): number {
   for (let i = at + 1; i < text.length; i++) {
     const c = text.charCodeAt(i);
-    if (c === 0x22) return i + 1;
-    if (c === 0x5c) i++;
+    if (c === QUOTE) return i + 1;
+    if (c === BACKSLASH) i++;
   }
   return -1;
 }

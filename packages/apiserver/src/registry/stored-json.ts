@@ -1,4 +1,12 @@
 import type { StoredObject } from '@certkit/apimachinery';
+import {
+  BACKSLASH,
+  CLOSE_BRACE,
+  CLOSE_BRACKET,
+  OPEN_BRACE,
+  OPEN_BRACKET,
+  QUOTE,
+} from '@certkit/apimachinery/json-bytes';
 
 /**
  * An object's JSON made from its stored value. A stored value is the object's JSON without
@@ -53,13 +61,6 @@ export function storedJson(obj: StoredObject): string | undefined {
  * that it can write objects out without making a string of each. JSON's structural characters are ASCII, and
  * no byte of a multi-byte UTF-8 character is: the bytes are scanned as the text would be.
  */
-
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-const OPEN_BRACE = 0x7b;
-const CLOSE_BRACE = 0x7d;
-const OPEN_BRACKET = 0x5b;
-const CLOSE_BRACKET = 0x5d;
 
 const asBuffer = (bytes: Uint8Array) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 

@@ -1,4 +1,14 @@
 import { StringDecoder } from 'node:string_decoder';
+import {
+  BACKSLASH,
+  CLOSE_BRACE,
+  CLOSE_BRACKET,
+  COLON,
+  COMMA,
+  OPEN_BRACE,
+  OPEN_BRACKET,
+  QUOTE,
+} from '@certkit/apimachinery/json-bytes';
 
 /**
  * Decodes a JSON list response (`{"kind": …, "metadata": {…}, "items": [ … ]}`) as it streams in: each element
@@ -15,15 +25,6 @@ type TopState = 'start' | 'key' | 'colon' | 'value' | 'afterValue' | 'done';
 
 /** Which piece of text is being collected: a top-level key, a top-level value, or an element of items. */
 type Capture = 'none' | 'key' | 'value' | 'item';
-
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-const OPEN_BRACE = 0x7b;
-const CLOSE_BRACE = 0x7d;
-const OPEN_BRACKET = 0x5b;
-const CLOSE_BRACKET = 0x5d;
-const COMMA = 0x2c;
-const COLON = 0x3a;
 
 const STRING_SPECIAL = /["\\]/g;
 
