@@ -8,6 +8,7 @@ import {
   ipFamily,
   listWithMore,
   required,
+  tooMany,
   unsupported,
   validateDnsLabel,
   validatePortNumber,
@@ -106,41 +107,21 @@ export const endpointslices = builtin({
     else if (!ADDRESS_TYPES.includes(type)) errs.push(unsupported('addressType', type, ADDRESS_TYPES));
     if (old && old.addressType !== type) errs.push(invalid('addressType', type, 'field is immutable'));
     const endpoints = endpointsOf(obj);
-    if (endpoints.length > MAX_ENDPOINTS) {
-      errs.push({
-        type: 'FieldValueTooMany',
-        field: 'endpoints',
-        value: endpoints.length,
-        detail: `must have at most ${MAX_ENDPOINTS} items`,
-      });
-    }
+    if (endpoints.length > MAX_ENDPOINTS) errs.push(tooMany('endpoints', endpoints.length, MAX_ENDPOINTS));
     endpoints.forEach((endpoint, i) => {
       const field = `endpoints[${i}]`;
       const addresses = endpoint.addresses ?? [];
       if (addresses.length === 0)
         errs.push(required(`${field}.addresses`, 'must contain at least 1 address'));
-      else if (addresses.length > MAX_ADDRESSES) {
-        errs.push({
-          type: 'FieldValueTooMany',
-          field: `${field}.addresses`,
-          value: addresses.length,
-          detail: `must have at most ${MAX_ADDRESSES} items`,
-        });
-      }
+      else if (addresses.length > MAX_ADDRESSES)
+        errs.push(tooMany(`${field}.addresses`, addresses.length, MAX_ADDRESSES));
       if (type && ADDRESS_TYPES.includes(type)) {
         addresses.forEach((a, j) => validateAddress(type, a, `${field}.addresses[${j}]`, errs));
       }
       if (endpoint.hostname) validateDnsLabel(endpoint.hostname, `${field}.hostname`, errs);
     });
     const ports = portsOf(obj);
-    if (ports.length > MAX_PORTS) {
-      errs.push({
-        type: 'FieldValueTooMany',
-        field: 'ports',
-        value: ports.length,
-        detail: `must have at most ${MAX_PORTS} items`,
-      });
-    }
+    if (ports.length > MAX_PORTS) errs.push(tooMany('ports', ports.length, MAX_PORTS));
     const names = new Set<string>();
     ports.forEach((port, i) => {
       const field = `ports[${i}]`;

@@ -38,6 +38,11 @@ export function invalid(field: string, value: unknown, detail: string): FieldErr
   return { type: 'FieldValueInvalid', field, value, detail };
 }
 
+/** field.TooMany: a list of `count` items where kube allows `max`. */
+export function tooMany(field: string, count: number, max: number): FieldError {
+  return { type: 'FieldValueTooMany', field, value: count, detail: `must have at most ${max} items` };
+}
+
 /** A port number: 1..65535. */
 export function validatePortNumber(value: unknown, field: string, errs: FieldError[]): void {
   if (!Number.isInteger(value) || (value as number) < 1 || (value as number) > 65535) {
