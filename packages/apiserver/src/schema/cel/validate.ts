@@ -1,4 +1,4 @@
-import type { FieldError } from '@certkit/apimachinery';
+import { type FieldError, isObject } from '@certkit/apimachinery';
 import { Optional } from '@marcbachmann/cel-js';
 import type { JSONSchemaProps } from '../types.ts';
 import type { CompiledNode, CompiledRule, RuleReason } from './compile.ts';
@@ -126,10 +126,6 @@ function evaluateRule(
   if (result === true) return;
   const target = rule.fieldPath ? childPath(path, rule.fieldPath) : field;
   errors.push(fieldErrorForReason(rule.reason, target, type, messageFor(rule, context)));
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === 'object' && !Array.isArray(value);
 }
 
 function itemKey(item: unknown, keys: readonly string[]): string | undefined {
