@@ -8,7 +8,7 @@
  * See docs/adr/1010-acme-names-and-http01-by-hand.md.
  */
 
-import { formatGoDuration, parseGoDuration } from '@certkit/apimachinery';
+import { formatGoDuration, isObject, parseGoDuration } from '@certkit/apimachinery';
 
 /** A Go type as encoding/json sees it. */
 export type GoType =
@@ -350,9 +350,6 @@ function goRaw(value: unknown): string {
   }
   return JSON.stringify(value);
 }
-
-const isObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** Whether a decoded value is Go's zero value for the type (what omitempty drops). Structs never are. */
 function isEmpty(value: unknown, type: GoType): boolean {

@@ -5,17 +5,19 @@
  * field is type-checked as it is read.
  */
 
-import { dns1123SubdomainErrors, type FieldError, parseGoDuration } from '@certkit/apimachinery';
+import {
+  dns1123SubdomainErrors,
+  type FieldError,
+  type JsonObject,
+  parseGoDuration,
+} from '@certkit/apimachinery';
 import { AZURE_DNS_ENVIRONMENTS, DNS01_PROVIDERS, RFC2136_TSIG_ALGORITHMS } from '../acme-constants.ts';
+import { asObject, asString } from './values.ts';
 import { forbidden, index, invalid, notSupported, required } from './errors.ts';
 import { caBundleError } from './formats.ts';
 import { dns01NameserverError, rfc2136Nameserver } from './nameserver.ts';
 
-type Json = Record<string, unknown>;
-
-const asObject = (value: unknown): Json | undefined =>
-  typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Json) : undefined;
-const asString = (value: unknown): string => (typeof value === 'string' ? value : '');
+type Json = JsonObject;
 /** A Go pointer field: set when present, whatever its value. */
 const isSet = (value: unknown): boolean => value !== undefined && value !== null;
 

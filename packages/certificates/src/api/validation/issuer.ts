@@ -5,17 +5,14 @@
  * same; acme's rules (solvers and DNS-01 providers included) are in ./acme-issuer.ts.
  */
 
-import type { FieldError } from '@certkit/apimachinery';
+import type { FieldError, JsonObject } from '@certkit/apimachinery';
 import type { CAIssuer, ClusterIssuer, Issuer, IssuerSpec } from '../types.ts';
+import { asObject, asString } from './values.ts';
 import { forbidden, index, invalid, required } from './errors.ts';
 import { validateACMEIssuer } from './acme-issuer.ts';
 import { caBundleError } from './formats.ts';
 
-type Json = Record<string, unknown>;
-
-const asObject = (value: unknown): Json | undefined =>
-  typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Json) : undefined;
-const asString = (value: unknown): string => (typeof value === 'string' ? value : '');
+type Json = JsonObject;
 
 /** A literal `..` path segment (Vault paths are joined into URLs). */
 const hasDotDotSegment = (path: string): boolean => path.split('/').includes('..');
