@@ -9,6 +9,7 @@
  */
 export * from './continue.ts';
 export * from './duration.ts';
+export * from './field-errors.ts';
 export * from './fields.ts';
 export * from './go-format.ts';
 export * from './json.ts';

@@ -3,6 +3,7 @@
  * problems (selectors, integers) are 400 BadRequest; the rules of
  * apimachinery/pkg/apis/meta/internalversion/validation are 422 Invalid on kind ListOptions.meta.k8s.io.
  */
+import { forbidden, notSupported } from './field-errors.ts';
 import { everythingFields, type FieldSelector, parseFieldSelector } from './fields.ts';
 import { everythingLabels, type LabelSelector, parseLabelSelector } from './labels.ts';
 import { goQuote } from './go-format.ts';
@@ -58,15 +59,6 @@ function queryInt64(query: URLSearchParams, name: string): number | undefined {
     throw newBadRequest(`strconv.ParseInt: parsing ${quoted}: value out of range`);
   }
   return Math.max(Math.min(Number(value), Number.MAX_SAFE_INTEGER), Number.MIN_SAFE_INTEGER);
-}
-
-function forbidden(field: string, detail: string): FieldError {
-  return { type: 'FieldValueForbidden', field, detail };
-}
-
-function notSupported(field: string, value: string, supported: string[]): FieldError {
-  const detail = `supported values: ${supported.map((s) => JSON.stringify(s)).join(', ')}`;
-  return { type: 'FieldValueNotSupported', field, value, detail };
 }
 
 /** validation.ValidateListOptions for a list. */

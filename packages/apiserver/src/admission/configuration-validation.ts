@@ -8,7 +8,10 @@
 import { X509Certificate } from 'node:crypto';
 import {
   type FieldError,
+  invalid,
   labelSelectorFromMeta,
+  notSupported,
+  required,
   StatusError,
   type StoredObject,
 } from '@certkit/apimachinery';
@@ -24,23 +27,6 @@ import {
 const OPERATIONS = ['*', 'CREATE', 'UPDATE', 'DELETE', 'CONNECT'];
 const SCOPES = ['*', 'Cluster', 'Namespaced'];
 const URL_FORM = '; desired format: https://host[/path]';
-
-function notSupported(field: string, value: unknown, supported: string[]): FieldError {
-  return {
-    type: 'FieldValueNotSupported',
-    field,
-    value,
-    detail: `supported values: ${supported.map((s) => `"${s}"`).join(', ')}`,
-  };
-}
-
-function required(field: string, detail?: string): FieldError {
-  return { type: 'FieldValueRequired', field, detail };
-}
-
-function invalid(field: string, value: unknown, detail: string): FieldError {
-  return { type: 'FieldValueInvalid', field, value, detail };
-}
 
 export function validateWebhookConfiguration(obj: StoredObject, mutating: boolean): FieldError[] {
   const errs: FieldError[] = [];

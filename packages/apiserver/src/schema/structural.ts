@@ -3,7 +3,15 @@
  * validation).
  */
 
-import { type FieldError, formatFieldError, isObject, jsonEqual } from '@certkit/apimachinery';
+import {
+  type FieldError,
+  forbidden,
+  formatFieldError,
+  invalid as invalidField,
+  isObject,
+  jsonEqual,
+  required,
+} from '@certkit/apimachinery';
 import { ownSchema, quote } from './json.ts';
 import { isEmbedded, preservesUnknown, prune } from './prune.ts';
 import { type JSONSchemaProps, META_FIELDS } from './types.ts';
@@ -19,18 +27,6 @@ const emptyTypeDetail: Readonly<Record<Level, string>> = {
   item: 'must not be empty for specified array items',
   field: 'must not be empty for specified object fields',
 };
-
-function forbidden(field: string, detail: string): FieldError {
-  return { type: 'FieldValueForbidden', field, detail };
-}
-
-function required(field: string, detail: string): FieldError {
-  return { type: 'FieldValueRequired', field, detail };
-}
-
-function invalidField(field: string, value: unknown, detail: string): FieldError {
-  return { type: 'FieldValueInvalid', field, value, detail };
-}
 
 function isIntOrStringAnyOf(anyOf: JSONSchemaProps[] | undefined): boolean {
   return jsonEqual(anyOf, [{ type: 'integer' }, { type: 'string' }]);

@@ -1,6 +1,6 @@
 /** EndpointSlices (discovery.k8s.io/v1): the addresses behind a Service, in slices, as kube-apiserver validates them. */
 
-import type { FieldError, StoredObject } from '@certkit/apimachinery';
+import { type FieldError, type StoredObject, tooMany } from '@certkit/apimachinery';
 import { ageColumn, nameColumn } from '../printing.ts';
 import { age, builtin } from './builtin.ts';
 import {
@@ -8,7 +8,6 @@ import {
   ipFamily,
   listWithMore,
   required,
-  tooMany,
   unsupported,
   validateDnsLabel,
   validatePortNumber,

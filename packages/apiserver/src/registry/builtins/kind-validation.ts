@@ -7,41 +7,20 @@ import ipaddr from 'ipaddr.js';
 import {
   dns1123LabelErrors,
   type FieldError,
+  invalid,
   labelSelectorFromMeta,
   labelValueErrors,
   type MetaLabelSelector,
+  notSupported as unsupported,
   qualifiedNameErrors,
+  required,
 } from '@certkit/apimachinery';
 
 export const PORT_RANGE_DETAIL = 'must be between 1 and 65535, inclusive';
 export const SUPPORTED_PROTOCOLS = ['SCTP', 'TCP', 'UDP'];
 
-/** `"a", "b"`: how kube lists the values an Unsupported value error allows. */
-export function quotedList(values: string[]): string {
-  return values.map((v) => JSON.stringify(v)).join(', ');
-}
-
-export function unsupported(field: string, value: unknown, supported: string[]): FieldError {
-  return {
-    type: 'FieldValueNotSupported',
-    field,
-    value,
-    detail: `supported values: ${quotedList(supported)}`,
-  };
-}
-
-export function required(field: string, detail?: string): FieldError {
-  return { type: 'FieldValueRequired', field, ...(detail ? { detail } : {}) };
-}
-
-export function invalid(field: string, value: unknown, detail: string): FieldError {
-  return { type: 'FieldValueInvalid', field, value, detail };
-}
-
-/** field.TooMany: a list of `count` items where kube allows `max`. */
-export function tooMany(field: string, count: number, max: number): FieldError {
-  return { type: 'FieldValueTooMany', field, value: count, detail: `must have at most ${max} items` };
-}
+// apimachinery's field.Error constructors, under the names the built-in kinds' validators use.
+export { invalid, required, unsupported };
 
 /** A port number: 1..65535. */
 export function validatePortNumber(value: unknown, field: string, errs: FieldError[]): void {
