@@ -8,6 +8,7 @@
 import { contextTag, expectTag, readChildren, readOne, sequence, Tag, tlv } from './der.ts';
 import { ExtensionOid, type Extension } from './extensions.ts';
 import { formatIpAddress, parseIpAddress } from './ip.ts';
+import { GeneralNameTag, ia5GeneralName } from './sans.ts';
 
 /** One side of the constraints, as the Certificate spec writes it (ipRanges are CIDRs). */
 export interface NameConstraintSubtrees {
@@ -29,15 +30,6 @@ export interface DecodedNameConstraints {
   critical: boolean;
   permitted: Required<NameConstraintSubtrees>;
   excluded: Required<NameConstraintSubtrees>;
-}
-
-const GeneralNameTag = { rfc822Name: 1, dNSName: 2, uniformResourceIdentifier: 6, iPAddress: 7 };
-
-/** The GeneralName types Go writes into name constraints, each an IA5String except the IP range. */
-function ia5(tagNumber: number, value: string): Buffer {
-  if (!/^[\x00-\x7f]*$/.test(value))
-    throw new Error(`x509: ${JSON.stringify(value)} cannot be encoded as an IA5String`);
-  return tlv(contextTag(tagNumber, false), Buffer.from(value, 'latin1'));
 }
 
 /** net.ParseCIDR: the network address (host bits cleared) followed by its mask, 8 or 32 bytes. */
@@ -102,13 +94,15 @@ function encodeSubtrees(subtrees: NameConstraintSubtrees | undefined): Buffer[] 
   if (!subtrees) return [];
   // GeneralSubtree ::= SEQUENCE { base GeneralName, minimum [0] DEFAULT 0, maximum [1] OPTIONAL }
   return [
-    ...(subtrees.dnsDomains ?? []).map((name) => sequence(ia5(GeneralNameTag.dNSName, name))),
+    ...(subtrees.dnsDomains ?? []).map((name) => sequence(ia5GeneralName(GeneralNameTag.dNSName, name))),
     ...(subtrees.ipRanges ?? []).map((cidr) =>
       sequence(tlv(contextTag(GeneralNameTag.iPAddress, false), cidrAddressAndMask(cidr))),
     ),
-    ...(subtrees.emailAddresses ?? []).map((email) => sequence(ia5(GeneralNameTag.rfc822Name, email))),
+    ...(subtrees.emailAddresses ?? []).map((email) =>
+      sequence(ia5GeneralName(GeneralNameTag.rfc822Name, email)),
+    ),
     ...(subtrees.uriDomains ?? []).map((domain) =>
-      sequence(ia5(GeneralNameTag.uniformResourceIdentifier, domain)),
+      sequence(ia5GeneralName(GeneralNameTag.uniformResourceIdentifier, domain)),
     ),
   ];
 }

@@ -43,7 +43,8 @@ export type SubjectAltNamesInput = Partial<{
   otherNames: readonly OtherName[];
 }>;
 
-const GeneralNameTag = {
+/** The context tags of the GeneralName choices certkit writes (RFC 5280 §4.2.1.6), here and in name constraints. */
+export const GeneralNameTag = {
   otherName: 0,
   rfc822Name: 1,
   dNSName: 2,
@@ -51,7 +52,8 @@ const GeneralNameTag = {
   iPAddress: 7,
 };
 
-function ia5(tagNumber: number, value: string): Buffer {
+/** A GeneralName whose value is an IA5String (DNS name, email, URI); Go refuses any non-ASCII character. */
+export function ia5GeneralName(tagNumber: number, value: string): Buffer {
   if (!/^[\x00-\x7f]*$/.test(value))
     throw new Error(`x509: ${JSON.stringify(value)} cannot be encoded as an IA5String`);
   return tlv(contextTag(tagNumber, false), Buffer.from(value, 'latin1'));
@@ -75,13 +77,13 @@ function encodeOtherName(otherName: OtherName): Buffer {
  */
 export function encodeSubjectAltNames(names: SubjectAltNamesInput): Buffer | undefined {
   const items = [
-    ...(names.dnsNames ?? []).map((name) => ia5(GeneralNameTag.dNSName, name)),
-    ...(names.emailAddresses ?? []).map((email) => ia5(GeneralNameTag.rfc822Name, email)),
+    ...(names.dnsNames ?? []).map((name) => ia5GeneralName(GeneralNameTag.dNSName, name)),
+    ...(names.emailAddresses ?? []).map((email) => ia5GeneralName(GeneralNameTag.rfc822Name, email)),
     ...(names.ipAddresses ?? []).map((text) => {
       const bytes = parseIpAddress(text);
       return tlv(contextTag(GeneralNameTag.iPAddress, false), toIPv4(bytes) ?? bytes);
     }),
-    ...(names.uris ?? []).map((uri) => ia5(GeneralNameTag.uniformResourceIdentifier, uri)),
+    ...(names.uris ?? []).map((uri) => ia5GeneralName(GeneralNameTag.uniformResourceIdentifier, uri)),
     ...(names.otherNames ?? []).map(encodeOtherName),
   ];
   return items.length ? sequence(...items) : undefined;
