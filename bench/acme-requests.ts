@@ -7,13 +7,13 @@ import { startPebble } from '../packages/testenv/src/pebble/pebble.ts';
 import { flag, median, writeResults } from './lib.ts';
 
 /**
- * bench:acme-request-cpu — what one signed ACME request costs the controller (docs/adr/1014): client CPU per
+ * bench:acme-requests — what one signed ACME request costs the controller (docs/adr/1014): client CPU per
  * POST-as-GET of an authorization through certkit's AcmeClient against a real Pebble (nonce rejection off),
  * with an RSA-2048 account key (cert-manager's) and with a P-256 one; a bare kept-alive undici GET of the
  * directory for the transport's share; and one JWS signature through jose (what the client does) against
  * `node:crypto.sign` directly. Rounds alternate the kinds; CPU is this process's, from process.cpuUsage.
  *
- * Usage: npm run bench:acme-request-cpu [-- --requests=300 --rounds=3]
+ * Usage: npm run bench:acme-requests [-- --requests=300 --rounds=3]
  */
 
 const REQUESTS = Number(flag('requests') ?? 300);
@@ -86,11 +86,7 @@ try {
     '',
     `Pebble 2.4.0 on loopback, nonce rejection off, kept-alive HTTP/1.1; ${availableParallelism()} CPUs shared; Node ${process.version}.`,
   ].join('\n');
-  await writeResults(
-    'acme-request-cpu',
-    { date: new Date().toISOString(), requests: REQUESTS, rounds },
-    table,
-  );
+  await writeResults('acme-requests', { date: new Date().toISOString(), requests: REQUESTS, rounds }, table);
 } finally {
   await rsa.client.close();
   await ec.client.close();
