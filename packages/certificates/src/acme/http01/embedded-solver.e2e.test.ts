@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { createServer as createHttpServer, request, type Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
-import { connect, type AddressInfo } from 'node:net';
+import { connect, createServer as createTcpServer, type AddressInfo, type Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { createTestCa } from '@certkit/testenv/pki/auth-certs';
 import type { Challenge } from '../../api/acme-types.ts';
@@ -17,10 +17,11 @@ import {
   startChallTestSrv,
 } from '@certkit/testenv/pebble/challtestsrv';
 import { bindAvailable, startBind } from '@certkit/testenv/bind/bind';
+import { startDnsFront } from '@certkit/testenv/bind/dns-front';
 import { freePort } from '@certkit/testenv/net/free-ports';
 import { type ChallengeListener, LISTENER_LIMITS } from './challenge-server.ts';
 import { EmbeddedHTTP01Solver } from './embedded-solver.ts';
-import { nameserverLookup, selfCheck } from './self-check.ts';
+import { nameserverLookup, ownListenerAgent, selfCheck } from './self-check.ts';
 
 function challenge(
   dnsName: string,
@@ -327,6 +328,62 @@ describe('the HTTP-01 self-check', () => {
     await solver.cleanUp(ch);
   });
 
+  it('carries the passes its own listener answers on one kept-alive connection', async () => {
+    const ownPort = await freePort();
+    // A TCP relay in front of the solver's listener counts the connections the self-check opens.
+    const relayPort = await freePort();
+    const own = new EmbeddedHTTP01Solver({ port: relayPort });
+    const ownListener = await own.listen({ host: '127.0.0.1', port: ownPort });
+    let connections = 0;
+    const sockets = new Set<Socket>();
+    const relay = createTcpServer((client) => {
+      connections++;
+      const upstream = connect(ownPort, '127.0.0.1');
+      sockets.add(client).add(upstream);
+      client.pipe(upstream).pipe(client);
+      client.on('error', () => upstream.destroy());
+      upstream.on('error', () => client.destroy());
+    });
+    await new Promise<void>((resolve) => relay.listen(relayPort, '127.0.0.1', resolve));
+    try {
+      const ch = challenge('127.0.0.1', 'self-reuse');
+      await own.present(ch);
+      // As the Challenge sync runs them: one pass per check, back to back while answered here.
+      for (let pass = 0; pass < 5; pass++)
+        assert.deepEqual(await own.check(ch, undefined, 1), { answeredHere: true });
+      assert.equal(connections, 1, 'five passes over one connection');
+      assert.equal(own.presented.localAnswers.pending, 0);
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      await new Promise((resolve) => relay.close(resolve));
+      await ownListener.close();
+    }
+  });
+
+  it('opens a connection per request to any other server, even with the kept-alive Agent', async () => {
+    const ch = challenge('127.0.0.1', 'self-elsewhere-conns');
+    const elsewhere = createHttpServer((_req, res) => res.end(ch.spec.key));
+    let connections = 0;
+    elsewhere.on('connection', () => connections++);
+    const elsewherePort = await listen(elsewhere);
+    const agent = ownListenerAgent();
+    try {
+      const result = await selfCheck(ch.spec, {
+        requiredPasses: 3,
+        intervalMs: 0,
+        port: elsewherePort,
+        localAnswers: solver.presented.localAnswers,
+        agent,
+      });
+      assert.deepEqual(result, { answeredHere: false });
+      assert.equal(connections, 3, 'no connection to another server is reused');
+    } finally {
+      agent.destroy();
+      elsewhere.closeAllConnections();
+      await close(elsewhere);
+    }
+  });
+
   it("the solver's check presents again first, as upstream's does, then self-checks", async () => {
     const ownPort = await freePort();
     const own = new EmbeddedHTTP01Solver({ ...fast, port: ownPort });
@@ -522,6 +579,29 @@ describe(
       await assert.rejects(resolve('zero.cache.test'), /no such host/, 'a TTL 0 answer is not kept');
       now += 1;
       await assert.rejects(resolve('long.cache.test'), /no such host/, 'not kept longer than 1 s');
+    });
+
+    it("keeps a name's missing AAAA records as long as its A records, and keeps nothing of a name with none", async () => {
+      const bind = await startBind({ zones: [{ name: 'nodata.test', records: ['v4 60 IN A 127.0.0.4'] }] });
+      const front = await startDnsFront(bind.port);
+      const lookup = nameserverLookup([front.address]);
+      // As node:net asks when it connects (autoSelectFamily): every address of both families.
+      const resolveAll = (name: string) =>
+        new Promise<unknown>((done, fail) =>
+          lookup(name, { all: true }, (err, addresses) => (err ? fail(err) : done(addresses))),
+        );
+      try {
+        for (let pass = 0; pass < 5; pass++) {
+          assert.deepEqual(await resolveAll('v4.nodata.test'), [{ address: '127.0.0.4', family: 4 }]);
+        }
+        assert.equal(front.udpMessages, 2, 'one A and one AAAA query for five lookups');
+        await assert.rejects(resolveAll('none.nodata.test'), /no such host/);
+        await assert.rejects(resolveAll('none.nodata.test'), /no such host/);
+        assert.equal(front.udpMessages, 6, 'a name with no addresses is asked again');
+      } finally {
+        await front.close();
+        await bind.stop();
+      }
     });
   },
 );

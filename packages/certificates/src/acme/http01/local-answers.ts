@@ -29,6 +29,11 @@ export class LocalAnswers {
     if (typeof id === 'string' && this.#pending.has(id)) this.#pending.set(id, true);
   }
 
+  /** Whether the request with `id` was answered here so far; the id is kept (`take` forgets it). */
+  isAnswered(id: string): boolean {
+    return this.#pending.get(id) ?? false;
+  }
+
   /** Whether the request with `id` was answered here; the id is forgotten. */
   take(id: string): boolean {
     const answered = this.#pending.get(id) ?? false;

@@ -9,11 +9,13 @@
  *
  * Given the listener's `LocalAnswers`, each GET carries an id the controller's own listener marks when it
  * answers: while every pass so far was answered by this process, the next one follows at once rather than
- * 2 s later, since an answer held in this process's memory has nothing left to propagate (ADR 1011).
+ * 2 s later, since an answer held in this process's memory has nothing left to propagate (ADR 1011), and
+ * those back-to-back passes share one kept-alive connection (ADR 1014); every other server gets upstream's one
+ * connection per request.
  */
 
 import { Resolver } from 'node:dns';
-import type { IncomingMessage } from 'node:http';
+import type { Agent, IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -34,6 +36,12 @@ export interface SelfCheckOptions {
   userAgent?: string;
   /** The controller's own listener's record of the self-check requests it answered (ADR 1011). */
   localAnswers?: LocalAnswers;
+  /**
+   * With `localAnswers`: a keep-alive Agent (`ownListenerAgent`) whose connections carry the passes the
+   * controller's own listener answers, so that back-to-back passes reuse one connection. A connection whose
+   * answer came from anywhere else is closed after it, so no other server ever sees one reused.
+   */
+  agent?: Agent;
   /** Consecutive passes needed (5 upstream) and the pause between them (2 s upstream). */
   requiredPasses?: number;
   intervalMs?: number;
@@ -55,6 +63,15 @@ export const SELF_CHECK_DEFAULTS = {
   /** The longest a name's addresses are kept (less when their TTL is shorter). */
   lookupCacheMs: 1_000,
 } as const;
+
+/**
+ * The Agent for `SelfCheckOptions.agent`: connections kept between requests, and dropped after 1 s idle,
+ * well within the listener's 5 s keep-alive, so that a pooled connection is never one the listener is
+ * closing at the same moment.
+ */
+export function ownListenerAgent(): Agent {
+  return new nodeHttp.Agent({ keepAlive: true, timeout: 1_000 });
+}
 
 /** The URL the self-check starts from (IPv6 literals bracketed, the port only when not 80). */
 export function challengeUrl(
@@ -83,41 +100,55 @@ export function nameserverLookup(
   const resolver = new Resolver({ timeout: SELF_CHECK_DEFAULTS.lookupTimeoutMs, tries: 1 });
   resolver.setServers([...nameservers]);
   const cache = new TtlCache<{ address: string; family: number }[]>(now);
+  /** A family's records; `noData` when the server said the name has none of that type (ENODATA). */
   const ask = (family: 4 | 6, hostname: string) =>
-    new Promise<{ address: string; family: number; ttl: number }[]>((done) => {
-      const callback = (err: Error | null, records: { address: string; ttl: number }[]) =>
-        done(err ? [] : records.map(({ address, ttl }) => ({ address, family, ttl })));
+    new Promise<{ records: { address: string; family: number; ttl: number }[]; noData: boolean }>((done) => {
+      const callback = (err: NodeJS.ErrnoException | null, records: { address: string; ttl: number }[]) =>
+        done(
+          err
+            ? { records: [], noData: err.code === 'ENODATA' }
+            : { records: records.map(({ address, ttl }) => ({ address, family, ttl })), noData: false },
+        );
       if (family === 4) resolver.resolve4(hostname, { ttl: true }, callback);
       else resolver.resolve6(hostname, { ttl: true }, callback);
     });
   const resolve = async (family: 4 | 6, hostname: string) => {
     const key = `${family} ${hostname}`;
     const cached = cache.get(key);
-    if (cached) return cached;
-    const records = await ask(family, hostname);
+    if (cached) return { key, addresses: cached, noData: false };
+    const { records, noData } = await ask(family, hostname);
     const addresses = records.map(({ address }) => ({ address, family }));
     if (records.length > 0) {
       const ttlMs = Math.min(...records.map((r) => r.ttl)) * 1000;
       cache.set(key, addresses, Math.min(ttlMs, SELF_CHECK_DEFAULTS.lookupCacheMs));
     }
-    return addresses;
+    return { key, addresses, noData };
   };
   return (hostname, options, callback) => {
     const family =
       typeof options === 'object' && options !== null ? (options as { family?: number }).family : 0;
     const all =
       typeof options === 'object' && options !== null && (options as { all?: boolean }).all === true;
+    const none = Promise.resolve({ key: '', addresses: [], noData: false });
     void Promise.all([
-      family === 6 ? [] : resolve(4, hostname),
-      family === 4 ? [] : resolve(6, hostname),
+      family === 6 ? none : resolve(4, hostname),
+      family === 4 ? none : resolve(6, hostname),
     ]).then(([v4, v6]) => {
-      const addresses = [...v4, ...v6];
+      const addresses = [...v4.addresses, ...v6.addresses];
       if (addresses.length === 0) {
         const err = Object.assign(new Error(`lookup ${hostname} on ${nameservers.join(',')}: no such host`), {
           code: 'ENOTFOUND',
         });
         (callback as (e: Error) => void)(err);
-      } else if (all) {
+        return;
+      }
+      // A name with addresses of one family only: the other family's "none" (ENODATA) is an answer too, kept
+      // 1 s (its negative TTL is not given to us), or every pass would ask for the AAAA records again (bench:acme:
+      // 6 queries per Challenge instead of 2). A name with no addresses at all is a failure, never kept.
+      for (const { key, noData } of [v4, v6]) {
+        if (noData) cache.set(key, [], SELF_CHECK_DEFAULTS.lookupCacheMs);
+      }
+      if (all) {
         (callback as (e: null, a: typeof addresses) => void)(null, addresses);
       } else {
         callback(null, addresses[0].address, addresses[0].family);
@@ -170,15 +201,15 @@ function get(
 ) {
   return new Promise<Response>((resolve, reject) => {
     const https = url.protocol === 'https:';
-    const headers: Record<string, string> = {
-      'User-Agent': options.userAgent ?? 'certkit',
-      Connection: 'close',
-    };
+    // Kept alive only towards the controller's own listener (below); otherwise one request per connection,
+    // keep-alive off, as upstream.
+    const agent = !https && id !== undefined ? options.agent : undefined;
+    const headers: Record<string, string> = { 'User-Agent': options.userAgent ?? 'certkit' };
+    if (!agent) headers.Connection = 'close';
     if (id !== undefined) headers[SELF_CHECK_ID_HEADER] = id;
     const req = (https ? httpsRequest : nodeHttp.request)(url, {
       method: 'GET',
-      // One request per connection: keep-alive off, as upstream.
-      agent: false,
+      agent: agent ?? false,
       headers,
       lookup,
       signal,
@@ -187,6 +218,10 @@ function get(
     });
     req.on('error', reject);
     req.on('response', (res: IncomingMessage) => {
+      // The listener marks its answer before sending it: an answer from anywhere else closes the connection
+      // once read (the socket is taken here: node:http detaches it from the response when it frees it).
+      const socket = res.socket;
+      if (agent && !options.localAnswers!.isAnswered(id!)) res.once('end', () => socket.destroy());
       const chunks: Buffer[] = [];
       let size = 0;
       res.on('data', (chunk: Buffer) => {
