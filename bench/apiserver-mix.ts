@@ -32,7 +32,7 @@ import { flag, listFlag, median, throughput, writeResults } from './lib.ts';
  * checkout as well (a snapshot, so that edits to this tree during a long run do not leak into it).
  *
  * Usage: npm run bench:apiserver-mix [-- --certs=500 --warmup=50 --rounds=5 --concurrency=10 --baseline=DIR
- *        --candidate=DIR --cpu-prof=DIR --perf=FILE-PREFIX --apiserver-node-args=a,b]
+ *        --candidate=DIR --cpu-prof=DIR --perf=FILE-PREFIX --apiserver-node-args=a,b --results=NAME]
  */
 
 const CERTS = Number(flag('certs') ?? 500);
@@ -46,6 +46,8 @@ const CPU_PROF_DIR = flag('cpu-prof');
 const NODE_ARGS = listFlag('apiserver-node-args');
 /** perf record of the server over the measured part alone (kernel time included), one file per run. */
 const PERF_PREFIX = flag('perf');
+/** --results=NAME: write bench/results/NAME.{json,md}, so that an A/B of one change keeps the shared figure. */
+const RESULTS_NAME = flag('results') ?? 'apiserver-mix';
 const NS = 'bench';
 
 function log(msg: string) {
@@ -498,4 +500,4 @@ const table = [
     ? `new / baseline CPU per request, per round: ${ratios.join(', ')}; median ${median(ratios)}`
     : 'No --baseline given: this checkout only.',
 ].join('\n');
-await writeResults('apiserver-mix', results, table);
+await writeResults(RESULTS_NAME, results, table);

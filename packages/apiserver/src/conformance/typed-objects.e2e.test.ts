@@ -384,6 +384,23 @@ describe('repeated keys', () => {
     assert.equal(res.headers.warning, undefined);
   });
 
+  // The scan for repeated keys is skipped when the body cannot hold one (ADR 1170): a body whose values are
+  // full of colons (timestamps, URLs) and a key apart from its colon must still be scanned.
+  it('Strict refuses a repeated key among timestamps and URLs, and one spaced apart from its colon', async () => {
+    const timestamps =
+      '{"metadata":{"name":"dup-times","annotations":{"at":"2026-11-26T15:43:00Z","url":"https://a:443/b"}},' +
+      '"data":{"from":"00:00:00","to":"23:59:59"},"data" \n : {"k":"v"}}';
+    const res = await t.fetch('POST', `${CONFIGMAPS}?fieldValidation=Strict`, {
+      rawBody: timestamps,
+      headers: { 'Content-Type': 'application/json' },
+    });
+    assert.equal(res.status, 400);
+    assert.equal(
+      res.json.message,
+      cannotHandle('ConfigMap') + 'strict decoding error: duplicate field "data"',
+    );
+  });
+
   it('a merge patch with repeated keys: 422 under Strict', async () => {
     const res = await t.fetch('PATCH', `${CONFIGMAPS}/dup-keys?fieldValidation=Strict`, {
       rawBody: '{"data":{"k":"x","k":"y"}}',

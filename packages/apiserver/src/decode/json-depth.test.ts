@@ -1,6 +1,12 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { deeperThan, exceedsMaxDepth, jsonDepthError, MAX_JSON_DEPTH } from './json-depth.ts';
+import {
+  deeperThan,
+  exceedsMaxDepth,
+  jsonDepthError,
+  MAX_JSON_DEPTH,
+  maxDepthMessage,
+} from './json-depth.ts';
 import { cloneJson, jsonEqual } from '@certkit/apimachinery';
 
 const objects = (depth: number) => `${'{"a":'.repeat(depth - 1)}{}${'}'.repeat(depth - 1)}`;
@@ -34,6 +40,24 @@ describe('the JSON nesting limit', () => {
     assert.equal(jsonDepthError(bytes(escapedQuote)), undefined);
     const afterString = `["\\\\",${arrays(MAX_JSON_DEPTH)}]`;
     assert.equal(jsonDepthError(bytes(afterString)), "invalid character '[' exceeded max depth");
+  });
+
+  // Long text with few brackets (a Secret's or a request's base64) is passed without the byte walk; these pin
+  // that what the walk finds is still found whenever the count of opening brackets could allow it.
+  it('judges long text by its nesting, not by how many brackets it holds', () => {
+    const base64 = 'QUJD'.repeat(5000);
+    assert.equal(jsonDepthError(bytes(`{"data":{"tls.crt":"${base64}"}}`)), undefined);
+    // More opening brackets than the limit, side by side or inside strings: still not deep.
+    const siblings = `[${'{},'.repeat(MAX_JSON_DEPTH + 5)}{}]`;
+    assert.equal(jsonDepthError(bytes(siblings)), undefined);
+    assert.equal(jsonDepthError(bytes(`{"s":"${'{['.repeat(MAX_JSON_DEPTH)}"}`)), undefined);
+    // Deep through objects and arrays mixed, after a long value: refused, at the bracket that went too far.
+    const mixed = `${'{"a":['.repeat(MAX_JSON_DEPTH / 2)}{}${']}'.repeat(MAX_JSON_DEPTH / 2)}`;
+    assert.equal(jsonDepthError(bytes(`[${JSON.stringify(base64)},${mixed}]`)), maxDepthMessage('['));
+    assert.equal(
+      jsonDepthError(bytes(`{"d":"${base64}","x":${'['.repeat(MAX_JSON_DEPTH)}]}`)),
+      maxDepthMessage('['),
+    );
   });
 
   it('tells how deep text is against any bound', () => {

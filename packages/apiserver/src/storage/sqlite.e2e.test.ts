@@ -422,6 +422,53 @@ describe('sqlite storage', () => {
     }
   });
 
+  // A create of a name reads no row when the name was never written (ADR 1170): these pin that the names the
+  // file already holds, from an earlier process or a compacted log, are still known.
+  it('a name written before the store was opened again is found; a deleted one keeps its history when created anew', async () => {
+    const f = await fileFixture();
+    try {
+      await f.storage.create('/registry/secrets/default/kept', '{"n":1}');
+      await f.storage.create('/registry/secrets/default/gone', '{"n":1}');
+      const { revision: tombstone } = await f.storage.delete('/registry/secrets/default/gone');
+      const s = await f.reopen!();
+      await assert.rejects(s.create('/registry/secrets/default/kept', '{"n":2}'), /exists/);
+      assert.equal((await s.get('/registry/secrets/default/kept'))?.value, '{"n":1}');
+      assert.equal(await s.get('/registry/secrets/default/gone'), undefined);
+      const again = await s.create('/registry/secrets/default/gone', '{"n":2}');
+      // The new row follows the tombstone, as it did when the store read every name's latest row.
+      const prev = inspect(f.path, (db) =>
+        db.prepare('SELECT prev_revision AS p FROM log WHERE id = ?').get(again),
+      ) as { p: number };
+      assert.equal(prev.p, tombstone);
+      assert.equal(await s.get('/registry/secrets/default/never'), undefined);
+      await s.create('/registry/secrets/default/never', '{}');
+    } finally {
+      await f.cleanup();
+    }
+  });
+
+  it('after a compaction that forgets thousands of deleted names, the live ones and those being written are still found', async () => {
+    const f = await fileFixture();
+    try {
+      const s = f.storage;
+      await s.create('/registry/secrets/default/live', '{}');
+      const names = Array.from({ length: 5000 }, (_, i) => `/registry/events/default/e-${i}`);
+      await Promise.all(names.map((name) => s.create(name, '{}')));
+      await Promise.all(names.map((name) => s.delete(name)));
+      const compacting = s.compact(await s.currentRevision());
+      // Written while the compaction runs, so it is in a group when the names are read from the file again.
+      const during = s.create('/registry/secrets/default/during', '{}');
+      await Promise.all([compacting, during]);
+      assert.equal(rowCount(f.path), 2);
+      await assert.rejects(s.create('/registry/secrets/default/live', '{}'), /exists/);
+      await assert.rejects(s.create('/registry/secrets/default/during', '{}'), /exists/);
+      await s.create(names[0], '{"again":true}');
+      assert.equal((await s.get(names[0]))?.value, '{"again":true}');
+    } finally {
+      await f.cleanup();
+    }
+  });
+
   it('compaction removes superseded rows and tombstones only', async () => {
     const f = await fileFixture();
     try {

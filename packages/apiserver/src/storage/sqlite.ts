@@ -29,6 +29,7 @@ import { EventDelivery } from './delivery.ts';
 import { type LatestRow, LatestRows } from './latest-rows.ts';
 import { type LogRow, SqliteWriter, type WriterFailure, type WriterRequest } from './sqlite-writer.ts';
 import { InlineWriter, ThreadWriter, type WriterClient } from './sqlite-writer-client.ts';
+import { WrittenNames } from './written-names.ts';
 import {
   CompactedError,
   ConflictError,
@@ -264,6 +265,8 @@ export class SqliteStorage implements Storage {
   readonly #queued: QueuedRequest[] = [];
   /** The newest rows (committed or not) of recently written live keys; tombstones are never kept. */
   readonly #latestRows: LatestRows;
+  /** A superset of the names with a row in the log: a create of a name outside it reads nothing. */
+  readonly #writtenNames = new WrittenNames();
   /** Settles whenever a group committed or failed, for reads of its keys (created on demand). */
   #groupEnd: PromiseWithResolvers<void> | undefined;
   #dispatchScheduled = false;
@@ -284,6 +287,7 @@ export class SqliteStorage implements Storage {
   };
 
   readonly #latest: StatementSync;
+  readonly #names: StatementSync;
   readonly #latestCommitted: StatementSync;
   readonly #range: StatementSync;
   readonly #rangeBytes: StatementSync;
@@ -345,6 +349,9 @@ export class SqliteStorage implements Storage {
         `SELECT k.name, k.id, k.create_revision, CAST(k.value AS BLOB) ${VISIBLE_AT} ORDER BY k.name LIMIT ?4`,
       );
       this.#count = prepareArrays(db, `SELECT count(*) ${VISIBLE_AT}`);
+      // Every name of the log, once at opening and when the set of written names is rebuilt (the name index).
+      this.#names = prepareArrays(db, 'SELECT DISTINCT name FROM log');
+      this.#writtenNames.rebuild(this.#fileNames());
       // Rowid order, not the name index: a watch usually catches up on a short tail of a long log. The previous
       // value is joined only for updates; a tombstone carries the deleted value itself.
       this.#history = prepareArrays(
@@ -534,6 +541,24 @@ export class SqliteStorage implements Storage {
       compacted = true;
     }
     if (compacted && !this.#closed) await this.#request({ kind: 'checkpoint' });
+    // Compaction is when names leave the file (a deleted key's last rows): the set forgets them here.
+    if (compacted && !this.#closed && this.#writtenNames.rebuildDue) this.#rebuildWrittenNames();
+  }
+
+  /** The names with a row in the file, read from its name index. */
+  *#fileNames(): Generator<string> {
+    for (const [name] of this.#names.iterate() as Iterable<[string]>) yield name;
+  }
+
+  /** The set of written names again from the file, with the names of groups not committed yet. */
+  #rebuildWrittenNames(): void {
+    const pending = [...(this.#open?.latest.keys() ?? []), ...(this.#committing?.latest.keys() ?? [])];
+    this.#writtenNames.rebuild(
+      (function* (file: Iterable<string>) {
+        yield* file;
+        yield* pending;
+      })(this.#fileNames()),
+    );
   }
 
   close(): Promise<void> {
@@ -604,6 +629,8 @@ export class SqliteStorage implements Storage {
     if (pending !== undefined) return pending;
     const kept = this.#latestRows.get(key);
     if (kept !== undefined) return kept;
+    // A name never written has no row: no read (the first read after a commit costs the most, ADR 1170).
+    if (!this.#writtenNames.mayHave(key)) return undefined;
     const row = this.#latest.get(key) as LatestRow | undefined;
     if (row !== undefined && !row.deleted) this.#latestRows.set(key, row);
     return row;
@@ -635,6 +662,7 @@ export class SqliteStorage implements Storage {
     }
     const group = this.#open!;
     group.rows.push([id, key, created, deleted, createRevision, prevRevision, value]);
+    this.#writtenNames.add(key);
     const row: LatestRow = { id, create_revision: createRevision, deleted, value };
     group.latest.set(key, row);
     if (deleted) this.#latestRows.delete(key);
