@@ -1,13 +1,17 @@
 /**
  * Which CertificateRequest signers a request's event wakes (signer.ts): only the one whose issuer type the
  * request's issuer has, the SelfSigned signer for what no in-tree signer takes (a missing issuer), none for a
- * foreign issuer group; and an issuer changing its type wakes the signer of the new type.
+ * foreign issuer group, whatever the event (the request's, its issuer's, the SelfSigned signer's key
+ * Secret's); and an issuer changing its type wakes the signer of the new type.
  */
 
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Controller } from '@certkit/runtime';
 import { certificate, FakeEnvironment, NAMESPACE } from '@certkit/testenv/controllers/fake-environment';
+import { builtins } from '@certkit/runtime';
+import type { Secret } from 'kubernetes-types/core/v1.d.ts';
+import { Annotations } from '../../api/constants.ts';
 import type { CertificateRequest, Issuer } from '../../api/types.ts';
 import { certificateRequestsRef, issuersRef } from '../refs.ts';
 import { registerCertificateRequestControllers } from './index.ts';
@@ -30,7 +34,8 @@ function request(name: string, issuerRef: CertificateRequest['spec']['issuerRef'
   return {
     apiVersion: 'cert-manager.io/v1',
     kind: 'CertificateRequest',
-    metadata: { name, namespace: NAMESPACE },
+    // All name one private key Secret, which the SelfSigned signer watches.
+    metadata: { name, namespace: NAMESPACE, annotations: { [Annotations.privateKeySecretName]: 'key' } },
     spec: { request: 'LS0tLQ==', issuerRef },
   } as CertificateRequest;
 }
@@ -79,6 +84,16 @@ describe('CertificateRequest signers woken by events', () => {
         'to-acme': [ACME],
         'to-missing': [SELFSIGNED],
       });
+
+      // The private key Secret the SelfSigned signer watches wakes it only for its own requests.
+      const secrets = env.client.resource<Secret & { metadata: { name: string } }>(builtins.secrets);
+      await secrets.create(NAMESPACE, {
+        apiVersion: 'v1',
+        kind: 'Secret',
+        metadata: { name: 'key', namespace: NAMESPACE, labels: { 'controller.cert-manager.io/fao': 'true' } },
+        data: {},
+      });
+      assert.deepEqual(await woken(controllers), { 'to-self': [SELFSIGNED], 'to-missing': [SELFSIGNED] });
 
       // A request's own update wakes the same one signer.
       const requests = env.client.resource<CertificateRequest>(certificateRequestsRef);

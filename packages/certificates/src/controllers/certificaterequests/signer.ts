@@ -45,7 +45,10 @@ export interface Signer {
   type: Extract<IssuerType, 'selfsigned' | 'ca' | 'acme'>;
   /** Signs, or says why not. Events beyond the outcome (BadConfig warnings) go on the draft. */
   sign(draft: StatusDraft, handle: IssuerHandle): Promise<SignOutcome>;
-  /** Extra event sources that should bring requests back (the SelfSigned private key Secret). */
+  /**
+   * Extra event sources that should bring requests back (the SelfSigned private key Secret). `enqueue` queues
+   * a request only if this signer may act on it (its issuer type), as for request events.
+   */
   watch?(ctx: ControllerContext, enqueue: (cr: CertificateRequest) => void): void;
 }
 
@@ -231,7 +234,7 @@ export function newSignerController(
   });
   handOff.onHandOff(wake);
   for (const kind of ['Issuer', 'ClusterIssuer'] as const) watchIssuers(ctx, kind, wake);
-  signer.watch?.(ctx, enqueue);
+  signer.watch?.(ctx, wake);
   return controller;
 }
 
