@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Controller } from '@certkit/runtime';
 import { certificate, FakeEnvironment, NAMESPACE } from '@certkit/testenv/controllers/fake-environment';
+import type { KubeObject } from '@certkit/apimachinery';
 import { builtins } from '@certkit/runtime';
 import type { Secret } from 'kubernetes-types/core/v1.d.ts';
 import { Annotations } from '../../api/constants.ts';
@@ -86,7 +87,7 @@ describe('CertificateRequest signers woken by events', () => {
       });
 
       // The private key Secret the SelfSigned signer watches wakes it only for its own requests.
-      const secrets = env.client.resource<Secret & { metadata: { name: string } }>(builtins.secrets);
+      const secrets = env.client.resource<Secret & KubeObject>(builtins.secrets);
       await secrets.create(NAMESPACE, {
         apiVersion: 'v1',
         kind: 'Secret',
