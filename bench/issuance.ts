@@ -51,7 +51,8 @@ import { flag, listFlag, rssMiB, throughput, writeResults } from './lib.ts';
  * same for the whole of a Certificate's cryptography (key, PEM, CSR, signature with the CSR's check), with
  * the controller's own pki functions: the machine is shared, so the 1.5 s target for 500 ECDSA Certificates
  * is shown beside that floor measured on either side of the run, and the CPU both processes spent per
- * Certificate beside the floor's.
+ * Certificate beside the floor's. The controller's own CPU per Certificate and its peak RSS (VmHWM) are
+ * reported too, for comparing controller changes or its node flags (docs/adr/1151).
  *
  * Usage: npm run bench:issuance [-- --certs=500 --workers=N --only=ecdsa|rsa --mode=filtered|unfiltered
  *        --ca=labelled|unlabelled --cpu-prof --apiserver-cpu-prof --apiserver-node-args=a,b
