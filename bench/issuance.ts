@@ -36,7 +36,7 @@ import {
   startProbe,
   sumMetric,
 } from './controller-lib.ts';
-import { flag, listFlag, throughput, writeResults } from './lib.ts';
+import { flag, listFlag, rssMiB, throughput, writeResults } from './lib.ts';
 
 /**
  * Issuance at scale, cert-manager's benchmark of the split Secret cache (design/20221205-memory-management.md):
@@ -51,7 +51,8 @@ import { flag, listFlag, throughput, writeResults } from './lib.ts';
  * same for the whole of a Certificate's cryptography (key, PEM, CSR, signature with the CSR's check), with
  * the controller's own pki functions: the machine is shared, so the 1.5 s target for 500 ECDSA Certificates
  * is shown beside that floor measured on either side of the run, and the CPU both processes spent per
- * Certificate beside the floor's.
+ * Certificate beside the floor's. The controller's own CPU per Certificate and its peak RSS (VmHWM) are
+ * reported too, for comparing controller changes or its node flags (docs/adr/1151).
  *
  * Usage: npm run bench:issuance [-- --certs=500 --workers=N --only=ecdsa|rsa --mode=filtered|unfiltered
  *        --ca=labelled|unlabelled --cpu-prof --apiserver-cpu-prof --apiserver-node-args=a,b
@@ -226,6 +227,10 @@ interface Run {
   ratioToCrypto?: number;
   /** CPU milliseconds the controller and the API server spent per Certificate, together. */
   cpuMsPerCert?: number;
+  /** CPU milliseconds the controller alone spent per Certificate (all its threads). */
+  controllerCpuMsPerCert?: number;
+  /** The controller's peak RSS (VmHWM, MiB) over its life: start-up, the initial lists and the issuances. */
+  controllerPeakRssMiB?: number;
 }
 
 const WRITE_VERBS = ['create', 'update', 'patch', 'delete'];
@@ -365,6 +370,7 @@ async function run(
       bench: round((benchCpu.user + benchCpu.system) / 1e6, 2),
     };
     const cpuMsPerCert = round(((cpu.controller + cpu.apiserver) * 1000) / CERTS, 1);
+    const controllerPeakRssMiB = round(await rssMiB(probe.pid, 'VmHWM'));
     if (perf) {
       perf.kill('SIGINT');
       await new Promise((r) => perf.once('exit', r));
@@ -427,6 +433,8 @@ async function run(
       retriesPerCert: retries,
       reconcilesPerCert: reconciles,
       cpuMsPerCert,
+      controllerCpuMsPerCert: round((cpu.controller * 1000) / CERTS, 2),
+      controllerPeakRssMiB,
       profile: CPU_PROF ? profileDir : undefined,
       apiserverProfile: APISERVER_CPU_PROF ? apiserverProfileDir : undefined,
     };
@@ -693,6 +701,7 @@ const table = [
         `${r.cryptoAlone!.seconds} s (${r.cryptoAlone!.before} and ${r.cryptoAlone!.after} s; ${r.cryptoAlone!.cpuSeconds} CPU s)`,
     )
     .join(', ')}.`,
+  `The controller alone, run by run: CPU ms per Certificate ${runs.map((r) => r.controllerCpuMsPerCert).join(', ')}; peak RSS (VmHWM) ${runs.map((r) => `${r.controllerPeakRssMiB} MiB`).join(', ')}.`,
   `Writes per Certificate (first run): ${Object.entries(runs[0]?.controllerWritesByResource ?? {})
     .map(([k, v]) => `${k} ${v}`)
     .join(', ')}.`,

@@ -54,6 +54,20 @@ describe('applyCertificateDefaults', () => {
     assert.equal(defaultPrivateKey({ algorithm: 'RSA' }).size, 2048);
     assert.equal('size' in defaultPrivateKey({ algorithm: 'Ed25519' }), false);
   });
+
+  it('defaults spec.privateKey exactly as defaultPrivateKey does (the key manager defaults only the key)', () => {
+    for (const privateKey of [
+      undefined,
+      {},
+      { rotationPolicy: 'Never' as const },
+      { algorithm: 'ECDSA' as const, size: 384 },
+      { algorithm: 'Ed25519' as const, encoding: 'PKCS8' as const },
+    ]) {
+      const cert = { ...minimal, spec: { ...minimal.spec, ...(privateKey ? { privateKey } : {}) } };
+      assert.deepEqual(defaultPrivateKey(privateKey), applyCertificateDefaults(cert).spec.privateKey);
+      assert.deepEqual(cert.spec.privateKey, privateKey, 'the stored spec is left as it was');
+    }
+  });
 });
 
 describe('applyCertificateRequestDefaults', () => {

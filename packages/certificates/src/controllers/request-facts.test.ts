@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { createHash, createPublicKey, generateKeyPairSync, type KeyObject } from 'node:crypto';
 import { describe, it } from 'node:test';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
@@ -22,6 +23,7 @@ import {
   isFactsText,
   isStrippedRequest,
   parseRequestFacts,
+  publicKeyDigest,
   readFactsText,
   stripIssuedRequest,
 } from './request-facts.ts';
@@ -224,5 +226,55 @@ describe('issued CertificateRequests cached as facts', () => {
       specs.map((s) => requestMatchesSpec(cached, s)),
       verdicts,
     );
+  });
+});
+
+describe('publicKeyDigest', () => {
+  const encoderDigest = (key: KeyObject) =>
+    createHash('sha256')
+      .update(createPublicKey(key).export({ type: 'spki', format: 'der' }))
+      .digest('base64url');
+
+  it("is the SHA-256 of the key's SPKI as OpenSSL encodes it, for every key a Certificate can ask for and others", () => {
+    const pairs = [
+      generateKeyPairSync('ec', { namedCurve: 'P-256' }),
+      generateKeyPairSync('ec', { namedCurve: 'P-384' }),
+      generateKeyPairSync('ec', { namedCurve: 'P-521' }),
+      generateKeyPairSync('ed25519'),
+      generateKeyPairSync('rsa', { modulusLength: 1024 }),
+      // Not keys the controller makes, so not through the JWK shortcut: still digested, still compared.
+      generateKeyPairSync('ec', { namedCurve: 'secp224r1' }),
+      generateKeyPairSync('x25519'),
+    ];
+    for (const { privateKey, publicKey } of pairs) {
+      const label = `${privateKey.asymmetricKeyType} ${privateKey.asymmetricKeyDetails?.namedCurve ?? ''}`;
+      assert.equal(publicKeyDigest(privateKey), encoderDigest(privateKey), label);
+      assert.equal(
+        publicKeyDigest(publicKey),
+        publicKeyDigest(privateKey),
+        `${label}: a key and its public half`,
+      );
+    }
+    const digests = new Set(pairs.map(({ privateKey }) => publicKeyDigest(privateKey)));
+    assert.equal(digests.size, pairs.length, 'different keys, different digests');
+  });
+
+  it('is the same for a CSR whose key is a compressed EC point as for the key itself', () => {
+    const { privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+    const uncompressed = createPublicKey(privateKey).export({ type: 'spki', format: 'der' });
+    // The same SPKI with the point compressed (SEC 1 §2.3.3): prefix 02/03 by y's parity, then x alone.
+    // P-256's SPKI: SEQUENCE(91) { AlgorithmIdentifier (21 bytes), BIT STRING { 0, 04 ‖ x ‖ y } }.
+    const algorithm = uncompressed.subarray(2, 23);
+    const x = uncompressed.subarray(27, 59);
+    const odd = uncompressed[90]! & 1;
+    const compressedSpki = Buffer.concat([
+      Buffer.from([0x30, algorithm.length + 36]),
+      algorithm,
+      Buffer.from([0x03, 34, 0x00, odd ? 3 : 2]),
+      x,
+    ]);
+    const compressed = createPublicKey({ key: compressedSpki, format: 'der', type: 'spki' });
+    assert.ok(compressed.equals(createPublicKey(privateKey)), 'the same key material');
+    assert.equal(publicKeyDigest(compressed), publicKeyDigest(privateKey));
   });
 });

@@ -38,6 +38,7 @@ export {
   type KeyTraits,
   publicKeyOf,
   publicKeysEqual,
+  subjectPublicKeyInfo,
   type PrivateKeyAlgorithm,
   type PrivateKeyEncoding,
   type PrivateKeySpec,

@@ -3,7 +3,7 @@ import type { Reconciler, Request } from '@certkit/runtime';
 import type { KeyObject } from 'node:crypto';
 import type { Secret } from 'kubernetes-types/core/v1.d.ts';
 import { Labels, SecretKeys } from '../../../api/constants.ts';
-import { applyCertificateDefaults } from '../../../api/defaults.ts';
+import { defaultPrivateKey } from '../../../api/defaults.ts';
 import type { Certificate } from '../../../api/types.ts';
 import { encodePrivateKey, parsePrivateKey, privateKeySpecViolations } from '../../../pki/index.ts';
 import type { ControllerContext } from '../../context.ts';
@@ -74,8 +74,9 @@ export function keyManagerReconciler(
 
     // The readiness controller reports invalid specs (say, an RSA size out of range); no key is made for one.
     if (invalidSpec(cert)) return keys.forget(key);
-    // Runtime defaults: rotationPolicy Always, RSA 2048 / P-256.
-    const spec = applyCertificateDefaults(cert).spec;
+    // Runtime defaults: rotationPolicy Always, RSA 2048 / P-256. Only the key's: defaulting the whole
+    // Certificate deep-copied it, status and managed fields included, at every reconcile (docs/adr/1151).
+    const privateKey = defaultPrivateKey(cert.spec.privateKey);
     if (secrets.length === 0) {
       const named = cert.status?.nextPrivateKeySecretName;
       // Named but not cached: either the cache has yet to see the Secret, or it was deleted.
@@ -83,7 +84,7 @@ export function keyManagerReconciler(
         return { requeueAfter: STALE_RETRY_MS };
       }
       const created =
-        spec.privateKey?.rotationPolicy === 'Never'
+        privateKey.rotationPolicy === 'Never'
           ? await createReusingCurrentKey(ctx, keys, cert, signal)
           : await createWithNewKey(ctx, keys, cert, signal);
       return created === undefined ? undefined : setNextKeyName(cert, created, signal);
@@ -108,7 +109,7 @@ export function keyManagerReconciler(
 
     const parsed = hasSecretBytes(secret, SecretKeys.tlsKey) ? secretPrivateKey(secret) : undefined;
     if (!parsed || 'error' in parsed) return deleteSecrets(ctx, [secret], signal);
-    const violations = privateKeySpecViolations(parsed.value, spec.privateKey ?? {});
+    const violations = privateKeySpecViolations(parsed.value, privateKey);
     if (violations.length) {
       ctx.recorder.normal(
         cert,
@@ -146,7 +147,7 @@ async function createReusingCurrentKey(
     );
     return createWithNewKey(ctx, keys, cert, signal);
   }
-  const violations = privateKeySpecViolations(key, applyCertificateDefaults(cert).spec.privateKey ?? {});
+  const violations = privateKeySpecViolations(key, defaultPrivateKey(cert.spec.privateKey));
   if (violations.length) {
     ctx.recorder.warning(
       cert,
@@ -174,7 +175,7 @@ async function createWithNewKey(
   cert: Certificate,
   signal: AbortSignal,
 ): Promise<string | undefined> {
-  const spec = applyCertificateDefaults(cert).spec.privateKey ?? {};
+  const spec = defaultPrivateKey(cert.spec.privateKey);
   const key = keys.take(`${cert.metadata.namespace}/${cert.metadata.name}`, {
     algorithm: spec.algorithm,
     size: spec.size,
