@@ -7,10 +7,21 @@
  */
 
 import type { KubeObject } from '@certkit/apimachinery';
-import { builtins, jsonLogger, KubeClient, loadKubeconfig, silentLogger } from '@certkit/runtime';
+import {
+  builtins,
+  defaultRegistry,
+  jsonLogger,
+  KubeClient,
+  loadKubeconfig,
+  silentLogger,
+} from '@certkit/runtime';
 import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { startCertificateController, type RunningController } from '@certkit/certificates/controller';
+import {
+  clientRequestMetrics,
+  startCertificateController,
+  type RunningController,
+} from '@certkit/certificates/controller';
 import { controllerIdentity } from '@certkit/certificates/identity/controller-identity';
 import { RBAC_YAML_PATH } from '@certkit/certificates/identity/rbac-manifest';
 import type {
@@ -116,11 +127,14 @@ export async function startAcmeEnvironment(options: AcmeEnvironmentOptions = {})
   // Under deploy/rbac.yaml's ServiceAccount, as `certkit up` runs it (conformance/environment.ts); 403s recorded.
   const identity = await controllerIdentity(admin, readFileSync(RBAC_YAML_PATH, 'utf8'));
   const forbidden: string[] = [];
+  // The controller's requests by verb, resource and code, as `certkit controller` counts them for /metrics.
+  const countRequest = clientRequestMetrics(defaultRegistry);
   const client = new KubeClient({
     ...identity.config,
     qps: -1,
-    onRequest: ({ verb, resource, code }) => {
-      if (code === 403) forbidden.push(`${verb} ${resource}`);
+    onRequest: (info) => {
+      countRequest(info);
+      if (info.code === 403) forbidden.push(`${info.verb} ${info.resource}`);
     },
   });
   const controller = startCertificateController(client, {

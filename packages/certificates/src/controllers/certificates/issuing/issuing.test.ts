@@ -409,3 +409,30 @@ describe('certificates-issuing reads an issued request’s bytes', () => {
     );
   }
 });
+
+describe('certificates-issuing on a copy its own status write replaced', () => {
+  it('does nothing until the cache shows the write: no second issuance, no GET, no refused write', async () => {
+    const cert = issuing();
+    const env = await FakeEnvironment.start({
+      certificates: [cert],
+      secrets: withKey(cert),
+      requests: issuedRequest(cert),
+    });
+    try {
+      const store = env.ctx.certificates.getStore();
+      const replaced = store.list()[0];
+      await env.reconcile(issuingReconciler(env.ctx));
+      assert.deepEqual(env.writes(), ['create secrets web-tls', STATUS]);
+      const actions = env.client.actions.length;
+      // Writing the Secret woke the controller again, and that reconcile runs before the watch brings the
+      // Certificate its status write made: the cache still holds the copy the write replaced (put back here,
+      // in the same synchronous step as the reconcile's read of it).
+      store.update(replaced);
+      assert.equal(await env.reconcile(issuingReconciler(env.ctx)), undefined, 'no requeue');
+      assert.deepEqual(env.client.actions.slice(actions), [], 'no request at all');
+      assert.deepEqual(env.events(), [ISSUED_EVENT], 'issued once');
+    } finally {
+      await env.stop();
+    }
+  });
+});

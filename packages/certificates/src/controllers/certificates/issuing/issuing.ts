@@ -48,6 +48,7 @@ import {
   getCondition,
   hasCondition,
   removeCondition,
+  replacedByOwnWrite,
   resultOf,
   setCertificateCondition,
   setField,
@@ -75,6 +76,11 @@ export function issuingReconciler(ctx: ControllerContext): Reconciler {
   return async (request, signal) => {
     const cert = liveCertificate(ctx, request);
     if (!cert) return;
+    // Writing the Secret wakes this controller again while it completes an issuance, and that reconcile
+    // starts before the watch brings the Certificate its status write made: on the replaced copy it would
+    // complete the issuance a second time (the request read live, the write refused). The write's event
+    // brings the Certificate back (docs/adr/1015).
+    if (replacedByOwnWrite(ctx, cert)) return;
     if (!hasCondition(cert, 'Issuing', 'True')) return ensureSecretData(ctx, cert, signal);
 
     const key = await nextPrivateKey(ctx, cert);

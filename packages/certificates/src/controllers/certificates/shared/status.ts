@@ -132,6 +132,16 @@ export async function updateStatus(
   }
 }
 
+/**
+ * Whether `cert` is a version one of this process's own status writes has already replaced: the cache has
+ * not caught up with the write yet, and that write's watch event will bring the Certificate back. Any status
+ * write from this copy would be refused, and anything judged from it is already out of date (docs/adr/1015).
+ */
+export function replacedByOwnWrite(ctx: ControllerContext, cert: Certificate): boolean {
+  const key = `${cert.metadata.namespace}/${cert.metadata.name}`;
+  return supersededVersions(ctx).isKnownSuperseded(key, cert.metadata.resourceVersion);
+}
+
 /** What a reconcile answers after a conflicting write: try again after the queue's backoff. */
 export const REQUEUE: Result = { requeue: true };
 
