@@ -320,6 +320,29 @@ describe('certificates-readiness reconcile', () => {
     }
   });
 
+  it('does nothing on a copy its own status write replaced, until the cache shows the write', async () => {
+    const cert = issued();
+    const env = await FakeEnvironment.start({
+      certificates: [cert],
+      secrets: [tlsSecret(cert, pair)],
+      requests: currentRequest(cert),
+    });
+    try {
+      const store = env.ctx.certificates.getStore();
+      const replaced = store.list()[0];
+      await env.reconcile(readinessReconciler(env.ctx));
+      assert.deepEqual(env.writes(), ['update certificates.cert-manager.io/status web']);
+      const actions = env.client.actions.length;
+      // Woken again before the watch brings the version its write made: the cache still holds the replaced
+      // copy (put back here, in the same synchronous step as the reconcile's read of it).
+      store.update(replaced);
+      assert.equal(await env.reconcile(readinessReconciler(env.ctx)), undefined, 'no requeue');
+      assert.deepEqual(env.client.actions.slice(actions), [], 'no request at all');
+    } finally {
+      await env.stop();
+    }
+  });
+
   it('stands aside while issuing is completing (Secret already holds the next revision)', async () => {
     const next = await keyPair();
     const cert = certificate({}, { revision: 1, conditions: [condition('Issuing', 'True', 'Renewing')] });

@@ -15,6 +15,7 @@ import { setValidity } from '../shared/validity.ts';
 import {
   getCondition,
   hasCondition,
+  replacedByOwnWrite,
   resultOf,
   setCertificateCondition,
   type StatusWrite,
@@ -37,6 +38,9 @@ export function readinessReconciler(ctx: ControllerContext): Reconciler {
   return async (request, signal) => {
     const cert = liveCertificate(ctx, request);
     if (!cert) return;
+    // Woken again (by a Secret or a request) before the watch brought a status write of this process:
+    // its write would be refused, and the write's event brings the Certificate back (docs/adr/1015).
+    if (replacedByOwnWrite(ctx, cert)) return;
     const input = await gatherPolicyInput(ctx, cert);
     if (completingIssuance(input)) return;
     const ready = getCondition(cert, 'Ready');
