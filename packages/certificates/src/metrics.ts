@@ -1,4 +1,4 @@
-import type { MetricsRegistry } from '@certkit/runtime';
+import type { Labels, MetricsRegistry } from '@certkit/runtime';
 import type { Certificate } from './api/types.ts';
 import type { ControllerContext } from './controllers/context.ts';
 
@@ -17,8 +17,9 @@ import type { ControllerContext } from './controllers/context.ts';
 /** The context whose Certificates each registry reports (one per process; see acme/challenges/metrics.ts). */
 const reported = new WeakMap<MetricsRegistry, ControllerContext>();
 
-const LABEL_NAMES = ['name', 'namespace', 'issuer_name', 'issuer_kind', 'issuer_group'] as const;
-type CertificateLabels = Record<(typeof LABEL_NAMES)[number], string>;
+/** The labels of every per-Certificate series, in cert-manager's order. */
+type CertificateLabels = Labels &
+  Record<'name' | 'namespace' | 'issuer_name' | 'issuer_kind' | 'issuer_group', string>;
 
 /** The Ready condition's status values, one series each, in the order they are exposed. */
 const READY_CONDITIONS = ['True', 'False', 'Unknown'] as const;
