@@ -21,18 +21,15 @@ import { registerCertificateMetrics } from './metrics.ts';
 const NOT_AFTER = '2026-03-01T03:00:00Z';
 const RENEWAL = '2026-03-01T02:00:00Z';
 
-function samples(registry: MetricsRegistry, name: string): string[] {
-  return registry
-    .render()
-    .split('\n')
-    .filter((line) => line.startsWith(`${name}{`));
+function samples(text: string, name: string): string[] {
+  return text.split('\n').filter((line) => line.startsWith(`${name}{`));
 }
 
 /** Scrapes until `check` passes (the informer sees a write a turn of the event loop later). */
-async function eventually(check: () => void): Promise<void> {
+async function eventually(check: () => Promise<void>): Promise<void> {
   for (let i = 0; ; i++) {
     try {
-      return check();
+      return await check();
     } catch (err) {
       if (i >= 200) throw err;
       await new Promise((r) => setTimeout(r, 5));
@@ -57,19 +54,19 @@ describe('certificate metrics', () => {
       registerCertificateMetrics(registry, env.ctx);
       const web = `name="web",namespace="${NAMESPACE}",issuer_name="ca",issuer_kind="Issuer",issuer_group="cert-manager.io"`;
       const api = `name="api",namespace="${NAMESPACE}",issuer_name="acme",issuer_kind="ClusterIssuer",issuer_group="cert-manager.io"`;
-      const text = registry.render();
+      const text = await registry.scrape();
       assert.match(text, /^# TYPE certmanager_certificate_expiration_timestamp_seconds gauge$/m);
       assert.match(text, /^# TYPE certmanager_certificate_ready_status gauge$/m);
-      assert.deepEqual(samples(registry, 'certmanager_certificate_expiration_timestamp_seconds').sort(), [
+      assert.deepEqual(samples(text, 'certmanager_certificate_expiration_timestamp_seconds').sort(), [
         `certmanager_certificate_expiration_timestamp_seconds{${api}} 0`,
         `certmanager_certificate_expiration_timestamp_seconds{${web}} ${Date.parse(NOT_AFTER) / 1000}`,
       ]);
-      assert.deepEqual(samples(registry, 'certmanager_certificate_renewal_timestamp_seconds').sort(), [
+      assert.deepEqual(samples(text, 'certmanager_certificate_renewal_timestamp_seconds').sort(), [
         `certmanager_certificate_renewal_timestamp_seconds{${api}} 0`,
         `certmanager_certificate_renewal_timestamp_seconds{${web}} ${Date.parse(RENEWAL) / 1000}`,
       ]);
       // One series per status of the Ready condition, 1 for the one it has; none yet reads as Unknown.
-      assert.deepEqual(samples(registry, 'certmanager_certificate_ready_status').sort(), [
+      assert.deepEqual(samples(text, 'certmanager_certificate_ready_status').sort(), [
         `certmanager_certificate_ready_status{${api},condition="False"} 0`,
         `certmanager_certificate_ready_status{${api},condition="True"} 0`,
         `certmanager_certificate_ready_status{${api},condition="Unknown"} 1`,
@@ -93,13 +90,34 @@ describe('certificate metrics', () => {
       const web = await certificates.get(NAMESPACE, 'web');
       await certificates.update({ ...web, spec: { ...web.spec, issuerRef: { name: 'other' } } });
       await certificates.delete(NAMESPACE, 'api');
-      await eventually(() => {
-        const expiry = samples(registry, 'certmanager_certificate_expiration_timestamp_seconds');
+      await eventually(async () => {
+        const text = await registry.scrape();
+        const expiry = samples(text, 'certmanager_certificate_expiration_timestamp_seconds');
         assert.deepEqual(expiry, [
           `certmanager_certificate_expiration_timestamp_seconds{name="web",namespace="${NAMESPACE}",issuer_name="other",issuer_kind="Issuer",issuer_group="cert-manager.io"} 0`,
         ]);
-        assert.equal(samples(registry, 'certmanager_certificate_ready_status').length, 3);
+        assert.equal(samples(text, 'certmanager_certificate_ready_status').length, 3);
       });
+    } finally {
+      await env.stop();
+    }
+  });
+
+  it('exposes the three families, HELP and TYPE, with no Certificate at all', async () => {
+    const env = await FakeEnvironment.start({});
+    try {
+      const registry = new MetricsRegistry();
+      registerCertificateMetrics(registry, env.ctx);
+      const text = await registry.scrape();
+      for (const name of [
+        'certmanager_certificate_expiration_timestamp_seconds',
+        'certmanager_certificate_renewal_timestamp_seconds',
+        'certmanager_certificate_ready_status',
+      ]) {
+        assert.match(text, new RegExp(`^# HELP ${name} \\S`, 'm'));
+        assert.match(text, new RegExp(`^# TYPE ${name} gauge$`, 'm'));
+        assert.deepEqual(samples(text, name), []);
+      }
     } finally {
       await env.stop();
     }

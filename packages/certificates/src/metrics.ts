@@ -1,4 +1,4 @@
-import type { Labels, MetricsRegistry } from '@certkit/runtime';
+import type { MetricsRegistry } from '@certkit/runtime';
 import type { Certificate } from './api/types.ts';
 import type { ControllerContext } from './controllers/context.ts';
 
@@ -17,63 +17,72 @@ import type { ControllerContext } from './controllers/context.ts';
 /** The context whose Certificates each registry reports (one per process; see acme/challenges/metrics.ts). */
 const reported = new WeakMap<MetricsRegistry, ControllerContext>();
 
-/** The labels of every per-Certificate series, in cert-manager's order. */
-type CertificateLabels = Labels &
-  Record<'name' | 'namespace' | 'issuer_name' | 'issuer_kind' | 'issuer_group', string>;
+/** cert-manager's per-Certificate gauges: name and help. */
+const EXPIRATION = [
+  'certmanager_certificate_expiration_timestamp_seconds',
+  'The date after which the certificate expires, as seconds since the Unix epoch.',
+] as const;
+const RENEWAL = [
+  'certmanager_certificate_renewal_timestamp_seconds',
+  'The time after which the certificate will be renewed, as seconds since the Unix epoch.',
+] as const;
+const READY = ['certmanager_certificate_ready_status', 'The ready status of the certificate.'] as const;
 
 /** The Ready condition's status values, one series each, in the order they are exposed. */
 const READY_CONDITIONS = ['True', 'False', 'Unknown'] as const;
 
-function labelsOf(cert: Certificate): CertificateLabels {
-  return {
-    name: cert.metadata?.name ?? '',
-    namespace: cert.metadata?.namespace ?? '',
-    issuer_name: cert.spec?.issuerRef?.name ?? '',
-    issuer_kind: cert.spec?.issuerRef?.kind ?? 'Issuer',
-    issuer_group: cert.spec?.issuerRef?.group ?? 'cert-manager.io',
-  };
+const NEEDS_ESCAPE = /[\\"\n]/;
+
+/** A label value as the exposition format writes it between quotes. */
+function escapeLabel(value: string): string {
+  if (!NEEDS_ESCAPE.test(value)) return value;
+  return value.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n');
+}
+
+/** A Certificate's labels, rendered: name, namespace, issuer_name, issuer_kind, issuer_group (cert-manager's order). */
+function labelText(cert: Certificate): string {
+  const name = escapeLabel(cert.metadata?.name ?? '');
+  const namespace = escapeLabel(cert.metadata?.namespace ?? '');
+  const issuer = cert.spec?.issuerRef;
+  return (
+    `name="${name}",namespace="${namespace}",issuer_name="${escapeLabel(issuer?.name ?? '')}",` +
+    `issuer_kind="${escapeLabel(issuer?.kind ?? 'Issuer')}",issuer_group="${escapeLabel(issuer?.group ?? 'cert-manager.io')}"`
+  );
 }
 
 const seconds = (time: string | undefined) => (time ? Date.parse(time) / 1000 : 0);
 
-/** `certmanager_certificate_expiration_timestamp_seconds`' series for these Certificates. */
-export function* expirationSeries(certificates: Iterable<Certificate>) {
-  for (const cert of certificates) yield [labelsOf(cert), seconds(cert.status?.notAfter)] as const;
-}
-
-/** `certmanager_certificate_renewal_timestamp_seconds`' series for these Certificates. */
-export function* renewalSeries(certificates: Iterable<Certificate>) {
-  for (const cert of certificates) yield [labelsOf(cert), seconds(cert.status?.renewalTime)] as const;
-}
-
-/** `certmanager_certificate_ready_status`' series: 1 for the Ready condition's status, 0 for the others. */
-export function* readySeries(certificates: Iterable<Certificate>) {
+/**
+ * The three gauges' exposition for these Certificates, HELP and TYPE included. Rendered here in one pass
+ * rather than through the registry's gaugeFunc, which takes a label object per series: each Certificate's
+ * label text is built once for its five series, which keeps a scrape at 10,000 Certificates to a few ms.
+ */
+export function renderCertificateGauges(certificates: Iterable<Certificate>): string {
+  const header = ([name, help]: readonly [string, string]) => [
+    `# HELP ${name} ${help}`,
+    `# TYPE ${name} gauge`,
+  ];
+  const expiration = header(EXPIRATION);
+  const renewal = header(RENEWAL);
+  const ready = header(READY);
   for (const cert of certificates) {
-    const labels = labelsOf(cert);
+    const labels = labelText(cert);
+    expiration.push(`${EXPIRATION[0]}{${labels}} ${seconds(cert.status?.notAfter)}`);
+    renewal.push(`${RENEWAL[0]}{${labels}} ${seconds(cert.status?.renewalTime)}`);
     const status = cert.status?.conditions?.find((c) => c.type === 'Ready')?.status ?? 'Unknown';
     for (const condition of READY_CONDITIONS) {
-      yield [{ ...labels, condition }, condition === status ? 1 : 0] as const;
+      ready.push(`${READY[0]}{${labels},condition="${condition}"} ${condition === status ? 1 : 0}`);
     }
   }
+  return `${expiration.join('\n')}\n${renewal.join('\n')}\n${ready.join('\n')}\n`;
 }
 
 export function registerCertificateMetrics(metrics: MetricsRegistry, ctx: ControllerContext): void {
   const registered = reported.has(metrics);
   reported.set(metrics, ctx);
   if (!registered) {
-    const cached = () => reported.get(metrics)?.certificates.getStore().values() ?? [];
-    metrics.gaugeFunc(
-      'certmanager_certificate_expiration_timestamp_seconds',
-      'The date after which the certificate expires, as seconds since the Unix epoch.',
-      () => expirationSeries(cached()),
-    );
-    metrics.gaugeFunc(
-      'certmanager_certificate_renewal_timestamp_seconds',
-      'The time after which the certificate will be renewed, as seconds since the Unix epoch.',
-      () => renewalSeries(cached()),
-    );
-    metrics.gaugeFunc('certmanager_certificate_ready_status', 'The ready status of the certificate.', () =>
-      readySeries(cached()),
+    metrics.addCollector('certmanager_certificate', () =>
+      Promise.resolve(renderCertificateGauges(reported.get(metrics)?.certificates.getStore().values() ?? [])),
     );
   }
   const issuances = metrics.counter(
@@ -97,7 +106,8 @@ export function registerCertificateMetrics(metrics: MetricsRegistry, ctx: Contro
       const issuing = cert.status?.conditions?.find((c) => c.type === 'Issuing' && c.status === 'True');
       if (issuing && !issuingSince.has(key)) issuingSince.set(key, ctx.now().getTime());
       if ((cert.status?.revision ?? 0) > (old.status?.revision ?? 0)) {
-        const { namespace, issuer_kind } = labelsOf(cert);
+        const namespace = cert.metadata?.namespace ?? '';
+        const issuer_kind = cert.spec?.issuerRef?.kind ?? 'Issuer';
         issuances.inc({ namespace, issuer_kind });
         const since = issuingSince.get(key);
         if (since !== undefined) durations.observe({ issuer_kind }, (ctx.now().getTime() - since) / 1000);
