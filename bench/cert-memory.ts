@@ -40,7 +40,7 @@ const flag = (name: string) => process.argv.find((a) => a.startsWith(`--${name}=
 const COUNTS = (flag('counts') ?? '1000').split(',').map(Number);
 const BASELINE = flag('baseline');
 const RESULTS = flag('results') ?? 'cert-memory';
-/** A directory to write a heap snapshot of each restarted controller to (`<variant>-<N>.heapsnapshot`). */
+/** A directory to write heap snapshots of each controller to (`<variant>-<N>-<empty|after-issuance|restarted>.heapsnapshot`). */
 const SNAPSHOTS = flag('heap-snapshots');
 const list = (name: string) => (flag(name) ?? '').split(',').filter(Boolean);
 /** --controller-node-args=a,b: node flags for the controller, e.g. --max-semi-space-size=1 (default none). */
@@ -263,6 +263,14 @@ async function createCaIssuer(cluster: Cluster): Promise<void> {
   } as Issuer);
 }
 
+/** With --heap-snapshots=DIR, a snapshot of the controller at `phase` (`<variant>-<N>-<phase>.heapsnapshot`). */
+async function snapshotTo(controller: ControllerProcess, variant: Variant, count: number, phase: string) {
+  if (!SNAPSHOTS) return;
+  await controller.snapshot(
+    join(SNAPSHOTS, `${variant.name.replace(/\W+/g, '-')}-${count}-${phase}.heapsnapshot`),
+  );
+}
+
 interface Run {
   variant: string;
   certificates: number;
@@ -296,6 +304,7 @@ async function run(variant: Variant, count: number): Promise<Run> {
     controller = await startController(variant.root, cluster.kubeconfigPath);
     const emptySteadyMB = await steadyMB(controller.sampler);
     const emptyHeap = await controller.heap();
+    await snapshotTo(controller, variant, count, 'empty');
 
     log(`${variant.name}, ${count}: creating ${count} Certificates, 16 at a time`);
     controller.sampler.mark();
@@ -326,6 +335,7 @@ async function run(variant: Variant, count: number): Promise<Run> {
     log(`${variant.name}, ${count}: all Ready after ${issuanceSeconds} s; settling`);
     const steady = await steadyMB(controller.sampler);
     const steadyHeap = await controller.heap();
+    await snapshotTo(controller, variant, count, 'after-issuance');
 
     log(`${variant.name}, ${count}: restarting the controller over them`);
     await controller.stop();
@@ -334,11 +344,7 @@ async function run(variant: Variant, count: number): Promise<Run> {
     const restartSteadyMB = await steadyMB(controller.sampler);
     const restartPeakMB = await controller.sampler.hwmMB();
     const restartHeap = await controller.heap();
-    if (SNAPSHOTS) {
-      await controller.snapshot(
-        join(SNAPSHOTS, `${variant.name.replace(/\W+/g, '-')}-${count}.heapsnapshot`),
-      );
-    }
+    await snapshotTo(controller, variant, count, 'restarted');
     const perCert = (mb: number) => round((mb * MB) / count / 1000, 1);
     return {
       variant: variant.name,

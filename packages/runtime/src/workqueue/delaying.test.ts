@@ -124,4 +124,53 @@ describe('DelayingQueue', () => {
     q.addAfter('b', 0);
     assert.equal(retries, 2);
   });
+
+  it('with thousands waiting, each leaves at its own ready time, in order, through adds, re-adds and cancels', async () => {
+    const clock = new FakeClock();
+    const q = new DelayingQueue<string>({ clock });
+    // A fixed pseudo-random sequence (xorshift), so that a failure repeats.
+    let state = 0x2545f491;
+    const random = (n: number) => {
+      state ^= state << 13;
+      state ^= state >>> 17;
+      state ^= state << 5;
+      return (state >>> 0) % n;
+    };
+    // The model: each waiting key's ready time, as addAfter and cancelAfter are documented to keep it.
+    const due = new Map<string, number>();
+    for (let i = 0; i < 5000; i++) {
+      const key = `ns/cert-${random(4000)}`;
+      const ms = 1 + random(100_000);
+      if (random(10) === 0) {
+        assert.equal(q.cancelAfter(key), due.delete(key), `cancel ${key}`);
+        continue;
+      }
+      q.addAfter(key, ms);
+      const at = clock.now() + ms;
+      if (!(due.get(key)! <= at)) due.set(key, at);
+      if (random(50) === 0) clock.step(random(500));
+      // Whatever became due meanwhile has left the heap for the queue.
+      for (const item of await drain(q)) {
+        assert.ok(due.get(item)! <= clock.now(), `${item} left before its time`);
+        due.delete(item);
+      }
+    }
+    assert.equal(q.delayedLen, due.size);
+    assert.equal(clock.pending, 1, 'one timer for all of them');
+    const expected = [...due].sort((a, b) => a[1] - b[1]);
+    let next = 0;
+    while (next < expected.length) {
+      const at = expected[next][1];
+      clock.step(at - clock.now() - 0.5);
+      assert.deepEqual(await drain(q), [], `nothing is due before ${at}`);
+      clock.step(0.5);
+      const left = await drain(q);
+      const dueNow = expected.slice(next, next + left.length);
+      assert.ok(left.length > 0, `${expected[next][0]} left at its time`);
+      assert.deepEqual(new Set(left), new Set(dueNow.map(([key]) => key)));
+      assert.ok(dueNow.every(([, t]) => t === at));
+      next += left.length;
+    }
+    assert.equal(q.delayedLen, 0);
+  });
 });

@@ -5,16 +5,12 @@ import { WorkQueue, type QueueOptions } from './queue.ts';
  * client-go's delaying queue (`delaying_queue.go`): items wait in a min-heap ordered by ready time and
  * move to the work queue when due. One timer serves the whole heap (armed for its head), so a controller
  * with ten thousand requeued objects holds one timer, not ten thousand.
+ *
+ * The heap is kept as parallel arrays (key, item, ready time, insertion order) rather than an object per
+ * waiting item: the trigger and readiness controllers keep every managed Certificate waiting for its renewal,
+ * and an entry object with its boxed ready time cost ~80 bytes per item and queue where the arrays take ~20
+ * (docs/adr/1142).
  */
-
-interface Waiting<T> {
-  key: string;
-  item: T;
-  readyAt: number;
-  /** Insertion order, so items due at the same time leave in the order they were added. */
-  seq: number;
-  index: number;
-}
 
 /**
  * Upstream re-checks at least this often whatever the heap says, which bounds the cost of a missed wake-up.
@@ -23,8 +19,14 @@ const MAX_WAIT_MS = 10_000;
 
 /** client-go's delaying queue: a work queue whose items can be added after a delay (`addAfter`). */
 export class DelayingQueue<T = string> extends WorkQueue<T> {
-  private readonly heap: Waiting<T>[] = [];
-  private readonly waitingByKey = new Map<string, Waiting<T>>();
+  // Heap slot i: keys[i], items[i], readyAt[i], seq[i] (insertion order, so that items due at the same
+  // time leave in the order they were added).
+  private readonly keys: string[] = [];
+  private readonly items: T[] = [];
+  private readonly readyAt: number[] = [];
+  private readonly seqs: number[] = [];
+  /** Heap slot of every waiting key. */
+  private readonly slotByKey = new Map<string, number>();
   private seq = 0;
   private timer: TimerHandle | undefined;
   private timerAt = Infinity;
@@ -46,17 +48,20 @@ export class DelayingQueue<T = string> extends WorkQueue<T> {
     }
     const key = this.keyOf(item);
     const readyAt = this.clock.now() + ms;
-    const existing = this.waitingByKey.get(key);
-    if (existing) {
-      if (readyAt < existing.readyAt) {
-        existing.readyAt = readyAt;
-        this.siftUp(existing.index);
+    const slot = this.slotByKey.get(key);
+    if (slot !== undefined) {
+      if (readyAt < this.readyAt[slot]) {
+        this.readyAt[slot] = readyAt;
+        this.siftUp(slot);
       }
     } else {
-      const entry: Waiting<T> = { key, item, readyAt, seq: this.seq++, index: this.heap.length };
-      this.heap.push(entry);
-      this.waitingByKey.set(key, entry);
-      this.siftUp(entry.index);
+      const i = this.keys.length;
+      this.keys.push(key);
+      this.items.push(item);
+      this.readyAt.push(readyAt);
+      this.seqs.push(this.seq++);
+      this.slotByKey.set(key, i);
+      this.siftUp(i);
     }
     this.arm();
   }
@@ -67,37 +72,39 @@ export class DelayingQueue<T = string> extends WorkQueue<T> {
    * already queued or being processed is left alone.
    */
   cancelAfter(item: T): boolean {
-    const entry = this.waitingByKey.get(this.keyOf(item));
-    if (!entry) return false;
-    this.waitingByKey.delete(entry.key);
-    const i = entry.index;
-    const last = this.heap.pop()!;
-    if (last !== entry) {
-      this.heap[i] = last;
-      last.index = i;
+    const key = this.keyOf(item);
+    const i = this.slotByKey.get(key);
+    if (i === undefined) return false;
+    this.slotByKey.delete(key);
+    const last = this.keys.length - 1;
+    if (i !== last) {
+      this.move(last, i);
+      this.dropLastSlot();
       this.siftDown(i);
-      this.siftUp(last.index);
-    }
+      this.siftUp(i);
+    } else this.dropLastSlot();
     this.arm();
     return true;
   }
 
   /** Items waiting for their delay to pass. */
   get delayedLen(): number {
-    return this.heap.length;
+    return this.keys.length;
   }
 
   override shutDown(): void {
     this.disarm();
-    this.heap.length = 0;
-    this.waitingByKey.clear();
+    this.keys.length = 0;
+    this.items.length = 0;
+    this.readyAt.length = 0;
+    this.seqs.length = 0;
+    this.slotByKey.clear();
     super.shutDown();
   }
 
   private arm(): void {
-    const head = this.heap[0];
-    if (!head) return this.disarm();
-    const at = Math.min(head.readyAt, this.clock.now() + MAX_WAIT_MS);
+    if (this.keys.length === 0) return this.disarm();
+    const at = Math.min(this.readyAt[0], this.clock.now() + MAX_WAIT_MS);
     if (this.timer !== undefined && this.timerAt <= at) return;
     this.disarm();
     this.timerAt = at;
@@ -114,47 +121,60 @@ export class DelayingQueue<T = string> extends WorkQueue<T> {
     this.timer = undefined;
     this.timerAt = Infinity;
     const now = this.clock.now();
-    while (this.heap.length > 0 && this.heap[0].readyAt <= now) {
-      const entry = this.popHead();
-      this.waitingByKey.delete(entry.key);
-      this.add(entry.item);
+    while (this.keys.length > 0 && this.readyAt[0] <= now) {
+      const item = this.items[0];
+      this.slotByKey.delete(this.keys[0]);
+      const last = this.keys.length - 1;
+      if (last > 0) {
+        this.move(last, 0);
+        this.dropLastSlot();
+        this.siftDown(0);
+      } else this.dropLastSlot();
+      this.add(item);
     }
     this.arm();
   }
 
-  private less(a: Waiting<T>, b: Waiting<T>): boolean {
-    return a.readyAt < b.readyAt || (a.readyAt === b.readyAt && a.seq < b.seq);
+  private less(a: number, b: number): boolean {
+    const ra = this.readyAt[a];
+    const rb = this.readyAt[b];
+    return ra < rb || (ra === rb && this.seqs[a] < this.seqs[b]);
   }
 
-  private popHead(): Waiting<T> {
-    const top = this.heap[0];
-    const last = this.heap.pop()!;
-    if (last !== top) {
-      this.heap[0] = last;
-      last.index = 0;
-      this.siftDown(0);
-    }
-    return top;
+  /** Puts slot `from`'s entry in slot `to` (whose entry is overwritten). */
+  private move(from: number, to: number): void {
+    this.keys[to] = this.keys[from];
+    this.items[to] = this.items[from];
+    this.readyAt[to] = this.readyAt[from];
+    this.seqs[to] = this.seqs[from];
+    this.slotByKey.set(this.keys[to], to);
+  }
+
+  /** Drops the last slot. */
+  private dropLastSlot(): void {
+    this.keys.pop();
+    this.items.pop();
+    this.readyAt.pop();
+    this.seqs.pop();
   }
 
   private siftUp(i: number): void {
-    const h = this.heap;
     while (i > 0) {
       const parent = (i - 1) >> 1;
-      if (!this.less(h[i], h[parent])) break;
+      if (!this.less(i, parent)) break;
       this.swap(i, parent);
       i = parent;
     }
   }
 
   private siftDown(i: number): void {
-    const h = this.heap;
+    const n = this.keys.length;
     for (;;) {
       const l = 2 * i + 1;
       const r = l + 1;
       let min = i;
-      if (l < h.length && this.less(h[l], h[min])) min = l;
-      if (r < h.length && this.less(h[r], h[min])) min = r;
+      if (l < n && this.less(l, min)) min = l;
+      if (r < n && this.less(r, min)) min = r;
       if (min === i) return;
       this.swap(i, min);
       i = min;
@@ -162,9 +182,12 @@ export class DelayingQueue<T = string> extends WorkQueue<T> {
   }
 
   private swap(i: number, j: number): void {
-    const h = this.heap;
-    [h[i], h[j]] = [h[j], h[i]];
-    h[i].index = i;
-    h[j].index = j;
+    const { keys, items, readyAt, seqs } = this;
+    [keys[i], keys[j]] = [keys[j], keys[i]];
+    [items[i], items[j]] = [items[j], items[i]];
+    [readyAt[i], readyAt[j]] = [readyAt[j], readyAt[i]];
+    [seqs[i], seqs[j]] = [seqs[j], seqs[i]];
+    this.slotByKey.set(keys[i], i);
+    this.slotByKey.set(keys[j], j);
   }
 }

@@ -23,6 +23,7 @@ import { canonicalNameConstraints, type DecodedNameConstraints } from '../../../
 import { requestCsr, hasSecretBytes, secretCertificateFacts, secretKeyFacts, valueOf } from '../../parsed.ts';
 import type { PolicyInput } from './gather.ts';
 import { scheduleRenewal } from './renewal.ts';
+import { WeakGenerations } from '../../../weak-generations.ts';
 
 /**
  * The policy checks of cert-manager's internal/controller/certificates/policies (checks.go, policies.go):
@@ -131,15 +132,23 @@ function durationsDiffer(a: string, b: string): boolean {
 }
 
 /**
- * The last answer of requestMatchesSpec per cached request, with the spec it was for: five controllers ask it
+ * How many objects the answers below are remembered for: the versions of the Certificates and requests a
+ * burst of issuances has in flight, not one per managed Certificate (docs/adr/1142).
+ */
+const ANSWERS_REMEMBERED = 2048;
+
+/**
+ * The last answer of requestMatchesSpec per request, with the spec it was for: five controllers ask it
  * about the same request and spec at every event of an issuance, and the answer only changes with one of the
  * objects. One entry per request rather than a map of specs per request (a WeakMap each, about 200 bytes per
- * managed Certificate): a request is compared with the one spec of its Certificate's current version.
+ * managed Certificate): a request is compared with the one spec of its Certificate's current version. Kept
+ * for the requests asked about lately only (weak-generations.ts): a settled request is asked again at a
+ * resync, if ever.
  */
-const requestMatches = new WeakMap<
+const requestMatches = new WeakGenerations<
   CertificateRequest,
   { spec: CertificateSpec; violations: readonly string[] }
->();
+>(ANSWERS_REMEMBERED);
 
 /**
  * RequestMatchesSpec: the Certificate fields a CertificateRequest (its CSR and its spec) no longer matches,
@@ -433,4 +442,5 @@ export function invalidSpec(cert: Certificate): Violation | undefined {
   return violation;
 }
 
-const validated = new WeakMap<Certificate, Violation | undefined>();
+/** invalidSpec's answers, for the Certificate versions asked about lately (weak-generations.ts). */
+const validated = new WeakGenerations<Certificate, Violation | undefined>(ANSWERS_REMEMBERED);
