@@ -164,6 +164,17 @@ const ALL: Variant[] = [
           BASELINE,
           true,
         ),
+        {
+          name: 'shipped-json-kubeconfig-baseline',
+          what: `shipped-json-kubeconfig, from the baseline checkout ${BASELINE}`,
+          args: (k: string) => [
+            ...SHIPPED_CONTROLLER_NODE_ARGS,
+            join(BASELINE, 'packages/cli/bin/certkit.js'),
+            ...controllerArgs(jsonKubeconfig(k)),
+          ],
+          env: { NODE_COMPILE_CACHE: `${cacheDir}-baseline`, ...SHIPPED_CONTROLLER_ENV },
+          warm: true,
+        },
       ]
     : []),
   {
