@@ -22,7 +22,10 @@ describe('the controller bundle performance clock', () => {
   it('is monotonic, with sub-millisecond digits, and follows the wall clock over a sleep', async () => {
     const readings = Array.from({ length: 1000 }, () => bundlePerformance.now());
     for (let i = 1; i < readings.length; i++) assert.ok(readings[i] >= readings[i - 1]);
-    assert.ok(readings.some((r) => !Number.isInteger(r)), 'fractional milliseconds');
+    assert.ok(
+      readings.some((r) => !Number.isInteger(r)),
+      'fractional milliseconds',
+    );
     const start = bundlePerformance.now();
     const wallStart = Date.now();
     await new Promise((r) => setTimeout(r, 50));
