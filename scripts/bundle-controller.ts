@@ -69,8 +69,13 @@ const lazyBuiltins: Plugin = {
         contents: [
           'let loaded;',
           `const load = () => (loaded ??= process.getBuiltinModule(${id}));`,
+          // On a prototype, not the exports object: esbuild's interop copies a CommonJS module's own
+          // properties into a new object for every module that imports it (a closure per export, ~0.7 MB of
+          // heap over the bundle's imports); an object inheriting the getters gets none to copy.
+          'const getters = {};',
           `for (const name of ${JSON.stringify(names)})`,
-          '  Object.defineProperty(exports, name, { get: () => load()[name], enumerable: true });',
+          '  Object.defineProperty(getters, name, { get: () => load()[name], enumerable: true });',
+          'module.exports = Object.create(getters);',
         ].join('\n'),
       };
     });
