@@ -94,11 +94,42 @@ function jsonKubeconfig(kubeconfig: string): string {
   return json;
 }
 
+/**
+ * The floor under any client of the API server (docs/adr/1131): node:tls loaded, one secure context with the
+ * kubeconfig's CA (as the runtime's transport makes it), and as many TLS connections each holding a watch as
+ * the idle controller holds (one per informer, nine), with node:https and node:http loaded, which the
+ * controller's watches use. argv[1]: a JSON kubeconfig with a token.
+ */
+const TLS_FLOOR_SCRIPT = `
+  const tls = process.getBuiltinModule('node:tls');
+  const kubeconfig = JSON.parse(process.getBuiltinModule('node:fs').readFileSync(process.argv[1], 'utf8'));
+  const { server, 'certificate-authority-data': caData } = kubeconfig.clusters[0].cluster;
+  const token = kubeconfig.users[0].user.token;
+  const url = new URL(server);
+  const secureContext = tls.createSecureContext({ ca: Buffer.from(caData, 'base64').toString() });
+  for (let i = 0; i < 9; i++) {
+    const socket = tls.connect({ host: url.hostname, port: Number(url.port), secureContext }, () =>
+      socket.write('GET /api/v1/namespaces?watch=1 HTTP/1.1\\r\\nHost: ' + url.host +
+        '\\r\\nAuthorization: Bearer ' + token + '\\r\\n\\r\\n'));
+    socket.on('data', () => {});
+    socket.on('error', (err) => { console.error(err.message); process.exit(1); });
+  }
+  process.getBuiltinModule('node:https');
+  process.getBuiltinModule('node:http');
+  setInterval(() => {}, 1000);
+`;
+
 const ALL: Variant[] = [
   {
     name: 'bare-node',
     what: 'node -e "setInterval(() => {}, 1000)" (the floor)',
     args: () => ['-e', 'setInterval(() => {}, 1000)'],
+  },
+  {
+    name: 'tls-floor-watches',
+    what: "node with the shipped flags and environment, one TLS context with the kubeconfig CA, 9 TLS connections each holding a watch, node:https and node:http loaded (what any API client with the controller's watches has)",
+    args: (k) => [...SHIPPED_CONTROLLER_NODE_ARGS, '-e', TLS_FLOOR_SCRIPT, jsonKubeconfig(k)],
+    env: SHIPPED_CONTROLLER_ENV,
   },
   {
     name: 'main-ts',
@@ -164,6 +195,17 @@ const ALL: Variant[] = [
           BASELINE,
           true,
         ),
+        {
+          name: 'shipped-json-kubeconfig-baseline',
+          what: `shipped-json-kubeconfig, from the baseline checkout ${BASELINE}`,
+          args: (k: string) => [
+            ...SHIPPED_CONTROLLER_NODE_ARGS,
+            join(BASELINE, 'packages/cli/bin/certkit.js'),
+            ...controllerArgs(jsonKubeconfig(k)),
+          ],
+          env: { NODE_COMPILE_CACHE: `${cacheDir}-baseline`, ...SHIPPED_CONTROLLER_ENV },
+          warm: true,
+        },
       ]
     : []),
   {

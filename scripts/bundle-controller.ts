@@ -19,7 +19,7 @@
 import { readFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { build } from 'esbuild';
+import { build, type Plugin } from 'esbuild';
 
 /** The workspace packages the bundle inlines: everything `certkit controller` runs of certkit's own code. */
 const BUNDLED = ['apimachinery', 'runtime', 'certificates', 'cli'] as const;
@@ -41,6 +41,46 @@ function externals(root: string): string[] {
   }
   return [...names].flatMap((name) => [name, `${name}/*`]);
 }
+
+/**
+ * Node's built-in modules, imported by the bundle as objects whose exports load the module on first use
+ * (docs/adr/1131-lazy-built-in-modules-in-the-controller-bundle.md).
+ *
+ * An ES `import { x } from 'node:util'` makes Node build the module's ES namespace, which reads every export,
+ * lazy getters included: `util.diff`, `crypto.webcrypto`, `util`'s `MIMEType` and the worker modules behind
+ * them all load, in every process. And every built-in the bundle names is loaded at start: `dgram` and `dns`
+ * for the DNS-01 solver, `child_process` for exec credentials, `vm` for the memory release, which an idle
+ * controller never runs. Instead each `node:*` import resolves to a small CommonJS module whose exports are
+ * getters over `process.getBuiltinModule` (ADR 1101's pattern for node:http), so a built-in loads when the
+ * code first touches one of its exports, and no namespace is ever built. The getters are the export names of
+ * the Node that builds (`Object.keys`, the names an ES import of the built-in may use); the controller runs
+ * on the same Node. esbuild's interop reads a CommonJS module's exports as property accesses at each use, so
+ * a call costs one getter more, nothing next to what the built-ins do.
+ */
+const lazyBuiltins: Plugin = {
+  name: 'lazy-node-builtins',
+  setup(build) {
+    build.onResolve({ filter: /^node:/ }, (args) => ({ path: args.path, namespace: 'lazy-builtin' }));
+    build.onLoad({ filter: /.*/, namespace: 'lazy-builtin' }, (args) => {
+      const names = Object.keys(process.getBuiltinModule(args.path) as object);
+      const id = JSON.stringify(args.path);
+      return {
+        loader: 'js',
+        contents: [
+          'let loaded;',
+          `const load = () => (loaded ??= process.getBuiltinModule(${id}));`,
+          // On a prototype, not the exports object: esbuild's interop copies a CommonJS module's own
+          // properties into a new object for every module that imports it (a closure per export, ~0.7 MB of
+          // heap over the bundle's imports); an object inheriting the getters gets none to copy.
+          'const getters = {};',
+          `for (const name of ${JSON.stringify(names)})`,
+          '  Object.defineProperty(getters, name, { get: () => load()[name], enumerable: true });',
+          'module.exports = Object.create(getters);',
+        ].join('\n'),
+      };
+    });
+  },
+};
 
 export async function bundleController(root: string): Promise<void> {
   const outdir = join(root, CONTROLLER_BUNDLE_DIR);
@@ -65,5 +105,9 @@ export async function bundleController(root: string): Promise<void> {
     sourcemap: true,
     legalComments: 'none',
     logLevel: 'warning',
+    plugins: [lazyBuiltins],
+    // The bundle's code uses `performance` for performance.now() alone; Node's global loads node:perf_hooks
+    // whole on first access (packages/cli/src/bundle-performance.ts, ADR 1131).
+    inject: [join(root, 'packages/cli/dist/bundle-performance.js')],
   });
 }

@@ -8,10 +8,11 @@
 
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { parse as parseYaml } from 'yaml';
 import {
   callApi,
   CERTKIT_BIN,
@@ -49,6 +50,15 @@ const JOSE = /\/node_modules\/jose\//;
 const PROM_CLIENT = /\/node_modules\/(prom-client|@opentelemetry)\//;
 /** node:http2 and Node's bundled undici: what an ESM import of node:http brings (runtime/client/node-http.ts). */
 const HTTP2 = /^NativeModule (http2|internal\/deps\/undici\/undici)$/;
+/**
+ * Built-ins the bundle imports lazily (scripts/bundle-controller.ts, docs/adr/1131) that an idle controller
+ * does not use: the memory release's vm, and what ES namespaces of node:util and node:crypto and the global
+ * `performance` would load. Not node:dgram (the DNS-01 solver) and node:child_process (exec credentials),
+ * which the bundle does not load at idle either (bench:idle's processes show neither), but Node loads for
+ * the recorder's module hooks; nor node:module's source map support, which the recorder's import loads.
+ */
+const UNUSED_BUILTINS =
+  /^NativeModule (vm|worker_threads|perf_hooks|internal\/crypto\/webcrypto|internal\/util\/diff)$/;
 
 const matching = (urls: string[], re: RegExp) => urls.filter((u) => re.test(u));
 
@@ -70,7 +80,11 @@ describe('the idle certkit controller', () => {
   });
 
   /** Starts the controller (metrics endpoint on, as deployed), runs `during` once it is ready, stops it. */
-  async function footprint(name: string, during: (metrics: string) => Promise<void>): Promise<Footprint> {
+  async function footprint(
+    name: string,
+    during: (metrics: string) => Promise<void>,
+    kubeconfig = join(dir, 'cluster', 'kubeconfig'),
+  ): Promise<Footprint> {
     const file = join(dir, `${name}.json`);
     const metrics = `http://127.0.0.1:${await freePort()}`;
     const child: ChildProcess = spawn(
@@ -80,7 +94,7 @@ describe('the idle certkit controller', () => {
         RECORDER,
         CERTKIT_BIN,
         'controller',
-        ...['--kubeconfig', join(dir, 'cluster', 'kubeconfig'), '--leader-elect=false'],
+        ...['--kubeconfig', kubeconfig, '--leader-elect=false'],
         ...['--metrics-bind-address', new URL(metrics).host],
       ],
       { stdio: ['ignore', 'ignore', 'inherit'], env: { ...certkitEnv(), FOOTPRINT_FILE: file } },
@@ -120,6 +134,40 @@ describe('the idle certkit controller', () => {
     assert.deepEqual(matching(idle.loaded, JOSE), []);
     assert.deepEqual(matching(idle.loaded, PROM_CLIENT), []);
     assert.deepEqual(matching(idle.builtins, HTTP2), []);
+    assert.deepEqual(matching(idle.builtins, UNUSED_BUILTINS), []);
+    // The premise: the recorder sees built-ins the idle controller does load.
+    assert.ok(idle.builtins.includes('NativeModule tls'));
+  });
+
+  it('authenticates with an exec credential plugin, whose node:child_process the bundle loads on use', async () => {
+    // The cluster's own kubeconfig, its token handed out by a plugin instead, which leaves a mark that it ran:
+    // a controller that gets ready has listed and watched with that token.
+    const config = parseYaml(await readFile(join(dir, 'cluster', 'kubeconfig'), 'utf8')) as {
+      users: { user: Record<string, unknown> }[];
+    };
+    const { token } = config.users[0].user;
+    assert.equal(typeof token, 'string');
+    const ran = join(dir, 'exec-plugin-ran');
+    const credential = {
+      apiVersion: 'client.authentication.k8s.io/v1',
+      kind: 'ExecCredential',
+      status: { token },
+    };
+    const plugin = `require('node:fs').writeFileSync(${JSON.stringify(ran)}, 'ran');
+      process.stdout.write(${JSON.stringify(JSON.stringify(credential))});`;
+    config.users[0].user = {
+      exec: {
+        apiVersion: 'client.authentication.k8s.io/v1',
+        interactiveMode: 'Never',
+        command: process.execPath,
+        args: ['-e', plugin],
+      },
+    };
+    const kubeconfig = join(dir, 'exec-kubeconfig.json');
+    await writeFile(kubeconfig, JSON.stringify(config));
+    const withExec = await footprint('exec', async () => {}, kubeconfig);
+    assert.equal(await readFile(ran, 'utf8'), 'ran');
+    assert.deepEqual(matching(withExec.loaded, UNBUNDLED), []);
   });
 
   it('loads prom-client at the first scrape, with the process_* and nodejs_* families', async () => {
