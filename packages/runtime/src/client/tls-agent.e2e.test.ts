@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer, type Server } from 'node:https';
+import type { TLSSocket } from 'node:tls';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -25,6 +26,8 @@ let server: Server;
 let url: string;
 let ca: string;
 const hosts: string[] = [];
+/** The SNI name each TLS connection asked for ('' without). */
+const servernames: string[] = [];
 
 before(async () => {
   dir = await mkdtemp(join(tmpdir(), 'certkit-tls-agent-'));
@@ -32,6 +35,8 @@ before(async () => {
   ca = serving.caCertPem;
   server = createServer({ key: serving.keyPem, cert: serving.certPem }, (req, res) => {
     hosts.push(req.headers.host ?? '');
+    const servername = (req.socket as TLSSocket).servername;
+    servernames.push(typeof servername === 'string' ? servername : '');
     res.writeHead(200, { 'Content-Type': 'application/json' });
     if (req.url?.includes('watch=true')) {
       res.write(event('ADDED', 'a'));
@@ -57,7 +62,8 @@ after(async () => {
 });
 
 describe('streamed requests over https', () => {
-  it('watch and list item by item over TLS without loading node:https', async () => {
+  /** A watch and a streamed list in a fresh process; what they received and whether node:https loaded. */
+  async function watchAndList(serverUrl: string) {
     const script = `const { KubeClient, builtins: { configMaps } } = await import(${JSON.stringify(entry)});
       const kube = new KubeClient({ server: process.env.URL, ca: process.env.CA, qps: -1 });
       const events = [];
@@ -68,15 +74,37 @@ describe('streamed requests over https', () => {
       const https = process.moduleLoadList.includes('NativeModule https');
       process.stdout.write(JSON.stringify({ events, items, resourceVersion: meta.resourceVersion, https }));`;
     const { stdout } = await run(process.execPath, ['--input-type=module', '-e', script], {
-      env: { ...process.env, URL: url, CA: ca },
+      env: { ...process.env, URL: serverUrl, CA: ca },
     });
-    assert.deepEqual(JSON.parse(stdout), {
+    return JSON.parse(stdout) as unknown;
+  }
+
+  it('watch and list item by item over TLS without loading node:https', async () => {
+    hosts.length = 0;
+    servernames.length = 0;
+    assert.deepEqual(await watchAndList(url), {
       events: ['ADDED a', 'MODIFIED a'],
       items: ['b'],
       resourceVersion: '7',
       https: false,
     });
+    // As https.request sends them: the Host header with the port, no SNI for an IP address.
     assert.deepEqual(hosts, [new URL(url).host, new URL(url).host]);
+    assert.deepEqual([...new Set(servernames)], ['']);
+  });
+
+  it('sends the server name as SNI and verifies the certificate for it', async () => {
+    hosts.length = 0;
+    servernames.length = 0;
+    const byName = url.replace('127.0.0.1', 'localhost');
+    assert.deepEqual(await watchAndList(byName), {
+      events: ['ADDED a', 'MODIFIED a'],
+      items: ['b'],
+      resourceVersion: '7',
+      https: false,
+    });
+    assert.deepEqual(hosts, [new URL(byName).host, new URL(byName).host]);
+    assert.deepEqual([...new Set(servernames)], ['localhost']);
   });
 
   it('rejects a server whose certificate the CA did not sign', async () => {
