@@ -1,9 +1,9 @@
 import type { Agent as HttpAgent, AgentOptions as HttpAgentOptions, RequestOptions } from 'node:http';
+import { Agent as HttpsAgent, type AgentOptions as HttpsAgentOptions } from 'node:https';
 import type { Duplex } from 'node:stream';
 import { BlockList, connect as netConnect, isIP, type Socket } from 'node:net';
-import { connect as tlsConnect } from 'node:tls';
+import { type ConnectionOptions as TlsConnectionOptions, connect as tlsConnect } from 'node:tls';
 import { nodeHttp } from './node-http.ts';
-import { type TlsAgentOptions, tunnelledTlsAgent } from './tls-agent.ts';
 
 /**
  * HTTP proxies as client-go uses them (ADR 1832). A kubeconfig cluster's `proxy-url` carries every request
@@ -194,10 +194,19 @@ type ConnectionCallback = (err: Error | null, stream: Duplex) => void;
 
 /**
  * The streaming agent's connections through the proxy: http.Agent's documented createConnection, in its
- * asynchronous form (the callback), opens the tunnel first and then TLS inside it (tls-agent.ts).
+ * asynchronous form (the callback), opens the tunnel first and then TLS inside it.
  */
-export function tunnellingHttpsAgent(proxy: URL, options: TlsAgentOptions): HttpAgent {
-  return tunnelledTlsAgent(options, (host, port) => openTunnel(proxy, host, port));
+export function tunnellingHttpsAgent(proxy: URL, options: HttpsAgentOptions): HttpsAgent {
+  return new (class extends HttpsAgent {
+    override createConnection(connectOptions: RequestOptions, callback?: ConnectionCallback): undefined {
+      openTunnel(proxy, String(connectOptions.host), Number(connectOptions.port)).then(
+        (tunnel) =>
+          callback!(null, tlsConnect({ ...(connectOptions as TlsConnectionOptions), socket: tunnel })),
+        (err: Error) => callback!(err, undefined as never),
+      );
+      return undefined;
+    }
+  })(options);
 }
 
 export function tunnellingHttpAgent(proxy: URL, options: HttpAgentOptions): HttpAgent {

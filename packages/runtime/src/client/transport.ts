@@ -1,4 +1,5 @@
 import type { Agent as HttpAgent, ClientRequest, IncomingMessage, RequestOptions } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { isIP } from 'node:net';
 import { createSecureContext, type SecureContext } from 'node:tls';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -12,14 +13,13 @@ import { type HeaderBlock, headerBlock, requestMessage } from './http1-request.t
 import { nodeHttp } from './node-http.ts';
 import { proxyAuthorization, proxyFor, tunnellingHttpAgent, tunnellingHttpsAgent } from './proxy.ts';
 import type { RateLimiter } from './ratelimit.ts';
-import { tlsAgent } from './tls-agent.ts';
 
 /**
  * HTTP(S) to one API server, with client-go's REST-layer behaviour: every attempt first takes a token from
  * the shared rate limiter; 429 and 5xx answers that carry Retry-After are retried after that many seconds, at
  * most 10 times; failures become StatusErrors. Requests whose answer is read whole (json) go through our own
  * keep-alive HTTP/1.1 pool, which costs a fraction of node:http's CPU per request; streamed answers (watches,
- * lists read item by item) use a keep-alive node:http Agent (with TLS connections of its own for https: tls-agent.ts). Both are made for the current client
+ * lists read item by item) use a keep-alive node:http Agent. Both are made for the current client
  * certificate.
  */
 
@@ -67,7 +67,7 @@ export interface HttpRequestSpec {
   signal?: AbortSignal;
 }
 
-type Agent = HttpAgent;
+type Agent = HttpAgent | HttpsAgent;
 
 /** What the retry loop needs of an answer, whichever client carried it. */
 interface Answer {
@@ -424,9 +424,10 @@ export class Transport {
     }
     if (this.#closed) return Promise.reject(new Error('the client is closed'));
     const agent = this.#agentFor(credentials);
-    // node:http for https too: the agent makes TLS connections (tls-agent.ts), so node:https never loads.
+    const send = this.#secure ? httpsRequest : nodeHttp.request;
     // Options rather than a URL: node would otherwise convert a URL into these on every request.
     const options: RequestOptions = {
+      protocol: this.#base.protocol,
       hostname: this.#hostname,
       path,
       method: spec.method,
@@ -443,7 +444,7 @@ export class Transport {
     }
     if (spec.signal) options.signal = spec.signal;
     return new Promise((resolve, reject) => {
-      const request = nodeHttp.request(options);
+      const request = send(options);
       request.once('response', (response) => resolve(new StreamedAnswer(request, response)));
       // Kept for the request's whole life: destroying it later (abort, end of a watch) emits errors too.
       request.on('error', (err: NodeJS.ErrnoException) => {
@@ -511,7 +512,7 @@ export class Transport {
         rejectUnauthorized: !this.#config.insecureSkipTlsVerify,
         ...(this.#config.tlsServerName ? { servername: this.#config.tlsServerName } : {}),
       };
-      connections.agent = proxy ? tunnellingHttpsAgent(proxy, options) : tlsAgent(options);
+      connections.agent = proxy ? tunnellingHttpsAgent(proxy, options) : new HttpsAgent(options);
     } else {
       connections.agent =
         proxy && !this.#forwardProxy ? tunnellingHttpAgent(proxy, common) : new nodeHttp.Agent(common);
