@@ -179,6 +179,8 @@ interface IssuanceCpu {
   tenths: { upTo: number; seconds: number; msPerCertificate: Omit<CpuSample, 't' | 'ready'> }[];
   /** Seconds until the bench had created every Certificate (16 at a time). */
   createdAfterSeconds: number;
+  /** Per controller: reconciles per Certificate, mean workers busy, mean reconcile and queue wait (ms). */
+  controllers?: ReturnType<typeof workersBusy>;
 }
 
 const CPU_KEYS = ['controller', 'controllerMain', 'apiserver', 'apiserverMain', 'bench', 'machine'] as const;
@@ -226,6 +228,48 @@ function issuanceCpu(samples: CpuSample[], count: number, createdAfterSeconds: n
   };
 }
 
+/** Per controller, from its /metrics: reconciles (work-queue items processed) and the seconds they took. */
+type QueueTotals = Record<
+  string,
+  { adds: number; workSeconds: number; queueSeconds: number; processed: number }
+>;
+
+async function queueTotals(port: number): Promise<QueueTotals> {
+  const text = await fetch(`http://127.0.0.1:${port}/metrics`).then((r) => r.text());
+  const totals: QueueTotals = {};
+  const of = (name: string) => (totals[name] ??= { adds: 0, workSeconds: 0, queueSeconds: 0, processed: 0 });
+  for (const m of text.matchAll(/^(workqueue_[a-z_]+)\{name="([^"]+)"[^}]*\} (\S+)$/gm)) {
+    const [, metric, name, value] = m;
+    if (metric === 'workqueue_adds_total') of(name).adds = Number(value);
+    else if (metric === 'workqueue_work_duration_seconds_sum') of(name).workSeconds = Number(value);
+    else if (metric === 'workqueue_work_duration_seconds_count') of(name).processed = Number(value);
+    else if (metric === 'workqueue_queue_duration_seconds_sum') of(name).queueSeconds = Number(value);
+  }
+  return totals;
+}
+
+/** What each controller's workers did over the issuance: how busy its workers were (of --concurrent-workers). */
+function workersBusy(before: QueueTotals, after: QueueTotals, wallSeconds: number, count: number) {
+  return Object.fromEntries(
+    Object.entries(after)
+      .map(([name, a]) => {
+        const b = before[name] ?? { adds: 0, workSeconds: 0, queueSeconds: 0, processed: 0 };
+        const processed = a.processed - b.processed;
+        return [
+          name,
+          {
+            reconcilesPerCertificate: round(processed / count, 2),
+            /** Mean reconciles in flight over the issuance (worker-seconds / wall seconds). */
+            workersBusy: round((a.workSeconds - b.workSeconds) / wallSeconds, 2),
+            meanReconcileMs: round(((a.workSeconds - b.workSeconds) * 1000) / Math.max(1, processed), 1),
+            meanQueueWaitMs: round(((a.queueSeconds - b.queueSeconds) * 1000) / Math.max(1, processed), 1),
+          },
+        ] as const;
+      })
+      .filter(([, v]) => v.reconcilesPerCertificate > 0),
+  );
+}
+
 /** Samples a process's RSS every SAMPLE_MS; `mark()` starts a phase, whose peak and mean it then gives. */
 class RssSampler {
   pid: number;
@@ -268,6 +312,8 @@ async function freePort(): Promise<number> {
 interface ControllerProcess {
   child: ChildProcess;
   pid: number;
+  /** Port of its metrics and probes. */
+  port: number;
   sampler: RssSampler;
   /** Milliseconds from spawn to /readyz 200 (every cache synced). */
   readyMs: number;
@@ -305,6 +351,7 @@ async function startController(kubeconfig: string): Promise<ControllerProcess> {
   return {
     child,
     pid: child.pid!,
+    port,
     sampler,
     readyMs: Math.round(performance.now() - started),
     async stop() {
@@ -480,6 +527,7 @@ async function runSize(count: number): Promise<SizeResult> {
     const started = performance.now();
     const certificates = cluster.admin.resource<Certificate>(certificatesRef);
     const allReady = watch.until(isReadyAt(1), 1_800_000);
+    const queuesBefore = await queueTotals(controller.port);
     const cpuSamples = [await cpuSample(0, 0, controller.pid, cluster.server.pid)];
     const controllerPid = controller.pid;
     const cpuTimer = setInterval(() => {
@@ -509,6 +557,13 @@ async function runSize(count: number): Promise<SizeResult> {
     cpuSamples.push(await cpuSample(issuanceSeconds, count, controller.pid, cluster.server.pid));
     cpuSamples.sort((a, b) => a.t - b.t);
     const cpu = issuanceCpu(cpuSamples, count, createdAfterSeconds);
+    cpu.controllers = workersBusy(queuesBefore, await queueTotals(controller.port), issuanceSeconds, count);
+    for (const [name, c] of Object.entries(cpu.controllers)) {
+      log(
+        `  ${name}: ${c.reconcilesPerCertificate} reconciles per Certificate, ${c.workersBusy} workers busy on average,` +
+          ` ${c.meanReconcileMs} ms per reconcile, ${c.meanQueueWaitMs} ms queued`,
+      );
+    }
     const issuancePeak = { controller: controller.sampler.peakMB(), apiserver: api.peakMB() };
     log(
       `${count}: all Ready after ${issuanceSeconds.toFixed(1)} s (all created after ${cpu.createdAfterSeconds} s);` +
