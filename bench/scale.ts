@@ -50,7 +50,8 @@ import { median, throughput, writeResults } from './lib.ts';
  *        --controller-args=a,b
  *        --apiserver-node-args=a,b --apiserver-env=K=V --apiserver-root=DIR --results=NAME --phases=issuance]
  * Default --counts=500 (a quick run). --phases=issuance stops each size once all are Ready (no steady, restart,
- * window, renew or list phases): a quick look at issuance speed and its CPU per process.
+ * window, renew or list phases): a quick look at issuance speed and its CPU per process; --phases=steady adds
+ * the steady RSS after issuance and stops there.
  *
  * During issuance the CPU of each process (utime + stime from /proc/PID/stat, and its main thread alone from
  * /proc/PID/task/PID/stat) is read every second with the count of Ready Certificates, so that CPU per
@@ -84,7 +85,9 @@ const APISERVER_ENV: Record<string, string> = Object.fromEntries(
 );
 const RESULTS = flag('results') ?? 'scale';
 /** --phases=issuance: only the issuance phase (the speed question); default all phases. */
-const ISSUANCE_ONLY = flag('phases') === 'issuance';
+const ISSUANCE_ONLY = flag('phases') === 'issuance' || flag('phases') === 'steady';
+/** --phases=steady: issuance, then both processes' steady RSS after it, and stop there. */
+const STEADY_TOO = flag('phases') === 'steady';
 const CPU_SAMPLE_MS = 1_000;
 // npm scripts set the `source` export condition in NODE_OPTIONS (.npmrc); cleared, bin/certkit.js runs what
 // ships: the controller bundle and the packages' dist/ (docs/adr/1130-idle-controller-bundle.md).
@@ -580,12 +583,15 @@ async function runSize(count: number): Promise<SizeResult> {
       );
     }
     if (ISSUANCE_ONLY) {
+      const [steadyMB, apiSteadyMB] = STEADY_TOO ? await steady(controller.sampler, api) : [];
+      if (STEADY_TOO)
+        log(`${count}: steady after issuance: controller ${steadyMB} MB, API server ${apiSteadyMB} MB`);
       return {
         certificates: count,
         phases: 'issuance',
         issuanceCpu: cpu,
-        controller: { emptySteadyMB, emptyStartupPeakMB, issuancePeakMB: issuancePeak.controller },
-        apiserver: { issuancePeakMB: issuancePeak.apiserver },
+        controller: { emptySteadyMB, emptyStartupPeakMB, issuancePeakMB: issuancePeak.controller, steadyMB },
+        apiserver: { issuancePeakMB: issuancePeak.apiserver, steadyMB: apiSteadyMB },
         issuanceSeconds: round(issuanceSeconds, 1),
         certsPerSecond: round(count / issuanceSeconds, 1),
       } as SizeResult;
@@ -715,7 +721,12 @@ const table = [
   ...cpuRows,
   `| controller: empty cluster, steady / start-up peak |${col((s) => `${s.controller.emptySteadyMB} / ${s.controller.emptyStartupPeakMB}`)}`,
   `| controller: peak during issuance (target < 200) |${col((s) => `${s.controller.issuancePeakMB} ${pass(s.controller.issuancePeakMB < 200)}`)}`,
-  ...(allPhases ? [] : [`| API server: peak during issuance |${col((s) => s.apiserver.issuancePeakMB)}`]),
+  ...(allPhases
+    ? []
+    : [
+        `| API server: peak during issuance |${col((s) => s.apiserver.issuancePeakMB)}`,
+        `| steady after issuance (--phases=steady): controller (target < 150) / API server |${col((s) => `${s.controller.steadyMB ?? '—'} / ${s.apiserver.steadyMB ?? '—'}`)}`,
+      ]),
 ]
   .concat(
     allPhases
