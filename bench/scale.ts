@@ -202,11 +202,13 @@ function issuanceCpu(samples: CpuSample[], count: number, createdAfterSeconds: n
   let from = first;
   for (let tenth = 1; tenth <= 10; tenth++) {
     const upTo = Math.round((count * tenth) / 10);
-    const to = samples.find((s) => s.ready >= upTo) ?? last;
-    // Sampled once a second: a tenth that no sample ends is merged into the next (small runs).
+    // The last sample is the moment all were Ready; the others come once a second, so a row ends at the
+    // first sample past its tenth, is labelled with the Ready count there, and a tenth no sample ends is
+    // merged into the next (small runs).
+    const to = tenth === 10 ? last : (samples.find((s) => s.ready >= upTo) ?? last);
     if (to === from) continue;
     tenths.push({
-      upTo,
+      upTo: to.ready,
       seconds: round(to.t - from.t, 1),
       msPerCertificate: cpuBetween(from, to, to.ready - from.ready),
     });
