@@ -48,8 +48,14 @@ import { median, throughput, writeResults } from './lib.ts';
  *
  * Usage: npm run bench:scale [-- --counts=1000,5000,10000 --controller-node-args=a,b --controller-env=K=V
  *        --controller-args=a,b
- *        --apiserver-node-args=a,b --apiserver-env=K=V --apiserver-root=DIR --results=NAME]
- * Default --counts=500 (a quick run). Results of earlier runs for other counts in bench/results/NAME.json are
+ *        --apiserver-node-args=a,b --apiserver-env=K=V --apiserver-root=DIR --results=NAME --phases=issuance]
+ * Default --counts=500 (a quick run). --phases=issuance stops each size once all are Ready (no steady, restart,
+ * window, renew or list phases): a quick look at issuance speed and its CPU per process; --phases=steady adds
+ * the steady RSS after issuance and stops there.
+ *
+ * During issuance the CPU of each process (utime + stime from /proc/PID/stat, and its main thread alone from
+ * /proc/PID/task/PID/stat) is read every second with the count of Ready Certificates, so that CPU per
+ * Certificate can be compared between sizes and between the tenths of one run (does it grow with n?). Results of earlier runs for other counts in bench/results/NAME.json are
  * kept, so the sizes may be run one at a time.
  */
 
@@ -78,6 +84,11 @@ const APISERVER_ENV: Record<string, string> = Object.fromEntries(
   nodeArgs('apiserver-env').map((kv) => kv.split('=', 2)),
 );
 const RESULTS = flag('results') ?? 'scale';
+/** --phases=issuance: only the issuance phase (the speed question); default all phases. */
+const ISSUANCE_ONLY = flag('phases') === 'issuance' || flag('phases') === 'steady';
+/** --phases=steady: issuance, then both processes' steady RSS after it, and stop there. */
+const STEADY_TOO = flag('phases') === 'steady';
+const CPU_SAMPLE_MS = 1_000;
 // npm scripts set the `source` export condition in NODE_OPTIONS (.npmrc); cleared, bin/certkit.js runs what
 // ships: the controller bundle and the packages' dist/ (docs/adr/1130-idle-controller-bundle.md).
 const AS_INSTALLED = { NODE_OPTIONS: '' };
@@ -111,6 +122,160 @@ async function cpuSeconds(pid: number): Promise<number> {
   const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+/** CPU seconds of a process's main thread alone (its thread id is its pid): /proc/PID/task/PID/stat. */
+async function mainThreadCpuSeconds(pid: number): Promise<number> {
+  const stat = await readFile(`/proc/${pid}/task/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+/** One reading during issuance: seconds since the first Certificate was created, Ready count, CPU seconds. */
+interface CpuSample {
+  t: number;
+  ready: number;
+  controller: number;
+  controllerMain: number;
+  apiserver: number;
+  apiserverMain: number;
+  /** This bench process (it creates the Certificates and watches them), from process.cpuUsage(). */
+  bench: number;
+  /** The whole machine, every process (other engineers' too): busy CPU seconds from /proc/stat. */
+  machine: number;
+}
+
+/** Busy CPU seconds of the whole machine (every core, every process): /proc/stat's first line less idle and iowait. */
+async function machineBusySeconds(): Promise<number> {
+  const line = (await readFile('/proc/stat', 'utf8')).split('\n', 1)[0];
+  const [user, nice, system, , , irq, softirq, steal] = line.split(/\s+/).slice(1).map(Number);
+  return (user + nice + system + irq + softirq + steal) / 100;
+}
+
+async function cpuSample(
+  t: number,
+  ready: number,
+  controllerPid: number,
+  apiPid: number,
+): Promise<CpuSample> {
+  const [controller, controllerMain, apiserver, apiserverMain, machine] = await Promise.all([
+    cpuSeconds(controllerPid),
+    mainThreadCpuSeconds(controllerPid),
+    cpuSeconds(apiPid),
+    mainThreadCpuSeconds(apiPid),
+    machineBusySeconds(),
+  ]);
+  const own = process.cpuUsage();
+  const bench = (own.user + own.system) / 1e6;
+  return { t: round(t, 2), ready, controller, controllerMain, apiserver, apiserverMain, bench, machine };
+}
+
+/** CPU during issuance: seconds per process, ms per Certificate, and the same per tenth of the Certificates. */
+interface IssuanceCpu {
+  seconds: Omit<CpuSample, 't' | 'ready'>;
+  msPerCertificate: Omit<CpuSample, 't' | 'ready'>;
+  /** Share of one core each main thread was busy over the whole issuance (100 = saturated). */
+  mainThreadBusyPercent: { controller: number; apiserver: number };
+  /** Cores busy on average over the issuance: these three processes, and the whole machine (others' work too). */
+  coresBusy: { ours: number; machine: number; of: number };
+  /** Per tenth of the Certificates by the time they became Ready: wall s and CPU ms per Certificate (fewer
+   *  rows when a tenth ends within one second's sample). */
+  tenths: { upTo: number; seconds: number; msPerCertificate: Omit<CpuSample, 't' | 'ready'> }[];
+  /** Seconds until the bench had created every Certificate (16 at a time). */
+  createdAfterSeconds: number;
+  /** Per controller: reconciles per Certificate, mean workers busy, mean reconcile and queue wait (ms). */
+  controllers?: ReturnType<typeof workersBusy>;
+}
+
+const CPU_KEYS = ['controller', 'controllerMain', 'apiserver', 'apiserverMain', 'bench', 'machine'] as const;
+
+function cpuBetween(a: CpuSample, b: CpuSample, certificates: number, scale = 1000) {
+  return Object.fromEntries(
+    CPU_KEYS.map((k) => [k, round(((b[k] - a[k]) * scale) / Math.max(1, certificates), 2)]),
+  ) as Omit<CpuSample, 't' | 'ready'>;
+}
+
+function issuanceCpu(samples: CpuSample[], count: number, createdAfterSeconds: number): IssuanceCpu {
+  const first = samples[0];
+  const last = samples.at(-1)!;
+  const tenths: IssuanceCpu['tenths'] = [];
+  let from = first;
+  for (let tenth = 1; tenth <= 10; tenth++) {
+    const upTo = Math.round((count * tenth) / 10);
+    // The last sample is the moment all were Ready; the others come once a second, so a row ends at the
+    // first sample past its tenth, is labelled with the Ready count there, and a tenth no sample ends is
+    // merged into the next (small runs).
+    const to = tenth === 10 ? last : (samples.find((s) => s.ready >= upTo) ?? last);
+    if (to === from) continue;
+    tenths.push({
+      upTo: to.ready,
+      seconds: round(to.t - from.t, 1),
+      msPerCertificate: cpuBetween(from, to, to.ready - from.ready),
+    });
+    from = to;
+  }
+  const wall = last.t - first.t;
+  return {
+    seconds: cpuBetween(first, last, 1, 1),
+    msPerCertificate: cpuBetween(first, last, count),
+    mainThreadBusyPercent: {
+      controller: round(((last.controllerMain - first.controllerMain) / wall) * 100, 1),
+      apiserver: round(((last.apiserverMain - first.apiserverMain) / wall) * 100, 1),
+    },
+    coresBusy: {
+      ours: round(
+        CPU_KEYS.slice(0, 5).reduce((sum, k) => sum + (k.endsWith('Main') ? 0 : last[k] - first[k]), 0) /
+          wall,
+        2,
+      ),
+      machine: round((last.machine - first.machine) / wall, 2),
+      of: availableParallelism(),
+    },
+    tenths,
+    createdAfterSeconds: round(createdAfterSeconds, 1),
+  };
+}
+
+/** Per controller, from its /metrics: reconciles (work-queue items processed) and the seconds they took. */
+type QueueTotals = Record<
+  string,
+  { adds: number; workSeconds: number; queueSeconds: number; processed: number }
+>;
+
+async function queueTotals(port: number): Promise<QueueTotals> {
+  const text = await fetch(`http://127.0.0.1:${port}/metrics`).then((r) => r.text());
+  const totals: QueueTotals = {};
+  const of = (name: string) => (totals[name] ??= { adds: 0, workSeconds: 0, queueSeconds: 0, processed: 0 });
+  for (const m of text.matchAll(/^(workqueue_[a-z_]+)\{name="([^"]+)"[^}]*\} (\S+)$/gm)) {
+    const [, metric, name, value] = m;
+    if (metric === 'workqueue_adds_total') of(name).adds = Number(value);
+    else if (metric === 'workqueue_work_duration_seconds_sum') of(name).workSeconds = Number(value);
+    else if (metric === 'workqueue_work_duration_seconds_count') of(name).processed = Number(value);
+    else if (metric === 'workqueue_queue_duration_seconds_sum') of(name).queueSeconds = Number(value);
+  }
+  return totals;
+}
+
+/** What each controller's workers did over the issuance: how busy its workers were (of --concurrent-workers). */
+function workersBusy(before: QueueTotals, after: QueueTotals, wallSeconds: number, count: number) {
+  return Object.fromEntries(
+    Object.entries(after)
+      .map(([name, a]) => {
+        const b = before[name] ?? { adds: 0, workSeconds: 0, queueSeconds: 0, processed: 0 };
+        const processed = a.processed - b.processed;
+        return [
+          name,
+          {
+            reconcilesPerCertificate: round(processed / count, 2),
+            /** Mean reconciles in flight over the issuance (worker-seconds / wall seconds). */
+            workersBusy: round((a.workSeconds - b.workSeconds) / wallSeconds, 2),
+            meanReconcileMs: round(((a.workSeconds - b.workSeconds) * 1000) / Math.max(1, processed), 1),
+            meanQueueWaitMs: round(((a.queueSeconds - b.queueSeconds) * 1000) / Math.max(1, processed), 1),
+          },
+        ] as const;
+      })
+      .filter(([, v]) => v.reconcilesPerCertificate > 0),
+  );
 }
 
 /** Samples a process's RSS every SAMPLE_MS; `mark()` starts a phase, whose peak and mean it then gives. */
@@ -155,6 +320,8 @@ async function freePort(): Promise<number> {
 interface ControllerProcess {
   child: ChildProcess;
   pid: number;
+  /** Port of its metrics and probes. */
+  port: number;
   sampler: RssSampler;
   /** Milliseconds from spawn to /readyz 200 (every cache synced). */
   readyMs: number;
@@ -192,6 +359,7 @@ async function startController(kubeconfig: string): Promise<ControllerProcess> {
   return {
     child,
     pid: child.pid!,
+    port,
     sampler,
     readyMs: Math.round(performance.now() - started),
     async stop() {
@@ -242,6 +410,8 @@ function watchCertificates(cluster: Cluster, count: number, signal: AbortSignal)
       });
       return Promise.race([done, timeout]).finally(() => clearTimeout(timer));
     },
+    /** How many Certificates satisfy the predicate `until` was last given. */
+    satisfied: () => satisfied.size,
   };
 }
 
@@ -288,6 +458,9 @@ async function listSecretsAsMetadata(
 
 interface SizeResult {
   certificates: number;
+  /** Every phase was run (not --phases=issuance); the fields after issuance are absent otherwise. */
+  phases?: 'all' | 'issuance';
+  issuanceCpu?: IssuanceCpu;
   controller: {
     emptySteadyMB: number;
     emptyStartupPeakMB: number;
@@ -362,6 +535,14 @@ async function runSize(count: number): Promise<SizeResult> {
     const started = performance.now();
     const certificates = cluster.admin.resource<Certificate>(certificatesRef);
     const allReady = watch.until(isReadyAt(1), 1_800_000);
+    const queuesBefore = await queueTotals(controller.port);
+    const cpuSamples = [await cpuSample(0, 0, controller.pid, cluster.server.pid)];
+    const controllerPid = controller.pid;
+    const cpuTimer = setInterval(() => {
+      const t = (performance.now() - started) / 1000;
+      void cpuSample(t, watch.satisfied(), controllerPid, cluster.server.pid).then((s) => cpuSamples.push(s));
+    }, CPU_SAMPLE_MS);
+    let createdAfterSeconds = 0;
     await throughput(count, 16, async (i) => {
       await certificates.create(NS, {
         apiVersion: 'cert-manager.io/v1',
@@ -376,11 +557,51 @@ async function runSize(count: number): Promise<SizeResult> {
         },
       } as Certificate);
     });
+    createdAfterSeconds = (performance.now() - started) / 1000;
     await allReady;
     const readyAt = performance.now();
+    clearInterval(cpuTimer);
     const issuanceSeconds = (readyAt - started) / 1000;
+    cpuSamples.push(await cpuSample(issuanceSeconds, count, controller.pid, cluster.server.pid));
+    cpuSamples.sort((a, b) => a.t - b.t);
+    const cpu = issuanceCpu(cpuSamples, count, createdAfterSeconds);
+    cpu.controllers = workersBusy(queuesBefore, await queueTotals(controller.port), issuanceSeconds, count);
+    for (const [name, c] of Object.entries(cpu.controllers)) {
+      log(
+        `  ${name}: ${c.reconcilesPerCertificate} reconciles per Certificate, ${c.workersBusy} workers busy on average,` +
+          ` ${c.meanReconcileMs} ms per reconcile, ${c.meanQueueWaitMs} ms queued`,
+      );
+    }
     const issuancePeak = { controller: controller.sampler.peakMB(), apiserver: api.peakMB() };
-    log(`${count}: all Ready after ${issuanceSeconds.toFixed(1)} s; settling`);
+    log(
+      `${count}: all Ready after ${issuanceSeconds.toFixed(1)} s (all created after ${cpu.createdAfterSeconds} s);` +
+        ` CPU s controller ${cpu.seconds.controller} (main ${cpu.seconds.controllerMain}),` +
+        ` API server ${cpu.seconds.apiserver} (main ${cpu.seconds.apiserverMain}), bench ${cpu.seconds.bench};` +
+        ` main threads busy ${cpu.mainThreadBusyPercent.controller}% / ${cpu.mainThreadBusyPercent.apiserver}%;` +
+        ` cores busy: ours ${cpu.coresBusy.ours}, machine ${cpu.coresBusy.machine} of ${cpu.coresBusy.of}`,
+    );
+    for (const tenth of cpu.tenths) {
+      const m = tenth.msPerCertificate;
+      log(
+        `  up to ${tenth.upTo}: ${tenth.seconds} s; CPU ms per Certificate controller ${m.controller}` +
+          ` (main ${m.controllerMain}), API server ${m.apiserver} (main ${m.apiserverMain}), bench ${m.bench}`,
+      );
+    }
+    if (ISSUANCE_ONLY) {
+      const [steadyMB, apiSteadyMB] = STEADY_TOO ? await steady(controller.sampler, api) : [];
+      if (STEADY_TOO)
+        log(`${count}: steady after issuance: controller ${steadyMB} MB, API server ${apiSteadyMB} MB`);
+      return {
+        certificates: count,
+        phases: 'issuance',
+        issuanceCpu: cpu,
+        controller: { emptySteadyMB, emptyStartupPeakMB, issuancePeakMB: issuancePeak.controller, steadyMB },
+        apiserver: { issuancePeakMB: issuancePeak.apiserver, steadyMB: apiSteadyMB },
+        issuanceSeconds: round(issuanceSeconds, 1),
+        certsPerSecond: round(count / issuanceSeconds, 1),
+      } as SizeResult;
+    }
+    log(`${count}: settling`);
 
     const [steadyMB, apiSteadyMB] = await steady(controller.sampler, api);
     const cpuBefore = await cpuSeconds(controller.pid);
@@ -425,6 +646,8 @@ async function runSize(count: number): Promise<SizeResult> {
 
     return {
       certificates: count,
+      phases: 'all',
+      issuanceCpu: cpu,
       controller: {
         emptySteadyMB,
         emptyStartupPeakMB,
@@ -484,43 +707,71 @@ for (const count of COUNTS) {
 const sizes = [...bySize.values()].sort((a, b) => a.certificates - b.certificates);
 const col = (f: (s: SizeResult) => string | number) => sizes.map((s) => ` ${f(s)} |`).join('');
 const pass = (ok: boolean) => (ok ? '✓' : '✗');
+// Sizes run with --phases=issuance have no figures after issuance: their rows are left out then.
+const allPhases = sizes.every((s) => s.phases !== 'issuance');
+const cpuCol = (f: (c: IssuanceCpu) => string | number) =>
+  col((s) => (s.issuanceCpu ? f(s.issuanceCpu) : '—'));
+const cpuRows = [
+  `| all Certificates created after (the bench, 16 at a time) |${cpuCol((c) => `${c.createdAfterSeconds} s`)}`,
+  `| CPU s during issuance: controller (main thread) / API server (main thread) / bench |${cpuCol((c) => `${c.seconds.controller} (${c.seconds.controllerMain}) / ${c.seconds.apiserver} (${c.seconds.apiserverMain}) / ${c.seconds.bench}`)}`,
+  `| CPU ms per Certificate: controller (main) / API server (main) / bench |${cpuCol((c) => `${c.msPerCertificate.controller} (${c.msPerCertificate.controllerMain}) / ${c.msPerCertificate.apiserver} (${c.msPerCertificate.apiserverMain}) / ${c.msPerCertificate.bench}`)}`,
+  `| main thread busy over issuance: controller / API server |${cpuCol((c) => `${c.mainThreadBusyPercent.controller}% / ${c.mainThreadBusyPercent.apiserver}%`)}`,
+  `| cores busy over issuance: these processes / whole machine (of ${availableParallelism()}) |${cpuCol((c) => (c.coresBusy ? `${c.coresBusy.ours} / ${c.coresBusy.machine}` : '—'))}`,
+  `| CPU ms per Certificate, first tenth → last tenth: controller / API server |${cpuCol((c) => `${c.tenths[0].msPerCertificate.controller} → ${c.tenths.at(-1)!.msPerCertificate.controller} / ${c.tenths[0].msPerCertificate.apiserver} → ${c.tenths.at(-1)!.msPerCertificate.apiserver}`)}`,
+];
 const table = [
   `| ECDSA P-256 Certificates, one CA Issuer (RSS from /proc, MB = 10⁶ bytes) |${col((s) => s.certificates.toLocaleString('en'))}`,
   `|---|${sizes.map(() => '---|').join('')}`,
   `| all Ready after (created 16 at a time) |${col((s) => `${s.issuanceSeconds} s (${s.certsPerSecond}/s)`)}`,
+  ...cpuRows,
   `| controller: empty cluster, steady / start-up peak |${col((s) => `${s.controller.emptySteadyMB} / ${s.controller.emptyStartupPeakMB}`)}`,
   `| controller: peak during issuance (target < 200) |${col((s) => `${s.controller.issuancePeakMB} ${pass(s.controller.issuancePeakMB < 200)}`)}`,
-  `| controller: steady after issuance (target < 150) |${col((s) => `${s.controller.steadyMB} ${pass(s.controller.steadyMB < 150)}`)}`,
-  `| controller: restarted over them, start-up peak (target < 200) |${col((s) => `${s.controller.restartPeakMB} ${pass(s.controller.restartPeakMB < 200)}`)}`,
-  `| controller: restarted over them, steady (target < 150) |${col((s) => `${s.controller.restartSteadyMB} ${pass(s.controller.restartSteadyMB < 150)}`)}`,
-  `| controller: restarted, caches synced after |${col((s) => `${s.controller.restartReadyMs} ms`)}`,
-  `| controller: steady growth per Certificate (target < 8 KB) |${col((s) => `${s.controller.steadyGrowthPerCertKB} KB ${pass(s.controller.steadyGrowthPerCertKB < 8)}`)}`,
-  `| controller: idle CPU over 30 s, all Ready (target < 1%) |${col((s) => `${s.controller.idleCpuPercent}% ${pass(s.controller.idleCpuPercent < 1)}`)}`,
-  `| \`certkit renew --all\`: command / all re-issued |${col((s) => `${s.renew.commandSeconds} s / ${s.renew.allReissuedSeconds} s`)}`,
-  `| controller: peak during renew-all |${col((s) => s.controller.renewPeakMB)}`,
-  `| API server: peak during issuance / steady / peak during renew-all |${col((s) => `${s.apiserver.issuancePeakMB} / ${s.apiserver.steadyMB} / ${s.apiserver.renewPeakMB}`)}`,
-  `| API server: steady once the history window (75 s) has passed the issuance |${col((s) => s.apiserver.afterHistoryWindowMB ?? '—')}`,
-  `| API server: LIST all Secrets as metadata, median of 5 (target < 100 ms) |${col((s) => `${s.listSecretsMetadata.medianMs} ms (${s.listSecretsMetadata.items} items) ${pass(s.listSecretsMetadata.medianMs < 100)}`)}`,
-  `| cert-manager v1.14.5 controller peak, RSA (published) |${col((s) => s.certManagerPeakMB ?? '—')}`,
-  '',
-  `\`certkit apiserver\` and \`certkit controller ${CONTROLLER_FLAGS.join(' ')}\` as processes of their own` +
-    ` (node ${CONTROLLER_NODE_ARGS.join(' ') || 'defaults'}; env ${
-      Object.entries(CONTROLLER_ENV)
-        .map(([k, v]) => `${k}=${v}`)
-        .join(' ') || 'none'
-    })${
-      APISERVER_NODE_ARGS.length || Object.keys(APISERVER_ENV).length
-        ? `; API server node ${APISERVER_NODE_ARGS.join(' ') || 'defaults'}, env ${
-            Object.entries(APISERVER_ENV)
-              .map(([k, v]) => `${k}=${v}`)
-              .join(' ') || 'none'
-          }`
-        : ''
-    }, ${availableParallelism()} CPUs shared with the bench.`,
-  'Peaks: the highest of RSS samples every 200 ms (the restart peak: VmHWM of the new process). Steady: mean',
-  'RSS over 5 s after 15 s idle. The CA Secret is labelled for the controller. cert-manager: v1.14.5 controller',
-  'peaks with 1,000 / 5,000 / 10,000 RSA Certificates, the benchmark quoted in cert-manager issue #4191.',
-].join('\n');
+  ...(allPhases
+    ? []
+    : [
+        `| API server: peak during issuance |${col((s) => s.apiserver.issuancePeakMB)}`,
+        `| steady after issuance (--phases=steady): controller (target < 150) / API server |${col((s) => `${s.controller.steadyMB ?? '—'} / ${s.apiserver.steadyMB ?? '—'}`)}`,
+      ]),
+]
+  .concat(
+    allPhases
+      ? [
+          `| controller: steady after issuance (target < 150) |${col((s) => `${s.controller.steadyMB} ${pass(s.controller.steadyMB < 150)}`)}`,
+          `| controller: restarted over them, start-up peak (target < 200) |${col((s) => `${s.controller.restartPeakMB} ${pass(s.controller.restartPeakMB < 200)}`)}`,
+          `| controller: restarted over them, steady (target < 150) |${col((s) => `${s.controller.restartSteadyMB} ${pass(s.controller.restartSteadyMB < 150)}`)}`,
+          `| controller: restarted, caches synced after |${col((s) => `${s.controller.restartReadyMs} ms`)}`,
+          `| controller: steady growth per Certificate (target < 8 KB) |${col((s) => `${s.controller.steadyGrowthPerCertKB} KB ${pass(s.controller.steadyGrowthPerCertKB < 8)}`)}`,
+          `| controller: idle CPU over 30 s, all Ready (target < 1%) |${col((s) => `${s.controller.idleCpuPercent}% ${pass(s.controller.idleCpuPercent < 1)}`)}`,
+          `| \`certkit renew --all\`: command / all re-issued |${col((s) => `${s.renew.commandSeconds} s / ${s.renew.allReissuedSeconds} s`)}`,
+          `| controller: peak during renew-all |${col((s) => s.controller.renewPeakMB)}`,
+          `| API server: peak during issuance / steady / peak during renew-all |${col((s) => `${s.apiserver.issuancePeakMB} / ${s.apiserver.steadyMB} / ${s.apiserver.renewPeakMB}`)}`,
+          `| API server: steady once the history window (75 s) has passed the issuance |${col((s) => s.apiserver.afterHistoryWindowMB ?? '—')}`,
+          `| API server: LIST all Secrets as metadata, median of 5 (target < 100 ms) |${col((s) => `${s.listSecretsMetadata.medianMs} ms (${s.listSecretsMetadata.items} items) ${pass(s.listSecretsMetadata.medianMs < 100)}`)}`,
+          `| cert-manager v1.14.5 controller peak, RSA (published) |${col((s) => s.certManagerPeakMB ?? '—')}`,
+        ]
+      : [],
+    [
+      '',
+      `\`certkit apiserver\` and \`certkit controller ${CONTROLLER_FLAGS.join(' ')}\` as processes of their own` +
+        ` (node ${CONTROLLER_NODE_ARGS.join(' ') || 'defaults'}; env ${
+          Object.entries(CONTROLLER_ENV)
+            .map(([k, v]) => `${k}=${v}`)
+            .join(' ') || 'none'
+        })${
+          APISERVER_NODE_ARGS.length || Object.keys(APISERVER_ENV).length
+            ? `; API server node ${APISERVER_NODE_ARGS.join(' ') || 'defaults'}, env ${
+                Object.entries(APISERVER_ENV)
+                  .map(([k, v]) => `${k}=${v}`)
+                  .join(' ') || 'none'
+              }`
+            : ''
+        }, ${availableParallelism()} CPUs shared with the bench.`,
+      'Peaks: the highest of RSS samples every 200 ms (the restart peak: VmHWM of the new process). Steady: mean',
+      'RSS over 5 s after 15 s idle. The CA Secret is labelled for the controller. cert-manager: v1.14.5 controller',
+      'peaks with 1,000 / 5,000 / 10,000 RSA Certificates, the benchmark quoted in cert-manager issue #4191.',
+    ],
+  )
+  .join('\n');
 await writeResults(
   RESULTS,
   {
