@@ -99,13 +99,26 @@ export class DNS01Solver {
     return { servers: this.#servers, authoritative: !this.#recursiveOnly };
   }
 
+  /**
+   * The provider the Challenge's `dns01` block names, its config and the check servers: a function of that block
+   * alone, so one that fails here failed the same way when the Challenge was presented.
+   */
+  #select(dns01: Readonly<Record<string, unknown>>): {
+    provider: DNS01Provider;
+    config: Readonly<Record<string, unknown>>;
+    servers: Nameserver[];
+  } {
+    const { provider, config } = this.#registry.select(dns01);
+    return { provider, config, servers: this.#checkServers(dns01).servers };
+  }
+
   /** The record's name and zone, and the provider that writes it. */
   async #prepare(
     challenge: DNS01Challenge,
     signal?: AbortSignal,
+    selected = this.#select(challenge.dns01),
   ): Promise<{ provider: DNS01Provider; request: DNS01ChangeRequest }> {
-    const { provider, config } = this.#registry.select(challenge.dns01);
-    const { servers } = this.#checkServers(challenge.dns01);
+    const { provider, config, servers } = selected;
     let fqdn = `_acme-challenge.${challenge.dnsName}.`;
     if (challenge.dns01.cnameStrategy === 'Follow') {
       fqdn = await this.#resolver.followCNAMEs(fqdn, servers, signal);
@@ -133,9 +146,21 @@ export class DNS01Solver {
     await provider.present(request);
   }
 
-  /** Removes the Challenge's TXT value (and only it). */
+  /**
+   * Removes the Challenge's TXT value (and only it). A `dns01` block that names no provider certkit has, or
+   * several, or bad `nameservers`, failed present the same way, so nothing was written and there is nothing
+   * to remove: cleaning up succeeds, and a deleted Challenge loses its finalizer instead of keeping it forever
+   * (and, through the scheduler, holding back every later DNS-01 Challenge for the same name).
+   */
   async cleanUp(challenge: DNS01Challenge, signal?: AbortSignal): Promise<void> {
-    const { provider, request } = await this.#prepare(challenge, signal);
+    let selected;
+    try {
+      selected = this.#select(challenge.dns01);
+    } catch (err) {
+      if (err instanceof DNS01ConfigError) return;
+      throw err;
+    }
+    const { provider, request } = await this.#prepare(challenge, signal, selected);
     await provider.cleanUp(request);
   }
 

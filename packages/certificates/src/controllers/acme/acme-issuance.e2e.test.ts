@@ -529,6 +529,51 @@ describe('ACME issuance against Pebble and BIND', { skip }, () => {
     }
   });
 
+  it('lets a Challenge go whose DNS-01 provider certkit lacks, so the same name issues through another solver', async () => {
+    const ns = 'unimplemented';
+    // A cert-manager manifest for Cloudflare, its token Secret included: the Issuer is Ready (the account
+    // does not depend on the solver), and the Challenge says that certkit has no such provider.
+    await env.admin.resource(builtins.namespaces).create(undefined, { metadata: { name: ns } });
+    await env.resources.secrets.create(ns, {
+      metadata: { name: 'cloudflare-api-token', namespace: ns },
+      data: { 'api-token': Buffer.from('token').toString('base64') },
+    } as never);
+    await env.readyIssuer(ns, 'cloudflare', [
+      { dns01: { cloudflare: { apiTokenSecretRef: { name: 'cloudflare-api-token', key: 'api-token' } } } },
+    ]);
+    const name = `mixed-dns.${ACME_ZONE}`;
+    await env.resources.certificates.create(ns, certificate(ns, 'cf', 'cloudflare', [name]));
+    const refused = await eventually(
+      async () =>
+        (await challengesIn(ns)).find((c) => c.status?.reason?.startsWith('Error presenting challenge')),
+      'the Challenge naming the missing provider',
+      30_000,
+    );
+    assert.equal(
+      refused.status?.reason,
+      'Error presenting challenge: the DNS01 provider "cloudflare" is not implemented by certkit (implemented: rfc2136)',
+    );
+    assert.equal(refused.status?.processing, true);
+    assert.deepEqual(refused.metadata.finalizers, ['acme.cert-manager.io/finalizer']);
+    await expectEvents(ns, { name: refused.metadata.name }, ['PresentError']);
+
+    // Nothing was presented, so there is nothing to clean up: the finalizer goes with the Certificate.
+    await env.resources.certificates.delete(ns, 'cf');
+    await eventually(
+      async () =>
+        (await ordersIn(ns)).length === 0 && (await challengesIn(ns)).length === 0 ? true : undefined,
+      'no Orders or Challenges left',
+      30_000,
+    );
+    // A Challenge kept processing would hold back every later DNS-01 Challenge for the name (the scheduler
+    // runs one per name and type at a time).
+    await env.readyIssuer(ns, 'bind', [env.dns01Solver()]);
+    await env.resources.certificates.create(ns, certificate(ns, 'rfc2136', 'bind', [name]));
+    await issued(ns, 'rfc2136');
+    await noChallengesLeft(ns);
+    assert.deepEqual(await env.bind.txt(`_acme-challenge.${name}`), []);
+  });
+
   it('was refused nothing under deploy/rbac.yaml through every issuance above', () => {
     assert.deepEqual(
       [...new Set(env.forbidden)],
