@@ -574,6 +574,49 @@ describe('ACME issuance against Pebble and BIND', { skip }, () => {
     assert.deepEqual(await env.bind.txt(`_acme-challenge.${name}`), []);
   });
 
+  it('says IssuerNotFound on the request of an Issuer deleted mid-issuance, and cleans up when the Certificate goes', async () => {
+    const ns = 'issuergone';
+    // A DNS-01 solver that waits 10 minutes instead of self-checking: the TXT record stays presented.
+    const held = { ...env.dns01Solver(), waitInsteadOfSelfCheck: '10m' };
+    await env.readyIssuer(ns, 'pebble', [held]);
+    const name = `dns.${ACME_ZONE}`;
+    await env.resources.certificates.create(ns, certificate(ns, 'held', 'pebble', [name]));
+    await eventually(
+      async () => ((await challengesIn(ns)).some((c) => c.status?.presented) ? true : undefined),
+      'the Challenge presented',
+      30_000,
+    );
+    assert.equal((await env.bind.txt(`_acme-challenge.${name}`)).length, 1);
+    const requestReady = async () => {
+      const [cr] = (await env.resources.requests.list(ns)).items as CertificateRequest[];
+      return cr ? readyCondition(cr as never) : undefined;
+    };
+    assert.match((await requestReady())?.message ?? '', /^Waiting on certificate issuance from order/);
+
+    await env.resources.issuers.delete(ns, 'pebble');
+    // Woken by the deletion: the request has no retry of its own while it waits on its Order.
+    const gone = await eventually(
+      async () => {
+        const ready = await requestReady();
+        return ready?.message === 'Referenced "Issuer" not found' ? ready : undefined;
+      },
+      'the request saying its Issuer is gone',
+      4_000,
+    );
+    // Already Pending (on its Order), so no new Pending event: upstream's reporter records one per entry.
+    assert.equal(gone.reason, 'Pending');
+
+    // The Challenge cleans up without its Issuer: no finalizer left, no TXT record left.
+    await env.resources.certificates.delete(ns, 'held');
+    await eventually(
+      async () =>
+        (await ordersIn(ns)).length === 0 && (await challengesIn(ns)).length === 0 ? true : undefined,
+      'no Orders or Challenges left',
+      30_000,
+    );
+    assert.deepEqual(await env.bind.txt(`_acme-challenge.${name}`), []);
+  });
+
   it('was refused nothing under deploy/rbac.yaml through every issuance above', () => {
     assert.deepEqual(
       [...new Set(env.forbidden)],

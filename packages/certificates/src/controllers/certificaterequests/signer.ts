@@ -1,6 +1,7 @@
 import {
   Controller,
   deletionHandlingKey,
+  isDeletedFinalStateUnknown,
   ItemExponentialFailureRateLimiter,
   type Request,
   type Result,
@@ -239,9 +240,11 @@ export function newSignerController(
 }
 
 /**
- * An issuer that appears, changes spec or changes readiness wakes the requests waiting on it at once, rather
- * than after their backoff (cert-manager's handleGenericIssuer, which fires on any change; status-only
- * updates that leave readiness as it was are skipped, since nothing waiting could proceed).
+ * An issuer that appears, changes spec, changes readiness or is deleted wakes the requests waiting on it at
+ * once, rather than after their backoff (cert-manager's handleGenericIssuer, which fires on any change;
+ * status-only updates that leave readiness as it was are skipped, since nothing waiting could proceed). A
+ * deleted issuer's requests then say `IssuerNotFound`: an ACME request waits on its Order without a retry
+ * of its own, and would otherwise go on saying it waits for an Order whose issuer is gone.
  */
 function watchIssuers(
   ctx: ControllerContext,
@@ -258,6 +261,10 @@ function watchIssuers(
         old.metadata?.generation !== issuer.metadata?.generation ||
         isIssuerReady(old) !== isIssuerReady(issuer);
       if (changed) wake(issuer);
+    },
+    onDelete: (issuer) => {
+      const gone = isDeletedFinalStateUnknown(issuer) ? issuer.obj : issuer;
+      if (gone) wake(gone);
     },
   });
 }
