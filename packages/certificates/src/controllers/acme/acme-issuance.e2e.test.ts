@@ -617,6 +617,51 @@ describe('ACME issuance against Pebble and BIND', { skip }, () => {
     assert.deepEqual(await env.bind.txt(`_acme-challenge.${name}`), []);
   });
 
+  it('says on a deleted Challenge why its clean-up fails, and lets it go once the TSIG Secret is back', async () => {
+    const ns = 'cleanupfails';
+    const held = { ...env.dns01Solver(), waitInsteadOfSelfCheck: '10m' };
+    await env.readyIssuer(ns, 'pebble', [held]);
+    const name = `dns.${ACME_ZONE}`;
+    await env.resources.certificates.create(ns, certificate(ns, 'held', 'pebble', [name]));
+    const presented = await eventually(
+      async () => (await challengesIn(ns)).find((c) => c.status?.presented),
+      'the Challenge presented',
+      30_000,
+    );
+    // As when the namespace is deleted: the Secret goes first, and the TXT record cannot be removed.
+    const tsig = await env.resources.secrets.get(ns, env.tsig.secretName);
+    await env.resources.secrets.delete(ns, env.tsig.secretName);
+    await env.resources.certificates.delete(ns, 'held');
+    const failing = await eventually(
+      async () => {
+        const ch = (await challengesIn(ns)).find((c) => c.metadata.uid === presented.metadata.uid);
+        return ch?.status?.reason?.startsWith('Error cleaning up challenge') ? ch : undefined;
+      },
+      'the deleted Challenge saying why it is kept',
+      30_000,
+    );
+    assert.equal(
+      failing.status?.reason,
+      `Error cleaning up challenge: rfc2136 TSIG secret: Secret ${ns}/${env.tsig.secretName} not found`,
+    );
+    assert.ok(failing.metadata.deletionTimestamp);
+    await expectEvents(ns, { name: failing.metadata.name }, ['CleanUpError']);
+    assert.equal((await env.bind.txt(`_acme-challenge.${name}`)).length, 1, 'the record is still there');
+
+    const { metadata } = tsig as unknown as { metadata: { name: string; namespace: string } };
+    await env.resources.secrets.create(ns, {
+      metadata: { name: metadata.name, namespace: metadata.namespace },
+      data: (tsig as unknown as { data: object }).data,
+    } as never);
+    await eventually(
+      async () =>
+        (await ordersIn(ns)).length === 0 && (await challengesIn(ns)).length === 0 ? true : undefined,
+      'no Orders or Challenges left once cleaned up',
+      60_000,
+    );
+    assert.deepEqual(await env.bind.txt(`_acme-challenge.${name}`), []);
+  });
+
   it('was refused nothing under deploy/rbac.yaml through every issuance above', () => {
     assert.deepEqual(
       [...new Set(env.forbidden)],

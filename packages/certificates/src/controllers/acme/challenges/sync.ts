@@ -119,7 +119,11 @@ export class ChallengeSync {
         try {
           await solverFor(this.#ctx, ch).cleanUp(signal);
         } catch (err) {
-          this.#event('Warning', 'CleanUpError', `Error cleaning up challenge: ${(err as Error).message}`);
+          const message = `Error cleaning up challenge: ${(err as Error).message}`;
+          this.#event('Warning', 'CleanUpError', message);
+          // On the Challenge too, as upstream: in a namespace being deleted no Event can be recorded, and a
+          // clean-up that keeps failing (its Secret deleted with the namespace) holds the namespace.
+          status.reason = message;
           throw err;
         }
       }
