@@ -24,7 +24,7 @@ import { clusterIssuersRef } from '../refs.ts';
 const skip = acmeEnvironmentSkip();
 
 function readyCondition(obj: {
-  status?: { conditions?: { type: string; status: string; reason?: string }[] };
+  status?: { conditions?: { type: string; status: string; reason?: string; message?: string }[] };
 }) {
   return obj.status?.conditions?.find((c) => c.type === 'Ready');
 }
@@ -589,7 +589,7 @@ describe('ACME issuance against Pebble and BIND', { skip }, () => {
     assert.equal((await env.bind.txt(`_acme-challenge.${name}`)).length, 1);
     const requestReady = async () => {
       const [cr] = (await env.resources.requests.list(ns)).items as CertificateRequest[];
-      return cr ? readyCondition(cr as never) : undefined;
+      return cr ? readyCondition(cr) : undefined;
     };
     assert.match((await requestReady())?.message ?? '', /^Waiting on certificate issuance from order/);
 
