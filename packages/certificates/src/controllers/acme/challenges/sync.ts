@@ -171,9 +171,9 @@ export class ChallengeSync {
         try {
           await solver.present(signal);
         } catch (err) {
-          const message = `Error presenting challenge: ${(err as Error).message}`;
-          this.#event('Warning', 'PresentError', message);
-          status.reason = message;
+          this.#event('Warning', 'PresentError', `Error presenting challenge: ${(err as Error).message}`);
+          // The error alone, as upstream's reason (`kubectl get challenges -o wide`); the event has the prefix.
+          status.reason = (err as Error).message;
           throw err;
         }
         status.presented = true;
