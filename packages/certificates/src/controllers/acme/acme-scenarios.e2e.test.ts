@@ -297,7 +297,7 @@ describe('ACME scenarios: renewal, badNonce, kubectl', { skip }, () => {
       );
       assert.match(
         events,
-        /Normal\s+DomainVerified\s+challenge\/\S+\s+Domain "a\.acme\.test" verified with "http-01" validation/,
+        /Normal\s+DomainVerified\s+challenge\/\S+\s+Domain "a\.acme\.test" verified with "HTTP-01" validation/,
       );
     });
   });

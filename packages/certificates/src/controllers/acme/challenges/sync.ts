@@ -195,10 +195,11 @@ export class ChallengeSync {
       if (authz.status === 'valid') {
         status.state = 'valid';
         status.reason = 'Successfully authorized domain';
+        // The type as the spec spells it (`HTTP-01`), as upstream's event since its v1 API.
         this.#event(
           'Normal',
           'DomainVerified',
-          `Domain "${ch.spec.dnsName}" verified with "${ch.spec.type.toLowerCase()}" validation`,
+          `Domain "${ch.spec.dnsName}" verified with "${ch.spec.type}" validation`,
         );
         return undefined;
       }
