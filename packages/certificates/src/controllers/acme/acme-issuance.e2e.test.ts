@@ -367,6 +367,24 @@ describe('ACME issuance against Pebble and BIND', { skip }, () => {
     assert.equal(failedChallenge.status?.state, 'invalid');
     assert.equal(failedChallenge.status?.presented, false);
     assert.equal(failedChallenge.status?.processing, false);
+    // Upstream's texts: the authorization error behind one prefix in the reason, another in the event.
+    const authErr = `acme: authorization error for nowhere.${ACME_ZONE}: urn:ietf:params:acme:error:`;
+    assert.ok(
+      failedChallenge.status?.reason?.startsWith(`Error accepting authorization: ${authErr}`),
+      failedChallenge.status?.reason,
+    );
+    const challengeEvents = (await env.admin.resource(builtins.events).list(ns)).items as unknown as {
+      involvedObject: { name: string };
+      reason: string;
+      message: string;
+    }[];
+    const failedEvent = challengeEvents.find(
+      (e) => e.involvedObject.name === failedChallenge.metadata.name && e.reason === 'Failed',
+    );
+    assert.ok(
+      failedEvent?.message.startsWith(`Accepting challenge authorization failed: ${authErr}`),
+      failedEvent?.message,
+    );
 
     // The fix: a name that resolves. A changed spec ends the backoff at once, as cert-manager's trigger does.
     // A merge patch, as `kubectl patch` sends it: the controller may still be writing the status it read.

@@ -205,8 +205,10 @@ export class ChallengeSync {
       }
       status.state = fromAcmeState(authz.status);
       const detail = acmeChallenge?.error?.detail ?? `authorization is ${authz.status}`;
-      status.reason = `Error accepting authorization: acme: authorization error for ${ch.spec.dnsName}: ${acmeChallenge?.error?.type ?? ''}: ${detail}`;
-      this.#event('Warning', 'Failed', `Accepting challenge authorization failed: ${status.reason}`);
+      // Go's AuthorizationError text, behind the reason's prefix and the event's, as upstream.
+      const authErr = `acme: authorization error for ${ch.spec.dnsName}: ${acmeChallenge?.error?.type ?? ''}: ${detail}`;
+      status.reason = `Error accepting authorization: ${authErr}`;
+      this.#event('Warning', 'Failed', `Accepting challenge authorization failed: ${authErr}`);
       return undefined;
     } catch (err) {
       if (isConflict(err) || isNotFound(err)) throw err;
