@@ -59,7 +59,13 @@ describe('orderSpecFor', () => {
     const outcome = orderSpecFor(cr, issuer());
     assert.ok('failed' in outcome);
     assert.equal(outcome.failed.reason, 'InvalidOrder');
-    assert.match(outcome.failed.message, /"cn\.example\.test" does not exist in \[other\.example\.test\]/);
+    // Upstream's text, word for word (certificaterequests/acme/acme.go), with Go's %s of the two lists.
+    assert.equal(
+      outcome.failed.message,
+      'The CSR PEM requests a commonName that is not present in the list of dnsNames or ipAddresses. ' +
+        'If a commonName is set, ACME requires that the value is also present in the list of dnsNames or ' +
+        'ipAddresses: "cn.example.test" does not exist in [other.example.test] or []',
+    );
 
     const garbage = { ...cr, spec: { ...cr.spec, request: Buffer.from('not a CSR').toString('base64') } };
     const unreadable = orderSpecFor(garbage, issuer());

@@ -40,7 +40,7 @@ export function orderSpecFor(cr: CertificateRequest, handle: IssuerHandle): Orde
         reason: 'InvalidOrder',
         message:
           'The CSR PEM requests a commonName that is not present in the list of dnsNames or ipAddresses. ' +
-          'If a commonName is set, ACME requires that the value is also present in the list of SANs: ' +
+          'If a commonName is set, ACME requires that the value is also present in the list of dnsNames or ipAddresses: ' +
           `"${commonName}" does not exist in [${csr.dnsNames.join(' ')}] or [${csr.ipAddresses.join(' ')}]`,
       },
     };
