@@ -371,7 +371,7 @@ describe('ACME issuance against Pebble and BIND', { skip }, () => {
     const authErr = `acme: authorization error for nowhere.${ACME_ZONE}: urn:ietf:params:acme:error:`;
     assert.ok(
       failedChallenge.status?.reason?.startsWith(`Error accepting authorization: ${authErr}`),
-      failedChallenge.status?.reason,
+      String(failedChallenge.status?.reason),
     );
     const challengeEvents = (await env.admin.resource(builtins.events).list(ns)).items as unknown as {
       involvedObject: { name: string };
@@ -383,7 +383,7 @@ describe('ACME issuance against Pebble and BIND', { skip }, () => {
     );
     assert.ok(
       failedEvent?.message.startsWith(`Accepting challenge authorization failed: ${authErr}`),
-      failedEvent?.message,
+      String(failedEvent?.message),
     );
 
     // The fix: a name that resolves. A changed spec ends the backoff at once, as cert-manager's trigger does.
