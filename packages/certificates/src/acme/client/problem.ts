@@ -92,10 +92,14 @@ export class AcmeTransportError extends Error {
   override readonly name = 'AcmeTransportError';
   readonly url: string;
 
-  constructor(url: string, cause: unknown) {
-    super(`ACME request to ${url} failed: ${cause instanceof Error ? cause.message : String(cause)}`, {
-      cause,
-    });
+  /** `detail` replaces the cause's own message (see tls-failure.ts). */
+  constructor(url: string, cause: unknown, detail?: string) {
+    super(
+      `ACME request to ${url} failed: ${detail ?? (cause instanceof Error ? cause.message : String(cause))}`,
+      {
+        cause,
+      },
+    );
     this.url = url;
   }
 }

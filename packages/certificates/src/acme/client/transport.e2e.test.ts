@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { loopbackServingCertificates } from '@certkit/testenv/pki/loopback-serving';
+import { createTestCa } from '@certkit/testenv/pki/auth-certs';
 import { AcmeTransport } from './transport.ts';
 
 /**
@@ -36,6 +37,24 @@ describe('AcmeTransport', () => {
   after(async () => {
     await new Promise((resolve) => server.close(resolve));
     await rm(dir, { recursive: true, force: true });
+  });
+
+  it("names spec.acme.caBundle, not Node's options, when the server's chain is not trusted", async () => {
+    const untrusted = new AcmeTransport();
+    const otherCa = new AcmeTransport({ caBundle: (await createTestCa('another CA')).certPem });
+    try {
+      await assert.rejects(untrusted.send('discover', 'GET', url), {
+        name: 'AcmeTransportError',
+        message: `ACME request to ${url} failed: tls: unable to verify the first certificate (UNABLE_TO_VERIFY_LEAF_SIGNATURE): the server's certificate is not signed by a trusted CA; give its CA in spec.acme.caBundle`,
+      });
+      await assert.rejects(otherCa.send('discover', 'GET', url), {
+        name: 'AcmeTransportError',
+        message: `ACME request to ${url} failed: tls: unable to verify the first certificate (UNABLE_TO_VERIFY_LEAF_SIGNATURE): spec.acme.caBundle does not hold the CA that signed the server's certificate`,
+      });
+    } finally {
+      await untrusted.close();
+      await otherCa.close();
+    }
   });
 
   it('speaks HTTP/1.1 to a server that offers HTTP/2 too', async () => {

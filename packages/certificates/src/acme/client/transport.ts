@@ -2,6 +2,7 @@ import type { Agent } from 'undici';
 import type { HeaderValue } from './headers.ts';
 import type { AcmeAction, AcmeClientMetrics } from './metrics.ts';
 import { AcmeTransportError } from './problem.ts';
+import { untrustedChainMessage } from './tls-failure.ts';
 
 /**
  * HTTP to one ACME server: an undici Agent of its own (so the Issuer's `caBundle` and `skipTLSVerify` apply
@@ -102,7 +103,9 @@ export class AcmeTransport {
       const body = await readCapped(response.body, url);
       return { url, status: response.statusCode, headers: response.headers, body };
     } catch (error) {
-      throw error instanceof AcmeTransportError ? error : new AcmeTransportError(url, error);
+      if (error instanceof AcmeTransportError) throw error;
+      const caBundle = this.#options.caBundle !== undefined;
+      throw new AcmeTransportError(url, error, untrustedChainMessage(error, caBundle));
     } finally {
       this.#metrics?.observe(
         { scheme: parsed.protocol.replace(/:$/, ''), host: parsed.host, action, method, status },
