@@ -13,14 +13,14 @@ describe('untrustedChainMessage', () => {
   it("says what to set on the Issuer instead of Node's advice", () => {
     assert.equal(
       untrustedChainMessage(tlsError(nodeText, 'UNABLE_TO_VERIFY_LEAF_SIGNATURE'), false),
-      "tls: unable to verify the first certificate (UNABLE_TO_VERIFY_LEAF_SIGNATURE): the server's certificate is not signed by a trusted CA; give its CA in spec.acme.caBundle",
+      "tls: failed to verify certificate: x509: certificate signed by unknown authority (unable to verify the first certificate): give the CA that signed the server's certificate in spec.acme.caBundle",
     );
     assert.equal(
       untrustedChainMessage(
         tlsError('self-signed certificate in certificate chain', 'SELF_SIGNED_CERT_IN_CHAIN'),
         true,
       ),
-      "tls: self-signed certificate in certificate chain (SELF_SIGNED_CERT_IN_CHAIN): spec.acme.caBundle does not hold the CA that signed the server's certificate",
+      "tls: failed to verify certificate: x509: certificate signed by unknown authority (self-signed certificate in certificate chain): spec.acme.caBundle does not hold the CA that signed the server's certificate",
     );
   });
 

@@ -45,11 +45,11 @@ describe('AcmeTransport', () => {
     try {
       await assert.rejects(untrusted.send('discover', 'GET', url), {
         name: 'AcmeTransportError',
-        message: `ACME request to ${url} failed: tls: unable to verify the first certificate (UNABLE_TO_VERIFY_LEAF_SIGNATURE): the server's certificate is not signed by a trusted CA; give its CA in spec.acme.caBundle`,
+        message: `ACME request to ${url} failed: tls: failed to verify certificate: x509: certificate signed by unknown authority (unable to verify the first certificate): give the CA that signed the server's certificate in spec.acme.caBundle`,
       });
       await assert.rejects(otherCa.send('discover', 'GET', url), {
         name: 'AcmeTransportError',
-        message: `ACME request to ${url} failed: tls: unable to verify the first certificate (UNABLE_TO_VERIFY_LEAF_SIGNATURE): spec.acme.caBundle does not hold the CA that signed the server's certificate`,
+        message: `ACME request to ${url} failed: tls: failed to verify certificate: x509: certificate signed by unknown authority (unable to verify the first certificate): spec.acme.caBundle does not hold the CA that signed the server's certificate`,
       });
     } finally {
       await untrusted.close();

@@ -303,6 +303,20 @@ describe('ACME issuer setup against Pebble', { skip }, () => {
     );
   });
 
+  it("says to set spec.acme.caBundle when the server's certificate chain is not trusted, and registers once set", async () => {
+    const issuer = acmeIssuer('untrusted', {});
+    const { caBundle, ...noBundle } = issuer.spec.acme!;
+    await issuers(h).create(ns, { ...issuer, spec: { acme: noBundle } });
+    const { ready } = await readyIssuer('untrusted', (c) => c.status === 'False');
+    assert.equal(ready.reason, 'ErrRegisterACMEAccount');
+    assert.equal(
+      ready.message,
+      `Failed to register ACME account: ACME request to ${pebble.directoryUrl} failed: tls: failed to verify certificate: x509: certificate signed by unknown authority (unable to verify the first certificate): give the CA that signed the server's certificate in spec.acme.caBundle`,
+    );
+    await issuers(h).patch(ns, 'untrusted', 'merge', { spec: { acme: { caBundle } } });
+    await readyIssuer('untrusted', registered);
+  });
+
   it('keeps the key Secret rules: no generation when disabled, RSA keys only, v1 URLs refused', async () => {
     await issuers(h).create(ns, acmeIssuer('no-gen', { disableAccountKeyGeneration: true }));
     const noGen = await readyIssuer('no-gen', (c) => c.status === 'False');
