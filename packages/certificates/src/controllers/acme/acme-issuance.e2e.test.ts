@@ -615,7 +615,8 @@ describe('ACME issuance against Pebble and BIND', { skip }, () => {
     const gone = await eventually(
       async () => {
         const ready = await requestReady();
-        return ready?.message === 'Referenced "Issuer" not found' ? ready : undefined;
+        const notFound = 'Referenced "Issuer" not found: issuer.cert-manager.io "pebble" not found';
+        return ready?.message === notFound ? ready : undefined;
       },
       'the request saying its Issuer is gone',
       4_000,

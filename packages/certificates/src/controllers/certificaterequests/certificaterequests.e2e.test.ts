@@ -386,7 +386,10 @@ describe('certificaterequests controllers', () => {
       ),
     );
     const pending = await readyWith('late', 'Pending');
-    assert.equal(condition(pending, 'Ready')?.message, 'Referenced "Issuer" not found');
+    assert.equal(
+      condition(pending, 'Ready')?.message,
+      'Referenced "Issuer" not found: issuer.cert-manager.io "late-self" not found',
+    );
     await sleep(200);
     const created = Date.now();
     await issuers(h).create(ns, {

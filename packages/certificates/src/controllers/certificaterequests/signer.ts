@@ -135,7 +135,9 @@ export function newSignerController(
     if (reason === ReadyReason.Failed || reason === ReadyReason.Issued) return;
 
     if ('missing' in lookup) {
-      draft.pending('IssuerNotFound', `Referenced "${lookup.missing}" not found`);
+      // With the lister's NotFound error after it, as upstream's reporter writes it.
+      const notFound = `${lookup.missing.toLowerCase()}.cert-manager.io "${cr.spec.issuerRef.name}" not found`;
+      draft.pending('IssuerNotFound', `Referenced "${lookup.missing}" not found: ${notFound}`);
       return (await commit(draft)) ?? RETRY;
     }
     const { handle } = lookup;
