@@ -8,12 +8,14 @@ import {
   issuersRef,
 } from '@certkit/certificates/controllers/refs';
 import { builtins, type KubeClient } from '@certkit/runtime';
+import { acmeLines } from './status-acme.ts';
 
 /**
  * `certkit status certificate NAME`: one Certificate and what it hangs on, in one view, as cmctl's `status
  * certificate`: its conditions, names and Events; the Issuer with its conditions; the Secret's certificate
  * (subject, issuer, serial, validity); the CertificateRequest of the issuance in progress, or else of the
- * current revision. A part that cannot be read says why, and the rest is still shown.
+ * current revision; for an ACME issuer, that request's Order and Challenges (status-acme.ts). A part that
+ * cannot be read says why, and the rest is still shown.
  */
 export async function describeCertificate(client: KubeClient, cert: Certificate): Promise<string> {
   const namespace = cert.metadata.namespace ?? '';
@@ -40,7 +42,9 @@ export async function describeCertificate(client: KubeClient, cert: Certificate)
     `Not After: ${cert.status?.notAfter ?? '<none>'}`,
     `Renewal Time: ${cert.status?.renewalTime ?? '<none>'}`,
   );
-  lines.push(...(await requestLines(client, cert)));
+  const request = await findRequest(client, cert);
+  lines.push(...(await requestLines(client, request)));
+  lines.push(...(await acmeLines(client, cert, 'request' in request ? request.request : undefined)));
   return `${lines.join('\n')}\n`;
 }
 
@@ -170,11 +174,14 @@ function oneLine(dn: string | undefined): string {
   return dn?.split('\n').filter(Boolean).join(', ') || '<empty>';
 }
 
+/** The request requestLines shows, whether it is the next revision's, or why there is none to show. */
+type FoundRequest = { request: CertificateRequest; next: boolean } | { none: string };
+
 /**
  * The CertificateRequest for the next revision (an issuance in progress), else the one of the current
  * revision, found as the controller marks them: owned by the Certificate, with the revision annotation.
  */
-async function requestLines(client: KubeClient, cert: Certificate): Promise<string[]> {
+async function findRequest(client: KubeClient, cert: Certificate): Promise<FoundRequest> {
   const revision = cert.status?.revision ?? 0;
   let requests: CertificateRequest[];
   try {
@@ -185,14 +192,23 @@ async function requestLines(client: KubeClient, cert: Certificate): Promise<stri
       cr.metadata.ownerReferences?.some((o) => o.uid === cert.metadata.uid),
     );
   } catch (err) {
-    return ['CertificateRequest:', `  cannot list them: ${(err as Error).message}`];
+    return { none: `cannot list them: ${(err as Error).message}` };
   }
   const ofRevision = (r: number) =>
     requests.find((cr) => cr.metadata.annotations?.[Annotations.certificateRevision] === String(r));
   const next = ofRevision(revision + 1);
   const current = next ? undefined : revision > 0 ? ofRevision(revision) : undefined;
   const request = next ?? current;
-  if (!request) return ['CertificateRequest: <none> (no issuance in progress)'];
+  return request ? { request, next: next !== undefined } : { none: '' };
+}
+
+async function requestLines(client: KubeClient, found: FoundRequest): Promise<string[]> {
+  if ('none' in found) {
+    return found.none
+      ? ['CertificateRequest:', `  ${found.none}`]
+      : ['CertificateRequest: <none> (no issuance in progress)'];
+  }
+  const { request, next } = found;
   return [
     'CertificateRequest:',
     `  Name: ${request.metadata.name}`,

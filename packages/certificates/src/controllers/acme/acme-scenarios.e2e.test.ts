@@ -17,6 +17,7 @@ import {
   type AcmeEnvironment,
 } from '@certkit/testenv/acme/acme-environment';
 import { runCli } from '@certkit/testenv/cli/cli-process';
+import { builtins } from '@certkit/runtime';
 import { kubectlFor, kubectlSkip, type Kubectl } from '@certkit/testenv/kubectl/kubectl';
 import type { Certificate, CertificateRequest, Challenge, Order } from '../../api/types.ts';
 
@@ -232,6 +233,75 @@ describe('ACME scenarios: renewal, badNonce, kubectl', { skip }, () => {
       'no challenge series left',
       15_000,
     );
+  });
+
+  it('`certkit status certificate` shows the ACME Order and its Challenges, as cmctl', async () => {
+    const ns = 'status';
+    await env.admin
+      .resource(builtins.namespaces)
+      .create(undefined, { metadata: { name: ns } })
+      .catch(() => undefined);
+    await env.resources.secrets.create(ns, {
+      metadata: { name: 'cloudflare', namespace: ns },
+      data: { token: Buffer.from('token').toString('base64') },
+    } as never);
+    // A solver certkit cannot present with: the Challenge stays pending, its reason says why.
+    await env.readyIssuer(ns, 'cloudflare', [
+      { dns01: { cloudflare: { apiTokenSecretRef: { name: 'cloudflare', key: 'token' } } } },
+    ]);
+    const name = `c.${ACME_ZONE}`;
+    await env.resources.certificates.create(ns, certificate(ns, 'hangs', 'cloudflare', [name]));
+    const challenge = await eventually(
+      async () => (await challengesIn(ns)).find((c) => c.status?.reason?.includes('is not implemented')),
+      'the Challenge saying why it hangs',
+      30_000,
+    );
+    const [order] = await ordersIn(ns);
+    const status = await runCli([
+      'status',
+      'certificate',
+      'hangs',
+      '-n',
+      ns,
+      '--kubeconfig',
+      env.server.kubeconfigPath,
+    ]);
+    assert.equal(status.code, 0, status.stderr);
+    const authz = order.status!.authorizations![0];
+    assert.ok(
+      status.stdout.endsWith(
+        [
+          'Order:',
+          `  Name: ${order.metadata.name}`,
+          '  State: pending, Reason: ',
+          '  Authorizations:',
+          `    URL: ${authz.url}, Identifier: ${name}, Initial State: pending, Wildcard: false`,
+          'Challenges:',
+          `- Name: ${challenge.metadata.name}, Type: DNS-01, Token: ${challenge.spec.token}, Key: ${challenge.spec.key}, ` +
+            'State: pending, Reason: the DNS01 provider "cloudflare" is not implemented by certkit (implemented: rfc2136), ' +
+            'Processing: true, Presented: false',
+          '',
+        ].join('\n'),
+      ),
+      status.stdout,
+    );
+
+    // Issued: the Order is valid and its Challenges are gone, which the view says as cmctl does.
+    await env.readyIssuer(ns, 'pebble', [env.http01Solver()]);
+    await env.resources.certificates.create(ns, certificate(ns, 'done', 'pebble', [`b.${ACME_ZONE}`]));
+    await issued(ns, 'done');
+    const done = await runCli([
+      'status',
+      'certificate',
+      'done',
+      '-n',
+      ns,
+      '--kubeconfig',
+      env.server.kubeconfigPath,
+    ]);
+    assert.equal(done.code, 0, done.stderr);
+    assert.match(done.stdout, /\nOrder:\n {2}Name: done-1-\d+\n {2}State: valid, Reason: \n/);
+    assert.ok(done.stdout.endsWith('No Challenges found for this Certificate\n'), done.stdout);
   });
 
   describe('kubectl', { skip: kubectlSkip }, () => {
