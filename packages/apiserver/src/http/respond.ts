@@ -81,10 +81,15 @@ export function readBody(
   limit = MAX_BODY_BYTES,
 ): Promise<Buffer> {
   const declared = Number(req.headers['content-length'] ?? 0);
+  const expectsContinue = /\b100-continue\b/i.test(req.headers.expect ?? '');
   if (declared > limit) {
-    req.resume();
+    // A client waiting for 100 Continue has sent nothing yet: it gets the 413 and no invitation to send.
+    if (!expectsContinue) req.resume();
     return Promise.reject(newRequestEntityTooLarge(limit));
   }
+  // The invitation comes only now, past authentication, authorisation and the size check (Node would
+  // send it before any of them, and an unauthenticated client would upload its body to get a 401).
+  if (expectsContinue && !res.headersSent) res.writeContinue();
   return new Promise<Buffer>((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
