@@ -49,7 +49,7 @@ export function isWatchRequested(query: URLSearchParams): boolean {
  * with its error as the 400's message. Values beyond what a JS number holds exactly are clamped: for a limit
  * or a timeout they mean "unbounded" either way.
  */
-function queryInt64(query: URLSearchParams, name: string): number | undefined {
+export function queryInt64(query: URLSearchParams, name: string): number | undefined {
   if (!query.has(name)) return undefined;
   const raw = query.get(name) ?? '';
   const quoted = goQuote(raw);

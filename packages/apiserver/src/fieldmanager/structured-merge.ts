@@ -9,55 +9,68 @@ import { cloneJson, isObject, jsonEqual, type JsonObject } from '@certkit/apimac
 import { type ApplySchema, child, untyped } from './apply-schema.ts';
 import { FieldSet, type Path, childKey, granular, indexItems, itemElement } from './field-set.ts';
 
-/** Merges an applied configuration into a live value: maps member by member, granular lists by item. */
+/**
+ * Merges an applied configuration into a live value: maps member by member, granular lists by item.
+ *
+ * The recursion goes through this small function and the map or list merge, each with few locals: as one
+ * function with both branches' locals, a frame per level of nesting took the call stack past its size
+ * before the 2000 levels a body may nest (ADR 0401): a 500 for an apply to a custom resource nested 1990
+ * deep, on a server that had not run the merge enough for it to be compiled yet.
+ */
 export function merge(live: unknown, config: unknown, schema: ApplySchema, where: Path = []): unknown {
   if (live === undefined) return cloneJson(config);
   const kind = granular(schema, config);
-  if (kind === 'map' && isObject(live)) {
-    const out: JsonObject = { ...live };
-    for (const [key, member] of Object.entries(config as JsonObject)) {
-      out[key] = merge(Object.hasOwn(live, key) ? live[key] : undefined, member, child(schema, key).schema, [
-        ...where,
-        `f:${key}`,
-      ]);
-    }
-    return out;
-  }
-  if (kind === 'list' && Array.isArray(live)) {
-    const items = schema.items ?? untyped;
-    const liveIndex = indexItems(schema, live, where);
-    const configIndex = indexItems(schema, config as unknown[], where);
-    // A new item goes after the configuration's previous item; new items the configuration starts with go
-    // before the first live item it shares (at the end when it shares none). Collected per anchor, so that
-    // the list is built in one pass instead of searching and splicing it for every item.
-    const leading: unknown[] = [];
-    const runs = new Map<string, unknown[]>();
-    let anchor: unknown[] = leading;
-    for (const [pe, item] of configIndex) {
-      if (liveIndex.has(pe)) {
-        anchor = [];
-        runs.set(pe, anchor);
-      } else anchor.push(cloneJson(item));
-    }
-    const out: unknown[] = [];
-    let leadingPlaced = false;
-    for (const [pe, item] of liveIndex) {
-      const applied = configIndex.get(pe);
-      if (applied === undefined) {
-        out.push(item);
-        continue;
-      }
-      if (!leadingPlaced) {
-        for (const value of leading) out.push(value);
-        leadingPlaced = true;
-      }
-      out.push(merge(item, applied, items, [...where, pe]));
-      for (const value of runs.get(pe)!) out.push(value);
-    }
-    if (!leadingPlaced) for (const value of leading) out.push(value);
-    return out;
-  }
+  if (kind === 'map' && isObject(live)) return mergeMap(live, config as JsonObject, schema, where);
+  if (kind === 'list' && Array.isArray(live)) return mergeList(live, config as unknown[], schema, where);
   return cloneJson(config);
+}
+
+function mergeMap(live: JsonObject, config: JsonObject, schema: ApplySchema, where: Path): JsonObject {
+  const out: JsonObject = { ...live };
+  for (const key of Object.keys(config)) {
+    out[key] = merge(
+      Object.hasOwn(live, key) ? live[key] : undefined,
+      config[key],
+      child(schema, key).schema,
+      [...where, `f:${key}`],
+    );
+  }
+  return out;
+}
+
+function mergeList(live: unknown[], config: unknown[], schema: ApplySchema, where: Path): unknown[] {
+  const items = schema.items ?? untyped;
+  const liveIndex = indexItems(schema, live, where);
+  const configIndex = indexItems(schema, config, where);
+  // A new item goes after the configuration's previous item; new items the configuration starts with go
+  // before the first live item it shares (at the end when it shares none). Collected per anchor, so that
+  // the list is built in one pass instead of searching and splicing it for every item.
+  const leading: unknown[] = [];
+  const runs = new Map<string, unknown[]>();
+  let anchor: unknown[] = leading;
+  for (const [pe, item] of configIndex) {
+    if (liveIndex.has(pe)) {
+      anchor = [];
+      runs.set(pe, anchor);
+    } else anchor.push(cloneJson(item));
+  }
+  const out: unknown[] = [];
+  let leadingPlaced = false;
+  for (const [pe, item] of liveIndex) {
+    const applied = configIndex.get(pe);
+    if (applied === undefined) {
+      out.push(item);
+      continue;
+    }
+    if (!leadingPlaced) {
+      for (const value of leading) out.push(value);
+      leadingPlaced = true;
+    }
+    out.push(merge(item, applied, items, [...where, pe]));
+    for (const value of runs.get(pe)!) out.push(value);
+  }
+  if (!leadingPlaced) for (const value of leading) out.push(value);
+  return out;
 }
 
 export interface Comparison {

@@ -5,7 +5,7 @@ import type { ResourceDefinition } from '../registry/resource.ts';
 import { decodeTyped } from '../decode/go-decode.ts';
 import { duplicateFields } from './duplicate-fields.ts';
 import type { FieldValidation } from './request-options.ts';
-import { warningHeaderValue } from './warning-header.ts';
+import { addWarnings } from './warning-header.ts';
 
 /**
  * Decoding a written object as kube-apiserver's handlers do: built-in kinds are read as their Kubernetes type
@@ -103,8 +103,7 @@ function metadataHolder(objectMeta: ModelType): ModelType {
 }
 
 function warn(res: ServerResponse, messages: string[]): void {
-  const values = messages.map(warningHeaderValue).filter((v) => v !== undefined);
-  if (values.length > 0) res.setHeader('Warning', values);
+  addWarnings(res, messages);
 }
 
 /**

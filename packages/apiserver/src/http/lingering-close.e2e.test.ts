@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { Agent, request } from 'node:https';
 import { after, before, describe, it } from 'node:test';
+import { connect as tlsConnect } from 'node:tls';
 import { startTestServer, type TestServer } from '@certkit/testenv/apiserver/test-server';
 
 /**
@@ -83,6 +84,38 @@ describe('closing a connection after its answer', () => {
       assert.deepEqual(res, { status: 200, length: expected });
     }
   });
+
+  for (const framing of ['Content-Length: 1000000000', 'Transfer-Encoding: chunked']) {
+    it(`a body over 3 MiB (${framing}): 413 while the client sends, then the connection closes`, async () => {
+      // Kept alive, the server read whatever the client sent after the 413 (a gigabyte, at its pace); Go's
+      // server closes a connection with more than 256 KiB of body unread.
+      const url = new URL(t.url);
+      const socket = tlsConnect({ host: url.hostname, port: Number(url.port), ca: t.caCertPem });
+      socket.on('error', () => {});
+      let answer = '';
+      let ended = false;
+      socket.on('data', (c: Buffer) => (answer += c.toString('latin1')));
+      socket.on('end', () => (ended = true));
+      socket.on('close', () => (ended = true));
+      await new Promise((r) => socket.once('secureConnect', r));
+      socket.write(
+        `POST /api/v1/namespaces/default/configmaps HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${t.token}\r\nContent-Type: application/json\r\n${framing}\r\n\r\n`,
+      );
+      const chunk = Buffer.alloc(64 * 1024, 0x78);
+      const started = Date.now();
+      while (!ended && Date.now() - started < 15_000) {
+        const framed = framing.startsWith('Transfer')
+          ? Buffer.concat([Buffer.from('10000\r\n'), chunk, Buffer.from('\r\n')])
+          : chunk;
+        if (!socket.write(framed)) await new Promise((r) => setTimeout(r, 10));
+        await new Promise((r) => setImmediate(r));
+      }
+      socket.destroy();
+      assert.ok(ended, 'the connection was still open after 15 s of body');
+      assert.match(answer, /^HTTP\/1\.1 413 Payload Too Large\r\n/);
+      assert.match(answer, /\r\nConnection: close\r\n/i);
+    });
+  }
 
   it('still closes the connection after the answer', async () => {
     const agent = new Agent({ ca: t.caCertPem, keepAlive: false });

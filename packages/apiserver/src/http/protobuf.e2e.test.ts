@@ -622,6 +622,25 @@ describe('protobuf bodies over HTTP', () => {
     assert.equal(bad.status, 400, bad.text);
     assert.equal(bad.json.reason, 'BadRequest');
   });
+
+  test('groups nested 500000 deep in an unknown field are skipped without recursion: 400s, never a 500', async () => {
+    const path = '/api/v1/namespaces/default/configmaps';
+    const starts = Buffer.concat(Array.from({ length: 500_000 }, () => tag(11, 3)));
+    const ends = Buffer.concat(Array.from({ length: 500_000 }, () => tag(11, 4)));
+    for (const [body, message] of [
+      [Buffer.concat([MAGIC, starts]), 'unable to decode protobuf body: unexpected end of data'],
+      // Closed and skipped whole: what is left is an envelope without a kind.
+      [Buffer.concat([MAGIC, starts, ends]), "Object 'Kind' is missing in the protobuf body"],
+      [Buffer.concat([MAGIC, starts, tag(12, 4)]), 'unable to decode protobuf body: mismatched end group'],
+    ] as const) {
+      const res = await server.fetch('POST', path, {
+        rawBody: body,
+        headers: { 'Content-Type': PROTOBUF_MEDIA_TYPE },
+      });
+      assert.equal(res.status, 400, res.text);
+      assert.equal(res.json.message, message);
+    }
+  });
 });
 
 describe('kubectl sends protobuf', async () => {

@@ -129,17 +129,23 @@ export class ProtoReader {
       case WIRE_FIXED32:
         this.advance(4);
         return;
-      case WIRE_START_GROUP:
-        for (;;) {
+      case WIRE_START_GROUP: {
+        // Groups nest in a byte each: skipped with a stack of the open ones, not by recursion, which a body of
+        // nested group starts took past the call stack's size (a 500).
+        const open = [fieldNumber];
+        while (open.length > 0) {
           if (this.atEnd()) throw truncated();
           const tag = this.uint();
-          if (tag % 8 === WIRE_END_GROUP) {
-            if (Math.floor(tag / 8) !== fieldNumber)
-              throw newBadRequest('unable to decode protobuf body: mismatched end group');
-            return;
+          const type = tag % 8;
+          const number = Math.floor(tag / 8);
+          if (type === WIRE_START_GROUP) open.push(number);
+          else if (type !== WIRE_END_GROUP) this.skip(type, number);
+          else if (open.pop() !== number) {
+            throw newBadRequest('unable to decode protobuf body: mismatched end group');
           }
-          this.skip(tag % 8, Math.floor(tag / 8));
         }
+        return;
+      }
       default:
         throw newBadRequest(
           `unable to decode protobuf body: illegal wire type ${wireType} for field ${fieldNumber}`,

@@ -217,6 +217,36 @@ describe('DeleteOptions', () => {
     });
   }
 
+  for (const [value, why] of [
+    ['x', 'invalid syntax'],
+    ['1.5', 'invalid syntax'],
+    ['', 'invalid syntax'],
+    ['99999999999999999999', 'value out of range'],
+  ] as const) {
+    it(`?gracePeriodSeconds=${value}: 400 as strconv.ParseInt words it, the object stays`, async () => {
+      const name = await createConfigMap();
+      const res = await t.fetch('DELETE', `${configMaps}/${name}?gracePeriodSeconds=${value}`);
+      assertBadRequest(res, `strconv.ParseInt: parsing "${value}": ${why}`);
+      assert.equal(await exists(name), true);
+    });
+  }
+
+  it('?gracePeriodSeconds=0 and =-1 are well-formed: the object is deleted', async () => {
+    for (const value of ['0', '-1']) {
+      const name = await createConfigMap();
+      const res = await t.fetch('DELETE', `${configMaps}/${name}?gracePeriodSeconds=${value}`);
+      assert.equal(res.status, 200, res.text);
+      assert.equal(await exists(name), false);
+    }
+  });
+
+  it('deletecollection ?gracePeriodSeconds=x: 400, nothing deleted', async () => {
+    const name = await createConfigMap();
+    const res = await t.fetch('DELETE', `${configMaps}?gracePeriodSeconds=x`);
+    assertBadRequest(res, 'strconv.ParseInt: parsing "x": invalid syntax');
+    assert.equal(await exists(name), true);
+  });
+
   it('deletecollection: a bad ListOptions is refused before the DeleteOptions', async () => {
     const res = await t.fetch('DELETE', `${configMaps}?limit=x&propagationPolicy=Bogus`);
     assertBadRequest(res, 'strconv.ParseInt: parsing "x": invalid syntax');

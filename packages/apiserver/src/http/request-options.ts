@@ -6,6 +6,7 @@ import {
   newBadRequest,
   newInvalid,
   queryBool,
+  queryInt64,
 } from '@certkit/apimachinery';
 import type { DeleteOptions } from '../registry/generic/types.ts';
 import { deleteOptionsTypeError } from '../decode/go-decode.ts';
@@ -187,6 +188,9 @@ function decodeDeleteOptionsQuery(query: URLSearchParams): DecodedDeleteOptions 
   const policy = query.get('propagationPolicy');
   if (policy !== null) decoded.propagationPolicy = policy;
   decoded.orphanDependents = queryBool(query, 'orphanDependents');
+  // certkit deletes at once whatever the grace period, but a malformed one is still refused (a 400 from
+  // the query decoding, as kube-apiserver's), not read as absent: the delete must not go ahead.
+  queryInt64(query, 'gracePeriodSeconds');
   const dryRun = query.getAll('dryRun');
   if (dryRun.length > 0) decoded.dryRun = dryRun;
   return decoded;

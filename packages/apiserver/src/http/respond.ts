@@ -81,10 +81,19 @@ export function readBody(
   limit = MAX_BODY_BYTES,
 ): Promise<Buffer> {
   const declared = Number(req.headers['content-length'] ?? 0);
+  const expectsContinue = /\b100-continue\b/i.test(req.headers.expect ?? '');
   if (declared > limit) {
-    req.resume();
+    // A client waiting for 100 Continue has sent nothing yet: it gets the 413 and no invitation to send.
+    // Any other is answered while it sends, and the connection closes after the answer (read from for a
+    // few seconds more, lingerOnClose), as Go's server closes one with more than 256 KiB left unread:
+    // kept alive, the server would read all the declared gigabytes at the client's pace.
+    if (!expectsContinue) req.resume();
+    res.setHeader('Connection', 'close');
     return Promise.reject(newRequestEntityTooLarge(limit));
   }
+  // The invitation comes only now, past authentication, authorisation and the size check (Node would
+  // send it before any of them, and an unauthenticated client would upload its body to get a 401).
+  if (expectsContinue && !res.headersSent) res.writeContinue();
   return new Promise<Buffer>((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -111,9 +120,11 @@ export function readBody(
     const onData = (chunk: Buffer) => {
       size += chunk.length;
       if (size > limit) {
-        // The rest is read and dropped, so the 413 can still be answered on this connection.
+        // The rest is read and dropped while the 413 goes out, and the connection then closes, as above
+        // (an unending chunked body would otherwise be read for ever).
         done();
         req.resume();
+        res.setHeader('Connection', 'close');
         reject(newRequestEntityTooLarge(limit));
         return;
       }

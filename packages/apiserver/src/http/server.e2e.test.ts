@@ -167,6 +167,41 @@ describe('object lifecycle', () => {
     assert.equal(res.status, 201);
     assert.match(res.json.metadata.name, /^gen-[bcdfghjklmnpqrstvwxz2456789]{5}$/);
   });
+  it('validates generateName itself, before the name made from it', async () => {
+    // The name keeps the first 58 characters: only the generateName check sees the other 242.
+    const long = await t.fetch('POST', '/api/v1/namespaces/default/configmaps', {
+      body: { metadata: { generateName: 'a'.repeat(300) } },
+    });
+    assert.equal(long.status, 422, long.text);
+    assert.deepEqual(
+      long.json.details.causes.map((c: { field: string }) => c.field),
+      ['metadata.generateName'],
+    );
+    assert.match(long.json.details.causes[0].message, /must be no more than 253 characters$/);
+    const bad = await t.fetch('POST', '/api/v1/namespaces/default/configmaps', {
+      body: { metadata: { generateName: 'A_B' } },
+    });
+    assert.equal(bad.status, 422, bad.text);
+    assert.deepEqual(
+      bad.json.details.causes.map((c: { field: string }) => c.field),
+      ['metadata.generateName', 'metadata.name'],
+    );
+    // A trailing dash ends a prefix well; '..' is a fine start for an RBAC name (a path segment).
+    const dash = await t.fetch('POST', '/api/v1/namespaces/default/configmaps', {
+      body: { metadata: { generateName: 'web-' } },
+    });
+    assert.equal(dash.status, 201, dash.text);
+    const role = await t.fetch('POST', '/apis/rbac.authorization.k8s.io/v1/namespaces/default/roles', {
+      body: { metadata: { generateName: '..' } },
+    });
+    assert.equal(role.status, 201, role.text);
+    const slash = await t.fetch('POST', '/apis/rbac.authorization.k8s.io/v1/namespaces/default/roles', {
+      body: { metadata: { generateName: 'a/' } },
+    });
+    assert.equal(slash.status, 422, slash.text);
+    assert.equal(slash.json.details.causes[0].field, 'metadata.generateName');
+    assert.equal(slash.json.details.causes[0].message, 'Invalid value: "a/": may not contain \'/\'');
+  });
   it('rejects stale updates with 409 Conflict and accepts current ones', async () => {
     const created = (
       await t.fetch('POST', '/api/v1/namespaces/default/configmaps', {

@@ -313,6 +313,8 @@ export class ApiServer {
       : createHttpServer({ maxHeaderSize: MAX_HEADER_BYTES }, handler);
     answerClientErrors(this.server);
     lingerOnClose(this.server);
+    // `Expect: 100-continue` is answered when the body is read (readBody), as Go does, not by Node up front.
+    this.server.on('checkContinue', handler);
     if (options.tls) {
       parseTlsConnectionsInJs(this.server);
       this.connections = new ConnectionGuard(this.server, {

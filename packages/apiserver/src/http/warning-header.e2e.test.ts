@@ -44,6 +44,37 @@ describe('Warning headers on a real server', () => {
     );
   });
 
+  it("bounds the warnings as kube-apiserver's recorder: about 4 Ki characters, each text once", async () => {
+    const fields: Record<string, unknown> = {};
+    for (let i = 0; i < 30_000; i++) fields[`unknown${i}`] = i;
+    const res = await t.fetch('POST', '/api/v1/namespaces/default/configmaps', {
+      body: { metadata: { name: 'many-unknown' }, ...fields },
+    });
+    assert.equal(res.status, 201, res.text.slice(0, 300));
+    const warnings = String(res.headers.warning).split(/, (?=299 - ")/);
+    // Each ~25 characters: the first ~4096 of them, then the one that went past the total.
+    assert.ok(warnings.length > 100 && warnings.length < 200, `${warnings.length} warnings`);
+    assert.equal(warnings[0], '299 - "unknown field \\"unknown0\\""');
+    const text = warnings.map((w) => JSON.parse(w.slice('299 - '.length)) as string).join('');
+    assert.ok(text.length <= 4096 + 256, `${text.length} characters`);
+  });
+
+  it('past the total, cuts each warning to 256 characters, those already written too', async () => {
+    const long = 'x'.repeat(1000);
+    const fields: Record<string, unknown> = {};
+    for (let i = 0; i < 10; i++) fields[`${long}${i}`] = i;
+    const res = await t.fetch('POST', '/api/v1/namespaces/default/configmaps', {
+      body: { metadata: { name: 'long-unknown' }, ...fields },
+    });
+    assert.equal(res.status, 201, res.text.slice(0, 300));
+    const warnings = String(res.headers.warning)
+      .split(/, (?=299 - ")/)
+      .map((w) => JSON.parse(w.slice('299 - '.length)) as string);
+    // The fifth would pass 4096: from then on each is cut to 256, the first four too; ten fit again.
+    assert.equal(warnings.length, 10);
+    for (const w of warnings) assert.equal(w, `unknown field "${long}`.slice(0, 256));
+  });
+
   it('refuses the same fields under fieldValidation=Strict with the same quoting', async () => {
     const res = await t.fetch('POST', '/api/v1/namespaces/default/configmaps?fieldValidation=Strict', {
       body: { metadata: { name: 'utf8-strict' }, 'se\ufeffcret': 1 },

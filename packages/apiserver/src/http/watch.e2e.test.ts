@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
+import { once } from 'node:events';
 import { after, before, describe, it } from 'node:test';
+import { connect as tlsConnect } from 'node:tls';
 import { startTestServer, type TestServer } from '@certkit/testenv/apiserver/test-server';
 import { openWatch } from '@certkit/testenv/apiserver/watch-client';
 
@@ -243,6 +245,34 @@ function watchSuite(server: () => TestServer, watchCache: boolean): void {
     assert.ok(events[0].object.columnDefinitions.length > 0);
     assert.equal(events[1].object.columnDefinitions.length, 0);
     assert.equal(events[1].object.rows[0].cells[0], 'row-2');
+  });
+
+  it('streams to an HTTP/1.0 client without chunks, ending with the connection (HTTP/1.1: chunked)', async () => {
+    await t.fetch('POST', '/api/v1/namespaces/w/configmaps', { body: cm('old-client') });
+    const url = new URL(t.url);
+    const exchange = async (version: string) => {
+      const socket = tlsConnect({ host: url.hostname, port: Number(url.port), ca: t.caCertPem });
+      const chunks: Buffer[] = [];
+      socket.on('data', (c: Buffer) => chunks.push(c));
+      await once(socket, 'secureConnect');
+      const path =
+        '/api/v1/namespaces/w/configmaps?watch=true&timeoutSeconds=1&fieldSelector=metadata.name%3Dold-client';
+      const host = version === '1.1' ? 'Host: x\r\nConnection: close\r\n' : '';
+      socket.write(`GET ${path} HTTP/${version}\r\n${host}Authorization: Bearer ${t.token}\r\n\r\n`);
+      await once(socket, 'close');
+      return Buffer.concat(chunks).toString('utf8');
+    };
+    // RFC 9112 §6.1: no Transfer-Encoding to a client that did not say HTTP/1.1; nginx proxies in HTTP/1.0.
+    const old = await exchange('1.0');
+    const [head, body] = old.split('\r\n\r\n');
+    assert.match(head!, /^HTTP\/1\.1 200 OK\r\n/);
+    assert.doesNotMatch(head!, /transfer-encoding/i);
+    assert.match(head!, /\r\nConnection: close/i);
+    const event = JSON.parse(body!.trim());
+    assert.equal(event.type, 'ADDED');
+    assert.equal(event.object.metadata.name, 'old-client');
+    const current = await exchange('1.1');
+    assert.match(current, /\r\nTransfer-Encoding: chunked\r\n/i);
   });
 
   it('refuses invalid watch options with 422 before streaming', async () => {

@@ -72,10 +72,12 @@ export async function serveWatch(
     if (headSent) return;
     headSent = true;
     counters?.opened();
+    // Without a Content-Length Node frames the stream itself: chunked for HTTP/1.1, and for an HTTP/1.0
+    // client (nginx's proxy_pass by default), which knows no chunks, the body until the connection closes,
+    // as Go's server does. Naming the encoding here sent chunks to HTTP/1.0 clients too.
     res.writeHead(200, {
       'Content-Type': 'application/json',
       'Cache-Control': 'no-cache, private',
-      'Transfer-Encoding': 'chunked',
     });
   };
 

@@ -32,6 +32,16 @@ interface JsonPatchOperation {
 
 const jsonPatchOperationNames = new Set<string>(['add', 'remove', 'replace', 'move', 'copy', 'test']);
 
+/** kube-apiserver's maxJSONPatchOperations: a longer patch is refused before any operation runs. */
+export const MAX_JSON_PATCH_OPERATIONS = 10_000;
+
+/**
+ * kube-apiserver's JSONPatchMaxCopyBytes (its request body limit): the most a patch's copy operations may add
+ * to the document, counted in JSON bytes. Without it each copy of a member into itself doubles the document,
+ * and thirty operations in a few hundred bytes of patch ask for gigabytes.
+ */
+export const MAX_JSON_PATCH_COPY_BYTES = 3 * 1024 * 1024;
+
 /**
  * kube-apiserver answers a patch that parses but cannot be applied with 422 reason Invalid
  * (handlers/patch.go). Upstream replaces the message with a generic sentence; naming the operation and
@@ -57,6 +67,13 @@ function parsePointer(pointer: string): string[] | undefined {
 function parseJsonPatch(operations: unknown): JsonPatchOperation[] {
   if (!Array.isArray(operations)) {
     throw newBadRequest('a JSON patch must be a JSON array of operations');
+  }
+  if (operations.length > MAX_JSON_PATCH_OPERATIONS) {
+    throw newStatusError(
+      413,
+      'RequestEntityTooLarge',
+      `The allowed maximum operations in a JSON patch is ${MAX_JSON_PATCH_OPERATIONS}, got ${operations.length}`,
+    );
   }
   return operations.map((raw, index): JsonPatchOperation => {
     const where = `JSON patch operation ${index}`;
@@ -114,8 +131,13 @@ function resolve(doc: unknown, tokens: string[]): unknown {
   return current;
 }
 
+/** What the copy operations of one patch have added so far, in JSON bytes. */
+interface CopyBudget {
+  copiedBytes: number;
+}
+
 /** Applies one operation to `doc` (a private copy) and returns the new document root. */
-function applyOperation(doc: unknown, operation: JsonPatchOperation): unknown {
+function applyOperation(doc: unknown, operation: JsonPatchOperation, budget: CopyBudget): unknown {
   const { op, path, tokens } = operation;
   const fail = (why: string) =>
     patchNotApplicable(`JSON patch ${op} operation on "${path}" does not apply: ${why}`);
@@ -190,6 +212,13 @@ function applyOperation(doc: unknown, operation: JsonPatchOperation): unknown {
     case 'copy': {
       const value = resolve(doc, operation.fromTokens!);
       if (value === undefined) throw fail(`the "from" path "${operation.from}" does not exist`);
+      // Measured before it is cloned, so a copy over the budget never allocates its clone.
+      budget.copiedBytes += Buffer.byteLength(JSON.stringify(value));
+      if (budget.copiedBytes > MAX_JSON_PATCH_COPY_BYTES) {
+        throw fail(
+          `the accumulated size increase of copy is ${budget.copiedBytes}, exceeding the limit ${MAX_JSON_PATCH_COPY_BYTES}`,
+        );
+      }
       return add(tokens, cloneJson(value));
     }
     case 'test': {
@@ -208,11 +237,13 @@ function applyOperation(doc: unknown, operation: JsonPatchOperation): unknown {
 /**
  * Applies an RFC 6902 JSON patch. A malformed patch document is 400 BadRequest; an operation that does
  * not apply (missing path, failed test, index out of bounds) is 422 Invalid, as kube-apiserver answers.
- * Operations apply atomically: either all of them or none.
+ * Operations apply atomically: either all of them or none. More than {@link MAX_JSON_PATCH_OPERATIONS}
+ * operations is 413; copies adding more than {@link MAX_JSON_PATCH_COPY_BYTES} is 422, as upstream.
  */
 export function applyJsonPatch(doc: unknown, operations: unknown): unknown {
   const parsed = parseJsonPatch(operations);
+  const budget: CopyBudget = { copiedBytes: 0 };
   let result = cloneJson(doc);
-  for (const operation of parsed) result = applyOperation(result, operation);
+  for (const operation of parsed) result = applyOperation(result, operation, budget);
   return result;
 }

@@ -181,10 +181,41 @@ function identityOf(item: unknown, mergeKey: string | undefined): unknown {
   return mergeKey !== undefined && isObject(item) ? getOwn(item, mergeKey) : item;
 }
 
-function indexByIdentity(list: readonly unknown[], item: unknown, mergeKey: string | undefined): number {
-  const identity = identityOf(item, mergeKey);
-  if (identity === undefined) return -1;
-  return list.findIndex((candidate) => jsonEqual(identityOf(candidate, mergeKey), identity));
+/**
+ * A string equal for two identities exactly when jsonEqual says they are equal (undefined: no identity).
+ * Lists are merged and ordered through Maps keyed by it: scanning the list for each item made a patch of a
+ * few thousand items quadratic, and one of 20000 owner references held the event loop for over 10 s.
+ */
+function identityKey(identity: unknown): string | undefined {
+  if (identity === undefined) return undefined;
+  if (identity === null || typeof identity !== 'object') return `${typeof identity}:${String(identity)}`;
+  return `json:${canonicalJson(identity)}`;
+}
+
+/** JSON with object members sorted, and undefined members left out, as jsonEqual compares. */
+function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
+  const object = value as JsonObject;
+  const keys = Object.keys(object)
+    .filter((key) => object[key] !== undefined)
+    .sort();
+  return `{${keys.map((key) => `${JSON.stringify(key)}:${canonicalJson(object[key])}`).join(',')}}`;
+}
+
+/** Where each identity first appears in a list (what a findIndex by identity finds), by identityKey. */
+function positions(list: readonly unknown[], mergeKey: string | undefined): Map<string, number> {
+  const at = new Map<string, number>();
+  list.forEach((item, index) => {
+    const key = identityKey(identityOf(item, mergeKey));
+    if (key !== undefined && !at.has(key)) at.set(key, index);
+  });
+  return at;
+}
+
+function positionIn(at: ReadonlyMap<string, number>, item: unknown, mergeKey: string | undefined): number {
+  const key = identityKey(identityOf(item, mergeKey));
+  return key === undefined ? -1 : (at.get(key) ?? -1);
 }
 
 /**
@@ -199,27 +230,29 @@ function orderMergedList(
   live: readonly unknown[],
   mergeKey: string | undefined,
 ): unknown[] {
+  const orderAt = positions(order, mergeKey);
+  const liveAt = positions(live, mergeKey);
   const inPatch: unknown[] = [];
   const serverOnly: unknown[] = [];
   for (const item of merged) {
-    (indexByIdentity(order, item, mergeKey) >= 0 ? inPatch : serverOnly).push(item);
+    (positionIn(orderAt, item, mergeKey) >= 0 ? inPatch : serverOnly).push(item);
   }
   // Items missing from the reference list (only possible with an empty $setElementOrder) sort last.
-  const byPosition = (list: readonly unknown[]) => (a: unknown, b: unknown) => {
-    const ia = indexByIdentity(list, a, mergeKey);
-    const ib = indexByIdentity(list, b, mergeKey);
+  const byPosition = (at: ReadonlyMap<string, number>) => (a: unknown, b: unknown) => {
+    const ia = positionIn(at, a, mergeKey);
+    const ib = positionIn(at, b, mergeKey);
     if (ia < 0 || ib < 0) return (ia < 0 ? 1 : 0) - (ib < 0 ? 1 : 0);
     return ia - ib;
   };
-  inPatch.sort(byPosition(order));
-  serverOnly.sort(byPosition(live));
+  inPatch.sort(byPosition(orderAt));
+  serverOnly.sort(byPosition(liveAt));
 
   const result: unknown[] = [];
   let i = 0;
   let j = 0;
   while (i < serverOnly.length && j < inPatch.length) {
-    const li = indexByIdentity(live, serverOnly[i], mergeKey);
-    const ri = indexByIdentity(live, inPatch[j], mergeKey);
+    const li = positionIn(liveAt, serverOnly[i], mergeKey);
+    const ri = positionIn(liveAt, inPatch[j], mergeKey);
     if (li >= 0 && ri >= 0 && li < ri) result.push(serverOnly[i++]);
     else result.push(inPatch[j++]);
   }
@@ -276,14 +309,17 @@ function mergeList(live: unknown[], patch: unknown[], path: string, schema: SmpS
     const directive = patch.find(isDirectiveItem);
     if (directive !== undefined) throw unknownPatchType(directive[PATCH_DIRECTIVE], directive);
     const merged: unknown[] = [];
+    const seen = new Set<string | undefined>();
     for (const item of [...live, ...plainItems]) {
-      if (!merged.some((seen) => jsonEqual(seen, item))) merged.push(item);
+      const key = identityKey(item);
+      if (!seen.has(key)) merged.push(item);
+      seen.add(key);
     }
     return orderMergedList(merged, plainItems, live, undefined);
   }
 
-  let base = live;
   const items: JsonObject[] = [];
+  const deleted = new Set<string | undefined>();
   for (const item of patch) {
     if (!isObject(item)) continue;
     if (!Object.hasOwn(item, PATCH_DIRECTIVE)) {
@@ -292,8 +328,7 @@ function mergeList(live: unknown[], patch: unknown[], path: string, schema: SmpS
     }
     const directive = item[PATCH_DIRECTIVE];
     if (directive === 'delete') {
-      const key = requireMergeKey(item, mergeKey);
-      base = base.filter((candidate) => !jsonEqual(identityOf(candidate, mergeKey), key));
+      deleted.add(identityKey(requireMergeKey(item, mergeKey)));
     } else if (directive === 'merge') {
       throw newBadRequest(`merging lists cannot yet be specified in the patch (at ${path})`);
     } else {
@@ -301,17 +336,32 @@ function mergeList(live: unknown[], patch: unknown[], path: string, schema: SmpS
     }
   }
 
+  // An item without the merge key has no identity (undefined): a delete never names it.
+  const base =
+    deleted.size === 0
+      ? live
+      : live.filter((candidate) => {
+          const key = identityKey(identityOf(candidate, mergeKey));
+          return key === undefined || !deleted.has(key);
+        });
   const merged = [...base];
+  let mergedAt = positions(merged, mergeKey);
   for (const item of items) {
     requireMergeKey(item, mergeKey);
-    const index = indexByIdentity(merged, item, mergeKey);
+    const key = identityKey(identityOf(item, mergeKey));
+    const index = key === undefined ? -1 : (mergedAt.get(key) ?? -1);
     if (index < 0) {
-      merged.push(materialize(item));
+      const added = materialize(item);
+      merged.push(added);
+      const addedKey = identityKey(identityOf(added, mergeKey));
+      if (addedKey !== undefined && !mergedAt.has(addedKey)) mergedAt.set(addedKey, merged.length - 1);
     } else {
       const current = merged[index];
       merged[index] = isObject(current)
         ? (mergeObject(current, item, path, schema) ?? {})
         : materialize(item);
+      // Merging may take the item's identity away (`$patch: delete` inside it): find first positions anew.
+      if (identityKey(identityOf(merged[index], mergeKey)) !== key) mergedAt = positions(merged, mergeKey);
     }
   }
   return orderMergedList(merged, items, base, mergeKey);
@@ -382,10 +432,11 @@ function applyPrimitiveListDeletion(original: JsonObject, field: string, values:
   }
   const live = getOwn(original, field);
   if (!Array.isArray(live)) return;
+  const removed = new Set(values.map((value) => identityKey(value)));
   setOwn(
     original,
     field,
-    live.filter((item) => !values.some((value) => jsonEqual(value, item))),
+    live.filter((item) => !removed.has(identityKey(item))),
   );
 }
 

@@ -69,7 +69,7 @@ export interface ResourceStrategy {
    */
   admitStatus?(obj: StoredObject, version: string, old?: StoredObject): FieldError[];
   /** What a name must be, when not a DNS subdomain (RBAC objects: any path segment, `system:basic-user`). */
-  validName?(name: string): string[];
+  validName?(name: string, prefix?: boolean): string[];
   /** Kind-specific validation of a new object (old is the current one for updates). */
   validate?(obj: StoredObject, old: StoredObject | undefined, version: string): FieldError[];
   /** Unknown fields of an incoming object below the top level (custom resources: what pruning removes). */

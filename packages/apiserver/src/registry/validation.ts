@@ -55,7 +55,11 @@ export function base64Size(value: string): number {
   return (value.length / 4) * 3 - padding;
 }
 
-export type NameValidator = (name: string) => string[];
+/**
+ * A resource's name check (kube's ValidateNameFunc). With `prefix`, the value is a generateName: only what
+ * can be the start of a valid name is checked (a trailing dash, say, is fine).
+ */
+export type NameValidator = (name: string, prefix?: boolean) => string[];
 
 const TOTAL_ANNOTATION_SIZE_LIMIT = 256 * 1024;
 
@@ -67,6 +71,18 @@ export function validateObjectMeta(
 ): FieldError[] {
   const errs: FieldError[] = [];
   const meta = obj.metadata;
+  // Before the name, as ValidateObjectMetaAccessor: a generateName of 300 characters would otherwise pass,
+  // since the name made from it keeps only its first 58.
+  if (meta.generateName) {
+    for (const msg of validName(meta.generateName, true)) {
+      errs.push({
+        type: 'FieldValueInvalid',
+        field: 'metadata.generateName',
+        value: meta.generateName,
+        detail: msg,
+      });
+    }
+  }
   if (!meta.name) {
     errs.push({
       type: 'FieldValueRequired',

@@ -5,7 +5,9 @@
  */
 
 import { isObject, jsonEqual, type JsonObject } from '@certkit/apimachinery';
+import type { RE2JS } from 're2js';
 import { stringFormatValidator } from './formats.ts';
+import { compileGoRegexp } from './go-regexp.ts';
 import { type Issue, NO_ISSUES, appendIssues, inBody, invalid, invalidType } from './issues.ts';
 import { codePoints, goFloat, isInt64, ownSchema, quote } from './json.ts';
 import { type JSONSchemaProps } from './types.ts';
@@ -157,19 +159,9 @@ function validateCombinators(value: unknown, schema: JSONSchemaProps, name: stri
   return issues;
 }
 
-const patternCache = new Map<string, RegExp | Error>();
-
-export function compilePattern(pattern: string): RegExp | Error {
-  let compiled = patternCache.get(pattern);
-  if (compiled === undefined) {
-    try {
-      compiled = new RegExp(pattern, 'u');
-    } catch (e) {
-      compiled = e as Error;
-    }
-    patternCache.set(pattern, compiled);
-  }
-  return compiled;
+/** A schema's `pattern`, compiled as Go's regexp (RE2, linear time): see go-regexp.ts. */
+export function compilePattern(pattern: string): RE2JS | Error {
+  return compileGoRegexp(pattern);
 }
 
 function validateString(value: string, schema: JSONSchemaProps, name: string): readonly Issue[] {

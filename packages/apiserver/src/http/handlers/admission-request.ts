@@ -3,21 +3,10 @@
  * built only while some webhook configuration exists, so that other writes carry nothing for them.
  */
 
-import type { ServerResponse } from 'node:http';
 import type { RequestAdmission } from '../../admission/attributes.ts';
 import { requestUser } from '../../security/user.ts';
-import { warningHeaderValue } from '../warning-header.ts';
+import { addWarnings } from '../warning-header.ts';
 import type { VerbRequest } from './verb-request.ts';
-
-/** Adds Warning headers after those already set (field validation's), as kube-apiserver's recorder does. */
-function addWarnings(res: ServerResponse, messages: string[]): void {
-  if (res.headersSent) return;
-  const values = messages.map(warningHeaderValue).filter((v) => v !== undefined);
-  if (values.length === 0) return;
-  const existing = res.getHeader('Warning');
-  const before = existing === undefined ? [] : Array.isArray(existing) ? existing : [String(existing)];
-  res.setHeader('Warning', [...before, ...values]);
-}
 
 export function requestAdmission(
   verb: VerbRequest,

@@ -18,7 +18,7 @@ import type { ServiceAccountTokens, TokenSpec } from '../../security/serviceacco
 import { parseObjectBody } from '../protobuf.ts';
 import { createOptions } from '../request-options.ts';
 import { sendJson } from '../respond.ts';
-import { warningHeaderValue } from '../warning-header.ts';
+import { addWarnings } from '../warning-header.ts';
 import type { ServedSubresource } from '../../registry/registry.ts';
 import type { VerbRequest } from './verb-request.ts';
 import { readObjectBody } from './write-body.ts';
@@ -63,10 +63,9 @@ export async function handleTokenRequest(tokens: ServiceAccountTokens, verb: Ver
   const max = tokens.config.maxExpirationSeconds;
   if (max > 0 && expirationSeconds > max) {
     // kube-apiserver shortens rather than refuses, and says so in a warning.
-    const warning = warningHeaderValue(
+    addWarnings(verb.res, [
       `requested expiration of ${expirationSeconds} seconds shortened to ${max} seconds`,
-    );
-    if (warning) verb.res.appendHeader('Warning', warning);
+    ]);
     expirationSeconds = max;
   }
   const issued = await tokens.issue(namespace, name, {
@@ -111,8 +110,7 @@ async function decodeTokenRequest(
     throw newBadRequest(`${CANNOT_HANDLE}: strict decoding error: ${strict.join(', ')}`);
   }
   if (strict.length > 0 && fieldValidation === 'Warn') {
-    const values = strict.map(warningHeaderValue).filter((v) => v !== undefined);
-    for (const value of values) verb.res.appendHeader('Warning', value);
+    addWarnings(verb.res, strict);
   }
   return body as TokenRequestBody;
 }

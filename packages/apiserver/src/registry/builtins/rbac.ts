@@ -11,8 +11,9 @@ import { age, builtin } from './builtin.ts';
 const RBAC_GROUP = 'rbac.authorization.k8s.io';
 
 /** RBAC names only need to be usable as a path segment (kube's ValidateRBACName): `system:basic-user` is one. */
-export function pathSegmentName(name: string): string[] {
-  if (name === '.' || name === '..') return [`may not be '${name}'`];
+export function pathSegmentName(name: string, prefix = false): string[] {
+  // A prefix may be '.' or '..': the generated name is longer.
+  if (!prefix && (name === '.' || name === '..')) return [`may not be '${name}'`];
   return ['/', '%'].filter((c) => name.includes(c)).map((c) => `may not contain '${c}'`);
 }
 

@@ -323,6 +323,60 @@ spec: {clusterIP: 10.96.0.12, ports: [{port: 80}]}
         field: 'spec.selector',
         message: /spec\.selector: Invalid value: "app\/x\/y"/,
       },
+      {
+        spec: { ipFamilyPolicy: 'Bogus', ports: [{ port: 80 }] },
+        field: 'spec.ipFamilyPolicy',
+        message:
+          /Unsupported value: "Bogus": supported values: "PreferDualStack", "RequireDualStack", "SingleStack"/,
+      },
+      {
+        spec: { ipFamilyPolicy: 'RequireDualStack', ports: [{ port: 80 }] },
+        field: 'spec.ipFamilyPolicy',
+        message: /this cluster is not configured for dual-stack services/,
+      },
+      {
+        spec: { ipFamilies: ['IPv6'], ports: [{ port: 80 }] },
+        field: 'spec.ipFamilies[0]',
+        message: /spec\.ipFamilies\[0\]: Invalid value: "IPv6": not configured on this cluster/,
+      },
+      {
+        spec: { ipFamilies: ['IPv4', 'IPv4'], ports: [{ port: 80 }] },
+        field: 'spec.ipFamilies[1]',
+        message: /spec\.ipFamilies\[1\]: Duplicate value: "IPv4"/,
+      },
+      {
+        spec: { type: 'ExternalName', externalName: 'db.example.com', ipFamilies: ['IPv4'] },
+        field: 'spec.ipFamilies',
+        message: /spec\.ipFamilies: Forbidden: must not be set for ExternalName services/,
+      },
+      {
+        spec: { loadBalancerSourceRanges: ['10.0.0.0/8'], ports: [{ port: 80 }] },
+        field: 'spec.loadBalancerSourceRanges',
+        message: /Forbidden: may only be used when `type` is 'LoadBalancer'/,
+      },
+      {
+        spec: {
+          type: 'LoadBalancer',
+          loadBalancerSourceRanges: ['10.0.0.0/8', 'office'],
+          ports: [{ port: 80 }],
+        },
+        field: 'spec.loadBalancerSourceRanges',
+        message: /Invalid value: "\[10\.0\.0\.0\/8 office\]": must be a list of IP ranges/,
+      },
+      {
+        spec: {
+          sessionAffinity: 'ClientIP',
+          sessionAffinityConfig: { clientIP: { timeoutSeconds: -1 } },
+          ports: [{ port: 80 }],
+        },
+        field: 'spec.sessionAffinityConfig.clientIP.timeoutSeconds',
+        message: /Invalid value: -1: must be greater than 0 and less than 86400/,
+      },
+      {
+        spec: { sessionAffinityConfig: { clientIP: { timeoutSeconds: 60 } }, ports: [{ port: 80 }] },
+        field: 'spec.sessionAffinityConfig',
+        message: /Forbidden: must not be set when session affinity is None/,
+      },
     ];
     for (const c of cases) {
       const r = await t.fetch('POST', `/api/v1/namespaces/${NS}/services`, {
@@ -351,6 +405,19 @@ spec: {ports: [{port: 70000}]}
       // targetPort defaulted to the port, so both are out of range, as on kube-apiserver.
       /The Service "bad" is invalid: \n\* spec\.ports\[0\]\.port: Invalid value: 70000: must be between 1 and 65535, inclusive\n\* spec\.ports\[0\]\.targetPort: Invalid value: 70000/,
     );
+  });
+
+  it('defaults a ClientIP affinity to 3 hours and keeps a PreferDualStack policy single-stack', async () => {
+    const r = await t.fetch('POST', `/api/v1/namespaces/${NS}/services`, {
+      body: {
+        metadata: { name: 'sticky' },
+        spec: { sessionAffinity: 'ClientIP', ipFamilyPolicy: 'PreferDualStack', ports: [{ port: 80 }] },
+      },
+    });
+    assert.equal(r.status, 201, r.text);
+    assert.deepEqual(r.json.spec.sessionAffinityConfig, { clientIP: { timeoutSeconds: 10800 } });
+    assert.equal(r.json.spec.ipFamilyPolicy, 'PreferDualStack');
+    assert.deepEqual(r.json.spec.ipFamilies, ['IPv4']);
   });
 
   it('keeps the cluster IP immutable, and status behind its subresource', async () => {

@@ -27,6 +27,11 @@ import {
   serviceRanges,
 } from './service-ranges.ts';
 import { dns1123SubdomainErrors } from '@certkit/apimachinery';
+import {
+  defaultSessionAffinityConfig,
+  type ServiceNetworkFields,
+  validateServiceNetworkFields,
+} from './service-fields.ts';
 
 interface ServicePort {
   name?: string;
@@ -37,7 +42,7 @@ interface ServicePort {
   appProtocol?: string;
 }
 
-interface ServiceSpec {
+interface ServiceSpec extends ServiceNetworkFields {
   type?: string;
   clusterIP?: string;
   clusterIPs?: string[];
@@ -51,7 +56,6 @@ interface ServiceSpec {
   allocateLoadBalancerNodePorts?: boolean;
   healthCheckNodePort?: number;
   ipFamilies?: string[];
-  ipFamilyPolicy?: string;
 }
 
 const SERVICE_TYPES = ['ClusterIP', 'ExternalName', 'LoadBalancer', 'NodePort'];
@@ -281,6 +285,7 @@ export const services = builtin({
     const spec = specOf(obj);
     spec.type ??= 'ClusterIP';
     spec.sessionAffinity ??= 'None';
+    defaultSessionAffinityConfig(spec);
     for (const port of spec.ports ?? []) {
       port.protocol ??= 'TCP';
       if (
@@ -345,6 +350,7 @@ export const services = builtin({
     if (!['ClientIP', 'None'].includes(spec.sessionAffinity ?? 'None')) {
       errs.push(unsupported('spec.sessionAffinity', spec.sessionAffinity, ['ClientIP', 'None']));
     }
+    validateServiceNetworkFields(spec, errs);
     if (spec.internalTrafficPolicy && !['Cluster', 'Local'].includes(spec.internalTrafficPolicy)) {
       errs.push(unsupported('spec.internalTrafficPolicy', spec.internalTrafficPolicy, ['Cluster', 'Local']));
     }

@@ -19,7 +19,7 @@ import { apiVersionOf } from '../resource.ts';
 import { cloneJson, dns1123LabelErrors, dns1123SubdomainErrors, isObject } from '@certkit/apimachinery';
 import { objectMetaTypeError } from '../../decode/go-decode.ts';
 import { applySchemaFor, updateManagedFields } from '../../fieldmanager/managed-fields.ts';
-import { validateObjectMeta, validateObjectMetaUpdate } from '../validation.ts';
+import { type NameValidator, validateObjectMeta, validateObjectMetaUpdate } from '../validation.ts';
 import type { WriteOptions } from './types.ts';
 import type { RequestAdmission } from '../../admission/attributes.ts';
 import type { ObjectStore } from './store.ts';
@@ -141,10 +141,18 @@ function mutateOnCreate(
   return changed instanceof Promise ? changed.then(restore) : restore(changed);
 }
 
-export function nameValidator(store: ObjectStore): (name: string) => string[] {
-  return (
-    store.def.validName ?? (store.def.resource === 'namespaces' ? dns1123LabelErrors : dns1123SubdomainErrors)
-  );
+export function nameValidator(store: ObjectStore): NameValidator {
+  if (store.def.validName) return store.def.validName;
+  const dns = store.def.resource === 'namespaces' ? dns1123LabelErrors : dns1123SubdomainErrors;
+  return (name, prefix) => dns(prefix ? maskTrailingDash(name) : name);
+}
+
+/**
+ * apimachinery's maskTrailingDash, quirk included: a generateName ending in a dash is checked with its last
+ * two characters replaced by one `a` (what matters is that the dash may end a prefix).
+ */
+function maskTrailingDash(name: string): string {
+  return name.length > 1 && name.endsWith('-') ? `${name.slice(0, -2)}a` : name;
 }
 
 /**

@@ -11,7 +11,7 @@ import {
   STATIC_ESTIMATED_CRD_COST_LIMIT,
 } from './cost.ts';
 import { findUndefinedField } from './fields.ts';
-import { kubernetesEnvironment, withPortableHas } from './library.ts';
+import { kubernetesEnvironment, RENAMED_CALL_PREFIX, withPortableHas } from './library.ts';
 
 /**
  * Compiles a CRD version's `x-kubernetes-validations` once, into a tree that mirrors the schema but holds
@@ -133,21 +133,25 @@ function celErrorText(error: unknown, text: string): string {
   if (e.code === 'unknown_variable' && unknown)
     summary = `undeclared reference to '${unknown[1]}' (in container '')`;
   if (e.range === undefined) return `ERROR: <input>: ${summary}`;
-  // Offsets are in the rewritten text (has → k8s_has, see withPortableHas): map them back.
-  const offset = Math.max(0, Math.min(text.length, e.range.start - 4 * countHasBefore(text, e.range.start)));
+  // Offsets are in the rewritten text (has → k8s_has, matches → k8s_matches, see withPortableHas): map them back.
+  const offset = Math.max(
+    0,
+    Math.min(
+      text.length,
+      e.range.start - RENAMED_CALL_PREFIX.length * countRenamedBefore(text, e.range.start),
+    ),
+  );
   const before = text.slice(0, offset).split('\n');
   return `ERROR: <input>:${before.length}:${before.at(-1)!.length + 1}: ${summary}`;
 }
 
-function countHasBefore(text: string, offset: number): number {
+function countRenamedBefore(text: string, offset: number): number {
   const rewritten = withPortableHas(text);
   let count = 0;
-  for (
-    let i = rewritten.indexOf('k8s_has(', 0);
-    i >= 0 && i < offset;
-    i = rewritten.indexOf('k8s_has(', i + 1)
-  )
-    count++;
+  for (const name of ['k8s_has(', 'k8s_matches(']) {
+    for (let i = rewritten.indexOf(name, 0); i >= 0 && i < offset; i = rewritten.indexOf(name, i + 1))
+      count++;
+  }
   return count;
 }
 

@@ -166,7 +166,9 @@ function estimateNode(node: ASTNode, scope: ReadonlyMap<string, Shape>): Estimat
       return { cost, shape: name === 'size' ? UNKNOWN : shape };
     }
     case 'rcall': {
-      const [name, receiver, callArgs] = args as [string, ASTNode, ASTNode[]];
+      const [rawName, receiver, callArgs] = args as [string, ASTNode, ASTNode[]];
+      // k8s_matches is matches, renamed to run Go's regexp (library.ts): it costs the same.
+      const name = rawName === 'k8s_matches' ? 'matches' : rawName;
       const target = estimateNode(receiver, scope);
       if (COMPREHENSIONS.has(name) && callArgs.length >= 2 && callArgs[0]!.op === 'id') {
         const variable = callArgs[0]!.args as string;

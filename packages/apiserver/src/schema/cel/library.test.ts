@@ -124,4 +124,24 @@ describe('Kubernetes CEL libraries', () => {
     // has( inside string literals is text, not a call.
     assert.equal(withPortableHas('has(a.b) && "has(x)" == \'has(\''), 'k8s_has(a.b) && "has(x)" == \'has(\'');
   });
+
+  it('regex functions run Go regexp (RE2) semantics, in linear time', () => {
+    for (const e of [
+      '"abc".matches("^a") && !"abc".matches("^b") && matches("abc", "c$")',
+      // Go's FindAllString skips an empty match right after the previous one; matchAll would not.
+      '"baaa".findAll("a*") == ["", "aaa"]',
+      '"😀x".find("^.") == "😀"',
+      // Exponential for a backtracking engine (the 40 a's would take hours); RE2 answers at once.
+      `!"${'a'.repeat(40)}!".matches("^(a+)+$") && "${'a'.repeat(40)}!".find("(a+)+!") == "${'a'.repeat(40)}!"`,
+      // A field named matches is not renamed: only a call is.
+      'self.matches[0] == 1',
+    ])
+      holds(e, { matches: [1] });
+    // RE2 refuses what it cannot run in linear time, with Go's error.
+    fails('"aa".matches("(a)\\\\1")', /invalid escape sequence/);
+    assert.equal(
+      withPortableHas('s.matches(r) || matches(s, r) || s.k8s_matches(r) || "matches(" == x.amatches(y)'),
+      's.k8s_matches(r) || k8s_matches(s, r) || s.k8s_matches(r) || "matches(" == x.amatches(y)',
+    );
+  });
 });

@@ -4,6 +4,7 @@ import { registerNet } from './library-net.ts';
 import { registerQuantity } from './library-quantity.ts';
 import { registerSetsAndMath } from './library-sets-math.ts';
 import { registerStrings } from './library-strings.ts';
+import { goRegexpFind, goRegexpFindAll, goRegexpMatch } from '../go-regexp.ts';
 
 /**
  * The CEL environment kube-apiserver gives `x-kubernetes-validations` rules: the standard library (from
@@ -11,11 +12,6 @@ import { registerStrings } from './library-strings.ts';
  * extension functions the library lacks (k8s.io/apiserver/pkg/cel/library): the regex functions here;
  * lists, strings, quantity, URL/IP/CIDR, sets and math in library-*.ts. See ADR 1701 for what is still missing.
  */
-
-function compileRegex(pattern: string): RegExp {
-  // RE2 and ECMAScript agree on the syntax rules use; `u` makes character classes count code points.
-  return new RegExp(pattern, 'gu');
-}
 
 interface MacroNode {
   op: string;
@@ -58,10 +54,28 @@ function hasMacro({ args }: { args: MacroNode[] }): unknown {
 }
 
 const HAS_MACRO = 'k8s_has';
+/**
+ * The library's own matches() runs ECMAScript's backtracking RegExp, exponential on patterns such as
+ * `^(a+)+$`; its overload cannot be replaced either, so calls are renamed to this one, which runs Go's
+ * regexp semantics in linear time (go-regexp.ts).
+ */
+const MATCHES = 'k8s_matches';
 
 /**
- * The rule text with has( calls outside string literals renamed to the macro above (the library's has()
- * cannot be replaced: its overload is fixed).
+ * Renamed calls, each renamed only where the character before it cannot be part of a longer name (nor,
+ * for the has() macro, which is never a method, a dot). The same prefix is added to each (`k8s_`), which
+ * compile.ts relies on to map offsets back.
+ */
+const RENAMED_CALLS: readonly { from: string; to: string; notAfter: RegExp }[] = [
+  { from: 'has(', to: `${HAS_MACRO}(`, notAfter: /[A-Za-z0-9_.]/ },
+  { from: 'matches(', to: `${MATCHES}(`, notAfter: /[A-Za-z0-9_]/ },
+];
+/** What a rename adds to the text, per renamed call. */
+export const RENAMED_CALL_PREFIX = 'k8s_';
+
+/**
+ * The rule text with has( and matches( calls outside string literals renamed to the functions above (the
+ * library's has() and matches() cannot be replaced: their overloads are fixed).
  */
 export function withPortableHas(text: string): string {
   let out = '';
@@ -74,10 +88,15 @@ export function withPortableHas(text: string): string {
       while (j < text.length && !text.startsWith(quote, j)) j += !raw && text[j] === '\\' ? 2 : 1;
       out += text.slice(i, j + quote.length);
       i = j + quote.length - 1;
-    } else if (text.startsWith('has(', i) && !/[A-Za-z0-9_.]/.test(text[i - 1] ?? '')) {
-      out += `${HAS_MACRO}(`;
-      i += 3;
-    } else out += c;
+    } else {
+      const renamed = RENAMED_CALLS.find(
+        ({ from, notAfter }) => text.startsWith(from, i) && !notAfter.test(text[i - 1] ?? ''),
+      );
+      if (renamed) {
+        out += renamed.to;
+        i += renamed.from.length - 1;
+      } else out += c;
+    }
   }
   return out;
 }
@@ -86,6 +105,22 @@ export function withPortableHas(text: string): string {
 export function kubernetesEnvironment(): Environment {
   const env = new Environment({ enableOptionalTypes: true, homogeneousAggregateLiterals: false });
   env.registerFunction(`${HAS_MACRO}(ast): bool`, hasMacro as never);
+  env.registerFunction({
+    name: MATCHES,
+    receiverType: 'string',
+    returnType: 'bool',
+    params: [{ name: 'regex', type: 'string' }],
+    handler: (s: string, re: string) => goRegexpMatch(re, s),
+  });
+  env.registerFunction({
+    name: MATCHES,
+    returnType: 'bool',
+    params: [
+      { name: 'string', type: 'string' },
+      { name: 'regex', type: 'string' },
+    ],
+    handler: (s: string, re: string) => goRegexpMatch(re, s),
+  });
   registerStrings(env);
   registerQuantity(env);
   registerNet(env);
@@ -96,14 +131,14 @@ export function kubernetesEnvironment(): Environment {
     receiverType: 'string',
     returnType: 'string',
     params: [{ name: 'regex', type: 'string' }],
-    handler: (s: string, re: string) => compileRegex(re).exec(s)?.[0] ?? '',
+    handler: (s: string, re: string) => goRegexpFind(re, s),
   });
   env.registerFunction({
     name: 'findAll',
     receiverType: 'string',
     returnType: 'list<string>',
     params: [{ name: 'regex', type: 'string' }],
-    handler: (s: string, re: string) => [...s.matchAll(compileRegex(re))].map((m) => m[0]),
+    handler: (s: string, re: string) => goRegexpFindAll(re, s),
   });
   env.registerFunction({
     name: 'findAll',
@@ -114,7 +149,7 @@ export function kubernetesEnvironment(): Environment {
       { name: 'limit', type: 'int' },
     ],
     handler: (s: string, re: string, limit: bigint) => {
-      const all = [...s.matchAll(compileRegex(re))].map((m) => m[0]);
+      const all = goRegexpFindAll(re, s);
       return limit < 0n ? all : all.slice(0, Number(limit));
     },
   });
