@@ -27,6 +27,8 @@ import { Progress } from './progress.ts';
  */
 export interface Command {
   name: string;
+  /** Other names it answers to, as cobra's aliases (cmctl's `create cr`). */
+  aliases?: readonly string[];
   /** What follows the command's name in its usage line, e.g. `NAME...`. */
   args?: string;
   /** One line for the list of commands. */
@@ -156,6 +158,7 @@ export const COMMANDS: readonly Command[] = [
     subcommands: [
       {
         name: 'certificaterequest',
+        aliases: ['cr'],
         args: 'NAME',
         summary: 'a CertificateRequest from a Certificate manifest, with a new private key in a file',
         flags: { ...NAMESPACED_FLAGS, ...CREATE_CERTIFICATE_REQUEST_FLAGS },

@@ -61,6 +61,29 @@ function checkFlag(flag: string, parse: () => unknown): void {
   }
 }
 
+/**
+ * A port that cannot be bound, said with what to do about it: the usual cause is a second `certkit up` (or
+ * another server) on 6443, and --port is the way out.
+ */
+function listenError(err: unknown, host: string, port: number): unknown {
+  const code = (err as NodeJS.ErrnoException).code;
+  const address = `${host.includes(':') ? `[${host}]` : host}:${port}`;
+  if (code === 'EADDRINUSE') {
+    return new Error(
+      `--port ${port}: ${address} is already in use (EADDRINUSE), perhaps by another certkit up or apiserver; ` +
+        'stop it or choose another --port (0 picks a free one)',
+      { cause: err },
+    );
+  }
+  if (code === 'EACCES') {
+    return new Error(
+      `--port ${port}: not allowed to listen on ${address} (EACCES); ports below 1024 need privileges`,
+      { cause: err },
+    );
+  }
+  return err;
+}
+
 /** Starts the API server the flags describe; its log goes to `log` (warnings and errors on stderr by default). */
 export async function startControlPlane(
   flags: ServeFlags,
@@ -163,7 +186,7 @@ async function startOnDataDir(dataDir: string, flags: ServeFlags, log: Logger): 
   } catch (err) {
     compactor.stop();
     await storage.close();
-    throw err;
+    throw listenError(err, flags.host, flags.port);
   }
   const kubeconfigPath = resolve(dataDir, 'kubeconfig');
   await writeKubeconfig(kubeconfigPath, {

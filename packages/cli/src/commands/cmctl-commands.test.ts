@@ -43,7 +43,7 @@ describe('check api: what a failed check says', () => {
     });
     assert.equal(
       simpleError(tls, server),
-      "the API server's certificate is not trusted: self-signed certificate in certificate chain",
+      "the API server's certificate is not trusted: self-signed certificate in certificate chain (is the kubeconfig's certificate-authority-data the server's CA?)",
     );
     const timeout = new DOMException('The operation was aborted due to timeout', 'TimeoutError');
     assert.equal(simpleError(timeout, server), `the API server at ${server} did not answer in time`);
