@@ -53,7 +53,7 @@ export function describeConnectionError(err: unknown, server?: string): string |
   if (err instanceof Error && (err.name === 'TimeoutError' || err.name === 'AbortError')) {
     return `the API server${server ? ` at ${server}` : ''} did not answer in time`;
   }
-  if (err instanceof Error && err.name === 'StatusError' && (err as ErrorLike).status?.code === 401) {
+  if (chain(err).some((e) => (e as Error).name === 'StatusError' && e.status?.code === 401)) {
     // kubectl's words for a token or client certificate the server does not accept.
     return 'You must be logged in to the server (Unauthorized): the kubeconfig’s credentials were not accepted';
   }
