@@ -108,6 +108,14 @@ describe('certkit version', () => {
     assert.deepEqual(parseYaml((await runCli(['version', '--output=yaml'])).stdout), expected);
     oneLineError(await runCli(['version', '-o', 'xml']), 'certkit version -o xml');
   });
+
+  it("takes cmctl's --client (the client is all certkit reports) and --short (Client Version: vX.Y.Z)", async () => {
+    const { version } = (await import('../package.json', { with: { type: 'json' } })).default;
+    assert.equal((await runCli(['version', '--client'])).stdout, (await runCli(['version'])).stdout);
+    const short = await runCli(['version', '--short', '--client']);
+    assert.equal(short.code, 0, short.stderr);
+    assert.equal(short.stdout, `Client Version: v${version}\n`);
+  });
 });
 
 /** The JSON lines a process wrote on stderr (other lines, such as the warnings of `certkit:`, left out). */

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
+import { createServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -70,6 +70,33 @@ describe('cluster commands with a kubeconfig that does not work', () => {
         `^certkit: the API server at (https://)?127\\.0\\.0\\.1:${port} refused the connection: is it running\\?\\n$`,
       ),
     );
+  });
+
+  it('a server that accepts the connection and never answers: given up after the TLS handshake timeout (10 s), as client-go', async () => {
+    const held = new Set<Socket>();
+    const silent = createServer((socket) => {
+      held.add(socket);
+      socket.on('error', () => {});
+    });
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const { port } = silent.address() as { port: number };
+    try {
+      const path = await kubeconfig('silent', (t) =>
+        t.replace(/server: "?https:\/\/[^\s"]+"?/, `server: "https://127.0.0.1:${port}"`),
+      );
+      const started = Date.now();
+      const result = await runCli(['status', '--kubeconfig', path]);
+      const took = Date.now() - started;
+      assert.equal(result.code, 1, result.stderr);
+      assert.equal(
+        result.stderr,
+        `certkit: the API server at 127.0.0.1:${port} did not answer in time (TLS handshake timeout)\n`,
+      );
+      assert.ok(took >= 9_000 && took < 25_000, `gave up after ${took} ms`);
+    } finally {
+      for (const socket of held) socket.destroy();
+      await new Promise((resolve) => silent.close(resolve));
+    }
   });
 
   it('a kubeconfig without the server’s CA: the certificate is not trusted, and where to look', async () => {

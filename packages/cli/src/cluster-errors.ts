@@ -50,6 +50,11 @@ export function describeConnectionError(err: unknown, server?: string): string |
     const reason = String((tls as Error).message ?? tls.code).split(';')[0];
     return `the API server's certificate is not trusted: ${reason} (is the kubeconfig's certificate-authority-data the server's CA?)`;
   }
+  const slow = withCode(err, (c) => c === 'ETIMEDOUT');
+  if (slow) {
+    const where = server ?? (slow.address ? `${String(slow.address)}:${String(slow.port)}` : '');
+    return `the API server${where ? ` at ${where}` : ''} did not answer in time (${(slow as Error).message})`;
+  }
   if (err instanceof Error && (err.name === 'TimeoutError' || err.name === 'AbortError')) {
     return `the API server${server ? ` at ${server}` : ''} did not answer in time`;
   }
