@@ -308,6 +308,16 @@ describe('certkit status', () => {
     assert.match(result.stderr, /not found/);
   });
 
+  it('a namespace without Certificates: kubectl’s words on stderr, nothing on stdout, exit 0', async () => {
+    for (const args of [[], ['-o', 'wide'], ['-o', 'name']]) {
+      const result = await runCli(['status', '--kubeconfig', kubeconfig, '-n', 'empty', ...args]);
+      assert.equal(result.code, 0, result.stderr);
+      assert.equal(result.stdout, '', args.join(' '));
+    }
+    const table = await runCli(['status', '--kubeconfig', kubeconfig, '-n', 'empty']);
+    assert.equal(table.stderr, 'No certificates found in empty namespace.\n');
+  });
+
   it('the listing: a table, -o wide with more columns, -o json|yaml a List', async () => {
     const table = await status();
     assert.equal(table.code, 0, table.stderr);

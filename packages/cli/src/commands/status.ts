@@ -52,9 +52,13 @@ export async function status(args: string[], table: FlagTable): Promise<string> 
       return list.items.map((c) => `certificate.cert-manager.io/${c.metadata.name}\n`).join('');
     }
     if (list.items.length === 0) {
-      return flags.allNamespaces
-        ? 'No certificates found.\n'
-        : `No certificates found in ${namespace} namespace.\n`;
+      // On stderr, as kubectl's "No resources found": stdout stays empty for a script reading the table.
+      process.stderr.write(
+        flags.allNamespaces
+          ? 'No certificates found.\n'
+          : `No certificates found in ${namespace} namespace.\n`,
+      );
+      return '';
     }
     return certificateTable(list.items, format === 'wide');
   } finally {
