@@ -84,6 +84,15 @@ function listenError(err: unknown, host: string, port: number): unknown {
   return err;
 }
 
+/** The data dir's database; one that cannot be opened ("file is not a database") is named in the error. */
+function openSqlite(path: string, flags: ServeFlags): Storage {
+  try {
+    return SqliteStorage.open(path, { synchronous: flags.sqliteSynchronous });
+  } catch (err) {
+    throw new Error(`${path}: ${(err as Error).message}`, { cause: err });
+  }
+}
+
 /** Starts the API server the flags describe; its log goes to `log` (warnings and errors on stderr by default). */
 export async function startControlPlane(
   flags: ServeFlags,
@@ -156,7 +165,7 @@ async function startOnDataDir(dataDir: string, flags: ServeFlags, log: Logger): 
   const storage: Storage =
     flags.storage === 'etcd'
       ? await EtcdStorage.connect({ endpoints: flags.etcdEndpoints })
-      : SqliteStorage.open(resolve(dataDir, 'state.db'), { synchronous: flags.sqliteSynchronous });
+      : openSqlite(resolve(dataDir, 'state.db'), flags);
   // With several API servers on one etcd each compacts; compaction never goes backwards, so that is harmless.
   const compactor = startCompactor(storage, {});
   let server: ApiServer;
