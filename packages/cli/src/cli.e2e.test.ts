@@ -231,6 +231,20 @@ describe('certkit up', () => {
             'or apiserver; stop it or choose another --port (0 picks a free one)\n',
         );
       }
+      // An address this machine does not have (TEST-NET-1): one line naming --host.
+      const elsewhere = await run(
+        process.execPath,
+        [main, 'apiserver', '--data-dir', other, '--port', '0', '--host', '192.0.2.1'],
+        { env },
+      ).then(
+        () => assert.fail('listened on an address this machine does not have'),
+        (e: { code: number; stderr: string }) => e,
+      );
+      assert.equal(elsewhere.code, 1);
+      assert.equal(
+        elsewhere.stderr,
+        'certkit: --host 192.0.2.1: not an address of this machine (EADDRNOTAVAIL)\n',
+      );
     } finally {
       await stop(first.child);
       await rm(other, { recursive: true, force: true });

@@ -33,8 +33,25 @@ describe('flag tables', () => {
         (err: unknown) => err instanceof UsageError && err.message === `unknown flag: ${flag} (see --help)`,
       );
     }
-    assert.throws(() => parseFlags(TABLE, ['--context']), /argument missing/);
     assert.throws(() => parseFlags(TABLE, ['stray']), /Unexpected argument 'stray'/);
+  });
+
+  it('a flag without its value, or with one that looks like a flag: cobra’s one line, and how to write it', () => {
+    const refused = (args: string[], message: string) =>
+      assert.throws(
+        () => parseFlags(TABLE, args),
+        (err: unknown) => err instanceof UsageError && err.message === message,
+      );
+    refused(['--context'], 'flag needs an argument: --context');
+    refused(['-n'], 'flag needs an argument: --namespace');
+    refused(
+      ['--port', '-1'],
+      'flag needs an argument: --port (a value that starts with "-" is written --port=VALUE)',
+    );
+    refused(
+      ['-n', '-A'],
+      'flag needs an argument: -n (a value that starts with "-" is written --namespace=VALUE)',
+    );
   });
 
   it('gives parseArgs the table without the help text', () => {

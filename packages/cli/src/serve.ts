@@ -75,6 +75,9 @@ function listenError(err: unknown, host: string, port: number): unknown {
       { cause: err },
     );
   }
+  if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND' || code === 'EAI_AGAIN') {
+    return new Error(`--host ${host}: not an address of this machine (${code})`, { cause: err });
+  }
   if (code === 'EACCES') {
     return new Error(
       `--port ${port}: not allowed to listen on ${address} (EACCES); ports below 1024 need privileges`,
