@@ -305,7 +305,11 @@ describe('certkit status', () => {
     const result = await status('certificate', 'nope');
     assert.equal(result.code, 1);
     assert.equal(result.stderr.trim().split('\n').length, 1, result.stderr);
-    assert.match(result.stderr, /not found/);
+    // cmctl's words.
+    assert.equal(
+      result.stderr,
+      'certkit: error when getting Certificate resource: certificates.cert-manager.io "nope" not found\n',
+    );
   });
 
   it('a namespace without Certificates: kubectl’s words on stderr, nothing on stdout, exit 0', async () => {

@@ -36,7 +36,9 @@ export async function status(args: string[], table: FlagTable): Promise<string> 
   try {
     const certificates = client.resource<Certificate>(certificatesRef);
     if (name !== undefined) {
-      const cert = await certificates.get(namespace, name);
+      const cert = await certificates.get(namespace, name).catch((err: unknown) => {
+        throw new Error(`error when getting Certificate resource: ${(err as Error).message}`, { cause: err });
+      });
       if (format === 'json') return `${JSON.stringify(cert, null, 2)}\n`;
       if (format === 'yaml') return stringify(cert);
       if (format === 'name') return `certificate.cert-manager.io/${cert.metadata.name}\n`;
