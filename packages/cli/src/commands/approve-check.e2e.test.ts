@@ -108,6 +108,36 @@ describe('certkit check api, approve, deny (against certkit apiserver)', () => {
     assert.ok(took >= 2000, `gave up after ${took} ms, before --wait`);
   });
 
+  it("check api --wait=2s -v (cert-manager's startupapicheck Job's arguments): each failed check's reason, then exit 124", async () => {
+    const closed = await closedPortKubeconfig();
+    const result = await runCli([
+      'check',
+      'api',
+      '--kubeconfig',
+      closed,
+      '--wait=2s',
+      '--interval',
+      '500ms',
+      '-v',
+    ]);
+    assert.equal(result.code, 124, result.stderr);
+    const lines = result.stderr.trim().split('\n');
+    assert.ok(lines.length >= 3, result.stderr);
+    for (const [i, line] of lines.slice(0, -1).entries()) {
+      assert.match(
+        line,
+        new RegExp(
+          `^Not ready \\(attempt ${i + 1}\\): the API server at https://127\\.0\\.0\\.1:\\d+ refused the connection`,
+        ),
+      );
+    }
+    assert.match(lines.at(-1)!, /^certkit: the API server at .* refused the connection: is it running\?$/);
+    // Without -v (or with -v 0) only the last reason.
+    const quiet = await runCli(['check', 'api', '--kubeconfig', closed, '-v', '0']);
+    assert.equal(quiet.code, 1);
+    assert.equal(quiet.stderr.split('\n').length, 2, quiet.stderr);
+  });
+
   it('check api --wait on a terminal: a status line redrawn in place, erased before the last word', async () => {
     const closed = await closedPortKubeconfig();
     const out = join(dir, 'check.out');

@@ -100,8 +100,26 @@ export async function checkOnce(
   );
 }
 
+/**
+ * cmctl's `-v` takes an optional level (klog's NoOptDefVal, 2): a bare `-v`, last or before another flag,
+ * becomes `--v=2` for the parser, which wants every value.
+ */
+export function withBareVerbosity(args: readonly string[]): string[] {
+  return args.map((arg, i) =>
+    (arg === '-v' || arg === '--v') && (i === args.length - 1 || args[i + 1].startsWith('-')) ? '--v=2' : arg,
+  );
+}
+
+function verbosity(text: string | undefined): number {
+  if (text === undefined) return 0;
+  if (!/^\d+$/.test(text))
+    throw new UsageError(`-v must be a non-negative integer, got ${JSON.stringify(text)}`);
+  return Number(text);
+}
+
 export async function checkApi(args: string[], table: FlagTable, progress?: Progress): Promise<string> {
-  const flags = parseClusterFlags(args, table);
+  const flags = parseClusterFlags(withBareVerbosity(args), table);
+  const verbose = verbosity(flags.values.v as string | undefined) >= 2;
   if (flags.positionals.length > 0) throw new UsageError('certkit check api takes no arguments');
   if (flags.allNamespaces)
     throw new UsageError('certkit check api takes a namespace (-n), not --all-namespaces');
@@ -124,6 +142,12 @@ export async function checkApi(args: string[], table: FlagTable, progress?: Prog
         return READY_LINE;
       } catch (err) {
         reason = simpleError(err, server);
+      }
+      // As cmctl's V(2) "Not ready" log: every failed check's reason, not only the last.
+      if (verbose) {
+        const line = `Not ready (attempt ${attempt}): ${reason}\n`;
+        if (progress) progress.print(process.stderr, line);
+        else process.stderr.write(line);
       }
       const elapsed = Date.now() - start;
       // A wait that ran out exits 124 as cmctl's (its deadline error); a single check that failed exits 1.
