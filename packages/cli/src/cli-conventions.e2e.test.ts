@@ -84,6 +84,7 @@ describe('certkit --help and -h', () => {
     oneLineError(await runCli(['version', 'stray']), 'certkit version stray');
     oneLineError(await runCli(['up', '--log-level', 'loud']), 'certkit up --log-level loud');
     oneLineError(await runCli(['controller', '-v', 'many']), 'certkit controller -v many');
+    oneLineError(await runCli(['controller', '-n', 'a', '-A']), 'certkit controller -n a -A');
   });
 });
 

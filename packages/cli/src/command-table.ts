@@ -6,7 +6,11 @@ import {
   DENY_FLAGS,
   NAMESPACED_FLAGS,
 } from './commands/cmctl-flag-tables.ts';
-import { CONTROLLER_FLAG_OPTIONS, UP_CONTROLLER_FLAGS } from './commands/controller-flag-table.ts';
+import {
+  CONTROLLER_FLAG_OPTIONS,
+  CONTROLLER_SCOPE_FLAGS,
+  UP_CONTROLLER_FLAGS,
+} from './commands/controller-flag-table.ts';
 import {
   CLUSTER_FLAGS,
   RENEW_FLAGS,
@@ -69,7 +73,7 @@ export const COMMANDS: readonly Command[] = [
   {
     name: 'controller',
     summary: 'the certificate controller against any cluster, until SIGTERM',
-    flags: { ...CLUSTER_FLAGS, ...CONTROLLER_FLAG_OPTIONS, ...LOG_FLAGS },
+    flags: { ...CLUSTER_FLAGS, ...CONTROLLER_SCOPE_FLAGS, ...CONTROLLER_FLAG_OPTIONS, ...LOG_FLAGS },
     run: async (args, flags) => (await load(import('./commands/controller.ts'))).controller(args, flags),
   },
   {

@@ -80,6 +80,19 @@ describe('flag tables', () => {
 });
 
 describe('command help', () => {
+  it('says what -n does for each command: the controller watches every namespace without it', () => {
+    const help = (name: string) =>
+      commandHelp(
+        [name],
+        COMMANDS.find((c) => c.name === name)!,
+      );
+    assert.match(
+      help('controller'),
+      /-n, --namespace NS +watch only this namespace \(default: every namespace\)/,
+    );
+    assert.match(help('status'), /-n, --namespace NS +namespace \(default: the context’s\)/);
+  });
+
   it('every command and subcommand in the table has a help naming each of its flags and -h', () => {
     const walk = (path: string[], commands = COMMANDS) => {
       for (const command of commands) {
