@@ -84,6 +84,7 @@ describe('certkit --help and -h', () => {
     oneLineError(await runCli(['version', 'stray']), 'certkit version stray');
     oneLineError(await runCli(['up', '--log-level', 'loud']), 'certkit up --log-level loud');
     oneLineError(await runCli(['controller', '-v', 'many']), 'certkit controller -v many');
+    oneLineError(await runCli(['controller', '-n', 'a', '-A']), 'certkit controller -n a -A');
   });
 });
 
@@ -107,6 +108,14 @@ describe('certkit version', () => {
     assert.deepEqual(JSON.parse((await runCli(['version', '-o', 'json'])).stdout), expected);
     assert.deepEqual(parseYaml((await runCli(['version', '--output=yaml'])).stdout), expected);
     oneLineError(await runCli(['version', '-o', 'xml']), 'certkit version -o xml');
+  });
+
+  it("takes cmctl's --client (the client is all certkit reports) and --short (Client Version: vX.Y.Z)", async () => {
+    const { version } = (await import('../package.json', { with: { type: 'json' } })).default;
+    assert.equal((await runCli(['version', '--client'])).stdout, (await runCli(['version'])).stdout);
+    const short = await runCli(['version', '--short', '--client']);
+    assert.equal(short.code, 0, short.stderr);
+    assert.equal(short.stdout, `Client Version: v${version}\n`);
   });
 });
 
@@ -297,7 +306,21 @@ describe('certkit status', () => {
     const result = await status('certificate', 'nope');
     assert.equal(result.code, 1);
     assert.equal(result.stderr.trim().split('\n').length, 1, result.stderr);
-    assert.match(result.stderr, /not found/);
+    // cmctl's words.
+    assert.equal(
+      result.stderr,
+      'certkit: error when getting Certificate resource: certificates.cert-manager.io "nope" not found\n',
+    );
+  });
+
+  it('a namespace without Certificates: kubectl’s words on stderr, nothing on stdout, exit 0', async () => {
+    for (const args of [[], ['-o', 'wide'], ['-o', 'name']]) {
+      const result = await runCli(['status', '--kubeconfig', kubeconfig, '-n', 'empty', ...args]);
+      assert.equal(result.code, 0, result.stderr);
+      assert.equal(result.stdout, '', args.join(' '));
+    }
+    const table = await runCli(['status', '--kubeconfig', kubeconfig, '-n', 'empty']);
+    assert.equal(table.stderr, 'No certificates found in empty namespace.\n');
   });
 
   it('the listing: a table, -o wide with more columns, -o json|yaml a List', async () => {

@@ -206,20 +206,49 @@ describe('certkit up', () => {
     );
   });
 
-  it('exits 1 with one line when the port is taken', async () => {
+  it('exits 1 with one line naming --port when the port is taken, for apiserver and up', async () => {
     const first = await start(['apiserver', '--data-dir', dir, '--port', '0']);
     const port = new URL(first.url).port;
     const other = await mkdtemp(join(tmpdir(), 'certkit-cli-'));
-    const err = await run(process.execPath, [main, 'apiserver', '--data-dir', other, '--port', port], {
-      env,
-    }).then(
-      () => assert.fail('second server on the same port started'),
-      (e: { code: number; stderr: string }) => e,
-    );
-    await stop(first.child);
-    await rm(other, { recursive: true, force: true });
-    assert.equal(err.code, 1);
-    assert.match(err.stderr, /EADDRINUSE/);
+    try {
+      for (const [command, host] of [
+        ['apiserver', '127.0.0.1'],
+        ['up', '0.0.0.0'],
+      ]) {
+        const err = await run(
+          process.execPath,
+          [main, command, '--data-dir', other, '--port', port, '--host', host],
+          { env },
+        ).then(
+          () => assert.fail(`a second ${command} on the same port started`),
+          (e: { code: number; stderr: string }) => e,
+        );
+        assert.equal(err.code, 1);
+        // Only this line: the server's controllers, started before the listen failed, log nothing after it.
+        assert.equal(
+          err.stderr,
+          `certkit: --port ${port}: ${host}:${port} is already in use (EADDRINUSE), perhaps by another certkit up ` +
+            'or apiserver; stop it or choose another --port (0 picks a free one)\n',
+        );
+      }
+      // An address this machine does not have (TEST-NET-1): one line naming --host.
+      const elsewhere = await run(
+        process.execPath,
+        [main, 'apiserver', '--data-dir', other, '--port', '0', '--host', '192.0.2.1'],
+        { env },
+      ).then(
+        () => assert.fail('listened on an address this machine does not have'),
+        (e: { code: number; stderr: string }) => e,
+      );
+      assert.equal(elsewhere.code, 1);
+      assert.equal(
+        elsewhere.stderr,
+        'certkit: --host 192.0.2.1: not an address of this machine (EADDRNOTAVAIL)\n',
+      );
+    } finally {
+      await stop(first.child);
+      await rm(other, { recursive: true, force: true });
+    }
   });
 
   it('apiserver --max-mutating-requests-inflight: a write beyond the limit gets 429 with Retry-After', async () => {

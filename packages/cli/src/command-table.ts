@@ -6,7 +6,11 @@ import {
   DENY_FLAGS,
   NAMESPACED_FLAGS,
 } from './commands/cmctl-flag-tables.ts';
-import { CONTROLLER_FLAG_OPTIONS, UP_CONTROLLER_FLAGS } from './commands/controller-flag-table.ts';
+import {
+  CONTROLLER_FLAG_OPTIONS,
+  CONTROLLER_SCOPE_FLAGS,
+  UP_CONTROLLER_FLAGS,
+} from './commands/controller-flag-table.ts';
 import {
   CLUSTER_FLAGS,
   RENEW_FLAGS,
@@ -27,6 +31,8 @@ import { Progress } from './progress.ts';
  */
 export interface Command {
   name: string;
+  /** Other names it answers to, as cobra's aliases (cmctl's `create cr`). */
+  aliases?: readonly string[];
   /** What follows the command's name in its usage line, e.g. `NAME...`. */
   args?: string;
   /** One line for the list of commands. */
@@ -67,7 +73,7 @@ export const COMMANDS: readonly Command[] = [
   {
     name: 'controller',
     summary: 'the certificate controller against any cluster, until SIGTERM',
-    flags: { ...CLUSTER_FLAGS, ...CONTROLLER_FLAG_OPTIONS, ...LOG_FLAGS },
+    flags: { ...CLUSTER_FLAGS, ...CONTROLLER_SCOPE_FLAGS, ...CONTROLLER_FLAG_OPTIONS, ...LOG_FLAGS },
     run: async (args, flags) => (await load(import('./commands/controller.ts'))).controller(args, flags),
   },
   {
@@ -156,6 +162,7 @@ export const COMMANDS: readonly Command[] = [
     subcommands: [
       {
         name: 'certificaterequest',
+        aliases: ['cr'],
         args: 'NAME',
         summary: 'a CertificateRequest from a Certificate manifest, with a new private key in a file',
         flags: { ...NAMESPACED_FLAGS, ...CREATE_CERTIFICATE_REQUEST_FLAGS },

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { chmod, mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
+import { chmod, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
@@ -155,6 +155,18 @@ describe('certkit data dir', () => {
       const read = await callApi(dir, next.url, 'GET', '/api/v1/namespaces/default/configmaps/acknowledged');
       assert.equal(read.status, 200, 'the write acknowledged before the SIGKILL was kept');
       assert.equal(await next.stop('SIGINT'), 0);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('a state.db that is not a database: exit 1 with one line naming the file', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'certkit-data-dir-'));
+    try {
+      await writeFile(join(dir, 'state.db'), 'not a database\n', { mode: 0o600 });
+      const result = await runCli(['up', '--data-dir', dir, '--port', '0']);
+      assert.equal(result.code, 1, result.stdout);
+      assert.equal(result.stderr, `certkit: ${join(dir, 'state.db')}: file is not a database\n`);
     } finally {
       await rm(dir, { recursive: true, force: true });
     }

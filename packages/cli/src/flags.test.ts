@@ -33,8 +33,25 @@ describe('flag tables', () => {
         (err: unknown) => err instanceof UsageError && err.message === `unknown flag: ${flag} (see --help)`,
       );
     }
-    assert.throws(() => parseFlags(TABLE, ['--context']), /argument missing/);
     assert.throws(() => parseFlags(TABLE, ['stray']), /Unexpected argument 'stray'/);
+  });
+
+  it('a flag without its value, or with one that looks like a flag: cobra’s one line, and how to write it', () => {
+    const refused = (args: string[], message: string) =>
+      assert.throws(
+        () => parseFlags(TABLE, args),
+        (err: unknown) => err instanceof UsageError && err.message === message,
+      );
+    refused(['--context'], 'flag needs an argument: --context');
+    refused(['-n'], 'flag needs an argument: --namespace');
+    refused(
+      ['--port', '-1'],
+      'flag needs an argument: --port (a value that starts with "-" is written --port=VALUE)',
+    );
+    refused(
+      ['-n', '-A'],
+      'flag needs an argument: -n (a value that starts with "-" is written --namespace=VALUE)',
+    );
   });
 
   it('gives parseArgs the table without the help text', () => {
@@ -63,6 +80,19 @@ describe('flag tables', () => {
 });
 
 describe('command help', () => {
+  it('says what -n does for each command: the controller watches every namespace without it', () => {
+    const help = (name: string) =>
+      commandHelp(
+        [name],
+        COMMANDS.find((c) => c.name === name)!,
+      );
+    assert.match(
+      help('controller'),
+      /-n, --namespace NS +watch only this namespace \(default: every namespace\)/,
+    );
+    assert.match(help('status'), /-n, --namespace NS +namespace \(default: the context’s\)/);
+  });
+
   it('every command and subcommand in the table has a help naming each of its flags and -h', () => {
     const walk = (path: string[], commands = COMMANDS) => {
       for (const command of commands) {

@@ -73,6 +73,19 @@ export function parseFlags(
     if (e.code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' && unknown) {
       throw new UsageError(`unknown flag: ${unknown[1]} (see --help)`);
     }
+    // Cobra's words for a flag without its value; one that starts with a dash must be joined with "=".
+    const missing = /^Option '(?:-\w, )?(--?[^\s']+)(?: <value>)?' argument missing/.exec(e.message);
+    if (missing) throw new UsageError(`flag needs an argument: ${missing[1]}`);
+    const ambiguous = /^Option '(--?[^\s']+)' argument is ambiguous/.exec(e.message);
+    if (ambiguous) {
+      const flag = ambiguous[1];
+      const long = flag.startsWith('--')
+        ? flag
+        : `--${Object.keys(table).find((name) => table[name].short === flag.slice(1)) ?? flag.slice(1)}`;
+      throw new UsageError(
+        `flag needs an argument: ${flag} (a value that starts with "-" is written ${long}=VALUE)`,
+      );
+    }
     throw new UsageError(e.message.split('\n')[0]);
   }
 }

@@ -34,8 +34,9 @@ export function commandHelp(path: readonly string[], command: Command): string {
       `Run "${name} <command> --help" for a command’s flags.\n`
     );
   }
+  const aliases = command.aliases ? `aliases: ${[command.name, ...command.aliases].join(', ')}\n\n` : '';
   return (
-    `usage: ${name}${command.args ? ` ${command.args}` : ''} [flags]\n\n${command.summary}\n\n${description}` +
+    `usage: ${name}${command.args ? ` ${command.args}` : ''} [flags]\n\n${command.summary}\n\n${aliases}${description}` +
     `flags:\n${formatFlags({ ...command.flags, ...HELP_FLAG })}\n`
   );
 }

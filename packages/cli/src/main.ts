@@ -1,4 +1,5 @@
 import { type Command, COMMANDS } from './command-table.ts';
+import { TIMED_OUT_STATUS, TimedOut } from './exit-status.ts';
 import { asksForHelp, parseFlags, UsageError } from './flags.ts';
 import { commandHelp, TOP_FLAGS, topHelp } from './help.ts';
 
@@ -8,13 +9,16 @@ import { commandHelp, TOP_FLAGS, topHelp } from './help.ts';
  */
 
 function find(commands: readonly Command[], name: string, path: readonly string[]): Command {
-  const command = commands.find((c) => c.name === name);
+  const command = commands.find((c) => c.name === name || c.aliases?.includes(name));
   if (command) return command;
   const where = path.length === 0 ? 'certkit' : `certkit ${path.join(' ')}`;
   throw new UsageError(
     `unknown command ${JSON.stringify(name)} for "${where}"; run "${where} --help" for the list`,
   );
 }
+
+/** The command being run, once found: its flags say whether its errors are the cluster's (see below). */
+let running: Command | undefined;
 
 async function main(argv: string[]): Promise<void> {
   const [first, ...rest] = argv;
@@ -55,11 +59,18 @@ async function main(argv: string[]): Promise<void> {
     args = after;
   }
   if (asksForHelp(command.flags, args)) return void process.stdout.write(commandHelp(path, command));
+  running = command;
   return command.run!(args, command.flags);
 }
 
-main(process.argv.slice(2)).catch((err: unknown) => {
-  const message = err instanceof Error ? err.message : String(err);
+main(process.argv.slice(2)).catch(async (err: unknown) => {
+  let message = err instanceof Error ? err.message : String(err);
+  // A command that takes --kubeconfig talks to that cluster: a refused connection, an unknown host, an
+  // untrusted certificate or rejected credentials are said in words (`up` and `apiserver` take no
+  // --kubeconfig; their socket errors are etcd's or their own listener's, said as they are).
+  if (running?.flags.kubeconfig !== undefined) {
+    message = (await import('./cluster-errors.ts')).describeConnectionError(err) ?? message;
+  }
   process.stderr.write(`certkit: ${message.split('\n')[0]}\n`);
-  process.exit(err instanceof UsageError ? 2 : 1);
+  process.exit(err instanceof UsageError ? 2 : err instanceof TimedOut ? TIMED_OUT_STATUS : 1);
 });

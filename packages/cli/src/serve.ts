@@ -61,6 +61,41 @@ function checkFlag(flag: string, parse: () => unknown): void {
   }
 }
 
+/**
+ * A port that cannot be bound, said with what to do about it: the usual cause is a second `certkit up` (or
+ * another server) on 6443, and --port is the way out.
+ */
+function listenError(err: unknown, host: string, port: number): unknown {
+  const code = (err as NodeJS.ErrnoException).code;
+  const address = `${host.includes(':') ? `[${host}]` : host}:${port}`;
+  if (code === 'EADDRINUSE') {
+    return new Error(
+      `--port ${port}: ${address} is already in use (EADDRINUSE), perhaps by another certkit up or apiserver; ` +
+        'stop it or choose another --port (0 picks a free one)',
+      { cause: err },
+    );
+  }
+  if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND' || code === 'EAI_AGAIN') {
+    return new Error(`--host ${host}: not an address of this machine (${code})`, { cause: err });
+  }
+  if (code === 'EACCES') {
+    return new Error(
+      `--port ${port}: not allowed to listen on ${address} (EACCES); ports below 1024 need privileges`,
+      { cause: err },
+    );
+  }
+  return err;
+}
+
+/** The data dir's database; one that cannot be opened ("file is not a database") is named in the error. */
+function openSqlite(path: string, flags: ServeFlags): Storage {
+  try {
+    return SqliteStorage.open(path, { synchronous: flags.sqliteSynchronous });
+  } catch (err) {
+    throw new Error(`${path}: ${(err as Error).message}`, { cause: err });
+  }
+}
+
 /** Starts the API server the flags describe; its log goes to `log` (warnings and errors on stderr by default). */
 export async function startControlPlane(
   flags: ServeFlags,
@@ -133,7 +168,7 @@ async function startOnDataDir(dataDir: string, flags: ServeFlags, log: Logger): 
   const storage: Storage =
     flags.storage === 'etcd'
       ? await EtcdStorage.connect({ endpoints: flags.etcdEndpoints })
-      : SqliteStorage.open(resolve(dataDir, 'state.db'), { synchronous: flags.sqliteSynchronous });
+      : openSqlite(resolve(dataDir, 'state.db'), flags);
   // With several API servers on one etcd each compacts; compaction never goes backwards, so that is harmless.
   const compactor = startCompactor(storage, {});
   let server: ApiServer;
@@ -163,7 +198,7 @@ async function startOnDataDir(dataDir: string, flags: ServeFlags, log: Logger): 
   } catch (err) {
     compactor.stop();
     await storage.close();
-    throw err;
+    throw listenError(err, flags.host, flags.port);
   }
   const kubeconfigPath = resolve(dataDir, 'kubeconfig');
   await writeKubeconfig(kubeconfigPath, {

@@ -359,6 +359,11 @@ export class ApiServer {
         server.listener.off('error', reject);
         resolve();
       });
+    }).catch(async (err: unknown) => {
+      // A port in use: the controllers started above stop before the caller closes the storage under them
+      // (they would log "storage is closed" under the one-line error the CLI prints).
+      await server.close();
+      throw err;
     });
     // Accepting fails when the process is out of file descriptors; unheard, that error would end the process.
     let lastAcceptError = 0;

@@ -85,7 +85,7 @@ describe('certkit check api, approve, deny (against certkit apiserver)', () => {
     assert.deepEqual((await requests.list(undefined)).items, []);
   });
 
-  it('check api --wait: keeps trying until the time is up, then one line, exit 1; a pipe gets no progress', async () => {
+  it('check api --wait: keeps trying until the time is up, then one line, exit 124 (as cmctl); a pipe gets no progress', async () => {
     const closed = await closedPortKubeconfig();
     const started = Date.now();
     const result = await runCli([
@@ -99,12 +99,43 @@ describe('certkit check api, approve, deny (against certkit apiserver)', () => {
       '500ms',
     ]);
     const took = Date.now() - started;
-    assert.equal(result.code, 1);
+    // cmctl's exit status for a wait that ran out (its context.DeadlineExceeded); one check that fails is 1.
+    assert.equal(result.code, 124);
     assert.match(
       result.stderr,
       /^certkit: the API server at https:\/\/127\.0\.0\.1:\d+ refused the connection: is it running\?\n$/,
     );
     assert.ok(took >= 2000, `gave up after ${took} ms, before --wait`);
+  });
+
+  it("check api --wait=2s -v (cert-manager's startupapicheck Job's arguments): each failed check's reason, then exit 124", async () => {
+    const closed = await closedPortKubeconfig();
+    const result = await runCli([
+      'check',
+      'api',
+      '--kubeconfig',
+      closed,
+      '--wait=2s',
+      '--interval',
+      '500ms',
+      '-v',
+    ]);
+    assert.equal(result.code, 124, result.stderr);
+    const lines = result.stderr.trim().split('\n');
+    assert.ok(lines.length >= 3, result.stderr);
+    for (const [i, line] of lines.slice(0, -1).entries()) {
+      assert.match(
+        line,
+        new RegExp(
+          `^Not ready \\(attempt ${i + 1}\\): the API server at https://127\\.0\\.0\\.1:\\d+ refused the connection`,
+        ),
+      );
+    }
+    assert.match(lines.at(-1)!, /^certkit: the API server at .* refused the connection: is it running\?$/);
+    // Without -v (or with -v 0) only the last reason.
+    const quiet = await runCli(['check', 'api', '--kubeconfig', closed, '-v', '0']);
+    assert.equal(quiet.code, 1);
+    assert.equal(quiet.stderr.split('\n').length, 2, quiet.stderr);
   });
 
   it('check api --wait on a terminal: a status line redrawn in place, erased before the last word', async () => {
@@ -114,7 +145,7 @@ describe('certkit check api, approve, deny (against certkit apiserver)', () => {
       ['check', 'api', '--kubeconfig', closed, '--wait', '2s', '--interval', '500ms'],
       out,
     );
-    assert.equal(code, 1, terminal);
+    assert.equal(code, 124, terminal);
     const updates = terminal.split('\r\x1b[K').filter(Boolean);
     assert.ok(updates.length >= 3, `a status line per attempt: ${JSON.stringify(terminal)}`);
     assert.match(updates[0], /^Waiting for the cert-manager API \(0s of 2s, attempt 1\): the API server at /);

@@ -10,7 +10,9 @@ import type { CertificateRequest } from '@certkit/certificates/api/types';
 import { certificateRequestsRef } from '@certkit/certificates/controllers/refs';
 import { buildCertificateRequest, generatePrivateKey } from '@certkit/certificates/pki/index';
 import type { KubeClient } from '@certkit/runtime';
+import { describeConnectionError } from '../cluster-errors.ts';
 import { clusterClient, parseClusterFlags } from '../cluster-flags.ts';
+import { TimedOut } from '../exit-status.ts';
 import { type FlagTable, UsageError } from '../flags.ts';
 import type { Progress } from '../progress.ts';
 
@@ -48,37 +50,13 @@ function duration(flag: string, text: string): number {
   }
 }
 
-function errorCodes(err: unknown): string[] {
-  const codes: string[] = [];
-  for (
-    let e = err as { code?: unknown; cause?: unknown; errors?: unknown[] } | undefined;
-    e;
-    e = e.cause as typeof e
-  ) {
-    if (typeof e.code === 'string') codes.push(e.code);
-    for (const inner of e.errors ?? []) codes.push(...errorCodes(inner));
-  }
-  return codes;
-}
-
 /** What a user can act on, in place of the client's raw error (cmctl's TranslateToSimpleError, for certkit). */
 export function simpleError(err: unknown, server: string): string {
   const message = (err as Error).message?.split('\n')[0] ?? String(err);
   if (isNotFound(err) && /could not find the requested resource|page not found/i.test(message)) {
     return 'the cert-manager CRDs are not yet installed on the Kubernetes API server';
   }
-  const codes = errorCodes(err);
-  if (codes.includes('ECONNREFUSED'))
-    return `the API server at ${server} refused the connection: is it running?`;
-  if (codes.some((c) => c === 'ENOTFOUND' || c === 'EAI_AGAIN'))
-    return `the API server's host in ${server} cannot be resolved`;
-  if (codes.some((c) => /CERT|SELF_SIGNED|UNABLE_TO_VERIFY|ERR_TLS/.test(c))) {
-    return `the API server's certificate is not trusted: ${message}`;
-  }
-  if (err instanceof Error && (err.name === 'TimeoutError' || err.name === 'AbortError')) {
-    return `the API server at ${server} did not answer in time`;
-  }
-  return message;
+  return describeConnectionError(err, server) ?? message;
 }
 
 function request(generateName: string, csr: string): CertificateRequest {
@@ -122,8 +100,26 @@ export async function checkOnce(
   );
 }
 
+/**
+ * cmctl's `-v` takes an optional level (klog's NoOptDefVal, 2): a bare `-v`, last or before another flag,
+ * becomes `--v=2` for the parser, which wants every value.
+ */
+export function withBareVerbosity(args: readonly string[]): string[] {
+  return args.map((arg, i) =>
+    (arg === '-v' || arg === '--v') && (i === args.length - 1 || args[i + 1].startsWith('-')) ? '--v=2' : arg,
+  );
+}
+
+function verbosity(text: string | undefined): number {
+  if (text === undefined) return 0;
+  if (!/^\d+$/.test(text))
+    throw new UsageError(`-v must be a non-negative integer, got ${JSON.stringify(text)}`);
+  return Number(text);
+}
+
 export async function checkApi(args: string[], table: FlagTable, progress?: Progress): Promise<string> {
-  const flags = parseClusterFlags(args, table);
+  const flags = parseClusterFlags(withBareVerbosity(args), table);
+  const verbose = verbosity(flags.values.v as string | undefined) >= 2;
   if (flags.positionals.length > 0) throw new UsageError('certkit check api takes no arguments');
   if (flags.allNamespaces)
     throw new UsageError('certkit check api takes a namespace (-n), not --all-namespaces');
@@ -147,8 +143,15 @@ export async function checkApi(args: string[], table: FlagTable, progress?: Prog
       } catch (err) {
         reason = simpleError(err, server);
       }
+      // As cmctl's V(2) "Not ready" log: every failed check's reason, not only the last.
+      if (verbose) {
+        const line = `Not ready (attempt ${attempt}): ${reason}\n`;
+        if (progress) progress.print(process.stderr, line);
+        else process.stderr.write(line);
+      }
       const elapsed = Date.now() - start;
-      if (elapsed >= waitMs) throw new Error(reason);
+      // A wait that ran out exits 124 as cmctl's (its deadline error); a single check that failed exits 1.
+      if (elapsed >= waitMs) throw waitMs > 0 ? new TimedOut(reason) : new Error(reason);
       progress?.update(
         `Waiting for the cert-manager API (${formatGoDuration(BigInt(Math.floor(elapsed / 1000)) * 1_000_000_000n)} of ` +
           `${formatGoDuration(BigInt(waitMs) * 1_000_000n)}, attempt ${attempt}): ${reason}`,

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { newNotFound, StatusError } from '@certkit/apimachinery';
 import type { CertificateRequest } from '@certkit/certificates/api/types';
-import { simpleError } from './check-api.ts';
+import { simpleError, withBareVerbosity } from './check-api.ts';
 import { certificateFromManifest, isSigned } from './create-certificaterequest.ts';
 
 /** The pure parts of check api and create certificaterequest: error wording, manifest reading, waiting. */
@@ -43,10 +43,20 @@ describe('check api: what a failed check says', () => {
     });
     assert.equal(
       simpleError(tls, server),
-      "the API server's certificate is not trusted: self-signed certificate in certificate chain",
+      "the API server's certificate is not trusted: self-signed certificate in certificate chain (is the kubeconfig's certificate-authority-data the server's CA?)",
     );
     const timeout = new DOMException('The operation was aborted due to timeout', 'TimeoutError');
     assert.equal(simpleError(timeout, server), `the API server at ${server} did not answer in time`);
+  });
+});
+
+describe("check api's -v, as cmctl's optional level", () => {
+  it('a bare -v (last, or before another flag) is level 2; -v N and -vN keep their level', () => {
+    assert.deepEqual(withBareVerbosity(['--wait=1m', '-v']), ['--wait=1m', '--v=2']);
+    assert.deepEqual(withBareVerbosity(['-v', '--wait', '1m']), ['--v=2', '--wait', '1m']);
+    assert.deepEqual(withBareVerbosity(['--v']), ['--v=2']);
+    assert.deepEqual(withBareVerbosity(['-v', '4']), ['-v', '4']);
+    assert.deepEqual(withBareVerbosity(['-v3', '--v=1']), ['-v3', '--v=1']);
   });
 });
 

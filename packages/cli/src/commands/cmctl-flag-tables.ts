@@ -61,6 +61,13 @@ export const CHECK_API_FLAGS = {
     value: 'DURATION',
     help: 'time between checks when waiting, e.g. 1s or 1m',
   },
+  // cmctl's (and cert-manager's startupapicheck Job's `check api --wait=1m -v`): -v alone is 2.
+  v: {
+    type: 'string',
+    short: 'v',
+    value: 'N',
+    help: 'log verbosity, as cmctl (-v alone: 2); from 2, the reason of each failed check on stderr',
+  },
 } as const satisfies FlagTable;
 
 /** `certkit create certificaterequest`'s flags. */

@@ -137,3 +137,22 @@ export const UP_CONTROLLER_FLAGS: FlagTable = {
   // One machine, possibly several `up`s: no fixed port unless asked for (the API server has /metrics too).
   'metrics-bind-address': { ...CONTROLLER_FLAG_OPTIONS['metrics-bind-address'], default: '0' },
 };
+
+/**
+ * kubectl's -n and -A as they read for `certkit controller`, cert-manager's --namespace: without -n it watches
+ * every namespace, not the kubeconfig context's (the cluster flags' help says that of the other commands).
+ */
+export const CONTROLLER_SCOPE_FLAGS = {
+  namespace: {
+    type: 'string',
+    short: 'n',
+    value: 'NS',
+    help: 'watch only this namespace (default: every namespace)',
+  },
+  'all-namespaces': {
+    type: 'boolean',
+    short: 'A',
+    default: false,
+    help: 'watch every namespace (what it does without -n)',
+  },
+} as const satisfies FlagTable;

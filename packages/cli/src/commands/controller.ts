@@ -21,6 +21,9 @@ export async function controller(args: string[], table: FlagTable): Promise<void
       `certkit controller takes no arguments, got ${JSON.stringify(flags.positionals[0])}`,
     );
   }
+  if (flags.namespace !== undefined && flags.allNamespaces) {
+    throw new UsageError('--namespace and --all-namespaces cannot be given together');
+  }
   const settings = controllerFlags(flags.values);
   const logs = logSettings(flags.values);
   const config = await loadClientConfig({ path: flags.kubeconfig, context: flags.context });

@@ -1,4 +1,4 @@
-import { readFile, writeFile } from 'node:fs/promises';
+import { open, readFile } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseAllDocuments } from 'yaml';
 import { formatGoDuration, parseGoDuration, toMilliseconds } from '@certkit/apimachinery';
@@ -11,6 +11,7 @@ import {
   generatePrivateKey,
 } from '@certkit/certificates/pki/index';
 import { clusterClient, parseClusterFlags } from '../cluster-flags.ts';
+import { TimedOut } from '../exit-status.ts';
 import { type FlagTable, UsageError } from '../flags.ts';
 
 /**
@@ -23,6 +24,21 @@ import { type FlagTable, UsageError } from '../flags.ts';
 
 /** How often the request is read back while waiting for its signature (cmctl's 1 s). */
 const POLL_MS = 1000;
+
+/**
+ * Writes `data` to `path`, owner-only (0600). writeFile's mode applies only to a file it creates: a key
+ * written over an existing NAME.key that others may read would stay readable, so the mode is set on the
+ * open file before anything is written to it.
+ */
+async function writePrivateFile(path: string, data: string | Buffer): Promise<void> {
+  const file = await open(path, 'w', 0o600);
+  try {
+    await file.chmod(0o600);
+    await file.writeFile(data);
+  } finally {
+    await file.close();
+  }
+}
 
 export interface CreateOutput {
   err(text: string): void;
@@ -131,7 +147,7 @@ export async function createCertificateRequest(
     throw new Error(`error when building CertificateRequest: ${(err as Error).message}`, { cause: err });
   }
   const keyFile = keyFlag || `${name}.key`;
-  await writeFile(keyFile, encodePrivateKey(key, defaulted.spec.privateKey?.encoding), { mode: 0o600 });
+  await writePrivateFile(keyFile, encodePrivateKey(key, defaulted.spec.privateKey?.encoding));
   output.err(`Private key written to file ${keyFile}\n`);
 
   const { client, namespace: flagNamespace } = await clusterClient(flags);
@@ -162,7 +178,7 @@ export async function createCertificateRequest(
     while (!isSigned(cr)) {
       const ready = cr.status?.conditions?.find((c) => c.type === 'Ready');
       if (Date.now() >= deadline) {
-        throw new Error(
+        throw new TimedOut(
           `error when waiting for CertificateRequest to be signed: not signed within ${formatGoDuration(BigInt(timeoutMs) * 1_000_000n)}` +
             (ready ? ` (Ready=${ready.status} ${ready.reason ?? ''}: ${ready.message ?? ''})` : ''),
         );
@@ -176,7 +192,7 @@ export async function createCertificateRequest(
     }
     output.err(`CertificateRequest ${name} in namespace ${namespace} has been signed\n`);
     const certFile = certFlag || `${name}.crt`;
-    await writeFile(certFile, Buffer.from(cr.status!.certificate!, 'base64'), { mode: 0o600 });
+    await writePrivateFile(certFile, Buffer.from(cr.status!.certificate!, 'base64'));
     output.err(`Certificate written to file ${certFile}\n`);
   } finally {
     client.close();

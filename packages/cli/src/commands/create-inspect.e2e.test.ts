@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { createPublicKey, X509Certificate } from 'node:crypto';
-import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { chmod, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -184,6 +184,11 @@ describe('certkit create certificaterequest, inspect secret (against certkit up)
     });
     const keyFile = join(dir, 'my.key');
     const certFile = join(dir, 'my.crt');
+    // Files left there, readable by others: the key and certificate written over them are owner-only all the same.
+    await writeFile(keyFile, 'old\n', { mode: 0o644 });
+    await chmod(keyFile, 0o644);
+    await writeFile(certFile, 'old\n', { mode: 0o644 });
+    await chmod(certFile, 0o644);
     const result = await run(
       'create',
       'certificaterequest',
@@ -209,6 +214,7 @@ describe('certkit create certificaterequest, inspect secret (against certkit up)
         `Certificate written to file ${certFile}\n`,
     );
     assert.equal((await stat(keyFile)).mode & 0o777, 0o600);
+    assert.equal((await stat(certFile)).mode & 0o777, 0o600);
     const key = createPublicKey(await readFile(keyFile));
     assert.equal(key.asymmetricKeyDetails?.namedCurve, 'secp384r1');
     const signed = new X509Certificate(await readFile(certFile));
@@ -297,7 +303,7 @@ describe('certkit create certificaterequest, inspect secret (against certkit up)
     });
     const timedOut = await run(
       'create',
-      'certificaterequest',
+      'cr', // cmctl's alias
       'orphan',
       '--from-certificate-file',
       orphan,
@@ -309,7 +315,8 @@ describe('certkit create certificaterequest, inspect secret (against certkit up)
       '--timeout',
       '2s',
     );
-    assert.equal(timedOut.code, 1);
+    // cmctl's exit status for a wait that ran out (its context.DeadlineExceeded).
+    assert.equal(timedOut.code, 124);
     assert.match(
       timedOut.stderr.split('\n').at(-2)!,
       /^certkit: error when waiting for CertificateRequest to be signed: not signed within 2s/,

@@ -58,6 +58,10 @@ export const STATUS_FLAGS = {
 /** `certkit version`'s flags: cmctl's `-o`, without a server to ask (certkit's server is this same build). */
 export const VERSION_FLAGS = {
   output: { type: 'string', short: 'o', value: 'json|yaml', help: 'print the version as JSON or YAML' },
+  // cmctl's: scripts written for it pass them. certkit never asks a cluster for its version, so --client
+  // changes nothing.
+  client: { type: 'boolean', help: 'the client version only (certkit never asks the cluster; as cmctl)' },
+  short: { type: 'boolean', help: 'print just the version number, as cmctl: Client Version: vX.Y.Z' },
 } as const satisfies FlagTable;
 
 /** `certkit secrets audit`'s own flags. */

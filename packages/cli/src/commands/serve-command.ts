@@ -1,10 +1,28 @@
-import { relative } from 'node:path';
+import { existsSync } from 'node:fs';
+import { isAbsolute, join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { jsonLogger, namedLogger } from '@certkit/runtime/log';
 import { parseServeFlags } from '../args.ts';
 import { type FlagTable, flagDefaults } from '../flags.ts';
 import { load } from '../load.ts';
 import { logSettings } from '../log-flags.ts';
 import { CONTROLLER_FLAG_OPTIONS } from './controller-flag-table.ts';
+
+/**
+ * The examples directory as the user can name it from where they run `up`: `examples/` in a checkout, the
+ * repository's from elsewhere (relative to the working directory), none when certkit was installed without it.
+ */
+function examplesDir(): string | undefined {
+  const shipped = fileURLToPath(new URL('../../../../examples/', import.meta.url));
+  if (!existsSync(join(shipped, '01-selfsigned-issuer.yaml'))) return undefined;
+  return `${shortPath(shipped).replace(/\/$/, '')}/`;
+}
+
+/** `path` relative to the working directory when it is below it, else absolute: what a user types. */
+function shortPath(path: string): string {
+  const inside = relative(process.cwd(), path);
+  return inside && !inside.startsWith('..') && !isAbsolute(inside) ? inside : path;
+}
 
 /**
  * `certkit up` and `certkit apiserver`: the API server, with the certificate controller for `up`. `table` is
@@ -60,7 +78,8 @@ export async function serve(command: 'up' | 'apiserver', args: string[], table: 
       admin.close();
     });
   }
-  const kubeconfig = relative(process.cwd(), plane.kubeconfigPath) || plane.kubeconfigPath;
+  const kubeconfig = shortPath(plane.kubeconfigPath);
+  const examples = examplesDir();
   process.stdout.write(
     `certkit ${command}: API server listening on ${plane.server.url}${command === 'up' ? ' (certificate controller running)' : ''}\n` +
       (settings?.options.acmeHTTP01ListenAddress !== undefined
@@ -69,7 +88,7 @@ export async function serve(command: 'up' | 'apiserver', args: string[], table: 
       `  kubeconfig: ${plane.kubeconfigPath}\n` +
       `  try:        kubectl --kubeconfig ${kubeconfig} get namespaces\n` +
       (command === 'up'
-        ? `              kubectl --kubeconfig ${kubeconfig} apply -f examples/ && kubectl --kubeconfig ${kubeconfig} get certificates\n`
+        ? `              ${examples ? `kubectl --kubeconfig ${kubeconfig} apply -f ${examples} && ` : ''}kubectl --kubeconfig ${kubeconfig} get certificates\n`
         : '') +
       `  stop:       Ctrl-C\n`,
   );

@@ -36,7 +36,9 @@ export async function status(args: string[], table: FlagTable): Promise<string> 
   try {
     const certificates = client.resource<Certificate>(certificatesRef);
     if (name !== undefined) {
-      const cert = await certificates.get(namespace, name);
+      const cert = await certificates.get(namespace, name).catch((err: unknown) => {
+        throw new Error(`error when getting Certificate resource: ${(err as Error).message}`, { cause: err });
+      });
       if (format === 'json') return `${JSON.stringify(cert, null, 2)}\n`;
       if (format === 'yaml') return stringify(cert);
       if (format === 'name') return `certificate.cert-manager.io/${cert.metadata.name}\n`;
@@ -52,9 +54,13 @@ export async function status(args: string[], table: FlagTable): Promise<string> 
       return list.items.map((c) => `certificate.cert-manager.io/${c.metadata.name}\n`).join('');
     }
     if (list.items.length === 0) {
-      return flags.allNamespaces
-        ? 'No certificates found.\n'
-        : `No certificates found in ${namespace} namespace.\n`;
+      // On stderr, as kubectl's "No resources found": stdout stays empty for a script reading the table.
+      process.stderr.write(
+        flags.allNamespaces
+          ? 'No certificates found.\n'
+          : `No certificates found in ${namespace} namespace.\n`,
+      );
+      return '';
     }
     return certificateTable(list.items, format === 'wide');
   } finally {

@@ -18,6 +18,7 @@ export function version(args: string[]): string {
   const info = versionInfo();
   switch (values.output) {
     case undefined:
+      if (values.short === true) return `Client Version: v${info.version}\n`;
       return `certkit ${info.version} (Node.js ${info.nodeVersion}, ${info.platform})\n`;
     // cmctl's shape: the client's version under clientVersion.
     case 'json':

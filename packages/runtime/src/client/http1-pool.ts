@@ -38,6 +38,33 @@ const MAX_IDLE = 256;
 const TCP_KEEPALIVE_MS = 30_000;
 const KEEP_ALIVE_MARGIN_MS = 1000;
 
+/**
+ * client-go's transport gives up on a connection that takes longer than this to connect (its dialer's 30 s)
+ * or then to complete the TLS handshake (TLSHandshakeTimeout, 10 s): without it a server that accepts the
+ * connection and never answers (a hung process, a wrong port) would hold a request, and a CLI command, for
+ * ever.
+ */
+export const CONNECT_TIMEOUT_MS = 30_000;
+export const TLS_HANDSHAKE_TIMEOUT_MS = 10_000;
+
+/** Destroys `socket` with an ETIMEDOUT error if it is not connected, and for TLS secured, in time. */
+function connectDeadline(socket: Socket, { host, port, tls }: Endpoint, connected: boolean): void {
+  // Named as Node names the server of a socket error (address, port), so that callers can say which.
+  const fail = (what: string) =>
+    socket.destroy(Object.assign(new Error(`${what} timeout`), { code: 'ETIMEDOUT', address: host, port }));
+  let timer: NodeJS.Timeout | undefined;
+  const handshake = () => {
+    clearTimeout(timer);
+    if (!tls) return;
+    timer = setTimeout(() => fail('TLS handshake'), TLS_HANDSHAKE_TIMEOUT_MS).unref();
+    socket.once('secureConnect', () => clearTimeout(timer));
+  };
+  socket.once('close', () => clearTimeout(timer));
+  if (connected) return handshake();
+  timer = setTimeout(() => fail('connect'), CONNECT_TIMEOUT_MS).unref();
+  socket.once('connect', handshake);
+}
+
 export class ConnectionPool {
   readonly #endpoint: Endpoint;
   /** Most recently released last. */
@@ -124,6 +151,8 @@ export class ConnectionPool {
     }
     socket.setNoDelay(true);
     socket.setKeepAlive(true, TCP_KEEPALIVE_MS);
+    // A proxy's tunnel is connected already; only its TLS handshake (if any) remains.
+    connectDeadline(socket, this.#endpoint, tunnel !== undefined);
     const connection = new Connection(socket, this);
     this.#open.add(connection);
     return connection;

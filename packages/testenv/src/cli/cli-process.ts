@@ -84,7 +84,7 @@ export interface RunningCli {
 /** Starts `certkit up|apiserver ...`; resolves once it says where it listens. */
 export function startCli(args: string[], options: CliOptions = {}): Promise<RunningCli> {
   const [file, argv] = command(args, options);
-  const child = spawn(file, argv, { stdio: ['ignore', 'pipe', 'pipe'], env: certkitEnv() });
+  const child = spawn(file, argv, { stdio: ['ignore', 'pipe', 'pipe'], env: certkitEnv(), cwd: options.cwd });
   let out = '';
   let err = '';
   let all = '';
