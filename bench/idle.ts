@@ -171,6 +171,27 @@ const ALL: Variant[] = [
     warm: true,
   },
   ...shipped('shipped-metrics', 'shipped, with the metrics endpoint on (not scraped)', root, true),
+  // Which of V8's compilers the idle controller pages in (docs/adr/1133): the JSON-kubeconfig variant (what a
+  // pod runs) with compilers turned off from the start.
+  ...(
+    [
+      ['no-maglev-no-turbofan', ['--no-maglev', '--no-turbofan']],
+      ['no-maglev', ['--no-maglev']],
+      ['no-turbofan', ['--no-turbofan']],
+      ['no-maglev-no-turbofan-no-sparkplug', ['--no-maglev', '--no-turbofan', '--no-sparkplug']],
+    ] as const
+  ).map(([suffix, extra]) => ({
+    name: `shipped-json-kubeconfig-${suffix}`,
+    what: `shipped-json-kubeconfig with ${extra.join(' ')} added`,
+    args: (k: string) => [
+      ...SHIPPED_CONTROLLER_NODE_ARGS,
+      ...extra,
+      join(root, 'packages/cli/bin/certkit.js'),
+      ...controllerArgs(jsonKubeconfig(k)),
+    ],
+    env: { NODE_COMPILE_CACHE: cacheDir, ...SHIPPED_CONTROLLER_ENV },
+    warm: true,
+  })),
   {
     // What `certkit controller` ran before docs/adr/1130: the compiled main module and the ~250 files it
     // imports, instead of the bundle bin/certkit.js picks for `controller`. NODE_COMPILE_CACHE turns the cache
