@@ -8,6 +8,7 @@ import { parse as parseYaml } from 'yaml';
 import {
   round,
   SHIPPED_CONTROLLER_ENV,
+  SHIPPED_CONTROLLER_HEAP_ARGS,
   SHIPPED_CONTROLLER_NODE_ARGS,
   startCluster,
 } from './controller-lib.ts';
@@ -171,20 +172,29 @@ const ALL: Variant[] = [
     warm: true,
   },
   ...shipped('shipped-metrics', 'shipped, with the metrics endpoint on (not scraped)', root, true),
-  // Which of V8's compilers the idle controller pages in (docs/adr/1133): the JSON-kubeconfig variant (what a
-  // pod runs) with compilers turned off from the start.
+  // Which of V8's optimizing compilers the idle controller pages in (docs/adr/1133): the JSON-kubeconfig
+  // variant (what a pod runs) with the heap flags alone (the compilers on from the start, as shipped before
+  // docs/adr/1133), with one of the two off, and with the baseline compiler off as well.
   ...(
     [
-      ['no-maglev-no-turbofan', ['--no-maglev', '--no-turbofan']],
-      ['no-maglev', ['--no-maglev']],
-      ['no-turbofan', ['--no-turbofan']],
-      ['no-maglev-no-turbofan-no-sparkplug', ['--no-maglev', '--no-turbofan', '--no-sparkplug']],
+      [
+        'compilers-at-start',
+        [],
+        'both optimizing compilers on from the start (shipped before docs/adr/1133)',
+      ],
+      ['no-maglev', ['--no-maglev'], 'Maglev off for good, TurboFan on'],
+      ['no-turbofan', ['--no-turbofan'], 'TurboFan off for good, Maglev on'],
+      [
+        'no-sparkplug',
+        ['--no-maglev', '--no-turbofan', '--no-sparkplug'],
+        'shipped, and the baseline compiler (Sparkplug) off too',
+      ],
     ] as const
-  ).map(([suffix, extra]) => ({
+  ).map(([suffix, extra, what]) => ({
     name: `shipped-json-kubeconfig-${suffix}`,
-    what: `shipped-json-kubeconfig with ${extra.join(' ')} added`,
+    what: `shipped-json-kubeconfig with node ${[...SHIPPED_CONTROLLER_HEAP_ARGS, ...extra].join(' ')}: ${what}`,
     args: (k: string) => [
-      ...SHIPPED_CONTROLLER_NODE_ARGS,
+      ...SHIPPED_CONTROLLER_HEAP_ARGS,
       ...extra,
       join(root, 'packages/cli/bin/certkit.js'),
       ...controllerArgs(jsonKubeconfig(k)),
@@ -247,32 +257,32 @@ const ALL: Variant[] = [
       ['bin-single-threaded', '--single-threaded (no V8 worker threads)', ['--single-threaded'], {}],
       [
         'shipped-no-opt',
-        'shipped flags + --no-opt --no-maglev (no optimizing compilers: their code pages in the node binary stay untouched; +20% main-thread CPU in bench:issuance, docs/adr/1113)',
-        [...SHIPPED_CONTROLLER_NODE_ARGS, '--no-opt', '--no-maglev'],
+        'heap flags (docs/adr/1101) + --no-opt --no-maglev (no optimizing compilers: their code pages in the node binary stay untouched; +20% main-thread CPU in bench:issuance, docs/adr/1113)',
+        [...SHIPPED_CONTROLLER_HEAP_ARGS, '--no-opt', '--no-maglev'],
         SHIPPED_CONTROLLER_ENV,
       ],
       [
         'shipped-arena-only',
-        'shipped flags, MALLOC_ARENA_MAX=2 alone (the environment before docs/adr/1111)',
-        SHIPPED_CONTROLLER_NODE_ARGS,
+        'heap flags (docs/adr/1101), MALLOC_ARENA_MAX=2 alone (the environment before docs/adr/1111)',
+        SHIPPED_CONTROLLER_HEAP_ARGS,
         { MALLOC_ARENA_MAX: '2' },
       ],
       [
         'shipped-lite',
-        'shipped flags + --lite-mode (no optimizing compilers, no feedback vectors until needed)',
-        [...SHIPPED_CONTROLLER_NODE_ARGS, '--lite-mode'],
+        'heap flags (docs/adr/1101) + --lite-mode (no optimizing compilers, no feedback vectors until needed)',
+        [...SHIPPED_CONTROLLER_HEAP_ARGS, '--lite-mode'],
         SHIPPED_CONTROLLER_ENV,
       ],
       [
         'shipped-no-opt-pool-1',
-        'shipped flags + --no-opt --no-maglev --v8-pool-size=1 (one V8 worker thread)',
-        [...SHIPPED_CONTROLLER_NODE_ARGS, '--no-opt', '--no-maglev', '--v8-pool-size=1'],
+        'heap flags (docs/adr/1101) + --no-opt --no-maglev --v8-pool-size=1 (one V8 worker thread)',
+        [...SHIPPED_CONTROLLER_HEAP_ARGS, '--no-opt', '--no-maglev', '--v8-pool-size=1'],
         SHIPPED_CONTROLLER_ENV,
       ],
       [
         'shipped-no-sparkplug',
-        'shipped flags + --no-opt --no-maglev --no-sparkplug (bytecode only, no baseline compiler either)',
-        [...SHIPPED_CONTROLLER_NODE_ARGS, '--no-opt', '--no-maglev', '--no-sparkplug'],
+        'heap flags (docs/adr/1101) + --no-opt --no-maglev --no-sparkplug (bytecode only, no baseline compiler either)',
+        [...SHIPPED_CONTROLLER_HEAP_ARGS, '--no-opt', '--no-maglev', '--no-sparkplug'],
         SHIPPED_CONTROLLER_ENV,
       ],
     ] as const
