@@ -6,6 +6,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse as parseYaml } from 'yaml';
 import {
+  createNamespace,
   round,
   SHIPPED_CONTROLLER_ENV,
   SHIPPED_CONTROLLER_HEAP_ARGS,
@@ -13,6 +14,8 @@ import {
   startCluster,
 } from './controller-lib.ts';
 import { writeResults } from './lib.ts';
+import type { Certificate, Issuer } from '../packages/certificates/src/api/types.ts';
+import { certificatesRef, issuersRef } from '../packages/certificates/src/controllers/refs.ts';
 import { staleBuilds } from '../scripts/build.ts';
 import { freePort } from '../packages/testenv/src/net/free-ports.ts';
 
@@ -22,7 +25,10 @@ import { freePort } from '../packages/testenv/src/net/free-ports.ts';
  * samples over 5 s after 20 s), per variant of how the process is started, against a bare `node` that waits
  * and nothing else. Variants run interleaved, --rounds times, and report the median.
  *
- * Usage: npm run bench:idle [-- --rounds=3 --variants=a,b --results=NAME --baseline=DIR]
+ * Usage: npm run bench:idle [-- --rounds=3 --variants=a,b --results=NAME --baseline=DIR --certificates=N]
+ * --certificates=N: the cluster is not empty but holds N ECDSA Certificates of a self-signed Issuer, issued
+ * before the rounds by one controller (the first variant's command); each measured controller lists them,
+ * reconciles each once at start (nothing to issue), and then idles: the idle figure after a little work.
  * --baseline=DIR adds the shipped variants run from another checkout (built, with its own node_modules: e.g.
  * `git archive COMMIT | tar -x -C DIR && cd DIR && npm ci`), interleaved with this one's, so that a change is
  * measured against what it changes within one run (the machine is noisy). The `-metrics` variants serve
@@ -39,6 +45,7 @@ const flag = (name: string) => process.argv.find((a) => a.startsWith(`--${name}=
 const ROUNDS = Number(flag('rounds') ?? 3);
 const RESULTS = flag('results') ?? 'idle';
 const JS_ROOT = flag('js-root');
+const CERTIFICATES = Number(flag('certificates') ?? 0);
 const BASELINE = flag('baseline');
 const SETTLE_MS = 20_000;
 const WINDOW_MS = 5_000;
@@ -335,11 +342,59 @@ async function measure(variant: Variant, kubeconfig: string): Promise<number> {
   }
 }
 
+/** --certificates: N Certificates issued by one controller started as `variant`, which is stopped after. */
+async function issueCertificates(variant: Variant): Promise<void> {
+  const ns = 'idle';
+  await createNamespace(cluster, ns);
+  await cluster.admin.resource<Issuer>(issuersRef).create(ns, {
+    apiVersion: 'cert-manager.io/v1',
+    kind: 'Issuer',
+    metadata: { name: 'self', namespace: ns },
+    spec: { selfSigned: {} },
+  } as Issuer);
+  const certificates = cluster.admin.resource<Certificate>(certificatesRef);
+  for (let i = 0; i < CERTIFICATES; i++) {
+    await certificates.create(ns, {
+      apiVersion: 'cert-manager.io/v1',
+      kind: 'Certificate',
+      metadata: { name: `c-${i}`, namespace: ns },
+      spec: {
+        secretName: `c-${i}-tls`,
+        dnsNames: [`c-${i}.example`],
+        privateKey: { algorithm: 'ECDSA', size: 256 },
+        issuerRef: { name: 'self', kind: 'Issuer' },
+      },
+    } as Certificate);
+  }
+  const child = spawn(process.execPath, variant.args(cluster.kubeconfigPath, '0'), {
+    stdio: ['ignore', 'ignore', 'inherit'],
+    env: { ...process.env, NODE_OPTIONS: '', ...variant.env },
+  });
+  try {
+    const deadline = Date.now() + 120_000;
+    for (;;) {
+      const { items } = await certificates.list(ns);
+      const ready = items.filter((c) =>
+        c.status?.conditions?.some((x) => x.type === 'Ready' && x.status === 'True'),
+      ).length;
+      if (ready === CERTIFICATES) break;
+      if (Date.now() > deadline)
+        throw new Error(`${ready} of ${CERTIFICATES} Certificates Ready after 120 s`);
+      await new Promise((r) => setTimeout(r, 500));
+    }
+  } finally {
+    child.kill('SIGTERM');
+    await new Promise((r) => child.once('exit', r));
+  }
+  process.stderr.write(`[bench:idle] ${CERTIFICATES} Certificates issued\n`);
+}
+
 const stale = staleBuilds();
 if (stale.length > 0) throw new Error(`stale or missing build (${stale.join(', ')}): run npm run build`);
 const cluster = await startCluster();
 const byVariant = new Map<string, number[]>(VARIANTS.map((v) => [v.name, []]));
 try {
+  if (CERTIFICATES > 0) await issueCertificates(VARIANTS.find((v) => v.name !== 'bare-node') ?? VARIANTS[0]);
   for (const v of VARIANTS.filter((x) => x.warm)) {
     process.stderr.write(`[bench:idle] warming ${v.name}\n`);
     // Long enough to load every module the controller uses (it writes the cache as soon as they are).
@@ -381,5 +436,15 @@ const table = [
   ),
   '',
   `RSS: the mean of samples over ${WINDOW_MS / 1000} s, ${SETTLE_MS / 1000} s after start; ${ROUNDS} rounds, variants interleaved; ${availableParallelism()} CPUs.`,
+  ...(CERTIFICATES > 0
+    ? [
+        '',
+        `The cluster held ${CERTIFICATES} Ready ECDSA Certificates of a self-signed Issuer (--certificates): each controller reconciled them once at start, then idled.`,
+      ]
+    : []),
 ].join('\n');
-await writeResults(RESULTS, { date: new Date().toISOString(), rounds: ROUNDS, variants: rows }, table);
+await writeResults(
+  RESULTS,
+  { date: new Date().toISOString(), rounds: ROUNDS, certificates: CERTIFICATES, variants: rows },
+  table,
+);
