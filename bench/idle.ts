@@ -179,9 +179,10 @@ const ALL: Variant[] = [
     warm: true,
   },
   ...shipped('shipped-metrics', 'shipped, with the metrics endpoint on (not scraped)', root, true),
-  // Which of V8's optimizing compilers the idle controller pages in (docs/adr/1133): the JSON-kubeconfig
-  // variant (what a pod runs) with the heap flags alone (the compilers on from the start, as shipped before
-  // docs/adr/1133), with one of the two off, and with the baseline compiler off as well.
+  // Which of V8's compilers the idle controller pages in (docs/adr/1133): the JSON-kubeconfig variant (what a
+  // pod runs) with the heap flags alone (the compilers on from the start, as shipped before docs/adr/1133),
+  // with both or one of the two off for good (the controller's switch is made for --maglev-filter=-*, not
+  // --no-maglev: runtime's optimizing-compilers.ts), and with the baseline compiler off as well.
   ...(
     [
       [
@@ -189,11 +190,12 @@ const ALL: Variant[] = [
         [],
         'both optimizing compilers on from the start (shipped before docs/adr/1133)',
       ],
-      ['no-maglev', ['--no-maglev'], 'Maglev off for good, TurboFan on'],
-      ['no-turbofan', ['--no-turbofan'], 'TurboFan off for good, Maglev on'],
+      ['no-maglev-no-turbofan', ['--no-maglev', '--no-turbofan'], 'both off'],
+      ['no-maglev', ['--no-maglev'], 'Maglev off, TurboFan on'],
+      ['no-turbofan', ['--no-turbofan'], 'TurboFan off, Maglev on'],
       [
         'no-sparkplug',
-        ['--no-maglev', '--no-turbofan', '--no-sparkplug'],
+        ['--no-turbofan', '--maglev-filter=-*', '--no-sparkplug'],
         'shipped, and the baseline compiler (Sparkplug) off too',
       ],
     ] as const
