@@ -50,7 +50,7 @@ export interface CertificateControllerOptions extends Partial<ControllerOptions>
   releaseMemoryAfterBurst?: boolean;
   /**
    * Turn V8's optimizing compilers on when a controller first has work (`enableOptimizingCompilers`;
-   * docs/adr/1133): for a process started without them (`--no-maglev --no-turbofan`) so that it stays
+   * docs/adr/1133): for a process started with them held back (`--no-turbofan --maglev-filter=-*`) so that it stays
    * smaller while idle. Harmless in a process started with them.
    */
   enableOptimizingCompilersOnFirstWork?: boolean;
