@@ -106,19 +106,34 @@ describe('enableOptimizingCompilers', () => {
     assert.ok(noMaglev.turbofan >= 100 && noMaglev.maglevOnMainThread >= 100, JSON.stringify(noMaglev));
   });
 
-  it('changes nothing in a process started with the compilers on', async () => {
+  it('does nothing in a process started with the compilers on', async () => {
     assert.deepEqual(await status([]), {
       before: true,
-      first: true,
+      first: false,
       second: false,
       after: true,
       fresh: true,
     });
   });
 
+  it('leaves them off in a process started with them off for good', async () => {
+    for (const flags of [
+      ['--no-opt', '--no-maglev'],
+      ['--no-maglev', '--no-turbofan'],
+    ]) {
+      assert.deepEqual(await status(flags), {
+        before: false,
+        first: false,
+        second: false,
+        after: false,
+        fresh: false,
+      });
+    }
+  });
+
   it('does nothing without a JIT, where turning them on would crash V8', async () => {
     for (const flag of ['--jitless', '--lite-mode']) {
-      assert.deepEqual(await status([flag]), {
+      assert.deepEqual(await status([...DEFERRED_OPTIMIZING_COMPILERS_NODE_FLAGS, flag]), {
         before: false,
         first: false,
         second: false,

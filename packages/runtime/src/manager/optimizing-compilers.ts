@@ -36,17 +36,24 @@ export const DEFERRED_OPTIMIZING_COMPILERS_NODE_FLAGS: readonly string[] = [
  * optimised as in a process started with the defaults: what ran before is interpreted or baseline
  * (Sparkplug) code with its feedback collected, and is optimised when it gets hot again.
  *
- * Harmless in a process started with them on (the flags' defaults): setting them again changes nothing.
- * Not done in a process without a JIT (`--jitless`, `--lite-mode`), where V8 would crash optimising code it
+ * Only in a process started with exactly that (`DEFERRED_OPTIMIZING_COMPILERS_NODE_FLAGS` among its node
+ * flags): a process started with the defaults has them on already, and one started with them off for good
+ * (`--no-opt --no-maglev`, the memory-over-speed choice of docs/adr/1113) keeps them off. Not done in a
+ * process without a JIT (`--jitless`, `--lite-mode`), where V8 would crash optimising code it
  * cannot allocate executable memory for; V8 leaves WebAssembly out of such a process, which is how it shows.
  *
- * Returns whether this call turned them on; later calls do nothing.
+ * Returns whether this call turned them on; later calls do nothing. `execArgv`: the process's node flags.
  */
-export function enableOptimizingCompilers(): boolean {
-  if (enabled || !hasJit()) return false;
+export function enableOptimizingCompilers(execArgv: readonly string[] = process.execArgv): boolean {
+  if (enabled || !startedHeldBack(execArgv) || !hasJit()) return false;
   enabled = true;
   for (const flag of OPTIMIZING_COMPILER_FLAGS) setFlagsFromString(flag);
   return true;
+}
+
+/** Whether the node command line holds the compilers back for this module to release. */
+function startedHeldBack(execArgv: readonly string[]): boolean {
+  return DEFERRED_OPTIMIZING_COMPILERS_NODE_FLAGS.every((flag) => execArgv.includes(flag));
 }
 
 /** False under `--jitless` (which `--lite-mode` implies): V8 then turns WebAssembly off (`--no-expose-wasm`). */
