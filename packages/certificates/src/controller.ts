@@ -50,8 +50,8 @@ export interface CertificateControllerOptions extends Partial<ControllerOptions>
   releaseMemoryAfterBurst?: boolean;
   /**
    * Turn V8's optimizing compilers on when a controller first has work (`enableOptimizingCompilers`;
-   * docs/adr/1133): for a process started with them held back (`--no-turbofan --maglev-filter=-*`) so that it stays
-   * smaller while idle. Harmless in a process started with them.
+   * docs/adr/1133), in a process started with them held back (`--no-turbofan --maglev-filter=-*`) so that
+   * it stays smaller while idle. Does nothing in a process started otherwise.
    */
   enableOptimizingCompilersOnFirstWork?: boolean;
   log?: Logger;

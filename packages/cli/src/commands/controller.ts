@@ -42,7 +42,7 @@ export async function controller(args: string[], table: FlagTable): Promise<void
     namespace: flags.namespace,
     installSignalHandlers: true,
     releaseMemoryAfterBurst: true,
-    // Started without them (deploy/deployment.yaml): they run only once there is work (docs/adr/1133).
+    // Started with them held back (deploy/deployment.yaml): they run once there is work (docs/adr/1133).
     enableOptimizingCompilersOnFirstWork: true,
     log: namedLogger(jsonLogger(logs.level, process.stderr, logs.verbosity), 'controller'),
     leaderElection: settings.leaderElect
