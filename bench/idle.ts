@@ -320,7 +320,15 @@ async function rss(pid: number): Promise<number> {
   return Number(/VmRSS:\s+(\d+)/.exec(text)?.[1] ?? 0) * 1024;
 }
 
-async function measure(variant: Variant, kubeconfig: string): Promise<number> {
+/** CPU seconds (user + system) a process has used, from /proc/PID/stat (clock ticks of 1/100 s). */
+async function cpuSeconds(pid: number): Promise<number> {
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+/** The variant's mean RSS over the window (MB), and the CPU it used from start to the window's end (s). */
+async function measure(variant: Variant, kubeconfig: string): Promise<{ mb: number; cpuS: number }> {
   const child = spawn(process.execPath, variant.args(kubeconfig, `127.0.0.1:${await freePort()}`), {
     stdio: ['ignore', 'ignore', 'inherit'],
     // NODE_OPTIONS cleared: the npm script that runs this bench sets the `source` condition there (.npmrc);
@@ -337,7 +345,10 @@ async function measure(variant: Variant, kubeconfig: string): Promise<number> {
       samples.push(await rss(child.pid!));
       await new Promise((r) => setTimeout(r, 200));
     }
-    return samples.reduce((a, b) => a + b, 0) / samples.length / MB;
+    return {
+      mb: samples.reduce((a, b) => a + b, 0) / samples.length / MB,
+      cpuS: await cpuSeconds(child.pid!),
+    };
   } finally {
     child.kill('SIGTERM');
     await exited;
@@ -395,6 +406,7 @@ const stale = staleBuilds();
 if (stale.length > 0) throw new Error(`stale or missing build (${stale.join(', ')}): run npm run build`);
 const cluster = await startCluster();
 const byVariant = new Map<string, number[]>(VARIANTS.map((v) => [v.name, []]));
+const cpuByVariant = new Map<string, number[]>(VARIANTS.map((v) => [v.name, []]));
 try {
   if (CERTIFICATES > 0) await issueCertificates(VARIANTS.find((v) => v.name !== 'bare-node') ?? VARIANTS[0]);
   for (const v of VARIANTS.filter((x) => x.warm)) {
@@ -410,9 +422,10 @@ try {
   }
   for (let round = 0; round < ROUNDS; round++) {
     for (const v of VARIANTS) {
-      const mb = await measure(v, cluster.kubeconfigPath);
-      process.stderr.write(`[bench:idle] round ${round + 1}: ${v.name} ${mb.toFixed(1)} MB\n`);
+      const { mb, cpuS } = await measure(v, cluster.kubeconfigPath);
+      process.stderr.write(`[bench:idle] round ${round + 1}: ${v.name} ${mb.toFixed(1)} MB, ${cpuS} CPU s\n`);
       byVariant.get(v.name)!.push(mb);
+      cpuByVariant.get(v.name)!.push(cpuS);
     }
   }
 } finally {
@@ -428,16 +441,18 @@ const rows = VARIANTS.map((v) => ({
   env: v.env,
   medianRssMB: round(median(byVariant.get(v.name)!)),
   rssMB: byVariant.get(v.name)!.map((x) => round(x)),
+  medianCpuS: round(median(cpuByVariant.get(v.name)!), 2),
+  cpuS: cpuByVariant.get(v.name)!,
 }));
 const table = [
-  '| idle `certkit controller`, empty cluster (RSS from /proc, MB = 10⁶ bytes) | median RSS | rounds | target |',
-  '|---|---|---|---|',
+  '| idle `certkit controller`, empty cluster (RSS from /proc, MB = 10⁶ bytes) | median RSS | rounds | target | CPU s to then (median) |',
+  '|---|---|---|---|---|',
   ...rows.map(
     (r) =>
-      `| ${r.variant}: ${r.what} | ${r.medianRssMB} | ${r.rssMB.join(', ')} | ${r.variant === 'bare-node' ? '—' : `< 64 ${r.medianRssMB < 64 ? '✓' : '✗'}`} |`,
+      `| ${r.variant}: ${r.what} | ${r.medianRssMB} | ${r.rssMB.join(', ')} | ${r.variant === 'bare-node' ? '—' : `< 64 ${r.medianRssMB < 64 ? '✓' : '✗'}`} | ${r.medianCpuS} |`,
   ),
   '',
-  `RSS: the mean of samples over ${WINDOW_MS / 1000} s, ${SETTLE_MS / 1000} s after start; ${ROUNDS} rounds, variants interleaved; ${availableParallelism()} CPUs.`,
+  `RSS: the mean of samples over ${WINDOW_MS / 1000} s, ${SETTLE_MS / 1000} s after start; CPU: what the process used from its start to the end of that window (/proc/PID/stat); ${ROUNDS} rounds, variants interleaved; ${availableParallelism()} CPUs.`,
   ...(CERTIFICATES > 0
     ? [
         '',
