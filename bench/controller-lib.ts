@@ -185,7 +185,17 @@ export async function probeMetrics(probe: Probe): Promise<Map<string, number>> {
  * bench:scale measured to pay (docs/adr/1101-controller-process-setup.md). The benches that run
  * `certkit controller` as shipped use these.
  */
-export const SHIPPED_CONTROLLER_NODE_ARGS = ['--max-semi-space-size=1', '--optimize-for-size'];
+export const SHIPPED_CONTROLLER_HEAP_ARGS = ['--max-semi-space-size=1', '--optimize-for-size'];
+/**
+ * The heap flags, and V8's optimizing compilers held back at start (TurboFan off, Maglev's filter matching no
+ * function): `certkit controller` turns them on when it first has work, so an idle controller never runs
+ * them (docs/adr/1133; runtime's DEFERRED_OPTIMIZING_COMPILERS_NODE_FLAGS).
+ */
+export const SHIPPED_CONTROLLER_NODE_ARGS = [
+  ...SHIPPED_CONTROLLER_HEAP_ARGS,
+  '--no-turbofan',
+  '--maglev-filter=-*',
+];
 export const SHIPPED_CONTROLLER_ENV: Record<string, string> = {
   MALLOC_ARENA_MAX: '2',
   MALLOC_MMAP_THRESHOLD_: '65536',

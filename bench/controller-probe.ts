@@ -38,6 +38,9 @@ const running = startCertificateController(client, {
   ...settings.options,
   namespace: flags.namespace,
   metrics,
+  // As `certkit controller`: a probe started with --no-turbofan --maglev-filter=-* (--controller-node-args) turns
+  // them on at its first work, as the shipped controller does (docs/adr/1133); harmless otherwise.
+  enableOptimizingCompilersOnFirstWork: true,
   log: process.env.CERTKIT_BENCH_LOG ? undefined : silentLogger,
 });
 const secrets = running.context.secrets as SecretCache;

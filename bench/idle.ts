@@ -6,12 +6,16 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse as parseYaml } from 'yaml';
 import {
+  createNamespace,
   round,
   SHIPPED_CONTROLLER_ENV,
+  SHIPPED_CONTROLLER_HEAP_ARGS,
   SHIPPED_CONTROLLER_NODE_ARGS,
   startCluster,
 } from './controller-lib.ts';
 import { writeResults } from './lib.ts';
+import type { Certificate, Issuer } from '../packages/certificates/src/api/types.ts';
+import { certificatesRef, issuersRef } from '../packages/certificates/src/controllers/refs.ts';
 import { staleBuilds } from '../scripts/build.ts';
 import { freePort } from '../packages/testenv/src/net/free-ports.ts';
 
@@ -21,7 +25,10 @@ import { freePort } from '../packages/testenv/src/net/free-ports.ts';
  * samples over 5 s after 20 s), per variant of how the process is started, against a bare `node` that waits
  * and nothing else. Variants run interleaved, --rounds times, and report the median.
  *
- * Usage: npm run bench:idle [-- --rounds=3 --variants=a,b --results=NAME --baseline=DIR]
+ * Usage: npm run bench:idle [-- --rounds=3 --variants=a,b --results=NAME --baseline=DIR --certificates=N]
+ * --certificates=N: the cluster is not empty but holds N ECDSA Certificates of a self-signed Issuer, issued
+ * before the rounds by one controller (the first variant's command); each measured controller lists them,
+ * reconciles each once at start (nothing to issue), and then idles: the idle figure after a little work.
  * --baseline=DIR adds the shipped variants run from another checkout (built, with its own node_modules: e.g.
  * `git archive COMMIT | tar -x -C DIR && cd DIR && npm ci`), interleaved with this one's, so that a change is
  * measured against what it changes within one run (the machine is noisy). The `-metrics` variants serve
@@ -38,6 +45,7 @@ const flag = (name: string) => process.argv.find((a) => a.startsWith(`--${name}=
 const ROUNDS = Number(flag('rounds') ?? 3);
 const RESULTS = flag('results') ?? 'idle';
 const JS_ROOT = flag('js-root');
+const CERTIFICATES = Number(flag('certificates') ?? 0);
 const BASELINE = flag('baseline');
 const SETTLE_MS = 20_000;
 const WINDOW_MS = 5_000;
@@ -171,6 +179,38 @@ const ALL: Variant[] = [
     warm: true,
   },
   ...shipped('shipped-metrics', 'shipped, with the metrics endpoint on (not scraped)', root, true),
+  // Which of V8's compilers the idle controller pages in (docs/adr/1133): the JSON-kubeconfig variant (what a
+  // pod runs) with the heap flags alone (the compilers on from the start, as shipped before docs/adr/1133),
+  // with both or one of the two off for good (the controller's switch is made for --maglev-filter=-*, not
+  // --no-maglev: runtime's optimizing-compilers.ts), and with the baseline compiler off as well.
+  ...(
+    [
+      [
+        'compilers-at-start',
+        [],
+        'both optimizing compilers on from the start (shipped before docs/adr/1133)',
+      ],
+      ['no-maglev-no-turbofan', ['--no-maglev', '--no-turbofan'], 'both off'],
+      ['no-maglev', ['--no-maglev'], 'Maglev off, TurboFan on'],
+      ['no-turbofan', ['--no-turbofan'], 'TurboFan off, Maglev on'],
+      [
+        'no-sparkplug',
+        ['--no-turbofan', '--maglev-filter=-*', '--no-sparkplug'],
+        'shipped, and the baseline compiler (Sparkplug) off too',
+      ],
+    ] as const
+  ).map(([suffix, extra, what]) => ({
+    name: `shipped-json-kubeconfig-${suffix}`,
+    what: `shipped-json-kubeconfig with node ${[...SHIPPED_CONTROLLER_HEAP_ARGS, ...extra].join(' ')}: ${what}`,
+    args: (k: string) => [
+      ...SHIPPED_CONTROLLER_HEAP_ARGS,
+      ...extra,
+      join(root, 'packages/cli/bin/certkit.js'),
+      ...controllerArgs(jsonKubeconfig(k)),
+    ],
+    env: { NODE_COMPILE_CACHE: cacheDir, ...SHIPPED_CONTROLLER_ENV },
+    warm: true,
+  })),
   {
     // What `certkit controller` ran before docs/adr/1130: the compiled main module and the ~250 files it
     // imports, instead of the bundle bin/certkit.js picks for `controller`. NODE_COMPILE_CACHE turns the cache
@@ -226,32 +266,32 @@ const ALL: Variant[] = [
       ['bin-single-threaded', '--single-threaded (no V8 worker threads)', ['--single-threaded'], {}],
       [
         'shipped-no-opt',
-        'shipped flags + --no-opt --no-maglev (no optimizing compilers: their code pages in the node binary stay untouched; +20% main-thread CPU in bench:issuance, docs/adr/1113)',
-        [...SHIPPED_CONTROLLER_NODE_ARGS, '--no-opt', '--no-maglev'],
+        'heap flags (docs/adr/1101) + --no-opt --no-maglev (no optimizing compilers: their code pages in the node binary stay untouched; +20% main-thread CPU in bench:issuance, docs/adr/1113)',
+        [...SHIPPED_CONTROLLER_HEAP_ARGS, '--no-opt', '--no-maglev'],
         SHIPPED_CONTROLLER_ENV,
       ],
       [
         'shipped-arena-only',
-        'shipped flags, MALLOC_ARENA_MAX=2 alone (the environment before docs/adr/1111)',
-        SHIPPED_CONTROLLER_NODE_ARGS,
+        'heap flags (docs/adr/1101), MALLOC_ARENA_MAX=2 alone (the environment before docs/adr/1111)',
+        SHIPPED_CONTROLLER_HEAP_ARGS,
         { MALLOC_ARENA_MAX: '2' },
       ],
       [
         'shipped-lite',
-        'shipped flags + --lite-mode (no optimizing compilers, no feedback vectors until needed)',
-        [...SHIPPED_CONTROLLER_NODE_ARGS, '--lite-mode'],
+        'heap flags (docs/adr/1101) + --lite-mode (no optimizing compilers, no feedback vectors until needed)',
+        [...SHIPPED_CONTROLLER_HEAP_ARGS, '--lite-mode'],
         SHIPPED_CONTROLLER_ENV,
       ],
       [
         'shipped-no-opt-pool-1',
-        'shipped flags + --no-opt --no-maglev --v8-pool-size=1 (one V8 worker thread)',
-        [...SHIPPED_CONTROLLER_NODE_ARGS, '--no-opt', '--no-maglev', '--v8-pool-size=1'],
+        'heap flags (docs/adr/1101) + --no-opt --no-maglev --v8-pool-size=1 (one V8 worker thread)',
+        [...SHIPPED_CONTROLLER_HEAP_ARGS, '--no-opt', '--no-maglev', '--v8-pool-size=1'],
         SHIPPED_CONTROLLER_ENV,
       ],
       [
         'shipped-no-sparkplug',
-        'shipped flags + --no-opt --no-maglev --no-sparkplug (bytecode only, no baseline compiler either)',
-        [...SHIPPED_CONTROLLER_NODE_ARGS, '--no-opt', '--no-maglev', '--no-sparkplug'],
+        'heap flags (docs/adr/1101) + --no-opt --no-maglev --no-sparkplug (bytecode only, no baseline compiler either)',
+        [...SHIPPED_CONTROLLER_HEAP_ARGS, '--no-opt', '--no-maglev', '--no-sparkplug'],
         SHIPPED_CONTROLLER_ENV,
       ],
     ] as const
@@ -280,7 +320,15 @@ async function rss(pid: number): Promise<number> {
   return Number(/VmRSS:\s+(\d+)/.exec(text)?.[1] ?? 0) * 1024;
 }
 
-async function measure(variant: Variant, kubeconfig: string): Promise<number> {
+/** CPU seconds (user + system) a process has used, from /proc/PID/stat (clock ticks of 1/100 s). */
+async function cpuSeconds(pid: number): Promise<number> {
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+/** The variant's mean RSS over the window (MB), and the CPU it used from start to the window's end (s). */
+async function measure(variant: Variant, kubeconfig: string): Promise<{ mb: number; cpuS: number }> {
   const child = spawn(process.execPath, variant.args(kubeconfig, `127.0.0.1:${await freePort()}`), {
     stdio: ['ignore', 'ignore', 'inherit'],
     // NODE_OPTIONS cleared: the npm script that runs this bench sets the `source` condition there (.npmrc);
@@ -297,18 +345,70 @@ async function measure(variant: Variant, kubeconfig: string): Promise<number> {
       samples.push(await rss(child.pid!));
       await new Promise((r) => setTimeout(r, 200));
     }
-    return samples.reduce((a, b) => a + b, 0) / samples.length / MB;
+    return {
+      mb: samples.reduce((a, b) => a + b, 0) / samples.length / MB,
+      cpuS: await cpuSeconds(child.pid!),
+    };
   } finally {
     child.kill('SIGTERM');
     await exited;
   }
 }
 
+/** --certificates: N Certificates issued by one controller started as `variant`, which is stopped after. */
+async function issueCertificates(variant: Variant): Promise<void> {
+  const ns = 'idle';
+  await createNamespace(cluster, ns);
+  await cluster.admin.resource<Issuer>(issuersRef).create(ns, {
+    apiVersion: 'cert-manager.io/v1',
+    kind: 'Issuer',
+    metadata: { name: 'self', namespace: ns },
+    spec: { selfSigned: {} },
+  } as Issuer);
+  const certificates = cluster.admin.resource<Certificate>(certificatesRef);
+  for (let i = 0; i < CERTIFICATES; i++) {
+    await certificates.create(ns, {
+      apiVersion: 'cert-manager.io/v1',
+      kind: 'Certificate',
+      metadata: { name: `c-${i}`, namespace: ns },
+      spec: {
+        secretName: `c-${i}-tls`,
+        dnsNames: [`c-${i}.example`],
+        privateKey: { algorithm: 'ECDSA', size: 256 },
+        issuerRef: { name: 'self', kind: 'Issuer' },
+      },
+    } as Certificate);
+  }
+  const child = spawn(process.execPath, variant.args(cluster.kubeconfigPath, '0'), {
+    stdio: ['ignore', 'ignore', 'inherit'],
+    env: { ...process.env, NODE_OPTIONS: '', ...variant.env },
+  });
+  try {
+    const deadline = Date.now() + 120_000;
+    for (;;) {
+      const { items } = await certificates.list(ns);
+      const ready = items.filter((c) =>
+        c.status?.conditions?.some((x) => x.type === 'Ready' && x.status === 'True'),
+      ).length;
+      if (ready === CERTIFICATES) break;
+      if (Date.now() > deadline)
+        throw new Error(`${ready} of ${CERTIFICATES} Certificates Ready after 120 s`);
+      await new Promise((r) => setTimeout(r, 500));
+    }
+  } finally {
+    child.kill('SIGTERM');
+    await new Promise((r) => child.once('exit', r));
+  }
+  process.stderr.write(`[bench:idle] ${CERTIFICATES} Certificates issued\n`);
+}
+
 const stale = staleBuilds();
 if (stale.length > 0) throw new Error(`stale or missing build (${stale.join(', ')}): run npm run build`);
 const cluster = await startCluster();
 const byVariant = new Map<string, number[]>(VARIANTS.map((v) => [v.name, []]));
+const cpuByVariant = new Map<string, number[]>(VARIANTS.map((v) => [v.name, []]));
 try {
+  if (CERTIFICATES > 0) await issueCertificates(VARIANTS.find((v) => v.name !== 'bare-node') ?? VARIANTS[0]);
   for (const v of VARIANTS.filter((x) => x.warm)) {
     process.stderr.write(`[bench:idle] warming ${v.name}\n`);
     // Long enough to load every module the controller uses (it writes the cache as soon as they are).
@@ -322,9 +422,10 @@ try {
   }
   for (let round = 0; round < ROUNDS; round++) {
     for (const v of VARIANTS) {
-      const mb = await measure(v, cluster.kubeconfigPath);
-      process.stderr.write(`[bench:idle] round ${round + 1}: ${v.name} ${mb.toFixed(1)} MB\n`);
+      const { mb, cpuS } = await measure(v, cluster.kubeconfigPath);
+      process.stderr.write(`[bench:idle] round ${round + 1}: ${v.name} ${mb.toFixed(1)} MB, ${cpuS} CPU s\n`);
       byVariant.get(v.name)!.push(mb);
+      cpuByVariant.get(v.name)!.push(cpuS);
     }
   }
 } finally {
@@ -340,15 +441,27 @@ const rows = VARIANTS.map((v) => ({
   env: v.env,
   medianRssMB: round(median(byVariant.get(v.name)!)),
   rssMB: byVariant.get(v.name)!.map((x) => round(x)),
+  medianCpuS: round(median(cpuByVariant.get(v.name)!), 2),
+  cpuS: cpuByVariant.get(v.name)!,
 }));
 const table = [
-  '| idle `certkit controller`, empty cluster (RSS from /proc, MB = 10⁶ bytes) | median RSS | rounds | target |',
-  '|---|---|---|---|',
+  '| idle `certkit controller`, empty cluster (RSS from /proc, MB = 10⁶ bytes) | median RSS | rounds | target | CPU s to then (median) |',
+  '|---|---|---|---|---|',
   ...rows.map(
     (r) =>
-      `| ${r.variant}: ${r.what} | ${r.medianRssMB} | ${r.rssMB.join(', ')} | ${r.variant === 'bare-node' ? '—' : `< 64 ${r.medianRssMB < 64 ? '✓' : '✗'}`} |`,
+      `| ${r.variant}: ${r.what} | ${r.medianRssMB} | ${r.rssMB.join(', ')} | ${r.variant === 'bare-node' ? '—' : `< 64 ${r.medianRssMB < 64 ? '✓' : '✗'}`} | ${r.medianCpuS} |`,
   ),
   '',
-  `RSS: the mean of samples over ${WINDOW_MS / 1000} s, ${SETTLE_MS / 1000} s after start; ${ROUNDS} rounds, variants interleaved; ${availableParallelism()} CPUs.`,
+  `RSS: the mean of samples over ${WINDOW_MS / 1000} s, ${SETTLE_MS / 1000} s after start; CPU: what the process used from its start to the end of that window (/proc/PID/stat); ${ROUNDS} rounds, variants interleaved; ${availableParallelism()} CPUs.`,
+  ...(CERTIFICATES > 0
+    ? [
+        '',
+        `The cluster held ${CERTIFICATES} Ready ECDSA Certificates of a self-signed Issuer (--certificates): each controller reconciled them once at start, then idled.`,
+      ]
+    : []),
 ].join('\n');
-await writeResults(RESULTS, { date: new Date().toISOString(), rounds: ROUNDS, variants: rows }, table);
+await writeResults(
+  RESULTS,
+  { date: new Date().toISOString(), rounds: ROUNDS, certificates: CERTIFICATES, variants: rows },
+  table,
+);

@@ -2,11 +2,13 @@ import { isAlreadyExists, isConflict, isNotFound } from '@certkit/apimachinery';
 import {
   builtins,
   defaultRegistry,
+  enableOptimizingCompilers,
   type KubeClient,
   type Logger,
   Manager,
   type ManagerOptions,
   MetricsRegistry,
+  optimizingCompilerFlags,
   releaseMemory,
   restClientMetricsHook,
 } from '@certkit/runtime';
@@ -46,6 +48,12 @@ export interface CertificateControllerOptions extends Partial<ControllerOptions>
    * that shares its heap with an API server or tests.
    */
   releaseMemoryAfterBurst?: boolean;
+  /**
+   * Turn V8's optimizing compilers on when a controller first has work (`enableOptimizingCompilers`;
+   * docs/adr/1133), in a process started with them held back (`--no-turbofan --maglev-filter=-*`) so that
+   * it stays smaller while idle. Does nothing in a process started otherwise.
+   */
+  enableOptimizingCompilersOnFirstWork?: boolean;
   log?: Logger;
   metrics?: MetricsRegistry;
   now?: () => Date;
@@ -123,6 +131,17 @@ export function startCertificateController(
           cpuMs: Math.round(released.cpuMs),
         });
       },
+    };
+  }
+  if (options.enableOptimizingCompilersOnFirstWork) {
+    const log = options.log;
+    managerOptions.onFirstWork = () => {
+      if (!enableOptimizingCompilers()) return;
+      log?.({
+        level: 'info',
+        msg: "Turned V8's optimizing compilers on: first work queued",
+        nodeFlags: optimizingCompilerFlags(),
+      });
     };
   }
   if (options.leaderElection) {

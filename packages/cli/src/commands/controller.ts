@@ -45,6 +45,8 @@ export async function controller(args: string[], table: FlagTable): Promise<void
     namespace: flags.namespace,
     installSignalHandlers: true,
     releaseMemoryAfterBurst: true,
+    // Started with them held back (deploy/deployment.yaml): they run once there is work (docs/adr/1133).
+    enableOptimizingCompilersOnFirstWork: true,
     log: namedLogger(jsonLogger(logs.level, process.stderr, logs.verbosity), 'controller'),
     leaderElection: settings.leaderElect
       ? { namespace: settings.leaderElectionNamespace, identity: `${hostname()}_${process.pid}` }

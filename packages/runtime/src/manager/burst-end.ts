@@ -26,6 +26,8 @@ export interface ReconcileActivity {
   begin(): void;
   /** A reconcile ended (whatever its outcome). */
   end(): void;
+  /** A request was queued (the controller has work); not for a request already waiting. */
+  queued?(): void;
 }
 
 export class BurstEndWatch implements ReconcileActivity {

@@ -91,7 +91,7 @@ export class Controller {
   private readonly metrics: BoundControllerMetrics;
   private readonly log: Logger;
   private started = false;
-  private activity: ReconcileActivity | undefined;
+  private readonly activities: ReconcileActivity[] = [];
 
   constructor(options: ControllerOptions) {
     const max = options.maxConcurrentReconciles ?? 1;
@@ -108,9 +108,18 @@ export class Controller {
     this.metrics = metrics.forController(this.name);
     // Created up front so event handlers may enqueue before the controller starts (e.g. while it waits
     // for leadership); the backlog is processed once it does.
+    const queueMetrics = workqueueMetrics(registry, this.name);
     this.queue = new RateLimitingQueue<string>({
       rateLimiter: options.rateLimiter,
-      metrics: workqueueMetrics(registry, this.name),
+      // Every way into the queue (enqueue, a handler's own add, a requeue or delay coming due) ends in an
+      // accepted add, which is what the queue counts: the observers hear of it there.
+      metrics: {
+        ...queueMetrics,
+        add: () => {
+          queueMetrics.add?.();
+          for (const a of this.activities) a.queued?.();
+        },
+      },
     });
   }
 
@@ -129,9 +138,12 @@ export class Controller {
     return this.queue.cancelAfter(requestKey(request));
   }
 
-  /** Reports each reconcile's start and end to `activity` (the manager's burst watch). Before start. */
+  /**
+   * Reports each request queued and each reconcile's start and end to `activity` (the manager's burst and
+   * first-work watches), in addition to any observer added before.
+   */
   observeActivity(activity: ReconcileActivity): void {
-    this.activity = activity;
+    this.activities.push(activity);
   }
 
   /**
@@ -174,7 +186,7 @@ export class Controller {
     const request = parseRequestKey(key);
     const started = performance.now();
     this.metrics.activeWorkers.inc();
-    this.activity?.begin();
+    for (const a of this.activities) a.begin();
     let outcome: ReconcileResult;
     try {
       // Inside try: a reconciler that throws synchronously is handled like one that rejects.
@@ -205,7 +217,7 @@ export class Controller {
         err: describeError(err),
       });
     } finally {
-      this.activity?.end();
+      for (const a of this.activities) a.end();
       this.metrics.activeWorkers.dec();
       this.metrics.reconcileTime.observe((performance.now() - started) / 1000);
     }

@@ -6,3 +6,5 @@ export * from './metrics.ts';
 export * from './probes.ts';
 export * from './burst-end.ts';
 export * from './release-memory.ts';
+export * from './first-work.ts';
+export * from './optimizing-compilers.ts';

@@ -5,6 +5,7 @@ import type { ResourceClient } from '../client/types.ts';
 import { LeaderElector, type Lease } from './leader-election.ts';
 import { describeError, jsonLogger, type Logger } from '../log.ts';
 import { BurstEndWatch, type BurstEndOptions, type ReconcileActivity } from './burst-end.ts';
+import { FirstWorkWatch } from './first-work.ts';
 import { defaultRegistry, leaderElectionGauge, type MetricsRegistry } from './metrics.ts';
 import { parseBindAddress, startProbeServer, type Check, type ProbeServer } from './probes.ts';
 
@@ -78,6 +79,12 @@ export interface ManagerOptions {
    * few seconds (`BurstEndWatch`); never while idle. The controller gives memory back from it.
    */
   afterBurst?: BurstEndOptions;
+  /**
+   * Called once, when the first request is queued on any of the manager's controllers (`FirstWorkWatch`);
+   * never on an idle controller of an empty cluster. The controller turns V8's optimizing compilers on from
+   * it (`enableOptimizingCompilers`).
+   */
+  onFirstWork?: () => void;
 }
 
 const SERVICE_ACCOUNT_NAMESPACE = '/var/run/secrets/kubernetes.io/serviceaccount/namespace';
@@ -135,10 +142,13 @@ export class Manager {
 
   /** Watches the controllers' reconciles when `afterBurst` is given. */
   private readonly burstEnd: BurstEndWatch | undefined;
+  /** Watches for the controllers' first queued request when `onFirstWork` is given. */
+  private readonly firstWork: FirstWorkWatch | undefined;
 
   constructor(options: ManagerOptions = {}) {
     this.options = options;
     this.burstEnd = options.afterBurst && new BurstEndWatch(options.afterBurst);
+    this.firstWork = options.onFirstWork && new FirstWorkWatch(options.onFirstWork);
     this.log = options.log ?? jsonLogger();
     this.metrics = options.metrics ?? defaultRegistry;
     this.listening = new Promise((resolve) => (this.resolveListening = resolve));
@@ -152,6 +162,7 @@ export class Manager {
     if (this.state !== 'new') throw new Error('cannot add runnables after the manager has started');
     this.runnables.push(runnable);
     if (this.burstEnd && hasActivity(runnable)) runnable.observeActivity(this.burstEnd);
+    if (this.firstWork && hasActivity(runnable)) runnable.observeActivity(this.firstWork);
   }
 
   /** Adds a check to /healthz: it fails while the check throws or rejects. */
