@@ -21,6 +21,10 @@ test('a body without long number tokens skips the exact check', () => {
   assert.equal(mayHoldInexactNumber('{"a": [1, -12345678901234567]}'), true);
   assert.equal(mayHoldInexactNumber('{"a":1.5e400}'), true);
   assert.equal(mayHoldInexactNumber('a:\n- 12345678901234567\n'), true);
+  assert.equal(mayHoldInexactNumber('12345678901234567'), true);
+  // Within strings and names: a UID's hex, a hash, a base64 run.
+  assert.equal(mayHoldInexactNumber('{"uid":"0b6f7c1e-2f1a-4d2e-9e123-6a3e5f7d8c9a","n":1}'), false);
+  assert.equal(mayHoldInexactNumber('{"sha":"ab1234567890123456789","k":"x-9e999"}'), false);
 });
 
 test('an integer beyond ±(2^53 - 1) is refused with its field path', () => {
