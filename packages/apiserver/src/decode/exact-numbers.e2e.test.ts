@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { startTestServer, type TestServer } from '@certkit/testenv/apiserver/test-server';
+import { startWebhookServer } from '@certkit/testenv/admission/webhook-server';
 import { type Kubectl, kubectlFor, kubectlSkip } from '@certkit/testenv/kubectl/kubectl';
 import { type PythonClient, pythonClientFor, pythonClientSkip } from '@certkit/testenv/python/python-client';
 
@@ -154,6 +155,59 @@ describe('numbers a float64 does not hold', () => {
       rawBody: `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"},"spec":{"activeDeadlineSeconds":${TOO_LARGE},"containers":[{"name":"c","image":"nginx"}]}}`,
     });
     assertRefused(pod, 'spec.activeDeadlineSeconds', TOO_LARGE);
+  });
+
+  it("in a mutating webhook's patch fail the call (failurePolicy Fail: a 500), and nothing is stored", async () => {
+    const patch = Buffer.from(`[{"op":"add","path":"/spec/free","value":{"n":${TOO_LARGE}}}]`).toString(
+      'base64',
+    );
+    const server = await startWebhookServer((review) => ({
+      raw: {
+        statusCode: 200,
+        body: JSON.stringify({
+          apiVersion: 'admission.k8s.io/v1',
+          kind: 'AdmissionReview',
+          response: { uid: review.request.uid, allowed: true, patchType: 'JSONPatch', patch },
+        }),
+      },
+    }));
+    const configs = '/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations';
+    const config = await t.fetch('POST', configs, {
+      body: {
+        metadata: { name: 'big-number' },
+        webhooks: [
+          {
+            name: 'big.example.com',
+            clientConfig: { url: `${server.url}/mutate`, caBundle: server.caBundle },
+            rules: [
+              { operations: ['CREATE'], apiGroups: [GROUP], apiVersions: ['v1'], resources: ['widgets'] },
+            ],
+            sideEffects: 'None',
+            admissionReviewVersions: ['v1'],
+          },
+        ],
+      },
+    });
+    assert.equal(config.status, 201, config.text);
+    try {
+      let res;
+      // The configuration takes effect once the server's watch cache has it.
+      for (let i = 0; i < 100; i++) {
+        res = await t.fetch('POST', widgets, { rawBody: widget('mutated', '{"size":1}') });
+        if (res.status !== 201) break;
+        await t.fetch('DELETE', `${widgets}/mutated`);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      assert.equal(res!.status, 500, res!.text);
+      assert.equal(
+        res!.json.message,
+        `Internal error occurred: failed calling webhook "big.example.com": received invalid webhook response: response.patch: [0].value.n: Invalid value: ${TOO_LARGE}: ${BOUND}`,
+      );
+      assert.equal((await t.fetch('GET', `${widgets}/mutated`)).status, 404);
+    } finally {
+      await t.fetch('DELETE', `${configs}/big-number`);
+      await server.close();
+    }
   });
 
   it("show kubectl users the server's message", { skip: kubectlSkip }, async () => {
