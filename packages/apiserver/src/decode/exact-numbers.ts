@@ -8,8 +8,8 @@
  *
  * Only a body with a number token of 16 or more digits, or a three-digit exponent, can hold such a number
  * (every integer below 10^15 is exact): that cheap test on the text (a third of a microsecond for a
- * Certificate's status update) keeps the exact check, a parse with a source-reading reviver (three to five times
- * JSON.parse), off the common path.
+ * Certificate's status update) keeps the exact check, a parse with a source-reading reviver (three to five
+ * times JSON.parse), off the common path.
  */
 
 import { visit, type Document, type Node } from 'yaml';
