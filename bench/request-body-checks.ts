@@ -1,3 +1,4 @@
+import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { flag, writeResults } from './lib.ts';
 
@@ -5,7 +6,9 @@ import { flag, writeResults } from './lib.ts';
  * The checks the API server makes of every JSON create and update body besides JSON.parse (ADR 1170): the
  * nesting limit (decode/json-depth.ts) and the repeated-key check (http/duplicate-fields.ts), timed against
  * JSON.parse of the same body, on the bodies of one issuance: a Certificate status update, an Event and a
- * certificate Secret. With --baseline=DIR (another checkout) its two checks are timed too, in the same
+ * certificate Secret. Also the long-number test every JSON body now gets (decode/exact-numbers.ts, ADR 0403),
+ * and, for that ADR's choice, JSON.parse with a reviver reading each number's source text, which keeping
+ * integers past 2^53 exactly would have put on every body. With --baseline=DIR (another checkout) its two checks are timed too, in the same
  * process, alternating with this checkout's, so the two are compared on one machine at one moment.
  *
  * Usage: npm run bench:request-body-checks [-- --baseline=DIR --iterations=20000 --results=NAME]
@@ -132,6 +135,12 @@ function time(fn: () => unknown): number {
 }
 
 const current = await loadChecks(join(import.meta.dirname, '..'));
+const { mayHoldInexactNumber } = (await import(
+  join(import.meta.dirname, '..', 'packages', 'apiserver', 'src', 'decode', 'exact-numbers.ts')
+)) as { mayHoldInexactNumber: (text: string) => boolean };
+/** A reviver that reads each number's source text, as keeping integers past 2^53 exactly would need. */
+const sourceReviver = (_key: string, value: unknown, context?: { source?: string }) =>
+  typeof value === 'number' && !Number.isSafeInteger(value) ? (context?.source ?? value) : value;
 const baseline = BASELINE ? await loadChecks(BASELINE) : undefined;
 const rows: Record<string, Record<string, number>>[] = [];
 const lines: string[] = [];
@@ -142,6 +151,10 @@ for (const [name, body] of Object.entries(BODIES)) {
     bytes: text.length,
     parse: time(() => JSON.parse(text.toString('utf8'))),
   };
+  const utf8 = text.toString('utf8');
+  assert.equal(mayHoldInexactNumber(utf8), false, `${name} would take the exact check`);
+  row['long-number test'] = time(() => mayHoldInexactNumber(utf8));
+  row['parse with source reviver'] = time(() => JSON.parse(text.toString('utf8'), sourceReviver));
   for (const [variant, checks] of [
     ['baseline', baseline],
     ['new', current],
@@ -153,11 +166,13 @@ for (const [name, body] of Object.entries(BODIES)) {
   rows.push({ [name]: row });
   const pair = (check: string) =>
     baseline ? `${row[`baseline ${check}`]} → ${row[`new ${check}`]}` : `${row[`new ${check}`]}`;
-  lines.push(`| ${name} | ${row.bytes} | ${row.parse} | ${pair('duplicates')} | ${pair('depth')} |`);
+  lines.push(
+    `| ${name} | ${row.bytes} | ${row.parse} | ${pair('duplicates')} | ${pair('depth')} | ${row['long-number test']} | ${row['parse with source reviver']} |`,
+  );
 }
 const table = [
-  `| body (µs per call, best of ${ROUNDS} × ${ITERATIONS}) | bytes | JSON.parse | repeated-key check${baseline ? ' (baseline → new)' : ''} | nesting check${baseline ? ' (baseline → new)' : ''} |`,
-  '|---|---|---|---|---|',
+  `| body (µs per call, best of ${ROUNDS} × ${ITERATIONS}) | bytes | JSON.parse | repeated-key check${baseline ? ' (baseline → new)' : ''} | nesting check${baseline ? ' (baseline → new)' : ''} | long-number test | JSON.parse with a source reviver |`,
+  '|---|---|---|---|---|---|---|',
   ...lines,
 ].join('\n');
 await writeResults(

@@ -9,6 +9,15 @@
 import { Agent, request } from 'node:https';
 import { rootCertificates } from 'node:tls';
 import { caBundleCertificates } from './configuration-validation.ts';
+import { MAX_BODY_BYTES } from '../http/respond.ts';
+
+/**
+ * The most a webhook's answer may hold. kube-apiserver's webhook client (client-go's rest client) reads the
+ * answer whole, without a bound; this server bounds it so that a webhook cannot make it buffer without end.
+ * An answer carries at most a patch, which may be as large as the largest request body, and which arrives
+ * base64-encoded (4/3 of its size) within the review: twice the request body limit leaves room for both.
+ */
+export const MAX_WEBHOOK_RESPONSE_BYTES = 2 * MAX_BODY_BYTES;
 
 /** Where to send a review: the URL it is posted to, and where to dial when that differs (a service). */
 export interface WebhookTarget {
@@ -69,9 +78,20 @@ export class WebhookClient {
           },
         },
         (res) => {
+          const tooLarge = () =>
+            fail(Object.assign(new Error('response too large'), { code: 'RESPONSE_TOO_LARGE' }));
+          if (Number(res.headers['content-length'] ?? 0) > MAX_WEBHOOK_RESPONSE_BYTES) return tooLarge();
           const chunks: Buffer[] = [];
-          res.on('data', (c: Buffer) => chunks.push(c));
+          let size = 0;
+          res.on('data', (c: Buffer) => {
+            size += c.length;
+            // Read no further: the call fails now, and failurePolicy decides, as for any failed call.
+            if (size > MAX_WEBHOOK_RESPONSE_BYTES) return tooLarge();
+            chunks.push(c);
+          });
           res.on('end', () => {
+            if (done) return;
+            done = true;
             clearTimeout(timer);
             resolve({ statusCode: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') });
           });
@@ -116,6 +136,8 @@ function describeError(
   switch (err.code) {
     case 'DEADLINE':
       return 'context deadline exceeded';
+    case 'RESPONSE_TOO_LARGE':
+      return `the response body is larger than the limit of ${MAX_WEBHOOK_RESPONSE_BYTES} bytes`;
     case 'ECONNREFUSED':
       return `dial tcp ${dialed}: connect: connection refused`;
     case 'ECONNRESET':

@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import type { StoredObject } from '@certkit/apimachinery';
 import type { AdmissionAttributes } from './attributes.ts';
 import { ADMISSION_REVIEW_VERSIONS } from './webhook-types.ts';
+import { InexactNumberError, parseJsonExact } from '../decode/exact-numbers.ts';
 
 export interface ReviewTarget {
   group: string;
@@ -133,8 +134,10 @@ export function verifyResponse(
     result.status = response.status as AdmissionResult['status'];
   if (patch) {
     try {
-      result.patch = JSON.parse(Buffer.from(patch, 'base64').toString('utf8'));
+      result.patch = parseJsonExact(Buffer.from(patch, 'base64').toString('utf8'));
     } catch (err) {
+      // A number the server would not store as written: refused as in a request body (ADR 0403).
+      if (err instanceof InexactNumberError) throw new InvalidResponseError(`response.patch: ${err.message}`);
       throw new InvalidResponseError(`response.patch is not a JSON patch: ${(err as Error).message}`);
     }
   }

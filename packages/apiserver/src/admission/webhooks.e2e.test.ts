@@ -6,6 +6,7 @@ import { after, before, describe, it } from 'node:test';
 import { startTestServer, type TestServer } from '@certkit/testenv/apiserver/test-server';
 import { startWebhookServer, type TestWebhookServer } from '@certkit/testenv/admission/webhook-server';
 import { type Kubectl, kubectlFor, kubectlSkip } from '@certkit/testenv/kubectl/kubectl';
+import { MAX_WEBHOOK_RESPONSE_BYTES } from './client.ts';
 
 /**
  * Admission webhooks end to end: real HTTPS webhooks written here, a real API server, kubectl as the client.
@@ -489,6 +490,54 @@ describe('failures', () => {
       await remove();
       await server.close();
       await other.close();
+    }
+  });
+});
+
+describe('webhook answers', () => {
+  it('larger than the limit fail the call, read no further, and follow failurePolicy', async () => {
+    const huge = JSON.stringify({
+      apiVersion: 'admission.k8s.io/v1',
+      kind: 'AdmissionReview',
+      response: { uid: 'x', allowed: true, warnings: ['x'.repeat(MAX_WEBHOOK_RESPONSE_BYTES)] },
+    });
+    const server = await startWebhookServer((review) =>
+      review.path.startsWith('/declared')
+        ? { raw: { statusCode: 200, body: huge, headers: { 'Content-Length': String(huge.length) } } }
+        : { raw: { statusCode: 200, body: huge } },
+    );
+    const remove = await configure('ValidatingWebhookConfiguration', 'huge', [
+      hook('declared.example.com', server, '/declared', {
+        objectSelector: { matchLabels: { answer: 'declared' } },
+      }),
+      hook('streamed.example.com', server, '/streamed', {
+        objectSelector: { matchLabels: { answer: 'streamed' } },
+      }),
+      hook('ignored.example.com', server, '/streamed', {
+        failurePolicy: 'Ignore',
+        objectSelector: { matchLabels: { answer: 'ignored' } },
+      }),
+    ]);
+    try {
+      // With a Content-Length past the limit, and as a chunked stream that grows past it.
+      for (const answer of ['declared', 'streamed']) {
+        const res = await t.fetch('POST', '/api/v1/namespaces/default/configmaps', {
+          body: { metadata: { name: `huge-${answer}`, labels: { answer } } },
+        });
+        assert.equal(res.status, 500, res.text.slice(0, 500));
+        assert.equal(res.json.reason, 'InternalError');
+        assert.equal(
+          res.json.message,
+          `Internal error occurred: failed calling webhook "${answer}.example.com": failed to call webhook: Post "${server.url}/${answer}?timeout=10s": the response body is larger than the limit of ${MAX_WEBHOOK_RESPONSE_BYTES} bytes`,
+        );
+      }
+      const ignored = await t.fetch('POST', '/api/v1/namespaces/default/configmaps', {
+        body: { metadata: { name: 'huge-ignored', labels: { answer: 'ignored' } } },
+      });
+      assert.equal(ignored.status, 201, ignored.text.slice(0, 500));
+    } finally {
+      await remove();
+      await server.close();
     }
   });
 });

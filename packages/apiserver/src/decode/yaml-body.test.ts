@@ -21,7 +21,8 @@ describe('parseYamlBody', () => {
       '{\n\t"a": 1,\n\t"b": [\n\t\t1\n\t]\n}',
       `{"${'k'.repeat(2000)}":1}`,
       '{"a":"\\ud800","b":"\\/\\b\\f\\n\\r\\t\\u00e9","c":"x # y","d":"--- x"}',
-      '{"a":12345678901234567890123,"b":1e400,"c":-0,"d":1.5E+3,"e":0.1,"f":9007199254740993}',
+      // Numbers the server would not store as written are refused on either path (exact-numbers.test.ts).
+      '{"a":123456789012345,"b":1e300,"c":-0,"d":1.5E+3,"e":0.1,"f":9007199254740991}',
       '{"":1,"__proto__":{"x":1},"n":null,"t":true,"f":false}',
       '{"a":{"b":{"c":[{"d":null},true,false,"é😀"]}}}',
       '\ufeff{"a":1}',

@@ -9,6 +9,14 @@ import {
   OPEN_BRACKET,
   QUOTE,
 } from '@certkit/apimachinery/json-bytes';
+import {
+  InexactNumber,
+  InexactNumberError,
+  markInexactYamlNumbers,
+  mayHoldInexactNumber,
+  parseJsonMarkingInexact,
+  throwIfInexact,
+} from './exact-numbers.ts';
 import { deeperThan, exceedsMaxDepth, jsonDepthError, maxDepthMessage } from './json-depth.ts';
 
 /** Nesting the YAML parser's recursion is sure to take; it gives up at about 1,500 levels. */
@@ -32,6 +40,8 @@ export function parseYamlRequestBody(body: Buffer): unknown {
     throw isStackExhaustion(err) ? new Error(maxDepthMessage()) : err;
   }
   if (exceedsMaxDepth(value)) throw new Error(maxDepthMessage());
+  // A number the server would not store as written: InexactNumberError, which callers send as its Status.
+  if (mayHoldInexactNumber(body.toString('utf8'))) throwIfInexact(value);
   return value;
 }
 
@@ -45,6 +55,7 @@ export function parseYamlObject(body: Buffer): Record<string, unknown> {
   try {
     value = parseYamlRequestBody(body);
   } catch (err) {
+    if (err instanceof InexactNumberError) throw err.status;
     throw newBadRequest(`error converting YAML to JSON: ${(err as Error).message}`);
   }
   // Nothing but whitespace or comments reads as null.
@@ -65,7 +76,7 @@ function isStackExhaustion(err: unknown): boolean {
 /** JSON text as JSON.parse reads it; text that is not JSON is flow-style YAML, for the YAML parser. */
 function parseJsonText(body: Buffer): unknown {
   try {
-    return JSON.parse(body.toString('utf8'));
+    return parseJsonMarkingInexact(body.toString('utf8'));
   } catch {
     return parseYamlBody(body.toString('utf8'));
   }
@@ -96,6 +107,7 @@ export function parseYamlBody(text: string): unknown {
       `Map keys must be unique at line ${line}, column ${col}: key ${JSON.stringify(String(duplicate.key))} already set in map`,
     );
   }
+  if (mayHoldInexactNumber(text)) markInexactYamlNumbers(doc);
   return doc.toJS();
 }
 
@@ -112,7 +124,7 @@ function parseJsonObject(text: string): unknown {
   if (shape.depth > MAX_JSON_FAST_DEPTH) return undefined;
   let value: unknown;
   try {
-    value = JSON.parse(text);
+    value = parseJsonMarkingInexact(text);
   } catch {
     return undefined;
   }
@@ -150,7 +162,7 @@ function keysIn(value: unknown): number {
     const node = stack.pop();
     if (Array.isArray(node)) {
       for (const item of node) stack.push(item);
-    } else if (typeof node === 'object' && node !== null) {
+    } else if (typeof node === 'object' && node !== null && !(node instanceof InexactNumber)) {
       for (const member of Object.values(node)) {
         keys++;
         stack.push(member);

@@ -21,12 +21,14 @@ import type { ObjectStore } from '../registry/generic/store.ts';
 import type { RequestAdmission } from '../admission/attributes.ts';
 import type { UserInfo } from '../security/user.ts';
 import { parseYamlRequestBody } from '../decode/yaml-body.ts';
+import { InexactNumberError } from '../decode/exact-numbers.ts';
 
 function parseConfiguration(body: Buffer): JsonObject {
   let config: unknown;
   try {
     config = parseYamlRequestBody(body);
   } catch (err) {
+    if (err instanceof InexactNumberError) throw err.status;
     throw newBadRequest(`error decoding YAML: ${(err as Error).message}`);
   }
   if (!isObject(config)) throw newBadRequest('the apply configuration must be a YAML or JSON object');

@@ -167,6 +167,21 @@ describe('decodeProtobufObject', () => {
     assert.deepEqual(negative.metadata, { deletionGracePeriodSeconds: -1 });
   });
 
+  test('an int64 beyond ±(2^53 - 1) is refused with its field path, not rounded (ADR 0403)', () => {
+    for (const [value, text] of [
+      [2n ** 53n + 1n, '9007199254740993'],
+      [-(2n ** 63n), '-9223372036854775808'],
+    ] as const) {
+      assertStatus(
+        () => decodeProtobufObject(envelope('v1', 'Secret', msg(1, int(7, value)))),
+        400,
+        new RegExp(`^metadata\\.generation: Invalid value: ${text}: must be within ±\\(2\\^53 - 1\\)`),
+      );
+    }
+    const safe = decodeProtobufObject(envelope('v1', 'Secret', msg(1, int(7, 2 ** 53 - 1))));
+    assert.deepEqual(safe.metadata, { generation: 2 ** 53 - 1 });
+  });
+
   test('managedFields with FieldsV1 JSON', () => {
     const fields = '{"f:data":{"f:a":{}}}';
     const managed = msg(

@@ -7,6 +7,7 @@ import {
   StatusError,
 } from '@certkit/apimachinery';
 import { parseJsonObject } from './respond.ts';
+import { InexactNumber, InexactNumberError, throwIfInexact } from '../decode/exact-numbers.ts';
 import { parseYamlObject } from '../decode/yaml-body.ts';
 import { workloadKinds } from './protobuf-kinds.ts';
 
@@ -85,9 +86,18 @@ export class ProtoReader {
     return v;
   }
 
-  int64(): number {
+  /**
+   * An int64 as a Number; beyond ±(2^53 − 1) a stand-in that decodeProtobufObject refuses with its path, as
+   * a JSON body's number (decode/exact-numbers.ts, ADR 0403), rather than a rounded Number.
+   */
+  int64(): number | InexactNumber {
     const v = this.varint();
-    return typeof v === 'bigint' ? Number(BigInt.asIntN(64, v)) : v;
+    if (typeof v !== 'bigint') return v;
+    const signed = BigInt.asIntN(64, v);
+    const value = Number(signed);
+    if (Number.isSafeInteger(value)) return value;
+    inexactInt64Seen = true;
+    return new InexactNumber(String(signed));
   }
 
   int32(): number {
@@ -626,6 +636,9 @@ function isZero(value: unknown): boolean {
   return value === '' || value === 0 || value === false || (Buffer.isBuffer(value) && value.length === 0);
 }
 
+/** Whether the body being decoded has an int64 beyond ±(2^53 − 1); decoding is synchronous, one at a time. */
+let inexactInt64Seen = false;
+
 function decodeMessage(reader: ProtoReader, spec: Message): unknown {
   const values = new Map<number, unknown>();
   while (!reader.atEnd()) {
@@ -714,7 +727,16 @@ export function decodeProtobufObject(body: Buffer): Record<string, unknown> {
   }
   const spec = kind === 'DeleteOptions' ? DeleteOptions : kinds.get(`${apiVersion}/${kind}`);
   if (!spec) throw unsupportedKind(apiVersion, kind);
+  inexactInt64Seen = false;
   const object = decodeWith((unknown.raw as Buffer | undefined) ?? Buffer.alloc(0), spec);
+  if (inexactInt64Seen) {
+    try {
+      throwIfInexact(object);
+    } catch (err) {
+      if (err instanceof InexactNumberError) throw err.status;
+      throw err;
+    }
+  }
   return { apiVersion, kind, ...object };
 }
 

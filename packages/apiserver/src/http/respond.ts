@@ -7,6 +7,7 @@ import {
   StatusError,
 } from '@certkit/apimachinery';
 import { jsonDepthError } from '../decode/json-depth.ts';
+import { InexactNumberError, parseJsonExact } from '../decode/exact-numbers.ts';
 
 /** Writing responses and reading request bodies, with kube-apiserver's Status bodies for every failure. */
 
@@ -158,8 +159,9 @@ export function parseJsonBody(body: Buffer): unknown {
   const tooDeep = jsonDepthError(body);
   if (tooDeep) throw newBadRequest(`couldn't get version/kind; json parse error: ${tooDeep}`);
   try {
-    return JSON.parse(body.toString('utf8'));
+    return parseJsonExact(body.toString('utf8'));
   } catch (err) {
+    if (err instanceof InexactNumberError) throw err.status;
     throw newBadRequest(`couldn't get version/kind; json parse error: ${(err as Error).message}`);
   }
 }

@@ -32,7 +32,7 @@ export interface ReceivedReview {
 /** What the handler answers: a response (uid and apiVersion filled in), or a raw HTTP answer. */
 export type WebhookAnswer =
   | { allowed: boolean; status?: Record<string, unknown>; patch?: unknown[]; warnings?: string[] }
-  | { raw: { statusCode: number; body: string } }
+  | { raw: { statusCode: number; body: string; headers?: Record<string, string> } }
   | { hang: true };
 
 export interface TestWebhookServer {
@@ -73,7 +73,7 @@ export async function startWebhookServer(
         const answer = await handler(review);
         if ('hang' in answer) return;
         if ('raw' in answer) {
-          res.writeHead(answer.raw.statusCode, { 'Content-Type': 'application/json' });
+          res.writeHead(answer.raw.statusCode, { 'Content-Type': 'application/json', ...answer.raw.headers });
           res.end(answer.raw.body);
           return;
         }
