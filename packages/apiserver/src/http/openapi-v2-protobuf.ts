@@ -66,7 +66,7 @@ function schema(s: Json): ProtoWriter {
   if (isObject(s.additionalProperties))
     w.message(21, new ProtoWriter().message(1, schema(s.additionalProperties)));
   else if (typeof s.additionalProperties === 'boolean')
-    w.message(21, new ProtoWriter().bool(2, s.additionalProperties));
+    w.message(21, new ProtoWriter().oneofBool(2, s.additionalProperties));
   // TypeItem: the type name, or names.
   const types = typeof s.type === 'string' ? [s.type] : strings(s.type);
   if (types.length > 0) {

@@ -64,9 +64,13 @@ export class ProtoWriter {
   }
 
   bool(field: number, value: boolean | undefined): this {
-    if (!value) return this;
+    return value ? this.oneofBool(field, true) : this;
+  }
+
+  /** A bool that is a `oneof` member: written even when false, since being set is what the oneof says. */
+  oneofBool(field: number, value: boolean): this {
     this.tag(field, WIRE_VARINT);
-    this.varint(1);
+    this.varint(value ? 1 : 0);
     return this;
   }
 

@@ -25,8 +25,14 @@ message Operation {
   repeated NamedAny vendor_extension = 13;
 }
 message ParametersItem { Parameter parameter = 1; }
-message Parameter { NonBodyParameter non_body_parameter = 2; }
-message NonBodyParameter { QueryParameterSubSchema query_parameter_sub_schema = 3; }
+message Parameter { BodyParameter body_parameter = 1; NonBodyParameter non_body_parameter = 2; }
+message BodyParameter { string description = 1; string name = 2; string in = 3; bool required = 4; Schema schema = 5; }
+message NonBodyParameter {
+  QueryParameterSubSchema query_parameter_sub_schema = 3; PathParameterSubSchema path_parameter_sub_schema = 4;
+}
+message PathParameterSubSchema {
+  bool required = 1; string in = 2; string description = 3; string name = 4; string type = 5; bool unique_items = 19;
+}
 message QueryParameterSubSchema {
   string in = 2; string description = 3; string name = 4; string type = 6; bool unique_items = 20;
 }
@@ -37,9 +43,12 @@ message Response { string description = 1; }
 message Definitions { repeated NamedSchema additional_properties = 1; }
 message NamedSchema { string name = 1; Schema value = 2; }
 message Schema {
-  string _ref = 1; string format = 2; string description = 4; repeated string required = 19;
-  repeated Any enum = 20; AdditionalPropertiesItem additional_properties = 21; TypeItem type = 22;
-  ItemsItem items = 23; Properties properties = 25; repeated NamedAny vendor_extension = 31;
+  string _ref = 1; string format = 2; string title = 3; string description = 4; Any default = 5;
+  double multiple_of = 6; double maximum = 7; bool exclusive_maximum = 8; double minimum = 9;
+  bool exclusive_minimum = 10; int64 max_length = 11; int64 min_length = 12; string pattern = 13;
+  int64 max_items = 14; int64 min_items = 15; repeated string required = 19; repeated Any enum = 20; AdditionalPropertiesItem additional_properties = 21; TypeItem type = 22;
+  ItemsItem items = 23; repeated Schema all_of = 24; Properties properties = 25; bool read_only = 27;
+  Any example = 30; repeated NamedAny vendor_extension = 31;
 }
 message AdditionalPropertiesItem { Schema schema = 1; bool boolean = 2; }
 message TypeItem { repeated string value = 1; }
