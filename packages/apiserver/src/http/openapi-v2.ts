@@ -6,7 +6,8 @@ import type { SwaggerDocument } from './openapi.ts';
  * Serving /openapi/v2 as kube-openapi does: JSON, or gnostic's protobuf `Document` (openapi-v2-protobuf.ts) to
  * a client that asks for it by either of its names (kubectl sends the `@v1.0` one and only that), the first
  * Accept entry by preference that matches winning. Both carry the JSON's ETag, and `If-None-Match` with it is
- * a 304. An Accept naming neither is a 406.
+ * a 304. An Accept naming neither is a 406, as is one that names them only with `q=0` (kube-openapi ranks a
+ * `q=0` entry last but still serves it; HTTP says it means "not acceptable").
  */
 
 const PROTOBUF_TYPES = new Set([
