@@ -6,6 +6,8 @@ import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import { type Kubectl, kubectlFor, kubectlSkip } from '@certkit/testenv/kubectl/kubectl';
 import { startTestServer, type TestServer } from '@certkit/testenv/apiserver/test-server';
+import { decodeOpenApiV2Protobuf } from '@certkit/testenv/openapi/openapi-v2-protobuf';
+import { parse as parseYaml } from 'yaml';
 
 /**
  * OpenAPI as kube-apiserver serves it: /openapi/v3 documents and /openapi/v2 carry every served kind's schema
@@ -14,6 +16,10 @@ import { startTestServer, type TestServer } from '@certkit/testenv/apiserver/tes
  */
 
 const CERT_MANAGER_CRDS = fileURLToPath(new URL('../../../../deploy/crds.yaml', import.meta.url));
+
+/** What kubectl's Accept names, and what kube-openapi answers with. */
+const KUBECTL_OPENAPI_V2_ACCEPT = 'application/com.github.proto-openapi.spec.v2@v1.0+protobuf';
+const OPENAPI_V2_PROTOBUF = 'application/com.github.proto-openapi.spec.v2.v1.0+protobuf';
 
 let t: TestServer;
 before(async () => {
@@ -105,7 +111,7 @@ describe('OpenAPI documents', () => {
     }
   });
 
-  it('/openapi/v2 serves the same schemas as Swagger 2.0 JSON, and 406 to a protobuf-only client', async () => {
+  it('/openapi/v2 serves the same schemas as Swagger 2.0 JSON, by default', async () => {
     const res = await t.fetch('GET', '/openapi/v2');
     assert.equal(res.status, 200);
     assert.equal(res.json.swagger, '2.0');
@@ -119,11 +125,109 @@ describe('OpenAPI documents', () => {
     assert.equal(duration.type, 'integer');
     assert.equal(duration.format, 'int32');
     assert.match(duration.description, /^leaseDurationSeconds is a duration/);
-    const protobuf = await t.fetch('GET', '/openapi/v2', {
-      headers: { Accept: 'application/com.github.proto-openapi.spec.v2@v1.0+protobuf' },
+    // JSON is what a client naming no type gets.
+    const anyType = await t.fetch('GET', '/openapi/v2', { headers: { Accept: '' } });
+    assert.equal(anyType.headers['content-type'], 'application/json');
+    assert.equal(anyType.text, res.text);
+  });
+
+  it('/openapi/v2 in gnostic protobuf to kubectl, decoded back to the JSON document’s content', async () => {
+    const json = await t.fetch('GET', '/openapi/v2');
+    const res = await t.fetch('GET', '/openapi/v2', { headers: { Accept: KUBECTL_OPENAPI_V2_ACCEPT } });
+    assert.equal(res.status, 200, res.text);
+    assert.equal(res.headers['content-type'], OPENAPI_V2_PROTOBUF);
+    assert.equal(res.headers.vary, 'Accept');
+    // One ETag for both encodings of one document (responses vary by Accept), as kube-openapi gives.
+    assert.match(String(res.headers.etag), /^"[0-9A-F]{128}"$/);
+    assert.equal(res.headers.etag, json.headers.etag);
+    const doc = decodeOpenApiV2Protobuf(res.bytes);
+    assert.equal(doc.swagger, '2.0');
+    assert.deepEqual(doc.info, json.json.info);
+
+    const definitions = new Map<string, any>(
+      doc.definitions.additional_properties.map((d: any) => [d.name, d.value]),
+    );
+    assert.equal(definitions.size, Object.keys(json.json.definitions).length);
+    const secret = definitions.get('io.k8s.api.core.v1.Secret');
+    assert.deepEqual(secret.type, { value: ['object'] });
+    // Vendor extensions are YAML text, which kubectl parses back.
+    const gvk = secret.vendor_extension.find((e: any) => e.name === 'x-kubernetes-group-version-kind');
+    assert.deepEqual(parseYaml(gvk.value.yaml), [{ group: '', kind: 'Secret', version: 'v1' }]);
+    const properties = new Map<string, any>(
+      secret.properties.additional_properties.map((p: any) => [p.name, p.value]),
+    );
+    assert.deepEqual(properties.get('data').additional_properties.schema, {
+      type: { value: ['string'] },
+      format: 'byte',
     });
-    assert.equal(protobuf.status, 406);
-    assert.equal(protobuf.json.reason, 'NotAcceptable');
+    assert.match(properties.get('data').description, /^Data contains the secret data\./);
+    assert.deepEqual(properties.get('metadata'), {
+      _ref: '#/definitions/io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta',
+    });
+    const owner = definitions.get('io.k8s.apimachinery.pkg.apis.meta.v1.OwnerReference');
+    assert.deepEqual(owner.required, ['apiVersion', 'kind', 'name', 'uid']);
+    const meta = definitions.get('io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta');
+    const finalizers = meta.properties.additional_properties.find((p: any) => p.name === 'finalizers').value;
+    assert.deepEqual(finalizers.items, { schema: [{ type: { value: ['string'] } }] });
+
+    // The PATCH of a Lease declares fieldValidation, which is what kubectl's v2 verifier looks for.
+    const paths = new Map<string, any>(doc.paths.path.map((p: any) => [p.name, p.value]));
+    assert.equal(paths.size, Object.keys(json.json.paths).length);
+    const patch = paths.get('/apis/coordination.k8s.io/v1/namespaces/{namespace}/leases/{name}').patch;
+    assert.equal(patch.operation_id, 'patchLease');
+    const leasePath = '/apis/coordination.k8s.io/v1/namespaces/{namespace}/leases/{name}';
+    const jsonParameter = json.json.paths[leasePath].patch.parameters.find(
+      (p: any) => p.name === 'fieldValidation',
+    );
+    const query = patch.parameters.map((p: any) => p.parameter.non_body_parameter.query_parameter_sub_schema);
+    assert.deepEqual(
+      query.find((q: any) => q.name === 'fieldValidation'),
+      {
+        in: 'query',
+        name: 'fieldValidation',
+        description: jsonParameter.description,
+        type: 'string',
+        unique_items: true,
+      },
+    );
+    assert.match(jsonParameter.description, /^fieldValidation instructs/);
+    const patchGvk = patch.vendor_extension.find((e: any) => e.name === 'x-kubernetes-group-version-kind');
+    assert.deepEqual(parseYaml(patchGvk.value.yaml), {
+      group: 'coordination.k8s.io',
+      version: 'v1',
+      kind: 'Lease',
+    });
+    assert.deepEqual(patch.responses.response_code, [
+      { name: '200', value: { response: { description: 'OK' } } },
+    ]);
+  });
+
+  it('/openapi/v2 negotiates: the preferred acceptable type wins, 304 for a known ETag, 406 for others', async () => {
+    const protobufFirst = await t.fetch('GET', '/openapi/v2', {
+      headers: { Accept: `application/json;q=0.5, ${OPENAPI_V2_PROTOBUF}` },
+    });
+    assert.equal(protobufFirst.headers['content-type'], OPENAPI_V2_PROTOBUF);
+    const jsonFirst = await t.fetch('GET', '/openapi/v2', {
+      headers: { Accept: `${KUBECTL_OPENAPI_V2_ACCEPT};q=0.9, application/json` },
+    });
+    assert.equal(jsonFirst.headers['content-type'], 'application/json');
+    assert.equal(jsonFirst.json.swagger, '2.0');
+
+    const notModified = await t.fetch('GET', '/openapi/v2', {
+      headers: { Accept: KUBECTL_OPENAPI_V2_ACCEPT, 'If-None-Match': String(protobufFirst.headers.etag) },
+    });
+    assert.equal(notModified.status, 304);
+    assert.equal(notModified.bytes.length, 0);
+
+    for (const accept of [
+      'application/yaml',
+      'application/vnd.kubernetes.protobuf',
+      `${OPENAPI_V2_PROTOBUF};q=0`,
+    ]) {
+      const refused = await t.fetch('GET', '/openapi/v2', { headers: { Accept: accept } });
+      assert.equal(refused.status, 406, accept);
+      assert.equal(refused.json.reason, 'NotAcceptable');
+    }
   });
 });
 
@@ -189,5 +293,47 @@ describe('kubectl explain', { skip: kubectlSkip }, () => {
     assert.match(out, /GROUP:\s+cert-manager\.io\nKIND:\s+Certificate\nVERSION:\s+v1/);
     assert.match(out, /FIELD: dnsNames <\[\]string>/);
     assert.match(out, /Requested DNS subject alternative names\./);
+  });
+
+  it('explains from /openapi/v2 (protobuf) with --output=plaintext-openapiv2, CRDs included', async () => {
+    const secret = await kubectl.ok('explain', 'secret.data', '--output=plaintext-openapiv2');
+    assert.match(secret, /^KIND:\s+Secret\nVERSION:\s+v1\n/);
+    assert.match(secret, /FIELD:\s+data <map\[string\]string>/);
+    assert.match(secret, /Data contains the secret data\./);
+    const dnsNames = await kubectl.ok(
+      'explain',
+      'certificates.spec.dnsNames',
+      '--output=plaintext-openapiv2',
+    );
+    assert.match(dnsNames, /KIND:\s+Certificate\nVERSION:\s+cert-manager\.io\/v1/);
+    assert.match(dnsNames, /FIELD:\s+dnsNames <\[\]string>/);
+    assert.match(dnsNames, /Requested DNS subject alternative names\./);
+  });
+
+  it('apply of a typo’d kind or apiVersion names it, as against kube-apiserver, after reading /openapi/v2', async () => {
+    // The kind is missing from OpenAPI v3, so kubectl's validation falls back to /openapi/v2 in protobuf; read,
+    // it lets the RESTMapper report the unknown kind (a 406 there was "failed to download openapi"). A custom
+    // kind under an unserved version skips validation instead (kubectl finds the kind among the CRDs).
+    for (const [apiVersion, kind, readsV2] of [
+      ['cert-manager.io/v1', 'Certificat', true],
+      ['v1', 'ConfigMapp', true],
+      ['coordination.k8s.io/v2', 'Lease', true],
+      ['cert-manager.io/v2', 'Certificate', false],
+    ] as const) {
+      const path = await kubectl.manifest(
+        `apiVersion: ${apiVersion}\nkind: ${kind}\nmetadata:\n  name: typo\n  namespace: default\n`,
+      );
+      const r = await kubectl.run('apply', '-f', path, '-v=6');
+      assert.equal(r.code, 1, r.stderr);
+      const v2 = /GET https:\/\/\S+\/openapi\/v2\?timeout=\d+s (\d+)/.exec(r.stderr);
+      assert.equal(v2?.[1], readsV2 ? '200' : undefined, `${apiVersion} ${kind}: ${r.stderr}`);
+      assert.ok(
+        r.stderr.endsWith(
+          `error: resource mapping not found for name: "typo" namespace: "default" from "${path}": ` +
+            `no matches for kind "${kind}" in version "${apiVersion}"\nensure CRDs are installed first\n`,
+        ),
+        r.stderr,
+      );
+    }
   });
 });

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Registry } from '../registry/registry.ts';
 import type { ResourceDefinition } from '../registry/resource.ts';
 import { servedGroupVersions } from './discovery.ts';
+import { encodeSwaggerProtobuf } from './openapi-v2-protobuf.ts';
 import { kindSchemas } from './openapi-schemas.ts';
 
 /**
@@ -114,7 +115,7 @@ export async function groupVersionDocument(
 export class OpenApiDocuments {
   private readonly registry: Registry;
   private v3 = new Map<string, Promise<{ text: string; hash: string } | undefined>>();
-  private v2: Promise<string> | undefined;
+  private v2: Promise<SwaggerDocument> | undefined;
 
   constructor(registry: Registry) {
     this.registry = registry;
@@ -162,9 +163,9 @@ export class OpenApiDocuments {
   }
 
   /** The Swagger 2.0 document of every served kind (/openapi/v2), which kubectl falls back to. */
-  swagger(): Promise<string> {
+  swagger(): Promise<SwaggerDocument> {
     if (!this.v2) {
-      const doc = swaggerDocument(this.registry).then((d) => JSON.stringify(d));
+      const doc = swaggerDocument(this.registry).then((d) => new SwaggerDocument(d));
       this.v2 = doc;
       doc.catch(() => {
         if (this.v2 === doc) this.v2 = undefined;
@@ -174,7 +175,29 @@ export class OpenApiDocuments {
   }
 }
 
-async function swaggerDocument(registry: Registry): Promise<unknown> {
+/**
+ * /openapi/v2 in its two encodings, which share one ETag (the JSON's SHA-512, as kube-openapi's): responses
+ * vary by Accept. The protobuf is encoded on first request only, as few clients ask for it.
+ */
+export class SwaggerDocument {
+  readonly text: string;
+  readonly etag: string;
+  private readonly doc: Record<string, unknown>;
+  private encoded: Buffer | undefined;
+
+  constructor(doc: Record<string, unknown>) {
+    this.doc = doc;
+    this.text = JSON.stringify(doc);
+    this.etag = `"${createHash('sha512').update(this.text).digest('hex').toUpperCase()}"`;
+  }
+
+  get protobuf(): Buffer {
+    this.encoded ??= encodeSwaggerProtobuf(this.doc);
+    return this.encoded;
+  }
+}
+
+async function swaggerDocument(registry: Registry): Promise<Record<string, unknown>> {
   const definitions: Record<string, unknown> = {};
   const paths: Record<string, unknown> = {};
   for (const gv of servedGroupVersions(registry)) {

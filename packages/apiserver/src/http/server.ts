@@ -13,7 +13,6 @@ import {
   isWatchRequested,
   MetricsRegistry,
   newMethodNotAllowed,
-  newNotAcceptable,
   newNotFound,
   newUnauthorized,
   PROMETHEUS_CONTENT_TYPE,
@@ -53,6 +52,7 @@ import { requestUser, setRequestUser, type UserInfo } from '../security/user.ts'
 import type { Storage } from '../storage/types.ts';
 import { coreVersions, group, groupList, resourceList } from './discovery.ts';
 import { OpenApiDocuments } from './openapi.ts';
+import { serveSwagger } from './openapi-v2.ts';
 import { type ParsedPath, parseApiPath, type ResourceRequest } from './request-info.ts';
 import { parseRequestTarget, type RequestTarget } from './request-target.ts';
 import { handleResource, type ResourceContext } from './resources.ts';
@@ -520,22 +520,6 @@ export class ApiServer {
     if (acting !== user) setRequestUser(req, acting);
   }
 
-  /**
-   * /openapi/v2 in JSON. kubectl asks for kube-openapi's protobuf encoding first: a client that accepts
-   * only that gets 406 and goes on with OpenAPI v3, as kubectl does.
-   */
-  private async serveSwagger(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const accept = req.headers.accept ?? '';
-    const json =
-      accept === '' ||
-      accept.split(',').some((part) => {
-        const type = part.split(';')[0].trim().toLowerCase();
-        return type === 'application/json' || type === '*/*' || type === 'application/*';
-      });
-    if (!json) throw newNotAcceptable('only the following media types are accepted: application/json');
-    sendJsonText(res, 200, await this.openApi.swagger());
-  }
-
   private async route(
     req: IncomingMessage,
     res: ServerResponse,
@@ -565,7 +549,7 @@ export class ApiServer {
       case '/openapi/v3':
         return sendJson(res, 200, await this.openApi.root());
       case '/openapi/v2':
-        return this.serveSwagger(req, res);
+        return serveSwagger(req, res, await this.openApi.swagger());
       case OPENID_CONFIGURATION_PATH:
       case JWKS_PATH:
         return serveIssuerDiscovery(req, res, path, this.serviceAccountTokens, `${this.url}${JWKS_PATH}`);

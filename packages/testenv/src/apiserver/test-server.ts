@@ -44,6 +44,8 @@ export interface TestResponse {
   headers: Record<string, string | string[] | undefined>;
   text: string;
   json: any;
+  /** The body as received, for binary ones. */
+  bytes: Buffer;
 }
 
 export interface TestServerOptions {
@@ -157,14 +159,15 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
           const chunks: Buffer[] = [];
           res.on('data', (c) => chunks.push(c));
           res.on('end', () => {
-            const text = Buffer.concat(chunks).toString('utf8');
+            const bytes = Buffer.concat(chunks);
+            const text = bytes.toString('utf8');
             let json: unknown;
             try {
               json = JSON.parse(text);
             } catch {
               json = undefined;
             }
-            resolve({ status: res.statusCode ?? 0, headers: res.headers, text, json });
+            resolve({ status: res.statusCode ?? 0, headers: res.headers, text, json, bytes });
           });
           res.on('error', reject);
         });
