@@ -44,6 +44,7 @@ import {
 import { strippedBytes } from '../../stripped-bytes.ts';
 import { ensureTemporaryCertificate } from './temporary-certificate.ts';
 import { setValidity } from '../shared/validity.ts';
+import { awaitingOwnSecretWrite } from '../shared/own-secret-writes.ts';
 import {
   getCondition,
   hasCondition,
@@ -81,6 +82,10 @@ export function issuingReconciler(ctx: ControllerContext): Reconciler {
     // complete the issuance a second time (the request read live, the write refused). The write's event
     // brings the Certificate back (docs/adr/1015).
     if (replacedByOwnWrite(ctx, cert)) return;
+    // A Secret this process has just written, not yet in the cache: judged now, it would be written again
+    // (docs/adr/1181). Its event brings the Certificate back.
+    const awaiting = await awaitingOwnSecretWrite(ctx, cert.metadata.namespace ?? '', cert.spec.secretName);
+    if (awaiting) return awaiting;
     if (!hasCondition(cert, 'Issuing', 'True')) return ensureSecretData(ctx, cert, signal);
 
     const key = await nextPrivateKey(ctx, cert);
@@ -255,7 +260,8 @@ async function completeIssuance(
     issuerGroup: ref?.group,
   };
   // The trigger and readiness look at the cached Secret as soon as the status below lands: writeIssuedSecret
-  // waits for the cache, so that they do not judge the new revision by the old certificate.
+  // records what it wrote, and they stand aside until their cache shows it (docs/adr/1181), so that they do
+  // not judge the new revision by the old certificate. This worker does not wait for the cache.
   await writeIssuedSecret(ctx, cert, contents, provenance, signal);
 
   // The issuance is over: the revision moves on with the new certificate's dates, Issuing goes, and the
