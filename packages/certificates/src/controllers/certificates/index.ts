@@ -12,7 +12,7 @@ import type { ControllerContext } from '../context.ts';
 import type { Certificate } from '../../api/types.ts';
 import { certificatesForSecret, controllingCertificate, liveCertificate } from './shared/gather.ts';
 import { onlyPendingMessageChanged } from './shared/request-events.ts';
-import { ISSUING_CONTROLLER, issuingReconciler } from './issuing/issuing.ts';
+import { ISSUING_CONTROLLER, issuingReconciler, issuingWakes } from './issuing/issuing.ts';
 import { KEY_MANAGER_CONTROLLER, keyManagerReconciler } from './keymanager/keymanager.ts';
 import { READINESS_CONTROLLER, readinessReconciler } from './readiness/readiness.ts';
 import {
@@ -63,6 +63,22 @@ interface SubController {
    * that wakes it (docs/adr/1150). Its own requeues are not filtered.
    */
   mayAct?: (cert: Certificate) => boolean;
+  /**
+   * For a sub-controller that acts in every state, but in some states only on some events (the issuing
+   * controller between issuances): which events may change what its reconcile does (docs/adr/1181).
+   */
+  wakes?: WakeFilter;
+}
+
+/** Which events wake a sub-controller that declares it; its own requeues are not filtered. */
+export interface WakeFilter {
+  /** A Certificate's update, as the event brings it before and after. */
+  update(old: Certificate, cert: Certificate): boolean;
+  /**
+   * An event of something the cached Certificate does not name, but controls: a CertificateRequest, or a
+   * Secret other than its spec.secretName (a next key). The Secret it names always wakes it.
+   */
+  controlled(cert: Certificate): boolean;
 }
 
 const SUB_CONTROLLERS: readonly SubController[] = [
@@ -83,7 +99,12 @@ const SUB_CONTROLLERS: readonly SubController[] = [
     watches: { requests: true, secrets: true },
     mayAct: requestManagerMayAct,
   },
-  { name: ISSUING_CONTROLLER, reconciler: issuingReconciler, watches: { requests: true, secrets: true } },
+  {
+    name: ISSUING_CONTROLLER,
+    reconciler: issuingReconciler,
+    watches: { requests: true, secrets: true },
+    wakes: issuingWakes,
+  },
   { name: READINESS_CONTROLLER, reconciler: readinessReconciler, watches: { requests: true, secrets: true } },
   {
     name: REVISION_MANAGER_CONTROLLER,
@@ -126,14 +147,21 @@ export function registerCertificateControllers(ctx: ControllerContext): Controll
    * brought it, null for a deleted one, undefined to look it up in the cache (for a request's or a Secret's
    * event).
    */
-  const enqueue = (subs: readonly Entry[], request: Request | undefined, cert?: Certificate | null) => {
+  const enqueue = (
+    subs: readonly Entry[],
+    request: Request | undefined,
+    cert?: Certificate | null,
+    event: { old?: Certificate; controlled?: boolean } = {},
+  ) => {
     if (!request?.name) return;
     let state = cert;
     for (const { sub, controller } of subs) {
-      if (sub.mayAct) {
+      if (sub.mayAct || (sub.wakes && event.controlled)) {
         if (state === undefined) state = liveCertificate(ctx, request) ?? null;
-        if (state === null || !sub.mayAct(state)) continue;
+        if (sub.mayAct && (state === null || !sub.mayAct(state))) continue;
+        if (sub.wakes && event.controlled && state && !sub.wakes.controlled(state)) continue;
       }
+      if (sub.wakes && event.old && state && !sub.wakes.update(event.old, state)) continue;
       controller.enqueue(request);
     }
   };
@@ -143,11 +171,12 @@ export function registerCertificateControllers(ctx: ControllerContext): Controll
 
   ctx.certificates.addEventHandler({
     onAdd: (cert) => enqueue(entries, certificateRequest(cert), present(cert)),
-    onUpdate: (_old, cert) => enqueue(entries, certificateRequest(cert), present(cert)),
+    onUpdate: (old, cert) => enqueue(entries, certificateRequest(cert), present(cert), { old }),
     onDelete: (cert) => enqueue(entries, certificateRequest(objectOf(cert)), null),
   });
 
-  const onRequest = (cr: KubeObject | undefined) => enqueue(forRequests, cr && controllingCertificate(cr));
+  const onRequest = (cr: KubeObject | undefined) =>
+    enqueue(forRequests, cr && controllingCertificate(cr), undefined, { controlled: true });
   ctx.certificateRequests.addEventHandler({
     onAdd: (cr) => onRequest(cr),
     onUpdate: (old, cr) => {
@@ -164,7 +193,8 @@ export function registerCertificateControllers(ctx: ControllerContext): Controll
     for (const cert of certificatesForSecret(ctx, namespace, secret.metadata.name)) {
       enqueue(forSecrets, certificateRequest(cert), present(cert));
     }
-    enqueue(forSecrets, controllingCertificate(secret as KubeObject));
+    // A Certificate that also names the Secret was queued above, whatever its filter says.
+    enqueue(forSecrets, controllingCertificate(secret as KubeObject), undefined, { controlled: true });
   });
 
   return entries.map((e) => e.controller);

@@ -73,6 +73,24 @@ import {
 
 export const ISSUING_CONTROLLER = 'certificates-issuing';
 
+const isIssuing = (cert: Certificate) => hasCondition(cert, 'Issuing', 'True');
+
+/**
+ * The events that may change what the reconcile does (index.ts). While issuing, all of them. Between
+ * issuances it only keeps the Secret it names in line with the spec (ensureSecretData): the Secret's own
+ * events, a change of spec (the generation), a deletion or the start or end of an issuance may change that;
+ * another controller's status write, a request's event or a next key's cannot (docs/adr/1181). Each
+ * issuance brings half a dozen of those, and a worker freed sooner runs each of them.
+ */
+export const issuingWakes = {
+  update: (old: Certificate, cert: Certificate): boolean =>
+    isIssuing(old) ||
+    isIssuing(cert) ||
+    old.metadata.generation !== cert.metadata.generation ||
+    cert.metadata.deletionTimestamp !== undefined,
+  controlled: isIssuing,
+};
+
 export function issuingReconciler(ctx: ControllerContext): Reconciler {
   return async (request, signal) => {
     const cert = liveCertificate(ctx, request);
@@ -86,7 +104,7 @@ export function issuingReconciler(ctx: ControllerContext): Reconciler {
     // (docs/adr/1181). Its event brings the Certificate back.
     const awaiting = await awaitingOwnSecretWrite(ctx, cert.metadata.namespace ?? '', cert.spec.secretName);
     if (awaiting) return awaiting;
-    if (!hasCondition(cert, 'Issuing', 'True')) return ensureSecretData(ctx, cert, signal);
+    if (!isIssuing(cert)) return ensureSecretData(ctx, cert, signal);
 
     const key = await nextPrivateKey(ctx, cert);
     if (!key || privateKeySpecViolations(key, cert.spec.privateKey ?? {}).length) return;
