@@ -12,6 +12,7 @@ import type { ControllerContext } from '../context.ts';
 import type { Certificate } from '../../api/types.ts';
 import { certificatesForSecret, controllingCertificate, liveCertificate } from './shared/gather.ts';
 import { onlyPendingMessageChanged } from './shared/request-events.ts';
+import type { WakeFilter } from './wake-filter.ts';
 import { ISSUING_CONTROLLER, issuingReconciler, issuingWakes } from './issuing/issuing.ts';
 import { KEY_MANAGER_CONTROLLER, keyManagerReconciler } from './keymanager/keymanager.ts';
 import { READINESS_CONTROLLER, readinessReconciler } from './readiness/readiness.ts';
@@ -67,18 +68,7 @@ interface SubController {
    * For a sub-controller that acts in every state, but in some states only on some events (the issuing
    * controller between issuances): which events may change what its reconcile does (docs/adr/1181).
    */
-  wakes?: WakeFilter;
-}
-
-/** Which events wake a sub-controller that declares it; its own requeues are not filtered. */
-export interface WakeFilter {
-  /** A Certificate's update, as the event brings it before and after. */
-  update(old: Certificate, cert: Certificate): boolean;
-  /**
-   * An event of something the cached Certificate does not name, but controls: a CertificateRequest, or a
-   * Secret other than its spec.secretName (a next key). The Secret it names always wakes it.
-   */
-  controlled(cert: Certificate): boolean;
+  wakes?: (ctx: ControllerContext) => WakeFilter;
 }
 
 const SUB_CONTROLLERS: readonly SubController[] = [
@@ -136,7 +126,7 @@ export function registerCertificateControllers(ctx: ControllerContext): Controll
       rateLimiter: certificateRateLimiter(),
       log: ctx.log,
     });
-    return { sub, controller };
+    return { sub, controller, wakes: sub.wakes?.(ctx) };
   });
   type Entry = (typeof entries)[number];
   const watching = (what: keyof Watches) => entries.filter((e) => e.sub.watches[what]);
@@ -145,7 +135,8 @@ export function registerCertificateControllers(ctx: ControllerContext): Controll
   /**
    * Queues the Certificate for each of `subs` that may act on it: `cert` is the Certificate as the event
    * brought it, null for a deleted one, undefined to look it up in the cache (for a request's or a Secret's
-   * event).
+   * event); `event`, for the `wakes` filters: the Certificate before an update, or that the event is of an
+   * object the Certificate controls (a request, a Secret other than the one it names).
    */
   const enqueue = (
     subs: readonly Entry[],
@@ -155,13 +146,13 @@ export function registerCertificateControllers(ctx: ControllerContext): Controll
   ) => {
     if (!request?.name) return;
     let state = cert;
-    for (const { sub, controller } of subs) {
-      if (sub.mayAct || (sub.wakes && event.controlled)) {
+    for (const { sub, controller, wakes } of subs) {
+      if (sub.mayAct || (wakes && event.controlled)) {
         if (state === undefined) state = liveCertificate(ctx, request) ?? null;
         if (sub.mayAct && (state === null || !sub.mayAct(state))) continue;
-        if (sub.wakes && event.controlled && state && !sub.wakes.controlled(state)) continue;
+        if (wakes && event.controlled && state && !wakes.controlled(state)) continue;
       }
-      if (sub.wakes && event.old && state && !sub.wakes.update(event.old, state)) continue;
+      if (wakes && event.old && state && !wakes.update(event.old, state)) continue;
       controller.enqueue(request);
     }
   };

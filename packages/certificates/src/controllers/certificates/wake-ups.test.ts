@@ -16,6 +16,8 @@ import {
 } from '@certkit/testenv/controllers/fake-environment';
 import type { Certificate, CertificateRequest, CertificateStatus } from '../../api/types.ts';
 import { certificateRequestsRef, certificatesRef } from '../refs.ts';
+import { issuingReconciler } from './issuing/issuing.ts';
+import { updateStatus } from './shared/status.ts';
 import {
   ISSUING_CONTROLLER,
   KEY_MANAGER_CONTROLLER,
@@ -135,6 +137,36 @@ describe('Certificate sub-controllers woken by events', () => {
       );
       await nextEvent(controllers);
       assert.ok((await touchRequest('2')).includes(ISSUING_CONTROLLER), 'while issuing');
+    } finally {
+      for (const c of controllers) c.queue.shutDown();
+      await env.stop();
+    }
+  });
+
+  it('wake the issuing controller for its owed event after it stood aside on a replaced copy', async () => {
+    const env = await FakeEnvironment.start({ certificates: [certificate()] });
+    const controllers = registerCertificateControllers(env.ctx);
+    const certificates = env.client.resource<Certificate>(certificatesRef);
+    const store = env.ctx.certificates.getStore();
+    try {
+      await nextEvent(controllers);
+      // A status write of this process (readiness's, say) replaces the cached copy; the reconcile that runs
+      // on that copy before the watch catches up stands aside (docs/adr/1015).
+      const replaced = store.list()[0];
+      const ready = [condition('Ready', 'False', 'DoesNotExist')];
+      assert.equal(await updateStatus(env.ctx, replaced, (status) => (status.conditions = ready)), 'written');
+      await nextEvent(controllers);
+      store.update(replaced);
+      assert.equal(await env.reconcile(issuingReconciler(env.ctx)), undefined);
+      // The next status-only update between issuances would not wake issuing, but this one is owed to it.
+      const current = await certificates.get(NAMESPACE, 'web');
+      const again = [condition('Ready', 'False', 'DoesNotExist', 'again')];
+      await certificates.update({ ...current, status: { conditions: again } }, { subresource: 'status' });
+      assert.ok((await nextEvent(controllers)).includes(ISSUING_CONTROLLER), 'owed');
+      const latest = await certificates.get(NAMESPACE, 'web');
+      const third = [condition('Ready', 'False', 'DoesNotExist', 'third')];
+      await certificates.update({ ...latest, status: { conditions: third } }, { subresource: 'status' });
+      assert.ok(!(await nextEvent(controllers)).includes(ISSUING_CONTROLLER), 'owed once');
     } finally {
       for (const c of controllers) c.queue.shutDown();
       await env.stop();
