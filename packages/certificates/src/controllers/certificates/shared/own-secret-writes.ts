@@ -20,8 +20,9 @@ import { digestToken, type DigestToken } from '../../request-facts.ts';
  * of them (index.ts), and the requeue they return covers a write the cache never shows (the Secret changed or
  * deleted at once by someone else), after which they go on as the old wait's timeout did.
  *
- * Bounded: an entry goes when the Secret's event shows the write, when a reader finds it shown or lapsed, and
- * lapsed ones are swept as new ones come; a few moments' worth of issuances at most.
+ * Bounded: an entry goes when the Secret's event shows the write, when a reader finds it shown (the event may
+ * have come before the write's answer was recorded; the readers the status write wakes then find it) or
+ * lapsed, and lapsed ones are swept as new ones come; a few moments' worth of issuances at most.
  */
 
 /** How long readers wait for the cache to show a write (the old wait's bound). */
