@@ -244,6 +244,57 @@ describe('Certificate controllers on the embedded API server', () => {
     assert.equal(statusWrites.length, 5);
   });
 
+  it('issues a burst once each, though the issuing controller no longer waits for the Secret cache', async () => {
+    // The issuing controller writes the status right after the Secret, without waiting for its cache; the
+    // trigger and readiness must not judge the new revision by the Secret as it was (docs/adr/1181). A burst
+    // keeps the five workers busy, so watch events and reconciles interleave every way they can.
+    const N = 24;
+    const names = Array.from({ length: N }, (_, i) => `burst-${i}`);
+    const from = requests.length;
+    await Promise.all(
+      names.map((name) => createCertificate(name, { commonName: name, privateKey: { algorithm: 'ECDSA' } })),
+    );
+    for (const name of names) {
+      const cert = await readyAndIssued(name);
+      assert.equal(cert.status?.revision, 1, `${name} issued once`);
+    }
+    await sleep(300);
+    const made = requests.slice(from);
+    const count = (verb: string, resource: string, code: number) =>
+      made.filter((r) => r.verb === verb && r.resource === resource && r.code === code).length;
+    assert.equal(count('create', 'certificaterequests.cert-manager.io', 201), N, 'one request each');
+    // The next key's Secret and the issued one, each created once; the issued one never rewritten.
+    assert.equal(count('create', 'secrets', 201), 2 * N);
+    assert.equal(count('update', 'secrets', 200), 0);
+    assert.equal(count('update', 'certificates.cert-manager.io', 200), 5 * N, 'five status writes each');
+    for (const name of names) {
+      const crNames = (await crs.list(ns)).items
+        .map((r) => r.metadata.name)
+        .filter((n) => n?.startsWith(`${name}-`));
+      assert.deepEqual(crNames, [`${name}-1`]);
+    }
+    const issuedEvents = (await admin.resource(builtins.events).list(ns)).items as unknown as {
+      involvedObject: { name: string };
+      reason: string;
+      message: string;
+      count?: number;
+    }[];
+    for (const name of names) {
+      const issued = issuedEvents.filter(
+        (e) =>
+          e.involvedObject.name === name &&
+          e.reason === 'Issuing' &&
+          e.message === 'The certificate has been successfully issued',
+      );
+      assert.deepEqual(
+        issued.map((e) => e.count ?? 1),
+        [1],
+        `${name}: one Issuing event`,
+      );
+    }
+    await Promise.all(names.map((name) => certs.delete(ns, name)));
+  });
+
   it('re-issues when dnsNames change, and keeps one request (revisionHistoryLimit 1)', async () => {
     const before = await certs.get(ns, 'web');
     const oldKey = decode((await getSecret('web-tls'))!.data?.['tls.key']);

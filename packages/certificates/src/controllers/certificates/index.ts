@@ -12,7 +12,8 @@ import type { ControllerContext } from '../context.ts';
 import type { Certificate } from '../../api/types.ts';
 import { certificatesForSecret, controllingCertificate, liveCertificate } from './shared/gather.ts';
 import { onlyPendingMessageChanged } from './shared/request-events.ts';
-import { ISSUING_CONTROLLER, issuingReconciler } from './issuing/issuing.ts';
+import type { WakeFilter } from './wake-filter.ts';
+import { ISSUING_CONTROLLER, issuingReconciler, issuingWakes } from './issuing/issuing.ts';
 import { KEY_MANAGER_CONTROLLER, keyManagerReconciler } from './keymanager/keymanager.ts';
 import { READINESS_CONTROLLER, readinessReconciler } from './readiness/readiness.ts';
 import {
@@ -63,6 +64,11 @@ interface SubController {
    * that wakes it (docs/adr/1150). Its own requeues are not filtered.
    */
   mayAct?: (cert: Certificate) => boolean;
+  /**
+   * For a sub-controller that acts in every state, but in some states only on some events (the issuing
+   * controller between issuances): which events may change what its reconcile does (docs/adr/1181).
+   */
+  wakes?: (ctx: ControllerContext) => WakeFilter;
 }
 
 const SUB_CONTROLLERS: readonly SubController[] = [
@@ -83,7 +89,12 @@ const SUB_CONTROLLERS: readonly SubController[] = [
     watches: { requests: true, secrets: true },
     mayAct: requestManagerMayAct,
   },
-  { name: ISSUING_CONTROLLER, reconciler: issuingReconciler, watches: { requests: true, secrets: true } },
+  {
+    name: ISSUING_CONTROLLER,
+    reconciler: issuingReconciler,
+    watches: { requests: true, secrets: true },
+    wakes: issuingWakes,
+  },
   { name: READINESS_CONTROLLER, reconciler: readinessReconciler, watches: { requests: true, secrets: true } },
   {
     name: REVISION_MANAGER_CONTROLLER,
@@ -115,7 +126,7 @@ export function registerCertificateControllers(ctx: ControllerContext): Controll
       rateLimiter: certificateRateLimiter(),
       log: ctx.log,
     });
-    return { sub, controller };
+    return { sub, controller, wakes: sub.wakes?.(ctx) };
   });
   type Entry = (typeof entries)[number];
   const watching = (what: keyof Watches) => entries.filter((e) => e.sub.watches[what]);
@@ -124,16 +135,24 @@ export function registerCertificateControllers(ctx: ControllerContext): Controll
   /**
    * Queues the Certificate for each of `subs` that may act on it: `cert` is the Certificate as the event
    * brought it, null for a deleted one, undefined to look it up in the cache (for a request's or a Secret's
-   * event).
+   * event); `event`, for the `wakes` filters: the Certificate before an update, or that the event is of an
+   * object the Certificate controls (a request, a Secret other than the one it names).
    */
-  const enqueue = (subs: readonly Entry[], request: Request | undefined, cert?: Certificate | null) => {
+  const enqueue = (
+    subs: readonly Entry[],
+    request: Request | undefined,
+    cert?: Certificate | null,
+    event: { old?: Certificate; controlled?: boolean } = {},
+  ) => {
     if (!request?.name) return;
     let state = cert;
-    for (const { sub, controller } of subs) {
-      if (sub.mayAct) {
+    for (const { sub, controller, wakes } of subs) {
+      if (sub.mayAct || (wakes && event.controlled)) {
         if (state === undefined) state = liveCertificate(ctx, request) ?? null;
-        if (state === null || !sub.mayAct(state)) continue;
+        if (sub.mayAct && (state === null || !sub.mayAct(state))) continue;
+        if (wakes && event.controlled && state && !wakes.controlled(state)) continue;
       }
+      if (wakes && event.old && state && !wakes.update(event.old, state)) continue;
       controller.enqueue(request);
     }
   };
@@ -143,11 +162,12 @@ export function registerCertificateControllers(ctx: ControllerContext): Controll
 
   ctx.certificates.addEventHandler({
     onAdd: (cert) => enqueue(entries, certificateRequest(cert), present(cert)),
-    onUpdate: (_old, cert) => enqueue(entries, certificateRequest(cert), present(cert)),
+    onUpdate: (old, cert) => enqueue(entries, certificateRequest(cert), present(cert), { old }),
     onDelete: (cert) => enqueue(entries, certificateRequest(objectOf(cert)), null),
   });
 
-  const onRequest = (cr: KubeObject | undefined) => enqueue(forRequests, cr && controllingCertificate(cr));
+  const onRequest = (cr: KubeObject | undefined) =>
+    enqueue(forRequests, cr && controllingCertificate(cr), undefined, { controlled: true });
   ctx.certificateRequests.addEventHandler({
     onAdd: (cr) => onRequest(cr),
     onUpdate: (old, cr) => {
@@ -164,7 +184,8 @@ export function registerCertificateControllers(ctx: ControllerContext): Controll
     for (const cert of certificatesForSecret(ctx, namespace, secret.metadata.name)) {
       enqueue(forSecrets, certificateRequest(cert), present(cert));
     }
-    enqueue(forSecrets, controllingCertificate(secret as KubeObject));
+    // A Certificate that also names the Secret was queued above, whatever its filter says.
+    enqueue(forSecrets, controllingCertificate(secret as KubeObject), undefined, { controlled: true });
   });
 
   return entries.map((e) => e.controller);

@@ -1,5 +1,4 @@
 import { isAlreadyExists, isConflict, isNotFound, jsonEqual, type KubeObject } from '@certkit/apimachinery';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { Secret } from 'kubernetes-types/core/v1.d.ts';
 import { Annotations, Labels, SecretKeys } from '../../../api/constants.ts';
 import type { Certificate, CleanupPolicy } from '../../../api/types.ts';
@@ -13,8 +12,6 @@ import {
   type CertificateNames,
 } from '../../../pki/index.ts';
 import type { ControllerContext } from '../../context.ts';
-import { secretCertificateDigest } from '../../parsed.ts';
-import { digestToken } from '../../request-facts.ts';
 import {
   applyKeystores,
   type KeystorePasswords,
@@ -22,6 +19,7 @@ import {
   keystoresToWrite,
   warnOnKeystoreError,
 } from './keystores.ts';
+import { expectOwnSecretWrite } from '../shared/own-secret-writes.ts';
 import { desiredOwnerReferences, effectiveCleanupPolicy } from '../shared/owner-reference.ts';
 
 /**
@@ -253,38 +251,11 @@ export async function writeSecret(
   }
 }
 
-/** How long to wait for the Secret cache to show a Secret just written. */
-const SECRET_CACHE_WAIT_MS = 5000;
-
-/**
- * Waits (up to a few seconds) until the Secret cache holds `tlsCrt` for the Secret just written, so that the
- * reconciles that follow do not judge it by what it held before.
- */
-export async function secretCacheShows(
-  ctx: ControllerContext,
-  namespace: string,
-  name: string,
-  tlsCrt: string | undefined,
-  signal: AbortSignal,
-): Promise<void> {
-  const deadline = Date.now() + SECRET_CACHE_WAIT_MS;
-  while (Date.now() < deadline && !signal.aborted) {
-    // The cache holds a certificate Secret as facts, with the digest of its tls.crt (docs/adr/1140).
-    const cached = await ctx.secrets.get(namespace, name);
-    if (
-      tlsCrt === undefined
-        ? cached?.data?.[SecretKeys.tlsCert] === undefined
-        : secretCertificateDigest(cached) === digestToken(tlsCrt)
-    )
-      return;
-    await sleep(20, undefined, { signal }).catch(() => {});
-  }
-}
-
 /**
  * secretsUpdateData: writes a newly issued (or temporary) certificate with its key to the Secret, keystores
- * encoded afresh with passwords read now, and waits until the Secret cache shows it, so that the reconciles
- * that follow do not judge the new certificate by the old Secret (or issue again).
+ * encoded afresh with passwords read now. The reconciles that follow must not judge the new certificate by the
+ * old Secret (or issue again): what the write made is recorded for them (shared/own-secret-writes.ts), and
+ * they stand aside until their cache shows it, while this worker goes on (docs/adr/1181).
  */
 export async function writeIssuedSecret(
   ctx: ControllerContext,
@@ -302,5 +273,5 @@ export async function writeIssuedSecret(
       buildCertificateSecret(existing, cert, contents, provenance, policy, passwords);
     return writeSecret(ctx, namespace, name, build, signal);
   });
-  await secretCacheShows(ctx, namespace, name, written?.data?.[SecretKeys.tlsCert], signal);
+  expectOwnSecretWrite(ctx, namespace, name, written?.data?.[SecretKeys.tlsCert]);
 }

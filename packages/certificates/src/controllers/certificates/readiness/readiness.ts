@@ -11,6 +11,7 @@ import {
   readinessPolicyChain,
   RenewalWindowsUnsatisfiable,
 } from '../shared/policies.ts';
+import { awaitingOwnSecretWrite } from '../shared/own-secret-writes.ts';
 import { setValidity } from '../shared/validity.ts';
 import {
   getCondition,
@@ -41,6 +42,10 @@ export function readinessReconciler(ctx: ControllerContext): Reconciler {
     // Woken again (by a Secret or a request) before the watch brought a status write of this process:
     // its write would be refused, and the write's event brings the Certificate back (docs/adr/1015).
     if (replacedByOwnWrite(ctx, cert)) return;
+    // Ready judged from the Secret as it was before the issuing controller's write reached the cache would be
+    // taken back at once; the Secret's event brings the Certificate back (docs/adr/1181).
+    const awaiting = await awaitingOwnSecretWrite(ctx, cert.metadata.namespace ?? '', cert.spec.secretName);
+    if (awaiting) return awaiting;
     const input = await gatherPolicyInput(ctx, cert);
     if (completingIssuance(input)) return;
     const ready = getCondition(cert, 'Ready');

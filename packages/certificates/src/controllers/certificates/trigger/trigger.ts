@@ -17,6 +17,7 @@ import {
   WINDOW_ERROR_REASON,
 } from '../shared/policies.ts';
 import { type BackoffOptions, remainingBackoffMs } from '../shared/renewal.ts';
+import { awaitingOwnSecretWrite } from '../shared/own-secret-writes.ts';
 import { hasCondition, resultOf, setCertificateCondition, updateStatus } from '../shared/status.ts';
 
 /**
@@ -49,6 +50,12 @@ export function triggerReconciler(ctx: ControllerContext): Reconciler {
 
     // An issuance in progress is the other controllers' business until it ends.
     if (!triggerMayAct(cert)) return;
+
+    // The issuing controller's write of the new certificate may not be in the Secret cache yet: judged by the
+    // previous one (or none), the Certificate would be issued again. The Secret's event brings it back
+    // (docs/adr/1181).
+    const awaiting = await awaitingOwnSecretWrite(ctx, cert.metadata.namespace ?? '', cert.spec.secretName);
+    if (awaiting) return awaiting;
 
     const input = await gatherPolicyInput(ctx, cert);
 
