@@ -129,6 +129,7 @@ export function startCertificateController(
           rssBeforeMB: Math.round(released.rssBeforeBytes / 1e5) / 10,
           rssAfterMB: Math.round(released.rssAfterBytes / 1e5) / 10,
           cpuMs: Math.round(released.cpuMs),
+          mallocTrimmed: released.mallocTrimmed,
         });
       },
     };

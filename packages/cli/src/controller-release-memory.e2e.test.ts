@@ -74,6 +74,8 @@ describe('certkit controller after a burst', () => {
       );
       const entry = JSON.parse(log.split('\n').find((l) => RELEASED.test(l) && !(RELEASED.lastIndex = 0))!);
       assert.ok(entry.rssBeforeMB > 0 && entry.rssAfterMB > 0 && entry.cpuMs >= 0, JSON.stringify(entry));
+      // docs/adr/1143: the release ends with glibc's malloc_trim, through node:ffi.
+      assert.equal(entry.mallocTrimmed, true, JSON.stringify(entry));
       // Idle now: more than its quiet period (8 s) passes without another.
       await new Promise((r) => setTimeout(r, 12_000));
       assert.equal(released(), 1, 'once per burst, nothing while idle');

@@ -1,5 +1,6 @@
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
+import { trimMalloc } from './malloc-trim.ts';
 
 /**
  * Asks V8 for a full collection that gives memory back: the one it makes on a low-memory notification
@@ -27,21 +28,27 @@ export interface MemoryRelease {
   rssBeforeBytes: number;
   rssAfterBytes: number;
   cpuMs: number;
+  /** Whether glibc's `malloc_trim` ran after the collection (false where `node:ffi` or glibc is missing). */
+  mallocTrimmed: boolean;
 }
 
 /**
- * Collects all garbage V8 can find, synchronously, and lets glibc trim what that frees (the controller's
- * `MALLOC_TRIM_THRESHOLD_` does that in `free()`). Costs tens of milliseconds of the main thread: call it
+ * Collects all garbage V8 can find, synchronously, then has glibc give back every free page of its arenas
+ * (`malloc_trim(0)`, docs/adr/1143): what the collection freed of OpenSSL's objects, and what the burst's
+ * buffers left free in the middle of the heap, where `free()` never trims. Costs tens of milliseconds of the
+ * main thread (the trim ~10 ms of it): call it
  * when nothing waits, once per burst (`ManagerOptions.afterBurst`), never on a timer.
  */
 export function releaseMemory(): MemoryRelease {
   const rssBeforeBytes = process.memoryUsage.rss();
   const cpu = process.cpuUsage();
   gcExtension()({ type: 'major', execution: 'sync', flavor: 'last-resort' });
+  const mallocTrimmed = trimMalloc();
   const used = process.cpuUsage(cpu);
   return {
     rssBeforeBytes,
     rssAfterBytes: process.memoryUsage.rss(),
     cpuMs: (used.user + used.system) / 1000,
+    mallocTrimmed,
   };
 }
