@@ -45,6 +45,12 @@ function lookUp(): MallocTrim | null {
 export function trimMalloc(): boolean {
   if (mallocTrim === undefined) mallocTrim = lookUp();
   if (mallocTrim === null) return false;
-  mallocTrim(0n);
-  return true;
+  try {
+    mallocTrim(0n);
+    return true;
+  } catch {
+    // The binding was made but refuses the call (an experimental module's options renamed): never again.
+    mallocTrim = null;
+    return false;
+  }
 }
