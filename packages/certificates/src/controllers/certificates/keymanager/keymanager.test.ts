@@ -236,3 +236,72 @@ describe('certificates-key-manager reconcile', () => {
     });
   }
 });
+
+/**
+ * The used key's deletion is sent off the worker (used-key-deletions.ts, docs/adr/1182): the reconcile
+ * returns without waiting for the DELETE's answer, and a DELETE that fails is not lost.
+ */
+describe('certificates-key-manager: deleting the used key', () => {
+  const issued = () => certificate({}, { revision: 1 });
+
+  it('returns before the DELETE is answered; the Secret is deleted all the same', async () => {
+    const cert = issued();
+    const env = await FakeEnvironment.start({
+      certificates: [cert],
+      secrets: [nextKeySecret(cert, 'web-next', ecdsa)],
+    });
+    try {
+      const secrets = env.ctx.secretClient;
+      const send = secrets.delete.bind(secrets);
+      let answer!: () => void;
+      const answered = new Promise<void>((resolve) => (answer = resolve));
+      secrets.delete = async (...args) => {
+        await answered;
+        return send(...args);
+      };
+      const reconcile = keyManagerReconciler(env.ctx, () => assert.fail('nothing to requeue'));
+      assert.equal(await env.reconcile(reconcile), undefined);
+      assert.deepEqual(env.writes(), [], 'the reconcile ended while the DELETE was unanswered');
+      // A reconcile meanwhile (the Secret still cached) sends no second DELETE.
+      await env.reconcile(reconcile);
+      answer();
+      await new Promise((resolve) => setImmediate(resolve));
+      assert.deepEqual(env.writes(), ['delete secrets web-next']);
+    } finally {
+      await env.stop();
+    }
+  });
+
+  it('a failed DELETE queues the Certificate; its next reconcile throws it, and the one after sends it again', async () => {
+    const cert = issued();
+    const env = await FakeEnvironment.start({
+      certificates: [cert],
+      secrets: [nextKeySecret(cert, 'web-next', ecdsa)],
+    });
+    try {
+      const secrets = env.ctx.secretClient;
+      const send = secrets.delete.bind(secrets);
+      let failures = 1;
+      secrets.delete = async (...args) => {
+        if (failures-- > 0) throw new Error('connection reset');
+        return send(...args);
+      };
+      let requeued = 0;
+      const reconcile = keyManagerReconciler(env.ctx, (request) => {
+        assert.deepEqual(request, { namespace: cert.metadata.namespace, name: 'web' });
+        requeued++;
+      });
+      await env.reconcile(reconcile);
+      assert.equal(requeued, 1, 'queued again once the DELETE failed');
+      assert.deepEqual(env.writes(), []);
+      // The controller logs it as a reconcile error and retries after its backoff.
+      await assert.rejects(env.reconcile(reconcile), /connection reset/);
+      await env.reconcile(reconcile);
+      await new Promise((resolve) => setImmediate(resolve));
+      assert.deepEqual(env.writes(), ['delete secrets web-next']);
+      assert.equal(requeued, 1);
+    } finally {
+      await env.stop();
+    }
+  });
+});
