@@ -14,7 +14,6 @@ import { invalidSpec } from '../shared/policies.ts';
 import { hasCondition, resultOf, setField, updateStatus } from '../shared/status.ts';
 import { STALE_RETRY_MS, StaleReads } from '../../issuers/stale-reads.ts';
 import { KeyGenerations } from './key-generations.ts';
-import { UsedKeyDeletions } from './used-key-deletions.ts';
 
 /**
  * certificates-key-manager: while Issuing=True, keeps exactly one "next private key" Secret for the
@@ -36,12 +35,12 @@ export function keyManagerReconciler(
   ctx: ControllerContext,
   requeue: (request: Request) => void,
 ): Reconciler {
-  const requeueCertificate = (certificate: string) => {
-    const slash = certificate.indexOf('/');
-    requeue({ namespace: certificate.slice(0, slash), name: certificate.slice(slash + 1) });
-  };
-  const keys = new KeyGenerations({ ready: requeueCertificate });
-  const usedKeyDeletions = new UsedKeyDeletions(requeueCertificate);
+  const keys = new KeyGenerations({
+    ready: (certificate) => {
+      const slash = certificate.indexOf('/');
+      requeue({ namespace: certificate.slice(0, slash), name: certificate.slice(slash + 1) });
+    },
+  });
   // Our status writes outrun the cache: a reconcile that still sees the version our last write replaced
   // (without the next key's name) would make a second key. It stands down until the write's event arrives.
   const stale = new StaleReads();
@@ -62,7 +61,6 @@ export function keyManagerReconciler(
     const key = `${request.namespace}/${request.name}`;
     if (!cert) {
       keys.forget(key);
-      usedKeyDeletions.forget(key);
       return stale.forget(key);
     }
     if (stale.isStale(key, cert.metadata.resourceVersion)) return { requeueAfter: STALE_RETRY_MS };
@@ -70,11 +68,7 @@ export function keyManagerReconciler(
 
     if (!hasCondition(cert, 'Issuing', 'True')) {
       keys.forget(key);
-      // The used key's deletion does not hold the worker: nothing waits for it (used-key-deletions.ts).
-      usedKeyDeletions.throwFailure(key);
-      if (secrets.some((s) => !deleting.has(s))) {
-        usedKeyDeletions.start(key, deleteSecrets(ctx, secrets, signal), signal);
-      }
+      await deleteSecrets(ctx, secrets, signal);
       return setNextKeyName(cert, undefined, signal);
     }
 
