@@ -28,7 +28,7 @@ function lookUp(): MallocTrim | null {
   try {
     // Looked up at the first call, not imported: the module is experimental and emits its warning when loaded,
     // which a process that never bursts should not print.
-    const ffi = process.getBuiltinModule('node:ffi') as FfiModule | undefined;
+    const ffi = withoutFfiWarning(() => process.getBuiltinModule('node:ffi') as FfiModule | undefined);
     if (!ffi) return null;
     // The name glibc's shared object has on every Linux it ships on; dlopen of a library already loaded
     // returns that one.
@@ -38,6 +38,26 @@ function lookUp(): MallocTrim | null {
     return functions.malloc_trim as MallocTrim;
   } catch {
     return null;
+  }
+}
+
+/**
+ * Loads node:ffi without its one-time ExperimentalWarning: the controller writes its logs as JSON lines, and
+ * node would print the warning as plain text among them at the first release. Only that warning is dropped,
+ * and only while the module loads; the release's own log line says whether the trim ran.
+ */
+function withoutFfiWarning<T>(load: () => T): T {
+  const emitWarning = process.emitWarning;
+  process.emitWarning = function (this: NodeJS.Process, warning: string | Error, ...rest: unknown[]) {
+    const type = typeof rest[0] === 'string' ? rest[0] : (rest[0] as { type?: string } | undefined)?.type;
+    const message = typeof warning === 'string' ? warning : warning.message;
+    if (type === 'ExperimentalWarning' && message.startsWith('FFI ')) return;
+    (emitWarning as (...args: unknown[]) => void).call(this, warning, ...rest);
+  } as typeof process.emitWarning;
+  try {
+    return load();
+  } finally {
+    process.emitWarning = emitWarning;
   }
 }
 
