@@ -179,6 +179,25 @@ describe('Controller', () => {
     assert.match(t.metrics.render(), /controller_runtime_reconcile_errors_total\{controller="test"\} 1/);
   });
 
+  it('logs a reconcile that fails because stop aborted it at debug, not as a Reconciler error', async () => {
+    let started = false;
+    const t = startController({
+      async reconcile(_req, signal) {
+        started = true;
+        await new Promise((_, reject) =>
+          signal.addEventListener('abort', () => reject(new Error('This operation was aborted'))),
+        );
+      },
+    });
+    t.controller.enqueue({ name: 'in-flight' });
+    await eventually(() => started, 'started', 2_000, 2);
+    await t.stop();
+    assert.deepEqual(
+      t.logs.filter((e) => e.name === 'in-flight').map((e) => [e.level, e.msg]),
+      [['debug', 'Reconcile cut short by stop']],
+    );
+  });
+
   it('stop waits for in-flight reconciles, aborts their signal and drops the backlog', async () => {
     let finished = 0;
     let sawAbort = false;

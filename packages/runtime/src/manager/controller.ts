@@ -208,9 +208,16 @@ export class Controller {
       const terminal = err instanceof TerminalError;
       // No forget on error: the backoff keeps growing until a reconcile succeeds.
       if (!terminal) this.queue.addRateLimited(key);
+      // A reconcile the controller's stop cut short (its requests aborted) failed because of the stop, not of
+      // the object: an error line per in-flight reconcile at every shutdown would only be noise.
+      const cutShortByStop = signal.aborted;
       this.log({
-        level: 'error',
-        msg: terminal ? 'Reconciler error (terminal, not requeued)' : 'Reconciler error',
+        level: cutShortByStop ? 'debug' : 'error',
+        msg: cutShortByStop
+          ? 'Reconcile cut short by stop'
+          : terminal
+            ? 'Reconciler error (terminal, not requeued)'
+            : 'Reconciler error',
         controller,
         namespace: request.namespace,
         name: request.name,
