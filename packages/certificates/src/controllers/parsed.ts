@@ -20,6 +20,7 @@ import {
   parseRequestFacts,
   publicKeyDigest,
   readFactsText,
+  spkiDigest,
   type DigestToken,
   type PublicKeyDigest,
   type RequestFacts,
@@ -269,6 +270,17 @@ export function requestCsr(cr: CertificateRequest): Parsed<RequestFacts> {
   return isFactsText(request) ? factsTexts.parsed(request) : csrs.parsed(request);
 }
 
+/**
+ * A CSR this process just built from `key`, as the request it is about to create carries it (base64): its
+ * facts are parsed now with the key's digest, which the request manager has just compared, instead of
+ * parsing the key out of the CSR again when the request comes back from the cache (docs/adr/1185).
+ */
+export function rememberBuiltRequest(base64: string, key: KeyObject): void {
+  const facts = attempt(() => parseRequestFacts(base64, publicKeyDigest(key)));
+  // A CSR of ours that did not parse is left to the ordinary parse, which says why.
+  if ('value' in facts) csrs.remember(base64, facts.value);
+}
+
 /** The facts of a base64 PEM CSR (a request's spec.request), through the same cache; throws what parsing throws. */
 export function csrFacts(base64: string): RequestFacts {
   return valueOf(csrs.parsed(base64));
@@ -283,6 +295,16 @@ export function requestCertificate(cr: CertificateRequest): Parsed<CertificateIn
 /** Whether `key` has the public key whose digest is `digest` (a CSR's, from its facts). */
 export function hasPublicKey(key: KeyObject, digest: PublicKeyDigest): boolean {
   return publicKeyDigest(key) === digest;
+}
+
+/**
+ * Whether an issued certificate carries the public key whose digest is `digest` (a CSR's). A CA copies the
+ * CSR's SubjectPublicKeyInfo into the certificate, and a CSR built here carries its key's in the form the
+ * digest is taken of: the certificate's bytes then give the digest without exporting its key
+ * (docs/adr/1185). Other bytes for the same key (a compressed EC point) are compared through the key.
+ */
+export function certificateHasPublicKey(cert: CertificateInfo, digest: PublicKeyDigest): boolean {
+  return spkiDigest(cert.publicKeyInfo) === digest || publicKeyDigest(cert.publicKey) === digest;
 }
 
 /**

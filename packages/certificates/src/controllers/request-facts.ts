@@ -38,7 +38,8 @@ export function isDigestToken(value: unknown): value is DigestToken {
 /** The digest of a public key (its SubjectPublicKeyInfo DER), the form keys are compared in. */
 export type PublicKeyDigest = string;
 
-function spkiDigest(spki: Buffer): PublicKeyDigest {
+/** The digest of SubjectPublicKeyInfo DER bytes as they are. */
+export function spkiDigest(spki: Buffer): PublicKeyDigest {
   return createHash('sha256').update(spki).digest('base64url');
 }
 
@@ -102,9 +103,22 @@ const EMPTY: never[] = Object.freeze([]) as never[];
 
 const list = <T>(items: T[]): T[] => (items.length ? items : EMPTY);
 
-/** Parses a base64 PEM CSR (spec.request) into its facts; throws what parsing throws. */
-export function parseRequestFacts(base64: string): RequestFacts {
-  const view = parseCertificateRequest(Buffer.from(base64, 'base64'));
+/**
+ * Parses a base64 PEM CSR (spec.request) into its facts; throws what parsing throws. `keyDigest`, when given,
+ * is the digest of the key the CSR was built from (the request manager's), so its key is not parsed again.
+ */
+export function parseRequestFacts(base64: string, keyDigest?: PublicKeyDigest): RequestFacts {
+  const pem = Buffer.from(base64, 'base64');
+  let view: Omit<CertificateRequestView, 'publicKey'>;
+  let digest: PublicKeyDigest;
+  if (keyDigest === undefined) {
+    const full = parseCertificateRequest(pem);
+    view = full;
+    digest = publicKeyDigest(full.publicKey);
+  } else {
+    view = parseCertificateRequest(pem, { publicKey: false });
+    digest = keyDigest;
+  }
   const { subject } = view;
   return {
     dnsNames: list(view.dnsNames),
@@ -125,7 +139,7 @@ export function parseRequestFacts(base64: string): RequestFacts {
     },
     subjectDer: view.subjectDer.toString('base64'),
     nameConstraints: view.nameConstraints,
-    publicKeyDigest: publicKeyDigest(view.publicKey),
+    publicKeyDigest: digest,
   };
 }
 

@@ -221,8 +221,20 @@ function readableNameConstraints(extension: Extension): DecodedNameConstraints |
   }
 }
 
-/** Parses a PEM CSR into its spec-shaped view. The signature is not checked (see verifyCertificateRequest). */
-export function parseCertificateRequest(pem: string | Buffer): CertificateRequestView {
+/**
+ * Parses a PEM CSR into its spec-shaped view. The signature is not checked (see verifyCertificateRequest).
+ * With `{ publicKey: false }` the key is left out, and not parsed: a caller that knows it already (the CSR
+ * was built here from a key it holds) saves OpenSSL's parse.
+ */
+export function parseCertificateRequest(pem: string | Buffer): CertificateRequestView;
+export function parseCertificateRequest(
+  pem: string | Buffer,
+  options: { publicKey: false },
+): Omit<CertificateRequestView, 'publicKey'>;
+export function parseCertificateRequest(
+  pem: string | Buffer,
+  options?: { publicKey: false },
+): Omit<CertificateRequestView, 'publicKey'> {
   const decoded = decodeCertificateRequestPem(pem);
   const rdns = decodeRdnSequence(decoded.subject);
   const subject = distinguishedName(rdns);
@@ -246,7 +258,9 @@ export function parseCertificateRequest(pem: string | Buffer): CertificateReques
     nameConstraints: ncExtension ? readableNameConstraints(ncExtension) : undefined,
     signatureAlgorithm:
       signatureAlgorithmName(decoded.signatureAlgorithmOid) ?? decoded.signatureAlgorithmOid,
-    publicKey: createPublicKey({ key: decoded.publicKeyInfo, format: 'der', type: 'spki' }),
+    ...(options
+      ? {}
+      : { publicKey: createPublicKey({ key: decoded.publicKeyInfo, format: 'der', type: 'spki' }) }),
     extensions: decoded.extensions,
   };
 }

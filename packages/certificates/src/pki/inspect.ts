@@ -44,6 +44,8 @@ export interface CertificateInfo extends SubjectAltNames {
   ocspServers: string[];
   issuingCertificateURLs: string[];
   publicKey: KeyObject;
+  /** The SubjectPublicKeyInfo DER as the certificate carries it. */
+  publicKeyInfo: Buffer;
   extensions: Extension[];
   /** The leaf's DER (the first certificate of the PEM). */
   der: Buffer;
@@ -83,6 +85,7 @@ export function parseCertificate(pem: string | Buffer): CertificateInfo {
     crlDistributionPoints: crl ? decodeCrlDistributionPoints(crl.value) : [],
     ...(aia ? decodeAuthorityInfoAccess(aia.value) : { ocspServers: [], issuingCertificateURLs: [] }),
     publicKey: x509.publicKey,
+    publicKeyInfo: decoded.publicKeyInfo,
     extensions: decoded.extensions,
     der,
   };

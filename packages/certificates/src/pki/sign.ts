@@ -57,6 +57,12 @@ export interface SignCertificateOptions {
   ocspServers?: readonly string[];
   issuingCertificateURLs?: readonly string[];
   now?: Date;
+  /**
+   * The caller has verified the CSR's signature and found it valid (the signers do, with the webhook's check
+   * of the request just before: api/validation/csr.ts), so it is not verified again. The CSR is still
+   * decoded and checked for everything else.
+   */
+  csrSignatureVerified?: boolean;
 }
 
 /** `certPem` is what goes into CertificateRequest.status.certificate (leaf + intermediates), `caPem` into .ca. */
@@ -214,11 +220,11 @@ function prepareCa(certPem: string, key: KeyObject): ResolvedIssuer {
 function resolveIssuer(
   issuer: CertificateIssuer,
   csr: DecodedCertificateRequest,
-  csrKey: KeyObject,
+  csrKey: () => KeyObject,
   now: Date,
 ): ResolvedIssuer {
   if ('selfSignedKey' in issuer) {
-    if (!publicKeysEqual(issuer.selfSignedKey, csrKey)) {
+    if (!publicKeysEqual(issuer.selfSignedKey, csrKey())) {
       throw new SigningError(
         'KeyMismatch',
         "CSR not signed by referenced private key: the CSR's public key does not match the self-signed issuer's private key",
@@ -327,13 +333,17 @@ function certificateExtensions(
 /** Issues a certificate for `options.csrPem`; throws a SigningError saying why it cannot. */
 export async function signCertificate(options: SignCertificateOptions): Promise<SignedCertificate> {
   let csr: DecodedCertificateRequest;
-  let csrKey: KeyObject;
+  let csrKey: KeyObject | undefined;
   let signatureValid: boolean;
   try {
     csr = decodeCertificateRequestPem(options.csrPem);
-    // Parsed once: the signature check and the self-signed key comparison both need it.
-    csrKey = createPublicKey({ key: csr.publicKeyInfo, format: 'der', type: 'spki' });
-    signatureValid = verifySignature(csr.signatureAlgorithmOid, csr.info, csrKey, csr.signature);
+    // Parsed at most once: the signature check and the self-signed key comparison both need it, and a CA
+    // signing a request whose signature the caller verified needs neither.
+    if (options.csrSignatureVerified) signatureValid = true;
+    else {
+      csrKey = createPublicKey({ key: csr.publicKeyInfo, format: 'der', type: 'spki' });
+      signatureValid = verifySignature(csr.signatureAlgorithmOid, csr.info, csrKey, csr.signature);
+    }
   } catch (err) {
     throw new SigningError('InvalidRequest', `failed to decode CSR: ${(err as Error).message}`, {
       cause: err,
@@ -354,7 +364,12 @@ export async function signCertificate(options: SignCertificateOptions): Promise<
 
   // cert-manager starts certificates at the moment of signing, without backdating.
   const now = options.now ?? new Date();
-  const issuer = resolveIssuer(options.issuer, csr, csrKey, now);
+  const issuer = resolveIssuer(
+    options.issuer,
+    csr,
+    () => (csrKey ??= createPublicKey({ key: csr.publicKeyInfo, format: 'der', type: 'spki' })),
+    now,
+  );
   let notAfter = new Date(now.getTime() + options.duration);
   // cert-manager lets a leaf outlive its CA (cert-manager#5864, still open); we cap it, because a certificate
   // whose chain has expired fails verification anyway, and its notAfter would make renewal come too late.

@@ -77,7 +77,8 @@ const VERIFICATION_FAILURE: Record<string, string> = {
 };
 
 /** Throws with Go's wording when `der` is not a PKCS#10 request signed by its own key. */
-function checkCertificationRequest(der: Buffer): void {
+/** Checks the request's structure and signature; false when its algorithm (RSASSA-PSS) left the signature unchecked. */
+function checkCertificationRequest(der: Buffer): boolean {
   const outer = expectTag(readTlv(der, 0), SEQUENCE);
   if (outer.end !== der.length) throw new Error('asn1: syntax error: trailing data');
   const info = expectTag(readTlv(der, outer.contentStart, outer.end), SEQUENCE);
@@ -91,7 +92,7 @@ function checkCertificationRequest(der: Buffer): void {
   const oid = expectTag(readTlv(der, algorithm.contentStart, algorithm.end), OBJECT_IDENTIFIER);
   const algorithmOid = decodeOid(der.subarray(oid.contentStart, oid.end));
   // RSA-PSS parameters need more parsing than this check is worth; the signer verifies them.
-  if (algorithmOid === RSASSA_PSS) return;
+  if (algorithmOid === RSASSA_PSS) return false;
   const known = SIGNATURE_ALGORITHMS[algorithmOid];
   if (!known) throw new Error('x509: cannot verify signature: algorithm unimplemented');
 
@@ -111,6 +112,7 @@ function checkCertificationRequest(der: Buffer): void {
     ok = false;
   }
   if (!ok) throw new Error(VERIFICATION_FAILURE[known.family]);
+  return true;
 }
 
 /** The first PEM block's type and DER bytes (encoding/pem.Decode), or undefined. */
@@ -128,7 +130,17 @@ function decodePem(text: string): { type: string; der: Buffer } | undefined {
 
 /** Why `spec.request` (base64 of a PEM CSR) is not a usable request, or undefined. */
 export function certificateRequestError(request: string): string | undefined {
-  return checkedRequests.getOrCompute(request, checkRequest);
+  const checked = checkedRequests.getOrCompute(request, checkRequest);
+  return typeof checked === 'string' ? checked : undefined;
+}
+
+/**
+ * Whether this process has verified the signature of `request` (base64 of a PEM CSR), or built and signed it
+ * itself, and found it valid: the signers then need not verify it again when they sign it (docs/adr/1185).
+ * False for a request not checked lately, and for an RSASSA-PSS one, which the check leaves to the signer.
+ */
+export function requestSignatureVerified(request: string): boolean {
+  return checkedRequests.has(request) && checkedRequests.get(request) === SIGNATURE_VERIFIED;
 }
 
 /**
@@ -136,25 +148,28 @@ export function certificateRequestError(request: string): string | undefined {
  * in the webhook's validation of the request it travels in) need not verify its signature again.
  */
 export function rememberValidRequest(request: string): void {
-  checkedRequests.set(request, undefined);
+  checkedRequests.set(request, SIGNATURE_VERIFIED);
 }
 
-/**
- * Answers by request text: the signers check a CertificateRequest's CSR at every version of it (approval,
- * issuance), and the check verifies a signature.
- */
-const checkedRequests = new LruMap<string, string | undefined>(1024);
+/** A valid request whose signature was verified; a valid one whose signature was left to the signer. */
+const SIGNATURE_VERIFIED = true;
+const SIGNATURE_NOT_CHECKED = false;
 
-function checkRequest(request: string): string | undefined {
+/**
+ * Answers by request text, the problem or whether the signature was verified: the signers check a
+ * CertificateRequest's CSR at every version of it (approval, issuance), and the check verifies a signature.
+ */
+const checkedRequests = new LruMap<string, string | boolean>(1024);
+
+function checkRequest(request: string): string | boolean {
   const pem = Buffer.from(request, 'base64').toString('latin1');
   const block = decodePem(pem);
   if (!block) return 'error decoding certificate request PEM block: no PEM data was found in given input';
   try {
-    checkCertificationRequest(block.der);
+    return checkCertificationRequest(block.der) ? SIGNATURE_VERIFIED : SIGNATURE_NOT_CHECKED;
   } catch (err) {
     return (err as Error).message;
   }
-  return undefined;
 }
 
 /** The request as the webhook quotes it in errors: its PEM text cut to 100 characters. */

@@ -6,7 +6,7 @@ import type { CertificateRequest, Order, OrderSpec } from '../../api/types.ts';
 import { orderName } from '../../acme/names.ts';
 import type { ControllerContext } from '../context.ts';
 import type { IssuerHandle } from '../issuers/generic.ts';
-import { hasPublicKey, parsedCertificatePem, requestCsr, valueOf } from '../parsed.ts';
+import { certificateHasPublicKey, parsedCertificatePem, requestCsr, valueOf } from '../parsed.ts';
 import type { StatusDraft } from './draft.ts';
 import type { SignOutcome, Signer } from './signer.ts';
 
@@ -140,7 +140,7 @@ async function sign(ctx: ControllerContext, draft: StatusDraft, handle: IssuerHa
   try {
     const csr = valueOf(requestCsr(cr));
     // Through the signer's cache: parsed here, it is not parsed again when the outcome is recorded.
-    usable = hasPublicKey(valueOf(parsedCertificatePem(chainPem)).publicKey, csr.publicKeyDigest);
+    usable = certificateHasPublicKey(valueOf(parsedCertificatePem(chainPem)), csr.publicKeyDigest);
   } catch {
     usable = false;
   }

@@ -2,6 +2,7 @@ import { formatFieldError, parseGoDuration, toMilliseconds } from '@certkit/apim
 import { Defaults } from '../../api/constants.ts';
 import type { CertificateRequest } from '../../api/types.ts';
 import { validateCertificateRequestSpec } from '../../api/validation.ts';
+import { requestSignatureVerified } from '../../api/validation/csr.ts';
 import { SigningError, type CertificateIssuer, type SignCertificateOptions } from '../../pki/index.ts';
 
 /**
@@ -47,6 +48,8 @@ export function signingOptions(
     issuer,
     now,
     ...extensions,
+    // The signers run the webhook's checks (specProblem) first, which verified it, or knew it built here.
+    csrSignatureVerified: requestSignatureVerified(cr.spec?.request ?? ''),
   };
 }
 

@@ -15,6 +15,7 @@ import type { WakeFilter } from '../wake-filter.ts';
 import {
   rememberPrivateKey,
   requestCertificate,
+  certificateHasPublicKey,
   hasPublicKey,
   requestCsr,
   secretBytes,
@@ -177,7 +178,7 @@ export function issuingReconciler(ctx: ControllerContext): Reconciler {
       );
     }
     const issued = parsed.value;
-    if (!hasPublicKey(issued.publicKey, csr.publicKeyDigest)) {
+    if (!certificateHasPublicKey(issued, csr.publicKeyDigest)) {
       return failIssuance(
         ctx,
         cert,

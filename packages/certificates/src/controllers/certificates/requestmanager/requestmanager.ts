@@ -7,7 +7,7 @@ import { rememberValidRequest } from '../../../api/validation/csr.ts';
 import type { Certificate, CertificateRequest } from '../../../api/types.ts';
 import { buildCertificateRequest } from '../../../pki/index.ts';
 import type { ControllerContext } from '../../context.ts';
-import { hasPublicKey, requestCsr, valueOf } from '../../parsed.ts';
+import { hasPublicKey, rememberBuiltRequest, requestCsr, valueOf } from '../../parsed.ts';
 import {
   isControlledBy,
   liveCertificate,
@@ -144,6 +144,7 @@ async function createRequest(
   }
   const cr = requestObject(cert, revision, keySecretName, csrPem);
   rememberValidRequest(cr.spec.request);
+  rememberBuiltRequest(cr.spec.request, key);
   const namespace = cert.metadata.namespace ?? '';
   try {
     const created = await ctx.certificateRequestClient.create(namespace, cr, { signal });
