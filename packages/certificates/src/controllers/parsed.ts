@@ -3,7 +3,14 @@ import type { Secret } from 'kubernetes-types/core/v1.d.ts';
 import { SecretKeys } from '../api/constants.ts';
 import type { CertificateRequest } from '../api/types.ts';
 import { LruMap } from '../lru.ts';
-import { parseCertificate, parsePrivateKey, publicKeysEqual, type CertificateInfo } from '../pki/index.ts';
+import {
+  encodedCertificateInfo,
+  parseCertificate,
+  parsePrivateKey,
+  publicKeysEqual,
+  type CertificateInfo,
+  type DecodedCertificate,
+} from '../pki/index.ts';
 import {
   certificateFacts,
   isSecretFactsText,
@@ -175,6 +182,17 @@ export function rememberPrivateKey(pem: string, key: KeyObject): string {
  */
 export function parsedCertificatePem(pem: string): Parsed<CertificateInfo> {
   return certificates.parsed(Buffer.from(pem).toString('base64'));
+}
+
+/**
+ * A certificate this process has just signed, as `parsedCertificatePem` would give it, read from the DER the
+ * signer decoded rather than parsed again by OpenSSL (docs/adr/1185); remembered for the issuing controller.
+ */
+export function rememberSignedCertificate(pem: string, leaf: DecodedCertificate): Parsed<CertificateInfo> {
+  const parsed = attempt(() => encodedCertificateInfo(leaf));
+  if ('error' in parsed) return parsedCertificatePem(pem);
+  certificates.remember(Buffer.from(pem).toString('base64'), parsed.value);
+  return parsed;
 }
 
 /**

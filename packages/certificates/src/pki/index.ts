@@ -20,6 +20,7 @@ export {
 } from './encodings.ts';
 export {
   certificateMatchesKey,
+  encodedCertificateInfo,
   parseCertificate,
   SecretAnnotation,
   secretAnnotationsFor,
@@ -52,6 +53,7 @@ export {
   type X509Subject,
 } from './names.ts';
 export { UPN_OID, type OtherName } from './sans.ts';
+export { type DecodedCertificate } from './certificate-der.ts';
 export {
   signCertificate,
   SigningError,

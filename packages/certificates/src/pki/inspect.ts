@@ -3,7 +3,7 @@
  * Secret annotations cert-manager derives from it (AnnotationsForCertificate).
  */
 
-import { X509Certificate, type KeyObject } from 'node:crypto';
+import { createPublicKey, X509Certificate, type KeyObject } from 'node:crypto';
 import { signatureAlgorithmName } from './algorithms.ts';
 import { decodeCertificateDer, type DecodedCertificate } from './certificate-der.ts';
 import { joinWithEscapeCsv } from './csv.ts';
@@ -58,7 +58,39 @@ export interface CertificateInfo extends SubjectAltNames {
 export function parseCertificate(pem: string | Buffer): CertificateInfo {
   const { der } = decodePemBlock(pem, ['CERTIFICATE']);
   const x509 = new X509Certificate(der);
-  const decoded: DecodedCertificate = decodeCertificateDer(der);
+  return certificateInfo(decodeCertificateDer(der), {
+    notBefore: x509.validFromDate,
+    notAfter: x509.validToDate,
+    serialNumber: x509.serialNumber,
+    publicKey: x509.publicKey,
+  });
+}
+
+/**
+ * The same view of a certificate this process has just encoded and signed (signCertificate), from its decoded
+ * DER alone: OpenSSL's parse checks bytes our own encoder wrote (and tests compare with OpenSSL's reading),
+ * and was most of the cost of reading them (docs/adr/1185). Its serial number must be positive, as ours are.
+ */
+export function encodedCertificateInfo(decoded: DecodedCertificate): CertificateInfo {
+  return certificateInfo(decoded, {
+    notBefore: decoded.notBefore,
+    notAfter: decoded.notAfter,
+    serialNumber: positiveSerialHex(decoded.serial),
+    publicKey: createPublicKey({ key: decoded.publicKeyInfo, format: 'der', type: 'spki' }),
+  });
+}
+
+/** A positive serial's INTEGER content octets as node:crypto prints them: upper-case hex, no leading zero octets. */
+function positiveSerialHex(serial: Buffer): string {
+  let start = 0;
+  while (start < serial.length - 1 && serial[start] === 0) start++;
+  return serial.subarray(start).toString('hex').toUpperCase();
+}
+
+function certificateInfo(
+  decoded: DecodedCertificate,
+  read: Pick<CertificateInfo, 'notBefore' | 'notAfter' | 'serialNumber' | 'publicKey'>,
+): CertificateInfo {
   const ext = (oid: string) => findExtension(decoded.extensions, oid);
   const san = ext(ExtensionOid.subjectAltName);
   const bc = ext(ExtensionOid.basicConstraints);
@@ -70,24 +102,24 @@ export function parseCertificate(pem: string | Buffer): CertificateInfo {
   const aia = ext(ExtensionOid.authorityInfoAccess);
   return {
     ...(san ? decodeSubjectAltNames(san.value) : emptySubjectAltNames()),
-    notBefore: x509.validFromDate,
-    notAfter: x509.validToDate,
+    notBefore: read.notBefore,
+    notAfter: read.notAfter,
     subject: distinguishedName(decodeRdnSequence(decoded.subject)),
     issuer: distinguishedName(decodeRdnSequence(decoded.issuer)),
     isCA: bc ? decodeBasicConstraints(bc.value).isCA : false,
     keyUsages: keyUsageNames(ku ? decodeKeyUsage(ku.value) : 0),
     extKeyUsages: extKeyUsageNames(eku ? decodeExtKeyUsage(eku.value) : []),
-    serialNumber: x509.serialNumber,
+    serialNumber: read.serialNumber,
     signatureAlgorithm:
       signatureAlgorithmName(decoded.signatureAlgorithmOid) ?? decoded.signatureAlgorithmOid,
     subjectKeyId: ski && decodeSubjectKeyIdentifier(ski.value).toString('hex'),
     authorityKeyId: aki && decodeAuthorityKeyIdentifier(aki.value)?.toString('hex'),
     crlDistributionPoints: crl ? decodeCrlDistributionPoints(crl.value) : [],
     ...(aia ? decodeAuthorityInfoAccess(aia.value) : { ocspServers: [], issuingCertificateURLs: [] }),
-    publicKey: x509.publicKey,
+    publicKey: read.publicKey,
     publicKeyInfo: decoded.publicKeyInfo,
     extensions: decoded.extensions,
-    der,
+    der: decoded.der,
   };
 }
 

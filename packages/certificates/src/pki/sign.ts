@@ -69,6 +69,8 @@ export interface SignCertificateOptions {
 export interface SignedCertificate {
   certPem: string;
   caPem: string;
+  /** The issued certificate (the first of certPem), decoded: encodedCertificateInfo reads it without OpenSSL. */
+  leaf: DecodedCertificate;
 }
 
 /**
@@ -396,12 +398,12 @@ export async function signCertificate(options: SignCertificateOptions): Promise<
     algorithm,
   );
   const der = signDer(tbs, algorithm, issuer.key);
+  const leaf = decodeCertificateDer(der);
   if (!issuer.chain) {
     const pem = encodePem('CERTIFICATE', der);
-    return { certPem: pem, caPem: pem };
+    return { certPem: pem, caPem: pem, leaf };
   }
   let bundle: PemBundle;
-  const leaf = decodeCertificateDer(der);
   try {
     bundle = issuedBundle(leaf, issuer);
   } catch (err) {
@@ -413,5 +415,5 @@ export async function signCertificate(options: SignCertificateOptions): Promise<
       },
     );
   }
-  return { certPem: bundle.chainPem, caPem: bundle.caPem };
+  return { certPem: bundle.chainPem, caPem: bundle.caPem, leaf };
 }

@@ -60,14 +60,14 @@ async function sign(ctx: ControllerContext, draft: StatusDraft, handle: IssuerHa
   if (!('key' in pair)) return pair;
   const ca = handle.issuer.spec?.ca;
   try {
-    const { certPem, caPem } = await signCertificate(
+    const { certPem, caPem, leaf } = await signCertificate(
       signingOptions(draft.cr, { certPem: pair.certPem, key: pair.key }, ctx.now(), {
         crlDistributionPoints: ca?.crlDistributionPoints,
         ocspServers: ca?.ocspServers,
         issuingCertificateURLs: ca?.issuingCertificateURLs,
       }),
     );
-    return { issued: { certPem, caPem } };
+    return { issued: { certPem, caPem, leaf } };
   } catch (err) {
     return signingFailure('ca', err);
   }

@@ -75,13 +75,13 @@ async function sign(ctx: ControllerContext, draft: StatusDraft, handle: IssuerHa
   if (!(key instanceof KeyObject)) return key;
   if (hasEmptySubject(cr)) draft.event('Warning', 'BadConfig', EMPTY_DN_MESSAGE);
   try {
-    const { certPem } = await signCertificate(
+    const { certPem, leaf } = await signCertificate(
       signingOptions(cr, { selfSignedKey: key }, ctx.now(), {
         crlDistributionPoints: handle.issuer.spec?.selfSigned?.crlDistributionPoints,
       }),
     );
     // The certificate is its own CA.
-    return { issued: { certPem, caPem: certPem } };
+    return { issued: { certPem, caPem: certPem, leaf } };
   } catch (err) {
     return signingFailure('selfsigned', err);
   }

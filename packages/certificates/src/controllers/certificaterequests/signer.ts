@@ -7,11 +7,11 @@ import {
   type Result,
 } from '@certkit/runtime';
 import type { CertificateRequest, GenericIssuer } from '../../api/types.ts';
-import { SigningError } from '../../pki/index.ts';
+import { SigningError, type DecodedCertificate } from '../../pki/index.ts';
 import type { ControllerContext } from '../context.ts';
 import { isIssuerReady } from '../issuers/conditions.ts';
 import { STALE_RETRY_MS, StaleReads } from '../issuers/stale-reads.ts';
-import { parsedCertificatePem } from '../parsed.ts';
+import { parsedCertificatePem, rememberSignedCertificate } from '../parsed.ts';
 import {
   issuerInformer,
   issuerType,
@@ -33,7 +33,8 @@ import { specProblem } from './request.ts';
  */
 
 export type SignOutcome =
-  | { issued: { certPem: string; caPem: string } }
+  /** `leaf`: the certificate just signed here, decoded (signCertificate's), so it is not parsed again. */
+  | { issued: { certPem: string; caPem: string; leaf?: DecodedCertificate } }
   /**
    * Ready=False/Pending; retried with backoff, and sooner on the events that may resolve it. `wakeOnEvent`:
    * not retried at all, because an event the signer watches (`watch`) is certain to bring the request back.
@@ -174,7 +175,8 @@ export function newSignerController(
       else draft.failed(why, message);
       return commit(draft);
     }
-    const parsed = parsedCertificatePem(outcome.issued.certPem);
+    const { certPem, leaf } = outcome.issued;
+    const parsed = leaf ? rememberSignedCertificate(certPem, leaf) : parsedCertificatePem(certPem);
     if ('error' in parsed) {
       draft.failed('DecodeError', `Failed to decode returned certificate: ${parsed.error.message}`);
       return commit(draft);
