@@ -1,14 +1,25 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { CertificateRequest } from '../api/types.ts';
-import { buildCertificateRequest, encodePrivateKey, generatePrivateKey } from '../pki/index.ts';
+import {
+  buildCertificateRequest,
+  encodePrivateKey,
+  generatePrivateKey,
+  parseCertificate,
+  signCertificate,
+} from '../pki/index.ts';
+import { parseRequestFacts } from './request-facts.ts';
 import { rootCa } from '@certkit/testenv/pki/ca';
 import {
   CONTENT_CACHE_SIZE,
   IDLE_RELEASE_MS,
   releaseIdleParses,
   rememberPrivateKey,
+  certificateHasPublicKey,
   hasPublicKey,
+  parsedCertificatePem,
+  rememberBuiltRequest,
+  rememberSignedCertificate,
   requestCsr,
   sameKeys,
   secretCertificate,
@@ -106,6 +117,61 @@ describe('parsed views of cached objects', () => {
     );
     assert.equal(sameKeys(key, other), false);
     assert.equal(hasPublicKey(other, otherView.publicKeyDigest), true);
+  });
+
+  it('knows the facts of a CSR built here from its key, the same as parsed from scratch', async () => {
+    const key = await generatePrivateKey({ algorithm: 'ECDSA' });
+    const request = b64(
+      await buildCertificateRequest({ commonName: 'built', dnsNames: ['built.example'] }, key),
+    );
+    rememberBuiltRequest(request, key);
+    const cr = { spec: { request, issuerRef: { name: 'i' } } } as CertificateRequest;
+    const facts = valueOf(requestCsr(cr));
+    assert.deepEqual(facts, parseRequestFacts(request));
+    assert.equal(hasPublicKey(key, facts.publicKeyDigest), true);
+  });
+
+  it('takes a certificate just signed here as parsed, the same as OpenSSL reads it', async () => {
+    const root = await rootCa();
+    const key = await generatePrivateKey({ algorithm: 'ECDSA' });
+    const csrPem = await buildCertificateRequest({ commonName: 'signed' }, key);
+    const { certPem, leaf } = await signCertificate({
+      csrPem,
+      duration: 3_600_000,
+      isCA: false,
+      issuer: { certPem: root.certPem, key: root.key },
+    });
+    const remembered = valueOf(rememberSignedCertificate(certPem, leaf));
+    assert.equal(valueOf(parsedCertificatePem(certPem)), remembered, 'not parsed again');
+    const { publicKey, ...view } = remembered;
+    const { publicKey: parsedKey, ...parsed } = parseCertificate(certPem);
+    assert.deepEqual(view, parsed);
+    assert.ok(publicKey.equals(parsedKey));
+  });
+
+  it("compares an issued certificate's key with a CSR's by its SubjectPublicKeyInfo", async () => {
+    const root = await rootCa();
+    const key = await generatePrivateKey({ algorithm: 'ECDSA' });
+    const other = await generatePrivateKey({ algorithm: 'ECDSA' });
+    const request = b64(await buildCertificateRequest({ commonName: 'k' }, key));
+    const otherRequest = b64(await buildCertificateRequest({ commonName: 'k' }, other));
+    const digest = valueOf(requestCsr({ spec: { request } } as CertificateRequest)).publicKeyDigest;
+    const otherDigest = valueOf(
+      requestCsr({ spec: { request: otherRequest } } as CertificateRequest),
+    ).publicKeyDigest;
+    const { certPem } = await signCertificate({
+      csrPem: Buffer.from(request, 'base64').toString(),
+      duration: 3_600_000,
+      isCA: false,
+      issuer: { certPem: root.certPem, key: root.key },
+    });
+    const issued = parseCertificate(certPem);
+    assert.equal(certificateHasPublicKey(issued, digest), true);
+    assert.equal(certificateHasPublicKey(issued, otherDigest), false);
+    // The same key in other SPKI bytes (an EC point written compressed) is compared through the key.
+    const compressed = { ...issued, publicKeyInfo: Buffer.from('not the bytes the digest was taken of') };
+    assert.equal(certificateHasPublicKey(compressed, digest), true);
+    assert.equal(certificateHasPublicKey(compressed, otherDigest), false);
   });
 
   it('lets go of every parse once the caches went unused for IDLE_RELEASE_MS, not before', async () => {

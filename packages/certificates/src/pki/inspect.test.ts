@@ -1,12 +1,16 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { decodeCertificateDer } from './certificate-der.ts';
+import { buildCertificateRequest } from './csr.ts';
 import {
   certificateMatchesKey,
+  encodedCertificateInfo,
   parseCertificate,
   SecretAnnotation,
   secretAnnotationsFor,
 } from './inspect.ts';
-import { generatePrivateKey } from './keys.ts';
+import { generatePrivateKey, type PrivateKeySpec } from './keys.ts';
+import { signCertificate } from './sign.ts';
 import { UPN_OID } from './sans.ts';
 import { DAY, issue, rootCa } from '@certkit/testenv/pki/ca';
 
@@ -129,5 +133,68 @@ describe('secretAnnotationsFor', () => {
       'cert-manager.io/ip-sans': '192.0.2.1,192.0.2.2,2001:db8::',
       'cert-manager.io/uri-sans': '"https://a.example/x,y"',
     });
+  });
+});
+
+describe('encodedCertificateInfo', () => {
+  /** The two views alike, the key compared as a key (each view has its own KeyObject). */
+  function assertSameView(pem: string, leafDer: Buffer): void {
+    const { publicKey: encodedKey, ...encoded } = encodedCertificateInfo(decodeCertificateDer(leafDer));
+    const { publicKey: parsedKey, ...parsed } = parseCertificate(pem);
+    assert.deepEqual(encoded, parsed);
+    assert.ok(encodedKey.equals(parsedKey));
+  }
+
+  const specs: PrivateKeySpec[] = [
+    { algorithm: 'ECDSA', size: 256 },
+    { algorithm: 'ECDSA', size: 384 },
+    { algorithm: 'Ed25519' },
+    { algorithm: 'RSA', size: 2048 },
+  ];
+  for (const keySpec of specs) {
+    it(`reads a ${keySpec.algorithm} certificate signCertificate just issued as parseCertificate does`, async () => {
+      const root = await rootCa();
+      const key = await generatePrivateKey(keySpec);
+      const csrPem = await buildCertificateRequest(
+        {
+          commonName: 'leaf.example',
+          subject: { organizations: ['Acme'], countries: ['DE'] },
+          dnsNames: ['leaf.example'],
+          ipAddresses: ['10.1.2.3'],
+          uris: ['spiffe://cluster.local/ns/a/sa/b'],
+          emailAddresses: ['ops@leaf.example'],
+          usages: ['digital signature', 'server auth', 'client auth'],
+        },
+        key,
+      );
+      const { certPem, leaf } = await signCertificate({
+        csrPem,
+        duration: 30 * DAY,
+        isCA: false,
+        usages: ['digital signature', 'server auth', 'client auth'],
+        issuer: { certPem: root.certPem, key: root.key },
+      });
+      assertSameView(certPem, leaf.der);
+    });
+  }
+
+  it('prints serial numbers as node:crypto does, with a high bit or a leading zero digit', async () => {
+    const key = await generatePrivateKey({ algorithm: 'ECDSA' });
+    const csrPem = await buildCertificateRequest({ commonName: 'self' }, key);
+    let highBit = false;
+    let leadingZeroDigit = false;
+    for (let i = 0; i < 1000 && !(highBit && leadingZeroDigit); i++) {
+      const { certPem, leaf } = await signCertificate({
+        csrPem,
+        duration: DAY,
+        isCA: false,
+        issuer: { selfSignedKey: key },
+      });
+      assertSameView(certPem, leaf.der);
+      // A padding zero octet before a high bit; a first octet below 0x10 prints with a leading zero.
+      if (leaf.serial[0] === 0) highBit = true;
+      else if (leaf.serial[0] < 0x10) leadingZeroDigit = true;
+    }
+    assert.ok(highBit && leadingZeroDigit, 'both kinds of serial were seen');
   });
 });

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { X509Certificate } from 'node:crypto';
+import { createPublicKey, X509Certificate } from 'node:crypto';
 import { before, describe, it } from 'node:test';
 import { decodeCertificateDer, decodeCertificatePems } from './certificate-der.ts';
 import { buildCertificateRequest } from './csr.ts';
@@ -96,6 +96,58 @@ describe('signCertificate: self-signed', () => {
     await assert.rejects(
       signCertificate({ csrPem, duration: HOUR, isCA: false, issuer: { selfSignedKey: other } }),
       rejectsWith('KeyMismatch', /CSR not signed by referenced private key/),
+    );
+  });
+});
+
+/** The PEM of `csrPem` with the last octet of its signature changed: well formed, signed by no one. */
+function withBrokenSignature(csrPem: string): string {
+  const der = Buffer.from(decodePemBlock(csrPem, ['CERTIFICATE REQUEST']).der);
+  der[der.length - 1] ^= 0x01;
+  return encodePem('CERTIFICATE REQUEST', der);
+}
+
+describe('signCertificate: a CSR whose signature the caller verified (csrSignatureVerified)', () => {
+  it('is not verified again, and is checked for everything else', async () => {
+    const key = await generatePrivateKey({ algorithm: 'ECDSA' });
+    const other = await generatePrivateKey({ algorithm: 'ECDSA' });
+    const root = await rootCa();
+    const csrPem = withBrokenSignature(await buildCertificateRequest({ commonName: 'x' }, key));
+    const ca = { certPem: root.certPem, key: root.key };
+    await assert.rejects(
+      signCertificate({ csrPem, duration: HOUR, isCA: false, issuer: ca }),
+      rejectsWith('InvalidRequest', /CSR signature is invalid/),
+    );
+    // The option says the signature was verified: it is the caller's word (the signers' webhook check).
+    const { certPem, leaf } = await signCertificate({
+      csrPem,
+      duration: HOUR,
+      isCA: false,
+      issuer: ca,
+      csrSignatureVerified: true,
+    });
+    assert.deepEqual(leaf.der, cert(certPem).raw);
+    assert.ok(cert(certPem).publicKey.equals(createPublicKey(key)));
+    // A self-signed issuer's key is still compared with the CSR's.
+    await assert.rejects(
+      signCertificate({
+        csrPem,
+        duration: HOUR,
+        isCA: false,
+        issuer: { selfSignedKey: other },
+        csrSignatureVerified: true,
+      }),
+      rejectsWith('KeyMismatch', /CSR not signed by referenced private key/),
+    );
+    await assert.rejects(
+      signCertificate({
+        csrPem: '-----BEGIN CERTIFICATE REQUEST-----\nAAAA\n-----END CERTIFICATE REQUEST-----\n',
+        duration: HOUR,
+        isCA: false,
+        issuer: ca,
+        csrSignatureVerified: true,
+      }),
+      rejectsWith('InvalidRequest', /failed to decode CSR/),
     );
   });
 });

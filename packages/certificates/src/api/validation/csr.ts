@@ -76,8 +76,10 @@ const VERIFICATION_FAILURE: Record<string, string> = {
   Ed25519: 'x509: Ed25519 verification failure',
 };
 
-/** Throws with Go's wording when `der` is not a PKCS#10 request signed by its own key. */
-/** Checks the request's structure and signature; false when its algorithm (RSASSA-PSS) left the signature unchecked. */
+/**
+ * Throws with Go's wording when `der` is not a PKCS#10 request signed by its own key. True when the signature
+ * was verified; false for RSASSA-PSS, whose signature is left to the signer.
+ */
 function checkCertificationRequest(der: Buffer): boolean {
   const outer = expectTag(readTlv(der, 0), SEQUENCE);
   if (outer.end !== der.length) throw new Error('asn1: syntax error: trailing data');
