@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { createPublicKey, generateKeyPairSync } from 'node:crypto';
+import { createPrivateKey, createPublicKey, generateKeyPairSync } from 'node:crypto';
 import { describe, it } from 'node:test';
 import {
   encodePrivateKey,
@@ -185,5 +185,15 @@ describe('subjectPublicKeyInfo', () => {
       assert.ok(subjectPublicKeyInfo(privateKey).equals(expected), String(privateKey.asymmetricKeyType));
       assert.ok(subjectPublicKeyInfo(publicKey).equals(expected), String(publicKey.asymmetricKeyType));
     }
+  });
+
+  it('is worked out once per key object (a CSR and the key digest both ask for it)', () => {
+    const { privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+    const first = subjectPublicKeyInfo(privateKey);
+    assert.equal(subjectPublicKeyInfo(privateKey), first);
+    // Another object for the same key is worked out again, to the same bytes.
+    const again = createPrivateKey(privateKey.export({ type: 'pkcs8', format: 'pem' }));
+    assert.notEqual(subjectPublicKeyInfo(again), first);
+    assert.deepEqual(subjectPublicKeyInfo(again), first);
   });
 });

@@ -215,12 +215,23 @@ const CURVE_OIDS: Readonly<Record<string, string>> = {
 const EC_PUBLIC_KEY_OID = '1.2.840.10045.2.1';
 const ED25519_OID = '1.3.101.112';
 
+/** SubjectPublicKeyInfo by key object: the CSR built from a key and the key's digest both need it. */
+const spkis = new WeakMap<KeyObject, Buffer>();
+
 /**
  * The DER SubjectPublicKeyInfo of a key (private or public), as `export({ type: 'spki' })` writes it. EC and
  * Ed25519 keys are assembled from their JWK coordinates, because OpenSSL 3's SPKI encoder costs several times
- * more than the rest of a CSR; RSA keys have no such shortcut (JWK export is slower still).
+ * more than the rest of a CSR; RSA keys have no such shortcut (JWK export is slower still). Remembered per
+ * key object (an issuance asks for its key's twice: its CSR, its digest; docs/adr/1185), so the Buffer is
+ * shared: do not modify it.
  */
 export function subjectPublicKeyInfo(key: KeyObject): Buffer {
+  let spki = spkis.get(key);
+  if (!spki) spkis.set(key, (spki = encodeSubjectPublicKeyInfo(key)));
+  return spki;
+}
+
+function encodeSubjectPublicKeyInfo(key: KeyObject): Buffer {
   const publicKey = publicKeyOf(key);
   // The algorithm of `key` itself, whose shape is remembered (publicKey is a new object each time).
   switch (privateKeyAlgorithm(key)) {
