@@ -178,7 +178,8 @@ export function rememberPrivateKey(pem: string, key: KeyObject): string {
 
 /**
  * A certificate PEM as a request's status.certificate will carry it (base64), parsed through the same cache:
- * the signer checks what it issued, and the issuing controller then finds it parsed.
+ * the signer checks what an issuer returned (ACME's; the CA and SelfSigned signers' own certificates go
+ * through rememberSignedCertificate), and the issuing controller then finds it parsed.
  */
 export function parsedCertificatePem(pem: string): Parsed<CertificateInfo> {
   return certificates.parsed(Buffer.from(pem).toString('base64'));
