@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import { Client, flag, startServerProcess, writeResults } from './lib.ts';
+import { Client, flag, listFlag, startServerProcess, writeResults } from './lib.ts';
 
 /**
  * What one request costs the API server in CPU, by kind, over HTTPS with keep-alive, 10 at a time, as the
@@ -9,8 +9,10 @@ import { Client, flag, startServerProcess, writeResults } from './lib.ts';
  * an Event create is the same with an issuance's Event body (6 of the ~16 writes per Certificate). CPU is the
  * server process's utime + stime from /proc (all threads) over the measured requests, after 300 unmeasured.
  *
- * Usage: npm run bench:apiserver-request-cost [-- --requests=3000 --root=DIR --results=NAME]
- * (--root: run the server from another checkout, e.g. to compare a change)
+ * Usage: npm run bench:apiserver-request-cost [-- --requests=3000 --root=DIR --results=NAME --cpu-prof=DIR
+ *        --only=get|configmap|event --apiserver-node-args=a,b]
+ * (--root: run the server from another checkout, e.g. to compare a change; --cpu-prof: the server's V8
+ * profile into DIR, for bench:apiserver-phases; --only: that kind of request alone, for a profile of it)
  */
 
 const REQUESTS = Number(flag('requests') ?? 3000);
@@ -23,7 +25,15 @@ async function cpuMs(pid: number): Promise<number> {
   return (Number(fields[11]) + Number(fields[12])) * 10;
 }
 
-const server = await startServerProcess(undefined, [], { root: flag('root') });
+const CPU_PROF_DIR = flag('cpu-prof');
+const ONLY = flag('only');
+const server = await startServerProcess(undefined, [], {
+  root: flag('root'),
+  nodeArgs: [
+    ...listFlag('apiserver-node-args'),
+    ...(CPU_PROF_DIR ? ['--cpu-prof', `--cpu-prof-dir=${CPU_PROF_DIR}`] : []),
+  ],
+});
 const client = new Client(server, CONCURRENCY);
 const NS = 'bench';
 
@@ -69,19 +79,28 @@ try {
     kind: 'Namespace',
     metadata: { name: NS },
   });
-  const rows = {
-    'GET a Namespace': await measure(() => client.call('GET', `/api/v1/namespaces/${NS}`)),
-    'create a ConfigMap (no data)': await measure((i) =>
-      client.call('POST', `/api/v1/namespaces/${NS}/configmaps`, {
-        apiVersion: 'v1',
-        kind: 'ConfigMap',
-        metadata: { name: `cm-${i}` },
-      }),
-    ),
-    "create an issuance's Event": await measure((i) =>
-      client.call('POST', `/api/v1/namespaces/${NS}/events`, event(i)),
-    ),
+  const kinds: Record<string, [string, (i: number) => Promise<{ status: number }>]> = {
+    get: ['GET a Namespace', () => client.call('GET', `/api/v1/namespaces/${NS}`)],
+    configmap: [
+      'create a ConfigMap (no data)',
+      (i) =>
+        client.call('POST', `/api/v1/namespaces/${NS}/configmaps`, {
+          apiVersion: 'v1',
+          kind: 'ConfigMap',
+          metadata: { name: `cm-${i}` },
+        }),
+    ],
+    event: [
+      "create an issuance's Event",
+      (i) => client.call('POST', `/api/v1/namespaces/${NS}/events`, event(i)),
+    ],
   };
+  if (ONLY !== undefined && !(ONLY in kinds))
+    throw new Error(`--only takes ${Object.keys(kinds).join(', ')}`);
+  const rows: Record<string, number> = {};
+  for (const [kind, [label, send]] of Object.entries(kinds)) {
+    if (ONLY === undefined || ONLY === kind) rows[label] = await measure(send);
+  }
   const table = [
     `| request (${REQUESTS} measured, ${CONCURRENCY} at a time, HTTPS keep-alive) | API server CPU ms per request |`,
     '|---|---|',
