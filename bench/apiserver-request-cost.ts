@@ -10,9 +10,10 @@ import { Client, flag, listFlag, startServerProcess, writeResults } from './lib.
  * server process's utime + stime from /proc (all threads) over the measured requests, after 300 unmeasured.
  *
  * Usage: npm run bench:apiserver-request-cost [-- --requests=3000 --root=DIR --results=NAME --cpu-prof=DIR
- *        --only=get|configmap|event --apiserver-node-args=a,b]
+ *        --only=get|configmap|event --apiserver-node-args=a,b --bare]
  * (--root: run the server from another checkout, e.g. to compare a change; --cpu-prof: the server's V8
- * profile into DIR, for bench:apiserver-phases; --only: that kind of request alone, for a profile of it)
+ * profile into DIR, for bench:apiserver-phases; --only: that kind of request alone, for a profile of it;
+ * --bare: the GET against bench/bare-https-server.ts instead, Node's HTTPS alone answering the same JSON)
  */
 
 const REQUESTS = Number(flag('requests') ?? 3000);
@@ -26,9 +27,10 @@ async function cpuMs(pid: number): Promise<number> {
 }
 
 const CPU_PROF_DIR = flag('cpu-prof');
-const ONLY = flag('only');
+const BARE = process.argv.includes('--bare');
+const ONLY = BARE ? 'get' : flag('only');
 const server = await startServerProcess(undefined, [], {
-  root: flag('root'),
+  ...(BARE ? { entry: 'bench/bare-https-server.ts' } : { root: flag('root') }),
   nodeArgs: [
     ...listFlag('apiserver-node-args'),
     ...(CPU_PROF_DIR ? ['--cpu-prof', `--cpu-prof-dir=${CPU_PROF_DIR}`] : []),
@@ -74,11 +76,13 @@ const event = (i: number) => ({
   reportingComponent: 'cert-manager-certificates-trigger',
 });
 try {
-  await client.call('POST', '/api/v1/namespaces', {
-    apiVersion: 'v1',
-    kind: 'Namespace',
-    metadata: { name: NS },
-  });
+  if (!BARE) {
+    await client.call('POST', '/api/v1/namespaces', {
+      apiVersion: 'v1',
+      kind: 'Namespace',
+      metadata: { name: NS },
+    });
+  }
   const kinds: Record<string, [string, (i: number) => Promise<{ status: number }>]> = {
     get: ['GET a Namespace', () => client.call('GET', `/api/v1/namespaces/${NS}`)],
     configmap: [
@@ -102,13 +106,19 @@ try {
     if (ONLY === undefined || ONLY === kind) rows[label] = await measure(send);
   }
   const table = [
-    `| request (${REQUESTS} measured, ${CONCURRENCY} at a time, HTTPS keep-alive) | API server CPU ms per request |`,
+    `| request (${REQUESTS} measured, ${CONCURRENCY} at a time, HTTPS keep-alive) | ${BARE ? 'bare node:https server' : 'API server'} CPU ms per request |`,
     '|---|---|',
     ...Object.entries(rows).map(([k, v]) => `| ${k} | ${v} |`),
   ].join('\n');
   await writeResults(
     flag('results') ?? 'apiserver-request-cost',
-    { date: new Date().toISOString(), requests: REQUESTS, concurrency: CONCURRENCY, cpuMsPerRequest: rows },
+    {
+      date: new Date().toISOString(),
+      server: BARE ? 'bare node:https' : 'certkit apiserver',
+      requests: REQUESTS,
+      concurrency: CONCURRENCY,
+      cpuMsPerRequest: rows,
+    },
     table,
   );
 } finally {
