@@ -6,6 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
+import { createPublicKey, generateKeyPairSync, sign, verify } from 'node:crypto';
 import { ensureServingCertificates } from '@certkit/apiserver/security/certificates';
 import { flag, median, writeResults } from './lib.ts';
 
@@ -19,8 +20,11 @@ import { flag, median, writeResults } from './lib.ts';
  * - The SQLite store's message to its writer thread (one per group commit): thread CPU of building and
  *   posting a group as the store sends it (rows of [id, name, ..., value]) against the values joined into one
  *   string, and against an empty message (the wake-up alone).
+ * - The CSR check a CertificateRequest create pays at admission (certificates/api/validation/csr.ts): a P-256
+ *   key parsed from its SPKI and a signature verified with it, against the DER handed to verify directly.
  *
- * Variants alternate within each round; the table gives the median over rounds.
+ * Variants alternate within each round (the watch's two in the other order every other round); the table
+ * gives the median over rounds.
  *
  * Usage: npm run bench:apiserver-write-paths [-- --rounds=5 --ticks=20000 --results=NAME]
  */
@@ -66,6 +70,7 @@ for (let i = 0; i < count; i++) {
 async function watchWrites(
   tls: { certPem: string; keyPem: string },
   perTurn: number,
+  reversed: boolean,
 ): Promise<Record<string, number>> {
   const responses: ServerResponse[] = [];
   const server = createServer({ cert: tls.certPem, key: tls.keyPem }, (_req, res) => {
@@ -95,7 +100,10 @@ async function watchWrites(
     },
   };
   const results: Record<string, number> = {};
-  for (const [name, write] of Object.entries(variants)) {
+  // Every other round the other variant goes first, so that neither always meets the connections fresh.
+  const order = Object.entries(variants);
+  if (reversed) order.reverse();
+  for (const [name, write] of order) {
     const before = cpuMs();
     for (let t = 0; t < TICKS; t++) {
       for (const res of responses) write(res);
@@ -170,18 +178,52 @@ async function writerMessages(): Promise<Record<string, number>> {
   return results;
 }
 
+/** CPU µs per call of each way to check a P-256 signature over a CSR-sized body, after a warm-up. */
+function csrChecks(): Record<string, number> {
+  const { publicKey, privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+  const spki = publicKey.export({ format: 'der', type: 'spki' });
+  const signed = Buffer.alloc(300, 7);
+  const signature = sign('sha256', signed, privateKey);
+  const der = { key: spki, format: 'der', type: 'spki' } as const;
+  const variants: Record<string, () => unknown> = {
+    'createPublicKey of the SPKI': () => createPublicKey(der),
+    'verify with a parsed key': (() => {
+      const key = createPublicKey(der);
+      return () => verify('sha256', signed, key, signature);
+    })(),
+    'createPublicKey, then verify (csr.ts)': () => verify('sha256', signed, createPublicKey(der), signature),
+    'verify handed the DER': () => verify('sha256', signed, der, signature),
+  };
+  const results: Record<string, number> = {};
+  for (const [name, run] of Object.entries(variants)) {
+    for (let i = 0; i < 500; i++) run();
+    const before = cpuMs();
+    for (let i = 0; i < 5000; i++) run();
+    results[name] = ((cpuMs() - before) * 1000) / 5000;
+  }
+  return results;
+}
+
+const UNITS: Record<string, string> = {
+  'watch, 1 event per turn': 'process CPU per event',
+  'watch, 3 events per turn': 'process CPU per event',
+  'writer message': 'main thread CPU per postMessage',
+  'CSR check': 'CPU per check',
+};
+
 const dir = await mkdtemp(join(tmpdir(), 'bench-write-paths-'));
 try {
   const tls = await ensureServingCertificates(dir, ['127.0.0.1']);
   const rounds: Record<string, number>[] = [];
   for (let round = 1; round <= ROUNDS; round++) {
-    const one = await watchWrites(tls, 1);
-    const three = await watchWrites(tls, 3);
+    const one = await watchWrites(tls, 1, round % 2 === 0);
+    const three = await watchWrites(tls, 3, round % 2 === 0);
     const messages = await writerMessages();
     const row: Record<string, number> = {};
     for (const [k, v] of Object.entries(one)) row[`watch, 1 event per turn: ${k}`] = v;
     for (const [k, v] of Object.entries(three)) row[`watch, 3 events per turn: ${k}`] = v;
     for (const [k, v] of Object.entries(messages)) row[`writer message: ${k}`] = v;
+    for (const [k, v] of Object.entries(csrChecks())) row[`CSR check: ${k}`] = v;
     rounds.push(row);
     process.stderr.write(`[bench:apiserver-write-paths] round ${round}: ${JSON.stringify(row)}\n`);
   }
@@ -191,11 +233,7 @@ try {
   const table = [
     `| ${ROUNDS} rounds, median (watch: ${WATCHERS} TLS watchers, ${TICKS} turns; writer: ${GROUPS} messages) | µs |`,
     '|---|---|',
-    ...Object.entries(medians).map(([k, v]) =>
-      k.startsWith('watch')
-        ? `| ${k}, process CPU per event | ${v} |`
-        : `| ${k}, main thread CPU per postMessage | ${v} |`,
-    ),
+    ...Object.entries(medians).map(([k, v]) => `| ${k}, ${UNITS[k.slice(0, k.indexOf(':'))]} | ${v} |`),
   ].join('\n');
   await writeResults(
     flag('results') ?? 'apiserver-write-paths',
