@@ -1,12 +1,13 @@
 import { spawn } from 'node:child_process';
+import { createPublicKey, generateKeyPairSync, sign, verify } from 'node:crypto';
 import { once } from 'node:events';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer, type ServerResponse } from 'node:https';
+import type { ServerResponse } from 'node:http';
+import { createServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
-import { createPublicKey, generateKeyPairSync, sign, verify } from 'node:crypto';
 import { ensureServingCertificates } from '@certkit/apiserver/security/certificates';
 import { flag, median, writeResults } from './lib.ts';
 
