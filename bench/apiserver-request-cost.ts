@@ -10,14 +10,15 @@ import { Client, flag, listFlag, startServerProcess, writeResults } from './lib.
  * server process's utime + stime from /proc (all threads) over the measured requests, after 300 unmeasured.
  *
  * Usage: npm run bench:apiserver-request-cost [-- --requests=3000 --root=DIR --results=NAME --cpu-prof=DIR
- *        --only=get|configmap|event --apiserver-node-args=a,b --bare]
+ *        --only=get|configmap|event --apiserver-node-args=a,b --bare --concurrency=10]
  * (--root: run the server from another checkout, e.g. to compare a change; --cpu-prof: the server's V8
  * profile into DIR, for bench:apiserver-phases; --only: that kind of request alone, for a profile of it;
  * --bare: the GET against bench/bare-https-server.ts instead, Node's HTTPS alone answering the same JSON)
  */
 
 const REQUESTS = Number(flag('requests') ?? 3000);
-const CONCURRENCY = 10;
+/** Requests in flight at once; 1 makes every write a group commit of its own (storage/sqlite.ts). */
+const CONCURRENCY = Number(flag('concurrency') ?? 10);
 const WARMUP = 300;
 
 async function cpuMs(pid: number): Promise<number> {
