@@ -32,7 +32,10 @@ import { flag, listFlag, median, throughput, writeResults } from './lib.ts';
  * checkout as well (a snapshot, so that edits to this tree during a long run do not leak into it).
  *
  * Usage: npm run bench:apiserver-mix [-- --certs=500 --warmup=50 --rounds=5 --concurrency=10 --baseline=DIR
- *        --candidate=DIR --cpu-prof=DIR --perf=FILE-PREFIX --apiserver-node-args=a,b --results=NAME]
+ *        --candidate=DIR --cpu-prof=DIR --perf=FILE-PREFIX --apiserver-node-args=a,b --baseline-node-args=a,b
+ *        --results=NAME]
+ * (--baseline-node-args: the baseline's Node flags instead of --apiserver-node-args', so that two sets of flags
+ * can be compared on one checkout: --baseline=. --baseline-node-args= --apiserver-node-args=--some-flag)
  */
 
 const CERTS = Number(flag('certs') ?? 500);
@@ -44,6 +47,8 @@ const BASELINE = flag('baseline');
 const CANDIDATE = flag('candidate');
 const CPU_PROF_DIR = flag('cpu-prof');
 const NODE_ARGS = listFlag('apiserver-node-args');
+const BASELINE_NODE_ARGS =
+  flag('baseline-node-args') === undefined ? NODE_ARGS : listFlag('baseline-node-args');
 /** perf record of the server over the measured part alone (kernel time included), one file per run. */
 const PERF_PREFIX = flag('perf');
 /** --results=NAME: write bench/results/NAME.{json,md}, so that an A/B of one change keeps the shared figure. */
@@ -377,7 +382,7 @@ async function runOnce(
   const cluster = await startCluster({
     root,
     nodeArgs: [
-      ...NODE_ARGS,
+      ...(variant === 'baseline' ? BASELINE_NODE_ARGS : NODE_ARGS),
       ...(CPU_PROF_DIR ? ['--cpu-prof', `--cpu-prof-dir=${CPU_PROF_DIR}/${variant}-${roundNo}`] : []),
       ...(PERF_PREFIX ? ['--perf-basic-prof', '--interpreted-frames-native-stack'] : []),
     ],

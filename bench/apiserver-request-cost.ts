@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import { Client, flag, startServerProcess, writeResults } from './lib.ts';
+import { Client, flag, listFlag, startServerProcess, writeResults } from './lib.ts';
 
 /**
  * What one request costs the API server in CPU, by kind, over HTTPS with keep-alive, 10 at a time, as the
@@ -9,12 +9,16 @@ import { Client, flag, startServerProcess, writeResults } from './lib.ts';
  * an Event create is the same with an issuance's Event body (6 of the ~16 writes per Certificate). CPU is the
  * server process's utime + stime from /proc (all threads) over the measured requests, after 300 unmeasured.
  *
- * Usage: npm run bench:apiserver-request-cost [-- --requests=3000 --root=DIR --results=NAME]
- * (--root: run the server from another checkout, e.g. to compare a change)
+ * Usage: npm run bench:apiserver-request-cost [-- --requests=3000 --root=DIR --results=NAME --cpu-prof=DIR
+ *        --only=get|configmap|event --apiserver-node-args=a,b --bare --concurrency=10]
+ * (--root: run the server from another checkout, e.g. to compare a change; --cpu-prof: the server's V8
+ * profile into DIR, for bench:apiserver-phases; --only: that kind of request alone, for a profile of it;
+ * --bare: the GET against bench/bare-https-server.ts instead, Node's HTTPS alone answering the same JSON)
  */
 
 const REQUESTS = Number(flag('requests') ?? 3000);
-const CONCURRENCY = 10;
+/** Requests in flight at once; 1 makes every write a group commit of its own (storage/sqlite.ts). */
+const CONCURRENCY = Number(flag('concurrency') ?? 10);
 const WARMUP = 300;
 
 async function cpuMs(pid: number): Promise<number> {
@@ -23,7 +27,16 @@ async function cpuMs(pid: number): Promise<number> {
   return (Number(fields[11]) + Number(fields[12])) * 10;
 }
 
-const server = await startServerProcess(undefined, [], { root: flag('root') });
+const CPU_PROF_DIR = flag('cpu-prof');
+const BARE = process.argv.includes('--bare');
+const ONLY = BARE ? 'get' : flag('only');
+const server = await startServerProcess(undefined, [], {
+  ...(BARE ? { entry: 'bench/bare-https-server.ts' } : { root: flag('root') }),
+  nodeArgs: [
+    ...listFlag('apiserver-node-args'),
+    ...(CPU_PROF_DIR ? ['--cpu-prof', `--cpu-prof-dir=${CPU_PROF_DIR}`] : []),
+  ],
+});
 const client = new Client(server, CONCURRENCY);
 const NS = 'bench';
 
@@ -64,32 +77,49 @@ const event = (i: number) => ({
   reportingComponent: 'cert-manager-certificates-trigger',
 });
 try {
-  await client.call('POST', '/api/v1/namespaces', {
-    apiVersion: 'v1',
-    kind: 'Namespace',
-    metadata: { name: NS },
-  });
-  const rows = {
-    'GET a Namespace': await measure(() => client.call('GET', `/api/v1/namespaces/${NS}`)),
-    'create a ConfigMap (no data)': await measure((i) =>
-      client.call('POST', `/api/v1/namespaces/${NS}/configmaps`, {
-        apiVersion: 'v1',
-        kind: 'ConfigMap',
-        metadata: { name: `cm-${i}` },
-      }),
-    ),
-    "create an issuance's Event": await measure((i) =>
-      client.call('POST', `/api/v1/namespaces/${NS}/events`, event(i)),
-    ),
+  if (!BARE) {
+    await client.call('POST', '/api/v1/namespaces', {
+      apiVersion: 'v1',
+      kind: 'Namespace',
+      metadata: { name: NS },
+    });
+  }
+  const kinds: Record<string, [string, (i: number) => Promise<{ status: number }>]> = {
+    get: ['GET a Namespace', () => client.call('GET', `/api/v1/namespaces/${NS}`)],
+    configmap: [
+      'create a ConfigMap (no data)',
+      (i) =>
+        client.call('POST', `/api/v1/namespaces/${NS}/configmaps`, {
+          apiVersion: 'v1',
+          kind: 'ConfigMap',
+          metadata: { name: `cm-${i}` },
+        }),
+    ],
+    event: [
+      "create an issuance's Event",
+      (i) => client.call('POST', `/api/v1/namespaces/${NS}/events`, event(i)),
+    ],
   };
+  if (ONLY !== undefined && !(ONLY in kinds))
+    throw new Error(`--only takes ${Object.keys(kinds).join(', ')}`);
+  const rows: Record<string, number> = {};
+  for (const [kind, [label, send]] of Object.entries(kinds)) {
+    if (ONLY === undefined || ONLY === kind) rows[label] = await measure(send);
+  }
   const table = [
-    `| request (${REQUESTS} measured, ${CONCURRENCY} at a time, HTTPS keep-alive) | API server CPU ms per request |`,
+    `| request (${REQUESTS} measured, ${CONCURRENCY} at a time, HTTPS keep-alive) | ${BARE ? 'bare node:https server' : 'API server'} CPU ms per request |`,
     '|---|---|',
     ...Object.entries(rows).map(([k, v]) => `| ${k} | ${v} |`),
   ].join('\n');
   await writeResults(
     flag('results') ?? 'apiserver-request-cost',
-    { date: new Date().toISOString(), requests: REQUESTS, concurrency: CONCURRENCY, cpuMsPerRequest: rows },
+    {
+      date: new Date().toISOString(),
+      server: BARE ? 'bare node:https' : 'certkit apiserver',
+      requests: REQUESTS,
+      concurrency: CONCURRENCY,
+      cpuMsPerRequest: rows,
+    },
     table,
   );
 } finally {
