@@ -377,3 +377,157 @@ emit({'phase': done.status.phase, 'gone': gone['status']})
     assert.equal(out.trim(), 'namespace/default');
   });
 });
+
+describe('/openapi/v2 of a custom kind', { skip }, () => {
+  const crd = {
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'CustomResourceDefinition',
+    metadata: { name: 'gadgets.parity.example.com' },
+    spec: {
+      group: 'parity.example.com',
+      scope: 'Namespaced',
+      names: { plural: 'gadgets', singular: 'gadget', kind: 'Gadget' },
+      versions: [
+        {
+          name: 'v1',
+          served: true,
+          storage: true,
+          schema: {
+            openAPIV3Schema: {
+              type: 'object',
+              properties: {
+                spec: {
+                  type: 'object',
+                  required: ['size', 'maybe'],
+                  'x-kubernetes-validations': [{ rule: 'self.size < 100', message: 'too big' }],
+                  properties: {
+                    size: { type: 'integer', minimum: 1, default: 3 },
+                    port: {
+                      'x-kubernetes-int-or-string': true,
+                      anyOf: [{ type: 'integer' }, { type: 'string' }],
+                    },
+                    maybe: { type: 'string', nullable: true },
+                    mode: { type: 'string', enum: ['a', 'b'] },
+                    either: {
+                      type: 'object',
+                      oneOf: [{ required: ['p'] }, { required: ['q'] }],
+                      properties: { p: { type: 'string' }, q: { type: 'string' } },
+                    },
+                    free: {
+                      type: 'object',
+                      'x-kubernetes-preserve-unknown-fields': true,
+                      properties: { known: { type: 'string' } },
+                    },
+                    anything: {
+                      type: 'array',
+                      'x-kubernetes-preserve-unknown-fields': true,
+                      items: { type: 'string' },
+                    },
+                    template: {
+                      type: 'object',
+                      'x-kubernetes-embedded-resource': true,
+                      properties: { data: { type: 'object', additionalProperties: { type: 'string' } } },
+                    },
+                    tags: { type: 'array', items: { type: 'string' }, 'x-kubernetes-list-type': 'set' },
+                  },
+                },
+              },
+            },
+          },
+        },
+        {
+          name: 'v2',
+          served: true,
+          storage: false,
+          schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } },
+        },
+      ],
+    },
+  };
+
+  before(async () => {
+    const res = await t.fetch('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', {
+      body: crd,
+    });
+    assert.equal(res.status, 201, res.text);
+  });
+
+  /** The Gadget definitions of /openapi/v2 once the CRD is served. */
+  async function definitions(): Promise<Record<string, any>> {
+    for (let i = 0; ; i++) {
+      const doc = (await t.fetch('GET', '/openapi/v2')).json;
+      if (doc.definitions['com.example.parity.v1.Gadget'] || i > 50) return doc.definitions;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+
+  it('drops what Swagger 2.0 lacks as apiextensions-apiserver does, and keeps the extensions', async () => {
+    const defs = await definitions();
+    const gadget = defs['com.example.parity.v1.Gadget'];
+    assert.deepEqual(gadget.properties.metadata, {
+      $ref: '#/definitions/io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta',
+      description: "Standard object's metadata.",
+    });
+    const spec = gadget.properties.spec;
+    // The nullable field loses its type and leaves `required`; CEL rules stay.
+    assert.deepEqual(spec.required, ['size']);
+    assert.deepEqual(spec['x-kubernetes-validations'], [{ rule: 'self.size < 100', message: 'too big' }]);
+    const p = spec.properties;
+    assert.deepEqual(p.size, { type: 'integer', minimum: 1 });
+    assert.deepEqual(p.port, { 'x-kubernetes-int-or-string': true });
+    assert.deepEqual(p.maybe, {});
+    assert.deepEqual(p.mode, { type: 'string', enum: ['a', 'b'] });
+    assert.deepEqual(p.either, {
+      type: 'object',
+      properties: { p: { type: 'string' }, q: { type: 'string' } },
+    });
+    assert.deepEqual(p.free, { 'x-kubernetes-preserve-unknown-fields': true });
+    assert.deepEqual(p.anything, { 'x-kubernetes-preserve-unknown-fields': true });
+    assert.deepEqual(p.tags, { type: 'array', items: { type: 'string' }, 'x-kubernetes-list-type': 'set' });
+    assert.deepEqual(p.template.required, ['kind', 'apiVersion']);
+    assert.deepEqual(Object.keys(p.template.properties).sort(), ['apiVersion', 'data', 'kind', 'metadata']);
+    assert.equal(
+      p.template.properties.metadata.$ref,
+      '#/definitions/io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta',
+    );
+    // A version whose root preserves unknown fields is a bare object: nothing for kubectl to refuse fields by.
+    assert.deepEqual(defs['com.example.parity.v2.Gadget'], {
+      type: 'object',
+      'x-kubernetes-group-version-kind': [{ group: 'parity.example.com', kind: 'Gadget', version: 'v2' }],
+    });
+    // v3 keeps the schema as written.
+    const v3 = (await t.fetch('GET', '/openapi/v3/apis/parity.example.com/v1')).json;
+    const v3spec = v3.components.schemas['com.example.parity.v1.Gadget'].properties.spec;
+    assert.equal(v3spec.properties.maybe.nullable, true);
+    assert.equal(v3spec.properties.either.oneOf.length, 2);
+  });
+
+  it('kubectl explain from /openapi/v2 follows metadata into ObjectMeta and names the fields kept', async () => {
+    let labels = await kubectl.run(
+      'explain',
+      'gadget.metadata.labels',
+      '--api-version=parity.example.com/v1',
+      '--output=plaintext-openapiv2',
+    );
+    for (let i = 0; i < 50 && labels.code !== 0; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      labels = await kubectl.run(
+        'explain',
+        'gadget.metadata.labels',
+        '--api-version=parity.example.com/v1',
+        '--output=plaintext-openapiv2',
+      );
+    }
+    assert.equal(labels.code, 0, labels.stderr);
+    assert.match(labels.stdout, /FIELD: {4}labels <map\[string\]string>/);
+    const spec = await kubectl.ok(
+      'explain',
+      'gadget.spec',
+      '--api-version=parity.example.com/v1',
+      '--output=plaintext-openapiv2',
+    );
+    assert.match(spec, /^ {3}size\t<integer> -required-$/m);
+    assert.match(spec, /^ {3}maybe\t<>$/m);
+    assert.match(spec, /^ {3}either\t<Object>$/m);
+  });
+});
