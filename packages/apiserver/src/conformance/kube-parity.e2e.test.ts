@@ -3,7 +3,14 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { ApiException, CoreV1Api, CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
+import {
+  ApiException,
+  CoreV1Api,
+  CustomObjectsApi,
+  KubeConfig,
+  makeInformer,
+  type V1ConfigMap,
+} from '@kubernetes/client-node';
 import { type Kubectl, kubectlFor, kubectlSkip } from '@certkit/testenv/kubectl/kubectl';
 import { type PythonClient, pythonClientFor, pythonClientSkip } from '@certkit/testenv/python/python-client';
 import { startTestServer, type TestServer } from '@certkit/testenv/apiserver/test-server';
@@ -529,5 +536,65 @@ describe('/openapi/v2 of a custom kind', { skip }, () => {
     assert.match(spec, /^ {3}size\t<integer> -required-$/m);
     assert.match(spec, /^ {3}maybe\t<>$/m);
     assert.match(spec, /^ {3}either\t<Object>$/m);
+  });
+});
+
+describe('client-node’s informer after its resourceVersion expired', { skip }, () => {
+  let small: TestServer;
+  before(async () => {
+    small = await startTestServer({ maxHistory: 5 });
+  });
+  after(async () => {
+    await small?.close();
+  });
+
+  it('restarted after its watch broke, gets 410 Expired, relists and converges', async () => {
+    const config = new KubeConfig();
+    config.loadFromFile(small.kubeconfigPath);
+    const api = config.makeApiClient(CoreV1Api);
+    await api.createNamespace({ body: { metadata: { name: 'expiry' } } });
+    const informer = makeInformer<V1ConfigMap>(config, '/api/v1/namespaces/expiry/configmaps', () =>
+      api.listNamespacedConfigMap({ namespace: 'expiry' }),
+    );
+    const deleted: string[] = [];
+    const connectedFrom: string[] = [];
+    let broken = 0;
+    informer.on('delete', (o) => deleted.push(o.metadata!.name!));
+    informer.on('connect', () => connectedFrom.push(informer.latestResourceVersion()));
+    // client-node stops an informer on a failed request and leaves the restart to its user, as documented.
+    let finished = false;
+    informer.on('error', () => {
+      broken++;
+      setTimeout(() => {
+        if (!finished) void informer.start();
+      }, 500);
+    });
+    try {
+      await informer.start();
+      await api.createNamespacedConfigMap({ namespace: 'expiry', body: { metadata: { name: 'old' } } });
+      for (let i = 0; i < 50 && informer.list().length === 0; i++)
+        await new Promise((r) => setTimeout(r, 100));
+      const seen = informer.latestResourceVersion();
+      assert.notEqual(seen, '');
+      // The watch breaks; the writes made meanwhile push its resourceVersion out of the watch history.
+      await small.restart();
+      for (let i = 0; i < 20; i++)
+        await api.createNamespacedConfigMap({
+          namespace: 'expiry',
+          body: { metadata: { name: `new-${i}` } },
+        });
+      await api.deleteNamespacedConfigMap({ namespace: 'expiry', name: 'old' });
+      for (let i = 0; i < 100 && informer.list().length !== 20; i++)
+        await new Promise((r) => setTimeout(r, 100));
+      assert.equal(informer.list().length, 20);
+      assert.deepEqual(deleted, ['old']);
+      assert.ok(broken >= 1);
+      // It reconnected from the expired version, was told 410, and listed again (a connect with none).
+      assert.ok(connectedFrom.lastIndexOf(seen) > 0, connectedFrom.join());
+      assert.equal(connectedFrom.at(-1), '', connectedFrom.join());
+    } finally {
+      finished = true;
+      await informer.stop();
+    }
   });
 });
