@@ -253,6 +253,35 @@ emit({'refused': refused, 'dry': dry.metadata.name, 'ignored': ignored.metadata.
   });
 });
 
+describe('dry runs', { skip }, () => {
+  it('a server-side apply dry run answers with the stored resourceVersion: kubectl diff shows only the change', async () => {
+    const ns = await namespace('parity-dry');
+    const manifest = (value: string) =>
+      kubectl.manifest(`apiVersion: v1
+kind: ConfigMap
+metadata: {name: settings, namespace: ${ns}}
+data: {mode: ${value}}
+`);
+    await kubectl.ok('apply', '--server-side', '-f', await manifest('a'));
+    const stored = await core.readNamespacedConfigMap({ name: 'settings', namespace: ns });
+    const diff = await kubectl.run('diff', '--server-side', '-f', await manifest('b'));
+    assert.equal(diff.code, 1, diff.stderr);
+    const changed = diff.stdout.split('\n').filter((l) => /^[-+] /.test(l));
+    assert.deepEqual(changed, ['-  mode: a', '+  mode: b']);
+    const dry = await core.patchNamespacedConfigMap({
+      name: 'settings',
+      namespace: ns,
+      body: [{ op: 'add', path: '/data/other', value: 'x' }],
+      dryRun: 'All',
+    });
+    assert.equal(dry.metadata?.resourceVersion, stored.metadata?.resourceVersion);
+    assert.deepEqual(dry.data, { mode: 'a', other: 'x' });
+    assert.deepEqual((await core.readNamespacedConfigMap({ name: 'settings', namespace: ns })).data, {
+      mode: 'a',
+    });
+  });
+});
+
 describe('Namespaces: status, finalize and their spec finalizers', { skip }, () => {
   it('keeps a client’s spec finalizers on create, before `kubernetes`, and refuses one that is not qualified', async () => {
     const created = await core.createNamespace({

@@ -229,6 +229,9 @@ export class ObjectStore {
       return current;
     }
     const key = this.key(current.metadata.namespace, current.metadata.name!);
+    // A dry run answers with the stored object's version, as kube-apiserver's dry-run storage hands the update
+    // the current revision: `kubectl diff --server-side` then shows no resourceVersion line removed.
+    if (options.dryRun) next.metadata.resourceVersion = current.metadata.resourceVersion;
     if (next.metadata.deletionTimestamp && !held(this, next)) {
       if (options.dryRun) return next;
       const { revision } = await this.storage.delete(key, currentRevision);
