@@ -8,6 +8,7 @@ import {
   CoreV1Api,
   CustomObjectsApi,
   KubeConfig,
+  ListWatch,
   makeInformer,
   type V1ConfigMap,
 } from '@kubernetes/client-node';
@@ -585,6 +586,8 @@ describe('client-node’s informer after its resourceVersion expired', { skip },
     const informer = makeInformer<V1ConfigMap>(config, '/api/v1/namespaces/expiry/configmaps', () =>
       api.listNamespacedConfigMap({ namespace: 'expiry' }),
     );
+    // makeInformer's informer is a ListWatch, which tells the resourceVersion it would watch from.
+    assert.ok(informer instanceof ListWatch);
     const deleted: string[] = [];
     const connectedFrom: string[] = [];
     const errors: unknown[] = [];
@@ -623,5 +626,105 @@ describe('client-node’s informer after its resourceVersion expired', { skip },
     } finally {
       await informer.stop();
     }
+  });
+});
+
+describe('the scale subresource of a custom resource', { skip }, () => {
+  const crd = (scale: Record<string, string>) => `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: scalers.parity.example.com}
+spec:
+  group: parity.example.com
+  scope: Namespaced
+  names: {plural: scalers, singular: scaler, kind: Scaler}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    subresources:
+      status: {}
+      scale: ${JSON.stringify(scale)}
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec: {type: object, properties: {replicas: {type: integer}}}
+          status: {type: object, properties: {replicas: {type: integer}, selector: {type: string}}}
+`;
+
+  it('refuses scale paths outside .spec and .status, as the CRD validation words it', async () => {
+    const out = await kubectl.run(
+      'apply',
+      '-f',
+      await kubectl.manifest(
+        crd({ specReplicasPath: '.status.replicas', statusReplicasPath: 'status.replicas' }),
+      ),
+    );
+    assert.notEqual(out.code, 0);
+    assert.match(
+      out.stderr,
+      /spec\.versions\[0\]\.subresources\.scale\.specReplicasPath: Invalid value: "\.status\.replicas": should be a json path under \.spec/,
+    );
+    assert.match(
+      out.stderr,
+      /spec\.versions\[0\]\.subresources\.scale\.statusReplicasPath: Invalid value: "status\.replicas": must be a simple json path starting with \./,
+    );
+  });
+
+  it('kubectl scale and the Python client read and write replicas through autoscaling/v1 Scale', async () => {
+    const ns = await namespace('parity-scale');
+    await kubectl.ok(
+      'apply',
+      '-f',
+      await kubectl.manifest(
+        crd({
+          specReplicasPath: '.spec.replicas',
+          statusReplicasPath: '.status.replicas',
+          labelSelectorPath: '.status.selector',
+        }),
+      ),
+    );
+    await kubectl.ok('wait', '--for=condition=Established', 'crd/scalers.parity.example.com');
+    const discovery = JSON.parse(await kubectl.ok('get', '--raw', '/apis/parity.example.com/v1'));
+    const scale = discovery.resources.find((r: { name: string }) => r.name === 'scalers/scale');
+    assert.deepEqual(
+      { group: scale?.group, version: scale?.version, kind: scale?.kind, verbs: scale?.verbs },
+      { group: 'autoscaling', version: 'v1', kind: 'Scale', verbs: ['get', 'patch', 'update'] },
+    );
+    // No replicas set yet: the Scale says 0.
+    await kubectl.ok(
+      'apply',
+      '-f',
+      await kubectl.manifest(`apiVersion: parity.example.com/v1
+kind: Scaler
+metadata: {name: web, namespace: ${ns}}
+spec: {}
+`),
+    );
+    assert.equal(
+      (await kubectl.ok('scale', 'scaler', 'web', '-n', ns, '--replicas=3')).trim(),
+      'scaler.parity.example.com/web scaled',
+    );
+    const out = await py.run(
+      `
+co = client.CustomObjectsApi()
+args = ('parity.example.com', 'v1', ARGS, 'scalers', 'web')
+co.patch_namespaced_custom_object_status(*args, {'status': {'replicas': 2, 'selector': 'app=web'}})
+read = co.get_namespaced_custom_object_scale(*args)
+patched = co.patch_namespaced_custom_object_scale(*args, {'spec': {'replicas': 5}})
+negative = api_error(lambda: co.patch_namespaced_custom_object_scale(*args, {'spec': {'replicas': -1}}))
+emit({'read': read, 'patched': patched, 'negative': negative, 'object': co.get_namespaced_custom_object(*args)})
+`,
+      ns,
+    );
+    assert.equal(out.read.kind, 'Scale');
+    assert.equal(out.read.apiVersion, 'autoscaling/v1');
+    assert.deepEqual(out.read.spec, { replicas: 3 });
+    assert.deepEqual(out.read.status, { replicas: 2, selector: 'app=web' });
+    assert.deepEqual(out.patched.spec, { replicas: 5 });
+    assert.equal(out.negative.status, 422);
+    assert.equal(out.negative.body.details.causes[0].field, 'spec.replicas');
+    assert.equal(out.object.spec.replicas, 5);
+    assert.equal(out.object.metadata.generation, 3);
   });
 });
