@@ -254,6 +254,97 @@ emit({'refused': refused, 'dry': dry.metadata.name, 'ignored': ignored.metadata.
   });
 });
 
+describe('Secret types and data size', { skip }, () => {
+  it('holds each Secret type to what ValidateSecret requires, with its field paths', async () => {
+    const ns = await namespace('parity-secrets');
+    const create = (name: string, ...args: string[]) =>
+      kubectl.run('create', 'secret', 'generic', name, '-n', ns, ...args);
+    const cases: [string, string[], RegExp][] = [
+      [
+        'sa-token',
+        ['--type=kubernetes.io/service-account-token'],
+        /metadata\.annotations\[kubernetes\.io\/service-account\.name\]: Required value/,
+      ],
+      [
+        'basic',
+        ['--type=kubernetes.io/basic-auth'],
+        /\[data\[username\]: Required value, data\[password\]: Required value\]/,
+      ],
+      [
+        'ssh',
+        ['--type=kubernetes.io/ssh-auth', '--from-literal=ssh-privatekey='],
+        /data\[ssh-privatekey\]: Required value/,
+      ],
+      [
+        'docker',
+        ['--type=kubernetes.io/dockerconfigjson', '--from-literal=.dockerconfigjson=[1]'],
+        /data\[\.dockerconfigjson\]: Invalid value: "<secret contents redacted>": json: cannot unmarshal array into Go value of type map\[string\]interface \{\}/,
+      ],
+    ];
+    for (const [name, args, message] of cases) {
+      const out = await create(name, ...args);
+      assert.notEqual(out.code, 0, name);
+      assert.match(out.stderr, message, name);
+    }
+    // What each type needs, given: a username alone, any JSON object, the service account's name.
+    await kubectl.ok(
+      'create',
+      'secret',
+      'generic',
+      'basic',
+      '-n',
+      ns,
+      '--type=kubernetes.io/basic-auth',
+      '--from-literal=username=',
+    );
+    await kubectl.ok(
+      'create',
+      'secret',
+      'generic',
+      'docker',
+      '-n',
+      ns,
+      '--type=kubernetes.io/dockerconfigjson',
+      '--from-literal=.dockerconfigjson={"auths":{}}',
+    );
+    const token = await core.createNamespacedSecret({
+      namespace: ns,
+      body: {
+        metadata: { name: 'sa-token', annotations: { 'kubernetes.io/service-account.name': 'robot' } },
+        type: 'kubernetes.io/service-account-token',
+      },
+    });
+    assert.equal(token.type, 'kubernetes.io/service-account-token');
+  });
+
+  it('words an oversized Secret or ConfigMap as field.TooLong does, once', async () => {
+    const ns = await namespace('parity-size');
+    const big = Buffer.alloc(1_048_577, 'a').toString();
+    const secret = await apiError(
+      core.createNamespacedSecret({
+        namespace: ns,
+        body: { metadata: { name: 'big' }, stringData: { big } },
+      }),
+      422,
+    );
+    assert.equal(
+      secret.message,
+      'Secret "big" is invalid: data: Too long: may not be more than 1048576 bytes',
+    );
+    const configMap = await apiError(
+      core.createNamespacedConfigMap({ namespace: ns, body: { metadata: { name: 'big' }, data: { big } } }),
+      422,
+    );
+    assert.equal(
+      configMap.message,
+      'ConfigMap "big" is invalid: : Too long: may not be more than 1048576 bytes',
+    );
+    assert.deepEqual(configMap.details?.causes, [
+      { reason: 'FieldValueTooLong', message: 'Too long: may not be more than 1048576 bytes', field: '' },
+    ]);
+  });
+});
+
 describe('dry runs', { skip }, () => {
   it('a server-side apply dry run answers with the stored resourceVersion: kubectl diff shows only the change', async () => {
     const ns = await namespace('parity-dry');
