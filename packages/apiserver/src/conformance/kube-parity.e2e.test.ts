@@ -819,3 +819,39 @@ emit({'read': read, 'patched': patched, 'negative': negative, 'object': co.get_n
     assert.equal(out.object.metadata.generation, 3);
   });
 });
+
+describe('the Python dynamic client', { skip }, () => {
+  it('discovers kinds and their subresources, and creates, patches, lists, watches and deletes through them', async () => {
+    const out = await py.run(`
+from kubernetes import dynamic
+dc = dynamic.DynamicClient(client.ApiClient())
+ns_api = dc.resources.get(api_version='v1', kind='Namespace')
+ns_api.create(body={'metadata': {'name': 'parity-dynamic'}})
+cm = dc.resources.get(api_version='v1', kind='ConfigMap')
+created = cm.create(namespace='parity-dynamic', body={'metadata': {'name': 'dyn'}, 'data': {'a': '1'}})
+patched = cm.patch(namespace='parity-dynamic', name='dyn', body={'data': {'b': '2'}},
+                   content_type='application/merge-patch+json')
+page = cm.get(namespace='parity-dynamic', limit=1)
+events = [e['type'] for e in cm.watch(namespace='parity-dynamic', resource_version=created.metadata.resourceVersion,
+                                       timeout=2)]
+missing = None
+try:
+    cm.get(namespace='parity-dynamic', name='nope')
+except dynamic.exceptions.NotFoundError as e:
+    missing = e.status
+cm.delete(namespace='parity-dynamic', name='dyn')
+deploy = dc.resources.get(api_version='apps/v1', kind='Deployment')
+emit({'data': patched.to_dict()['data'], 'page': len(page.items), 'events': events, 'missing': missing,
+      'ns_subresources': sorted(ns_api.subresources.keys()),
+      'deploy_subresources': sorted(deploy.subresources.keys()),
+      'gone': cm.get(namespace='parity-dynamic').items == []})
+`);
+    assert.deepEqual(out.data, { a: '1', b: '2' });
+    assert.equal(out.page, 1);
+    assert.deepEqual(out.events, ['MODIFIED']);
+    assert.equal(out.missing, 404);
+    assert.deepEqual(out.ns_subresources, ['finalize', 'status']);
+    assert.deepEqual(out.deploy_subresources, ['scale', 'status']);
+    assert.equal(out.gone, true);
+  });
+});
