@@ -855,3 +855,21 @@ emit({'data': patched.to_dict()['data'], 'page': len(page.items), 'events': even
     assert.equal(out.gone, true);
   });
 });
+
+describe('kubectl explain of built-in kinds', { skip }, () => {
+  it('names IntOrString fields by their type, as kube-openapi defines it', async () => {
+    const port = await kubectl.ok('explain', 'service.spec.ports.targetPort');
+    assert.match(port, /^FIELD: targetPort <IntOrString>$/m);
+    const strategy = await kubectl.ok('explain', 'deployment.spec.strategy.rollingUpdate');
+    assert.match(strategy, /^ {2}maxSurge\t<IntOrString>$/m);
+    assert.match(strategy, /^ {2}maxUnavailable\t<IntOrString>$/m);
+    const v3 = (await t.fetch('GET', '/openapi/v3/api/v1')).json;
+    assert.deepEqual(v3.components.schemas['io.k8s.apimachinery.pkg.util.intstr.IntOrString'].oneOf, [
+      { type: 'integer' },
+      { type: 'string' },
+    ]);
+    const v2 = (await t.fetch('GET', '/openapi/v2')).json;
+    const intOrString = v2.definitions['io.k8s.apimachinery.pkg.util.intstr.IntOrString'];
+    assert.deepEqual([intOrString.type, intOrString.format], ['string', 'int-or-string']);
+  });
+});

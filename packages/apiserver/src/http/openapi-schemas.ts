@@ -16,6 +16,9 @@ import { crdSchemaForSwagger } from './openapi-v2-crd-schema.ts';
 export type Schemas = Record<string, Record<string, unknown>>;
 
 const META_PACKAGE = 'io.k8s.apimachinery.pkg.apis.meta.v1';
+const INT_OR_STRING = 'io.k8s.apimachinery.pkg.util.intstr.IntOrString';
+const INT_OR_STRING_DESCRIPTION =
+  'IntOrString is a type that can hold an int32 or a string.  When used in JSON or YAML marshalling and unmarshalling, it produces or consumes the inner type.  This allows you to have, for example, a JSON field that can accept a name or number.';
 /** Where Swagger 2.0 keeps its schemas; OpenAPI v3's are under `#/components/schemas/`. */
 const SWAGGER_REF_PREFIX = '#/definitions/';
 /** Types of apimachinery's meta/v1 that the built-in kinds refer to. */
@@ -52,6 +55,20 @@ class SchemaWriter {
     return this.swagger ? { $ref, description } : { allOf: [{ $ref }], description };
   }
 
+  /**
+   * A reference to apimachinery's IntOrString, defined as kube-openapi generates it: a string of format
+   * `int-or-string` in Swagger 2.0, `oneOf` integer or string in v3 (so `kubectl explain` names the type
+   * `IntOrString`, as against kube-apiserver).
+   */
+  private intOrString(description: string): Record<string, unknown> {
+    this.schemas[INT_OR_STRING] ??= {
+      description: INT_OR_STRING_DESCRIPTION,
+      ...(this.swagger ? { type: 'string' } : { oneOf: [{ type: 'integer' }, { type: 'string' }] }),
+      format: 'int-or-string',
+    };
+    return this.describedRef(`${this.refPrefix}${INT_OR_STRING}`, description);
+  }
+
   private ref(model: ModelType, pkg: string, description: string): Record<string, unknown> {
     return this.describedRef(`${this.refPrefix}${definitionName(model, pkg)}`, description);
   }
@@ -71,7 +88,7 @@ class SchemaWriter {
       case 'time':
         return described({ type: 'string', format: node.micro ? 'date-time-micro' : 'date-time' });
       case 'int-or-string':
-        return described({ type: 'string', format: 'int-or-string', 'x-kubernetes-int-or-string': true });
+        return this.intOrString(description);
       case 'any':
         return described({ type: 'object', 'x-kubernetes-preserve-unknown-fields': true });
       case 'array':
