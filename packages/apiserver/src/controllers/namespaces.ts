@@ -1,4 +1,5 @@
 import { isNotFound, type StoredObject } from '@certkit/apimachinery';
+import { KUBERNETES_FINALIZER } from '../registry/builtins/namespaces.ts';
 import type { Registry } from '../registry/registry.ts';
 import { resourcePrefix } from '../registry/resource.ts';
 import type { ObjectStore } from '../registry/generic/store.ts';
@@ -10,7 +11,6 @@ import { followPrefix } from './storage-follower.ts';
  * Terminating until every object in it is gone, then its `kubernetes` finalizer is released and it goes.
  */
 
-const KUBERNETES_FINALIZER = 'kubernetes';
 const RECHECK_MS = 500;
 
 export const DEFAULT_NAMESPACES = ['default', 'kube-system', 'kube-public', 'kube-node-lease'];
@@ -95,7 +95,10 @@ export class NamespaceController {
     return empty;
   }
 
-  /** Drops the `kubernetes` spec finalizer (what the namespaces/finalize subresource does) and deletes the namespace. */
+  /**
+   * Drops the `kubernetes` spec finalizer (what the namespaces/finalize subresource does); the namespace goes
+   * once no finalizer, of the spec or the metadata, is left: another spec finalizer is its owner's to drop.
+   */
   private async releaseFinalizer(name: string): Promise<void> {
     const key = `${resourcePrefix(this.namespaces.def)}${name}`;
     for (;;) {
@@ -103,9 +106,12 @@ export class NamespaceController {
       if (!kv) return;
       const ns = this.namespaces.decode(kv.value, kv.modRevision);
       const spec = (ns.spec as { finalizers?: string[] }) ?? {};
-      ns.spec = { ...spec, finalizers: (spec.finalizers ?? []).filter((f) => f !== KUBERNETES_FINALIZER) };
+      const finalizers = (spec.finalizers ?? []).filter((f) => f !== KUBERNETES_FINALIZER);
+      if (finalizers.length === (spec.finalizers ?? []).length) return;
+      ns.spec = { ...spec, finalizers };
       try {
-        if ((ns.metadata.finalizers ?? []).length === 0) await this.storage.delete(key, kv.modRevision);
+        if ((ns.metadata.finalizers ?? []).length === 0 && finalizers.length === 0)
+          await this.storage.delete(key, kv.modRevision);
         else await this.storage.update(key, this.namespaces.encode(ns), kv.modRevision);
         return;
       } catch (err) {

@@ -17,6 +17,7 @@ import { admitCustomResourceInPlace, admitCustomResourceStatusInPlace } from '..
 import { type JSONSchemaProps } from '../schema/types.ts';
 import { unknownCustomResourceFields } from '../schema/prune.ts';
 import type { Crd } from './crd-object.ts';
+import { customResourceScale } from './scale.ts';
 import { compareVersionPriority } from './version-priority.ts';
 import { CustomResourceRules } from '../schema/cel/index.ts';
 
@@ -75,6 +76,8 @@ export function definitionFromCrd(crd: Crd): ResourceDefinition {
       .get(version)
       ?.validate(obj as Record<string, unknown>, old as Record<string, unknown> | undefined, schemaErrors) ??
     [];
+  // One scale for the resource: the first served version's that declares one.
+  const scalePaths = served.find((v) => v.subresources?.scale)?.subresources?.scale;
   const selectable = (preferred?.selectableFields ?? []).map((f) => f.jsonPath.replace(/^\./, ''));
   const selectablePaths = selectable.map((f) => compileJsonPath(`.${f}`));
   const tableColumns: TableColumn[] = [
@@ -99,6 +102,7 @@ export function definitionFromCrd(crd: Crd): ResourceDefinition {
     categories: spec.names.categories ?? [],
     verbs: ALL_VERBS,
     statusSubresource: served.some((v) => v.subresources?.status !== undefined),
+    ...(scalePaths ? { scale: customResourceScale(scalePaths) } : {}),
     tracksGeneration: true,
     allowUnconditionalUpdate: false,
     custom: true,

@@ -2,6 +2,7 @@
 
 import { type FieldError, type StoredObject } from '@certkit/apimachinery';
 import { compileJsonPath } from './jsonpath.ts';
+import { scaleSubresourceErrors } from './scale.ts';
 import { type JSONSchemaProps } from '../schema/types.ts';
 import { validateStructuralSchema } from '../schema/structural.ts';
 import { dns1123LabelErrors, dns1123SubdomainErrors } from '@certkit/apimachinery';
@@ -111,6 +112,7 @@ export function validateCustomResourceDefinition(
       if (structural.length === 0)
         errs.push(...compileValidationRules(schema, `${field}.schema.openAPIV3Schema`).errors);
     }
+    errs.push(...scaleSubresourceErrors(v.subresources?.scale, `${field}.subresources`));
     (v.additionalPrinterColumns ?? []).forEach((col, j) => {
       try {
         compileJsonPath(col.jsonPath);

@@ -46,8 +46,9 @@ export function subresourcesOf(def: ResourceDefinition, registry: Registry): Sub
   const verbs = ['get', 'patch', 'update'];
   for (const name of def.statusLikeSubresources ?? []) result.push({ name, kind: def.kind, verbs });
   if (def.scale) result.push({ name: 'scale', kind: 'Scale', group: 'autoscaling', version: 'v1', verbs });
-  if (def.statusSubresource || def.resource === 'namespaces')
-    result.push({ name: 'status', kind: def.kind, verbs });
+  for (const name of def.updateOnlySubresources ?? [])
+    result.push({ name, kind: def.kind, verbs: ['update'] });
+  if (def.statusSubresource) result.push({ name: 'status', kind: def.kind, verbs });
   return result.sort((a, b) => a.name.localeCompare(b.name));
 }
 

@@ -2,6 +2,7 @@ import { loadModel, modelDocs, goStructName, type ModelType, type TypeNode } fro
 import { objectMetaSmp, type SmpSchema } from '../patch/strategic-merge-patch.ts';
 import type { ResourceDefinition } from '../registry/resource.ts';
 import type { JSONSchemaProps } from '../schema/types.ts';
+import { crdSchemaForSwagger } from './openapi-v2-crd-schema.ts';
 
 /**
  * The schemas of the kinds a group/version serves, as kube-apiserver publishes them in OpenAPI: built-in kinds
@@ -15,6 +16,11 @@ import type { JSONSchemaProps } from '../schema/types.ts';
 export type Schemas = Record<string, Record<string, unknown>>;
 
 const META_PACKAGE = 'io.k8s.apimachinery.pkg.apis.meta.v1';
+const INT_OR_STRING = 'io.k8s.apimachinery.pkg.util.intstr.IntOrString';
+const INT_OR_STRING_DESCRIPTION =
+  'IntOrString is a type that can hold an int32 or a string.  When used in JSON or YAML marshalling and unmarshalling, it produces or consumes the inner type.  This allows you to have, for example, a JSON field that can accept a name or number.';
+/** Where Swagger 2.0 keeps its schemas; OpenAPI v3's are under `#/components/schemas/`. */
+const SWAGGER_REF_PREFIX = '#/definitions/';
 /** Types of apimachinery's meta/v1 that the built-in kinds refer to. */
 const META_TYPES = new Set(['ObjectMeta', 'OwnerReference', 'ManagedFieldsEntry', 'ListMeta', 'Condition']);
 
@@ -34,14 +40,37 @@ function definitionName(model: ModelType, pkg: string): string {
 class SchemaWriter {
   readonly schemas: Schemas = {};
   private readonly refPrefix: string;
+  /** Writing Swagger 2.0 (/openapi/v2) rather than OpenAPI v3. */
+  private readonly swagger: boolean;
   constructor(refPrefix: string) {
     this.refPrefix = refPrefix;
+    this.swagger = refPrefix === SWAGGER_REF_PREFIX;
+  }
+
+  /** A described reference to a definition, as kube-openapi writes one in each version. */
+  private describedRef($ref: string, description: string): Record<string, unknown> {
+    if (!description) return { $ref };
+    // A $ref's siblings are ignored in OpenAPI 3.0: kube-openapi wraps the reference to describe the field.
+    // Swagger 2.0 readers (kubectl's among them) take the description beside it, and see no type in an allOf.
+    return this.swagger ? { $ref, description } : { allOf: [{ $ref }], description };
+  }
+
+  /**
+   * A reference to apimachinery's IntOrString, defined as kube-openapi generates it: a string of format
+   * `int-or-string` in Swagger 2.0, `oneOf` integer or string in v3 (so `kubectl explain` names the type
+   * `IntOrString`, as against kube-apiserver).
+   */
+  private intOrString(description: string): Record<string, unknown> {
+    this.schemas[INT_OR_STRING] ??= {
+      description: INT_OR_STRING_DESCRIPTION,
+      ...(this.swagger ? { type: 'string' } : { oneOf: [{ type: 'integer' }, { type: 'string' }] }),
+      format: 'int-or-string',
+    };
+    return this.describedRef(`${this.refPrefix}${INT_OR_STRING}`, description);
   }
 
   private ref(model: ModelType, pkg: string, description: string): Record<string, unknown> {
-    const ref = { $ref: `${this.refPrefix}${definitionName(model, pkg)}` };
-    // A $ref's siblings are ignored in OpenAPI 3.0: kube-openapi wraps the reference to describe the field.
-    return description ? { allOf: [ref], description } : ref;
+    return this.describedRef(`${this.refPrefix}${definitionName(model, pkg)}`, description);
   }
 
   private field(node: TypeNode, pkg: string, description: string): Record<string, unknown> {
@@ -59,7 +88,7 @@ class SchemaWriter {
       case 'time':
         return described({ type: 'string', format: node.micro ? 'date-time-micro' : 'date-time' });
       case 'int-or-string':
-        return described({ type: 'string', format: 'int-or-string', 'x-kubernetes-int-or-string': true });
+        return this.intOrString(description);
       case 'any':
         return described({ type: 'object', 'x-kubernetes-preserve-unknown-fields': true });
       case 'array':
@@ -116,7 +145,17 @@ class SchemaWriter {
   async custom(def: ResourceDefinition, version: string): Promise<void> {
     const objectMeta = await loadModel('V1ObjectMeta');
     const metaName = await this.model(objectMeta, META_PACKAGE, 'metadata', objectMetaSmp);
-    const crdSchema = def.openApiSchema?.(version) ?? { type: 'object' };
+    const gvk = { 'x-kubernetes-group-version-kind': [{ group: def.group, kind: def.kind, version }] };
+    const name = `${def.group.split('.').reverse().join('.')}.${version}.${def.kind}`;
+    const metaRef = `${this.refPrefix}${metaName}`;
+    const crdSchema = this.swagger
+      ? crdSchemaForSwagger(def.openApiSchema?.(version), metaRef)
+      : ((def.openApiSchema?.(version) ?? { type: 'object' }) as Record<string, unknown>);
+    // No properties at all, not even metadata's: kubectl would refuse every field it was not told of.
+    if (!crdSchema) {
+      this.schemas[name] = { type: 'object', ...gvk };
+      return;
+    }
     const properties = { ...((crdSchema.properties as Record<string, JSONSchemaProps>) ?? {}) } as Record<
       string,
       unknown
@@ -131,17 +170,8 @@ class SchemaWriter {
       description:
         'Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase.',
     };
-    properties.metadata = {
-      allOf: [{ $ref: `${this.refPrefix}${metaName}` }],
-      description: "Standard object's metadata.",
-    };
-    const name = `${def.group.split('.').reverse().join('.')}.${version}.${def.kind}`;
-    this.schemas[name] = {
-      ...crdSchema,
-      type: 'object',
-      properties,
-      'x-kubernetes-group-version-kind': [{ group: def.group, kind: def.kind, version }],
-    };
+    properties.metadata = this.describedRef(metaRef, "Standard object's metadata.");
+    this.schemas[name] = { ...crdSchema, type: 'object', properties, ...gvk };
   }
 }
 

@@ -80,6 +80,8 @@ function resourcePaths(
       patch: op('patch', { parameters }),
     };
   }
+  for (const subresource of def.updateOnlySubresources ?? [])
+    paths[`${base}/{name}/${subresource}`] = { put: op('put', { parameters }) };
   return paths;
 }
 

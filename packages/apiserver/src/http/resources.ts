@@ -98,6 +98,8 @@ export async function handleResource(
 
   if (own) return own(verb);
   if (def.createOnly) return handleCreateOnly(verb);
+  if (request.subresource !== undefined)
+    checkSubresourceMethod(def, request.subresource, req.method ?? 'GET');
   if (request.subresource === 'scale' && def.scale) {
     if (name === undefined) throw notFoundResource();
     return handleScale(verb, name, def.scale);
@@ -123,11 +125,27 @@ export async function handleResource(
   }
 }
 
-/** Subresources the verbs serve: status, the kind's status-like ones (a CSR's approval) and scale. */
+/**
+ * Subresources the verbs serve: status, the kind's status-like ones (a CSR's approval), its update-only ones
+ * (a Namespace's finalize) and scale.
+ */
 function servesSubresource(def: ResourceDefinition, subresource: string): boolean {
-  if (subresource === 'status') return def.statusSubresource || def.resource === 'namespaces';
+  if (subresource === 'status') return def.statusSubresource;
   if (subresource === 'scale') return def.scale !== undefined;
-  return def.statusLikeSubresources?.includes(subresource) ?? false;
+  return (
+    (def.statusLikeSubresources?.includes(subresource) ?? false) ||
+    (def.updateOnlySubresources?.includes(subresource) ?? false)
+  );
+}
+
+/**
+ * The methods a subresource has routes for in kube-apiserver: GET, PUT and PATCH (its REST storage is a Getter
+ * and an Updater, never a Deleter), PUT alone for an update-only one; any other is a 405, so that a DELETE of
+ * `…/status` never reaches the object.
+ */
+function checkSubresourceMethod(def: ResourceDefinition, subresource: string, method: string): void {
+  const allowed = def.updateOnlySubresources?.includes(subresource) ? ['PUT'] : ['GET', 'PUT', 'PATCH'];
+  if (!allowed.includes(method)) throw newMethodNotAllowed();
 }
 
 /**

@@ -38,6 +38,11 @@ export interface ResourceSemantics {
    * as stored), which the kind's subresourceAdmit tells apart: a CertificateSigningRequest's `approval`.
    */
   statusLikeSubresources?: string[];
+  /**
+   * Subresources that take a whole object by PUT and serve no other verb, resetFields deciding what of it they
+   * keep: a Namespace's `finalize`, which writes spec.finalizers alone.
+   */
+  updateOnlySubresources?: string[];
   /** The `scale` subresource (autoscaling/v1 Scale) over the object's replicas. */
   scale?: ScaleSubresource;
   /** False for custom resources: an update must then carry metadata.resourceVersion. */
@@ -70,6 +75,12 @@ export interface ResourceStrategy {
   admitStatus?(obj: StoredObject, version: string, old?: StoredObject): FieldError[];
   /** What a name must be, when not a DNS subdomain (RBAC objects: any path segment, `system:basic-user`). */
   validName?(name: string, prefix?: boolean): string[];
+  /**
+   * Puts back, from the stored object, what an update through `subresource` (undefined: the main resource)
+   * may not change, as kube-apiserver's PrepareForUpdate does: a Namespace keeps its spec.finalizers and
+   * status on a main update and its status through `finalize`. Runs after defaults, before validation.
+   */
+  resetFields?(obj: StoredObject, current: StoredObject, subresource: string | undefined): void;
   /** Kind-specific validation of a new object (old is the current one for updates). */
   validate?(obj: StoredObject, old: StoredObject | undefined, version: string): FieldError[];
   /** Unknown fields of an incoming object below the top level (custom resources: what pruning removes). */

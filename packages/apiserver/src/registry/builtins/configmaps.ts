@@ -1,6 +1,6 @@
 /** ConfigMaps (core/v1). */
 
-import type { FieldError } from '@certkit/apimachinery';
+import { type FieldError, tooLong } from '@certkit/apimachinery';
 import { ageColumn, nameColumn } from '../printing.ts';
 import { age, builtin } from './builtin.ts';
 import { immutableData, MAX_SECRET_BYTES, validateDataMap } from './data-maps.ts';
@@ -23,13 +23,8 @@ export const configmaps = builtin({
     const size =
       validateDataMap(obj.data, 'data', errs, 'string') +
       validateDataMap(obj.binaryData, 'binaryData', errs, 'base64');
-    if (size > MAX_SECRET_BYTES) {
-      errs.push({
-        type: 'FieldValueTooLong',
-        field: '',
-        detail: `Too long: may not be more than ${MAX_SECRET_BYTES} bytes`,
-      });
-    }
+    // The whole object's path is '' in kube-apiserver's error (field.NewPath("")).
+    if (size > MAX_SECRET_BYTES) errs.push(tooLong('', MAX_SECRET_BYTES));
     const data = (obj.data as object) ?? {};
     for (const key of Object.keys((obj.binaryData as object) ?? {})) {
       if (key in data)

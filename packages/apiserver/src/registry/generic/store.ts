@@ -13,7 +13,6 @@ import {
   newAlreadyExists,
   newBadRequest,
   newConflict,
-  newInvalid,
   newNotFound,
   OBJECT_MODIFIED,
   type StatusError,
@@ -33,6 +32,12 @@ import { rememberStoredValue, utf8Text } from '../stored-json.ts';
 import { checkFieldSelector, fieldsOf, matcher, metadataMatcher } from './selectors.ts';
 import { list, listPaged } from './list.ts';
 import { checkDecodable, prepareCreate, prepareUpdate } from './strategy.ts';
+import {
+  checkUpdateVersion,
+  parseRequestedVersion,
+  refuseVersionOnCreate,
+  versionRequired,
+} from './resource-version.ts';
 import { deleteCollection, deleteObject, held } from './deletion.ts';
 import { watch } from './watch.ts';
 
@@ -163,6 +168,7 @@ export class ObjectStore {
     options: WriteOptions & { version?: string } = {},
   ): Promise<StoredObject> {
     const version = options.version ?? this.def.versions[0];
+    const requestedVersion = input.metadata?.resourceVersion;
     const obj = await prepareCreate(
       this,
       namespace,
@@ -174,6 +180,10 @@ export class ObjectStore {
       options.user,
     );
     this.def.setRequester?.(obj, options.user);
+    // As kube-apiserver's storage refuses it: after validation and admission, and not on a dry run (its dry-run
+    // storage never gets there) nor on apply's create (its update path drops the version).
+    if (!options.dryRun && !options.applied)
+      refuseVersionOnCreate(this.def, obj.metadata.name ?? '', requestedVersion);
     const release = await this.def.reserve?.(obj, undefined, this.context, options.dryRun === true);
     const generated = !obj.metadata.name;
     for (let attempt = 1; ; attempt++) {
@@ -219,6 +229,9 @@ export class ObjectStore {
       return current;
     }
     const key = this.key(current.metadata.namespace, current.metadata.name!);
+    // A dry run answers with the stored object's version, as kube-apiserver's dry-run storage hands the update
+    // the current revision: `kubectl diff --server-side` then shows no resourceVersion line removed.
+    if (options.dryRun) next.metadata.resourceVersion = current.metadata.resourceVersion;
     if (next.metadata.deletionTimestamp && !held(this, next)) {
       if (options.dryRun) return next;
       const { revision } = await this.storage.delete(key, currentRevision);
@@ -262,19 +275,11 @@ export class ObjectStore {
       );
     }
     const requested = inputMeta.resourceVersion;
-    if (!requested && !this.def.allowUnconditionalUpdate) {
-      throw newInvalid(this.def.group, this.def.kind, name, [
-        {
-          type: 'FieldValueInvalid',
-          field: 'metadata.resourceVersion',
-          value: 0,
-          detail: 'must be specified for an update',
-        },
-      ]);
-    }
+    // Refused before the read, as the store parses it: a version that is no number, or none where one is needed.
+    if (parseRequestedVersion(this.def, name, requested) === 0n && !this.def.allowUnconditionalUpdate)
+      throw versionRequired(this.def, name);
     const { obj: current, value: currentValue } = await this.getStored(namespace, name);
-    if (requested && requested !== current.metadata.resourceVersion)
-      throw newConflict(this.def, name, OBJECT_MODIFIED);
+    checkUpdateVersion(this.def, name, requested, current.metadata.resourceVersion);
     const prepared = prepareUpdate(
       this,
       current,
@@ -314,14 +319,15 @@ export class ObjectStore {
       const current = await this.get(namespace, name);
       const input = change(current);
       const requested = (input.metadata as { resourceVersion?: string } | undefined)?.resourceVersion;
-      if (requested && requested !== current.metadata.resourceVersion)
-        throw newConflict(this.def, name, OBJECT_MODIFIED);
+      // A version the change left (0 for none) is parsed and compared as the store does; none retries.
+      const conditional = parseRequestedVersion(this.def, name, requested) !== 0n;
+      if (conditional) checkUpdateVersion(this.def, name, requested, current.metadata.resourceVersion);
       const prepared = prepareUpdate(this, current, input, options, version);
       const next = prepared instanceof Promise ? await prepared : prepared;
       try {
         return await this.write(current, next, options);
       } catch (err) {
-        if (err instanceof ConflictError && !requested && attempt < MAX_PATCH_RETRIES) continue;
+        if (err instanceof ConflictError && !conditional && attempt < MAX_PATCH_RETRIES) continue;
         throw this.writeError(err, name);
       }
     }

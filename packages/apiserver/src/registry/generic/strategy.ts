@@ -336,11 +336,7 @@ function prepareUpdateObject(
   def.normalize?.(obj);
   def.defaults?.(obj);
   dropEmptyMetadataFields(obj);
-  // The namespace's spec and status are owned by its lifecycle, not by clients.
-  if (def.resource === 'namespaces') {
-    obj.spec = current.spec;
-    obj.status = current.status;
-  }
+  def.resetFields?.(obj, current, options.subresource);
   const errors: FieldError[] = [];
   const admit = statusUpdate && def.admitStatus ? def.admitStatus : def.admit;
   if (admit) errors.push(...admit(obj, version, current));
