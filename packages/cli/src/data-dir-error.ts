@@ -13,6 +13,7 @@ export function dataDirError(dir: string, err: unknown): Error {
 const CAUSES: Record<string, string> = {
   EEXIST: 'is a file, not a directory',
   ENOTDIR: 'a part of the path is a file, not a directory',
+  ENOENT: 'cannot be made there (ENOENT)',
   EACCES: 'permission denied (EACCES): certkit needs to create and write files there',
   EPERM: 'operation not permitted (EPERM): certkit needs to create and write files there',
   EROFS: 'on a read-only file system (EROFS)',

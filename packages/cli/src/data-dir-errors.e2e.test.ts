@@ -31,6 +31,8 @@ describe('certkit up with a data dir it cannot use', () => {
   for (const [what, dataDir, says] of [
     ['a file', () => file, 'is a file, not a directory'],
     ['below a file', () => join(file, 'data'), 'a part of the path is a file, not a directory'],
+    // Node's recursive mkdir never returns there (it loops on the ENOENT of an existing parent).
+    ['under /proc', () => '/proc/certkit-data', 'cannot be made there (ENOENT)'],
   ] as const) {
     it(`${what}: exit 1, one line`, async () => {
       const result = await runCli(['up', '--data-dir', dataDir(), '--port', '0']);
