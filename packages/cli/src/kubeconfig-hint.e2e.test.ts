@@ -28,7 +28,7 @@ describe('no kubeconfig, in the directory certkit up runs in', () => {
 
   /** `certkit ARGS` in `cwd` with no KUBECONFIG, no ~/.kube/config and no in-cluster service account. */
   async function certkit(...args: string[]) {
-    const env = { ...certkitEnv(), HOME: home };
+    const env: NodeJS.ProcessEnv = { ...certkitEnv(), HOME: home };
     delete env.KUBECONFIG;
     delete env.KUBERNETES_SERVICE_HOST;
     return run(process.execPath, [CERTKIT_BIN, ...args], { cwd, env }).then(
