@@ -29,6 +29,13 @@ function withCode(err: unknown, test: (code: string) => boolean): ErrorLike | un
   return chain(err).find((e) => typeof e.code === 'string' && test(e.code));
 }
 
+/** A 404 with kube's message for a path no resource serves, rather than an object that is not there. */
+function isUnservedResource(e: ErrorLike): boolean {
+  return (
+    e.status?.code === 404 && (e as Error).message === 'the server could not find the requested resource'
+  );
+}
+
 /**
  * The line for an error of the connection to the API server, or undefined for any other error. `server` is
  * the kubeconfig's URL when the caller knows it, else the address the socket error names.
@@ -57,6 +64,10 @@ export function describeConnectionError(err: unknown, server?: string): string |
   }
   if (err instanceof Error && (err.name === 'TimeoutError' || err.name === 'AbortError')) {
     return `the API server${server ? ` at ${server}` : ''} did not answer in time`;
+  }
+  if (chain(err).some((e) => (e as Error).name === 'StatusError' && isUnservedResource(e))) {
+    // kube's words for a resource the server does not serve: with certkit's commands, cert-manager's CRDs.
+    return `${(err as Error).message}: are the cert-manager CRDs installed? (kubectl apply -f deploy/crds.yaml, or run certkit up)`;
   }
   if (chain(err).some((e) => (e as Error).name === 'StatusError' && e.status?.code === 401)) {
     // kubectl's words for a token or client certificate the server does not accept.

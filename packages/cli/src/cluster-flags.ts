@@ -1,3 +1,5 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { KubeClient, loadClientConfig } from '@certkit/runtime';
 import { CLUSTER_FLAGS } from './commands/flag-tables.ts';
 import { type FlagTable, type FlagValues, parseFlags } from './flags.ts';
@@ -28,12 +30,32 @@ export function parseClusterFlags(
   };
 }
 
+/** Where `certkit up` (and `npm start`) write the kubeconfig, relative to where they run. */
+const UP_KUBECONFIG = join('.certkit', 'kubeconfig');
+
+/**
+ * No kubeconfig found, in a directory where `certkit up` wrote one: the usual first mistake is a second
+ * terminal without `export KUBECONFIG=.certkit/kubeconfig`, so the error says so.
+ */
+export function withUpKubeconfigHint(err: unknown, flags: ClusterFlags): unknown {
+  if (flags.kubeconfig || process.env.KUBECONFIG || !existsSync(UP_KUBECONFIG)) return err;
+  if (!(err instanceof Error) || !err.message.startsWith('no kubeconfig:')) return err;
+  return new Error(
+    `${err.message}; certkit up wrote ${UP_KUBECONFIG} here: export KUBECONFIG=${UP_KUBECONFIG}, or pass --kubeconfig ${UP_KUBECONFIG}`,
+    { cause: err },
+  );
+}
+
 /** A client for the cluster the flags name: --kubeconfig, else $KUBECONFIG, else in-cluster, else ~/.kube/config. */
 export async function clusterClient(
   flags: ClusterFlags,
   limits: { qps?: number; burst?: number } = {},
 ): Promise<{ client: KubeClient; namespace: string }> {
-  const config = await loadClientConfig({ path: flags.kubeconfig, context: flags.context });
+  const config = await loadClientConfig({ path: flags.kubeconfig, context: flags.context }).catch(
+    (err: unknown) => {
+      throw withUpKubeconfigHint(err, flags);
+    },
+  );
   const client = new KubeClient({ ...config, ...limits });
   return { client, namespace: flags.namespace ?? client.namespace };
 }

@@ -27,11 +27,20 @@ import {
 
 const here = dirname(fileURLToPath(import.meta.url));
 const EXAMPLE = join(here, '../../../examples/configmap-copier/controller.ts');
+const README = join(here, '../../../README.md');
 const COPY_LABEL = 'configmap-copier.example.com/copy';
 const NODE_LINES = [22, 24, 26];
 /** A line the packages' engines exclude: the command must say which Node it needs. */
 const TOO_OLD = 20;
 const run = promisify(execFile);
+
+/** The README's controller skeleton: the TypeScript block of its "Write your own controller". */
+function readmeSkeleton(markdown: string): string {
+  const section = markdown.slice(markdown.indexOf('\n## Write your own controller\n'));
+  const block = /```ts\n([\s\S]*?)```/.exec(section);
+  assert.ok(block, 'no TypeScript block under "Write your own controller" in README.md');
+  return block[1];
+}
 
 describe('the packages installed from their tarballs', () => {
   let packed: PackedPackage[];
@@ -50,6 +59,7 @@ describe('the packages installed from their tarballs', () => {
     packed = await packWorkspaces();
     project = await installTarballs(packed.map((p) => p.tarball));
     await copyFile(EXAMPLE, join(project, 'controller.ts'));
+    await writeFile(join(project, 'readme-skeleton.ts'), readmeSkeleton(await readFile(README, 'utf8')));
     [server] = await Promise.all([serverStarted, lines]);
   });
 
@@ -113,7 +123,7 @@ describe('the packages installed from their tarballs', () => {
     assert.deepEqual(stdout.trim().split('\n'), [join(project, 'node_modules', '@certkit', 'runtime')]);
   });
 
-  it('the example controller type-checks against the installed declarations alone', async () => {
+  it('the example controller and the README skeleton type-check against the installed declarations alone', async () => {
     // The repository's compiler and Node types; everything else (@certkit/*, kubernetes-types) from the
     // install, whose declarations must name every package they need as a dependency.
     const repoTypes = join(here, '../../../node_modules/@types');
@@ -131,7 +141,7 @@ describe('the packages installed from their tarballs', () => {
           typeRoots: [repoTypes],
           types: ['node'],
         },
-        files: ['controller.ts'],
+        files: ['controller.ts', 'readme-skeleton.ts'],
       }),
     );
     const tsc = join(
@@ -142,6 +152,7 @@ describe('the packages installed from their tarballs', () => {
       (err: { stdout: string }) => err,
     );
     assert.equal(result.stdout, '', 'tsc reported errors');
+    assert.match(await readFile(join(project, 'readme-skeleton.ts'), 'utf8'), /new Manager\(/);
   });
 
   for (const major of NODE_LINES) {

@@ -19,6 +19,8 @@ function find(commands: readonly Command[], name: string, path: readonly string[
 
 /** The command being run, once found: its flags say whether its errors are the cluster's (see below). */
 let running: Command | undefined;
+/** Its words (`secrets audit`), for the help a mistake on its command line points to. */
+let runningPath: readonly string[] = [];
 
 async function main(argv: string[]): Promise<void> {
   const [first, ...rest] = argv;
@@ -60,6 +62,7 @@ async function main(argv: string[]): Promise<void> {
   }
   if (asksForHelp(command.flags, args)) return void process.stdout.write(commandHelp(path, command));
   running = command;
+  runningPath = path;
   return command.run!(args, command.flags);
 }
 
@@ -70,6 +73,10 @@ main(process.argv.slice(2)).catch(async (err: unknown) => {
   // --kubeconfig; their socket errors are etcd's or their own listener's, said as they are).
   if (running?.flags.kubeconfig !== undefined) {
     message = (await import('./cluster-errors.ts')).describeConnectionError(err) ?? message;
+  }
+  // The flag parser knows the flags, not the command: point at that command's help, not the top one's.
+  if (err instanceof UsageError && runningPath.length > 0) {
+    message = message.replace('(see --help)', `(see "certkit ${runningPath.join(' ')} --help")`);
   }
   process.stderr.write(`certkit: ${message.split('\n')[0]}\n`);
   process.exit(err instanceof UsageError ? 2 : err instanceof TimedOut ? TIMED_OUT_STATUS : 1);

@@ -1,5 +1,5 @@
 import { chmod, mkdir, stat } from 'node:fs/promises';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 
 /**
  * The data dir holds the CA and serving keys, the admin token and every Secret (in state.db and its WAL): it
@@ -34,8 +34,33 @@ const FILES = [
 /** Makes `dir` if missing and sets it owner-only (0700), with a warning when it was wider. */
 export async function ensurePrivateDataDir(dir: string, warn: (line: string) => void): Promise<void> {
   // mkdir's mode applies to the directories it makes, never to an existing one: hence the check below.
-  await mkdir(dir, { recursive: true, mode: PRIVATE_DIR_MODE });
+  await makeDirs(dir);
   await restrict(dir, PRIVATE_DIR_MODE, warn);
+}
+
+/**
+ * `mkdir -p`. Node's recursive mkdir loops for ever where making a directory fails with ENOENT although its
+ * parent exists (under /proc, say): it makes the parent, which exists, and tries again. So the directory is
+ * made alone first, and the recursive mkdir is only for a missing parent.
+ */
+async function makeDirs(dir: string): Promise<void> {
+  try {
+    await mkdir(dir, { mode: PRIVATE_DIR_MODE });
+    return;
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'EEXIST' && (await stat(dir)).isDirectory()) return;
+    if (code !== 'ENOENT' || (await isDirectory(dirname(dir)))) throw err;
+  }
+  await mkdir(dir, { recursive: true, mode: PRIVATE_DIR_MODE });
+}
+
+async function isDirectory(path: string): Promise<boolean> {
+  try {
+    return (await stat(path)).isDirectory();
+  } catch {
+    return false;
+  }
 }
 
 /** Sets what certkit keeps in `dir` owner-only (0600, directories 0700), with a warning for each that was wider. */

@@ -21,7 +21,8 @@ import {
 import { certManagerAdmission, certManagerMutation } from '@certkit/certificates/api/admission';
 import { jsonLogger, type Logger } from '@certkit/runtime/log';
 import type { ServeFlags } from './args.ts';
-import { lockDataDir } from './data-dir-lock.ts';
+import { dataDirError } from './data-dir-error.ts';
+import { type DataDirLock, lockDataDir } from './data-dir-lock.ts';
 import { ensurePrivateDataDir, restrictDataDirFiles } from './private-data-dir.ts';
 
 /** A running control plane: the API server over SQLite in the data dir, with its kubeconfig written. */
@@ -102,10 +103,15 @@ export async function startControlPlane(
   log: Logger = jsonLogger('warn'),
 ): Promise<ControlPlane> {
   const dataDir = resolve(flags.dataDir);
-  await ensurePrivateDataDir(dataDir, warn);
-  // Before anything in the dir is read or written: a second server on it would share the database and
-  // rewrite the kubeconfig under the first one's clients.
-  const lock = lockDataDir(dataDir);
+  let lock: DataDirLock;
+  try {
+    await ensurePrivateDataDir(dataDir, warn);
+    // Before anything in the dir is read or written: a second server on it would share the database and
+    // rewrite the kubeconfig under the first one's clients.
+    lock = lockDataDir(dataDir);
+  } catch (err) {
+    throw dataDirError(dataDir, err);
+  }
   try {
     await restrictDataDirFiles(dataDir, warn);
     const plane = await startOnDataDir(dataDir, flags, log);

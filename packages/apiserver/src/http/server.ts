@@ -24,6 +24,7 @@ import { CrdController } from '../crd/controller.ts';
 import { GarbageCollector } from '../controllers/garbage-collector.ts';
 import { EventTtlController } from '../controllers/event-ttl.ts';
 import { NamespaceController } from '../controllers/namespaces.ts';
+import { DefaultServiceAccountsController } from '../controllers/default-service-accounts.ts';
 import { ServiceRangesRepair } from '../controllers/service-ranges-repair.ts';
 import { serviceRanges } from '../registry/builtins/service-ranges.ts';
 import { resourcePrefix } from '../registry/resource.ts';
@@ -194,6 +195,7 @@ export class ApiServer {
   private readonly crds: CrdController;
   private readonly gc: GarbageCollector;
   private readonly namespaces: NamespaceController;
+  private readonly defaultServiceAccounts: DefaultServiceAccountsController;
   private readonly eventTtl: EventTtlController;
   private readonly webhooks: AdmissionWebhooks;
   private readonly serviceRangesRepair: ServiceRangesRepair;
@@ -234,6 +236,8 @@ export class ApiServer {
     this.gc.onError = logError('garbage-collector');
     this.namespaces = new NamespaceController(this.registry, options.storage);
     this.namespaces.onError = logError('namespace-controller');
+    this.defaultServiceAccounts = new DefaultServiceAccountsController(this.registry, options.storage);
+    this.defaultServiceAccounts.onError = logError('serviceaccounts-controller');
     this.eventTtl = new EventTtlController(this.registry, options.storage, options.eventTtlMs);
     this.eventTtl.onError = logError('event-ttl');
     this.serviceRangesRepair = new ServiceRangesRepair(
@@ -349,6 +353,7 @@ export class ApiServer {
     server.storageReadiness.start();
     await server.namespaces.ensureDefaults();
     server.namespaces.start();
+    server.defaultServiceAccounts.start();
     server.gc.start();
     server.eventTtl.start();
     server.aggregator.start();
@@ -410,6 +415,7 @@ export class ApiServer {
     this.rbac.stop();
     this.serviceRangesRepair.stop();
     this.namespaces.stop();
+    this.defaultServiceAccounts.stop();
     this.crds.stop();
     this.webhooks.close();
     const closed = new Promise<void>((resolve) => this.listener.close(() => resolve()));

@@ -5,7 +5,7 @@ import {
   startCertificateController,
 } from '@certkit/certificates/controller';
 import { defaultRegistry, jsonLogger, KubeClient, loadClientConfig, namedLogger } from '@certkit/runtime';
-import { parseClusterFlags } from '../cluster-flags.ts';
+import { parseClusterFlags, withUpKubeconfigHint } from '../cluster-flags.ts';
 import { type FlagTable, UsageError } from '../flags.ts';
 import { logSettings } from '../log-flags.ts';
 import { controllerFlags } from './controller-flags.ts';
@@ -26,7 +26,11 @@ export async function controller(args: string[], table: FlagTable): Promise<void
   }
   const settings = controllerFlags(flags.values);
   const logs = logSettings(flags.values);
-  const config = await loadClientConfig({ path: flags.kubeconfig, context: flags.context });
+  const config = await loadClientConfig({ path: flags.kubeconfig, context: flags.context }).catch(
+    (err: unknown) => {
+      throw withUpKubeconfigHint(err, flags);
+    },
+  );
   const client = new KubeClient({
     ...config,
     qps: settings.qps,

@@ -136,7 +136,7 @@ export async function createCertificateRequest(
   const timeoutMs = timeout(v.timeout as string);
   const [name] = flags.positionals;
 
-  const cert = certificateFromManifest(await readFile(file, 'utf8'), file);
+  const cert = certificateFromManifest(await readManifest(file), file);
   // The key and the CSR as the controller makes them for this Certificate: from its defaulted spec.
   const defaulted = applyCertificateDefaults(cert);
   const key = await generatePrivateKey(defaulted.spec.privateKey);
@@ -196,5 +196,21 @@ export async function createCertificateRequest(
     output.err(`Certificate written to file ${certFile}\n`);
   } finally {
     client.close();
+  }
+}
+
+/** The manifest's text; a file that cannot be read is one line naming the flag and the cause in words. */
+async function readManifest(file: string): Promise<string> {
+  try {
+    return await readFile(file, 'utf8');
+  } catch (err) {
+    const { code, message } = err as NodeJS.ErrnoException;
+    const words: Record<string, string> = {
+      ENOENT: 'no such file',
+      EISDIR: 'is a directory, not a file',
+      EACCES: 'permission denied',
+    };
+    const cause = code && words[code] ? `${words[code]} (${code})` : message;
+    throw new Error(`--from-certificate-file ${file}: ${cause}`, { cause: err });
   }
 }

@@ -93,10 +93,20 @@ export async function serve(command: 'up' | 'apiserver', args: string[], table: 
       `  stop:       Ctrl-C\n`,
   );
   let stopping = false;
-  const stop = async (signal: string) => {
-    if (stopping) return;
+  const stop = async (signal: NodeJS.Signals) => {
+    if (stopping) {
+      // Node's convention: a second signal means the operator will not wait for a clean stop (one slowed by a
+      // busy database, say). The data dir is safe: SQLite's journal and the kernel's lock survive an exit.
+      process.stderr.write(`certkit: ${signal} received again, exiting without waiting for the stop\n`);
+      // Not process.exit(): it joins the SQLite writer thread, which finishes its statement first (a busy wait
+      // on a locked database lasts seconds). The signal's own default action ends the process now, and the
+      // shell sees it as ended by that signal (130 for Ctrl-C).
+      process.removeAllListeners(signal);
+      process.kill(process.pid, signal);
+      return;
+    }
     stopping = true;
-    process.stdout.write(`certkit: ${signal} received, stopping\n`);
+    process.stdout.write(`certkit: ${signal} received, stopping (again to exit at once)\n`);
     for (const s of stops) await s();
     await plane.close();
     process.exit(0);

@@ -26,7 +26,10 @@ export async function status(args: string[], table: FlagTable): Promise<string> 
   const format = output(flags.values.output);
   const [kind, name, ...extra] = flags.positionals;
   if (kind !== undefined && !CERTIFICATE_WORDS.has(kind)) {
-    throw new UsageError(`certkit status shows certificates; got ${JSON.stringify(kind)}`);
+    // The usual slip is a Certificate's name where the word `certificate` goes: say the command that works.
+    throw new UsageError(
+      `certkit status shows Certificates; got ${JSON.stringify(kind)}: for one, run "certkit status certificate ${kind}"`,
+    );
   }
   if (extra.length > 0) throw new UsageError('certkit status certificate takes one NAME');
   if (name !== undefined && flags.allNamespaces) {

@@ -195,7 +195,13 @@ describe('loadKubeconfig', () => {
     );
     const noCurrent = await write(stringify({ clusters: [], users: [], contexts: [] }));
     await assert.rejects(loadKubeconfig({ path: noCurrent }), /no current-context is set/);
-    await assert.rejects(loadKubeconfig({ path: join(dir, 'nope') }), /ENOENT/);
+    // One clear line: the path once, the cause in words (Node's own message would repeat the path).
+    await assert.rejects(loadKubeconfig({ path: join(dir, 'nope') }), {
+      message: `kubeconfig ${join(dir, 'nope')}: no such file (ENOENT)`,
+    });
+    await assert.rejects(loadKubeconfig({ path: dir }), {
+      message: `kubeconfig ${dir}: is a directory, not a file (EISDIR)`,
+    });
     const provider = await write(
       kubeconfig({ users: [{ name: 'u', user: { 'auth-provider': { name: 'gcp' } } }] }),
     );

@@ -127,6 +127,17 @@ async function parseKubeconfigText(text: string): Promise<unknown> {
   return parseYaml(text) as unknown;
 }
 
+/** Why a kubeconfig file could not be read, in words: Node's message repeats the path (`open '/x'`). */
+function unreadable(err: unknown): string {
+  const { code, message } = err as NodeJS.ErrnoException;
+  const words: Record<string, string> = {
+    ENOENT: 'no such file',
+    EISDIR: 'is a directory, not a file',
+    EACCES: 'permission denied',
+  };
+  return code && words[code] ? `${words[code]} (${code})` : message;
+}
+
 async function mergeFiles(files: string[]): Promise<MergedKubeconfig> {
   const merged: MergedKubeconfig = { files, clusters: new Map(), users: new Map(), contexts: new Map() };
   for (const file of files) {
@@ -134,7 +145,7 @@ async function mergeFiles(files: string[]): Promise<MergedKubeconfig> {
     try {
       doc = await parseKubeconfigText(await readFile(file, 'utf8'));
     } catch (err) {
-      throw new Error(`kubeconfig ${file}: ${(err as Error).message}`, { cause: err });
+      throw new Error(`kubeconfig ${file}: ${unreadable(err)}`, { cause: err });
     }
     if (doc === null || doc === undefined) continue; // an empty file is an empty config, as in clientcmd
     if (typeof doc !== 'object' || Array.isArray(doc)) throw new Error(`kubeconfig ${file}: not a mapping`);
