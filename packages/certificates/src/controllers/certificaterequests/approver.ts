@@ -35,7 +35,7 @@ export function awaitsApproval(cr: CertificateRequest): boolean {
 /** The approval as the approver writes it, on a draft of any controller's status write. */
 export function approve(draft: StatusDraft): void {
   draft.setCondition(ConditionType.Approved, 'True', APPROVED_REASON, APPROVED_MESSAGE);
-  draft.event('Normal', APPROVED_REASON, APPROVED_MESSAGE);
+  draft.event('Normal', APPROVED_REASON, APPROVED_MESSAGE, APPROVER_NAME);
 }
 
 /** The requests the approver left for a signer to approve, by uid, and the signers to wake for them. */
@@ -90,7 +90,7 @@ export function newApproverController(ctx: ControllerContext, handOff: ApprovalH
       // from CA to ACME), nothing would write the approval, and the request needs this approver after all.
       return { requeueAfter: HAND_OFF_RECHECK_MS };
     }
-    const draft = new StatusDraft(ctx, cr);
+    const draft = new StatusDraft(ctx, APPROVER_NAME, cr);
     approve(draft);
     // On a conflict the newer object's event re-enqueues the request, and it is judged afresh.
     if ((await draft.commit()) === 'conflict') return { requeueAfter: 200 };

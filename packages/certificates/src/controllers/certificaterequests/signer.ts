@@ -120,7 +120,7 @@ export function newSignerController(
     const lookup = lookupIssuer(ctx, cr);
     if ('foreign' in lookup) return;
     if (!owns(lookup)) return;
-    const draft = new StatusDraft(ctx, cr);
+    const draft = new StatusDraft(ctx, name, cr);
 
     if (isDenied(cr)) {
       draft.denied();

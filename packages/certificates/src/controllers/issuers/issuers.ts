@@ -144,8 +144,8 @@ export function newIssuerController(ctx: ControllerContext, kind: IssuerKind): C
     const involved = { ...issuer, apiVersion: API_VERSION, kind };
     // SelfSigned's IsReady carries no message and, as in cert-manager, no event.
     if (!readiness.message) return;
-    if (readiness.ready) ctx.recorder.normal(involved, readiness.reason, readiness.message);
-    else ctx.recorder.warning(involved, readiness.reason, readiness.message);
+    if (readiness.ready) ctx.recorder.from(name).normal(involved, readiness.reason, readiness.message);
+    else ctx.recorder.from(name).warning(involved, readiness.reason, readiness.message);
   }
 
   const controller = new Controller({

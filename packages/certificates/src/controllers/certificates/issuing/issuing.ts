@@ -31,6 +31,7 @@ import {
   ownedRequests,
   requestRevision,
 } from '../shared/gather.ts';
+import { ISSUING_CONTROLLER } from './controller-name.ts';
 import { KeystoreError, keystorePasswords, keystoresToWrite, warnOnKeystoreError } from './keystores.ts';
 import { effectiveCleanupPolicy, ownerReferenceMismatch } from '../shared/owner-reference.ts';
 import { requestMatchesSpec } from '../shared/policies.ts';
@@ -72,7 +73,7 @@ import {
  * revision. It never writes Ready.
  */
 
-export const ISSUING_CONTROLLER = 'certificates-issuing';
+export { ISSUING_CONTROLLER };
 
 const isIssuing = (cert: Certificate) => hasCondition(cert, 'Issuing', 'True');
 
@@ -273,7 +274,7 @@ async function failIssuance(
     },
     signal,
   );
-  if (write === 'written') ctx.recorder.warning(cert, reason, message);
+  if (write === 'written') ctx.recorder.from(ISSUING_CONTROLLER).warning(cert, reason, message);
   return resultOf(write);
 }
 
@@ -326,7 +327,9 @@ async function completeIssuance(
     signal,
   );
   if (write === 'written')
-    ctx.recorder.normal(cert, 'Issuing', 'The certificate has been successfully issued');
+    ctx.recorder
+      .from(ISSUING_CONTROLLER)
+      .normal(cert, 'Issuing', 'The certificate has been successfully issued');
   return resultOf(write);
 }
 

@@ -101,7 +101,7 @@ function warnInvalidSpec(
   const violation = invalidSpec(cert);
   if (!violation || write !== 'written') return;
   if (before?.reason === violation.reason && before.message === violation.message) return;
-  ctx.recorder.warning(cert, violation.reason, violation.message);
+  ctx.recorder.from(READINESS_CONTROLLER).warning(cert, violation.reason, violation.message);
 }
 
 /** Per controller context: the window error last warned about, by Certificate uid. */
@@ -120,7 +120,7 @@ function warnUnsatisfiableWindows(ctx: ControllerContext, input: PolicyInput): v
   const uid = cert.metadata.uid ?? `${cert.metadata.namespace}/${cert.metadata.name}`;
   if (warned.get(uid) === violation?.message) return;
   warned.set(uid, violation?.message);
-  if (violation) ctx.recorder.warning(cert, violation.reason, violation.message);
+  if (violation) ctx.recorder.from(READINESS_CONTROLLER).warning(cert, violation.reason, violation.message);
 }
 
 /** Look again when the certificate expires, so that Ready turns False even if nothing else happens. */

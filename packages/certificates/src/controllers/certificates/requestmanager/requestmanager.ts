@@ -135,11 +135,9 @@ async function createRequest(
     // stored spec's, as cert-manager copies them.
     csrPem = await buildCertificateRequest(applyCertificateDefaults(cert).spec, key);
   } catch (err) {
-    ctx.recorder.warning(
-      cert,
-      'RequestFailed',
-      `Failed to generate CSR: ${(err as Error).message} - will not retry`,
-    );
+    ctx.recorder
+      .from(REQUEST_MANAGER_CONTROLLER)
+      .warning(cert, 'RequestFailed', `Failed to generate CSR: ${(err as Error).message} - will not retry`);
     return;
   }
   const cr = requestObject(cert, revision, keySecretName, csrPem);
@@ -147,19 +145,15 @@ async function createRequest(
   const namespace = cert.metadata.namespace ?? '';
   try {
     const created = await ctx.certificateRequestClient.create(namespace, cr, { signal });
-    ctx.recorder.normal(
-      cert,
-      'Requested',
-      `Created new CertificateRequest resource "${created.metadata.name}"`,
-    );
+    ctx.recorder
+      .from(REQUEST_MANAGER_CONTROLLER)
+      .normal(cert, 'Requested', `Created new CertificateRequest resource "${created.metadata.name}"`);
     return;
   } catch (err) {
     if (!isAlreadyExists(err)) {
-      ctx.recorder.warning(
-        cert,
-        'RequestFailed',
-        `Failed to create CertificateRequest: ${(err as Error).message}`,
-      );
+      ctx.recorder
+        .from(REQUEST_MANAGER_CONTROLLER)
+        .warning(cert, 'RequestFailed', `Failed to create CertificateRequest: ${(err as Error).message}`);
       throw err;
     }
   }

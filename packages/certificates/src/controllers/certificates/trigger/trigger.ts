@@ -105,13 +105,15 @@ export function triggerReconciler(ctx: ControllerContext): Reconciler {
     );
     if (write === 'written') {
       if (windowError !== undefined) {
-        ctx.recorder.warning(
-          cert,
-          WINDOW_ERROR_REASON,
-          `Renewing certificate without satisfying renewal windows due to ${windowError}`,
-        );
+        ctx.recorder
+          .from(TRIGGER_CONTROLLER)
+          .warning(
+            cert,
+            WINDOW_ERROR_REASON,
+            `Renewing certificate without satisfying renewal windows due to ${windowError}`,
+          );
       }
-      ctx.recorder.normal(cert, 'Issuing', violation.message);
+      ctx.recorder.from(TRIGGER_CONTROLLER).normal(cert, 'Issuing', violation.message);
     }
     return resultOf(write);
   };
