@@ -119,6 +119,39 @@ describe('issuers controllers', () => {
     assert.ok(Date.now() - created < 2_000, `issued ${Date.now() - created} ms after the Secret was created`);
   });
 
+  it("says which entry a CA Secret lacks in CA.Setup's words: tls.crt first, then tls.key", async () => {
+    // The usual mistakes: `kubectl create secret generic` with the certificate alone, or with the wrong keys.
+    const b64 = (text: string) => Buffer.from(text).toString('base64');
+    const { data } = tlsSecret(ns, 'x', { certPem: root.certPem, key: root.key });
+    const cases = [
+      { name: 'cert-only', data: { 'tls.crt': data!['tls.crt'] }, lacks: 'tls.key' },
+      { name: 'key-only', data: { 'tls.key': data!['tls.key'] }, lacks: 'tls.crt' },
+      {
+        name: 'wrong-keys',
+        data: { 'ca.crt': b64(root.certPem), 'ca.key': data!['tls.key'] },
+        lacks: 'tls.crt',
+      },
+    ];
+    for (const c of cases) {
+      await secrets(h).create(ns, {
+        apiVersion: 'v1',
+        kind: 'Secret',
+        metadata: { name: `${c.name}-ca`, namespace: ns },
+        data: c.data,
+      });
+      await issuers(h).create(ns, caIssuer(c.name, `${c.name}-ca`));
+    }
+    for (const c of cases) {
+      const { ready } = await readyCondition(c.name, (r) => r.status === 'False');
+      assert.equal(ready.reason, 'ErrGetKeyPair', c.name);
+      assert.equal(
+        ready.message,
+        `Error getting keypair for CA issuer: no data for "${c.lacks}" in secret '${ns}/${c.name}-ca'`,
+      );
+      assert.equal((await eventWith(ns, c.name, 'ErrGetKeyPair')).message, ready.message);
+    }
+  });
+
   it('reports bad CA data as ErrGetKeyPair, with a Warning event', async () => {
     await secrets(h).create(ns, tlsSecret(ns, 'garbage-ca', { certPem: 'not a certificate', key: root.key }));
     await issuers(h).create(ns, caIssuer('garbage', 'garbage-ca'));

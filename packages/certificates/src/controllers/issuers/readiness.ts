@@ -5,7 +5,7 @@ import { certificateMatchesKey } from '../../pki/index.ts';
 import type { ACMEIssuerStatus } from '../../api/types.ts';
 import type { ControllerContext } from '../context.ts';
 import { acmeReadiness } from './acme-setup.ts';
-import { cachedCaKeyPair, caValidityProblem } from './ca-keypair.ts';
+import { cachedCaKeyPair, caValidityProblem, missingSetupEntry } from './ca-keypair.ts';
 import { resourceNamespace, issuerType, type IssuerHandle } from './generic.ts';
 
 /**
@@ -66,6 +66,8 @@ async function caReadiness(ctx: ControllerContext, handle: IssuerHandle): Promis
         ReadinessReasons.ErrGetKeyPair,
         `${GET_KEY_PAIR_PREFIX}secrets "${secretName}" not found`,
       );
+    const missing = missingSetupEntry(secret);
+    if (missing) return notReady(ReadinessReasons.ErrGetKeyPair, GET_KEY_PAIR_PREFIX + missing);
     pair = cachedCaKeyPair(secret);
   } catch (err) {
     return notReady(ReadinessReasons.ErrGetKeyPair, GET_KEY_PAIR_PREFIX + (err as Error).message);
