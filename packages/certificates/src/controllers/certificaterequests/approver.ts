@@ -40,6 +40,11 @@ export function approve(draft: StatusDraft): void {
 
 /** The requests the approver left for a signer to approve, by uid, and the signers to wake for them. */
 export class ApprovalHandOff {
+  /**
+   * Whether the approver runs in this process. Without it (`--controllers=*,-certificaterequests-approver`,
+   * another approval controller such as approver-policy decides) the signers say why they wait.
+   */
+  approverRunning = false;
   readonly #uids = new Set<string>();
   readonly #signers: ((cr: CertificateRequest) => void)[] = [];
   #settled: (cr: CertificateRequest) => void = () => {};
@@ -81,6 +86,7 @@ function answeredBySigner(ctx: ControllerContext, cr: CertificateRequest): boole
 }
 
 export function newApproverController(ctx: ControllerContext, handOff: ApprovalHandOff): Controller {
+  handOff.approverRunning = true;
   async function reconcile(request: Request): Promise<Result | void> {
     const cr = ctx.certificateRequests.getStore().get(`${request.namespace}/${request.name}`);
     if (!cr || cr.metadata?.deletionTimestamp || !awaitsApproval(cr)) return;

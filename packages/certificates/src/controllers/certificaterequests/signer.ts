@@ -61,6 +61,12 @@ export interface SignerControllerOptions {
   reportIssuerProblems: boolean;
 }
 
+export const WAITING_FOR_APPROVAL = 'WaitingForApproval';
+export const WAITING_FOR_APPROVAL_MESSAGE = 'Not signing CertificateRequest until it is Approved';
+
+/** cert-manager's name of the signer of an issuer type: `certificaterequests-issuer-<type>`. */
+export const signerControllerName = (type: Signer['type']) => `certificaterequests-issuer-${type}`;
+
 /** cert-manager's DefaultItemBasedRateLimiter: 5 s doubling to 5 min. */
 export const signerRateLimiter = () => new ItemExponentialFailureRateLimiter<string>(5_000, 5 * 60_000);
 
@@ -95,7 +101,7 @@ export function newSignerController(
   handOff: ApprovalHandOff,
   options: SignerControllerOptions,
 ): Controller {
-  const name = `certificaterequests-issuer-${signer.type}`;
+  const name = signerControllerName(signer.type);
 
   /**
    * The signer whose type the issuer has handles the request; requests no in-tree signer would take (issuer
@@ -128,7 +134,16 @@ export function newSignerController(
     }
     if (isInvalidRequest(cr)) return;
     if (!isApproved(cr)) {
-      if (!handOff.isHandedOver(cr)) return;
+      if (!handOff.isHandedOver(cr)) {
+        // cert-manager's signers say so at every sync of a request not approved yet; here only when no
+        // approver of this process will approve it, which is when a user looks for the reason. Nothing
+        // else changed: the commit writes nothing and records the event.
+        if (!handOff.approverRunning) {
+          draft.event('Normal', WAITING_FOR_APPROVAL, WAITING_FOR_APPROVAL_MESSAGE);
+          await draft.commit();
+        }
+        return;
+      }
       approve(draft);
     }
     const reason = readyReason(cr);
