@@ -1,4 +1,3 @@
-import { X509Certificate } from 'node:crypto';
 import { isNotFound, type KubeObject } from '@certkit/apimachinery';
 import { Annotations } from '@certkit/certificates/api/constants';
 import type { Certificate, CertificateRequest, ClusterIssuer, Issuer } from '@certkit/certificates/api/types';
@@ -9,6 +8,7 @@ import {
 } from '@certkit/certificates/controllers/refs';
 import { builtins, type KubeClient } from '@certkit/runtime';
 import { acmeLines } from './status-acme.ts';
+import { secretCertificateLines } from './status-secret-format.ts';
 
 /**
  * `certkit status certificate NAME`: one Certificate and what it hangs on, in one view, as cmctl's `status
@@ -149,29 +149,14 @@ async function secretLines(client: KubeClient, namespace: string, name: string):
   }
   const pem = secret.data?.['tls.crt'];
   if (!pem) return [...lines, '  no tls.crt in it'];
-  let x509: X509Certificate;
+  let certificate: string[];
   try {
-    x509 = new X509Certificate(Buffer.from(pem, 'base64'));
+    certificate = secretCertificateLines(Buffer.from(pem, 'base64'));
   } catch (err) {
     return [...lines, `  tls.crt is not a PEM certificate: ${(err as Error).message}`];
   }
-  return [
-    ...lines,
-    `  Subject: ${oneLine(x509.subject)}`,
-    `  Issuer: ${oneLine(x509.issuer)}`,
-    `  Serial Number: ${x509.serialNumber}`,
-    `  Not Before: ${x509.validFromDate.toISOString()}`,
-    `  Not After: ${x509.validToDate.toISOString()}`,
-    ...(x509.subjectAltName ? [`  Subject Alternative Names: ${x509.subjectAltName}`] : []),
-    `  Is CA: ${x509.ca}`,
-    `  Fingerprint (SHA-256): ${x509.fingerprint256}`,
-  ];
-}
-
-/** Node prints a distinguished name one attribute a line; the view wants them on one. */
-function oneLine(dn: string | undefined): string {
-  // A certificate with its names only in the SAN extension has an empty subject, which Node gives as undefined.
-  return dn?.split('\n').filter(Boolean).join(', ') || '<empty>';
+  // cmctl shows the Secret's Events too.
+  return [...lines, ...certificate, ...(await eventLines(client, namespace, secret.metadata?.uid, '  '))];
 }
 
 /** The request requestLines shows, whether it is the next revision's, or why there is none to show. */
