@@ -95,6 +95,10 @@ describe('issuers controllers', () => {
     assert.equal(ready.reason, 'ErrGetKeyPair');
     assert.equal(ready.message, 'Error getting keypair for CA issuer: secrets "early-ca" not found');
     assert.equal((await eventWith(ns, 'early', 'ErrGetKeyPair')).type, 'Warning');
+    assert.equal(
+      (await eventWith(ns, 'early', 'ErrInitIssuer')).message,
+      'Error initializing issuer: secrets "early-ca" not found',
+    );
 
     // A request waiting on it.
     const key = await generatePrivateKey({ algorithm: 'ECDSA' });
@@ -149,6 +153,13 @@ describe('issuers controllers', () => {
         `Error getting keypair for CA issuer: no data for "${c.lacks}" in secret '${ns}/${c.name}-ca'`,
       );
       assert.equal((await eventWith(ns, c.name, 'ErrGetKeyPair')).message, ready.message);
+      // And cert-manager's issuers controller's own Warning for the error Setup returned.
+      const init = await eventWith(ns, c.name, 'ErrInitIssuer');
+      assert.equal(init.type, 'Warning');
+      assert.equal(
+        init.message,
+        `Error initializing issuer: no data for "${c.lacks}" in secret '${ns}/${c.name}-ca'`,
+      );
     }
   });
 
