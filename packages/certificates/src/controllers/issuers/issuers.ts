@@ -143,10 +143,11 @@ export function newIssuerController(ctx: ControllerContext, kind: IssuerKind): C
   function record(issuer: GenericIssuer, readiness: Readiness): void {
     const involved = { ...issuer, apiVersion: API_VERSION, kind };
     // SelfSigned's IsReady carries no message and, as in cert-manager, no event.
-    if (!readiness.message) return;
     const recorder = ctx.recorder.from(name);
-    if (readiness.ready) recorder.normal(involved, readiness.reason, readiness.message);
-    else recorder.warning(involved, readiness.reason, readiness.message);
+    if (readiness.message && readiness.event !== false) {
+      if (readiness.ready) recorder.normal(involved, readiness.reason, readiness.message);
+      else recorder.warning(involved, readiness.reason, readiness.message);
+    }
     // cert-manager's Sync adds its own Warning for an error Setup returned, after Setup's.
     if (readiness.initError)
       recorder.warning(

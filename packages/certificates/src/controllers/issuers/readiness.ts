@@ -32,6 +32,11 @@ export interface Readiness {
    */
   retry?: boolean;
   /**
+   * Whether cert-manager's Setup records the condition as an Event too (default true: the CA issuer does for
+   * every answer; the ACME issuer only for a few).
+   */
+  event?: boolean;
+  /**
    * The error cert-manager's Setup returns for this answer, where it returns one (a CA Secret missing or
    * unreadable): its issuers controller then records a second Warning, ErrInitIssuer, with it.
    */
