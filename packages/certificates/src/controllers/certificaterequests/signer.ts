@@ -77,9 +77,9 @@ export function signingFailure(type: 'selfsigned' | 'ca', err: unknown): SignOut
   const message = (err as Error).message ?? String(err);
   if (err instanceof SigningError && err.reason === 'InvalidRequest') {
     const reason = type === 'ca' ? 'SigningError' : 'ErrorGenerating';
-    return {
-      failed: { reason, message: `Error generating certificate template: ${message}`, invalidRequest: true },
-    };
+    // cert-manager's reporter.Failed, without InvalidRequest: no in-tree signer of cert-manager sets that
+    // condition, and the Certificate's Issuing=False takes its reason from it (Failed, not SigningError).
+    return { failed: { reason, message: `Error generating certificate template: ${message}` } };
   }
   if (err instanceof SigningError && err.reason === 'KeyMismatch') {
     return {
