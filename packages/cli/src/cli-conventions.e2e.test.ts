@@ -298,6 +298,40 @@ describe('certkit status', () => {
     assert.doesNotMatch(out, /\bapi\b/, 'it shows the other Certificate too');
   });
 
+  it("status certificate NAME: an issuer or Secret that is missing, in cmctl's lines", async () => {
+    // In a namespace of their own, so that the listings of `default` stay as the other tests expect.
+    const ns = 'lost-things';
+    await admin.resource(builtins.namespaces).create(undefined, { metadata: { name: ns } });
+    const certificates = admin.resource<Certificate>(certificatesRef);
+    const lost = (name: string, issuerRef: Certificate['spec']['issuerRef']) =>
+      certificates.create(ns, {
+        apiVersion: 'cert-manager.io/v1',
+        kind: 'Certificate',
+        metadata: { name, namespace: ns },
+        spec: { secretName: `${name}-tls`, dnsNames: [`${name}.example.test`], issuerRef },
+      } as Certificate);
+    await lost('lost', { name: 'nowhere' });
+    await lost('lost-cluster', { name: 'nowhere', kind: 'ClusterIssuer' });
+    await lost('external', { name: 'vault', kind: 'VaultIssuer', group: 'vault.example.com' });
+    const shown = async (name: string) => {
+      const result = await runCli(['status', '--kubeconfig', kubeconfig, '-n', ns, 'certificate', name]);
+      assert.equal(result.code, 0, result.stderr);
+      return result.stdout;
+    };
+    const lostOut = await shown('lost');
+    assert.match(lostOut, /^error when getting Issuer: issuers\.cert-manager\.io "nowhere" not found\n/m);
+    assert.match(lostOut, /^error when finding Secret "lost-tls": secrets "lost-tls" not found\n/m);
+    assert.doesNotMatch(lostOut, /^Issuer:$/m);
+    assert.match(
+      await shown('lost-cluster'),
+      /^error when getting ClusterIssuer: clusterissuers\.cert-manager\.io "nowhere" not found\n/m,
+    );
+    assert.match(
+      await shown('external'),
+      /^The VaultIssuer "vault" is not of the group cert-manager\.io, this command currently does not support third party issuers\.\nTo get more information about "vault", try 'kubectl describe'\n/m,
+    );
+  });
+
   it('status certificate NAME -o json|yaml: the Certificate object', async () => {
     const json = JSON.parse((await status('certificate', 'web', '-o', 'json')).stdout) as Certificate;
     assert.equal(json.kind, 'Certificate');

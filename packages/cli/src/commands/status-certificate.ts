@@ -1,4 +1,4 @@
-import { isNotFound, type KubeObject } from '@certkit/apimachinery';
+import type { KubeObject } from '@certkit/apimachinery';
 import { Annotations } from '@certkit/certificates/api/constants';
 import type { Certificate, CertificateRequest, ClusterIssuer, Issuer } from '@certkit/certificates/api/types';
 import {
@@ -121,8 +121,12 @@ async function issuerLines(client: KubeClient, cert: Certificate): Promise<strin
   const ref = cert.spec.issuerRef;
   const kind = ref.kind ?? 'Issuer';
   const lines = ['Issuer:', `  Name: ${ref.name}`, `  Kind: ${kind}`];
-  if ((ref.group ?? 'cert-manager.io') !== 'cert-manager.io') {
-    return [...lines, `  Group: ${ref.group} (an external issuer: not read)`];
+  // What cmctl prints in place of the section when it cannot show the issuer, in its words.
+  if ((ref.group || 'cert-manager.io') !== 'cert-manager.io') {
+    return [
+      `The ${kind} "${ref.name}" is not of the group cert-manager.io, this command currently does not support third party issuers.`,
+      `To get more information about "${ref.name}", try 'kubectl describe'`,
+    ];
   }
   try {
     const issuer =
@@ -135,7 +139,9 @@ async function issuerLines(client: KubeClient, cert: Certificate): Promise<strin
       ...(await eventLines(client, issuer.metadata.namespace ?? '', issuer.metadata.uid, '  ')),
     ];
   } catch (err) {
-    return [...lines, `  ${isNotFound(err) ? `${kind} not found` : (err as Error).message}`];
+    return [
+      `error when getting ${kind === 'ClusterIssuer' ? 'ClusterIssuer' : 'Issuer'}: ${(err as Error).message}`,
+    ];
   }
 }
 
@@ -145,7 +151,8 @@ async function secretLines(client: KubeClient, namespace: string, name: string):
   try {
     secret = await client.resource<Secret>(builtins.secrets).get(namespace, name);
   } catch (err) {
-    return [...lines, `  ${isNotFound(err) ? 'Secret not found' : (err as Error).message}`];
+    // cmctl's line in place of the section.
+    return [`error when finding Secret "${name}": ${(err as Error).message}`];
   }
   const pem = secret.data?.['tls.crt'];
   if (!pem) return [...lines, '  no tls.crt in it'];
