@@ -7,7 +7,7 @@ import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
 import { parse as parseYaml } from 'yaml';
 import type { Certificate, Issuer } from '@certkit/certificates/api/types';
-import { certificatesRef, issuersRef } from '@certkit/certificates/controllers/refs';
+import { certificateRequestsRef, certificatesRef, issuersRef } from '@certkit/certificates/controllers/refs';
 import { builtins, KubeClient, loadKubeconfig } from '@certkit/runtime';
 import { CERTKIT_BIN, certkitEnv, type RunningCli, runCli, startCli } from '@certkit/testenv/cli/cli-process';
 import { type Command, COMMANDS } from './command-table.ts';
@@ -326,6 +326,24 @@ describe('certkit status', () => {
       await shown('lost-cluster'),
       /^error when getting ClusterIssuer: clusterissuers\.cert-manager\.io "nowhere" not found\n/m,
     );
+    // A Certificate whose requests are gone (deleted by hand, or never made: a Secret taken over as it was):
+    // cmctl's sentence for none.
+    await admin.resource<Issuer>(issuersRef).create(ns, {
+      apiVersion: 'cert-manager.io/v1',
+      kind: 'Issuer',
+      metadata: { name: 'selfsigned', namespace: ns },
+      spec: { selfSigned: {} },
+    } as Issuer);
+    await lost('kept', { name: 'selfsigned' });
+    const requests = admin.resource(certificateRequestsRef);
+    for (let attempt = 0; ; attempt++) {
+      const cert = await certificates.get(ns, 'kept');
+      if (cert.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')) break;
+      if (attempt > 600) throw new Error('Certificate kept did not become Ready in 30 s');
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    for (const cr of (await requests.list(ns)).items) await requests.delete(ns, cr.metadata?.name ?? '');
+    assert.match(await shown('kept'), /^No CertificateRequest found for this Certificate$/m);
     assert.match(
       await shown('external'),
       /^The VaultIssuer "vault" is not of the group cert-manager\.io, this command currently does not support third party issuers\.\nTo get more information about "vault", try 'kubectl describe'\n/m,

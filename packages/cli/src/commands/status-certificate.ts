@@ -184,7 +184,7 @@ async function findRequest(client: KubeClient, cert: Certificate): Promise<Found
       cr.metadata.ownerReferences?.some((o) => o.uid === cert.metadata.uid),
     );
   } catch (err) {
-    return { none: `cannot list them: ${(err as Error).message}` };
+    return { none: (err as Error).message };
   }
   const ofRevision = (r: number) =>
     requests.find((cr) => cr.metadata.annotations?.[Annotations.certificateRevision] === String(r));
@@ -196,9 +196,10 @@ async function findRequest(client: KubeClient, cert: Certificate): Promise<Found
 
 async function requestLines(client: KubeClient, found: FoundRequest): Promise<string[]> {
   if ('none' in found) {
+    // cmctl's lines: its error in place of the section, or its sentence for none.
     return found.none
-      ? ['CertificateRequest:', `  ${found.none}`]
-      : ['CertificateRequest: <none> (no issuance in progress)'];
+      ? [`error when finding CertificateRequest: ${found.none}`]
+      : ['No CertificateRequest found for this Certificate'];
   }
   const { request, next } = found;
   return [
