@@ -75,6 +75,9 @@ import {
 
 export { ISSUING_CONTROLLER };
 
+/** This controller's Event recorder: its Events name it as their source (docs/adr/0903). */
+const events = (ctx: ControllerContext) => ctx.recorder.from(ISSUING_CONTROLLER);
+
 const isIssuing = (cert: Certificate) => hasCondition(cert, 'Issuing', 'True');
 
 /**
@@ -274,7 +277,7 @@ async function failIssuance(
     },
     signal,
   );
-  if (write === 'written') ctx.recorder.from(ISSUING_CONTROLLER).warning(cert, reason, message);
+  if (write === 'written') events(ctx).warning(cert, reason, message);
   return resultOf(write);
 }
 
@@ -327,9 +330,7 @@ async function completeIssuance(
     signal,
   );
   if (write === 'written')
-    ctx.recorder
-      .from(ISSUING_CONTROLLER)
-      .normal(cert, 'Issuing', 'The certificate has been successfully issued');
+    events(ctx).normal(cert, 'Issuing', 'The certificate has been successfully issued');
   return resultOf(write);
 }
 
