@@ -85,6 +85,15 @@ describe('certkit --help and -h', () => {
     oneLineError(await runCli(['up', '--log-level', 'loud']), 'certkit up --log-level loud');
     oneLineError(await runCli(['controller', '-v', 'many']), 'certkit controller -v many');
     oneLineError(await runCli(['controller', '-n', 'a', '-A']), 'certkit controller -n a -A');
+    // cert-manager's --controllers, a name it does not know: its words, before anything starts.
+    for (const command of ['controller', 'up']) {
+      const unknown = await runCli([command, '--controllers=*,-certificaterequests-aprover']);
+      oneLineError(unknown, `certkit ${command} --controllers=*,-certificaterequests-aprover`);
+      assert.match(
+        unknown.stderr,
+        /--controllers: "certificaterequests-aprover" is not in the list of known controllers/,
+      );
+    }
   });
 });
 
