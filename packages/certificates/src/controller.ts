@@ -54,6 +54,11 @@ export interface CertificateControllerOptions extends Partial<ControllerOptions>
    * it stays smaller while idle. Does nothing in a process started otherwise.
    */
   enableOptimizingCompilersOnFirstWork?: boolean;
+  /**
+   * The controllers to run, by cert-manager's names (`enabledControllers` of cert-manager's `--controllers`);
+   * absent: all of them.
+   */
+  controllers?: ReadonlySet<string>;
   log?: Logger;
   metrics?: MetricsRegistry;
   now?: () => Date;
@@ -171,11 +176,13 @@ export function startCertificateController(
     },
   });
   const http01 = addEmbeddedHTTP01Solver(manager, context, options);
+  const chosen = options.controllers;
+  const enabled = (name: string) => chosen === undefined || chosen.has(name);
   for (const controller of [
-    ...registerIssuerControllers(context),
-    ...registerCertificateRequestControllers(context),
-    ...registerCertificateControllers(context),
-    ...registerAcmeControllers(context),
+    ...registerIssuerControllers(context, enabled),
+    ...registerCertificateRequestControllers(context, enabled),
+    ...registerCertificateControllers(context, enabled),
+    ...registerAcmeControllers(context, enabled),
   ]) {
     manager.add(controller);
   }

@@ -7,7 +7,7 @@ import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
 import { parse as parseYaml } from 'yaml';
 import type { Certificate, Issuer } from '@certkit/certificates/api/types';
-import { certificatesRef, issuersRef } from '@certkit/certificates/controllers/refs';
+import { certificateRequestsRef, certificatesRef, issuersRef } from '@certkit/certificates/controllers/refs';
 import { builtins, KubeClient, loadKubeconfig } from '@certkit/runtime';
 import { CERTKIT_BIN, certkitEnv, type RunningCli, runCli, startCli } from '@certkit/testenv/cli/cli-process';
 import { type Command, COMMANDS } from './command-table.ts';
@@ -88,6 +88,15 @@ describe('certkit --help and -h', () => {
     oneLineError(await runCli(['up', '--log-level', 'loud']), 'certkit up --log-level loud');
     oneLineError(await runCli(['controller', '-v', 'many']), 'certkit controller -v many');
     oneLineError(await runCli(['controller', '-n', 'a', '-A']), 'certkit controller -n a -A');
+    // cert-manager's --controllers, a name it does not know: its words, before anything starts.
+    for (const command of ['controller', 'up']) {
+      const unknown = await runCli([command, '--controllers=*,-certificaterequests-aprover']);
+      oneLineError(unknown, `certkit ${command} --controllers=*,-certificaterequests-aprover`);
+      assert.match(
+        unknown.stderr,
+        /--controllers: "certificaterequests-aprover" is not in the list of known controllers/,
+      );
+    }
   });
 });
 
@@ -287,7 +296,11 @@ describe('certkit status', () => {
     assert.match(out, /^Issuer:\n {2}Name: selfsigned\n {2}Kind: Issuer\n {2}Conditions:\n {4}Ready: True/m);
     assert.match(out, /^Secret:\n {2}Name: web-tls\n/m);
     assert.match(out, /^ {2}Subject Alternative Names: DNS:web\.example\.test$/m);
-    assert.match(out, /^ {2}Serial Number: [0-9A-F]+$/m);
+    // cmctl's lines, in its order and words, then certkit's.
+    assert.match(
+      out,
+      /^ {2}Name: web-tls\n {2}Issuer Country: \n {2}Issuer Organisation: \n {2}Issuer Common Name: \S*\n {2}Key Usage: Digital Signature, Key Encipherment\n {2}Extended Key Usages: \n {2}Public Key Algorithm: (RSA|ECDSA)\n {2}Signature Algorithm: (SHA256-RSA|ECDSA-SHA256)\n {2}Subject Key ID: [0-9a-f]*\n {2}Authority Key ID: [0-9a-f]*\n {2}Serial Number: [0-9a-f]+\n/m,
+    );
     assert.match(out, /^Not After: \d{4}-\d\d-\d\dT/m);
     assert.match(
       out,
@@ -295,6 +308,58 @@ describe('certkit status', () => {
     );
     assert.match(out, /^ {4}Approved: True/m);
     assert.doesNotMatch(out, /\bapi\b/, 'it shows the other Certificate too');
+  });
+
+  it("status certificate NAME: an issuer or Secret that is missing, in cmctl's lines", async () => {
+    // In a namespace of their own, so that the listings of `default` stay as the other tests expect.
+    const ns = 'lost-things';
+    await admin.resource(builtins.namespaces).create(undefined, { metadata: { name: ns } });
+    const certificates = admin.resource<Certificate>(certificatesRef);
+    const lost = (name: string, issuerRef: Certificate['spec']['issuerRef']) =>
+      certificates.create(ns, {
+        apiVersion: 'cert-manager.io/v1',
+        kind: 'Certificate',
+        metadata: { name, namespace: ns },
+        spec: { secretName: `${name}-tls`, dnsNames: [`${name}.example.test`], issuerRef },
+      } as Certificate);
+    await lost('lost', { name: 'nowhere' });
+    await lost('lost-cluster', { name: 'nowhere', kind: 'ClusterIssuer' });
+    await lost('external', { name: 'vault', kind: 'VaultIssuer', group: 'vault.example.com' });
+    const shown = async (name: string) => {
+      const result = await runCli(['status', '--kubeconfig', kubeconfig, '-n', ns, 'certificate', name]);
+      assert.equal(result.code, 0, result.stderr);
+      return result.stdout;
+    };
+    const lostOut = await shown('lost');
+    assert.match(lostOut, /^error when getting Issuer: issuers\.cert-manager\.io "nowhere" not found\n/m);
+    assert.match(lostOut, /^error when finding Secret "lost-tls": secrets "lost-tls" not found\n/m);
+    assert.doesNotMatch(lostOut, /^Issuer:$/m);
+    assert.match(
+      await shown('lost-cluster'),
+      /^error when getting ClusterIssuer: clusterissuers\.cert-manager\.io "nowhere" not found\n/m,
+    );
+    // A Certificate whose requests are gone (deleted by hand, or never made: a Secret taken over as it was):
+    // cmctl's sentence for none.
+    await admin.resource<Issuer>(issuersRef).create(ns, {
+      apiVersion: 'cert-manager.io/v1',
+      kind: 'Issuer',
+      metadata: { name: 'selfsigned', namespace: ns },
+      spec: { selfSigned: {} },
+    } as Issuer);
+    await lost('kept', { name: 'selfsigned' });
+    const requests = admin.resource(certificateRequestsRef);
+    for (let attempt = 0; ; attempt++) {
+      const cert = await certificates.get(ns, 'kept');
+      if (cert.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')) break;
+      if (attempt > 600) throw new Error('Certificate kept did not become Ready in 30 s');
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    for (const cr of (await requests.list(ns)).items) await requests.delete(ns, cr.metadata?.name ?? '');
+    assert.match(await shown('kept'), /^No CertificateRequest found for this Certificate$/m);
+    assert.match(
+      await shown('external'),
+      /^The VaultIssuer "vault" is not of the group cert-manager\.io, this command currently does not support third party issuers\.\nTo get more information about "vault", try 'kubectl describe'\n/m,
+    );
   });
 
   it('status certificate NAME -o json|yaml: the Certificate object', async () => {

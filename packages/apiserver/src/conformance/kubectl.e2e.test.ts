@@ -339,6 +339,53 @@ type: Normal
         'serviceaccount/ci-deployer',
         'rotated the token',
       ]);
+      // -o wide adds kube-apiserver's SUBOBJECT, SOURCE, FIRST SEEN, COUNT and NAME: the source is the legacy
+      // source (component, host), else reportingComponent and reportingInstance; no count means one.
+      await ok(
+        'apply',
+        '-f',
+        await manifest(`apiVersion: v1
+kind: Event
+metadata: {name: ci-deployer.17a2, namespace: ${ns}}
+involvedObject: {kind: ServiceAccount, name: ci-deployer, namespace: ${ns}, fieldPath: 'secrets[0]'}
+reason: TokenChecked
+message: '  checked the token  '
+type: Normal
+source: {component: token-checker, host: node-a}
+count: 3
+---
+apiVersion: v1
+kind: Event
+metadata: {name: ci-deployer.17a3, namespace: ${ns}}
+involvedObject: {kind: ServiceAccount, name: ci-deployer, namespace: ${ns}}
+reason: TokenAudited
+message: audited
+type: Warning
+reportingComponent: token-auditor
+reportingInstance: auditor-0
+`),
+      );
+      const wide = tableRows(
+        await ok('get', 'events', '-n', ns, '-o', 'wide', '--sort-by', '.metadata.name'),
+      );
+      assert.deepEqual(wide[0], [
+        'LAST SEEN',
+        'TYPE',
+        'REASON',
+        'OBJECT',
+        'SUBOBJECT',
+        'SOURCE',
+        'MESSAGE',
+        'FIRST SEEN',
+        'COUNT',
+        'NAME',
+      ]);
+      assert.deepEqual(wide[1].slice(1, 4), ['Normal', 'TokenRotated', 'serviceaccount/ci-deployer']);
+      assert.deepEqual(wide[1].slice(-2), ['1', 'ci-deployer.17a1']);
+      const checked = wide[2].join(' ');
+      assert.match(checked, / secrets\[0\] token-checker, node-a checked the token \S+ 3 ci-deployer\.17a2$/);
+      const audited = wide[3].join(' ');
+      assert.match(audited, / token-auditor, auditor-0 audited \S+ 1 ci-deployer\.17a3$/);
       await ok('apply', '-f', await manifest(minimalCrd('gauges')));
       const crds = tableRows(await ok('get', 'crd', 'gauges.meters.example.com'));
       assert.deepEqual(crds[0], ['NAME', 'CREATED AT']);

@@ -12,7 +12,7 @@ import type {
 } from '../api/types.ts';
 import type { DNS01Solver } from '../acme/dns01/solver.ts';
 import type { AcmeAccountRegistry } from '../acme/accounts/registry.ts';
-import type { EventRecorder } from './events.ts';
+import type { EventRecorders } from './events.ts';
 
 /**
  * What every certkit controller shares: one client, one informer per kind, the split Secret cache, an event
@@ -120,7 +120,7 @@ export interface ControllerContext {
   clusterIssuerClient: ResourceClient<ClusterIssuer>;
   secretClient: ResourceClient<Secret & KubeObject>;
   secrets: SecretGetter;
-  recorder: EventRecorder;
+  recorder: EventRecorders;
   /** The ACME clients of registered ACME issuers, by issuer UID (set by the issuer controllers). */
   acmeAccounts: AcmeAccountRegistry;
   options: ControllerOptions;

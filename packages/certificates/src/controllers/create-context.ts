@@ -27,7 +27,7 @@ import { createSecretCache, type SecretGetterMetrics } from '../secrets/split-ca
 import { ACME_SECRET_INDEX, acmeSecretNames } from './issuers/acme-secrets.ts';
 import { leanCertificateRequest, leanObject } from './cache-transforms.ts';
 import { type ControllerContext, type ControllerOptions, DEFAULT_OPTIONS } from './context.ts';
-import { newEventRecorder } from './events.ts';
+import { newEventRecorders } from './events.ts';
 import {
   certificateRequestsRef,
   certificatesRef,
@@ -127,7 +127,7 @@ export function createControllerContext(
     clusterIssuerClient: client.resource<ClusterIssuer>(clusterIssuersRef),
     secretClient: client.resource<Secret & KubeObject>(builtins.secrets),
     secrets,
-    recorder: newEventRecorder(client, log),
+    recorder: newEventRecorders(client, log),
     acmeAccounts: new AcmeAccountRegistry({ metrics: options.acmeClientMetrics }),
     options: resolved,
     log,

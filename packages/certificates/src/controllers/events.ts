@@ -11,7 +11,23 @@ export interface EventRecorder {
   warning(obj: KubeObject, reason: string, message: string): void;
 }
 
-export const COMPONENT = 'cert-manager-certificates';
+/**
+ * One EventRecorder per controller, as cert-manager builds one per controller: each Event names the
+ * controller that recorded it, `cert-manager-<controller>` (cert-manager's user agent prefix, which its
+ * ContextFactory gives each controller's recorder as `source.component`; client-go copies it into
+ * `reportingComponent`, which events.k8s.io/v1 shows as `reportingController`). `kubectl get events` shows it
+ * in its SOURCE column and `kubectl describe` in From, and users filter on it (`--field-selector
+ * source=cert-manager-certificates-issuing`), so the name is cert-manager's controller name, not certkit's.
+ */
+export interface EventRecorders {
+  /** The recorder of the controller cert-manager names `controller` (e.g. `certificates-issuing`, `orders`). */
+  from(controller: string): EventRecorder;
+}
+
+/** The component an Event of cert-manager's controller `controller` carries. */
+export function eventComponent(controller: string): string {
+  return `cert-manager-${controller}`;
+}
 
 let lastNanos = 0n;
 
@@ -26,7 +42,19 @@ function eventNameSuffix(): string {
   return nanos.toString(16);
 }
 
-export function newEventRecorder(client: Client, log: Logger, component = COMPONENT): EventRecorder {
+export function newEventRecorders(client: Client, log: Logger): EventRecorders {
+  const recorders = new Map<string, EventRecorder>();
+  return {
+    from(controller) {
+      let recorder = recorders.get(controller);
+      if (!recorder)
+        recorders.set(controller, (recorder = newEventRecorder(client, log, eventComponent(controller))));
+      return recorder;
+    },
+  };
+}
+
+export function newEventRecorder(client: Client, log: Logger, component: string): EventRecorder {
   const events = client.resource(builtins.events);
   const record = (type: 'Normal' | 'Warning', obj: KubeObject, reason: string, message: string) => {
     const meta = obj.metadata ?? {};
@@ -47,6 +75,8 @@ export function newEventRecorder(client: Client, log: Logger, component = COMPON
       reason,
       message,
       type,
+      // client-go sets both from the recorder's EventSource; cert-manager's has no host, so no
+      // reportingInstance.
       source: { component },
       reportingComponent: component,
       firstTimestamp: now,

@@ -53,6 +53,12 @@ export const CONTROLLER_FLAG_OPTIONS = {
     value: 'true|false',
     help: 'deprecated; when given, wins over spec.cleanupPolicy and the default policy',
   },
+  controllers: {
+    type: 'string',
+    default: '*',
+    value: 'NAME[,...]',
+    help: "controllers to run, as cert-manager's: * the default set, NAME one, -NAME not that one (*,-certificaterequests-approver)",
+  },
   'secrets-filtered-caching': {
     type: 'string',
     default: 'true',

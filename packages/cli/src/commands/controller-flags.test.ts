@@ -160,3 +160,21 @@ describe('controllerFlags: --certificate-request-{minimum,maximum}-backoff-durat
     });
   }
 });
+
+describe('controllerFlags: --controllers', () => {
+  it("runs every controller by default, and takes cert-manager's list", () => {
+    assert.ok(flags({}).controllers?.has('certificaterequests-approver'));
+    const noApprover = flags({ controllers: '*,-certificaterequests-approver' }).controllers;
+    assert.ok(noApprover && !noApprover.has('certificaterequests-approver'));
+    assert.ok(noApprover.has('certificaterequests-issuer-ca'));
+  });
+
+  it('refuses an unknown controller in one line naming the flag', () => {
+    assert.throws(
+      () => flags({ controllers: '*,-approver' }),
+      (err: unknown) =>
+        err instanceof UsageError &&
+        err.message === '--controllers: "approver" is not in the list of known controllers',
+    );
+  });
+});

@@ -3,6 +3,10 @@ import { parsePort } from '@certkit/certificates/api/validation/nameserver';
 import type { CertificateControllerOptions } from '@certkit/certificates/controller';
 import { parseGoDuration, toMilliseconds } from '@certkit/apimachinery';
 import { parseRecursiveNameservers } from '@certkit/certificates/acme/dns01/solver';
+import {
+  enabledControllers,
+  UnknownControllerError,
+} from '@certkit/certificates/controllers/enabled-controllers';
 import { UsageError } from '../args.ts';
 
 export { CONTROLLER_FLAG_OPTIONS } from './controller-flag-table.ts';
@@ -106,6 +110,20 @@ function backoffOptions(values: Record<string, string | boolean | undefined>) {
   return { certificateRequestMinimumBackoffMs: min, certificateRequestMaximumBackoffMs: max };
 }
 
+/** cert-manager's --controllers: a comma-separated list of names, `*` and `-name`. */
+function controllersOption(value: string): ReadonlySet<string> {
+  const entries = value
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter(Boolean);
+  try {
+    return enabledControllers(entries);
+  } catch (err) {
+    if (err instanceof UnknownControllerError) throw new UsageError(`--controllers: ${err.message}`);
+    throw err;
+  }
+}
+
 export function controllerFlags(values: Record<string, string | boolean | undefined>): ControllerFlags {
   const policy = String(values['default-secret-cleanup-policy']);
   if (policy !== 'Never' && policy !== 'OnDelete') {
@@ -130,6 +148,7 @@ export function controllerFlags(values: Record<string, string | boolean | undefi
       // Deprecated, and when given it wins over spec.cleanupPolicy and the default (docs/adr/0011).
       enableCertificateOwnerRef:
         ownerRef === undefined ? undefined : bool('enable-certificate-owner-ref', String(ownerRef)),
+      controllers: controllersOption(String(values.controllers)),
       secretsFilteredCaching: bool('secrets-filtered-caching', String(values['secrets-filtered-caching'])),
       maxConcurrentReconciles: int('concurrent-workers', String(values['concurrent-workers']), 1),
       ...http01Options(values),

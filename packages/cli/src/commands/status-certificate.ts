@@ -1,5 +1,4 @@
-import { X509Certificate } from 'node:crypto';
-import { isNotFound, type KubeObject } from '@certkit/apimachinery';
+import type { KubeObject } from '@certkit/apimachinery';
 import { Annotations } from '@certkit/certificates/api/constants';
 import type { Certificate, CertificateRequest, ClusterIssuer, Issuer } from '@certkit/certificates/api/types';
 import {
@@ -9,6 +8,7 @@ import {
 } from '@certkit/certificates/controllers/refs';
 import { builtins, type KubeClient } from '@certkit/runtime';
 import { acmeLines } from './status-acme.ts';
+import { secretCertificateLines } from './status-secret-format.ts';
 
 /**
  * `certkit status certificate NAME`: one Certificate and what it hangs on, in one view, as cmctl's `status
@@ -121,8 +121,12 @@ async function issuerLines(client: KubeClient, cert: Certificate): Promise<strin
   const ref = cert.spec.issuerRef;
   const kind = ref.kind ?? 'Issuer';
   const lines = ['Issuer:', `  Name: ${ref.name}`, `  Kind: ${kind}`];
-  if ((ref.group ?? 'cert-manager.io') !== 'cert-manager.io') {
-    return [...lines, `  Group: ${ref.group} (an external issuer: not read)`];
+  // What cmctl prints in place of the section when it cannot show the issuer, in its words.
+  if ((ref.group || 'cert-manager.io') !== 'cert-manager.io') {
+    return [
+      `The ${kind} "${ref.name}" is not of the group cert-manager.io, this command currently does not support third party issuers.`,
+      `To get more information about "${ref.name}", try 'kubectl describe'`,
+    ];
   }
   try {
     const issuer =
@@ -135,7 +139,9 @@ async function issuerLines(client: KubeClient, cert: Certificate): Promise<strin
       ...(await eventLines(client, issuer.metadata.namespace ?? '', issuer.metadata.uid, '  ')),
     ];
   } catch (err) {
-    return [...lines, `  ${isNotFound(err) ? `${kind} not found` : (err as Error).message}`];
+    return [
+      `error when getting ${kind === 'ClusterIssuer' ? 'ClusterIssuer' : 'Issuer'}: ${(err as Error).message}`,
+    ];
   }
 }
 
@@ -145,33 +151,19 @@ async function secretLines(client: KubeClient, namespace: string, name: string):
   try {
     secret = await client.resource<Secret>(builtins.secrets).get(namespace, name);
   } catch (err) {
-    return [...lines, `  ${isNotFound(err) ? 'Secret not found' : (err as Error).message}`];
+    // cmctl's line in place of the section.
+    return [`error when finding Secret "${name}": ${(err as Error).message}`];
   }
   const pem = secret.data?.['tls.crt'];
   if (!pem) return [...lines, '  no tls.crt in it'];
-  let x509: X509Certificate;
+  let certificate: string[];
   try {
-    x509 = new X509Certificate(Buffer.from(pem, 'base64'));
+    certificate = secretCertificateLines(Buffer.from(pem, 'base64'));
   } catch (err) {
     return [...lines, `  tls.crt is not a PEM certificate: ${(err as Error).message}`];
   }
-  return [
-    ...lines,
-    `  Subject: ${oneLine(x509.subject)}`,
-    `  Issuer: ${oneLine(x509.issuer)}`,
-    `  Serial Number: ${x509.serialNumber}`,
-    `  Not Before: ${x509.validFromDate.toISOString()}`,
-    `  Not After: ${x509.validToDate.toISOString()}`,
-    ...(x509.subjectAltName ? [`  Subject Alternative Names: ${x509.subjectAltName}`] : []),
-    `  Is CA: ${x509.ca}`,
-    `  Fingerprint (SHA-256): ${x509.fingerprint256}`,
-  ];
-}
-
-/** Node prints a distinguished name one attribute a line; the view wants them on one. */
-function oneLine(dn: string | undefined): string {
-  // A certificate with its names only in the SAN extension has an empty subject, which Node gives as undefined.
-  return dn?.split('\n').filter(Boolean).join(', ') || '<empty>';
+  // cmctl shows the Secret's Events too.
+  return [...lines, ...certificate, ...(await eventLines(client, namespace, secret.metadata?.uid, '  '))];
 }
 
 /** The request requestLines shows, whether it is the next revision's, or why there is none to show. */
@@ -192,7 +184,7 @@ async function findRequest(client: KubeClient, cert: Certificate): Promise<Found
       cr.metadata.ownerReferences?.some((o) => o.uid === cert.metadata.uid),
     );
   } catch (err) {
-    return { none: `cannot list them: ${(err as Error).message}` };
+    return { none: (err as Error).message };
   }
   const ofRevision = (r: number) =>
     requests.find((cr) => cr.metadata.annotations?.[Annotations.certificateRevision] === String(r));
@@ -204,9 +196,10 @@ async function findRequest(client: KubeClient, cert: Certificate): Promise<Found
 
 async function requestLines(client: KubeClient, found: FoundRequest): Promise<string[]> {
   if ('none' in found) {
+    // cmctl's lines: its error in place of the section, or its sentence for none.
     return found.none
-      ? ['CertificateRequest:', `  ${found.none}`]
-      : ['CertificateRequest: <none> (no issuance in progress)'];
+      ? [`error when finding CertificateRequest: ${found.none}`]
+      : ['No CertificateRequest found for this Certificate'];
   }
   const { request, next } = found;
   return [

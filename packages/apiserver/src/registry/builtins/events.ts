@@ -4,6 +4,17 @@ import type { FieldError } from '@certkit/apimachinery';
 import { humanAge, nameColumn } from '../printing.ts';
 import { builtin } from './builtin.ts';
 
+/**
+ * The SOURCE column: the legacy source, else the reporting controller and instance (what events.k8s.io/v1
+ * writers set), joined as kubectl has always shown them, `component, host`.
+ */
+function eventSource(obj: Record<string, unknown>): string {
+  const source = (obj.source as { component?: string; host?: string } | undefined) ?? {};
+  const component = source.component || String(obj.reportingComponent ?? '');
+  const instance = source.host || String(obj.reportingInstance ?? '');
+  return instance ? `${component}, ${instance}` : component;
+}
+
 export const events = builtin({
   resource: 'events',
   model: 'CoreV1Event',
@@ -29,22 +40,41 @@ export const events = builtin({
     { name: 'Type', type: 'string', description: 'Type of this event (Normal, Warning).' },
     { name: 'Reason', type: 'string', description: 'Short, machine understandable reason of the event.' },
     { name: 'Object', type: 'string', description: 'The object this event is about.' },
+    // -o wide, as kube-apiserver's event printer: where in the object, and who reported it.
+    { name: 'Subobject', type: 'string', priority: 1, description: 'The field of the object it is about.' },
+    { name: 'Source', type: 'string', priority: 1, description: 'The component reporting this event.' },
     {
       name: 'Message',
       type: 'string',
       description: 'A human-readable description of the status of this operation.',
     },
+    { name: 'First Seen', type: 'string', priority: 1, description: 'Time since the event was first seen.' },
+    {
+      name: 'Count',
+      type: 'string',
+      priority: 1,
+      description: 'The number of times this event has occurred.',
+    },
     { ...nameColumn, priority: 1 },
   ],
   cells(obj, now) {
     const involved = (obj.involvedObject as Record<string, string>) ?? {};
-    const last = (obj.lastTimestamp as string) || (obj.eventTime as string) || obj.metadata.creationTimestamp;
+    const first =
+      (obj.firstTimestamp as string) || (obj.eventTime as string) || obj.metadata.creationTimestamp;
+    const last = (obj.lastTimestamp as string) || first;
     return [
       humanAge(last, now),
       obj.type ?? '',
       obj.reason ?? '',
-      `${String(involved.kind ?? '').toLowerCase()}/${involved.name ?? ''}`,
-      obj.message ?? '',
+      involved.name
+        ? `${String(involved.kind ?? '').toLowerCase()}/${involved.name}`
+        : String(involved.kind ?? '').toLowerCase(),
+      involved.fieldPath ?? '',
+      eventSource(obj),
+      String(obj.message ?? '').trim(),
+      humanAge(first, now),
+      // Events of the events.k8s.io API that are not a series carry no count: one occurrence.
+      Number(obj.count) || 1,
       obj.metadata.name,
     ];
   },

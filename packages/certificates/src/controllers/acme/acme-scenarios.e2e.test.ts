@@ -338,8 +338,15 @@ describe('ACME scenarios: renewal, badNonce, kubectl', { skip }, () => {
       assert.match(described, /^\s+Type:\s+HTTP-01$/m);
       assert.match(described, new RegExp(`^\\s+Dns Name:\\s+${name.replaceAll('.', '\\.')}$`, 'm'));
       assert.match(described, /^Events:/m);
-      assert.match(described, /Normal\s+Started\s+.*Challenge scheduled for processing/);
-      assert.match(described, /Normal\s+Presented\s+.*Presented challenge using HTTP-01 challenge mechanism/);
+      // From: the cert-manager controller that records each (cert-manager-<controller>).
+      assert.match(
+        described,
+        /Normal\s+Started\s+\S+\s+cert-manager-challenges\s+Challenge scheduled for processing/,
+      );
+      assert.match(
+        described,
+        /Normal\s+Presented\s+\S+\s+cert-manager-challenges\s+Presented challenge using HTTP-01 challenge mechanism/,
+      );
 
       await issued(ns, 'shown');
       const [order] = await ordersIn(ns);
@@ -347,8 +354,23 @@ describe('ACME scenarios: renewal, badNonce, kubectl', { skip }, () => {
       assert.match(done, new RegExp(`${order.metadata.name}\\s+valid\\s`));
       const orderDescribed = await kubectl.ok('describe', 'order', order.metadata.name!, '-n', ns);
       assert.match(orderDescribed, /^\s+State:\s+valid$/m);
-      assert.match(orderDescribed, /Normal\s+Created\s+.*Created Challenge resource/);
-      assert.match(orderDescribed, /Normal\s+Complete\s+.*Order completed successfully/);
+      assert.match(
+        orderDescribed,
+        /Normal\s+Created\s+\S+\s+cert-manager-orders\s+Created Challenge resource/,
+      );
+      assert.match(
+        orderDescribed,
+        /Normal\s+Complete\s+\S+\s+cert-manager-orders\s+Order completed successfully/,
+      );
+      const requestDescribed = await kubectl.ok('describe', 'certificaterequest', `shown-1`, '-n', ns);
+      assert.match(
+        requestDescribed,
+        /Normal\s+OrderCreated\s+\S+\s+cert-manager-certificaterequests-issuer-acme\s+Created Order resource/,
+      );
+      assert.match(
+        requestDescribed,
+        /Normal\s+cert-manager\.io\s+\S+\s+cert-manager-certificaterequests-approver\s+Certificate request has been approved/,
+      );
       // The Challenge is deleted once its Order is valid; its Events stay, DomainVerified the last of them.
       const events = await eventually(
         async () => {

@@ -35,11 +35,16 @@ export function awaitsApproval(cr: CertificateRequest): boolean {
 /** The approval as the approver writes it, on a draft of any controller's status write. */
 export function approve(draft: StatusDraft): void {
   draft.setCondition(ConditionType.Approved, 'True', APPROVED_REASON, APPROVED_MESSAGE);
-  draft.event('Normal', APPROVED_REASON, APPROVED_MESSAGE);
+  draft.event('Normal', APPROVED_REASON, APPROVED_MESSAGE, APPROVER_NAME);
 }
 
 /** The requests the approver left for a signer to approve, by uid, and the signers to wake for them. */
 export class ApprovalHandOff {
+  /**
+   * Whether the approver runs in this process. Without it (`--controllers=*,-certificaterequests-approver`,
+   * another approval controller such as approver-policy decides) the signers say why they wait.
+   */
+  approverRunning = false;
   readonly #uids = new Set<string>();
   readonly #signers: ((cr: CertificateRequest) => void)[] = [];
   #settled: (cr: CertificateRequest) => void = () => {};
@@ -81,6 +86,7 @@ function answeredBySigner(ctx: ControllerContext, cr: CertificateRequest): boole
 }
 
 export function newApproverController(ctx: ControllerContext, handOff: ApprovalHandOff): Controller {
+  handOff.approverRunning = true;
   async function reconcile(request: Request): Promise<Result | void> {
     const cr = ctx.certificateRequests.getStore().get(`${request.namespace}/${request.name}`);
     if (!cr || cr.metadata?.deletionTimestamp || !awaitsApproval(cr)) return;
@@ -90,7 +96,7 @@ export function newApproverController(ctx: ControllerContext, handOff: ApprovalH
       // from CA to ACME), nothing would write the approval, and the request needs this approver after all.
       return { requeueAfter: HAND_OFF_RECHECK_MS };
     }
-    const draft = new StatusDraft(ctx, cr);
+    const draft = new StatusDraft(ctx, APPROVER_NAME, cr);
     approve(draft);
     // On a conflict the newer object's event re-enqueues the request, and it is judged afresh.
     if ((await draft.commit()) === 'conflict') return { requeueAfter: 200 };

@@ -332,15 +332,24 @@ describe('certificaterequests controllers', () => {
       assert.equal(secretGets(h, since), names.length);
     });
 
-    it('fails a request whose CSR contradicts the request, as InvalidRequest', async () => {
+    it('fails a request whose CSR contradicts the request: Failed, SigningError, as cert-manager', async () => {
       const key = await generatePrivateKey({ algorithm: 'ECDSA' });
       // The CSR asks for a CA certificate; the request does not.
       const csrPem = await buildCertificateRequest({ commonName: 'sneaky.example.com', isCA: true }, key);
       await requests(h).create(ns, certificateRequest(ns, 'sneaky', csrPem, { name: 'ca' }, { isCA: false }));
       const cr = await readyWith('sneaky', 'Failed');
-      assert.equal(condition(cr, 'InvalidRequest')?.status, 'True');
-      assert.equal(condition(cr, 'InvalidRequest')?.reason, 'SigningError');
-      assert.match(condition(cr, 'Ready')!.message!, /IsCA true does not match expected value false/);
+      // cert-manager's in-tree signers never set InvalidRequest: Ready=False Failed, and a Warning.
+      assert.equal(condition(cr, 'InvalidRequest'), undefined);
+      assert.match(
+        condition(cr, 'Ready')!.message!,
+        /^Error generating certificate template: .*IsCA true does not match expected value false/,
+      );
+      const warning = await eventually(
+        async () => (await eventsFor(h, ns, 'sneaky')).find((e) => e.reason === 'SigningError'),
+        'SigningError event',
+      );
+      assert.equal(warning.type, 'Warning');
+      assert.equal(warning.message, condition(cr, 'Ready')!.message);
       assert.equal(cr.status?.certificate, undefined);
     });
 

@@ -15,6 +15,8 @@ export const READY_MESSAGE = 'Certificate fetched from issuer successfully';
 export const DENIED_MESSAGE = 'The CertificateRequest was denied by an approval controller';
 
 interface PendingEvent {
+  /** The controller cert-manager records it from (the approval is the approver's, the rest the signer's). */
+  controller: string;
   type: 'Normal' | 'Warning';
   reason: string;
   message: string;
@@ -27,10 +29,13 @@ export class StatusDraft {
   /** A private copy: the cached object must never be changed. */
   readonly cr: CertificateRequest;
   private readonly ctx: ControllerContext;
+  /** The controller writing this status: the source of its events unless one says otherwise. */
+  private readonly controller: string;
   private readonly events: PendingEvent[] = [];
 
-  constructor(ctx: ControllerContext, original: CertificateRequest) {
+  constructor(ctx: ControllerContext, controller: string, original: CertificateRequest) {
     this.ctx = ctx;
+    this.controller = controller;
     this.original = original;
     this.cr = structuredClone(original);
     this.cr.status ??= {};
@@ -46,8 +51,12 @@ export class StatusDraft {
     this.cr.status!.conditions = setCondition(this.cr.status!.conditions, condition, this.ctx.now());
   }
 
-  event(type: 'Normal' | 'Warning', reason: string, message: string): void {
-    this.events.push({ type, reason, message });
+  /**
+   * An event to record once the status is written, from `controller` (by default the one writing it: a signer
+   * carrying the approval records the approval as the approver would have).
+   */
+  event(type: 'Normal' | 'Warning', reason: string, message: string, controller = this.controller): void {
+    this.events.push({ controller, type, reason, message });
   }
 
   private markFailureTime(): void {
@@ -114,8 +123,9 @@ export class StatusDraft {
   private flushEvents(): void {
     const involved = { ...this.cr, apiVersion: API_VERSION, kind: Kinds.CertificateRequest };
     for (const e of this.events.splice(0)) {
-      if (e.type === 'Warning') this.ctx.recorder.warning(involved, e.reason, e.message);
-      else this.ctx.recorder.normal(involved, e.reason, e.message);
+      const recorder = this.ctx.recorder.from(e.controller);
+      if (e.type === 'Warning') recorder.warning(involved, e.reason, e.message);
+      else recorder.normal(involved, e.reason, e.message);
     }
   }
 }

@@ -39,7 +39,6 @@ describe('signingFailure', () => {
       failed: {
         reason: 'SigningError',
         message: 'Error generating certificate template: bad csr',
-        invalidRequest: true,
       },
     });
     assert.equal(

@@ -62,6 +62,12 @@ export interface SignerControllerOptions {
   reportIssuerProblems: boolean;
 }
 
+export const WAITING_FOR_APPROVAL = 'WaitingForApproval';
+export const WAITING_FOR_APPROVAL_MESSAGE = 'Not signing CertificateRequest until it is Approved';
+
+/** cert-manager's name of the signer of an issuer type: `certificaterequests-issuer-<type>`. */
+export const signerControllerName = (type: Signer['type']) => `certificaterequests-issuer-${type}`;
+
 /** cert-manager's DefaultItemBasedRateLimiter: 5 s doubling to 5 min. */
 export const signerRateLimiter = () => new ItemExponentialFailureRateLimiter<string>(5_000, 5 * 60_000);
 
@@ -72,9 +78,9 @@ export function signingFailure(type: 'selfsigned' | 'ca', err: unknown): SignOut
   const message = (err as Error).message ?? String(err);
   if (err instanceof SigningError && err.reason === 'InvalidRequest') {
     const reason = type === 'ca' ? 'SigningError' : 'ErrorGenerating';
-    return {
-      failed: { reason, message: `Error generating certificate template: ${message}`, invalidRequest: true },
-    };
+    // cert-manager's reporter.Failed, without InvalidRequest: no in-tree signer of cert-manager sets that
+    // condition, and the Certificate's Issuing=False takes its reason from it (Failed, not SigningError).
+    return { failed: { reason, message: `Error generating certificate template: ${message}` } };
   }
   if (err instanceof SigningError && err.reason === 'KeyMismatch') {
     return {
@@ -96,7 +102,7 @@ export function newSignerController(
   handOff: ApprovalHandOff,
   options: SignerControllerOptions,
 ): Controller {
-  const name = `certificaterequests-issuer-${signer.type}`;
+  const name = signerControllerName(signer.type);
 
   /**
    * The signer whose type the issuer has handles the request; requests no in-tree signer would take (issuer
@@ -121,7 +127,7 @@ export function newSignerController(
     const lookup = lookupIssuer(ctx, cr);
     if ('foreign' in lookup) return;
     if (!owns(lookup)) return;
-    const draft = new StatusDraft(ctx, cr);
+    const draft = new StatusDraft(ctx, name, cr);
 
     if (isDenied(cr)) {
       draft.denied();
@@ -129,7 +135,16 @@ export function newSignerController(
     }
     if (isInvalidRequest(cr)) return;
     if (!isApproved(cr)) {
-      if (!handOff.isHandedOver(cr)) return;
+      if (!handOff.isHandedOver(cr)) {
+        // cert-manager's signers say so at every sync of a request not approved yet; here only when no
+        // approver of this process will approve it, which is when a user looks for the reason. Nothing
+        // else changed: the commit writes nothing and records the event.
+        if (!handOff.approverRunning) {
+          draft.event('Normal', WAITING_FOR_APPROVAL, WAITING_FOR_APPROVAL_MESSAGE);
+          await draft.commit();
+        }
+        return;
+      }
       approve(draft);
     }
     const reason = readyReason(cr);

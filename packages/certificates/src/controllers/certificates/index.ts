@@ -117,8 +117,11 @@ function objectOf<T extends KubeObject>(value: T | DeletedFinalStateUnknown<T>):
  * Creates the six Certificate controllers and registers their event handlers on the context's informers.
  * Controllers are returned unstarted; start each with `controller.start(signal)` once the context is.
  */
-export function registerCertificateControllers(ctx: ControllerContext): Controller[] {
-  const entries = SUB_CONTROLLERS.map((sub) => {
+export function registerCertificateControllers(
+  ctx: ControllerContext,
+  enabled: (name: string) => boolean = () => true,
+): Controller[] {
+  const entries = SUB_CONTROLLERS.filter((sub) => enabled(sub.name)).map((sub) => {
     const controller: Controller = new Controller({
       name: sub.name,
       reconcile: sub.reconciler(ctx, (request) => controller.enqueue(request)),

@@ -162,8 +162,32 @@ function caBundleOf(acme: ACMEIssuer): Buffer | undefined {
     : undefined;
 }
 
-function notReady(reason: string, message: string, acme: ACMEIssuerStatus, retry: boolean): Readiness {
-  return { ready: false, reason, message, acme, retry };
+/**
+ * What cert-manager's ACME Setup records besides the condition: an Event of the condition only for an
+ * unparsable URL, a missing EAB key and a failed account update (`event`), and the error it returns, which
+ * its issuers controller records as ErrInitIssuer (`initError`), only where it is worth a retry.
+ */
+interface SetupOutcome {
+  event?: boolean;
+  initError?: string;
+}
+
+function notReady(
+  reason: string,
+  message: string,
+  acme: ACMEIssuerStatus,
+  retry: boolean,
+  outcome: SetupOutcome = {},
+): Readiness {
+  return {
+    ready: false,
+    reason,
+    message,
+    acme,
+    retry,
+    event: outcome.event ?? false,
+    ...(outcome.initError === undefined ? {} : { initError: outcome.initError }),
+  };
 }
 
 export async function acmeReadiness(ctx: ControllerContext, handle: IssuerHandle): Promise<Readiness> {
@@ -200,17 +224,16 @@ async function setUpAccount(ctx: ControllerContext, handle: IssuerHandle): Promi
         VERIFICATION_FAILED + NO_KEY_GENERATION + lookup.missing,
         status,
         true,
+        { initError: VERIFICATION_FAILED + NO_KEY_GENERATION + lookup.missing },
       );
     }
     try {
       key = await createAccountKeySecret(ctx, namespace, keyRef.name, dataKey);
     } catch (err) {
-      return notReady(
-        AcmeIssuerReasons.ErrRegisterACMEAccount,
-        REGISTRATION_FAILED + (err as Error).message,
-        status,
-        true,
-      );
+      const message = REGISTRATION_FAILED + (err as Error).message;
+      return notReady(AcmeIssuerReasons.ErrRegisterACMEAccount, message, status, true, {
+        initError: message,
+      });
     }
     // A new key is a new account.
     delete status.uri;
@@ -250,6 +273,7 @@ async function setUpAccount(ctx: ControllerContext, handle: IssuerHandle): Promi
       `Failed to parse existing ACME server URI "${acme.server}": ${(err as Error).message}`,
       status,
       false,
+      { event: true },
     );
   }
   let accountHost = '';
@@ -262,6 +286,7 @@ async function setUpAccount(ctx: ControllerContext, handle: IssuerHandle): Promi
         `Failed to parse existing ACME account URI "${status.uri}": ${(err as Error).message}`,
         status,
         false,
+        { event: true },
       );
     }
   }
@@ -304,6 +329,7 @@ async function setUpAccount(ctx: ControllerContext, handle: IssuerHandle): Promi
         REGISTRATION_FAILED + (err as Error).message,
         status,
         false,
+        { event: true },
       );
     }
   }
@@ -317,11 +343,14 @@ async function setUpAccount(ctx: ControllerContext, handle: IssuerHandle): Promi
       externalAccountBinding,
     }));
   } catch (err) {
+    // A 4xx is not retried, and so not returned: no ErrInitIssuer for it.
+    const retry = !(err instanceof AcmeProblemError && err.isClientError);
     return notReady(
       AcmeIssuerReasons.ErrRegisterACMEAccount,
       REGISTRATION_FAILED + (err as Error).message,
       status,
-      !(err instanceof AcmeProblemError && err.isClientError),
+      retry,
+      retry ? { initError: (err as Error).message } : {},
     );
   }
   // ensureEmailUpToDate: the account's first contact is what counts.
@@ -330,11 +359,13 @@ async function setUpAccount(ctx: ControllerContext, handle: IssuerHandle): Promi
     try {
       account = await client.updateAccount({ contact: contactFor(email) });
     } catch (err) {
+      const retry = !(err instanceof AcmeProblemError && err.isClientError);
       return notReady(
         AcmeIssuerReasons.ErrUpdateACMEAccount,
         UPDATE_FAILED + (err as Error).message,
         status,
-        !(err instanceof AcmeProblemError && err.isClientError),
+        retry,
+        { event: true, ...(retry ? { initError: (err as Error).message } : {}) },
       );
     }
     registeredEmail = email;
@@ -348,5 +379,7 @@ function ready(acme: ACMEIssuerStatus): Readiness {
     reason: AcmeIssuerReasons.ACMEAccountRegistered,
     message: ACME_ACCOUNT_REGISTERED_MESSAGE,
     acme,
+    // cert-manager records no Event for a registered account, only the condition.
+    event: false,
   };
 }

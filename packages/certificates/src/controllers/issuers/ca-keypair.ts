@@ -72,6 +72,21 @@ export function caKeyPairFromSecret(secret: Secret): CAKeyPair {
 }
 
 /**
+ * What CA.Setup says of a Secret without one of the two entries: it reads the certificate first, then the key
+ * (kube.SecretTLSCert, then SecretTLSKey), each with the words "no data for". The signer reads them the other
+ * way round, with other words (caKeyPairFromSecret, as SecretTLSKeyPairAndCA); the issuer's Ready condition
+ * is what `kubectl get issuer` shows, so it keeps Setup's.
+ */
+export function missingSetupEntry(secret: Secret): string | undefined {
+  const where = `secret '${secret.metadata?.namespace}/${secret.metadata?.name}'`;
+  for (const key of [SecretKeys.tlsCert, SecretKeys.tlsKey]) {
+    // Go's `data[key]` with ok: present counts, even empty (which then fails to decode).
+    if (secret.data?.[key] === undefined) return `no data for "${key}" in ${where}`;
+  }
+  return undefined;
+}
+
+/**
  * Why the CA certificate cannot sign at `now`: it has expired (from its notAfter on, as the signer counts it),
  * or it is not valid yet. A certificate signed then would not verify, so neither the issuer nor the signer
  * treats the pair as usable. cert-manager checks neither (cert-manager#6323).

@@ -1,14 +1,19 @@
 import type { Controller } from '@certkit/runtime';
 import type { ControllerContext } from '../context.ts';
-import { newIssuerController } from './issuers.ts';
+import { CONTROLLER_NAMES, newIssuerController } from './issuers.ts';
 
 /**
  * The `issuers` controller, and the `clusterissuers` one unless the controller is scoped to a namespace
  * (cert-manager does not run it then: ClusterIssuers are cluster-wide).
  */
-export function registerIssuerControllers(ctx: ControllerContext): Controller[] {
-  const controllers = [newIssuerController(ctx, 'Issuer')];
-  if (!ctx.options.namespace) controllers.push(newIssuerController(ctx, 'ClusterIssuer'));
+export function registerIssuerControllers(
+  ctx: ControllerContext,
+  enabled: (name: string) => boolean = () => true,
+): Controller[] {
+  const controllers: Controller[] = [];
+  if (enabled(CONTROLLER_NAMES.Issuer)) controllers.push(newIssuerController(ctx, 'Issuer'));
+  if (!ctx.options.namespace && enabled(CONTROLLER_NAMES.ClusterIssuer))
+    controllers.push(newIssuerController(ctx, 'ClusterIssuer'));
   return controllers;
 }
 

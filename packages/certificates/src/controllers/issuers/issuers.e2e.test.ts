@@ -95,6 +95,10 @@ describe('issuers controllers', () => {
     assert.equal(ready.reason, 'ErrGetKeyPair');
     assert.equal(ready.message, 'Error getting keypair for CA issuer: secrets "early-ca" not found');
     assert.equal((await eventWith(ns, 'early', 'ErrGetKeyPair')).type, 'Warning');
+    assert.equal(
+      (await eventWith(ns, 'early', 'ErrInitIssuer')).message,
+      'Error initializing issuer: secrets "early-ca" not found',
+    );
 
     // A request waiting on it.
     const key = await generatePrivateKey({ algorithm: 'ECDSA' });
@@ -117,6 +121,46 @@ describe('issuers controllers', () => {
       return condition(cr, 'Ready')?.reason === 'Issued' ? cr : undefined;
     }, 'early-req Issued');
     assert.ok(Date.now() - created < 2_000, `issued ${Date.now() - created} ms after the Secret was created`);
+  });
+
+  it("says which entry a CA Secret lacks in CA.Setup's words: tls.crt first, then tls.key", async () => {
+    // The usual mistakes: `kubectl create secret generic` with the certificate alone, or with the wrong keys.
+    const b64 = (text: string) => Buffer.from(text).toString('base64');
+    const { data } = tlsSecret(ns, 'x', { certPem: root.certPem, key: root.key });
+    const cases = [
+      { name: 'cert-only', data: { 'tls.crt': data!['tls.crt'] }, lacks: 'tls.key' },
+      { name: 'key-only', data: { 'tls.key': data!['tls.key'] }, lacks: 'tls.crt' },
+      {
+        name: 'wrong-keys',
+        data: { 'ca.crt': b64(root.certPem), 'ca.key': data!['tls.key'] },
+        lacks: 'tls.crt',
+      },
+    ];
+    for (const c of cases) {
+      await secrets(h).create(ns, {
+        apiVersion: 'v1',
+        kind: 'Secret',
+        metadata: { name: `${c.name}-ca`, namespace: ns },
+        data: c.data,
+      });
+      await issuers(h).create(ns, caIssuer(c.name, `${c.name}-ca`));
+    }
+    for (const c of cases) {
+      const { ready } = await readyCondition(c.name, (r) => r.status === 'False');
+      assert.equal(ready.reason, 'ErrGetKeyPair', c.name);
+      assert.equal(
+        ready.message,
+        `Error getting keypair for CA issuer: no data for "${c.lacks}" in secret '${ns}/${c.name}-ca'`,
+      );
+      assert.equal((await eventWith(ns, c.name, 'ErrGetKeyPair')).message, ready.message);
+      // And cert-manager's issuers controller's own Warning for the error Setup returned.
+      const init = await eventWith(ns, c.name, 'ErrInitIssuer');
+      assert.equal(init.type, 'Warning');
+      assert.equal(
+        init.message,
+        `Error initializing issuer: no data for "${c.lacks}" in secret '${ns}/${c.name}-ca'`,
+      );
+    }
   });
 
   it('reports bad CA data as ErrGetKeyPair, with a Warning event', async () => {

@@ -21,7 +21,7 @@ import {
   type IssuerHandle,
   type IssuerKind,
 } from './generic.ts';
-import { issuerReadiness, type Readiness } from './readiness.ts';
+import { issuerReadiness, type Readiness, ReadinessReasons } from './readiness.ts';
 import { STALE_RETRY_MS, StaleReads } from './stale-reads.ts';
 
 /**
@@ -143,9 +143,18 @@ export function newIssuerController(ctx: ControllerContext, kind: IssuerKind): C
   function record(issuer: GenericIssuer, readiness: Readiness): void {
     const involved = { ...issuer, apiVersion: API_VERSION, kind };
     // SelfSigned's IsReady carries no message and, as in cert-manager, no event.
-    if (!readiness.message) return;
-    if (readiness.ready) ctx.recorder.normal(involved, readiness.reason, readiness.message);
-    else ctx.recorder.warning(involved, readiness.reason, readiness.message);
+    const recorder = ctx.recorder.from(name);
+    if (readiness.message && readiness.event !== false) {
+      if (readiness.ready) recorder.normal(involved, readiness.reason, readiness.message);
+      else recorder.warning(involved, readiness.reason, readiness.message);
+    }
+    // cert-manager's Sync adds its own Warning for an error Setup returned, after Setup's.
+    if (readiness.initError)
+      recorder.warning(
+        involved,
+        ReadinessReasons.ErrInitIssuer,
+        `Error initializing issuer: ${readiness.initError}`,
+      );
   }
 
   const controller = new Controller({

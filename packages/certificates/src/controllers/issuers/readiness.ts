@@ -5,7 +5,7 @@ import { certificateMatchesKey } from '../../pki/index.ts';
 import type { ACMEIssuerStatus } from '../../api/types.ts';
 import type { ControllerContext } from '../context.ts';
 import { acmeReadiness } from './acme-setup.ts';
-import { cachedCaKeyPair, caValidityProblem } from './ca-keypair.ts';
+import { cachedCaKeyPair, caValidityProblem, missingSetupEntry } from './ca-keypair.ts';
 import { resourceNamespace, issuerType, type IssuerHandle } from './generic.ts';
 
 /**
@@ -31,6 +31,16 @@ export interface Readiness {
    * waits for a change of the issuer or its Secrets instead, e.g. an ACME server's 4xx answer.
    */
   retry?: boolean;
+  /**
+   * Whether cert-manager's Setup records the condition as an Event too (default true: the CA issuer does for
+   * every answer; the ACME issuer only for a few).
+   */
+  event?: boolean;
+  /**
+   * The error cert-manager's Setup returns for this answer, where it returns one (a CA Secret missing or
+   * unreadable): its issuers controller then records a second Warning, ErrInitIssuer, with it.
+   */
+  initError?: string;
 }
 
 export const ReadinessReasons = {
@@ -54,6 +64,12 @@ function specErrors(handle: IssuerHandle): string | undefined {
   return list.length === 1 ? list[0] : `[${list.join(', ')}]`;
 }
 
+/** CA.Setup's answer when it cannot read the key pair: ErrGetKeyPair, and the error it returns. */
+const keyPairError = (error: string): Readiness => ({
+  ...notReady(ReadinessReasons.ErrGetKeyPair, GET_KEY_PAIR_PREFIX + error),
+  initError: error,
+});
+
 /** CA.Setup. The Secret is read once (cert-manager reads it twice), through the Secret getter. */
 async function caReadiness(ctx: ControllerContext, handle: IssuerHandle): Promise<Readiness> {
   const namespace = resourceNamespace(ctx, handle);
@@ -61,14 +77,12 @@ async function caReadiness(ctx: ControllerContext, handle: IssuerHandle): Promis
   let pair;
   try {
     const secret = await ctx.secrets.getWithData(namespace, secretName);
-    if (!secret)
-      return notReady(
-        ReadinessReasons.ErrGetKeyPair,
-        `${GET_KEY_PAIR_PREFIX}secrets "${secretName}" not found`,
-      );
+    if (!secret) return keyPairError(`secrets "${secretName}" not found`);
+    const missing = missingSetupEntry(secret);
+    if (missing) return keyPairError(missing);
     pair = cachedCaKeyPair(secret);
   } catch (err) {
-    return notReady(ReadinessReasons.ErrGetKeyPair, GET_KEY_PAIR_PREFIX + (err as Error).message);
+    return keyPairError((err as Error).message);
   }
   if (!pair.cert.isCA)
     return notReady(ReadinessReasons.ErrInvalidKeyPair, `${GET_KEY_PAIR_PREFIX}certificate is not a CA`);

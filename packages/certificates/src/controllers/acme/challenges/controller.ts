@@ -4,6 +4,7 @@ import { ACME_API_VERSION, AcmeKinds } from '../../../api/acme-constants.ts';
 import type { Challenge } from '../../../api/types.ts';
 import type { ControllerContext } from '../../context.ts';
 import { acmeRateLimiter } from '../orders/controller.ts';
+import { CHALLENGES_CONTROLLER } from './controller-name.ts';
 import { scheduleChallenges } from './scheduler.ts';
 import { ChallengeSync, type HTTP01Passes } from './sync.ts';
 
@@ -14,7 +15,7 @@ import { ChallengeSync, type HTTP01Passes } from './sync.ts';
  * later (as upstream's 1 s ticker) or sooner on a Challenge event; being a controller it runs on the leader only.
  */
 
-export const CHALLENGES_CONTROLLER = 'challenges';
+export { CHALLENGES_CONTROLLER };
 export const CHALLENGES_SCHEDULER = 'challenges-scheduler';
 const SCHEDULER_PERIOD_MS = 1_000;
 const SCHEDULER_KEY: Request = { name: 'schedule' };
@@ -68,11 +69,13 @@ export function newChallengeScheduler(ctx: ControllerContext): Controller {
         if (isConflict(err) || isNotFound(err)) continue;
         throw err;
       }
-      ctx.recorder.normal(
-        { ...ch, apiVersion: ACME_API_VERSION, kind: AcmeKinds.Challenge },
-        'Started',
-        'Challenge scheduled for processing',
-      );
+      ctx.recorder
+        .from(CHALLENGES_CONTROLLER)
+        .normal(
+          { ...ch, apiVersion: ACME_API_VERSION, kind: AcmeKinds.Challenge },
+          'Started',
+          'Challenge scheduled for processing',
+        );
     }
     return { requeueAfter: SCHEDULER_PERIOD_MS };
   }

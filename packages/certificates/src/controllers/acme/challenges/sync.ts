@@ -15,6 +15,7 @@ import { classifyAcmeError } from '../errors.ts';
 import { AcmeIssuerUnavailable, lookupAcmeIssuer } from '../issuer.ts';
 import { SELF_CHECK_DEFAULTS } from '../../../acme/http01/self-check.ts';
 import { fromAcmeState, isFinalState } from '../orders/sync.ts';
+import { CHALLENGES_CONTROLLER } from './controller-name.ts';
 import { solverFor } from './solvers.ts';
 
 /**
@@ -59,8 +60,8 @@ export class ChallengeSync {
 
   #event(type: 'Normal' | 'Warning', reason: string, message: string): void {
     const involved = { ...this.#ch, apiVersion: ACME_API_VERSION, kind: AcmeKinds.Challenge };
-    if (type === 'Warning') this.#ctx.recorder.warning(involved, reason, message);
-    else this.#ctx.recorder.normal(involved, reason, message);
+    if (type === 'Warning') this.#ctx.recorder.from(CHALLENGES_CONTROLLER).warning(involved, reason, message);
+    else this.#ctx.recorder.from(CHALLENGES_CONTROLLER).normal(involved, reason, message);
   }
 
   /** Writes the status subresource when it changed; the object written is the new base. */

@@ -74,8 +74,8 @@ export function newOrdersController(ctx: ControllerContext): Controller {
     }
     const involved = { ...order, apiVersion: ACME_API_VERSION, kind: AcmeKinds.Order };
     for (const e of outcome.events) {
-      if (e.type === 'Warning') ctx.recorder.warning(involved, e.reason, e.message);
-      else ctx.recorder.normal(involved, e.reason, e.message);
+      if (e.type === 'Warning') ctx.recorder.from(ORDERS_CONTROLLER).warning(involved, e.reason, e.message);
+      else ctx.recorder.from(ORDERS_CONTROLLER).normal(involved, e.reason, e.message);
     }
     return outcome.result;
   }

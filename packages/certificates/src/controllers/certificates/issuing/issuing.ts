@@ -32,6 +32,7 @@ import {
   ownedRequests,
   requestRevision,
 } from '../shared/gather.ts';
+import { ISSUING_CONTROLLER } from './controller-name.ts';
 import { KeystoreError, keystorePasswords, keystoresToWrite, warnOnKeystoreError } from './keystores.ts';
 import { effectiveCleanupPolicy, ownerReferenceMismatch } from '../shared/owner-reference.ts';
 import { requestMatchesSpec } from '../shared/policies.ts';
@@ -73,7 +74,10 @@ import {
  * revision. It never writes Ready.
  */
 
-export const ISSUING_CONTROLLER = 'certificates-issuing';
+export { ISSUING_CONTROLLER };
+
+/** This controller's Event recorder: its Events name it as their source (docs/adr/0903). */
+const events = (ctx: ControllerContext) => ctx.recorder.from(ISSUING_CONTROLLER);
 
 const isIssuing = (cert: Certificate) => hasCondition(cert, 'Issuing', 'True');
 
@@ -274,7 +278,7 @@ async function failIssuance(
     },
     signal,
   );
-  if (write === 'written') ctx.recorder.warning(cert, reason, message);
+  if (write === 'written') events(ctx).warning(cert, reason, message);
   return resultOf(write);
 }
 
@@ -327,7 +331,7 @@ async function completeIssuance(
     signal,
   );
   if (write === 'written')
-    ctx.recorder.normal(cert, 'Issuing', 'The certificate has been successfully issued');
+    events(ctx).normal(cert, 'Issuing', 'The certificate has been successfully issued');
   return resultOf(write);
 }
 

@@ -7,6 +7,7 @@ import { parsePrivateKey } from '../../../pki/keys.ts';
 import { decodePemBlocks } from '../../../pki/pem.ts';
 import { encodePkcs12Keystore, encodePkcs12Truststore } from '../../../pki/pkcs12.ts';
 import type { ControllerContext } from '../../context.ts';
+import { ISSUING_CONTROLLER } from './controller-name.ts';
 import { hasSecretBytes, secretBytes } from '../../parsed.ts';
 
 /**
@@ -205,7 +206,8 @@ export async function warnOnKeystoreError<T>(
   try {
     return await fn();
   } catch (err) {
-    if (err instanceof KeystoreError) ctx.recorder.warning(cert, err.reason, err.message);
+    if (err instanceof KeystoreError)
+      ctx.recorder.from(ISSUING_CONTROLLER).warning(cert, err.reason, err.message);
     throw err;
   }
 }

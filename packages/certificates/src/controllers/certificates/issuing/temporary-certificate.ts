@@ -10,6 +10,7 @@ import {
   signCertificate,
 } from '../../../pki/index.ts';
 import type { ControllerContext } from '../../context.ts';
+import { ISSUING_CONTROLLER } from './controller-name.ts';
 import { rememberPrivateKey } from '../../parsed.ts';
 import {
   evaluate,
@@ -85,6 +86,6 @@ export async function ensureTemporaryCertificate(
   const contents = { privateKey, certificate: await temporaryCertificatePem(cert, key) };
   // cert-manager writes the temporary Secret as any other, keystores included.
   await writeIssuedSecret(ctx, cert, contents, { certificateName: cert.metadata.name }, signal);
-  ctx.recorder.normal(cert, 'Issuing', 'Issued temporary certificate');
+  ctx.recorder.from(ISSUING_CONTROLLER).normal(cert, 'Issuing', 'Issued temporary certificate');
   return true;
 }

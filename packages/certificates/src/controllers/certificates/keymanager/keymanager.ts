@@ -27,6 +27,9 @@ import { KeyGenerations } from './key-generations.ts';
 
 export const KEY_MANAGER_CONTROLLER = 'certificates-key-manager';
 
+/** This controller's Event recorder: its Events name it as their source (docs/adr/0903). */
+const events = (ctx: ControllerContext) => ctx.recorder.from(KEY_MANAGER_CONTROLLER);
+
 /** Selects the next-key Secrets; the fao label keeps them in the full cache (docs/adr/0010). */
 export const NEXT_PRIVATE_KEY_SELECTOR = `${Labels.isNextPrivateKeySecret}=true`;
 
@@ -111,7 +114,7 @@ export function keyManagerReconciler(
     if (!parsed || 'error' in parsed) return deleteSecrets(ctx, [secret], signal);
     const violations = privateKeySpecViolations(parsed.value, privateKey);
     if (violations.length) {
-      ctx.recorder.normal(
+      events(ctx).normal(
         cert,
         'Deleted',
         `Regenerating private key due to change in fields: [${violations.join(' ')}]`,
@@ -140,7 +143,7 @@ async function createReusingCurrentKey(
   try {
     key = parsePrivateKey(data);
   } catch {
-    ctx.recorder.warning(
+    events(ctx).warning(
       cert,
       'DecodeFailed',
       `Failed to decode private key stored in Secret "${secretName}" - generating new key`,
@@ -149,7 +152,7 @@ async function createReusingCurrentKey(
   }
   const violations = privateKeySpecViolations(key, defaultPrivateKey(cert.spec.privateKey));
   if (violations.length) {
-    ctx.recorder.warning(
+    events(ctx).warning(
       cert,
       'CannotRegenerateKey',
       `User intervention required: existing private key in Secret "${secretName}" does not match requirements on Certificate resource, mismatching fields: [${violations.join(' ')}], but cert-manager cannot create new private key as the Certificate's .spec.privateKey.rotationPolicy is unset or set to Never. To allow cert-manager to create a new private key you can set .spec.privateKey.rotationPolicy to 'Always' (this will result in the private key being regenerated every time a cert is renewed) `,
@@ -157,7 +160,7 @@ async function createReusingCurrentKey(
     return;
   }
   const created = await createNextKeySecret(ctx, cert, key, signal);
-  ctx.recorder.normal(
+  events(ctx).normal(
     cert,
     'Reused',
     `Reusing private key stored in existing Secret resource "${secretName}"`,
@@ -183,7 +186,7 @@ async function createWithNewKey(
   if (!key) return undefined;
   const created = await createNextKeySecret(ctx, cert, key, signal);
   const name = created.metadata?.name;
-  ctx.recorder.normal(cert, 'Generated', `Stored new private key in temporary Secret resource "${name}"`);
+  events(ctx).normal(cert, 'Generated', `Stored new private key in temporary Secret resource "${name}"`);
   return name;
 }
 

@@ -33,6 +33,9 @@ import {
 
 export const READINESS_CONTROLLER = 'certificates-readiness';
 
+/** This controller's Event recorder: its Events name it as their source (docs/adr/0903). */
+const events = (ctx: ControllerContext) => ctx.recorder.from(READINESS_CONTROLLER);
+
 export const READY_MESSAGE = 'Certificate is up to date and has not expired';
 
 export function readinessReconciler(ctx: ControllerContext): Reconciler {
@@ -101,7 +104,7 @@ function warnInvalidSpec(
   const violation = invalidSpec(cert);
   if (!violation || write !== 'written') return;
   if (before?.reason === violation.reason && before.message === violation.message) return;
-  ctx.recorder.warning(cert, violation.reason, violation.message);
+  events(ctx).warning(cert, violation.reason, violation.message);
 }
 
 /** Per controller context: the window error last warned about, by Certificate uid. */
@@ -120,7 +123,7 @@ function warnUnsatisfiableWindows(ctx: ControllerContext, input: PolicyInput): v
   const uid = cert.metadata.uid ?? `${cert.metadata.namespace}/${cert.metadata.name}`;
   if (warned.get(uid) === violation?.message) return;
   warned.set(uid, violation?.message);
-  if (violation) ctx.recorder.warning(cert, violation.reason, violation.message);
+  if (violation) events(ctx).warning(cert, violation.reason, violation.message);
 }
 
 /** Look again when the certificate expires, so that Ready turns False even if nothing else happens. */

@@ -30,6 +30,9 @@ import { getCondition, hasCondition, REQUEUE } from '../shared/status.ts';
 
 export const REQUEST_MANAGER_CONTROLLER = 'certificates-request-manager';
 
+/** This controller's Event recorder: its Events name it as their source (docs/adr/0903). */
+const events = (ctx: ControllerContext) => ctx.recorder.from(REQUEST_MANAGER_CONTROLLER);
+
 /**
  * Whether the request manager may do anything for the Certificate in this state: only while it is issuing.
  * Its event handlers wake it only then (index.ts): the start of an issuance is a Certificate event.
@@ -135,7 +138,7 @@ async function createRequest(
     // stored spec's, as cert-manager copies them.
     csrPem = await buildCertificateRequest(applyCertificateDefaults(cert).spec, key);
   } catch (err) {
-    ctx.recorder.warning(
+    events(ctx).warning(
       cert,
       'RequestFailed',
       `Failed to generate CSR: ${(err as Error).message} - will not retry`,
@@ -148,7 +151,7 @@ async function createRequest(
   const namespace = cert.metadata.namespace ?? '';
   try {
     const created = await ctx.certificateRequestClient.create(namespace, cr, { signal });
-    ctx.recorder.normal(
+    events(ctx).normal(
       cert,
       'Requested',
       `Created new CertificateRequest resource "${created.metadata.name}"`,
@@ -156,7 +159,7 @@ async function createRequest(
     return;
   } catch (err) {
     if (!isAlreadyExists(err)) {
-      ctx.recorder.warning(
+      events(ctx).warning(
         cert,
         'RequestFailed',
         `Failed to create CertificateRequest: ${(err as Error).message}`,

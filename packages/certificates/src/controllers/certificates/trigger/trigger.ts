@@ -29,6 +29,9 @@ import { hasCondition, resultOf, setCertificateCondition, updateStatus } from '.
 
 export const TRIGGER_CONTROLLER = 'certificates-trigger';
 
+/** This controller's Event recorder: its Events name it as their source (docs/adr/0903). */
+const events = (ctx: ControllerContext) => ctx.recorder.from(TRIGGER_CONTROLLER);
+
 /** How soon a Certificate sharing its secretName with others looks again (they may have been fixed). */
 export const DUPLICATE_SECRET_RECHECK_MS = 3 * 60 * 1000;
 
@@ -105,13 +108,13 @@ export function triggerReconciler(ctx: ControllerContext): Reconciler {
     );
     if (write === 'written') {
       if (windowError !== undefined) {
-        ctx.recorder.warning(
+        events(ctx).warning(
           cert,
           WINDOW_ERROR_REASON,
           `Renewing certificate without satisfying renewal windows due to ${windowError}`,
         );
       }
-      ctx.recorder.normal(cert, 'Issuing', violation.message);
+      events(ctx).normal(cert, 'Issuing', violation.message);
     }
     return resultOf(write);
   };

@@ -1,0 +1,90 @@
+/**
+ * cert-manager's `--controllers` flag: which controllers run. Users carry it over from their cert-manager
+ * Deployment, most often as `--controllers=*,-certificaterequests-approver` (the chart's `disableAutoApproval`,
+ * for approver-policy or another approval controller), so the names and the rules are cert-manager's
+ * (`EnabledControllers` and the configuration's validation):
+ *
+ * - `*` is the set enabled by default; a bare name enables that controller; `-name` disables it;
+ * - only `-name` entries imply `*`;
+ * - disables are applied last, whatever the order;
+ * - a name that is not one of cert-manager's controllers is refused.
+ *
+ * Names of cert-manager controllers certkit does not have (ingress-shim, the Vault and Venafi signers, the
+ * CertificateSigningRequest signers…) are accepted, so that an existing flag value works unchanged, and enable
+ * nothing here.
+ */
+
+/** Every controller cert-manager knows (its `AllControllers`). */
+export const ALL_CONTROLLERS: readonly string[] = [
+  'issuers',
+  'clusterissuers',
+  'certificates-metrics',
+  'ingress-shim',
+  'gateway-shim',
+  'orders',
+  'challenges',
+  'certificaterequests-issuer-acme',
+  'certificaterequests-approver',
+  'certificaterequests-issuer-ca',
+  'certificaterequests-issuer-selfsigned',
+  'certificaterequests-issuer-vault',
+  'certificaterequests-issuer-venafi',
+  'certificates-trigger',
+  'certificates-issuing',
+  'certificates-key-manager',
+  'certificates-request-manager',
+  'certificates-readiness',
+  'certificates-revision-manager',
+  'certificatesigningrequests-issuer-acme',
+  'certificatesigningrequests-issuer-ca',
+  'certificatesigningrequests-issuer-selfsigned',
+  'certificatesigningrequests-issuer-venafi',
+  'certificatesigningrequests-issuer-vault',
+  'listenerset',
+];
+
+/** Off unless named: the Gateway API shims and the experimental CertificateSigningRequest signers. */
+const OFF_BY_DEFAULT = new Set([
+  'gateway-shim',
+  'listenerset',
+  'certificatesigningrequests-issuer-acme',
+  'certificatesigningrequests-issuer-ca',
+  'certificatesigningrequests-issuer-selfsigned',
+  'certificatesigningrequests-issuer-venafi',
+  'certificatesigningrequests-issuer-vault',
+]);
+
+export const DEFAULT_ENABLED_CONTROLLERS: readonly string[] = ALL_CONTROLLERS.filter(
+  (name) => !OFF_BY_DEFAULT.has(name),
+);
+
+const KNOWN = new Set(ALL_CONTROLLERS);
+
+/** A `--controllers` value naming a controller cert-manager does not have. */
+export class UnknownControllerError extends Error {
+  constructor(name: string) {
+    super(`"${name}" is not in the list of known controllers`);
+    this.name = 'UnknownControllerError';
+  }
+}
+
+/**
+ * The controllers a `--controllers` list enables (its comma-separated entries, as pflag's StringSlice splits
+ * them). Throws UnknownControllerError for a name cert-manager does not know.
+ */
+export function enabledControllers(entries: readonly string[]): Set<string> {
+  const enabled = new Set<string>();
+  const disabled: string[] = [];
+  for (const entry of entries) {
+    const name = entry.startsWith('-') ? entry.slice(1) : entry;
+    if (entry !== '*' && !KNOWN.has(name)) throw new UnknownControllerError(name);
+    if (entry === '*') for (const each of DEFAULT_ENABLED_CONTROLLERS) enabled.add(each);
+    else if (entry.startsWith('-')) disabled.push(name);
+    else enabled.add(name);
+  }
+  if (disabled.length > 0 && enabled.size === 0) {
+    for (const each of DEFAULT_ENABLED_CONTROLLERS) enabled.add(each);
+  }
+  for (const name of disabled) enabled.delete(name);
+  return enabled;
+}
