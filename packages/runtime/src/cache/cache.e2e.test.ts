@@ -561,8 +561,12 @@ describe('Cache with selectors (per-kind field selector over a global one)', () 
       byObject: { 'v1/ServiceAccount': { field: `metadata.namespace=${NS1}` } },
     });
     const sas = (await cache.list('v1', 'ServiceAccount')).items;
+    // Every namespace also has its `default` ServiceAccount, made by the API server as kube-controller-manager
+    // makes it, maybe not yet (envtest, where this case comes from, runs no such controller): left out here.
     assert.deepEqual(
-      sas.map((o) => `${o.metadata?.namespace}/${o.metadata?.name}`),
+      sas
+        .filter((o) => o.metadata?.name !== 'default')
+        .map((o) => `${o.metadata?.namespace}/${o.metadata?.name}`),
       [`${NS1}/test-serviceaccount`],
     );
     const services = (await cache.list('v1', 'ConfigMap')).items;
