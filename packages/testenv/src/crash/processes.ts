@@ -15,7 +15,21 @@ export interface ApiServerProcess {
   dataDir: string;
   kubeconfigPath: string;
   pid: number;
+  /** Resolves when the process has exited (killed or not). */
+  exited: Promise<void>;
+  /** SIGTERM, wait for the exit, then remove the data dir. */
   stop(): Promise<void>;
+  /** Sends `signal` (default SIGKILL) and waits for the exit; the data dir stays, for a restart on it. */
+  kill(signal?: NodeJS.Signals): Promise<void>;
+}
+
+export interface ApiServerProcessOptions {
+  /** Serve this data dir (a restart on what a killed server left) instead of a fresh one. */
+  dataDir?: string;
+  /** Listen here instead of on a free port: a restart keeps the address its kubeconfig names. */
+  port?: number;
+  /** More `certkit apiserver` flags, e.g. `--storage etcd --etcd-endpoints …`. */
+  args?: string[];
 }
 
 function exited(child: ChildProcess): Promise<void> {
@@ -24,9 +38,13 @@ function exited(child: ChildProcess): Promise<void> {
 }
 
 /** `certkit apiserver --data-dir <fresh dir> --port 0`, resolved once it prints its URL. */
-export async function startApiServerProcess(): Promise<ApiServerProcess> {
-  const dataDir = await mkdtemp(join(tmpdir(), 'certkit-crash-'));
-  const child = spawn(process.execPath, [CLI, 'apiserver', '--data-dir', dataDir, '--port', '0'], {
+export async function startApiServerProcess(
+  options: ApiServerProcessOptions = {},
+): Promise<ApiServerProcess> {
+  const dataDir = options.dataDir ?? (await mkdtemp(join(tmpdir(), 'certkit-crash-')));
+  const port = String(options.port ?? 0);
+  const args = [CLI, 'apiserver', '--data-dir', dataDir, '--port', port, ...(options.args ?? [])];
+  const child = spawn(process.execPath, args, {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: certkitEnv(),
   });
@@ -46,6 +64,11 @@ export async function startApiServerProcess(): Promise<ApiServerProcess> {
     dataDir,
     kubeconfigPath: join(dataDir, 'kubeconfig'),
     pid: child.pid!,
+    exited: exited(child),
+    async kill(signal = 'SIGKILL') {
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+      await exited(child);
+    },
     async stop() {
       child.kill('SIGTERM');
       await exited(child);
