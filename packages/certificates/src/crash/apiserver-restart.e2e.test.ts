@@ -14,7 +14,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { KubeClient, loadKubeconfig } from '@certkit/runtime';
+import { builtins, KubeClient, loadKubeconfig } from '@certkit/runtime';
 import type { Certificate, CertificateRequest } from '../api/types.ts';
 import { certificateRequestsRef, certificatesRef } from '../controllers/refs.ts';
 import {
@@ -65,7 +65,17 @@ async function whatHappenedTo(name: string): Promise<string> {
   const cert = await admin!.resource<Certificate>(certificatesRef).get(NS, name);
   const requests = (await admin!.resource<CertificateRequest>(certificateRequestsRef).list(NS)).items;
   const own = requests.filter((cr) => cr.metadata.ownerReferences?.some((o) => o.name === name));
+  const events = (await admin!.resource(builtins.events).list(NS)).items as {
+    involvedObject?: { name?: string };
+    reason?: string;
+    message?: string;
+  }[];
   return JSON.stringify({
+    events: events.filter((e) => e.involvedObject?.name === name).map((e) => `${e.reason}: ${e.message}`),
+    log: controller!
+      .output()
+      .split('\n')
+      .filter((line) => line.includes(name)),
     status: cert.status,
     requests: own.map((cr) => ({ metadata: cr.metadata, conditions: cr.status?.conditions })),
   });
