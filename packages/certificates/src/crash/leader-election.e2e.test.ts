@@ -135,7 +135,9 @@ describe('controllers with --leader-elect', () => {
     const downAt = performance.now();
     const exitCode = await Promise.race([
       follower.exited.then(() => follower.child.exitCode),
-      sleep(RENEW_DEADLINE_MS + RETRY_MS + LEASE_MS + MARGIN_MS).then(() => 'still running' as const),
+      sleep(RENEW_DEADLINE_MS + RETRY_MS + LEASE_MS + MARGIN_MS, undefined, { ref: false }).then(
+        () => 'still running' as const,
+      ),
     ]);
     const steppedDownMs = performance.now() - downAt;
     assert.equal(exitCode, 1, `the leader exits 1 on losing the Lease:\n${follower.output()}`);

@@ -17,6 +17,8 @@ export interface ApiServerProcess {
   pid: number;
   /** Resolves when the process has exited (killed or not). */
   exited: Promise<void>;
+  /** True while the process runs. */
+  alive(): boolean;
   /** SIGTERM, wait for the exit, then remove the data dir. */
   stop(): Promise<void>;
   /** Sends `signal` (default SIGKILL) and waits for the exit; the data dir stays, for a restart on it. */
@@ -65,6 +67,7 @@ export async function startApiServerProcess(
     kubeconfigPath: join(dataDir, 'kubeconfig'),
     pid: child.pid!,
     exited: exited(child),
+    alive: () => child.exitCode === null && child.signalCode === null,
     async kill(signal = 'SIGKILL') {
       if (child.exitCode === null && child.signalCode === null) child.kill(signal);
       await exited(child);
