@@ -1,5 +1,5 @@
 /**
- * Two `certkit controller --leader-elect` processes over the same 150 Certificates, with short Lease timings
+ * Two `certkit controller --leader-elect` processes over the same 100 Certificates, with short Lease timings
  * (3 s lease, 2 s renew deadline, 500 ms retry period):
  *
  * - only the one holding the Lease works: the other starts its controllers only after it took the Lease over;
@@ -30,7 +30,7 @@ import {
 } from '@certkit/testenv/crash/processes';
 
 const NS = 'leaders';
-const COUNT = 150;
+const COUNT = 100;
 const LEASE_MS = 3000;
 const RENEW_DEADLINE_MS = 2000;
 const RETRY_MS = 500;
