@@ -19,6 +19,7 @@ import type { Certificate, CertificateRequest } from '../api/types.ts';
 import { certificateRequestsRef, certificatesRef } from '../controllers/refs.ts';
 import {
   batchProblems,
+  cpuSecondsOf,
   createBatch,
   installCertificateApi,
   readyCount,
@@ -42,6 +43,12 @@ const SETTLE_MS = 1500;
 const RESUME_BOUND_MS = 20_000;
 /** More than the allocator's noise, far less than 200 Certificates' worth of queued retries or buffers. */
 const RSS_GROWTH_BOUND = 12 * 1024 * 1024;
+/**
+ * CPU the controller may use while it waits, in cores: retries backed off as client-go's (the reflector's
+ * 800 ms doubling to 30 s, the workqueue's per-item 5 ms doubling) cost next to nothing; a retry loop
+ * without backoff spins a core.
+ */
+const IDLE_CPU_BOUND = 0.25;
 
 let server: ApiServerProcess | undefined;
 let admin: KubeClient | undefined;
@@ -99,14 +106,23 @@ describe('the API server killed and restarted under the controller', () => {
     const killedAt = performance.now();
     assert.ok(readyAtKill < COUNT, 'the server was killed before the batch was done');
 
-    const samples: { atMs: number; rss: number }[] = [];
+    const pid = controller.child.pid!;
+    const samples: { atMs: number; rss: number; cpu: number }[] = [];
     while (performance.now() - killedAt < DOWN_MS) {
-      samples.push({ atMs: performance.now() - killedAt, rss: await rssOf(controller.child.pid!) });
+      const [rss, cpu] = await Promise.all([rssOf(pid), cpuSecondsOf(pid)]);
+      samples.push({ atMs: performance.now() - killedAt, rss, cpu });
       await sleep(200);
     }
     assert.equal(controller.child.exitCode, null, `the controller exited:\n${controller.output()}`);
-    const settled = samples.filter((s) => s.atMs >= SETTLE_MS).map((s) => s.rss);
+    const settledSamples = samples.filter((s) => s.atMs >= SETTLE_MS);
+    const settled = settledSamples.map((s) => s.rss);
     const growth = Math.max(...settled.slice(-5)) - Math.max(...settled.slice(0, 5));
+    const [firstSettled, lastSettled] = [settledSamples[0]!, settledSamples.at(-1)!];
+    const idleCores = (lastSettled.cpu - firstSettled.cpu) / ((lastSettled.atMs - firstSettled.atMs) / 1000);
+    assert.ok(
+      idleCores < IDLE_CPU_BOUND,
+      `the controller used ${idleCores.toFixed(2)} cores while the server was down`,
+    );
     assert.ok(
       growth < RSS_GROWTH_BOUND,
       `controller RSS grew ${(growth / 2 ** 20).toFixed(1)} MiB while the server was down`,
@@ -139,7 +155,7 @@ describe('the API server killed and restarted under the controller', () => {
     const mib = (n: number) => (n / 2 ** 20).toFixed(1);
     t.diagnostic(
       `ready at kill ${readyAtKill}/${COUNT}; controller RSS while down ${mib(Math.min(...settled))}–` +
-        `${mib(Math.max(...settled))} MiB (growth ${mib(growth)} MiB); progress again ` +
+        `${mib(Math.max(...settled))} MiB (growth ${mib(growth)} MiB), CPU ${idleCores.toFixed(3)} cores; progress again ` +
         `${Math.round(resumedMs)} ms after the restart; all Ready ${Math.round(performance.now() - restartedAt)} ms after it`,
     );
   });

@@ -150,3 +150,10 @@ export async function rssOf(pid: number): Promise<number> {
   const kb = /^VmRSS:\s+(\d+) kB$/m.exec(status)?.[1];
   return kb === undefined ? 0 : Number(kb) * 1024;
 }
+
+/** User + system CPU seconds of process `pid`, from /proc/PID/stat (fields 14 and 15, in 1/100 s ticks). */
+export async function cpuSecondsOf(pid: number): Promise<number> {
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
