@@ -52,27 +52,27 @@ export async function createBatch(admin: KubeClient, ns: string, count: number):
     metadata: { name: 'selfsigned', namespace: ns },
     spec: { selfSigned: {} },
   } as Issuer);
-  const certs = admin.resource<Certificate>(certificatesRef);
   const names = Array.from({ length: count }, (_, i) => `c-${String(i).padStart(3, '0')}`);
   for (let i = 0; i < names.length; i += 20) {
-    await Promise.all(
-      names.slice(i, i + 20).map((name) =>
-        certs.create(ns, {
-          apiVersion: `${GROUP}/v1`,
-          kind: Kinds.Certificate,
-          metadata: { name, namespace: ns },
-          spec: {
-            secretName: `${name}-tls`,
-            commonName: name,
-            dnsNames: [`${name}.${ns}.example`],
-            privateKey: { algorithm: 'ECDSA', size: 256 },
-            issuerRef: { name: 'selfsigned' },
-            revisionHistoryLimit: 10,
-          },
-        } as Certificate),
-      ),
-    );
+    await Promise.all(names.slice(i, i + 20).map((name) => createCertificate(admin, ns, name)));
   }
+}
+
+/** One ECDSA Certificate of the batch's kind, from the `selfsigned` Issuer, keeping ten requests. */
+export async function createCertificate(admin: KubeClient, ns: string, name: string): Promise<void> {
+  await admin.resource<Certificate>(certificatesRef).create(ns, {
+    apiVersion: `${GROUP}/v1`,
+    kind: Kinds.Certificate,
+    metadata: { name, namespace: ns },
+    spec: {
+      secretName: `${name}-tls`,
+      commonName: name,
+      dnsNames: [`${name}.${ns}.example`],
+      privateKey: { algorithm: 'ECDSA', size: 256 },
+      issuerRef: { name: 'selfsigned' },
+      revisionHistoryLimit: 10,
+    },
+  } as Certificate);
 }
 
 /** How many of the namespace's Certificates are Ready; undefined when the API server does not answer. */
