@@ -43,13 +43,12 @@ function exited(child: ChildProcess): Promise<void> {
 export async function startApiServerProcess(
   options: ApiServerProcessOptions = {},
 ): Promise<ApiServerProcess> {
+  // First, so that a stale build is refused before a data dir is made that nothing would remove.
+  const env = certkitEnv();
   const dataDir = options.dataDir ?? (await mkdtemp(join(tmpdir(), 'certkit-crash-')));
   const port = String(options.port ?? 0);
   const args = [CLI, 'apiserver', '--data-dir', dataDir, '--port', port, ...(options.args ?? [])];
-  const child = spawn(process.execPath, args, {
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: certkitEnv(),
-  });
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], env });
   let output = '';
   child.stderr!.on('data', (d) => (output += d));
   const url = await new Promise<string>((resolve, reject) => {
