@@ -37,7 +37,15 @@ import { registerChallengeMetrics } from './controllers/acme/challenges/metrics.
 
 export interface CertificateControllerOptions extends Partial<ControllerOptions> {
   /** Leader election through a Lease in this namespace (absent: no election, for a single process). */
-  leaderElection?: { namespace: string; id?: string; identity?: string };
+  leaderElection?: {
+    namespace: string;
+    id?: string;
+    identity?: string;
+    /** client-go's timings; the runtime's defaults (controller-runtime's: 15 s, 10 s, 2 s) when absent. */
+    leaseDurationMs?: number;
+    renewDeadlineMs?: number;
+    retryPeriodMs?: number;
+  };
   /** Where /healthz, /readyz and /metrics are served; '0' disables (default 127.0.0.1:9402). */
   metricsBindAddress?: string;
   /** Stop the process on SIGTERM/SIGINT (the manager installs the handlers). */
@@ -156,6 +164,9 @@ export function startCertificateController(
       id: options.leaderElection.id ?? 'certkit-controller',
       namespace: options.leaderElection.namespace,
       identity: options.leaderElection.identity,
+      leaseDurationMs: options.leaderElection.leaseDurationMs,
+      renewDeadlineMs: options.leaderElection.renewDeadlineMs,
+      retryPeriodMs: options.leaderElection.retryPeriodMs,
     };
   }
   const manager = new Manager(managerOptions);

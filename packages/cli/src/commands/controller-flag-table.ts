@@ -30,6 +30,25 @@ export const CONTROLLER_FLAG_OPTIONS = {
     value: 'NS',
     help: 'namespace of the leader Lease',
   },
+  // controller-runtime's timings (cert-manager's own defaults are 60s, 40s and 15s).
+  'leader-election-lease-duration': {
+    type: 'string',
+    default: '15s',
+    value: 'DURATION',
+    help: 'how long others wait after the last renewal before taking the Lease',
+  },
+  'leader-election-renew-deadline': {
+    type: 'string',
+    default: '10s',
+    value: 'DURATION',
+    help: 'how long the leader keeps retrying a failed renewal before it steps down (exits)',
+  },
+  'leader-election-retry-period': {
+    type: 'string',
+    default: '2s',
+    value: 'DURATION',
+    help: 'wait between tries to acquire or renew the Lease',
+  },
   'metrics-bind-address': {
     type: 'string',
     default: '127.0.0.1:9402',

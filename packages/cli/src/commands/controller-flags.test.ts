@@ -178,3 +178,38 @@ describe('controllerFlags: --controllers', () => {
     );
   });
 });
+
+describe('controllerFlags: --leader-election-{lease-duration,renew-deadline,retry-period}', () => {
+  const timings = (values: Record<string, string>) =>
+    controllerFlags({ ...DEFAULTS, ...values }).leaderElectionTimings;
+
+  it("has controller-runtime's defaults (15s, 10s, 2s) and passes given values on", () => {
+    assert.deepEqual(timings({}), { leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000 });
+    assert.deepEqual(
+      timings({
+        'leader-election-lease-duration': '3s',
+        'leader-election-renew-deadline': '2s',
+        'leader-election-retry-period': '500ms',
+      }),
+      { leaseDurationMs: 3_000, renewDeadlineMs: 2_000, retryPeriodMs: 500 },
+    );
+  });
+
+  for (const [values, pattern] of [
+    [{ 'leader-election-retry-period': '0s' }, /--leader-election-retry-period must be positive/],
+    [{ 'leader-election-lease-duration': 'long' }, /--leader-election-lease-duration/],
+    [
+      { 'leader-election-lease-duration': '900ms', 'leader-election-renew-deadline': '500ms' },
+      /lease-duration must be at least 1s/,
+    ],
+    [{ 'leader-election-lease-duration': '10s' }, /lease-duration must be greater than/],
+    [{ 'leader-election-retry-period': '9s' }, /renew-deadline must be greater than 1.2/],
+  ] as const) {
+    it(`refuses ${JSON.stringify(values)} with a usage line naming the flag`, () => {
+      assert.throws(
+        () => timings(values),
+        (err: unknown) => err instanceof UsageError && pattern.test(err.message),
+      );
+    });
+  }
+});

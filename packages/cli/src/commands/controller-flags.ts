@@ -29,6 +29,7 @@ export interface ControllerFlags {
   burst: number;
   leaderElect: boolean;
   leaderElectionNamespace: string;
+  leaderElectionTimings: LeaderElectionTimings;
   options: CertificateControllerOptions;
 }
 
@@ -92,6 +93,38 @@ function challengeOptions(values: Record<string, string | boolean | undefined>) 
   };
 }
 
+export interface LeaderElectionTimings {
+  leaseDurationMs: number;
+  renewDeadlineMs: number;
+  retryPeriodMs: number;
+}
+
+/** The Lease timings, checked as client-go's NewLeaderElector checks them, but as usage errors. */
+function leaderElectionTimings(values: Record<string, string | boolean | undefined>): LeaderElectionTimings {
+  const duration = (flag: string) => {
+    const text = String(values[flag]);
+    const ms = parsed(flag, text, (v) => toMilliseconds(parseGoDuration(v)));
+    if (ms <= 0) throw new UsageError(`--${flag} must be positive, got "${text}"`);
+    return ms;
+  };
+  const leaseDurationMs = duration('leader-election-lease-duration');
+  const renewDeadlineMs = duration('leader-election-renew-deadline');
+  const retryPeriodMs = duration('leader-election-retry-period');
+  if (leaseDurationMs < 1000) throw new UsageError('--leader-election-lease-duration must be at least 1s');
+  if (leaseDurationMs <= renewDeadlineMs) {
+    throw new UsageError(
+      '--leader-election-lease-duration must be greater than --leader-election-renew-deadline',
+    );
+  }
+  // client-go's JitterFactor: a retry may come up to 1.2 periods later.
+  if (renewDeadlineMs <= 1.2 * retryPeriodMs) {
+    throw new UsageError(
+      '--leader-election-renew-deadline must be greater than 1.2 × --leader-election-retry-period',
+    );
+  }
+  return { leaseDurationMs, renewDeadlineMs, retryPeriodMs };
+}
+
 /** How long a Certificate waits after a failed request: the first wait, doubled per failure up to the most. */
 function backoffOptions(values: Record<string, string | boolean | undefined>) {
   const duration = (flag: string) => {
@@ -141,6 +174,7 @@ export function controllerFlags(values: Record<string, string | boolean | undefi
     burst: int('kube-api-burst', String(values['kube-api-burst']), 1),
     leaderElect: bool('leader-elect', String(values['leader-elect'])),
     leaderElectionNamespace: String(values['leader-election-namespace']),
+    leaderElectionTimings: leaderElectionTimings(values),
     options: {
       metricsBindAddress: String(values['metrics-bind-address']),
       clusterResourceNamespace: String(values['cluster-resource-namespace']),

@@ -53,7 +53,11 @@ export async function controller(args: string[], table: FlagTable): Promise<void
     enableOptimizingCompilersOnFirstWork: true,
     log: namedLogger(jsonLogger(logs.level, process.stderr, logs.verbosity), 'controller'),
     leaderElection: settings.leaderElect
-      ? { namespace: settings.leaderElectionNamespace, identity: `${hostname()}_${process.pid}` }
+      ? {
+          namespace: settings.leaderElectionNamespace,
+          identity: `${hostname()}_${process.pid}`,
+          ...settings.leaderElectionTimings,
+        }
       : undefined,
   });
   process.stdout.write(

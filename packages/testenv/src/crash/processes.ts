@@ -15,7 +15,23 @@ export interface ApiServerProcess {
   dataDir: string;
   kubeconfigPath: string;
   pid: number;
+  /** Resolves when the process has exited (killed or not). */
+  exited: Promise<void>;
+  /** True while the process runs. */
+  alive(): boolean;
+  /** SIGTERM, wait for the exit, then remove the data dir. */
   stop(): Promise<void>;
+  /** Sends `signal` (default SIGKILL) and waits for the exit; the data dir stays, for a restart on it. */
+  kill(signal?: NodeJS.Signals): Promise<void>;
+}
+
+export interface ApiServerProcessOptions {
+  /** Serve this data dir (a restart on what a killed server left) instead of a fresh one. */
+  dataDir?: string;
+  /** Listen here instead of on a free port: a restart keeps the address its kubeconfig names. */
+  port?: number;
+  /** More `certkit apiserver` flags, e.g. `--storage etcd --etcd-endpoints …`. */
+  args?: string[];
 }
 
 function exited(child: ChildProcess): Promise<void> {
@@ -24,12 +40,15 @@ function exited(child: ChildProcess): Promise<void> {
 }
 
 /** `certkit apiserver --data-dir <fresh dir> --port 0`, resolved once it prints its URL. */
-export async function startApiServerProcess(): Promise<ApiServerProcess> {
-  const dataDir = await mkdtemp(join(tmpdir(), 'certkit-crash-'));
-  const child = spawn(process.execPath, [CLI, 'apiserver', '--data-dir', dataDir, '--port', '0'], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: certkitEnv(),
-  });
+export async function startApiServerProcess(
+  options: ApiServerProcessOptions = {},
+): Promise<ApiServerProcess> {
+  // First, so that a stale build is refused before a data dir is made that nothing would remove.
+  const env = certkitEnv();
+  const dataDir = options.dataDir ?? (await mkdtemp(join(tmpdir(), 'certkit-crash-')));
+  const port = String(options.port ?? 0);
+  const args = [CLI, 'apiserver', '--data-dir', dataDir, '--port', port, ...(options.args ?? [])];
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], env });
   let output = '';
   child.stderr!.on('data', (d) => (output += d));
   const url = await new Promise<string>((resolve, reject) => {
@@ -46,6 +65,12 @@ export async function startApiServerProcess(): Promise<ApiServerProcess> {
     dataDir,
     kubeconfigPath: join(dataDir, 'kubeconfig'),
     pid: child.pid!,
+    exited: exited(child),
+    alive: () => child.exitCode === null && child.signalCode === null,
+    async kill(signal = 'SIGKILL') {
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+      await exited(child);
+    },
     async stop() {
       child.kill('SIGTERM');
       await exited(child);

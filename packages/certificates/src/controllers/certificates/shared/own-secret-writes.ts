@@ -25,8 +25,14 @@ import { digestToken, type DigestToken } from '../../request-facts.ts';
  * lapsed, and lapsed ones are swept as new ones come; a few moments' worth of issuances at most.
  */
 
-/** How long readers wait for the cache to show a write (the old wait's bound). */
-export const OWN_SECRET_WRITE_WAIT_MS = 5000;
+/**
+ * How long readers wait for the cache to show a write: client-go's ExpectationsTimeout (5 minutes). It only
+ * bounds a write the cache never shows; the wait ends with the Secret's event in every other case. It must
+ * outlast an outage of the API server: a write answered just before the server went down may reach the cache
+ * only after it is back and the Secret informer has relisted, and a lapsed expectation let the trigger judge the
+ * Certificate's new revision by the Secret as it was, and issue it again (docs/adr/1200).
+ */
+export const OWN_SECRET_WRITE_WAIT_MS = 5 * 60_000;
 /** Past this many entries, lapsed ones are swept on the next write. */
 const SWEEP_ABOVE = 256;
 
