@@ -67,6 +67,7 @@ import { DEFAULT_INFLIGHT_LIMITS, InflightLimiter } from './inflight.ts';
 import type { WatchCounters } from './watch.ts';
 import { guardRequests } from './guard.ts';
 import { answerClientErrors, MAX_HEADER_BYTES } from './client-errors.ts';
+import { handlePipelinedInTurn } from './pipelining.ts';
 import { lingerOnClose } from './lingering-close.ts';
 import { parseTlsConnectionsInJs } from './tls-parse-in-js.ts';
 import {
@@ -307,7 +308,8 @@ export class ApiServer {
     this.aggregator = new ClusterRoleAggregator(this.registry, options.storage, this.rbac);
     this.aggregator.onError = logError('clusterrole-aggregation');
     serveReviews(this.registry, this.authorizer, this.rbac);
-    const handler = guardRequests((req, res) => this.handle(req, res), this.log);
+    // Pipelined requests of a connection run one at a time, as Go's server runs them (pipelining.ts).
+    const handler = handlePipelinedInTurn(guardRequests((req, res) => this.handle(req, res), this.log));
     this.server = options.tls
       ? createHttpsServer({ ...servingTlsOptions(options.tls), maxHeaderSize: MAX_HEADER_BYTES }, handler)
       : createHttpServer({ maxHeaderSize: MAX_HEADER_BYTES }, handler);

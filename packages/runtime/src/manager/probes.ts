@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { handleRequestsInTurn } from '@certkit/apimachinery/http-pipelining';
 import { registerProcessMetrics } from '@certkit/apimachinery/process-metrics';
 import { nodeHttp } from '../client/node-http.ts';
 import { describeError } from '../log.ts';
@@ -56,12 +57,22 @@ export interface ProbeServer {
 export async function startProbeServer(options: ProbeServerOptions): Promise<ProbeServer> {
   // What serves /metrics serves the process's own metrics too.
   registerProcessMetrics(options.metrics);
-  const server = nodeHttp.createServer((req, res) => {
-    handle(req, res, options).catch((err) => {
-      if (!res.headersSent) res.writeHead(500, { 'Content-Type': 'text/plain; charset=utf-8' });
-      res.end(describeError(err));
-    });
-  });
+  // Unauthenticated and often bound on every interface: pipelined requests run in turn, as Go's server runs
+  // them, so one connection cannot have every check or scrape run at once (ADR 0420).
+  const serve = handleRequestsInTurn(
+    (req, res) => {
+      handle(req, res, options).catch((err) => {
+        if (!res.headersSent) res.writeHead(500, { 'Content-Type': 'text/plain; charset=utf-8' });
+        res.end(describeError(err));
+      });
+    },
+    (_req, res) => {
+      res
+        .writeHead(429, { 'Content-Type': 'text/plain; charset=utf-8', 'Retry-After': '1' })
+        .end('Too many requests\n');
+    },
+  );
+  const server = nodeHttp.createServer(serve);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.address.port, options.address.host, () => {
