@@ -68,6 +68,7 @@ import type { WatchCounters } from './watch.ts';
 import { guardRequests } from './guard.ts';
 import { answerClientErrors, MAX_HEADER_BYTES } from './client-errors.ts';
 import { handlePipelinedInTurn } from './pipelining.ts';
+import { refuseMalformedTimeout } from './request-deadline.ts';
 import { lingerOnClose } from './lingering-close.ts';
 import { parseTlsConnectionsInJs } from './tls-parse-in-js.ts';
 import {
@@ -429,6 +430,11 @@ export class ApiServer {
     const parse = (path: string) => (parsed ??= parseApiPath(path));
     try {
       url = parseRequestTarget(req.url ?? '/');
+      const target = url;
+      refuseMalformedTimeout(
+        target.searchParams,
+        () => describeRequest(req.method ?? 'GET', target, undefined).verb === 'watch',
+      );
       const authenticating = this.authenticate(req, res, url.pathname);
       if (authenticating) await authenticating;
       this.authorize(req, url, parse);
