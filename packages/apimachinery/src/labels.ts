@@ -124,16 +124,34 @@ const hasLabel = (
   key: string,
 ): labels is Record<string, string> => labels !== undefined && labels !== null && Object.hasOwn(labels, key);
 
+/**
+ * Whether `values` (sorted as newRequirement sorts them, by UTF-16 code units) holds `value`: a binary search.
+ * kube scans its values, but a query may carry a hundred thousand of them, and here every list and watch
+ * event matched against such a selector ran on the one event loop every client shares.
+ */
+function sortedIncludes(values: readonly string[], value: string): boolean {
+  let low = 0;
+  let high = values.length - 1;
+  while (low <= high) {
+    const middle = (low + high) >>> 1;
+    const at = values[middle];
+    if (at === value) return true;
+    if (at < value) low = middle + 1;
+    else high = middle - 1;
+  }
+  return false;
+}
+
 /** Requirement.Matches: `!=` and `notin` match when the key is absent; `=`, `==`, `in`, gt/lt need it. */
 function requirementMatches(r: LabelRequirement, labels: Record<string, string> | undefined): boolean {
   switch (r.operator) {
     case 'in':
     case '=':
     case '==':
-      return hasLabel(labels, r.key) && r.values.includes(labels[r.key]);
+      return hasLabel(labels, r.key) && sortedIncludes(r.values, labels[r.key]);
     case 'notin':
     case '!=':
-      return !hasLabel(labels, r.key) || !r.values.includes(labels[r.key]);
+      return !hasLabel(labels, r.key) || !sortedIncludes(r.values, labels[r.key]);
     case 'exists':
       return hasLabel(labels, r.key);
     case '!':
