@@ -27,7 +27,7 @@ export const configmaps = builtin({
       errs.push({
         type: 'FieldValueTooLong',
         field: '',
-        detail: `Too long: may not be more than ${MAX_SECRET_BYTES} bytes`,
+        detail: `may not be more than ${MAX_SECRET_BYTES} bytes`,
       });
     }
     const data = (obj.data as object) ?? {};

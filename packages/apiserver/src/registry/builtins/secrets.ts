@@ -56,7 +56,7 @@ export const secrets = builtin({
       errs.push({
         type: 'FieldValueTooLong',
         field: 'data',
-        detail: `Too long: may not be more than ${MAX_SECRET_BYTES} bytes`,
+        detail: `may not be more than ${MAX_SECRET_BYTES} bytes`,
       });
     }
     const type = String(obj.type ?? 'Opaque');
