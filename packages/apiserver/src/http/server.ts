@@ -77,6 +77,7 @@ import {
   DEFAULT_FIRST_REQUEST_TIMEOUT_MS,
   DEFAULT_HANDSHAKE_TIMEOUT_MS,
   defaultMaxUnauthenticatedConnections,
+  HEADER_CHECK_INTERVAL_MS,
 } from './connections.ts';
 import { sendError, sendJson, sendJsonText } from './respond.ts';
 
@@ -312,7 +313,14 @@ export class ApiServer {
     // Pipelined requests of a connection run one at a time, as Go's server runs them (pipelining.ts).
     const handler = handlePipelinedInTurn(guardRequests((req, res) => this.handle(req, res), this.log));
     this.server = options.tls
-      ? createHttpsServer({ ...servingTlsOptions(options.tls), maxHeaderSize: MAX_HEADER_BYTES }, handler)
+      ? createHttpsServer(
+          {
+            ...servingTlsOptions(options.tls),
+            maxHeaderSize: MAX_HEADER_BYTES,
+            connectionsCheckingInterval: HEADER_CHECK_INTERVAL_MS,
+          },
+          handler,
+        )
       : createHttpServer({ maxHeaderSize: MAX_HEADER_BYTES }, handler);
     answerClientErrors(this.server);
     lingerOnClose(this.server);
@@ -320,12 +328,15 @@ export class ApiServer {
     this.server.on('checkContinue', handler);
     if (options.tls) {
       parseTlsConnectionsInJs(this.server);
-      this.connections = new ConnectionGuard(this.server, {
+      const limits = {
         handshakeTimeoutMs: DEFAULT_HANDSHAKE_TIMEOUT_MS,
         firstRequestTimeoutMs: DEFAULT_FIRST_REQUEST_TIMEOUT_MS,
         maxUnauthenticated: defaultMaxUnauthenticatedConnections(),
         ...options.connectionLimits,
-      });
+      };
+      this.connections = new ConnectionGuard(this.server, limits);
+      // Every request's headers, not only the first's, within Go's ReadHeaderTimeout (slow-headers.e2e.test.ts).
+      this.server.headersTimeout = limits.firstRequestTimeoutMs;
       this.listener = this.connections.listener;
       // The HTTP server tracks its connections (for its header timeouts, closeAllConnections) once it hears
       // it listens; it never listens itself here.
