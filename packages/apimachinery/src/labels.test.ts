@@ -304,6 +304,32 @@ describe('LabelSelector.matches', () => {
   }
 });
 
+describe('LabelSelector.matches with many values', () => {
+  // Values in every order of code units: digits, upper and lower case, dots, dashes, underscores, lengths.
+  const values = ['b', 'B', 'a.b', 'a-b', 'a_b', '0', '10', '9', 'z9', 'Z', 'aa', 'a', 'ab-c.d_e'];
+  for (let i = 0; i < 200; i++) values.push(`v${(i * 7919) % 1000}`);
+  const list = values.join(',');
+  it('in and notin find each value and no other, from a selector or matchExpressions', () => {
+    const selectors = [
+      [parseLabelSelector(`k in (${list})`), parseLabelSelector(`k notin (${list})`)],
+      [
+        labelSelectorFromMeta({ matchExpressions: [{ key: 'k', operator: 'In', values }] }),
+        labelSelectorFromMeta({ matchExpressions: [{ key: 'k', operator: 'NotIn', values }] }),
+      ],
+    ];
+    for (const [inSel, notInSel] of selectors) {
+      for (const v of values) {
+        assert.equal(inSel.matches({ k: v }), true, v);
+        assert.equal(notInSel.matches({ k: v }), false, v);
+      }
+      for (const v of ['', 'c', 'A', 'a.c', '1', 'v1000', 'ab', 'b0', 'zz']) {
+        assert.equal(inSel.matches({ k: v }), false, v);
+        assert.equal(notInSel.matches({ k: v }), true, v);
+      }
+    }
+  });
+});
+
 describe('everythingLabels and nothingLabels', () => {
   it('everything is empty and matches anything', () => {
     assert.equal(everythingLabels.empty, true);

@@ -6,6 +6,7 @@
  *   <requirement> ::= [!] KEY [ ("in" | "notin") "(" VALUES ")" | ("=" | "==" | "!=" | ">" | "<") VALUE ]
  */
 import { type FieldError, formatFieldError, newBadRequest } from './status.ts';
+import { compileLabelRequirements, parseInt64 } from './label-matcher.ts';
 import { labelValueErrors, qualifiedNameErrors } from './validation.ts';
 
 /**
@@ -38,13 +39,6 @@ export interface LabelSelector {
 
 // ---------------------------------------------------------------------------------------------------------
 // Requirements
-
-/** strconv.ParseInt(s, 10, 64): optional sign, decimal digits, int64 range. BigInt keeps full precision. */
-function parseInt64(s: string): bigint | undefined {
-  if (!/^[+-]?[0-9]+$/.test(s)) return undefined;
-  const n = BigInt(s);
-  return n >= -(2n ** 63n) && n < 2n ** 63n ? n : undefined;
-}
 
 /** Upstream's field path for parse errors is nil, and a nil *field.Path prints as "<nil>". */
 const NIL_PATH = '<nil>';
@@ -124,16 +118,34 @@ const hasLabel = (
   key: string,
 ): labels is Record<string, string> => labels !== undefined && labels !== null && Object.hasOwn(labels, key);
 
+/**
+ * Whether `values` (sorted as newRequirement sorts them, by UTF-16 code units) holds `value`: a binary search.
+ * kube scans its values, but a query may carry a hundred thousand of them, and here every list and watch
+ * event matched against such a selector ran on the one event loop every client shares.
+ */
+function sortedIncludes(values: readonly string[], value: string): boolean {
+  let low = 0;
+  let high = values.length - 1;
+  while (low <= high) {
+    const middle = (low + high) >>> 1;
+    const at = values[middle];
+    if (at === value) return true;
+    if (at < value) low = middle + 1;
+    else high = middle - 1;
+  }
+  return false;
+}
+
 /** Requirement.Matches: `!=` and `notin` match when the key is absent; `=`, `==`, `in`, gt/lt need it. */
 function requirementMatches(r: LabelRequirement, labels: Record<string, string> | undefined): boolean {
   switch (r.operator) {
     case 'in':
     case '=':
     case '==':
-      return hasLabel(labels, r.key) && r.values.includes(labels[r.key]);
+      return hasLabel(labels, r.key) && sortedIncludes(r.values, labels[r.key]);
     case 'notin':
     case '!=':
-      return !hasLabel(labels, r.key) || !r.values.includes(labels[r.key]);
+      return !hasLabel(labels, r.key) || !sortedIncludes(r.values, labels[r.key]);
     case 'exists':
       return hasLabel(labels, r.key);
     case '!':
@@ -170,8 +182,24 @@ function requirementString(r: LabelRequirement): string {
   }
 }
 
+/**
+ * Up to this many requirements an object is matched against each in turn (a lookup or two per requirement);
+ * more are folded per key first (label-matcher.ts), so that a selector of thousands costs an object no more
+ * than its own labels.
+ */
+const FEW_REQUIREMENTS = 8;
+
+/** Requirements matched each in turn, as upstream's Requirement.Matches (the reference for label-matcher.ts). */
+export function requirementsMatch(
+  requirements: readonly LabelRequirement[],
+  labels: Record<string, string> | undefined,
+): boolean {
+  return requirements.every((r) => requirementMatches(r, labels));
+}
+
 class RequirementsSelector implements LabelSelector {
   readonly requirements: readonly LabelRequirement[];
+  private compiled?: (labels: Record<string, string> | undefined) => boolean;
 
   constructor(requirements: LabelRequirement[]) {
     // Stable sort by key (upstream's sort.Sort(ByKey) is not stable, but same-key order never changes results).
@@ -185,7 +213,9 @@ class RequirementsSelector implements LabelSelector {
   }
 
   matches(labels: Record<string, string> | undefined): boolean {
-    return this.requirements.every((r) => requirementMatches(r, labels));
+    if (this.requirements.length <= FEW_REQUIREMENTS) return requirementsMatch(this.requirements, labels);
+    this.compiled ??= compileLabelRequirements(this.requirements);
+    return this.compiled(labels);
   }
 
   toString(): string {

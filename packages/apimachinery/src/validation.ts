@@ -108,3 +108,15 @@ export function labelValueErrors(value: string): string[] {
   }
   return errs;
 }
+
+/**
+ * IsValidPathSegmentName (k8s.io/apimachinery/pkg/api/validation/path): what a name or namespace may not be
+ * to stand as one segment of a request path. `.` and `..` would be resolved away with the segment before
+ * them (a Secret named `..` addresses its namespace), `/` and `%` would split or escape it.
+ */
+export function pathSegmentNameErrors(name: string): string[] {
+  if (name === '.' || name === '..') return [`may not be '${name}'`];
+  const errors: string[] = [];
+  for (const illegal of ['/', '%']) if (name.includes(illegal)) errors.push(`may not contain '${illegal}'`);
+  return errors;
+}

@@ -27,6 +27,12 @@ export interface ConnectionLimits {
 
 export const DEFAULT_HANDSHAKE_TIMEOUT_MS = 10_000;
 export const DEFAULT_FIRST_REQUEST_TIMEOUT_MS = 32_000;
+/**
+ * How often Node's HTTP server looks for requests whose headers have taken longer than `firstRequestTimeoutMs`
+ * (set as its headersTimeout, so that every request has Go's ReadHeaderTimeout, not only the first); Node's
+ * default of 30 s let trickled headers hold a connection for twice the limit.
+ */
+export const HEADER_CHECK_INTERVAL_MS = 1000;
 
 /** What Go's net/http writes back when the first bytes of a TLS connection look like HTTP. */
 const PLAIN_HTTP_ANSWER = 'HTTP/1.0 400 Bad Request\r\n\r\nClient sent an HTTP request to an HTTPS server.\n';

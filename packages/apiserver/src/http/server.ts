@@ -68,6 +68,8 @@ import { DEFAULT_INFLIGHT_LIMITS, InflightLimiter } from './inflight.ts';
 import type { WatchCounters } from './watch.ts';
 import { guardRequests } from './guard.ts';
 import { answerClientErrors, MAX_HEADER_BYTES } from './client-errors.ts';
+import { handlePipelinedInTurn } from './pipelining.ts';
+import { refuseMalformedTimeout } from './request-deadline.ts';
 import { lingerOnClose } from './lingering-close.ts';
 import { parseTlsConnectionsInJs } from './tls-parse-in-js.ts';
 import {
@@ -76,6 +78,7 @@ import {
   DEFAULT_FIRST_REQUEST_TIMEOUT_MS,
   DEFAULT_HANDSHAKE_TIMEOUT_MS,
   defaultMaxUnauthenticatedConnections,
+  HEADER_CHECK_INTERVAL_MS,
 } from './connections.ts';
 import { sendError, sendJson, sendJsonText } from './respond.ts';
 
@@ -311,9 +314,17 @@ export class ApiServer {
     this.aggregator = new ClusterRoleAggregator(this.registry, options.storage, this.rbac);
     this.aggregator.onError = logError('clusterrole-aggregation');
     serveReviews(this.registry, this.authorizer, this.rbac);
-    const handler = guardRequests((req, res) => this.handle(req, res), this.log);
+    // Pipelined requests of a connection run one at a time, as Go's server runs them (pipelining.ts).
+    const handler = handlePipelinedInTurn(guardRequests((req, res) => this.handle(req, res), this.log));
     this.server = options.tls
-      ? createHttpsServer({ ...servingTlsOptions(options.tls), maxHeaderSize: MAX_HEADER_BYTES }, handler)
+      ? createHttpsServer(
+          {
+            ...servingTlsOptions(options.tls),
+            maxHeaderSize: MAX_HEADER_BYTES,
+            connectionsCheckingInterval: HEADER_CHECK_INTERVAL_MS,
+          },
+          handler,
+        )
       : createHttpServer({ maxHeaderSize: MAX_HEADER_BYTES }, handler);
     answerClientErrors(this.server);
     lingerOnClose(this.server);
@@ -321,12 +332,15 @@ export class ApiServer {
     this.server.on('checkContinue', handler);
     if (options.tls) {
       parseTlsConnectionsInJs(this.server);
-      this.connections = new ConnectionGuard(this.server, {
+      const limits = {
         handshakeTimeoutMs: DEFAULT_HANDSHAKE_TIMEOUT_MS,
         firstRequestTimeoutMs: DEFAULT_FIRST_REQUEST_TIMEOUT_MS,
         maxUnauthenticated: defaultMaxUnauthenticatedConnections(),
         ...options.connectionLimits,
-      });
+      };
+      this.connections = new ConnectionGuard(this.server, limits);
+      // Every request's headers, not only the first's, within Go's ReadHeaderTimeout (slow-headers.e2e.test.ts).
+      this.server.headersTimeout = limits.firstRequestTimeoutMs;
       this.listener = this.connections.listener;
       // The HTTP server tracks its connections (for its header timeouts, closeAllConnections) once it hears
       // it listens; it never listens itself here.
@@ -433,6 +447,11 @@ export class ApiServer {
     const parse = (path: string) => (parsed ??= parseApiPath(path));
     try {
       url = parseRequestTarget(req.url ?? '/');
+      const target = url;
+      refuseMalformedTimeout(
+        target.searchParams,
+        () => describeRequest(req.method ?? 'GET', target, undefined).verb === 'watch',
+      );
       const authenticating = this.authenticate(req, res, url.pathname);
       if (authenticating) await authenticating;
       this.authorize(req, url, parse);

@@ -3,6 +3,7 @@ import {
   type KubeObject,
   type ListMeta,
   listOptionsToQuery,
+  pathSegmentNameErrors,
   toPartialObjectMetadata,
 } from '@certkit/apimachinery';
 import { ListScanner } from './list-scanner.ts';
@@ -57,6 +58,17 @@ export function watchInactivityTimeoutMs(options: WatchOptions): number {
 }
 
 /** The URL path of a resource's collection or one of its objects. */
+/**
+ * The name or namespace, refused as client-go's request builder refuses it when it cannot be one path
+ * segment: sent, a `..` name was resolved away with the segment before it, so that deleting the Secret `..`
+ * of a namespace deleted the namespace.
+ */
+function pathSegment(what: 'namespace' | 'resource name', value: string): string {
+  const errors = pathSegmentNameErrors(value);
+  if (errors.length > 0) throw new Error(`invalid ${what} ${JSON.stringify(value)}: [${errors.join(' ')}]`);
+  return value;
+}
+
 export function resourcePath(
   ref: ResourceRef,
   namespace: string | undefined,
@@ -65,9 +77,10 @@ export function resourcePath(
 ): string {
   let path = ref.group === '' ? `/api/${ref.version}` : `/apis/${ref.group}/${ref.version}`;
   // Namespace is ignored for cluster-scoped resources, as controller-runtime's NamespaceIfScoped.
-  if (ref.namespaced && namespace) path += `/namespaces/${encodeURIComponent(namespace)}`;
+  if (ref.namespaced && namespace)
+    path += `/namespaces/${encodeURIComponent(pathSegment('namespace', namespace))}`;
   path += `/${ref.resource}`;
-  if (name !== undefined) path += `/${encodeURIComponent(name)}`;
+  if (name !== undefined) path += `/${encodeURIComponent(pathSegment('resource name', name))}`;
   if (subresource) path += `/${subresource}`;
   return path;
 }

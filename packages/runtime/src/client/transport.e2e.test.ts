@@ -177,14 +177,15 @@ describe('requests', () => {
     servers.push(server);
     const kube = new KubeClient({ server: `${server.url}/k8s/clusters/c1/`, qps: -1 });
     clients.push(kube);
-    await kube.resource(configMaps).get('ns', 'a b/ü');
+    // (A name with `/` is refused before it is sent, as client-go refuses it: path-segments.e2e.test.ts.)
+    await kube.resource(configMaps).get('ns', 'a b:ü');
     await kube.getJson('/version');
     await kube.getJson('/api/x y/{z}?');
     await kube.getJson('/api/v1/./namespaces/../x');
     assert.deepEqual(
       server.requests.map((r) => r.url),
       [
-        '/k8s/clusters/c1/api/v1/namespaces/ns/configmaps/a%20b%2F%C3%BC',
+        '/k8s/clusters/c1/api/v1/namespaces/ns/configmaps/a%20b%3A%C3%BC',
         '/k8s/clusters/c1/version',
         '/k8s/clusters/c1/api/x%20y/%7Bz%7D%3F',
         '/k8s/clusters/c1/api/v1/x',

@@ -1,9 +1,11 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { handleRequestsInTurn } from '@certkit/apimachinery/http-pipelining';
 import { registerProcessMetrics } from '@certkit/apimachinery/process-metrics';
 import { nodeHttp } from '../client/node-http.ts';
 import { describeError } from '../log.ts';
 import { PROMETHEUS_CONTENT_TYPE, type MetricsRegistry } from './metrics.ts';
+import { sharedScrape } from './shared-scrape.ts';
 
 /**
  * The manager's HTTP endpoints: `/healthz`, `/readyz` (kube-style checks, `?verbose` lists them) and
@@ -42,6 +44,8 @@ export interface ProbeServerOptions {
   metrics: MetricsRegistry;
   healthz: ReadonlyMap<string, Check>;
   readyz: ReadonlyMap<string, Check>;
+  /** How long an answer may wait for a client that takes nothing before the connection is closed (default 10 s). */
+  stalledWriteTimeoutMs?: number;
 }
 
 /** A running probes server (/healthz, /readyz, /metrics). */
@@ -52,16 +56,34 @@ export interface ProbeServer {
   close(): Promise<void>;
 }
 
+const DEFAULT_STALLED_WRITE_TIMEOUT_MS = 10_000;
+
 /** Starts the probes server: /healthz and /readyz run their checks, /metrics renders the registry. */
 export async function startProbeServer(options: ProbeServerOptions): Promise<ProbeServer> {
   // What serves /metrics serves the process's own metrics too.
   registerProcessMetrics(options.metrics);
-  const server = nodeHttp.createServer((req, res) => {
-    handle(req, res, options).catch((err) => {
-      if (!res.headersSent) res.writeHead(500, { 'Content-Type': 'text/plain; charset=utf-8' });
-      res.end(describeError(err));
-    });
-  });
+  const scrape = sharedScrape(() => options.metrics.scrape());
+  const stalledWriteTimeoutMs = options.stalledWriteTimeoutMs ?? DEFAULT_STALLED_WRITE_TIMEOUT_MS;
+  // Unauthenticated and often bound on every interface: pipelined requests run in turn, as Go's server runs
+  // them, so one connection cannot have every check or scrape run at once (ADR 0420).
+  const serve = handleRequestsInTurn(
+    (req, res) => {
+      // An answer not handed to the connection in full within this long is cut off, with the scrape it
+      // holds: the client takes nothing (Prometheus's own scrape timeout is 10 s).
+      const stalled = setTimeout(() => res.destroy(), stalledWriteTimeoutMs);
+      res.once('finish', () => clearTimeout(stalled)).once('close', () => clearTimeout(stalled));
+      handle(req, res, options, scrape).catch((err) => {
+        if (!res.headersSent) res.writeHead(500, { 'Content-Type': 'text/plain; charset=utf-8' });
+        res.end(describeError(err));
+      });
+    },
+    (_req, res) => {
+      res
+        .writeHead(429, { 'Content-Type': 'text/plain; charset=utf-8', 'Retry-After': '1' })
+        .end('Too many requests\n');
+    },
+  );
+  const server = nodeHttp.createServer(serve);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.address.port, options.address.host, () => {
@@ -82,15 +104,20 @@ export async function startProbeServer(options: ProbeServerOptions): Promise<Pro
   };
 }
 
-async function handle(req: IncomingMessage, res: ServerResponse, options: ProbeServerOptions): Promise<void> {
+async function handle(
+  req: IncomingMessage,
+  res: ServerResponse,
+  options: ProbeServerOptions,
+  scrape: () => Promise<Buffer>,
+): Promise<void> {
   const url = new URL(req.url ?? '/', 'http://probe');
   if (req.method !== 'GET' && req.method !== 'HEAD') {
     res.writeHead(405, { Allow: 'GET, HEAD' }).end();
     return;
   }
   if (url.pathname === '/metrics') {
-    const text = await options.metrics.scrape();
-    res.writeHead(200, { 'Content-Type': PROMETHEUS_CONTENT_TYPE }).end(text);
+    const body = await scrape();
+    res.writeHead(200, { 'Content-Type': PROMETHEUS_CONTENT_TYPE, 'Content-Length': body.length }).end(body);
     return;
   }
   const m = /^\/(healthz|readyz)(?:\/(.+))?$/.exec(url.pathname);
