@@ -57,7 +57,6 @@ export function watchInactivityTimeoutMs(options: WatchOptions): number {
   return DEFAULT_WATCH_INACTIVITY_MS;
 }
 
-/** The URL path of a resource's collection or one of its objects. */
 /**
  * The name or namespace, refused as client-go's request builder refuses it when it cannot be one path
  * segment: sent, a `..` name was resolved away with the segment before it, so that deleting the Secret `..`
@@ -69,6 +68,7 @@ function pathSegment(what: 'namespace' | 'resource name', value: string): string
   return value;
 }
 
+/** The URL path of a resource's collection or one of its objects. */
 export function resourcePath(
   ref: ResourceRef,
   namespace: string | undefined,
