@@ -19,10 +19,10 @@ import { setFlagsFromString } from 'node:v8';
  * before the release collection that gives the burst's memory back (docs/adr/1141). Nothing changes while the
  * controller idles, and nothing in a process started without `--optimize-for-size`.
  */
-export const BURST_HEAP_FLAGS: readonly string[] = ['--no-optimize-for-size', '--heap-growing-percent=20'];
+export const BURST_HEAP_FLAGS: readonly string[] = ['--heap-growing-percent=30'];
 
 /** What a process started with `--optimize-for-size` runs with outside a burst: V8's own defaults back. */
-export const QUIET_HEAP_FLAGS: readonly string[] = ['--optimize-for-size', '--heap-growing-percent=0'];
+export const QUIET_HEAP_FLAGS: readonly string[] = ['--heap-growing-percent=0'];
 
 let relaxed = false;
 
