@@ -57,8 +57,3 @@ export function restoreHeapAfterBurst(): boolean {
   for (const flag of QUIET_HEAP_FLAGS) setFlagsFromString(flag);
   return true;
 }
-
-/** Whether a burst is running with `BURST_HEAP_FLAGS`. */
-export function heapRelaxedForBurst(): boolean {
-  return relaxed;
-}
