@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { closeSync, openSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { availableParallelism } from 'node:os';
@@ -47,7 +48,7 @@ import { median, throughput, writeResults } from './lib.ts';
  * refuses a stale build (`npm run build`).
  *
  * Usage: npm run bench:scale [-- --counts=1000,5000,10000 --controller-node-args=a,b --controller-env=K=V
- *        --controller-args=a,b
+ *        --controller-args=a,b --controller-stdout=FILE
  *        --apiserver-node-args=a,b --apiserver-env=K=V --apiserver-root=DIR --results=NAME --phases=issuance]
  * Default --counts=500 (a quick run). --phases=issuance stops each size once all are Ready (no steady, restart,
  * window, renew or list phases): a quick look at issuance speed and its CPU per process; --phases=steady adds
@@ -99,6 +100,11 @@ const CONTROLLER_FLAGS = [
   // More `certkit controller` flags, e.g. --log-level=info to see when memory is released after a burst.
   ...(flag('controller-args')?.split(',').filter(Boolean) ?? []),
 ];
+/**
+ * --controller-stdout=FILE: the controller's stdout appended to FILE (each start of the run), e.g. with
+ * `--controller-node-args=<shipped flags>,--trace-gc` to count its collections; by default it is dropped.
+ */
+const CONTROLLER_STDOUT = flag('controller-stdout');
 const SAMPLE_MS = 200;
 const SETTLE_MS = 15_000;
 const WINDOW_MS = 5_000;
@@ -332,6 +338,7 @@ interface ControllerProcess {
 async function startController(kubeconfig: string): Promise<ControllerProcess> {
   const port = await freePort();
   const started = performance.now();
+  const stdout = CONTROLLER_STDOUT === undefined ? 'ignore' : openSync(CONTROLLER_STDOUT, 'a');
   const child = spawn(
     process.execPath,
     [
@@ -343,8 +350,9 @@ async function startController(kubeconfig: string): Promise<ControllerProcess> {
       `--metrics-bind-address=127.0.0.1:${port}`,
       ...CONTROLLER_FLAGS,
     ],
-    { stdio: ['ignore', 'ignore', 'inherit'], env: { ...process.env, ...AS_INSTALLED, ...CONTROLLER_ENV } },
+    { stdio: ['ignore', stdout, 'inherit'], env: { ...process.env, ...AS_INSTALLED, ...CONTROLLER_ENV } },
   );
+  if (typeof stdout === 'number') closeSync(stdout);
   const exited = new Promise<void>((r) => child.once('exit', () => r()));
   const sampler = new RssSampler(child.pid!);
   for (;;) {
