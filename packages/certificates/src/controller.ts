@@ -9,10 +9,8 @@ import {
   type ManagerOptions,
   MetricsRegistry,
   optimizingCompilerFlags,
-  relaxHeapForBurst,
   releaseMemory,
   restClientMetricsHook,
-  restoreHeapAfterBurst,
 } from '@certkit/runtime';
 import { parseListenAddress } from './acme/http01/address.ts';
 import { EmbeddedHTTP01Solver } from './acme/http01/embedded-solver.ts';
@@ -55,9 +53,7 @@ export interface CertificateControllerOptions extends Partial<ControllerOptions>
   /**
    * Once a burst of reconciles has ended, collect V8's garbage with memory reduction so that the process
    * shrinks back (`releaseMemory`; docs/adr/1141). For a process of its own (`certkit controller`), not for one
-   * that shares its heap with an API server or tests. In a process started with `--optimize-for-size`, a
-   * burst also runs with the old generation's growth relaxed, put back at its end (`relaxHeapForBurst`;
-   * docs/adr/1190).
+   * that shares its heap with an API server or tests.
    */
   releaseMemoryAfterBurst?: boolean;
   /**
@@ -138,13 +134,7 @@ export function startCertificateController(
     const log = options.log;
     managerOptions.afterBurst = {
       quietMs: AFTER_BURST_QUIET_MS,
-      onBurstStart: () => {
-        if (relaxHeapForBurst())
-          log?.({ level: 'debug', msg: "Relaxed V8's old-generation growth for a burst" });
-      },
       onBurstEnd: () => {
-        // The start's flags back first, so that the release collection and the limits it sets are theirs.
-        const restored = restoreHeapAfterBurst();
         const released = releaseMemory();
         log?.({
           level: 'info',
@@ -153,7 +143,6 @@ export function startCertificateController(
           rssAfterMB: Math.round(released.rssAfterBytes / 1e5) / 10,
           cpuMs: Math.round(released.cpuMs),
           mallocTrimmed: released.mallocTrimmed,
-          heapFlagsRestored: restored,
         });
       },
     };

@@ -80,43 +80,6 @@ describe('BurstEndWatch', () => {
     assert.equal(fired(), 0);
     assert.equal(clock.pending, 0);
   });
-
-  it('calls onBurstStart once per burst, at the reconcile that makes it one, before its end', () => {
-    const clock = new FakeClock();
-    const calls: string[] = [];
-    const w = new BurstEndWatch({
-      clock,
-      quietMs: 3000,
-      minReconciles: 5,
-      onBurstStart: () => calls.push('start'),
-      onBurstEnd: () => calls.push('end'),
-    });
-    const reconciles = (n: number) => {
-      for (let i = 0; i < n; i++) {
-        w.begin();
-        calls.push('reconcile');
-        clock.step(10);
-        w.end();
-      }
-    };
-    reconciles(4);
-    clock.step(60_000);
-    assert.deepEqual(calls, Array(4).fill('reconcile'), 'four reconciles are no burst');
-    reconciles(20);
-    assert.deepEqual(calls.slice(4, 6), ['start', 'reconcile'], 'the fifth begins the burst');
-    assert.equal(calls.filter((c) => c === 'start').length, 1, 'once, however long the burst');
-    clock.step(3000);
-    assert.equal(calls.at(-1), 'end');
-    calls.length = 0;
-    reconciles(3);
-    assert.ok(!calls.includes('start'), 'three reconciles after a burst are no new one');
-    reconciles(2);
-    assert.deepEqual(calls.slice(4, 6), ['start', 'reconcile'], 'the next burst starts at its fifth');
-    w.stop();
-    calls.length = 0;
-    reconciles(10);
-    assert.ok(!calls.includes('start') && !calls.includes('end'), 'nothing after stop');
-  });
 });
 
 describe('Manager afterBurst', () => {

@@ -12,11 +12,6 @@ import { realClock, type Clock, type TimerHandle } from '../workqueue/clock.ts';
 export interface BurstEndOptions {
   /** Called once after each burst, when no reconcile has run for `quietMs`. */
   onBurstEnd: () => void;
-  /**
-   * Called once per burst, when its `minReconciles`-th reconcile begins (what makes it a burst): the process
-   * may trade memory for speed from then until `onBurstEnd` (docs/adr/1190).
-   */
-  onBurstStart?: () => void;
   /** Default 3 s. */
   quietMs?: number;
   /** Default 50: about five Certificates issued. */
@@ -37,7 +32,6 @@ export interface ReconcileActivity {
 
 export class BurstEndWatch implements ReconcileActivity {
   private readonly onBurstEnd: () => void;
-  private readonly onBurstStart: (() => void) | undefined;
   private readonly quietMs: number;
   private readonly minReconciles: number;
   private readonly clock: Clock;
@@ -49,7 +43,6 @@ export class BurstEndWatch implements ReconcileActivity {
 
   constructor(options: BurstEndOptions) {
     this.onBurstEnd = options.onBurstEnd;
-    this.onBurstStart = options.onBurstStart;
     this.quietMs = options.quietMs ?? 3_000;
     this.minReconciles = options.minReconciles ?? 50;
     this.clock = options.clock ?? realClock;
@@ -58,7 +51,6 @@ export class BurstEndWatch implements ReconcileActivity {
   begin(): void {
     this.inFlight++;
     this.sinceLastFired++;
-    if (this.sinceLastFired === this.minReconciles && !this.stopped) this.onBurstStart?.();
   }
 
   end(): void {

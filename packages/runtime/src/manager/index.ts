@@ -8,4 +8,3 @@ export * from './burst-end.ts';
 export * from './release-memory.ts';
 export * from './first-work.ts';
 export * from './optimizing-compilers.ts';
-export * from './burst-heap.ts';
