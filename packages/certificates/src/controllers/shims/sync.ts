@@ -1,3 +1,4 @@
+import { isAlreadyExists, isNotFound } from '@certkit/apimachinery';
 import {
   keyFor,
   NAMESPACE_INDEX,
@@ -104,7 +105,13 @@ export async function syncIngressLike(deps: ShimSyncDeps, obj: IngressLike): Pro
     const name = certificate.metadata!.name!;
     const existing = store.get(keyFor(certificate.metadata!.namespace, name));
     if (!existing) {
-      await deps.certificateClient.create(certificate.metadata!.namespace, certificate, { fieldManager });
+      try {
+        await deps.certificateClient.create(certificate.metadata!.namespace, certificate, { fieldManager });
+      } catch (err) {
+        // The cache has not seen it yet (our own create, a moment ago): its add event brings us back.
+        if (isAlreadyExists(err)) continue;
+        throw err;
+      }
       recorder.normal(
         obj,
         ShimReasons.CreateCertificate,
@@ -139,7 +146,12 @@ export async function syncIngressLike(deps: ShimSyncDeps, obj: IngressLike): Pro
     if (!isControlledBy(certificate, obj)) continue;
     if (secretNameUsedIn(kind, obj, certificate.spec?.secretName ?? '')) continue;
     const name = certificate.metadata?.name ?? '';
-    await deps.certificateClient.delete(namespace, name);
+    try {
+      await deps.certificateClient.delete(namespace, name);
+    } catch (err) {
+      if (isNotFound(err)) continue;
+      throw err;
+    }
     recorder.normal(
       obj,
       ShimReasons.DeleteCertificate,
