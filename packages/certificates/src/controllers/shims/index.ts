@@ -1,6 +1,7 @@
 import { Controller, isDeletedFinalStateUnknown, type Request } from '@certkit/runtime';
 import type { Certificate } from '../../api/types.ts';
 import type { ControllerContext } from '../context.ts';
+import { hasShimAnnotation } from './annotation-keys.ts';
 import { DEFAULT_ENABLED_CONTROLLERS } from '../enabled-controllers.ts';
 import { leanGatewayTransform, leanIngressTransform, type IngressLike, SHIM_REFS } from './ingress-like.ts';
 import { DEFAULT_SHIM_OPTIONS, SHIM_CONTROLLERS, type ShimKind, type ShimOptions } from './options.ts';
@@ -54,11 +55,21 @@ function newShimController(ctx: ControllerContext, kind: ShimKind, options: Shim
   });
   const enqueue = (obj: IngressLike) =>
     controller.enqueue({ namespace: obj.metadata?.namespace, name: obj.metadata?.name ?? '' });
+  // Only objects that ask for Certificates are queued: a cluster's other Ingresses (most of them, often) would
+  // otherwise each cost a reconcile at every start, and the first of those turns the optimizing compilers on
+  // and loads the sync code (docs/adr/1133, 1860) for nothing. One whose annotation is removed is left as it
+  // is, as cert-manager leaves it (its sync returns at once).
+  const autoAnnotations = kind === 'Ingress' ? options.autoCertificateAnnotations : [];
+  const asksForCertificates = (obj: IngressLike) =>
+    hasShimAnnotation(obj.metadata?.annotations, autoAnnotations);
   informer.addEventHandler({
-    onAdd: enqueue,
+    onAdd: (obj) => {
+      if (asksForCertificates(obj)) enqueue(obj);
+    },
     onUpdate: (old, obj) => {
       // A resync of an unchanged object has nothing new for the shim.
-      if (old.metadata?.resourceVersion !== obj.metadata?.resourceVersion) enqueue(obj);
+      if (old.metadata?.resourceVersion !== obj.metadata?.resourceVersion && asksForCertificates(obj))
+        enqueue(obj);
     },
   });
   // A Certificate the object controls changed or went: its controller checks it is still as it wants it (and
