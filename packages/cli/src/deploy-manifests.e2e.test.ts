@@ -63,7 +63,6 @@ const ALLOWED: string[][] = [
   ['delete', 'certificates.cert-manager.io', '-n', 'team-a'],
   ['watch', 'ingresses.networking.k8s.io', '--all-namespaces'],
   ['update', 'ingresses.networking.k8s.io', '--subresource=finalizers', '-n', 'team-a'],
-  ['list', 'gateways.gateway.networking.k8s.io', '-n', 'team-a'],
   // Role certkit-leader-election, in certkit only, its own Lease by name.
   ['get', 'leases.coordination.k8s.io/certkit-controller', '-n', 'certkit'],
   ['update', 'leases.coordination.k8s.io/certkit-controller', '-n', 'certkit'],
@@ -76,7 +75,7 @@ const REFUSED: string[][] = [
   ['create', 'namespaces'],
   ['delete', 'issuers.cert-manager.io', '-n', 'team-a'],
   ['update', 'ingresses.networking.k8s.io', '-n', 'team-a'],
-  ['delete', 'gateways.gateway.networking.k8s.io', '-n', 'team-a'],
+  ['delete', 'ingresses.networking.k8s.io', '-n', 'team-a'],
   ['list', 'clusterroles.rbac.authorization.k8s.io'],
   ['create', 'clusterrolebindings.rbac.authorization.k8s.io'],
   ['create', 'serviceaccounts', '--subresource=token', '-n', 'certkit'],
