@@ -347,6 +347,48 @@ spec: {secretName: mine-tls, dnsNames: [mine.example.com], issuerRef: {name: ca}
     assert.equal(await certificate('manual-tls'), undefined);
   });
 
+  it('an Ingress that asks for no Certificate is not even reconciled', async () => {
+    const reconciles = () =>
+      controller.metrics
+        .render()
+        .split('\n')
+        .filter(
+          (line) =>
+            line.startsWith('controller_runtime_reconcile_total{') &&
+            line.includes('controller="ingress-shim"'),
+        )
+        .reduce((sum, line) => sum + Number(line.slice(line.lastIndexOf(' ') + 1)), 0);
+    // Quiet first: the Certificates of the Ingresses above have stopped changing.
+    let last = -1;
+    await eventually(
+      async () => {
+        const now = reconciles();
+        const quiet = now === last;
+        last = now;
+        await new Promise((resolve) => setTimeout(resolve, 700));
+        return quiet;
+      },
+      'the ingress-shim quiet',
+      30_000,
+    );
+    assert.ok(last > 0, 'the ingress-shim reconciled the Ingresses above');
+    await apply(
+      ingress(
+        'plain',
+        '    example.com/owner: web',
+        '  - {hosts: [plain.example.com], secretName: plain-tls}',
+      ),
+    );
+    await kubectl.ok('annotate', '--overwrite', 'ingress', 'plain', '-n', NS, 'example.com/owner=api');
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    assert.equal(reconciles(), last);
+    assert.equal(await certificate('plain-tls'), undefined);
+    // Annotated later, it is.
+    await kubectl.ok('annotate', 'ingress', 'plain', '-n', NS, 'cert-manager.io/issuer=ca');
+    await eventually(() => certificate('plain-tls'), 'plain-tls once annotated', 20_000, 50);
+    assert.ok(reconciles() > last);
+  });
+
   it('bad annotations: a BadConfig Warning in cert-manager’s words, and no Certificate until fixed', async () => {
     await apply(
       ingress(
