@@ -25,7 +25,10 @@ import { freePort } from '../packages/testenv/src/net/free-ports.ts';
  * samples over 5 s after 20 s), per variant of how the process is started, against a bare `node` that waits
  * and nothing else. Variants run interleaved, --rounds times, and report the median.
  *
- * Usage: npm run bench:idle [-- --rounds=3 --variants=a,b --results=NAME --baseline=DIR --certificates=N]
+ * Usage: npm run bench:idle [-- --rounds=3 --variants=a,b --results=NAME --baseline=DIR --certificates=N --ingresses=N]
+ * --ingresses=N: the cluster holds N Ingresses that ask for no Certificate (rules, a TLS entry and kubectl's
+ * last-applied-configuration, as other teams' Ingresses do): what the ingress-shim's cache costs on a cluster
+ * that uses Ingresses (docs/adr/1860; compare with the `-no-ingress-shim` variant).
  * --certificates=N: the cluster is not empty but holds N ECDSA Certificates of a self-signed Issuer, issued
  * before the rounds by one controller (the first variant's command); each measured controller lists them,
  * reconciles each once at start (nothing to issue), and then idles: the idle figure after a little work.
@@ -46,6 +49,7 @@ const ROUNDS = Number(flag('rounds') ?? 3);
 const RESULTS = flag('results') ?? 'idle';
 const JS_ROOT = flag('js-root');
 const CERTIFICATES = Number(flag('certificates') ?? 0);
+const INGRESSES = Number(flag('ingresses') ?? 0);
 const BASELINE = flag('baseline');
 const SETTLE_MS = 20_000;
 const WINDOW_MS = 5_000;
@@ -174,6 +178,18 @@ const ALL: Variant[] = [
       ...SHIPPED_CONTROLLER_NODE_ARGS,
       join(root, 'packages/cli/bin/certkit.js'),
       ...controllerArgs(jsonKubeconfig(k)),
+    ],
+    env: { NODE_COMPILE_CACHE: cacheDir, ...SHIPPED_CONTROLLER_ENV },
+    warm: true,
+  },
+  {
+    name: 'shipped-json-kubeconfig-no-ingress-shim',
+    what: 'shipped-json-kubeconfig with --controllers=*,-ingress-shim: no Ingress informer (docs/adr/1860)',
+    args: (k) => [
+      ...SHIPPED_CONTROLLER_NODE_ARGS,
+      join(root, 'packages/cli/bin/certkit.js'),
+      ...controllerArgs(jsonKubeconfig(k)),
+      '--controllers=*,-ingress-shim',
     ],
     env: { NODE_COMPILE_CACHE: cacheDir, ...SHIPPED_CONTROLLER_ENV },
     warm: true,
@@ -402,12 +418,55 @@ async function issueCertificates(variant: Variant): Promise<void> {
   process.stderr.write(`[bench:idle] ${CERTIFICATES} Certificates issued\n`);
 }
 
+/** --ingresses: N Ingresses without a cert-manager annotation, as `kubectl apply` leaves them. */
+async function createIngresses(): Promise<void> {
+  const ns = 'idle-ingresses';
+  await createNamespace(cluster, ns);
+  const ingresses = cluster.admin.resource({
+    group: 'networking.k8s.io',
+    version: 'v1',
+    resource: 'ingresses',
+    kind: 'Ingress',
+    namespaced: true,
+  });
+  for (let i = 0; i < INGRESSES; i++) {
+    const ingress = {
+      apiVersion: 'networking.k8s.io/v1',
+      kind: 'Ingress',
+      metadata: { name: `app-${i}`, namespace: ns, labels: { app: `app-${i}` } },
+      spec: {
+        ingressClassName: 'nginx',
+        tls: [{ hosts: [`app-${i}.example.com`], secretName: `app-${i}-tls` }],
+        rules: [
+          {
+            host: `app-${i}.example.com`,
+            http: {
+              paths: ['/', '/api', '/static'].map((path) => ({
+                path,
+                pathType: 'Prefix',
+                backend: { service: { name: `app-${i}`, port: { number: 8080 } } },
+              })),
+            },
+          },
+        ],
+      },
+    };
+    const annotations = {
+      'kubectl.kubernetes.io/last-applied-configuration': JSON.stringify(ingress),
+      'nginx.ingress.kubernetes.io/proxy-body-size': '8m',
+    };
+    await ingresses.create(ns, { ...ingress, metadata: { ...ingress.metadata, annotations } });
+  }
+  process.stderr.write(`[bench:idle] ${INGRESSES} Ingresses created\n`);
+}
+
 const stale = staleBuilds();
 if (stale.length > 0) throw new Error(`stale or missing build (${stale.join(', ')}): run npm run build`);
 const cluster = await startCluster();
 const byVariant = new Map<string, number[]>(VARIANTS.map((v) => [v.name, []]));
 const cpuByVariant = new Map<string, number[]>(VARIANTS.map((v) => [v.name, []]));
 try {
+  if (INGRESSES > 0) await createIngresses();
   if (CERTIFICATES > 0) await issueCertificates(VARIANTS.find((v) => v.name !== 'bare-node') ?? VARIANTS[0]);
   for (const v of VARIANTS.filter((x) => x.warm)) {
     process.stderr.write(`[bench:idle] warming ${v.name}\n`);
@@ -459,9 +518,21 @@ const table = [
         `The cluster held ${CERTIFICATES} Ready ECDSA Certificates of a self-signed Issuer (--certificates): each controller reconciled them once at start, then idled.`,
       ]
     : []),
+  ...(INGRESSES > 0
+    ? [
+        '',
+        `The cluster held ${INGRESSES} Ingresses asking for no Certificate (--ingresses): rules, a TLS entry and a last-applied-configuration each.`,
+      ]
+    : []),
 ].join('\n');
 await writeResults(
   RESULTS,
-  { date: new Date().toISOString(), rounds: ROUNDS, certificates: CERTIFICATES, variants: rows },
+  {
+    date: new Date().toISOString(),
+    rounds: ROUNDS,
+    certificates: CERTIFICATES,
+    ingresses: INGRESSES,
+    variants: rows,
+  },
   table,
 );

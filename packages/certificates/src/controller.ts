@@ -23,6 +23,7 @@ import { registerCertificateRequestControllers } from './controllers/certificate
 import { registerCertificateControllers } from './controllers/certificates/index.ts';
 import { createControllerContext, startContext } from './controllers/create-context.ts';
 import { registerIssuerControllers } from './controllers/issuers/index.ts';
+import { registerShimControllers, type ShimOptions } from './controllers/shims/index.ts';
 import { registerAcmeClientMetrics } from './acme/client/metrics.ts';
 import { registerCertificateMetrics } from './metrics.ts';
 import { IDLE_RELEASE_MS as PARSES_IDLE_RELEASE_MS } from './controllers/parsed.ts';
@@ -67,6 +68,8 @@ export interface CertificateControllerOptions extends Partial<ControllerOptions>
    * absent: all of them.
    */
   controllers?: ReadonlySet<string>;
+  /** The ingress-shim's and gateway-shim's settings (`--auto-certificate-annotations`, `--default-issuer-*`…). */
+  shims?: Partial<ShimOptions>;
   log?: Logger;
   metrics?: MetricsRegistry;
   now?: () => Date;
@@ -194,6 +197,7 @@ export function startCertificateController(
     ...registerCertificateRequestControllers(context, enabled),
     ...registerCertificateControllers(context, enabled),
     ...registerAcmeControllers(context, enabled),
+    ...registerShimControllers(context, chosen, options.shims),
   ]) {
     manager.add(controller);
   }

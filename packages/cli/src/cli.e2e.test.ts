@@ -206,6 +206,53 @@ describe('certkit up', () => {
     );
   });
 
+  it('controller and up: --enable-gateway-api without the Gateway API CRDs exits 1 with one line', async () => {
+    const line =
+      /^certkit: the Gateway API CRDs do not seem to be present, but --enable-gateway-api is set to true\. Please install the gateway-api CRDs\. \(.*\)$/m;
+    // `dir` holds what `up` left: the cert-manager CRDs, no Gateway API.
+    const server = await start(['apiserver', '--data-dir', dir, '--port', '0']);
+    const err = await run(
+      process.execPath,
+      [
+        main,
+        'controller',
+        '--kubeconfig',
+        join(dir, 'kubeconfig'),
+        '--metrics-bind-address',
+        '0',
+        '--enable-gateway-api',
+        'true',
+      ],
+      { timeout: 30_000, env },
+    ).then(
+      () => assert.fail('the controller started without the Gateway API'),
+      (e: { code: number; stderr: string }) => e,
+    );
+    await stop(server.child);
+    assert.equal(err.code, 1);
+    assert.equal(err.stderr.trim().split('\n').length, 1, err.stderr);
+    assert.match(err.stderr, line);
+
+    const fresh = await mkdtemp(join(tmpdir(), 'certkit-cli-'));
+    try {
+      const up = await run(
+        process.execPath,
+        [main, 'up', '--data-dir', fresh, '--port', '0', '--enable-gateway-api', 'true'],
+        {
+          timeout: 30_000,
+          env,
+        },
+      ).then(
+        () => assert.fail('up started its controller without the Gateway API'),
+        (e: { code: number; stderr: string }) => e,
+      );
+      assert.equal(up.code, 1);
+      assert.match(up.stderr, line);
+    } finally {
+      await rm(fresh, { recursive: true, force: true });
+    }
+  });
+
   it('exits 1 with one line naming --port when the port is taken, for apiserver and up', async () => {
     const first = await start(['apiserver', '--data-dir', dir, '--port', '0']);
     const port = new URL(first.url).port;

@@ -58,6 +58,11 @@ const ALLOWED: string[][] = [
   ['create', 'secrets', '-n', 'team-a'],
   ['delete', 'secrets', '-n', 'team-a'],
   ['create', 'events', '-n', 'team-a'],
+  // ClusterRole certkit-controller-ingress-shim: the Certificates annotated Ingresses and Gateways ask for.
+  ['create', 'certificates.cert-manager.io', '-n', 'team-a'],
+  ['delete', 'certificates.cert-manager.io', '-n', 'team-a'],
+  ['watch', 'ingresses.networking.k8s.io', '--all-namespaces'],
+  ['update', 'ingresses.networking.k8s.io', '--subresource=finalizers', '-n', 'team-a'],
   // Role certkit-leader-election, in certkit only, its own Lease by name.
   ['get', 'leases.coordination.k8s.io/certkit-controller', '-n', 'certkit'],
   ['update', 'leases.coordination.k8s.io/certkit-controller', '-n', 'certkit'],
@@ -68,9 +73,9 @@ const ALLOWED: string[][] = [
 const REFUSED: string[][] = [
   ['delete', 'namespaces'],
   ['create', 'namespaces'],
-  ['create', 'certificates.cert-manager.io', '-n', 'team-a'],
-  ['delete', 'certificates.cert-manager.io', '-n', 'team-a'],
   ['delete', 'issuers.cert-manager.io', '-n', 'team-a'],
+  ['update', 'ingresses.networking.k8s.io', '-n', 'team-a'],
+  ['delete', 'ingresses.networking.k8s.io', '-n', 'team-a'],
   ['list', 'clusterroles.rbac.authorization.k8s.io'],
   ['create', 'clusterrolebindings.rbac.authorization.k8s.io'],
   ['create', 'serviceaccounts', '--subresource=token', '-n', 'certkit'],

@@ -34,6 +34,14 @@ describe("enabledControllers: cert-manager's --controllers", () => {
     assert.ok(enabledControllers(['*', 'gateway-shim']).has('gateway-shim'));
   });
 
+  it('--enable-gateway-api adds gateway-shim after the list, and a -gateway-shim still removes it', () => {
+    assert.ok(!enabledControllers(['*']).has('gateway-shim'));
+    assert.ok(enabledControllers(['*'], { gatewayAPI: true }).has('gateway-shim'));
+    assert.ok(enabledControllers(['issuers'], { gatewayAPI: true }).has('gateway-shim'));
+    assert.ok(!enabledControllers(['*', '-gateway-shim'], { gatewayAPI: true }).has('gateway-shim'));
+    assert.ok(enabledControllers(['*'], { gatewayAPI: true }).has('ingress-shim'));
+  });
+
   it('refuses a name cert-manager does not know, with its words; accepts every name it knows', () => {
     assert.throws(
       () => enabledControllers(['*', '-certificaterequests-aprover']),

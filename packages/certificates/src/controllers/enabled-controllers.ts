@@ -9,8 +9,8 @@
  * - disables are applied last, whatever the order;
  * - a name that is not one of cert-manager's controllers is refused.
  *
- * Names of cert-manager controllers certkit does not have (ingress-shim, the Vault and Venafi signers, the
- * CertificateSigningRequest signers…) are accepted, so that an existing flag value works unchanged, and enable
+ * Names of cert-manager controllers certkit does not have (the Vault and Venafi signers, the
+ * CertificateSigningRequest signers, listenerset…) are accepted, so that an existing flag value works unchanged, and enable
  * nothing here.
  */
 
@@ -68,11 +68,19 @@ export class UnknownControllerError extends Error {
   }
 }
 
+/** What else decides the set, as in cert-manager: `--enable-gateway-api` adds `gateway-shim`. */
+export interface EnabledControllersOptions {
+  gatewayAPI?: boolean;
+}
+
 /**
  * The controllers a `--controllers` list enables (its comma-separated entries, as pflag's StringSlice splits
  * them). Throws UnknownControllerError for a name cert-manager does not know.
  */
-export function enabledControllers(entries: readonly string[]): Set<string> {
+export function enabledControllers(
+  entries: readonly string[],
+  options: EnabledControllersOptions = {},
+): Set<string> {
   const enabled = new Set<string>();
   const disabled: string[] = [];
   for (const entry of entries) {
@@ -85,6 +93,8 @@ export function enabledControllers(entries: readonly string[]): Set<string> {
   if (disabled.length > 0 && enabled.size === 0) {
     for (const each of DEFAULT_ENABLED_CONTROLLERS) enabled.add(each);
   }
+  // Added after the list, before the disables: `--enable-gateway-api --controllers=-gateway-shim` runs none.
+  if (options.gatewayAPI) enabled.add('gateway-shim');
   for (const name of disabled) enabled.delete(name);
   return enabled;
 }

@@ -14,8 +14,8 @@ import { fileURLToPath } from 'node:url';
 export const RBAC_YAML_PATH = fileURLToPath(new URL('../../../../deploy/rbac.yaml', import.meta.url));
 
 export const CONTROLLER_RBAC_YAML = `# What the certkit controller needs in a real cluster: its namespace, a service account, and the permissions
-# cert-manager's controller has for the SelfSigned, CA and ACME issuers (no ingress-shim, no HTTP-01 solver
-# pods: challenges are answered in-process). certkit up applies this file and runs its controller under the
+# cert-manager's controller has for the SelfSigned, CA and ACME issuers and its ingress-shim and gateway-shim
+# (no HTTP-01 solver pods: challenges are answered in-process). certkit up applies this file and runs its controller under the
 # service account below, and the conformance tests run under it too, so a missing permission fails a test.
 apiVersion: v1
 kind: Namespace
@@ -76,6 +76,49 @@ roleRef:
   apiGroup: rbac.authorization.k8s.io
   kind: ClusterRole
   name: certkit-controller
+subjects:
+  - kind: ServiceAccount
+    name: certkit
+    namespace: certkit
+---
+# The ingress-shim and gateway-shim (cert-manager's controller-ingress-shim role): they read Ingresses and
+# Gateways and create, update and delete the Certificates those ask for. Update on their finalizers lets the
+# Certificates' owner references block the owner's deletion under OwnerReferencesPermissionEnforcement.
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata:
+  name: certkit-controller-ingress-shim
+rules:
+  - apiGroups: [cert-manager.io]
+    resources: [certificates]
+    verbs: [create, update, delete]
+  - apiGroups: [cert-manager.io]
+    resources: [certificates, issuers, clusterissuers]
+    verbs: [get, list, watch]
+  - apiGroups: [networking.k8s.io]
+    resources: [ingresses]
+    verbs: [get, list, watch]
+  - apiGroups: [networking.k8s.io]
+    resources: [ingresses/finalizers]
+    verbs: [update]
+  - apiGroups: [gateway.networking.k8s.io]
+    resources: [gateways, httproutes, listenersets]
+    verbs: [get, list, watch]
+  - apiGroups: [gateway.networking.k8s.io]
+    resources: [gateways/finalizers, httproutes/finalizers, listenersets/finalizers]
+    verbs: [update]
+  - apiGroups: ['']
+    resources: [events]
+    verbs: [create, patch]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata:
+  name: certkit-controller-ingress-shim
+roleRef:
+  apiGroup: rbac.authorization.k8s.io
+  kind: ClusterRole
+  name: certkit-controller-ingress-shim
 subjects:
   - kind: ServiceAccount
     name: certkit

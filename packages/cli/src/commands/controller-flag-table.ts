@@ -150,6 +150,49 @@ export const CONTROLLER_FLAG_OPTIONS = {
     value: 'DURATION',
     help: 'longest wait before a failed issuance is retried',
   },
+  // cert-manager's ingress-shim and gateway-shim (Certificates for annotated Ingresses and Gateways).
+  'auto-certificate-annotations': {
+    type: 'string',
+    default: 'kubernetes.io/tls-acme',
+    value: 'KEY[,...]',
+    help: 'Ingress annotations that, set to true, ask for a Certificate with the default issuer',
+  },
+  'extra-certificate-annotations': {
+    type: 'string',
+    default: '',
+    value: 'KEY[,...]',
+    help: 'annotations copied from an Ingress or Gateway to its Certificates',
+  },
+  'default-issuer-name': {
+    type: 'string',
+    default: '',
+    value: 'NAME',
+    help: 'issuer of an Ingress’s Certificates when its annotations name none',
+  },
+  'default-issuer-kind': {
+    type: 'string',
+    default: 'Issuer',
+    value: 'KIND',
+    help: 'kind of that issuer',
+  },
+  'default-issuer-group': {
+    type: 'string',
+    default: 'cert-manager.io',
+    value: 'GROUP',
+    help: 'API group of that issuer',
+  },
+  'enable-gateway-api': {
+    type: 'string',
+    default: 'false',
+    value: 'true|false',
+    help: 'run the gateway-shim: Certificates for annotated Gateways (needs the Gateway API CRDs)',
+  },
+  'gateway-api-extra-protocols': {
+    type: 'string',
+    default: '',
+    value: 'PROTOCOL[,...]',
+    help: 'Gateway listener protocols besides HTTPS and TLS that get Certificates',
+  },
 } as const satisfies FlagTable;
 
 /** The controller's flags that `up` takes for its in-process controller: not leader election nor client limits. */

@@ -179,6 +179,57 @@ describe('controllerFlags: --controllers', () => {
   });
 });
 
+describe('controllerFlags: the ingress-shim and gateway-shim', () => {
+  it("has cert-manager's defaults: ingress-shim on, gateway-shim off, tls-acme the auto annotation", () => {
+    const options = flags({});
+    assert.ok(options.controllers?.has('ingress-shim'));
+    assert.ok(!options.controllers?.has('gateway-shim'));
+    assert.deepEqual(options.shims, {
+      autoCertificateAnnotations: ['kubernetes.io/tls-acme'],
+      extraCertificateAnnotations: [],
+      defaultIssuerName: '',
+      defaultIssuerKind: 'Issuer',
+      defaultIssuerGroup: 'cert-manager.io',
+      gatewayAPIExtraProtocols: [],
+    });
+  });
+
+  it('passes the lists and the default issuer on; --enable-gateway-api adds gateway-shim', () => {
+    const options = flags({
+      'auto-certificate-annotations': 'kubernetes.io/tls-acme, example.com/tls',
+      'extra-certificate-annotations': 'example.com/team',
+      'default-issuer-name': 'letsencrypt',
+      'default-issuer-kind': 'ClusterIssuer',
+      'default-issuer-group': 'cert-manager.io',
+      'gateway-api-extra-protocols': 'QUIC',
+      'enable-gateway-api': 'true',
+    });
+    assert.deepEqual(options.shims?.autoCertificateAnnotations, [
+      'kubernetes.io/tls-acme',
+      'example.com/tls',
+    ]);
+    assert.deepEqual(options.shims?.extraCertificateAnnotations, ['example.com/team']);
+    assert.equal(options.shims?.defaultIssuerName, 'letsencrypt');
+    assert.equal(options.shims?.defaultIssuerKind, 'ClusterIssuer');
+    assert.deepEqual(options.shims?.gatewayAPIExtraProtocols, ['QUIC']);
+    assert.ok(options.controllers?.has('gateway-shim'));
+    assert.ok(
+      !flags({ 'enable-gateway-api': 'true', controllers: '*,-gateway-shim' }).controllers?.has(
+        'gateway-shim',
+      ),
+    );
+    assert.ok(!flags({ controllers: '-ingress-shim' }).controllers?.has('ingress-shim'));
+  });
+
+  it('refuses --enable-gateway-api that is not a boolean', () => {
+    assert.throws(
+      () => flags({ 'enable-gateway-api': 'yes' }),
+      (err: unknown) =>
+        err instanceof UsageError && err.message === '--enable-gateway-api must be true or false, got "yes"',
+    );
+  });
+});
+
 describe('controllerFlags: --leader-election-{lease-duration,renew-deadline,retry-period}', () => {
   const timings = (values: Record<string, string>) =>
     controllerFlags({ ...DEFAULTS, ...values }).leaderElectionTimings;

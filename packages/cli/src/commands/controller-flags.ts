@@ -143,14 +143,31 @@ function backoffOptions(values: Record<string, string | boolean | undefined>) {
   return { certificateRequestMinimumBackoffMs: min, certificateRequestMaximumBackoffMs: max };
 }
 
-/** cert-manager's --controllers: a comma-separated list of names, `*` and `-name`. */
-function controllersOption(value: string): ReadonlySet<string> {
-  const entries = value
+/** A pflag StringSlice: comma-separated, blanks dropped. */
+function list(value: string | boolean | undefined): string[] {
+  return String(value ?? '')
     .split(',')
     .map((entry) => entry.trim())
     .filter(Boolean);
+}
+
+/** The ingress-shim's and gateway-shim's flags, as cert-manager's IngressShimOptions. */
+function shimOptions(values: Record<string, string | boolean | undefined>) {
+  return {
+    autoCertificateAnnotations: list(values['auto-certificate-annotations']),
+    extraCertificateAnnotations: list(values['extra-certificate-annotations']),
+    defaultIssuerName: String(values['default-issuer-name']),
+    defaultIssuerKind: String(values['default-issuer-kind']),
+    defaultIssuerGroup: String(values['default-issuer-group']),
+    gatewayAPIExtraProtocols: list(values['gateway-api-extra-protocols']),
+  };
+}
+
+/** cert-manager's --controllers: a comma-separated list of names, `*` and `-name`. */
+function controllersOption(value: string, gatewayAPI: boolean): ReadonlySet<string> {
+  const entries = list(value);
   try {
-    return enabledControllers(entries);
+    return enabledControllers(entries, { gatewayAPI });
   } catch (err) {
     if (err instanceof UnknownControllerError) throw new UsageError(`--controllers: ${err.message}`);
     throw err;
@@ -182,7 +199,11 @@ export function controllerFlags(values: Record<string, string | boolean | undefi
       // Deprecated, and when given it wins over spec.cleanupPolicy and the default (docs/adr/0011).
       enableCertificateOwnerRef:
         ownerRef === undefined ? undefined : bool('enable-certificate-owner-ref', String(ownerRef)),
-      controllers: controllersOption(String(values.controllers)),
+      controllers: controllersOption(
+        String(values.controllers),
+        bool('enable-gateway-api', String(values['enable-gateway-api'])),
+      ),
+      shims: shimOptions(values),
       secretsFilteredCaching: bool('secrets-filtered-caching', String(values['secrets-filtered-caching'])),
       maxConcurrentReconciles: int('concurrent-workers', String(values['concurrent-workers']), 1),
       ...http01Options(values),
