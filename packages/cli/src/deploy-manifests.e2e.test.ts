@@ -58,6 +58,7 @@ const ALLOWED: string[][] = [
   ['create', 'secrets', '-n', 'team-a'],
   ['delete', 'secrets', '-n', 'team-a'],
   ['create', 'events', '-n', 'team-a'],
+  ['get', 'namespaces'],
   // Role certkit-leader-election, in certkit only, its own Lease by name.
   ['get', 'leases.coordination.k8s.io/certkit-controller', '-n', 'certkit'],
   ['update', 'leases.coordination.k8s.io/certkit-controller', '-n', 'certkit'],
