@@ -17,6 +17,7 @@ import { EmbeddedHTTP01Solver } from './acme/http01/embedded-solver.ts';
 import { ACME_GROUP, ACME_VERSION } from './api/acme-constants.ts';
 import { GROUP, VERSION } from './api/constants.ts';
 import { certManagerCrds } from './api/crds.ts';
+import { withLastAppliedConfiguration } from './api/last-applied.ts';
 import type { ControllerContext, ControllerOptions } from './controllers/context.ts';
 import { registerAcmeControllers } from './controllers/acme/index.ts';
 import { registerCertificateRequestControllers } from './controllers/certificaterequests/index.ts';
@@ -287,7 +288,8 @@ export async function requireCertManagerApi(client: KubeClient): Promise<void> {
 /** Creates (or updates) the cert-manager.io CRDs: what `certkit up` does for its own API server. */
 export async function installCrds(client: KubeClient): Promise<void> {
   const crds = client.resource(builtins.customResourceDefinitions);
-  for (const crd of certManagerCrds()) {
+  // As `kubectl apply -f deploy/crds.yaml` would have left them (docs/adr/1865).
+  for (const crd of certManagerCrds().map(withLastAppliedConfiguration)) {
     const name = crd.metadata!.name!;
     for (let attempt = 0; ; attempt++) {
       try {
@@ -298,7 +300,8 @@ export async function installCrds(client: KubeClient): Promise<void> {
       }
       try {
         const current = await crds.get(undefined, name);
-        await crds.update({ ...(crd as object), metadata: { ...current.metadata } } as never);
+        const annotations = { ...current.metadata?.annotations, ...crd.metadata?.annotations };
+        await crds.update({ ...(crd as object), metadata: { ...current.metadata, annotations } } as never);
         break;
       } catch (err) {
         if (!isConflict(err) || attempt >= 5) throw err;

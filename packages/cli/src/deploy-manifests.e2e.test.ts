@@ -58,6 +58,7 @@ const ALLOWED: string[][] = [
   ['create', 'secrets', '-n', 'team-a'],
   ['delete', 'secrets', '-n', 'team-a'],
   ['create', 'events', '-n', 'team-a'],
+  ['get', 'namespaces'],
   // ClusterRole certkit-controller-ingress-shim: the Certificates annotated Ingresses and Gateways ask for.
   ['create', 'certificates.cert-manager.io', '-n', 'team-a'],
   ['delete', 'certificates.cert-manager.io', '-n', 'team-a'],
@@ -187,6 +188,30 @@ spec: {secretName: ${name}, dnsNames: [${name}.example.com], issuerRef: {name: s
     server.kubectl
       .run('get', 'certificate', name, '-o', 'jsonpath={.status.conditions[?(@.type=="Ready")].status}')
       .then((r) => r.stdout);
+
+  it('kubectl apply -f deploy/ finds what up created as kubectl would have left it: no warning, nothing changed', async () => {
+    // On a fresh cluster nothing of deploy/ exists yet; up created the CRDs and deploy/rbac.yaml's objects
+    // itself, with the annotation a first `kubectl apply` writes (docs/adr/1865).
+    const applied = await server.kubectl.run('apply', '-f', DEPLOY);
+    assert.equal(applied.code, 0, applied.stderr);
+    assert.equal(applied.stderr, '');
+    for (const object of [
+      'namespace/certkit',
+      'serviceaccount/certkit',
+      'clusterrole.rbac.authorization.k8s.io/certkit-controller',
+      'clusterrolebinding.rbac.authorization.k8s.io/certkit-controller',
+      'role.rbac.authorization.k8s.io/certkit-leader-election',
+      'rolebinding.rbac.authorization.k8s.io/certkit-leader-election',
+      'customresourcedefinition.apiextensions.k8s.io/certificates.cert-manager.io',
+      'customresourcedefinition.apiextensions.k8s.io/challenges.acme.cert-manager.io',
+    ]) {
+      assert.match(
+        applied.stdout,
+        new RegExp(`^${object.replaceAll('.', '\\.')} unchanged$`, 'm'),
+        applied.stdout,
+      );
+    }
+  });
 
   it('applied the manifest at startup and issues under it', async () => {
     await server.kubectl.ok('get', 'clusterrolebinding', 'certkit-controller');

@@ -14,6 +14,7 @@ import {
   tokenRequestCredentials,
 } from '@certkit/runtime';
 import { parseAllDocuments } from 'yaml';
+import { withLastAppliedConfiguration } from '../api/last-applied.ts';
 
 const RBAC_GROUP = 'rbac.authorization.k8s.io';
 
@@ -71,10 +72,12 @@ export function manifestServiceAccount(objects: KubeObject[]): ServiceAccountNam
 
 /**
  * Creates each object of the manifest, or replaces it where it exists (what `kubectl apply` of an unchanged
- * file ends with), in the manifest's order: the Namespace before what lives in it.
+ * file ends with), in the manifest's order: the Namespace before what lives in it. Each carries the
+ * annotation `kubectl apply` writes, so applying the file with kubectl afterwards finds it as a first
+ * `kubectl apply` would have left it (docs/adr/1865).
  */
-export async function applyRbacManifest(admin: KubeClient, objects: KubeObject[]): Promise<void> {
-  for (const obj of objects) {
+export async function applyRbacManifest(admin: KubeClient, manifest: KubeObject[]): Promise<void> {
+  for (const obj of manifest.map(withLastAppliedConfiguration)) {
     const ref = MANIFEST_KINDS[`${obj.apiVersion}/${obj.kind}`]!;
     const resource = admin.resource(ref);
     const { namespace, name } = obj.metadata!;

@@ -67,6 +67,10 @@ rules:
   - apiGroups: ['']
     resources: [events]
     verbs: [create, patch]
+  # Whether a Challenge's namespace is being deleted, when its clean-up cannot run (docs/adr/1016).
+  - apiGroups: ['']
+    resources: [namespaces]
+    verbs: [get]
 ---
 apiVersion: rbac.authorization.k8s.io/v1
 kind: ClusterRoleBinding

@@ -22,14 +22,20 @@ export class SolverUnavailable extends Error {
   override readonly name = 'SolverUnavailable';
 }
 
+/** Where the solver's Secret references resolve: the Issuer's namespace, or the cluster resource namespace. */
+export function credentialsNamespace(ctx: ControllerContext, ch: Challenge): string {
+  return ch.spec.issuerRef.kind === 'ClusterIssuer'
+    ? ctx.options.clusterResourceNamespace
+    : (ch.metadata.namespace ?? '');
+}
+
 function dns01Challenge(ctx: ControllerContext, ch: Challenge): DNS01Challenge {
-  const clusterIssuer = ch.spec.issuerRef.kind === 'ClusterIssuer';
   return {
     dnsName: ch.spec.dnsName,
     key: ch.spec.key,
     dns01: (ch.spec.solver.dns01 ?? {}) as Record<string, unknown>,
-    resourceNamespace: clusterIssuer ? ctx.options.clusterResourceNamespace : (ch.metadata.namespace ?? ''),
-    allowAmbientCredentials: clusterIssuer,
+    resourceNamespace: credentialsNamespace(ctx, ch),
+    allowAmbientCredentials: ch.spec.issuerRef.kind === 'ClusterIssuer',
   };
 }
 

@@ -17,6 +17,7 @@ import { SELF_CHECK_DEFAULTS } from '../../../acme/http01/self-check.ts';
 import { fromAcmeState, isFinalState } from '../orders/sync.ts';
 import { CHALLENGES_CONTROLLER } from './controller-name.ts';
 import { solverFor } from './solvers.ts';
+import { cleanUpAbandonedIn, reportAbandonedCleanUp } from './abandon-clean-up.ts';
 
 /**
  * One sync of a Challenge (cert-manager's acmechallenges sync.go): clean up and let go once final or deleted;
@@ -122,10 +123,12 @@ export class ChallengeSync {
         } catch (err) {
           const message = `Error cleaning up challenge: ${(err as Error).message}`;
           this.#event('Warning', 'CleanUpError', message);
-          // On the Challenge too, as upstream: in a namespace being deleted no Event can be recorded, and a
-          // clean-up that keeps failing (its Secret deleted with the namespace) holds the namespace.
+          // On the Challenge too, as upstream: in a namespace being deleted no Event can be recorded.
           status.reason = message;
-          throw err;
+          // Retried until it succeeds, unless it never can: its Secret went with its namespace (ADR 1016).
+          const abandonedIn = await cleanUpAbandonedIn(this.#ctx, ch, err);
+          if (!abandonedIn) throw err;
+          reportAbandonedCleanUp(this.#ctx, ch, abandonedIn, err as Error);
         }
       }
       this.#checkedAt.delete(ch.metadata.uid ?? '');
