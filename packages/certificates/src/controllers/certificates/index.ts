@@ -12,10 +12,11 @@ import type { ControllerContext } from '../context.ts';
 import type { Certificate } from '../../api/types.ts';
 import { certificatesForSecret, controllingCertificate, liveCertificate } from './shared/gather.ts';
 import { onlyPendingMessageChanged } from './shared/request-events.ts';
-import type { WakeFilter } from './wake-filter.ts';
+import { onlyReadinessOutputsChanged, SettledWakes, type WakeFilter } from './wake-filter.ts';
+import { replacedByOwnWrite } from './shared/status.ts';
 import { ISSUING_CONTROLLER, issuingReconciler, issuingWakes } from './issuing/issuing.ts';
 import { KEY_MANAGER_CONTROLLER, keyManagerReconciler } from './keymanager/keymanager.ts';
-import { READINESS_CONTROLLER, readinessReconciler } from './readiness/readiness.ts';
+import { READINESS_CONTROLLER, readinessIgnores, readinessReconciler } from './readiness/readiness.ts';
 import {
   REQUEST_MANAGER_CONTROLLER,
   requestManagerMayAct,
@@ -69,6 +70,13 @@ interface SubController {
    * controller between issuances): which events may change what its reconcile does (docs/adr/1181).
    */
   wakes?: (ctx: ControllerContext) => WakeFilter;
+  /**
+   * The Certificate updates this sub-controller cannot act on once its reconcile settled on the version
+   * before: ones that change nothing it decides on. Dropped, unless a reconcile of the Certificate is running
+   * or did not settle (SettledWakes; docs/adr/1215). cert-manager queues every update; the difference is
+   * only reconciles that would find nothing to do.
+   */
+  ignores?: (ctx: ControllerContext) => (old: Certificate, cert: Certificate) => boolean;
 }
 
 const SUB_CONTROLLERS: readonly SubController[] = [
@@ -82,12 +90,14 @@ const SUB_CONTROLLERS: readonly SubController[] = [
     name: KEY_MANAGER_CONTROLLER,
     reconciler: keyManagerReconciler,
     watches: { requests: false, secrets: true },
+    ignores: () => onlyReadinessOutputsChanged,
   },
   {
     name: REQUEST_MANAGER_CONTROLLER,
     reconciler: requestManagerReconciler,
     watches: { requests: true, secrets: true },
     mayAct: requestManagerMayAct,
+    ignores: () => onlyReadinessOutputsChanged,
   },
   {
     name: ISSUING_CONTROLLER,
@@ -95,7 +105,12 @@ const SUB_CONTROLLERS: readonly SubController[] = [
     watches: { requests: true, secrets: true },
     wakes: issuingWakes,
   },
-  { name: READINESS_CONTROLLER, reconciler: readinessReconciler, watches: { requests: true, secrets: true } },
+  {
+    name: READINESS_CONTROLLER,
+    reconciler: readinessReconciler,
+    watches: { requests: true, secrets: true },
+    ignores: readinessIgnores,
+  },
   {
     name: REVISION_MANAGER_CONTROLLER,
     reconciler: revisionManagerReconciler,
@@ -122,14 +137,24 @@ export function registerCertificateControllers(
   enabled: (name: string) => boolean = () => true,
 ): Controller[] {
   const entries = SUB_CONTROLLERS.filter((sub) => enabled(sub.name)).map((sub) => {
+    const reconcile = sub.reconciler(ctx, (request) => controller.enqueue(request));
+    // Whether each reconcile settled, for the filters that drop updates (SettledWakes).
+    const settled = sub.ignores || sub.wakes ? new SettledWakes() : undefined;
     const controller: Controller = new Controller({
       name: sub.name,
-      reconcile: sub.reconciler(ctx, (request) => controller.enqueue(request)),
+      reconcile: settled
+        ? (request, signal) => {
+            const key = `${request.namespace ?? ''}/${request.name}`;
+            const cached = ctx.certificates.getStore().get(key);
+            const replaced = cached !== undefined && replacedByOwnWrite(ctx, cached);
+            return settled.run(key, async () => reconcile(request, signal), replaced);
+          }
+        : reconcile,
       maxConcurrentReconciles: ctx.options.maxConcurrentReconciles,
       rateLimiter: certificateRateLimiter(),
       log: ctx.log,
     });
-    return { sub, controller, wakes: sub.wakes?.(ctx) };
+    return { sub, controller, wakes: sub.wakes?.(ctx), ignores: sub.ignores?.(ctx), settled };
   });
   type Entry = (typeof entries)[number];
   const watching = (what: keyof Watches) => entries.filter((e) => e.sub.watches[what]);
@@ -149,13 +174,18 @@ export function registerCertificateControllers(
   ) => {
     if (!request?.name) return;
     let state = cert;
-    for (const { sub, controller, wakes } of subs) {
+    for (const { sub, controller, wakes, ignores, settled } of subs) {
       if (sub.mayAct || (wakes && event.controlled)) {
         if (state === undefined) state = liveCertificate(ctx, request) ?? null;
         if (sub.mayAct && (state === null || !sub.mayAct(state))) continue;
         if (wakes && event.controlled && state && !wakes.controlled(state)) continue;
       }
-      if (wakes && event.old && state && !wakes.update(event.old, state)) continue;
+      if (event.old && state && settled) {
+        const owed = settled.owes(`${request.namespace ?? ''}/${request.name}`);
+        if (!owed && wakes && !wakes.update(event.old, state)) continue;
+        if (!owed && ignores?.(event.old, state)) continue;
+      }
+      if (state === null) settled?.forget(`${request.namespace ?? ''}/${request.name}`);
       controller.enqueue(request);
     }
   };

@@ -89,11 +89,14 @@ describe('Certificate sub-controllers woken by events', () => {
         ALL.filter((n) => n !== REQUEST_MANAGER_CONTROLLER),
       );
       // Between issuances, another controller's status write cannot change what issuing does (it keeps the
-      // Secret in line with the spec): it is not woken. A change of spec wakes it.
+      // Secret in line with the spec): it is not woken. A change of spec wakes it. A change of nothing but
+      // readiness's outputs does not wake the key manager either (docs/adr/1215).
       await writeStatus({ revision: 1, conditions: [condition('Ready', 'True', 'Ready', 'again')] });
       assert.deepEqual(
-        await nextEvent(controllers),
-        ALL.filter((n) => n !== REQUEST_MANAGER_CONTROLLER && n !== ISSUING_CONTROLLER),
+        await nextEvent(controllers, READINESS_CONTROLLER),
+        ALL.filter(
+          (n) => n !== REQUEST_MANAGER_CONTROLLER && n !== ISSUING_CONTROLLER && n !== KEY_MANAGER_CONTROLLER,
+        ),
       );
       const current = await certificates.get(NAMESPACE, 'web');
       await certificates.update({ ...current, spec: { ...current.spec, commonName: 'changed.example' } });

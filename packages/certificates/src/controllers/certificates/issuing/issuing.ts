@@ -11,7 +11,7 @@ import type {
 } from '../../../api/types.ts';
 import { encodePrivateKey, privateKeySpecViolations } from '../../../pki/index.ts';
 import type { ControllerContext } from '../../context.ts';
-import type { WakeFilter } from '../wake-filter.ts';
+import { onlyReadinessOutputsChanged, type WakeFilter } from '../wake-filter.ts';
 import {
   rememberPrivateKey,
   requestCertificate,
@@ -109,8 +109,9 @@ export function issuingWakes(ctx: ControllerContext): WakeFilter {
   return {
     update: (old, cert) =>
       owed.delete(keyOf(cert)) ||
-      isIssuing(old) ||
-      isIssuing(cert) ||
+      isIssuing(old) !== isIssuing(cert) ||
+      // During an issuance it decides on the status too, but never on readiness's outputs (docs/adr/1215).
+      (isIssuing(cert) && !onlyReadinessOutputsChanged(old, cert)) ||
       old.metadata.generation !== cert.metadata.generation ||
       cert.metadata.deletionTimestamp !== undefined,
     controlled: isIssuing,
