@@ -44,12 +44,17 @@ export { TRIGGER_CONTROLLER } from './trigger/trigger.ts';
 export { effectiveCleanupPolicy } from './shared/owner-reference.ts';
 export { SECRET_TEMPLATE_KEYS_ANNOTATION } from './issuing/secret.ts';
 
-/** What events wake a sub-controller, besides its own Certificates' (as upstream's informers). */
+/**
+ * What events wake a sub-controller, besides its own Certificates', as upstream's event handlers do: each
+ * watches only the Secrets it reads (docs/adr/1215).
+ */
 interface Watches {
   /** CertificateRequest events wake the controlling Certificate. */
   requests: boolean;
-  /** Secret events wake the Certificates naming the Secret and the Certificate controlling it. */
-  secrets: boolean;
+  /** A Secret's events wake the Certificates naming it in spec.secretName. */
+  namedSecrets: boolean;
+  /** A Secret's events wake the Certificate controlling it (a next key). */
+  controlledSecrets: boolean;
 }
 
 interface SubController {
@@ -83,38 +88,38 @@ const SUB_CONTROLLERS: readonly SubController[] = [
   {
     name: TRIGGER_CONTROLLER,
     reconciler: triggerReconciler,
-    watches: { requests: true, secrets: true },
+    watches: { requests: true, namedSecrets: true, controlledSecrets: false },
     mayAct: triggerMayAct,
   },
   {
     name: KEY_MANAGER_CONTROLLER,
     reconciler: keyManagerReconciler,
-    watches: { requests: false, secrets: true },
+    watches: { requests: false, namedSecrets: true, controlledSecrets: true },
     ignores: () => onlyReadinessOutputsChanged,
   },
   {
     name: REQUEST_MANAGER_CONTROLLER,
     reconciler: requestManagerReconciler,
-    watches: { requests: true, secrets: true },
+    watches: { requests: true, namedSecrets: false, controlledSecrets: true },
     mayAct: requestManagerMayAct,
     ignores: () => onlyReadinessOutputsChanged,
   },
   {
     name: ISSUING_CONTROLLER,
     reconciler: issuingReconciler,
-    watches: { requests: true, secrets: true },
+    watches: { requests: true, namedSecrets: true, controlledSecrets: true },
     wakes: issuingWakes,
   },
   {
     name: READINESS_CONTROLLER,
     reconciler: readinessReconciler,
-    watches: { requests: true, secrets: true },
+    watches: { requests: true, namedSecrets: true, controlledSecrets: false },
     ignores: readinessIgnores,
   },
   {
     name: REVISION_MANAGER_CONTROLLER,
     reconciler: revisionManagerReconciler,
-    watches: { requests: true, secrets: false },
+    watches: { requests: true, namedSecrets: false, controlledSecrets: false },
     mayAct: revisionManagerMayAct,
   },
 ];
@@ -145,9 +150,16 @@ export function registerCertificateControllers(
       reconcile: settled
         ? (request, signal) => {
             const key = `${request.namespace ?? ''}/${request.name}`;
-            const cached = ctx.certificates.getStore().get(key);
-            const replaced = cached !== undefined && replacedByOwnWrite(ctx, cached);
-            return settled.run(key, async () => reconcile(request, signal), replaced);
+            const cached = () => ctx.certificates.getStore().get(key);
+            const scope = {
+              cachedVersion: () => cached()?.metadata.resourceVersion,
+              replacedByOwnWrite: () => {
+                const cert = cached();
+                return cert !== undefined && replacedByOwnWrite(ctx, cert);
+              },
+              wake: () => controller.enqueue(request),
+            };
+            return settled.run(key, scope, async () => reconcile(request, signal));
           }
         : reconcile,
       maxConcurrentReconciles: ctx.options.maxConcurrentReconciles,
@@ -159,7 +171,8 @@ export function registerCertificateControllers(
   type Entry = (typeof entries)[number];
   const watching = (what: keyof Watches) => entries.filter((e) => e.sub.watches[what]);
   const forRequests = watching('requests');
-  const forSecrets = watching('secrets');
+  const forNamedSecrets = watching('namedSecrets');
+  const forControlledSecrets = watching('controlledSecrets');
   /**
    * Queues the Certificate for each of `subs` that may act on it: `cert` is the Certificate as the event
    * brought it, null for a deleted one, undefined to look it up in the cache (for a request's or a Secret's
@@ -215,10 +228,11 @@ export function registerCertificateControllers(
     if (isSecretStub(secret) || !secret.metadata?.name) return;
     const namespace = secret.metadata.namespace ?? '';
     for (const cert of certificatesForSecret(ctx, namespace, secret.metadata.name)) {
-      enqueue(forSecrets, certificateRequest(cert), present(cert));
+      enqueue(forNamedSecrets, certificateRequest(cert), present(cert));
     }
     // A Certificate that also names the Secret was queued above, whatever its filter says.
-    enqueue(forSecrets, controllingCertificate(secret as KubeObject), undefined, { controlled: true });
+    const controlling = controllingCertificate(secret as KubeObject);
+    enqueue(forControlledSecrets, controlling, undefined, { controlled: true });
   });
 
   return entries.map((e) => e.controller);

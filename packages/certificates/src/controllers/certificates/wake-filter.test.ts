@@ -42,10 +42,23 @@ describe('onlyReadinessOutputsChanged', () => {
 });
 
 describe('SettledWakes', () => {
+  /** A cache whose copy is at `version`, replaced by an own write or not; `woken` counts wake-ups. */
+  const scope = (replaced = false) => {
+    const state = { version: '1', woken: 0 };
+    return {
+      state,
+      scope: {
+        cachedVersion: () => state.version,
+        replacedByOwnWrite: () => replaced,
+        wake: () => void state.woken++,
+      },
+    };
+  };
+
   it('owes nothing after a reconcile that settled', async () => {
     const wakes = new SettledWakes();
-    await wakes.run('apps/web', async () => undefined, false);
-    await wakes.run('apps/web', async () => ({ requeueAfter: 60_000 }), false);
+    await wakes.run('apps/web', scope().scope, async () => undefined);
+    await wakes.run('apps/web', scope().scope, async () => ({ requeueAfter: 60_000 }));
     assert.equal(wakes.owes('apps/web'), false);
   });
 
@@ -56,26 +69,32 @@ describe('SettledWakes', () => {
       [AWAIT_EVENT, false],
       [undefined, true],
     ] as const) {
-      await wakes.run('apps/web', async () => result, replaced);
+      await wakes.run('apps/web', scope(replaced).scope, async () => result);
+      assert.equal(wakes.owes('apps/other'), false);
       assert.equal(wakes.owes('apps/web'), true);
       assert.equal(wakes.owes('apps/web'), false, 'paid by one event');
     }
     await assert.rejects(
-      wakes.run('apps/web', () => Promise.reject(new Error('boom')), false),
+      wakes.run('apps/web', scope().scope, () => Promise.reject(new Error('boom'))),
       /boom/,
     );
     assert.equal(wakes.owes('apps/web'), true);
   });
 
-  it('lets every update through while a reconcile of the Certificate runs', async () => {
+  it('wakes at once when the event owed came while the reconcile ran', async () => {
     const wakes = new SettledWakes();
-    let finish!: () => void;
-    const running = wakes.run('apps/web', () => new Promise<void>((r) => (finish = r)), false);
-    assert.equal(wakes.owes('apps/web'), true);
-    assert.equal(wakes.owes('apps/other'), false);
-    finish();
-    await running;
-    assert.equal(wakes.owes('apps/web'), false);
+    for (const [result, replaced] of [
+      [AWAIT_EVENT, false],
+      [undefined, true],
+    ] as const) {
+      const { state, scope: s } = scope(replaced);
+      await wakes.run('apps/web', s, async () => {
+        state.version = '2'; // the winner's (or the own write's) event reached the cache meanwhile
+        return result;
+      });
+      assert.equal(state.woken, 1);
+      assert.equal(wakes.owes('apps/web'), false, 'queued instead of owed');
+    }
   });
 });
 

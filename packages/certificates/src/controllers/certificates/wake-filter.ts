@@ -46,43 +46,52 @@ function withoutReadinessOutputs(status: CertificateStatus | undefined): Certifi
   return others?.length ? { ...rest, conditions: others } : rest;
 }
 
+/** What SettledWakes needs of the Certificate cache and the controller around a reconcile. */
+export interface ReconcileScope {
+  /** The resourceVersion of the Certificate as the cache holds it now. */
+  cachedVersion(): string | undefined;
+  /** Whether the cached copy is one this process's own status write has replaced (docs/adr/1015). */
+  replacedByOwnWrite(): boolean;
+  /** Queues the Certificate for this sub-controller again. */
+  wake(): void;
+}
+
 /**
- * For the sub-controllers whose Certificate updates are filtered by what changed (`ignores` in index.ts):
- * which Certificates must get their next update event whatever it changed.
+ * For the sub-controllers whose Certificate updates are filtered by what changed (`ignores` and `wakes` in
+ * index.ts): which Certificates must get their next update event whatever it changed.
  *
  * A filter may drop an update only because the sub-controller's last reconcile settled on the version before
- * it. That is not so while a reconcile of the Certificate is running (the event is what would run it again
- * once it ends, should it fail), nor after one that did not settle: it threw, asked for a requeue, found its
- * status write superseded (AWAIT_EVENT: the event of the write that won is the one to act on), or started on a copy this
- * process's own status write had replaced (a reconcile that stands aside on it relies on that write's event,
- * docs/adr/1015). Those Certificates are owed their next update event.
+ * it. Not so after one that threw or asked for a requeue, found its status write superseded (AWAIT_EVENT:
+ * the event of the write that won is the one to act on), or started on a copy this process's own status
+ * write had replaced (it stood aside, relying on that write's event; docs/adr/1015). Those Certificates are
+ * owed their next update event. For the last two, that event may already have come while the reconcile ran,
+ * and been dropped: if the cache moved on meanwhile, the Certificate is queued again at once instead.
  */
 export class SettledWakes {
-  readonly #running = new Map<string, number>();
   readonly #owed = new Set<string>();
 
-  /**
-   * Runs a reconcile of `key`, recording whether it settled. `replaced`: whether it starts on a copy this
-   * process's own status write has replaced, on which it stands aside (or is refused).
-   */
+  /** Runs a reconcile of `key`, recording whether it settled. */
   async run<T extends Result | void>(
     key: string,
+    scope: ReconcileScope,
     reconcile: () => Promise<T>,
-    replaced: boolean,
   ): Promise<T> {
-    this.#running.set(key, (this.#running.get(key) ?? 0) + 1);
+    const replaced = scope.replacedByOwnWrite();
+    const version = scope.cachedVersion();
+    let result: T;
     try {
-      const result = await reconcile();
-      if (replaced || result === AWAIT_EVENT || (result && result.requeue)) this.#owed.add(key);
-      return result;
+      result = await reconcile();
     } catch (err) {
       this.#owed.add(key);
       throw err;
-    } finally {
-      const n = this.#running.get(key)! - 1;
-      if (n) this.#running.set(key, n);
-      else this.#running.delete(key);
     }
+    if (replaced || result === AWAIT_EVENT) {
+      if (scope.cachedVersion() === version) this.#owed.add(key);
+      else scope.wake();
+    } else if (result && result.requeue) {
+      this.#owed.add(key);
+    }
+    return result;
   }
 
   /**
@@ -90,15 +99,11 @@ export class SettledWakes {
    * is paid by the first update event, whatever it changed.
    */
   owes(key: string): boolean {
-    return this.#running.has(key) || this.#owed.delete(key);
+    return this.#owed.size > 0 && this.#owed.delete(key);
   }
 
   /** A deleted Certificate owes nothing. */
   forget(key: string): void {
     this.#owed.delete(key);
-  }
-
-  get owedCount(): number {
-    return this.#owed.size;
   }
 }

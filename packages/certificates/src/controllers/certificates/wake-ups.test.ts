@@ -6,7 +6,9 @@
 
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { Controller, Reconciler } from '@certkit/runtime';
+import type { KubeObject } from '@certkit/apimachinery';
+import { builtins, type Controller, type Reconciler } from '@certkit/runtime';
+import type { Secret } from 'kubernetes-types/core/v1.d.ts';
 import {
   certificate,
   certificateRequest,
@@ -15,6 +17,7 @@ import {
   keyPair,
   NAMESPACE,
   nextKeySecret,
+  tlsSecret,
 } from '@certkit/testenv/controllers/fake-environment';
 import type { Certificate, CertificateRequest, CertificateStatus } from '../../api/types.ts';
 import { certificateRequestsRef, certificatesRef } from '../refs.ts';
@@ -240,6 +243,44 @@ describe('Certificate sub-controllers woken by events', () => {
       // A change of Ready alone does not wake the key manager, but this one is owed to it, once.
       assert.ok((await setReady('again')).includes(KEY_MANAGER_CONTROLLER), 'owed');
       assert.ok(!(await setReady('third')).includes(KEY_MANAGER_CONTROLLER), 'owed once');
+    } finally {
+      for (const c of controllers) c.queue.shutDown();
+      await env.stop();
+    }
+  });
+
+  it('wake each sub-controller for the Secrets it reads, as cert-manager’s event handlers', async () => {
+    const issuing = [condition('Issuing', 'True', 'DoesNotExist')];
+    const cert = certificate({}, { nextPrivateKeySecretName: 'web-next', conditions: issuing });
+    const env = await FakeEnvironment.start({ certificates: [cert] });
+    const controllers = registerCertificateControllers(env.ctx);
+    const secrets = env.client.resource<Secret & KubeObject>(builtins.secrets);
+    try {
+      await nextEvent(controllers);
+      // The next key: the key manager, the request manager and issuing read it; the trigger and readiness
+      // do not (docs/adr/1215).
+      await secrets.create(NAMESPACE, nextKeySecret(cert, 'web-next', undefined) as Secret & KubeObject);
+      assert.deepEqual(await nextEvent(controllers), [
+        KEY_MANAGER_CONTROLLER,
+        REQUEST_MANAGER_CONTROLLER,
+        ISSUING_CONTROLLER,
+      ]);
+      // The Secret the Certificate names: all but the request manager (and, while issuing, the trigger; the
+      // revision manager watches no Secret).
+      await secrets.create(NAMESPACE, tlsSecret(cert, undefined) as Secret & KubeObject);
+      assert.deepEqual(await nextEvent(controllers), [
+        KEY_MANAGER_CONTROLLER,
+        ISSUING_CONTROLLER,
+        READINESS_CONTROLLER,
+      ]);
+      // Between issuances the next key's deletion is the key manager's alone; the trigger, which acts then,
+      // does not read it.
+      const certificates = env.client.resource<Certificate>(certificatesRef);
+      const current = await certificates.get(NAMESPACE, 'web');
+      await certificates.update({ ...current, status: { revision: 1 } }, { subresource: 'status' });
+      await nextEvent(controllers);
+      await secrets.delete(NAMESPACE, 'web-next');
+      assert.deepEqual(await nextEvent(controllers), [KEY_MANAGER_CONTROLLER]);
     } finally {
       for (const c of controllers) c.queue.shutDown();
       await env.stop();
