@@ -77,9 +77,9 @@ interface SubController {
   wakes?: (ctx: ControllerContext) => WakeFilter;
   /**
    * The Certificate updates this sub-controller cannot act on once its reconcile settled on the version
-   * before: ones that change nothing it decides on. Dropped, unless a reconcile of the Certificate is running
-   * or did not settle (SettledWakes; docs/adr/1215). cert-manager queues every update; the difference is
-   * only reconciles that would find nothing to do.
+   * before: ones that change nothing it decides on. Dropped, unless its last reconcile of the Certificate did
+   * not settle (SettledWakes; docs/adr/1215). cert-manager queues every update; the difference is only
+   * reconciles that would find nothing to do.
    */
   ignores?: (ctx: ControllerContext) => (old: Certificate, cert: Certificate) => boolean;
 }
@@ -186,19 +186,21 @@ export function registerCertificateControllers(
     event: { old?: Certificate; controlled?: boolean } = {},
   ) => {
     if (!request?.name) return;
+    const key = `${request.namespace ?? ''}/${request.name}`;
     let state = cert;
     for (const { sub, controller, wakes, ignores, settled } of subs) {
+      // A deleted Certificate owes nothing (whether or not the deletion wakes this sub-controller).
+      if (cert === null) settled?.forget(key);
       if (sub.mayAct || (wakes && event.controlled)) {
         if (state === undefined) state = liveCertificate(ctx, request) ?? null;
         if (sub.mayAct && (state === null || !sub.mayAct(state))) continue;
         if (wakes && event.controlled && state && !wakes.controlled(state)) continue;
       }
       if (event.old && state && settled) {
-        const owed = settled.owes(`${request.namespace ?? ''}/${request.name}`);
+        const owed = settled.owes(key);
         if (!owed && wakes && !wakes.update(event.old, state)) continue;
         if (!owed && ignores?.(event.old, state)) continue;
       }
-      if (state === null) settled?.forget(`${request.namespace ?? ''}/${request.name}`);
       controller.enqueue(request);
     }
   };
