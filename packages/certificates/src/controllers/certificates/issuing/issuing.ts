@@ -82,12 +82,12 @@ const events = (ctx: ControllerContext) => ctx.recorder.from(ISSUING_CONTROLLER)
 const isIssuing = (cert: Certificate) => hasCondition(cert, 'Issuing', 'True');
 
 /**
- * The events that may change what the reconcile does (index.ts). While issuing, all but readiness's writes. Between
- * issuances it only keeps the Secret it names in line with the spec (ensureSecretData): the Secret's own
- * events, a change of spec (the generation), a deletion or the start or end of an issuance may change that;
- * another controller's status write, a request's event or a next key's cannot (docs/adr/1181), unless a
- * reconcile stood aside waiting for that write (SettledWakes, index.ts). Each issuance brings half a dozen such events, and a worker
- * freed sooner would run each of them.
+ * The events that may change what the reconcile does (index.ts). While issuing, all but readiness's writes
+ * (docs/adr/1215). Between issuances it only keeps the Secret it names in line with the spec
+ * (ensureSecretData): the Secret's own events, a change of spec (the generation), a deletion or the start or
+ * end of an issuance may change that; another controller's status write, a request's event or a next key's
+ * cannot (docs/adr/1181), unless a reconcile stood aside waiting for that write (SettledWakes owes it that
+ * event). Each issuance brings half a dozen such events, and a worker freed sooner would run each of them.
  */
 export function issuingWakes(): WakeFilter {
   return {
