@@ -1,0 +1,129 @@
+import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { setTimeout } from 'node:timers/promises';
+import { SqliteStorage, type SqliteStorageOptions } from './sqlite.ts';
+
+/** A store on a file (its writer on a thread of its own, as in production), removed after. */
+async function withStore(
+  options: SqliteStorageOptions,
+  fn: (s: SqliteStorage) => Promise<void>,
+): Promise<void> {
+  const dir = await mkdtemp(join(tmpdir(), 'certkit-group-hold-'));
+  const storage = SqliteStorage.open(join(dir, 'state.db'), options);
+  try {
+    await fn(storage);
+  } finally {
+    await storage.close();
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+/** Creates `n` keys in one turn: one group. */
+function burst(s: SqliteStorage, prefix: string, n: number): Promise<number[]> {
+  return Promise.all(
+    Array.from({ length: n }, (_, i) => s.create(`/registry/secrets/default/${prefix}-${i}`, '{}')),
+  );
+}
+
+describe('sqlite storage: holding a group open for more writes', () => {
+  it('commits writes made one after the other one group each, without holding them', async () => {
+    // A hold this long would show in every write it delayed.
+    await withStore({ groupHoldMs: 5_000, groupHoldWrites: 100 }, async (s) => {
+      const before = s.commitStats().groups;
+      const started = performance.now();
+      for (let i = 0; i < 5; i++) await s.create(`/registry/secrets/default/seq-${i}`, '{}');
+      assert.ok(performance.now() - started < 4_000, 'no write waited for the hold');
+      assert.equal(s.commitStats().groups - before, 5);
+    });
+  });
+
+  it('after a group of several writes, a small group waits for the writes that follow a moment later', async () => {
+    await withStore({ groupHoldMs: 400, groupHoldWrites: 100 }, async (s) => {
+      await burst(s, 'a', 3);
+      const before = s.commitStats();
+      const started = performance.now();
+      // The writer is free: without the hold, this write would be committed alone at the end of this turn.
+      const first = s.create('/registry/secrets/default/first', '{}');
+      await setTimeout(50);
+      const later = s.create('/registry/secrets/default/later', '{}');
+      const revisions = await Promise.all([first, later]);
+      const waited = performance.now() - started;
+      const after = s.commitStats();
+      assert.deepEqual(
+        [after.groups - before.groups, after.writes - before.writes],
+        [1, 2],
+        'one group of both',
+      );
+      assert.equal(revisions[1], revisions[0] + 1);
+      // Held for its bound (the timer may fire a little early by the clock read here), not for ever.
+      assert.ok(waited >= 350 && waited < 4_000, `waited ${waited} ms`);
+      // That group carried two writes: the next small group is held again; a group of one ends holding.
+      const third = performance.now();
+      await s.create('/registry/secrets/default/third', '{}');
+      assert.ok(performance.now() - third >= 350, 'held after a group of two');
+      const fourth = performance.now();
+      await s.create('/registry/secrets/default/fourth', '{}');
+      assert.ok(performance.now() - fourth < 350, 'not held after a group of one');
+    });
+  });
+
+  it('sends a held group as soon as it has enough writes', async () => {
+    await withStore({ groupHoldMs: 10_000, groupHoldWrites: 4 }, async (s) => {
+      await burst(s, 'a', 2);
+      const before = s.commitStats();
+      const started = performance.now();
+      const writes: Promise<number>[] = [];
+      for (let i = 0; i < 4; i++) {
+        writes.push(s.create(`/registry/secrets/default/b-${i}`, '{}'));
+        await setTimeout(10);
+      }
+      await Promise.all(writes);
+      assert.ok(performance.now() - started < 5_000, 'did not wait for the bound');
+      const after = s.commitStats();
+      assert.deepEqual([after.groups - before.groups, after.writes - before.writes], [1, 4]);
+    });
+  });
+
+  it('closing commits a held group at once: acknowledged, and on disk when opened again', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'certkit-group-hold-'));
+    try {
+      const path = join(dir, 'state.db');
+      const s = SqliteStorage.open(path, { groupHoldMs: 10_000, groupHoldWrites: 100 });
+      await burst(s, 'a', 2);
+      const held = s.create('/registry/secrets/default/held', '{}');
+      await setTimeout(20);
+      const started = performance.now();
+      await s.close();
+      const revision = await held;
+      assert.ok(performance.now() - started < 5_000, 'close did not wait for the bound');
+      const reopened = SqliteStorage.open(path);
+      assert.equal((await reopened.get('/registry/secrets/default/held'))?.modRevision, revision);
+      await reopened.close();
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('a held write is not visible to reads or watchers until its group commits', async () => {
+    await withStore({ groupHoldMs: 300, groupHoldWrites: 100 }, async (s) => {
+      await burst(s, 'a', 2);
+      const seen: number[] = [];
+      const watch = s.watch('/registry/secrets/default/held', await s.currentRevision(), {
+        event: (e) => seen.push(e.revision),
+        error: () => {},
+      });
+      const held = s.create('/registry/secrets/default/held', '{}');
+      await setTimeout(100);
+      assert.equal((await s.range('/registry/secrets/default/held')).kvs.length, 0);
+      assert.deepEqual(seen, []);
+      // A get of the key itself waits for its group, as for any write not committed yet.
+      assert.equal((await s.get('/registry/secrets/default/held'))?.modRevision, await held);
+      await setTimeout(20);
+      assert.deepEqual(seen, [await held]);
+      watch.close();
+    });
+  });
+});
