@@ -28,39 +28,41 @@ function burst(s: SqliteStorage, prefix: string, n: number): Promise<number[]> {
   );
 }
 
+/** Groups and writes committed, and groups held, since `before`. */
+function since(s: SqliteStorage, before: ReturnType<SqliteStorage['commitStats']>): number[] {
+  const after = s.commitStats();
+  return [after.groups - before.groups, after.writes - before.writes, after.held - before.held];
+}
+
+// The holds here are long (hundreds of ms, where the default is 2 ms) so that waiting or not shows plainly
+// on a loaded machine.
 describe('sqlite storage: holding a group open for more writes', () => {
-  it('commits writes made one after the other one group each, without holding them', async () => {
-    // A hold this long would show in every write it delayed.
-    await withStore({ groupHoldMs: 5_000, groupHoldWrites: 100 }, async (s) => {
-      const before = s.commitStats().groups;
+  it('commits writes made one after the other one group each, never holding them', async () => {
+    await withStore({ groupHoldMs: 5_000 }, async (s) => {
+      const before = s.commitStats();
       const started = performance.now();
       for (let i = 0; i < 5; i++) await s.create(`/registry/secrets/default/seq-${i}`, '{}');
       assert.ok(performance.now() - started < 4_000, 'no write waited for the hold');
-      assert.equal(s.commitStats().groups - before, 5);
+      assert.deepEqual(since(s, before), [5, 5, 0]);
     });
   });
 
-  it('after a group of several writes, a small group waits for the writes that follow a moment later', async () => {
-    await withStore({ groupHoldMs: 400, groupHoldWrites: 100 }, async (s) => {
+  it('after a group of several writes, a smaller group waits for the writes that follow a moment later', async () => {
+    await withStore({ groupHoldMs: 400 }, async (s) => {
       await burst(s, 'a', 3);
       const before = s.commitStats();
       const started = performance.now();
-      // The writer is free: without the hold, this write would be committed alone at the end of this turn.
+      // The writer is free: without the hold this write would be committed alone at the end of this turn.
       const first = s.create('/registry/secrets/default/first', '{}');
       await setTimeout(50);
       const later = s.create('/registry/secrets/default/later', '{}');
       const revisions = await Promise.all([first, later]);
       const waited = performance.now() - started;
-      const after = s.commitStats();
-      assert.deepEqual(
-        [after.groups - before.groups, after.writes - before.writes],
-        [1, 2],
-        'one group of both',
-      );
+      assert.deepEqual(since(s, before), [1, 2, 1], 'one group of both, held once');
       assert.equal(revisions[1], revisions[0] + 1);
-      // Held for its bound (the timer may fire a little early by the clock read here), not for ever.
+      // It waited for a third write until its bound (a timer may fire a little early by this clock), no longer.
       assert.ok(waited >= 350 && waited < 4_000, `waited ${waited} ms`);
-      // That group carried two writes: the next small group is held again; a group of one ends holding.
+      // That group carried two writes: a lone write after it is held; one after a group of one is not.
       const third = performance.now();
       await s.create('/registry/secrets/default/third', '{}');
       assert.ok(performance.now() - third >= 350, 'held after a group of two');
@@ -70,9 +72,9 @@ describe('sqlite storage: holding a group open for more writes', () => {
     });
   });
 
-  it('sends a held group as soon as it has enough writes', async () => {
-    await withStore({ groupHoldMs: 10_000, groupHoldWrites: 4 }, async (s) => {
-      await burst(s, 'a', 2);
+  it('sends a held group as soon as it has as many writes as the group before it', async () => {
+    await withStore({ groupHoldMs: 10_000 }, async (s) => {
+      await burst(s, 'a', 4);
       const before = s.commitStats();
       const started = performance.now();
       const writes: Promise<number>[] = [];
@@ -82,8 +84,20 @@ describe('sqlite storage: holding a group open for more writes', () => {
       }
       await Promise.all(writes);
       assert.ok(performance.now() - started < 5_000, 'did not wait for the bound');
-      const after = s.commitStats();
-      assert.deepEqual([after.groups - before.groups, after.writes - before.writes], [1, 4]);
+      assert.deepEqual(since(s, before), [1, 4, 1]);
+    });
+  });
+
+  it('waits for at most groupHoldMaxWrites writes after a larger group', async () => {
+    await withStore({ groupHoldMs: 10_000, groupHoldMaxWrites: 2 }, async (s) => {
+      await burst(s, 'a', 20);
+      const before = s.commitStats();
+      const started = performance.now();
+      const first = s.create('/registry/secrets/default/first', '{}');
+      await setTimeout(20);
+      await Promise.all([first, s.create('/registry/secrets/default/second', '{}')]);
+      assert.ok(performance.now() - started < 5_000, 'went with 2 writes, not waiting for 20');
+      assert.deepEqual(since(s, before), [1, 2, 1]);
     });
   });
 
@@ -91,10 +105,11 @@ describe('sqlite storage: holding a group open for more writes', () => {
     const dir = await mkdtemp(join(tmpdir(), 'certkit-group-hold-'));
     try {
       const path = join(dir, 'state.db');
-      const s = SqliteStorage.open(path, { groupHoldMs: 10_000, groupHoldWrites: 100 });
+      const s = SqliteStorage.open(path, { groupHoldMs: 10_000 });
       await burst(s, 'a', 2);
       const held = s.create('/registry/secrets/default/held', '{}');
       await setTimeout(20);
+      assert.equal(s.commitStats().held, 1);
       const started = performance.now();
       await s.close();
       const revision = await held;
@@ -108,7 +123,7 @@ describe('sqlite storage: holding a group open for more writes', () => {
   });
 
   it('a held write is not visible to reads or watchers until its group commits', async () => {
-    await withStore({ groupHoldMs: 300, groupHoldWrites: 100 }, async (s) => {
+    await withStore({ groupHoldMs: 300 }, async (s) => {
       await burst(s, 'a', 2);
       const seen: number[] = [];
       const watch = s.watch('/registry/secrets/default/held', await s.currentRevision(), {
@@ -117,6 +132,7 @@ describe('sqlite storage: holding a group open for more writes', () => {
       });
       const held = s.create('/registry/secrets/default/held', '{}');
       await setTimeout(100);
+      assert.equal(s.commitStats().held, 1);
       assert.equal((await s.range('/registry/secrets/default/held')).kvs.length, 0);
       assert.deepEqual(seen, []);
       // A get of the key itself waits for its group, as for any write not committed yet.
@@ -125,5 +141,16 @@ describe('sqlite storage: holding a group open for more writes', () => {
       assert.deepEqual(seen, [await held]);
       watch.close();
     });
+  });
+
+  it('holds nothing in memory, where a commit has no fsync to share', async () => {
+    const s = SqliteStorage.open(':memory:');
+    try {
+      await burst(s, 'a', 3);
+      await s.create('/registry/secrets/default/alone', '{}');
+      assert.equal(s.commitStats().held, 0);
+    } finally {
+      await s.close();
+    }
   });
 });

@@ -4,31 +4,34 @@
  * A commit has a fixed cost (an fsync, the writer thread's two wake-ups: ~0.3 ms of the process's CPU)
  * shared by the writes of its group. Writes arriving together already share one: those made while a group
  * commits form the next. But when the writer is free, a group goes as soon as the turn that opened it ends,
- * often with one or two writes, and the writes that follow a moment later (the clients' answers to the
+ * often with a write or two, and the writes that follow a moment later (the clients' answers to the
  * acknowledgements just sent) pay for a commit of their own.
  *
- * So, while writes arrive together (the group committed last carried more than one write), a group of fewer
- * than `writes` writes waits up to `ms` for more, once; it goes as soon as it holds `writes` writes.
- * A write made alone, after a group of one (a sequential client, an idle server), is never held.
+ * So a group waits, up to `ms` and once, until it has as many writes as the group committed before it
+ * (at most `maxWrites`): the size of the last group is how many clients are writing together now. A group
+ * of one write holds nothing back, so a write made alone (a sequential client, an idle server) is never
+ * held, and a burst's groups are held only as long as the burst lasts.
  */
 export class GroupHold {
-  readonly #writes: number;
+  readonly #maxWrites: number;
   readonly #ms: number;
   readonly #release: () => void;
   #timer: NodeJS.Timeout | undefined;
-  /** Whether the group committed last carried more than one write. */
-  #together = false;
+  /** The size of the group committed last. */
+  #last = 0;
+  /** Groups held back so far (for the store's metrics). */
+  held = 0;
 
   /** `release` is called when a hold's time is up; `ms` 0 turns holding off. */
-  constructor(writes: number, ms: number, release: () => void) {
-    this.#writes = writes;
+  constructor(maxWrites: number, ms: number, release: () => void) {
+    this.#maxWrites = maxWrites;
     this.#ms = ms;
     this.#release = release;
   }
 
-  /** Records the size of a group that committed: what tells writes arriving together from writes alone. */
+  /** Records the size of a group that committed: how many writes the next one waits for. */
   committed(size: number): void {
-    this.#together = size > 1;
+    this.#last = size;
   }
 
   /**
@@ -36,13 +39,16 @@ export class GroupHold {
    * that filled up ends it.
    */
   holds(group: { writes: readonly unknown[]; held: boolean }): boolean {
+    const size = group.writes.length;
+    const target = Math.min(this.#maxWrites, this.#last);
     if (this.#timer !== undefined) {
-      if (group.writes.length < this.#writes) return true;
+      if (size < target) return true;
       this.cancel();
       return false;
     }
-    if (group.held || !this.#together || this.#ms <= 0 || group.writes.length >= this.#writes) return false;
+    if (group.held || this.#ms <= 0 || size === 0 || size >= target) return false;
     group.held = true;
+    this.held++;
     this.#timer = setTimeout(() => {
       this.#timer = undefined;
       this.#release();
@@ -50,7 +56,7 @@ export class GroupHold {
     return true;
   }
 
-  /** Ends a wait at once (the store closes, or the group went for another reason). */
+  /** Ends a wait at once (the store closes). */
   cancel(): void {
     clearTimeout(this.#timer);
     this.#timer = undefined;

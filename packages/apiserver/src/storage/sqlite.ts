@@ -68,17 +68,17 @@ export interface SqliteStorageOptions {
   /** Characters of values kept in memory as the newest rows of recently written keys (default 4 Mi). */
   latestRowsChars?: number;
   /**
-   * While writes arrive together, a group of fewer writes than this waits for more before it is committed
-   * (group-hold.ts; default DEFAULT_GROUP_HOLD_WRITES).
+   * A group waits for as many writes as the group before it carried, at most this many (group-hold.ts;
+   * default DEFAULT_GROUP_HOLD_MAX_WRITES).
    */
-  groupHoldWrites?: number;
+  groupHoldMaxWrites?: number;
   /** How long such a group waits at most, in ms (default DEFAULT_GROUP_HOLD_MS, 0 in memory; 0: never). */
   groupHoldMs?: number;
 }
 
-/** ADR 1210: the group size and the wait measured to pay in an issuance. */
-export const DEFAULT_GROUP_HOLD_WRITES = 12;
-export const DEFAULT_GROUP_HOLD_MS = 1;
+/** ADR 1210: the bounds measured to pay in an issuance. */
+export const DEFAULT_GROUP_HOLD_MAX_WRITES = 64;
+export const DEFAULT_GROUP_HOLD_MS = 2;
 
 /**
  * Version 2 dropped AUTOINCREMENT from the log table. Version 1 files are served as they are (their sequence
@@ -287,7 +287,7 @@ export class SqliteStorage implements Storage {
   #dispatchScheduled = false;
   /** Keeps a small group back for more writes while writes arrive together. */
   readonly #hold: GroupHold;
-  readonly #commitStats: CommitStats = { groups: 0, writes: 0, commitSeconds: 0 };
+  readonly #commitStats: Omit<CommitStats, 'held'> = { groups: 0, writes: 0, commitSeconds: 0 };
   #compactedRevision: number;
   /** The revision a compaction step in progress compacts to (0 when none is). */
   #compactingTo = 0;
@@ -323,7 +323,7 @@ export class SqliteStorage implements Storage {
     const inMemory = isInMemory(path);
     // An in-memory database commits inline, without an fsync: nothing for a group to share.
     this.#hold = new GroupHold(
-      options.groupHoldWrites ?? DEFAULT_GROUP_HOLD_WRITES,
+      options.groupHoldMaxWrites ?? DEFAULT_GROUP_HOLD_MAX_WRITES,
       options.groupHoldMs ?? (inMemory ? 0 : DEFAULT_GROUP_HOLD_MS),
       () => this.#dispatch(),
     );
@@ -403,7 +403,7 @@ export class SqliteStorage implements Storage {
   }
 
   commitStats(): CommitStats {
-    return { ...this.#commitStats };
+    return { ...this.#commitStats, held: this.#hold.held };
   }
 
   async currentRevision(): Promise<number> {
@@ -741,6 +741,7 @@ export class SqliteStorage implements Storage {
   #dispatch(): void {
     if (this.#writerBusy) return;
     const group = this.#open;
+    // While writes arrive together, a small group waits a moment for more (group-hold.ts).
     if (group?.ready && !this.#closed && this.#hold.holds(group)) return;
     if (group?.ready) {
       this.#open = undefined;
