@@ -24,9 +24,4 @@ export function registerStorageMetrics(metrics: MetricsRegistry, storage: Storag
     "Time from handing a group to the SQLite store's writer to its answer, summed over groups.",
     () => [[{}, stats().commitSeconds]],
   );
-  metrics.counterFunc(
-    'certkit_storage_commit_held_groups_total',
-    'Group commits of the SQLite store held back a moment for more writes while writes arrived together.',
-    () => [[{}, stats().held]],
-  );
 }

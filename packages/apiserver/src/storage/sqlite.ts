@@ -26,7 +26,6 @@ import { Buffer } from 'node:buffer';
 import { closeSync, openSync } from 'node:fs';
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
 import { EventDelivery } from './delivery.ts';
-import { GroupHold } from './group-hold.ts';
 import { type LatestRow, LatestRows } from './latest-rows.ts';
 import { type LogRow, SqliteWriter, type WriterFailure, type WriterRequest } from './sqlite-writer.ts';
 import { InlineWriter, ThreadWriter, type WriterClient } from './sqlite-writer-client.ts';
@@ -67,18 +66,7 @@ export interface SqliteStorageOptions {
   compactBatchSize?: number;
   /** Characters of values kept in memory as the newest rows of recently written keys (default 4 Mi). */
   latestRowsChars?: number;
-  /**
-   * A group waits for as many writes as the group before it carried, at most this many (group-hold.ts;
-   * default DEFAULT_GROUP_HOLD_MAX_WRITES).
-   */
-  groupHoldMaxWrites?: number;
-  /** How long such a group waits at most, in ms (default DEFAULT_GROUP_HOLD_MS, 0 in memory; 0: never). */
-  groupHoldMs?: number;
 }
-
-/** ADR 1210: the bounds measured to pay in an issuance. */
-export const DEFAULT_GROUP_HOLD_MAX_WRITES = 64;
-export const DEFAULT_GROUP_HOLD_MS = 2;
 
 /**
  * Version 2 dropped AUTOINCREMENT from the log table. Version 1 files are served as they are (their sequence
@@ -225,8 +213,6 @@ interface Group {
   latest: Map<string, LatestRow>;
   /** Set once the turn that opened the group has ended: from then on it may be sent to the writer. */
   ready: boolean;
-  /** Set once the group was held back for more writes (group-hold.ts): a group is held at most once. */
-  held: boolean;
 }
 
 /** Refusals decided before anything is written: they leave the group as it was. */
@@ -285,9 +271,7 @@ export class SqliteStorage implements Storage {
   /** Settles whenever a group committed or failed, for reads of its keys (created on demand). */
   #groupEnd: PromiseWithResolvers<void> | undefined;
   #dispatchScheduled = false;
-  /** Keeps a small group back for more writes while writes arrive together. */
-  readonly #hold: GroupHold;
-  readonly #commitStats: Omit<CommitStats, 'held'> = { groups: 0, writes: 0, commitSeconds: 0 };
+  readonly #commitStats: CommitStats = { groups: 0, writes: 0, commitSeconds: 0 };
   #compactedRevision: number;
   /** The revision a compaction step in progress compacts to (0 when none is). */
   #compactingTo = 0;
@@ -321,12 +305,6 @@ export class SqliteStorage implements Storage {
     this.#compactBatchSize = options.compactBatchSize ?? 1000;
     this.#latestRows = new LatestRows(options.latestRowsChars ?? 4 * 1024 * 1024);
     const inMemory = isInMemory(path);
-    // An in-memory database commits inline, without an fsync: nothing for a group to share.
-    this.#hold = new GroupHold(
-      options.groupHoldMaxWrites ?? DEFAULT_GROUP_HOLD_MAX_WRITES,
-      options.groupHoldMs ?? (inMemory ? 0 : DEFAULT_GROUP_HOLD_MS),
-      () => this.#dispatch(),
-    );
     if (!inMemory) createOwnerOnly(path);
     const busyTimeoutMs = options.busyTimeoutMs ?? 5000;
     const synchronous = options.synchronous === 'NORMAL' ? 'NORMAL' : 'FULL';
@@ -403,7 +381,7 @@ export class SqliteStorage implements Storage {
   }
 
   commitStats(): CommitStats {
-    return { ...this.#commitStats, held: this.#hold.held };
+    return { ...this.#commitStats };
   }
 
   async currentRevision(): Promise<number> {
@@ -596,8 +574,7 @@ export class SqliteStorage implements Storage {
 
   async #close(): Promise<void> {
     this.#closed = true;
-    // Writes of the open group are committed (and acknowledged) rather than lost, and not held back.
-    this.#hold.cancel();
+    // Writes of the open group are committed (and acknowledged) rather than lost.
     if (this.#open) this.#open.ready = true;
     this.#dispatch();
     while (this.#writerBusy) {
@@ -704,13 +681,7 @@ export class SqliteStorage implements Storage {
    * other failure fails the whole open group, so an exception never leaves half a write.
    */
   #write(build: () => StorageEvent): Promise<StorageEvent> {
-    const group: Group = (this.#open ??= {
-      writes: [],
-      rows: [],
-      latest: new Map(),
-      ready: false,
-      held: false,
-    });
+    const group: Group = (this.#open ??= { writes: [], rows: [], latest: new Map(), ready: false });
     this.#scheduleDispatch();
     let event: StorageEvent;
     try {
@@ -741,8 +712,6 @@ export class SqliteStorage implements Storage {
   #dispatch(): void {
     if (this.#writerBusy) return;
     const group = this.#open;
-    // While writes arrive together, a small group waits a moment for more (group-hold.ts).
-    if (group?.ready && !this.#closed && this.#hold.holds(group)) return;
     if (group?.ready) {
       this.#open = undefined;
       // A group whose every write was refused has nothing to commit.
@@ -799,7 +768,6 @@ export class SqliteStorage implements Storage {
   #committed(group: Group): void {
     this.#writerBusy = false;
     this.#committing = undefined;
-    this.#hold.committed(group.writes.length);
     this.#publish(group.writes.map((write) => write.event));
     for (const write of group.writes) write.resolve(write.event);
     this.#endGroup();

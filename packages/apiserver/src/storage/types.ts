@@ -123,8 +123,6 @@ export interface CommitStats {
   writes: number;
   /** Seconds from handing a group to the writer to its answer, summed: how busy committing kept the writer. */
   commitSeconds: number;
-  /** Groups held back for more writes before they were committed (ADR 1210). */
-  held: number;
 }
 
 export class StorageError extends Error {}
