@@ -231,6 +231,14 @@ interface Run {
   controllerCpuMsPerCert?: number;
   /** The controller's peak RSS (VmHWM, MiB) over its life: start-up, the initial lists and the issuances. */
   controllerPeakRssMiB?: number;
+  /** CPU milliseconds the API server alone spent per Certificate (all its threads). */
+  apiserverCpuMsPerCert?: number;
+  /**
+   * The SQLite store's group commits during the issuances (certkit_storage_commit_*; absent from a server
+   * without those metrics, e.g. an older --apiserver-root): per Certificate, writes in each, and the mean time
+   * from handing a group to the writer to its answer.
+   */
+  commitGroups?: { perCert: number; writesPerGroup: number; msPerGroup: number };
 }
 
 const WRITE_VERBS = ['create', 'update', 'patch', 'delete'];
@@ -407,6 +415,14 @@ async function run(
       if (result !== 'requeue' && result !== 'error') continue;
       retries[`${controller} ${result}`] = round(value / CERTS, 2);
     }
+    const groups = sumMetric(api, 'certkit_storage_commit_groups_total');
+    const commitGroups = groups
+      ? {
+          perCert: round(groups / CERTS, 2),
+          writesPerGroup: round(sumMetric(api, 'certkit_storage_commit_writes_total') / groups, 2),
+          msPerGroup: round((sumMetric(api, 'certkit_storage_commit_seconds_total') * 1000) / groups, 3),
+        }
+      : undefined;
     const hits: Record<string, number> = {};
     for (const source of ['cache', 'live', 'notfound']) {
       hits[source] = round(sumMetric(ctl, 'certkit_secret_getter_requests_total', { source }) / CERTS, 2);
@@ -435,6 +451,8 @@ async function run(
       cpuMsPerCert,
       controllerCpuMsPerCert: round((cpu.controller * 1000) / CERTS, 2),
       controllerPeakRssMiB,
+      apiserverCpuMsPerCert: round((cpu.apiserver * 1000) / CERTS, 2),
+      commitGroups,
       profile: CPU_PROF ? profileDir : undefined,
       apiserverProfile: APISERVER_CPU_PROF ? apiserverProfileDir : undefined,
     };
@@ -702,6 +720,7 @@ const table = [
     )
     .join(', ')}.`,
   `The controller alone, run by run: CPU ms per Certificate ${runs.map((r) => r.controllerCpuMsPerCert).join(', ')}; peak RSS (VmHWM) ${runs.map((r) => `${r.controllerPeakRssMiB} MiB`).join(', ')}.`,
+  `The API server alone, run by run: CPU ms per Certificate ${runs.map((r) => r.apiserverCpuMsPerCert).join(', ')}; SQLite group commits per Certificate (writes per group, ms per commit) ${runs.map((r) => (r.commitGroups ? `${r.commitGroups.perCert} (${r.commitGroups.writesPerGroup}, ${r.commitGroups.msPerGroup})` : 'n/a')).join(', ')}.`,
   `Writes per Certificate (first run): ${Object.entries(runs[0]?.controllerWritesByResource ?? {})
     .map(([k, v]) => `${k} ${v}`)
     .join(', ')}.`,

@@ -61,6 +61,7 @@ import type { ResourceDefinition } from '../registry/resource.ts';
 import type { WatchCacheOptions } from '../watchcache/cache.ts';
 import { WatchCaches } from '../watchcache/caches.ts';
 import { registerCacheMetrics } from '../watchcache/metrics.ts';
+import { registerStorageMetrics } from '../storage/metrics.ts';
 import { STORAGE_READINESS_CHECK, StorageReadiness } from '../watchcache/readiness.ts';
 import { registerProcessMetrics } from '@certkit/apimachinery/process-metrics';
 import { RequestMetrics } from './request-metrics.ts';
@@ -276,6 +277,7 @@ export class ApiServer {
     this.registry.wireWebhooks(this.webhooks);
     registerCacheMetrics(this.metrics, this.caches);
     registerProcessMetrics(this.metrics);
+    registerStorageMetrics(this.metrics, options.storage);
     this.inflight = new InflightLimiter(
       {
         maxRequestsInflight: options.maxRequestsInflight ?? DEFAULT_INFLIGHT_LIMITS.maxRequestsInflight,

@@ -31,6 +31,7 @@ import { type LogRow, SqliteWriter, type WriterFailure, type WriterRequest } fro
 import { InlineWriter, ThreadWriter, type WriterClient } from './sqlite-writer-client.ts';
 import { WrittenNames } from './written-names.ts';
 import {
+  type CommitStats,
   CompactedError,
   ConflictError,
   FutureRevisionError,
@@ -270,6 +271,7 @@ export class SqliteStorage implements Storage {
   /** Settles whenever a group committed or failed, for reads of its keys (created on demand). */
   #groupEnd: PromiseWithResolvers<void> | undefined;
   #dispatchScheduled = false;
+  readonly #commitStats: CommitStats = { groups: 0, writes: 0, commitSeconds: 0 };
   #compactedRevision: number;
   /** The revision a compaction step in progress compacts to (0 when none is). */
   #compactingTo = 0;
@@ -376,6 +378,10 @@ export class SqliteStorage implements Storage {
   async synchronous(): Promise<number> {
     this.#checkOpen();
     return Number(await this.#request({ kind: 'synchronous' }));
+  }
+
+  commitStats(): CommitStats {
+    return { ...this.#commitStats };
   }
 
   async currentRevision(): Promise<number> {
@@ -675,7 +681,7 @@ export class SqliteStorage implements Storage {
    * other failure fails the whole open group, so an exception never leaves half a write.
    */
   #write(build: () => StorageEvent): Promise<StorageEvent> {
-    const group: Group = (this.#open ??= { writes: [], rows: [], latest: new Map(), ready: false } as Group);
+    const group: Group = (this.#open ??= { writes: [], rows: [], latest: new Map(), ready: false });
     this.#scheduleDispatch();
     let event: StorageEvent;
     try {
@@ -712,9 +718,21 @@ export class SqliteStorage implements Storage {
       if (group.writes.length > 0) {
         this.#committing = group;
         this.#writerBusy = true;
+        const sent = performance.now();
+        const counted = () => {
+          this.#commitStats.groups++;
+          this.#commitStats.writes += group.writes.length;
+          this.#commitStats.commitSeconds += (performance.now() - sent) / 1000;
+        };
         this.#writer.send({ kind: 'group', rows: group.rows }).then(
-          () => this.#committed(group),
-          (failure: WriterFailure) => this.#groupFailed(group, failure),
+          () => {
+            counted();
+            this.#committed(group);
+          },
+          (failure: WriterFailure) => {
+            counted();
+            this.#groupFailed(group, failure);
+          },
         );
         return;
       }

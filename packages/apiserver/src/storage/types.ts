@@ -78,6 +78,8 @@ export interface Storage {
    * then, so its consistent reads go to storage.
    */
   readonly progressOnEveryWrite?: boolean;
+  /** How writes were committed so far, for metrics; backends that commit one write at a time leave it out. */
+  commitStats?(): CommitStats;
   /** The latest revision of the whole store. */
   currentRevision(): Promise<number>;
   /** The revision below which history is gone (0 when nothing was compacted). */
@@ -111,6 +113,16 @@ export interface Storage {
   /** Discards history older than the revision; reads and watches before it fail with CompactedError. */
   compact(revision: number): Promise<void>;
   close(): Promise<void>;
+}
+
+/** Counters of a group-committing store since it opened (storage/metrics.ts exposes them). */
+export interface CommitStats {
+  /** Group commits the writer carried out (failed ones included). */
+  groups: number;
+  /** Writes in those groups. */
+  writes: number;
+  /** Seconds from handing a group to the writer to its answer, summed: how busy committing kept the writer. */
+  commitSeconds: number;
 }
 
 export class StorageError extends Error {}
