@@ -69,7 +69,14 @@ import type { WatchCounters } from './watch.ts';
 import { guardRequests } from './guard.ts';
 import { answerClientErrors, MAX_HEADER_BYTES } from './client-errors.ts';
 import { handlePipelinedInTurn } from './pipelining.ts';
-import { refuseMalformedTimeout } from './request-deadline.ts';
+import {
+  DEFAULT_REQUEST_TIMEOUT_MS,
+  isLongRunning,
+  mayBeLongRunning,
+  refuseMalformedTimeout,
+  requestTimeoutMs,
+  withRequestDeadline,
+} from './request-deadline.ts';
 import { lingerOnClose } from './lingering-close.ts';
 import { parseTlsConnectionsInJs } from './tls-parse-in-js.ts';
 import {
@@ -142,6 +149,8 @@ export interface ApiServerOptions {
   listStallTimeoutMs?: number;
   /** How long a request body may take to arrive before 504 and the connection closed (1 min). */
   bodyTimeoutMs?: number;
+  /** How long a request that is not long-running may take before kube's 504 (default 1 min; --request-timeout). */
+  requestTimeoutMs?: number;
   /** The CIDR Services take cluster IPs from (default 10.0.0.0/24; kube-apiserver's --service-cluster-ip-range). */
   serviceClusterIpRange?: string;
   /** The ports NodePort Services take node ports from (default 30000-32767; --service-node-port-range). */
@@ -457,7 +466,7 @@ export class ApiServer {
       this.authorize(req, url, parse);
       // After authentication, as kube's maxinflight filter: unauthenticated requests are refused before.
       this.inflight.admit(res, url.pathname, describeRequest(req.method ?? 'GET', url, parse(url.pathname)));
-      await this.routeAs(req, res, url, parse);
+      await this.routeWithinDeadline(req, res, url, parse, started);
     } catch (err) {
       sendError(res, err, (e) =>
         this.log({
@@ -518,6 +527,35 @@ export class ApiServer {
     } else {
       throw newUnauthorized();
     }
+  }
+
+  /**
+   * routeAs under kube's request deadline (http/request-deadline.ts), counted from the request's arrival
+   * (`started`), unless the request is long-running (a watch).
+   */
+  private routeWithinDeadline(
+    req: IncomingMessage,
+    res: ServerResponse,
+    url: RequestTarget,
+    parse: (path: string) => ParsedPath,
+    started: number,
+  ): Promise<void> {
+    const method = req.method ?? 'GET';
+    if (mayBeLongRunning(method, url) && isLongRunning(describeRequest(method, url, parse(url.pathname)))) {
+      return this.routeAs(req, res, url, parse);
+    }
+    const timeoutMs = requestTimeoutMs(
+      url.searchParams,
+      this.options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS,
+    );
+    return withRequestDeadline(
+      res,
+      started,
+      timeoutMs,
+      () => this.routeAs(req, res, url, parse),
+      (err) =>
+        this.log({ level: 'error', msg: 'post-timeout activity', method, path: req.url, err: String(err) }),
+    );
   }
 
   /**
