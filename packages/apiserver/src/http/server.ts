@@ -10,7 +10,6 @@ import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo, Server as NetServer } from 'node:net';
 import {
   type FieldError,
-  isWatchRequested,
   MetricsRegistry,
   newMethodNotAllowed,
   newNotFound,
@@ -54,7 +53,7 @@ import type { Storage } from '../storage/types.ts';
 import { coreVersions, group, groupList, resourceList } from './discovery.ts';
 import { OpenApiDocuments } from './openapi.ts';
 import { serveSwagger } from './openapi-v2.ts';
-import { type ParsedPath, parseApiPath, type ResourceRequest } from './request-info.ts';
+import { isWatchRequest, type ParsedPath, parseApiPath, type ResourceRequest } from './request-info.ts';
 import { parseRequestTarget, type RequestTarget } from './request-target.ts';
 import { handleResource, type ResourceContext } from './resources.ts';
 import type { ResourceDefinition } from '../registry/resource.ts';
@@ -719,7 +718,7 @@ function describeRequest(
 function resourceVerb(method: string, r: ResourceRequest, url: RequestTarget): string {
   switch (method) {
     case 'GET':
-      return r.legacyWatch || isWatchRequested(url.searchParams) ? 'watch' : r.name ? 'get' : 'list';
+      return isWatchRequest(r, url.searchParams) ? 'watch' : r.name ? 'get' : 'list';
     case 'POST':
       return 'create';
     case 'PUT':
