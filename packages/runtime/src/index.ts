@@ -40,6 +40,7 @@ export { type RequestHook, type RequestInfo, USER_AGENT } from './client/transpo
 export type * from './client/types.ts';
 export { WatchInactivityError } from './client/watch-stream.ts';
 export * from './cache/index.ts';
+export * from './events/index.ts';
 export * from './informers/index.ts';
 export * from './log.ts';
 export * from './manager/index.ts';
