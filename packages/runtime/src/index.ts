@@ -31,6 +31,7 @@ export {
   resourcePath,
 } from './client/resource-client.ts';
 export { tokenFileCredentials } from './client/token-file.ts';
+export { currentUserAgent, withUserAgent } from './client/user-agent.ts';
 export {
   TOKEN_REFRESH_FRACTION,
   type TokenRequestOptions,
