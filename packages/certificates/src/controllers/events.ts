@@ -1,5 +1,10 @@
 import type { KubeObject } from '@certkit/apimachinery';
-import { type Client, EventRecorder as RuntimeEventRecorder, type Logger } from '@certkit/runtime';
+import {
+  type Client,
+  EventCorrelator,
+  EventRecorder as RuntimeEventRecorder,
+  type Logger,
+} from '@certkit/runtime';
 
 /**
  * Records Kubernetes Events about objects (core/v1 Events, as client-go's EventRecorder writes them), so users
@@ -31,11 +36,16 @@ export function eventComponent(controller: string): string {
 
 export function newEventRecorders(client: Client, log: Logger): EventRecorders {
   const recorders = new Map<string, EventRecorder>();
+  // One correlator for all: its caches (4096 keys each) are bounded once for the process, not per controller.
+  const correlator = new EventCorrelator();
   return {
     from(controller) {
       let recorder = recorders.get(controller);
       if (!recorder)
-        recorders.set(controller, (recorder = newEventRecorder(client, log, eventComponent(controller))));
+        recorders.set(
+          controller,
+          (recorder = newEventRecorder(client, log, eventComponent(controller), correlator)),
+        );
       return recorder;
     },
   };
@@ -47,8 +57,13 @@ export function newEventRecorders(client: Client, log: Logger): EventRecorders {
  * failing in a loop writes one Event per failure kind, not one per failure. cert-manager's EventSource has no
  * host, so no reportingInstance.
  */
-export function newEventRecorder(client: Client, log: Logger, component: string): EventRecorder {
-  const recorder = new RuntimeEventRecorder(client, { component }, { log });
+export function newEventRecorder(
+  client: Client,
+  log: Logger,
+  component: string,
+  correlator?: EventCorrelator,
+): EventRecorder {
+  const recorder = new RuntimeEventRecorder(client, { component }, { log, correlator });
   return {
     normal: (obj, reason, message) => recorder.event(obj, 'Normal', reason, message),
     warning: (obj, reason, message) => recorder.event(obj, 'Warning', reason, message),

@@ -9,6 +9,7 @@ export {
   MAX_CACHE_ENTRIES,
   SPAM_BURST,
   SPAM_QPS,
+  wallClock,
 } from './correlator.ts';
 export {
   type EventRecorderOptions,

@@ -5,11 +5,11 @@
  * courtesy to the user, not part of reconciliation.
  */
 
-import { formatTime, type KubeObject, StatusError } from '@certkit/apimachinery';
+import { type KubeObject, StatusError } from '@certkit/apimachinery';
 import { events as eventsResource } from '../client/builtins.ts';
 import type { Client } from '../client/types.ts';
 import type { Logger } from '../log.ts';
-import { type CoreEvent, EventCorrelator, type EventClock, eventName } from './correlator.ts';
+import { type CoreEvent, EventCorrelator, type EventClock, eventName, wallClock } from './correlator.ts';
 
 /** Who records: core/v1's EventSource. client-go copies the component into reportingComponent. */
 export interface EventSource {
@@ -30,9 +30,9 @@ export interface EventRecorderOptions {
   clock?: EventClock;
   /** The wait between tries of a write that failed to reach the server (default 10 s). */
   retryDelayMs?: number;
+  /** A correlator shared with other recorders (default: one of its own, on `clock`). */
+  correlator?: EventCorrelator;
 }
-
-const wallClock: EventClock = { now: () => Date.now(), timestamp: (ms) => formatTime(new Date(ms)) };
 
 export class EventRecorder {
   readonly #client: Client;
@@ -50,7 +50,7 @@ export class EventRecorder {
     this.#log = options.log ?? (() => {});
     this.#clock = options.clock ?? wallClock;
     this.#retryDelayMs = options.retryDelayMs ?? RETRY_DELAY_MS;
-    this.#correlator = new EventCorrelator(this.#clock);
+    this.#correlator = options.correlator ?? new EventCorrelator(this.#clock);
   }
 
   /** Records an Event of `type` (Normal or Warning) about `obj`. */
