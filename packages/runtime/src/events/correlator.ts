@@ -56,7 +56,9 @@ export type CorrelateResult =
 
 /** The clock: milliseconds since the epoch, and the Kubernetes timestamp of such a time. */
 export interface EventClock {
+  /** Milliseconds since the epoch. */
   now(): number;
+  /** The Kubernetes timestamp (RFC 3339, whole seconds) of a time in milliseconds. */
   timestamp(ms: number): string;
 }
 
@@ -138,6 +140,7 @@ export function eventName(objectName: string, nowMs: number): string {
 }
 let lastNanos = 0n;
 
+/** client-go's EventCorrelator: aggregation, observation and the spam filter, each with a bounded cache. */
 export class EventCorrelator {
   readonly #clock: EventClock;
   readonly #aggregates = new LruCache<string, AggregateRecord>(MAX_CACHE_ENTRIES);

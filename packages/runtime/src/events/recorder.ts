@@ -24,6 +24,7 @@ export const RETRY_DELAY_MS = 10_000;
 /** client-go's maxQueuedEvents: Events waiting to be written, beyond which new ones are dropped. */
 export const MAX_QUEUED_EVENTS = 1000;
 
+/** Where an EventRecorder logs, its clock, its retry delay and its correlator. */
 export interface EventRecorderOptions {
   log?: Logger;
   /** The clock (default: the wall clock); tests pass a fake one. */
@@ -34,6 +35,10 @@ export interface EventRecorderOptions {
   correlator?: EventCorrelator;
 }
 
+/**
+ * client-go's record.EventRecorder with its sink: `event()` records one Event about an object, to be
+ * correlated and written in the background, in order.
+ */
 export class EventRecorder {
   readonly #client: Client;
   readonly #source: EventSource;
