@@ -5,6 +5,7 @@
  * courtesy to the user, not part of reconciliation.
  */
 
+import { setTimeout as sleep } from 'node:timers/promises';
 import { type KubeObject, StatusError } from '@certkit/apimachinery';
 import { events as eventsResource } from '../client/builtins.ts';
 import type { Client } from '../client/types.ts';
@@ -126,9 +127,10 @@ export class EventRecorder {
         });
         return;
       }
-      // The first wait is random, so that clients do not all come back at once after an outage.
+      // The first wait is random, so that clients do not all come back at once after an outage. Unref'd: an
+      // Event still waiting to be written never holds a stopping process up (client-go's goroutine does not).
       const delay = tries === 1 ? this.#retryDelayMs * Math.random() : this.#retryDelayMs;
-      await new Promise((resolve) => setTimeout(resolve, delay));
+      await sleep(delay, undefined, { ref: false });
     }
   }
 
