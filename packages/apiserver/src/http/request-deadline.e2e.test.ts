@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
+import { request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -187,6 +188,37 @@ emit({'short': timed('300ms', 'slow-short'), 'long': timed('1h', 'slow-long')})
     assert.ok(out.short.seconds >= 0.25 && out.short.seconds < 1.4, `short: ${out.short.seconds} s`);
     assert.equal(out.long.status, 504);
     assert.ok(out.long.seconds >= 1.4 && out.long.seconds < 3.5, `long: ${out.long.seconds} s`);
+  });
+
+  it('closes the connection of a request whose body is still arriving at the deadline', async () => {
+    const started = performance.now();
+    const answer = await new Promise<{ status?: number; connection?: string; body: string }>(
+      (resolve, reject) => {
+        const url = new URL(`/api/v1/namespaces/${ns}/configmaps`, t.url);
+        const req = request(url, {
+          method: 'POST',
+          ca: t.caCertPem,
+          headers: {
+            Authorization: `Bearer ${t.token}`,
+            'Content-Type': 'application/json',
+            'Content-Length': '1000',
+          },
+        });
+        req.on('response', (res) => {
+          let body = '';
+          res.setEncoding('utf8');
+          res.on('data', (c: string) => (body += c));
+          res.on('end', () => resolve({ status: res.statusCode, connection: res.headers.connection, body }));
+        });
+        req.on('error', reject);
+        req.write('{"metadata":');
+      },
+    );
+    const elapsed = performance.now() - started;
+    assert.equal(answer.status, 504);
+    assert.equal(answer.connection, 'close');
+    assert.equal(JSON.parse(answer.body).reason, 'Timeout');
+    assert.ok(elapsed >= TIMEOUT_MS - 50 && elapsed < 3500, `answered after ${elapsed} ms`);
   });
 
   it('leaves a watch running past it, and the server whole after the late handlers finish', async () => {

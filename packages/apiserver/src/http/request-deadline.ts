@@ -119,6 +119,9 @@ function answerTimeout(res: ServerResponse): void {
       'Content-Type': 'text/plain; charset=utf-8',
       'Content-Length': String(Buffer.byteLength(TIMEOUT_BODY)),
       'Cache-Control': 'no-cache, private',
+      // A body still arriving would be read at the client's pace on a kept-alive connection: closed instead,
+      // as Go's server closes one with a body left unread.
+      ...(res.req.complete ? {} : { Connection: 'close' }),
     });
     res.end(TIMEOUT_BODY);
   }
