@@ -18,7 +18,7 @@
 import { hash } from 'node:crypto';
 import { formatTime } from '@certkit/apimachinery';
 import type { ObjectReference } from './types.ts';
-import { LruCache } from './lru.ts';
+import { LruMap } from '../lru.ts';
 
 /** client-go's maxLruCacheEntries. */
 export const MAX_CACHE_ENTRIES = 4096;
@@ -143,9 +143,9 @@ let lastNanos = 0n;
 /** client-go's EventCorrelator: aggregation, observation and the spam filter, each with a bounded cache. */
 export class EventCorrelator {
   readonly #clock: EventClock;
-  readonly #aggregates = new LruCache<string, AggregateRecord>(MAX_CACHE_ENTRIES);
-  readonly #observed = new LruCache<string, ObservedEvent>(MAX_CACHE_ENTRIES);
-  readonly #spam = new LruCache<string, SpamRecord>(MAX_CACHE_ENTRIES);
+  readonly #aggregates = new LruMap<string, AggregateRecord>(MAX_CACHE_ENTRIES);
+  readonly #observed = new LruMap<string, ObservedEvent>(MAX_CACHE_ENTRIES);
+  readonly #spam = new LruMap<string, SpamRecord>(MAX_CACHE_ENTRIES);
 
   /**
    * One correlator may serve several recorders (client-go: one per broadcaster): its keys name the source, so
