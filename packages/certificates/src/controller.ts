@@ -23,6 +23,7 @@ import { registerAcmeControllers } from './controllers/acme/index.ts';
 import { registerCertificateRequestControllers } from './controllers/certificaterequests/index.ts';
 import { registerCertificateControllers } from './controllers/certificates/index.ts';
 import { createControllerContext, startContext } from './controllers/create-context.ts';
+import { eventComponent } from './controllers/events.ts';
 import { registerIssuerControllers } from './controllers/issuers/index.ts';
 import { registerShimControllers, type ShimOptions } from './controllers/shims/index.ts';
 import { registerAcmeClientMetrics } from './acme/client/metrics.ts';
@@ -30,6 +31,7 @@ import { registerCertificateMetrics } from './metrics.ts';
 import { IDLE_RELEASE_MS as PARSES_IDLE_RELEASE_MS } from './controllers/parsed.ts';
 import { IDLE_RELEASE_MS as LIVE_READS_IDLE_RELEASE_MS } from './secrets/recent-live-reads.ts';
 import { registerChallengeMetrics } from './controllers/acme/challenges/metrics.ts';
+import packageJson from '../package.json' with { type: 'json' };
 
 /**
  * The whole certificate controller in one runtime Manager: the shared caches (which every replica keeps warm),
@@ -108,6 +110,16 @@ export function clientRequestMetrics(metrics: MetricsRegistry) {
  */
 const AFTER_BURST_QUIET_MS = Math.max(PARSES_IDLE_RELEASE_MS, LIVE_READS_IDLE_RELEASE_MS) * 1.5 + 500;
 
+/**
+ * The User-Agent of each controller's requests: cert-manager builds a client per controller whose User-Agent
+ * begins `cert-manager-<controller>/` (what it also names the controller's Events' source after), and kube
+ * names the manager of an update or create without `fieldManager` after that prefix, so an object's
+ * managedFields say `cert-manager-certificates-issuing`, not the process's client.
+ */
+export function controllerUserAgent(controller: string): string {
+  return `${eventComponent(controller)}/v${packageJson.version} (${process.platform}/${process.arch}) certkit`;
+}
+
 export function startCertificateController(
   client: KubeClient,
   options: CertificateControllerOptions = {},
@@ -133,6 +145,7 @@ export function startCertificateController(
     metrics,
     log: options.log,
     onLeadershipLost: 'exit',
+    controllerUserAgent,
   };
   if (options.releaseMemoryAfterBurst) {
     const log = options.log;

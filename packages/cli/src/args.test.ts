@@ -43,6 +43,23 @@ describe('parseServeFlags durations', () => {
   });
 });
 
+/** --request-timeout, kube-apiserver's deadline of every request that is not a watch. */
+describe('parseServeFlags --request-timeout', () => {
+  it('defaults to kube-apiserver’s 1m and reads a Go duration', () => {
+    assert.equal(parseServeFlags([]).requestTimeoutMs, 60_000);
+    assert.equal(parseServeFlags(['--request-timeout=2m30s']).requestTimeoutMs, 150_000);
+    assert.equal(parseServeFlags(['--request-timeout=1500ms']).requestTimeoutMs, 1500);
+  });
+
+  it('refuses what is no duration, and a deadline that is not positive', () => {
+    assert.throws(() => parseServeFlags(['--request-timeout=60']), {
+      message: '--request-timeout: time: missing unit in duration "60"',
+    });
+    assert.throws(() => parseServeFlags(['--request-timeout=0s']), /--request-timeout must be positive/);
+    assert.throws(() => parseServeFlags(['--request-timeout=-1m']), /--request-timeout must be positive/);
+  });
+});
+
 /** --authorization-mode, as kube-apiserver's: RBAC by default, AlwaysAllow to turn authorization off. */
 describe('parseServeFlags --authorization-mode', () => {
   it('defaults to RBAC and takes AlwaysAllow', () => {

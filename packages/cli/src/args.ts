@@ -21,6 +21,8 @@ export interface ServeFlags {
   eventTtlMs: number;
   /** kube-apiserver's --max-requests-inflight: read-only requests served at once (0: unlimited). */
   maxRequestsInflight: number;
+  /** kube-apiserver's --request-timeout, in ms: how long a request that is not a watch may take. */
+  requestTimeoutMs: number;
   /** kube-apiserver's --max-mutating-requests-inflight: mutating requests served at once (0: unlimited). */
   maxMutatingRequestsInflight: number;
   /** kube-apiserver's --tls-cert-file and --tls-private-key-file: served instead of the generated certificate. */
@@ -169,6 +171,12 @@ export const SERVE_FLAGS = {
     value: 'DURATION',
     help: 'how long Events are kept after their last write',
   },
+  'request-timeout': {
+    type: 'string',
+    default: '1m',
+    value: 'DURATION',
+    help: 'how long a request that is not a watch may take before a 504',
+  },
   'max-requests-inflight': {
     type: 'string',
     default: '400',
@@ -302,6 +310,13 @@ export function parseServeFlags(args: string[], extraFlags: FlagTable = {}): Ser
     throw new UsageError(`--event-ttl: ${(err as Error).message}`);
   }
   if (eventTtlMs <= 0) throw new UsageError('--event-ttl must be positive');
+  let requestTimeoutMs: number;
+  try {
+    requestTimeoutMs = toMilliseconds(parseGoDuration(String(values['request-timeout'])));
+  } catch (err) {
+    throw new UsageError(`--request-timeout: ${(err as Error).message}`);
+  }
+  if (requestTimeoutMs <= 0) throw new UsageError('--request-timeout must be positive');
   const maxRequestsInflight = parseInflightLimit('max-requests-inflight', values);
   const maxMutatingRequestsInflight = parseInflightLimit('max-mutating-requests-inflight', values);
   const file = (flag: string) => {
@@ -333,6 +348,7 @@ export function parseServeFlags(args: string[], extraFlags: FlagTable = {}): Ser
     watchCache: parseBoolean('watch-cache', String(values['watch-cache'])),
     storageInitializationTimeoutMs,
     eventTtlMs,
+    requestTimeoutMs,
     maxRequestsInflight,
     maxMutatingRequestsInflight,
     tlsCertFile,

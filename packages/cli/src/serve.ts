@@ -197,6 +197,7 @@ async function startOnDataDir(dataDir: string, flags: ServeFlags, log: Logger): 
       admissionMutation: certManagerMutation,
       storageInitializationTimeoutMs: flags.storageInitializationTimeoutMs,
       eventTtlMs: flags.eventTtlMs,
+      requestTimeoutMs: flags.requestTimeoutMs,
       maxRequestsInflight: flags.maxRequestsInflight,
       maxMutatingRequestsInflight: flags.maxMutatingRequestsInflight,
       log: log as (entry: Record<string, unknown>) => void,

@@ -31,6 +31,7 @@ export {
   resourcePath,
 } from './client/resource-client.ts';
 export { tokenFileCredentials } from './client/token-file.ts';
+export { currentUserAgent, withUserAgent } from './client/user-agent.ts';
 export {
   TOKEN_REFRESH_FRACTION,
   type TokenRequestOptions,
@@ -40,6 +41,7 @@ export { type RequestHook, type RequestInfo, USER_AGENT } from './client/transpo
 export type * from './client/types.ts';
 export { WatchInactivityError } from './client/watch-stream.ts';
 export * from './cache/index.ts';
+export * from './events/index.ts';
 export * from './informers/index.ts';
 export * from './log.ts';
 export * from './manager/index.ts';

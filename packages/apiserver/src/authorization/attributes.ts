@@ -4,8 +4,8 @@
  * kube's RequestInfoFactory does.
  */
 
-import { goQuote, isWatchRequested, newForbidden, type StatusError } from '@certkit/apimachinery';
-import type { ParsedPath } from '../http/request-info.ts';
+import { goQuote, newForbidden, type StatusError } from '@certkit/apimachinery';
+import { isWatchRequest, type ParsedPath } from '../http/request-info.ts';
 import type { RequestTarget } from '../http/request-target.ts';
 import type { UserInfo } from '../security/user.ts';
 
@@ -41,7 +41,7 @@ export function requestAttributes(
   switch (method) {
     case 'GET':
     case 'HEAD':
-      verb = r.legacyWatch || isWatchRequested(url.searchParams) ? 'watch' : r.name ? 'get' : 'list';
+      verb = isWatchRequest(r, url.searchParams) ? 'watch' : r.name ? 'get' : 'list';
       // A list or watch of one object by `metadata.name=` may be allowed by a rule restricted to that name.
       if (!r.name) name = nameFromFieldSelector(url.searchParams.get('fieldSelector'));
       break;

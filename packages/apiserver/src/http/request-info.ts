@@ -1,4 +1,4 @@
-import { newBadRequest } from '@certkit/apimachinery';
+import { isWatchRequested, newBadRequest } from '@certkit/apimachinery';
 
 /**
  * Parses a Kubernetes API path into what it addresses, as kube-apiserver's RequestInfoFactory does:
@@ -17,6 +17,15 @@ export interface ResourceRequest {
 
 /** Subresources of a namespace: `/api/v1/namespaces/x/status` addresses namespace x, not a resource "status". */
 const NAMESPACE_SUBRESOURCES = new Set(['status', 'finalize']);
+
+/**
+ * Whether a GET watches, as kube's RequestInfo decides: under the legacy `/watch/` path, or of a collection
+ * with `watch` set. A GET of a named object is a get whatever `watch` says (kube reads ListOptions only when
+ * the path names no object), so `…/configmaps/name?watch=true` answers the object, and RBAC asks for `get`.
+ */
+export function isWatchRequest(request: ResourceRequest, query: URLSearchParams): boolean {
+  return request.legacyWatch || (request.name === undefined && isWatchRequested(query));
+}
 
 export type ParsedPath =
   | { kind: 'resource'; request: ResourceRequest }

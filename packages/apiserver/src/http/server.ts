@@ -10,7 +10,6 @@ import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo, Server as NetServer } from 'node:net';
 import {
   type FieldError,
-  isWatchRequested,
   MetricsRegistry,
   newMethodNotAllowed,
   newNotFound,
@@ -54,7 +53,7 @@ import type { Storage } from '../storage/types.ts';
 import { coreVersions, group, groupList, resourceList } from './discovery.ts';
 import { OpenApiDocuments } from './openapi.ts';
 import { serveSwagger } from './openapi-v2.ts';
-import { type ParsedPath, parseApiPath, type ResourceRequest } from './request-info.ts';
+import { isWatchRequest, type ParsedPath, parseApiPath, type ResourceRequest } from './request-info.ts';
 import { parseRequestTarget, type RequestTarget } from './request-target.ts';
 import { handleResource, type ResourceContext } from './resources.ts';
 import type { ResourceDefinition } from '../registry/resource.ts';
@@ -70,7 +69,14 @@ import type { WatchCounters } from './watch.ts';
 import { guardRequests } from './guard.ts';
 import { answerClientErrors, MAX_HEADER_BYTES } from './client-errors.ts';
 import { handlePipelinedInTurn } from './pipelining.ts';
-import { refuseMalformedTimeout } from './request-deadline.ts';
+import {
+  DEFAULT_REQUEST_TIMEOUT_MS,
+  isLongRunning,
+  mayBeLongRunning,
+  refuseMalformedTimeout,
+  requestTimeoutMs,
+  withRequestDeadline,
+} from './request-deadline.ts';
 import { lingerOnClose } from './lingering-close.ts';
 import { parseTlsConnectionsInJs } from './tls-parse-in-js.ts';
 import {
@@ -143,6 +149,8 @@ export interface ApiServerOptions {
   listStallTimeoutMs?: number;
   /** How long a request body may take to arrive before 504 and the connection closed (1 min). */
   bodyTimeoutMs?: number;
+  /** How long a request that is not long-running may take before kube's 504 (default 1 min; --request-timeout). */
+  requestTimeoutMs?: number;
   /** The CIDR Services take cluster IPs from (default 10.0.0.0/24; kube-apiserver's --service-cluster-ip-range). */
   serviceClusterIpRange?: string;
   /** The ports NodePort Services take node ports from (default 30000-32767; --service-node-port-range). */
@@ -459,7 +467,7 @@ export class ApiServer {
       this.authorize(req, url, parse);
       // After authentication, as kube's maxinflight filter: unauthenticated requests are refused before.
       this.inflight.admit(res, url.pathname, describeRequest(req.method ?? 'GET', url, parse(url.pathname)));
-      await this.routeAs(req, res, url, parse);
+      await this.routeWithinDeadline(req, res, url, parse, started);
     } catch (err) {
       sendError(res, err, (e) =>
         this.log({
@@ -520,6 +528,35 @@ export class ApiServer {
     } else {
       throw newUnauthorized();
     }
+  }
+
+  /**
+   * routeAs under kube's request deadline (http/request-deadline.ts), counted from the request's arrival
+   * (`started`), unless the request is long-running (a watch).
+   */
+  private routeWithinDeadline(
+    req: IncomingMessage,
+    res: ServerResponse,
+    url: RequestTarget,
+    parse: (path: string) => ParsedPath,
+    started: number,
+  ): Promise<void> {
+    const method = req.method ?? 'GET';
+    if (mayBeLongRunning(method, url) && isLongRunning(describeRequest(method, url, parse(url.pathname)))) {
+      return this.routeAs(req, res, url, parse);
+    }
+    const timeoutMs = requestTimeoutMs(
+      url.searchParams,
+      this.options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS,
+    );
+    return withRequestDeadline(
+      res,
+      started,
+      timeoutMs,
+      () => this.routeAs(req, res, url, parse),
+      (err) =>
+        this.log({ level: 'error', msg: 'post-timeout activity', method, path: req.url, err: String(err) }),
+    );
   }
 
   /**
@@ -683,7 +720,7 @@ function describeRequest(
 function resourceVerb(method: string, r: ResourceRequest, url: RequestTarget): string {
   switch (method) {
     case 'GET':
-      return r.legacyWatch || isWatchRequested(url.searchParams) ? 'watch' : r.name ? 'get' : 'list';
+      return isWatchRequest(r, url.searchParams) ? 'watch' : r.name ? 'get' : 'list';
     case 'POST':
       return 'create';
     case 'PUT':

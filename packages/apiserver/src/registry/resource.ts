@@ -9,6 +9,7 @@ import type { JSONSchemaProps } from '../schema/types.ts';
 import type { TableColumn } from './printing.ts';
 import type { StoreContext } from './generic/types.ts';
 import type { UserInfo } from '../security/user.ts';
+import type { Storage } from '../storage/types.ts';
 
 /** Names and scope: how the resource is addressed (URLs, discovery, storage keys, owner references). */
 export interface ResourceNaming {
@@ -49,6 +50,12 @@ export interface ResourceSemantics {
   allowUnconditionalUpdate: boolean;
   /** Objects are answers computed on create and never stored (registry/create-only.ts). */
   createOnly?: boolean;
+  /**
+   * The resource lives in another resource's storage, in that one's form (kube-apiserver's cohabitating
+   * resources: events.k8s.io/v1 Events are core/v1 Events): the view of the server's storage its store uses
+   * (registry/converted-storage.ts).
+   */
+  storedAs?(storage: Storage): Storage;
 }
 
 /**

@@ -1,5 +1,10 @@
-import { formatTime, type KubeObject } from '@certkit/apimachinery';
-import { builtins, type Client, type Logger } from '@certkit/runtime';
+import type { KubeObject } from '@certkit/apimachinery';
+import {
+  type Client,
+  EventCorrelator,
+  EventRecorder as RuntimeEventRecorder,
+  type Logger,
+} from '@certkit/runtime';
 
 /**
  * Records Kubernetes Events about objects (core/v1 Events, as client-go's EventRecorder writes them), so users
@@ -29,66 +34,38 @@ export function eventComponent(controller: string): string {
   return `cert-manager-${controller}`;
 }
 
-let lastNanos = 0n;
-
-/**
- * client-go's Event name suffix: the time in Unix nanoseconds, in hex. Our clock has milliseconds, so the
- * value is kept increasing to keep names unique within the process.
- */
-function eventNameSuffix(): string {
-  let nanos = BigInt(Date.now()) * 1_000_000n;
-  if (nanos <= lastNanos) nanos = lastNanos + 1n;
-  lastNanos = nanos;
-  return nanos.toString(16);
-}
-
 export function newEventRecorders(client: Client, log: Logger): EventRecorders {
   const recorders = new Map<string, EventRecorder>();
+  // One correlator for all: its caches (4096 keys each) are bounded once for the process, not per controller.
+  const correlator = new EventCorrelator();
   return {
     from(controller) {
       let recorder = recorders.get(controller);
       if (!recorder)
-        recorders.set(controller, (recorder = newEventRecorder(client, log, eventComponent(controller))));
+        recorders.set(
+          controller,
+          (recorder = newEventRecorder(client, log, eventComponent(controller), correlator)),
+        );
       return recorder;
     },
   };
 }
 
-export function newEventRecorder(client: Client, log: Logger, component: string): EventRecorder {
-  const events = client.resource(builtins.events);
-  const record = (type: 'Normal' | 'Warning', obj: KubeObject, reason: string, message: string) => {
-    const meta = obj.metadata ?? {};
-    const namespace = meta.namespace || 'default';
-    const now = formatTime(new Date());
-    const event = {
-      apiVersion: 'v1',
-      kind: 'Event',
-      metadata: { name: `${meta.name}.${eventNameSuffix()}`, namespace },
-      involvedObject: {
-        apiVersion: obj.apiVersion,
-        kind: obj.kind,
-        name: meta.name,
-        namespace: meta.namespace,
-        uid: meta.uid,
-        resourceVersion: meta.resourceVersion,
-      },
-      reason,
-      message,
-      type,
-      // client-go sets both from the recorder's EventSource; cert-manager's has no host, so no
-      // reportingInstance.
-      source: { component },
-      reportingComponent: component,
-      firstTimestamp: now,
-      lastTimestamp: now,
-      count: 1,
-    };
-    events.create(namespace, event).catch((err: unknown) => {
-      log({ level: 'warn', msg: 'could not record event', reason, object: meta.name, err: String(err) });
-    });
-  };
+/**
+ * A recorder as cert-manager's: client-go's EventRecorder (the runtime's), whose correlator folds repeats into
+ * one Event with a growing count, combines similar ones and drops an object's spam, so that a controller
+ * failing in a loop writes one Event per failure kind, not one per failure. cert-manager's EventSource has no
+ * host, so no reportingInstance.
+ */
+export function newEventRecorder(
+  client: Client,
+  log: Logger,
+  component: string,
+  correlator?: EventCorrelator,
+): EventRecorder {
+  const recorder = new RuntimeEventRecorder(client, { component }, { log, correlator });
   return {
-    normal: (obj, reason, message) => record('Normal', obj, reason, message),
-    warning: (obj, reason, message) => record('Warning', obj, reason, message),
+    normal: (obj, reason, message) => recorder.event(obj, 'Normal', reason, message),
+    warning: (obj, reason, message) => recorder.event(obj, 'Warning', reason, message),
   };
 }

@@ -13,6 +13,7 @@ import { type HeaderBlock, headerBlock, requestMessage } from './http1-request.t
 import { nodeHttp } from './node-http.ts';
 import { proxyAuthorization, proxyFor, tunnellingHttpAgent, tunnellingHttpsAgent } from './proxy.ts';
 import type { RateLimiter } from './ratelimit.ts';
+import { currentUserAgent } from './user-agent.ts';
 
 /**
  * HTTP(S) to one API server, with client-go's REST-layer behaviour: every attempt first takes a token from
@@ -162,6 +163,8 @@ export class Transport {
   /** The credentials #fixedHeaders were made for: unary requests' header lines that change only with them. */
   #headersCredentials: Credentials | undefined;
   #fixedHeaders: HeaderBlock | undefined;
+  /** The same, per User-Agent of the work sending them (client/user-agent.ts), for the same credentials. */
+  readonly #agentHeaders = new Map<string, HeaderBlock>();
   #closed = false;
 
   constructor(config: ClientConfig, options: TransportOptions) {
@@ -391,12 +394,28 @@ export class Transport {
     return pool.request(message, spec.signal);
   };
 
-  /** Host, User-Agent, Connection and Authorization, as node:http sends them, made once per credentials. */
+  /**
+   * Host, User-Agent, Connection and Authorization, as node:http sends them, made once per credentials (and
+   * User-Agent of the work sending them).
+   */
   #unaryHeaders(credentials: Credentials): HeaderBlock {
-    if (this.#fixedHeaders && credentials === this.#headersCredentials) return this.#fixedHeaders;
+    const userAgent = currentUserAgent();
+    if (credentials !== this.#headersCredentials) {
+      this.#fixedHeaders = undefined;
+      this.#agentHeaders.clear();
+    }
+    this.#headersCredentials = credentials;
+    if (userAgent === undefined)
+      return (this.#fixedHeaders ??= this.#headerBlock(credentials, this.#userAgent));
+    let block = this.#agentHeaders.get(userAgent);
+    if (!block) this.#agentHeaders.set(userAgent, (block = this.#headerBlock(credentials, userAgent)));
+    return block;
+  }
+
+  #headerBlock(credentials: Credentials, userAgent: string): HeaderBlock {
     const headers: [string, string][] = [
       ['Host', this.#base.host],
-      ['User-Agent', this.#userAgent],
+      ['User-Agent', userAgent],
       ['Connection', 'keep-alive'],
     ];
     if (credentials.token) headers.push(['Authorization', `Bearer ${credentials.token}`]);
@@ -406,16 +425,14 @@ export class Transport {
     if (this.#forwardProxy?.authorization) {
       headers.push(['Proxy-Authorization', this.#forwardProxy.authorization]);
     }
-    this.#fixedHeaders = headerBlock(headers);
-    this.#headersCredentials = credentials;
-    return this.#fixedHeaders;
+    return headerBlock(headers);
   }
 
   /** A request whose answer is streamed, over node:http; resolves once the response headers arrived. */
   readonly #sendStreaming: Send<StreamedAnswer> = (spec, path, body, credentials) => {
     const headers: Record<string, string> = {
       Accept: spec.accept ?? 'application/json',
-      'User-Agent': this.#userAgent,
+      'User-Agent': currentUserAgent() ?? this.#userAgent,
     };
     if (credentials.token) headers.Authorization = `Bearer ${credentials.token}`;
     if (body !== undefined) {

@@ -1,5 +1,6 @@
 import type { RateLimiter } from '../workqueue/ratelimiter.ts';
 import { RateLimitingQueue } from '../workqueue/rate-limiting-queue.ts';
+import { withUserAgent } from '../client/user-agent.ts';
 import { describeError, jsonLogger, type Logger } from '../log.ts';
 import type { ReconcileActivity } from './burst-end.ts';
 import {
@@ -64,6 +65,11 @@ export interface ControllerOptions {
   metrics?: MetricsRegistry;
   /** Default: errors as JSON lines on stderr. */
   log?: Logger;
+  /**
+   * The User-Agent of every request a reconcile makes (client/user-agent.ts), as a controller with a client of
+   * its own would send; the API server names the managers of its writes after it. Default: the client's.
+   */
+  userAgent?: string;
 }
 
 /** `namespace/name`, or `name` for cluster-scoped objects (client-go's `MetaNamespaceKeyFunc`). */
@@ -85,6 +91,8 @@ export class Controller {
   readonly name: string;
   readonly needLeaderElection: boolean;
   readonly maxConcurrentReconciles: number;
+  /** The User-Agent of the reconciles' requests; the manager may set it before start (controllerUserAgent). */
+  userAgent: string | undefined;
   /** Keys are request keys; exposed for event handlers that need addAfter/addRateLimited directly. */
   readonly queue: RateLimitingQueue<string>;
   private readonly reconciler: Reconciler;
@@ -99,6 +107,7 @@ export class Controller {
       throw new Error('maxConcurrentReconciles must be a positive integer');
     this.name = options.name;
     this.reconciler = options.reconcile;
+    this.userAgent = options.userAgent;
     this.maxConcurrentReconciles = max;
     this.needLeaderElection = options.needLeaderElection ?? true;
     this.log = options.log ?? jsonLogger();
@@ -190,7 +199,11 @@ export class Controller {
     let outcome: ReconcileResult;
     try {
       // Inside try: a reconciler that throws synchronously is handled like one that rejects.
-      const result = (await this.reconciler(request, signal)) ?? {};
+      const userAgent = this.userAgent;
+      const result =
+        (await (userAgent === undefined
+          ? this.reconciler(request, signal)
+          : withUserAgent(userAgent, () => this.reconciler(request, signal)))) ?? {};
       if (result.requeueAfter !== undefined && result.requeueAfter > 0) {
         this.queue.forget(key);
         this.queue.addAfter(key, result.requeueAfter);

@@ -5,6 +5,7 @@ import type { ResourceClient } from '../client/types.ts';
 import { LeaderElector, type Lease } from './leader-election.ts';
 import { describeError, jsonLogger, type Logger } from '../log.ts';
 import { BurstEndWatch, type BurstEndOptions, type ReconcileActivity } from './burst-end.ts';
+import { Controller } from './controller.ts';
 import { FirstWorkWatch } from './first-work.ts';
 import { defaultRegistry, leaderElectionGauge, type MetricsRegistry } from './metrics.ts';
 import { parseBindAddress, startProbeServer, type Check, type ProbeServer } from './probes.ts';
@@ -54,6 +55,11 @@ export interface ManagerLeaderElectionOptions {
 
 /** Options of a Manager: leader election, probes and metrics address, timeouts, signal handling, logging. */
 export interface ManagerOptions {
+  /**
+   * The User-Agent each added Controller's requests carry, by controller name, unless the Controller has its
+   * own: what a process with one client per controller sends (cert-manager's `cert-manager-<controller>/…`).
+   */
+  controllerUserAgent?: (controllerName: string) => string;
   /** Off when absent: every runnable starts once caches are synced. */
   leaderElection?: ManagerLeaderElectionOptions;
   /**
@@ -161,6 +167,13 @@ export class Manager {
   add(runnable: Runnable): void {
     if (this.state !== 'new') throw new Error('cannot add runnables after the manager has started');
     this.runnables.push(runnable);
+    if (
+      runnable instanceof Controller &&
+      runnable.userAgent === undefined &&
+      this.options.controllerUserAgent
+    ) {
+      runnable.userAgent = this.options.controllerUserAgent(runnable.name);
+    }
     if (this.burstEnd && hasActivity(runnable)) runnable.observeActivity(this.burstEnd);
     if (this.firstWork && hasActivity(runnable)) runnable.observeActivity(this.firstWork);
   }

@@ -70,6 +70,8 @@ export interface TestServerOptions {
   listStallTimeoutMs?: number;
   /** How long a request body may take to arrive (default 1 min). */
   bodyTimeoutMs?: number;
+  /** How long a request that is not a watch may take before its 504 (default 1 min; --request-timeout). */
+  requestTimeoutMs?: number;
   /** Validating admission, as the CLI wires cert-manager's (ApiServerOptions.admission). */
   admission?: ApiServerOptions['admission'];
   /** Mutating admission on create, as the CLI wires cert-manager's (ApiServerOptions.admissionMutation). */
@@ -113,6 +115,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
       maxMutatingRequestsInflight: options.maxMutatingRequestsInflight,
       listStallTimeoutMs: options.listStallTimeoutMs,
       bodyTimeoutMs: options.bodyTimeoutMs,
+      requestTimeoutMs: options.requestTimeoutMs,
       admission: options.admission,
       admissionMutation: options.admissionMutation,
       connectionLimits: options.connectionLimits,

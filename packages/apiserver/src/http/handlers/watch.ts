@@ -2,7 +2,6 @@
 
 import {
   escapeFieldValue,
-  isWatchRequested,
   type ListOptions,
   newBadRequest,
   parseFieldSelector,
@@ -10,12 +9,12 @@ import {
 } from '@certkit/apimachinery';
 import type { ReadRendering } from '../../watchcache/reader.ts';
 import type { RenderOptions } from '../render.ts';
-import type { ResourceRequest } from '../request-info.ts';
+import { isWatchRequest, type ResourceRequest } from '../request-info.ts';
 import { serveWatch } from '../watch.ts';
 import { renderFor, type VerbRequest } from './verb-request.ts';
 
 export function isWatch(query: URLSearchParams, request: ResourceRequest): boolean {
-  return request.legacyWatch || isWatchRequested(query);
+  return isWatchRequest(request, query);
 }
 
 function readRendering(render: RenderOptions): ReadRendering {

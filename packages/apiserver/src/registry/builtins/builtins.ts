@@ -6,6 +6,7 @@ import { type ResourceDefinition } from '../resource.ts';
 import { configmaps } from './configmaps.ts';
 import { customresourcedefinitions } from './customresourcedefinitions.ts';
 import { events } from './events.ts';
+import { eventsV1 } from './events-v1.ts';
 import { leases } from './leases.ts';
 import { clusterrolebindings, clusterroles, rolebindings, roles } from './rbac.ts';
 import {
@@ -56,4 +57,5 @@ export const builtinResources: ResourceDefinition[] = [
   ingressclasses,
   certificatesigningrequests,
   apiservices,
+  eventsV1,
 ];

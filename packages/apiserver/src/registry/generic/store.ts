@@ -68,7 +68,7 @@ export class ObjectStore {
   constructor(def: ResourceDefinition, context: StoreContext) {
     this.def = def;
     this.context = context;
-    this.storage = context.storage;
+    this.storage = def.storedAs?.(context.storage) ?? context.storage;
     this.prefix = resourcePrefix(def);
     this.apiVersion = apiVersionOf(def, def.versions[0]);
   }

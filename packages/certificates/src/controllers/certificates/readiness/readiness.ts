@@ -135,8 +135,9 @@ const warnedWindowErrors = new WeakMap<ControllerContext, LruMap<string, string 
 
 /**
  * The readiness controller's Warning for renewal windows that cannot be honoured. Upstream records one at
- * every reconcile and client-go folds the repeats into one Event; our recorder does not fold, so a
- * Certificate is warned once per distinct message instead.
+ * every reconcile and client-go folds the repeats into one Event, patching its count each time; the runtime's
+ * recorder folds them too, but a Certificate is warned once per distinct message here, which spares that
+ * patch on every reconcile (the Event's count then stays 1 where upstream's grows).
  */
 function warnUnsatisfiableWindows(ctx: ControllerContext, input: PolicyInput): void {
   const cert = input.certificate;
