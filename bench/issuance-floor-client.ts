@@ -494,6 +494,8 @@ process.on('message', (raw) => {
 // One kind of request alone, `count` times, 5 at a time, each waiting for its watch event where one comes to
 // this process (the parent reads both processes' CPU around each kind).
 
+/** Set by the first measureKind: the issuances' own events are not waited for. */
+let measuring = false;
 const seen = new Map<string, () => void>();
 /** Events that came before their writer asked for them (the watch can outrun the write's response). */
 const early = new Set<string>();
@@ -508,8 +510,8 @@ const arrived = (obj: KubeObject) => {
     waiter();
   } else early.add(key);
 };
-let measuring = false;
 watches.certificates.addEventHandler({ onUpdate: (_old, cert) => arrived(cert) });
+watches.requests.addEventHandler({ onUpdate: (_old, request) => arrived(request) });
 
 async function measureKind(kind: string, count: number, certs: number): Promise<void> {
   measuring = true;
@@ -582,6 +584,34 @@ async function measureKind(kind: string, count: number, certs: number): Promise<
         await secretClient.delete(ns, secret.metadata!.name!);
         return;
       }
+      case 'request-create-update': {
+        // A CertificateRequest with its CSR, then its status with the certificate, and that update's watch event.
+        const created = await requestClient.create(ns, {
+          apiVersion: 'cert-manager.io/v1',
+          kind: 'CertificateRequest',
+          metadata: { name: `kind-${i}-1`, namespace: ns },
+          spec: { issuerRef: { name: 'ca-0' }, request: BODIES.csr },
+        } as CertificateRequest);
+        const written = await requestClient.update(
+          {
+            ...created,
+            status: { conditions: [], certificate: BODIES.certificate, ca: BODIES.ca },
+          } as CertificateRequest,
+          { subresource: 'status' },
+        );
+        await waitSeen(`${written.metadata.name}@${written.metadata.resourceVersion}`);
+        return;
+      }
+      case 'certificate-secret-create':
+        // The issued Secret (key, certificate, CA), as the issuing controller creates it.
+        await secretClient.create(ns, {
+          apiVersion: 'v1',
+          kind: 'Secret',
+          metadata: { name: `kind-${i}-tls`, labels: { [Labels.partOfCertManagerController]: 'true' } },
+          type: 'kubernetes.io/tls',
+          data: { 'tls.key': BODIES.issuedKey, 'tls.crt': BODIES.certificate, 'ca.crt': BODIES.ca },
+        } as KubeObject);
+        return;
       default:
         throw new Error(`unknown kind ${kind}`);
     }
