@@ -433,6 +433,92 @@ const cas: CaPair[] = await Promise.all(
     return { certPem: ca.certPem, keyPem: encodePrivateKey(ca.key) };
   }),
 );
+/** The summary of the runs so far, written after every round (a failure later keeps what was measured). */
+async function report(): Promise<void> {
+  /** Per case, the median of each figure over its rounds. */
+  const summary = CASES.map((name) => {
+    const rs = runs.filter((r) => r.case === name);
+    const requests: Record<string, number> = {};
+    for (const key of new Set(rs.flatMap((r) => Object.keys(r.requestsPerCert)))) {
+      requests[key] = median(rs.map((r) => r.requestsPerCert[key] ?? 0));
+    }
+    return {
+      case: name,
+      rounds: rs.length,
+      seconds: median(rs.map((r) => r.seconds)),
+      client: median(rs.map((r) => r.msPerCert.client)),
+      apiserver: median(rs.map((r) => r.msPerCert.apiserver)),
+      both: median(rs.map((r) => r.msPerCert.both)),
+      requestsPerCert: requests,
+    };
+  });
+  const byCase = new Map(summary.map((s) => [s.case, s]));
+  /** real over floor for the same transport, per process, from the medians. */
+  const ratios = (['', '-http'] as const).flatMap((suffix) => {
+    const real = byCase.get(`real${suffix}` as CaseName);
+    const floor = byCase.get(`floor${suffix}` as CaseName);
+    if (!real || !floor) return [];
+    return [
+      {
+        transport: suffix ? 'http' : 'https',
+        client: round(real.client / floor.client, 2),
+        apiserver: round(real.apiserver / floor.apiserver, 2),
+        both: round(real.both / floor.both, 2),
+      },
+    ];
+  });
+  const kindRuns = runs.filter((r) => r.kinds);
+  const kinds = kindRuns.length
+    ? kindRuns[0].kinds!.map((k) => ({
+        kind: k.kind,
+        apiserverMs: median(kindRuns.map((r) => r.kinds!.find((x) => x.kind === k.kind)!.apiserverMs)),
+        clientMs: median(kindRuns.map((r) => r.kinds!.find((x) => x.kind === k.kind)!.clientMs)),
+      }))
+    : [];
+
+  const results = {
+    date: new Date().toISOString(),
+    certificates: CERTS,
+    repeat: REPEAT,
+    cpus: availableParallelism(),
+    clientNodeArgs: SHIPPED_CONTROLLER_NODE_ARGS,
+    controllerFlags: CONTROLLER_FLAGS,
+    summary,
+    ratios,
+    kinds,
+    runs,
+  };
+  const requestList = (r: Record<string, number>) =>
+    Object.entries(r)
+      .filter(([, v]) => v >= 0.01)
+      .map(([k, v]) => `${k} ${v}`)
+      .join(', ');
+  const table = [
+    `| ${CERTS} ECDSA Certificates, medians of ${REPEAT} round(s) | all Ready after | CPU ms / cert: client | API server | both |`,
+    '|---|---|---|---|---|',
+    ...summary.map((s) => `| ${s.case} | ${s.seconds} s | ${s.client} | ${s.apiserver} | ${s.both} |`),
+    '',
+    ...ratios.map(
+      (r) => `real / floor (${r.transport}): client ${r.client}, API server ${r.apiserver}, both ${r.both}.`,
+    ),
+    '',
+    ...(kinds.length
+      ? [
+          `| One kind of write alone (${KIND_COUNT} of each, ${WORKERS} at a time, after the floor's issuances; with its watch event where one reaches the client) | API server CPU ms | client CPU ms |`,
+          '|---|---|---|',
+          ...kinds.map((k) => `| ${k.kind} | ${k.apiserverMs} | ${k.clientMs} |`),
+          '',
+        ]
+      : []),
+    'Requests per Certificate (medians):',
+    ...summary.map((s) => `- ${s.case}: ${requestList(s.requestsPerCert)}`),
+    '',
+    `Runs: ${runs.map((r) => `${r.case} ${r.seconds} s ${r.msPerCert.client}+${r.msPerCert.apiserver} ms`).join('; ')}.`,
+    `Client and controller: node ${SHIPPED_CONTROLLER_NODE_ARGS.join(' ')}; controller ${CONTROLLER_FLAGS.join(' ')}; ${availableParallelism()} CPUs shared with the bench and other work.`,
+  ].join('\n');
+  await writeResults(RESULTS_NAME, results, table);
+}
+
 const runs: Run[] = [];
 for (let r = 0; r < REPEAT; r++) {
   // Alternate the order of the cases from round to round, so that no case always runs first or last.
@@ -445,87 +531,5 @@ for (let r = 0; r < REPEAT; r++) {
     );
     runs.push(result);
   }
+  await report();
 }
-
-/** Per case, the median of each figure over its rounds. */
-const summary = CASES.map((name) => {
-  const rs = runs.filter((r) => r.case === name);
-  const requests: Record<string, number> = {};
-  for (const key of new Set(rs.flatMap((r) => Object.keys(r.requestsPerCert)))) {
-    requests[key] = median(rs.map((r) => r.requestsPerCert[key] ?? 0));
-  }
-  return {
-    case: name,
-    rounds: rs.length,
-    seconds: median(rs.map((r) => r.seconds)),
-    client: median(rs.map((r) => r.msPerCert.client)),
-    apiserver: median(rs.map((r) => r.msPerCert.apiserver)),
-    both: median(rs.map((r) => r.msPerCert.both)),
-    requestsPerCert: requests,
-  };
-});
-const byCase = new Map(summary.map((s) => [s.case, s]));
-/** real over floor for the same transport, per process, from the medians. */
-const ratios = (['', '-http'] as const).flatMap((suffix) => {
-  const real = byCase.get(`real${suffix}` as CaseName);
-  const floor = byCase.get(`floor${suffix}` as CaseName);
-  if (!real || !floor) return [];
-  return [
-    {
-      transport: suffix ? 'http' : 'https',
-      client: round(real.client / floor.client, 2),
-      apiserver: round(real.apiserver / floor.apiserver, 2),
-      both: round(real.both / floor.both, 2),
-    },
-  ];
-});
-const kindRuns = runs.filter((r) => r.kinds);
-const kinds = kindRuns.length
-  ? kindRuns[0].kinds!.map((k) => ({
-      kind: k.kind,
-      apiserverMs: median(kindRuns.map((r) => r.kinds!.find((x) => x.kind === k.kind)!.apiserverMs)),
-      clientMs: median(kindRuns.map((r) => r.kinds!.find((x) => x.kind === k.kind)!.clientMs)),
-    }))
-  : [];
-
-const results = {
-  date: new Date().toISOString(),
-  certificates: CERTS,
-  repeat: REPEAT,
-  cpus: availableParallelism(),
-  clientNodeArgs: SHIPPED_CONTROLLER_NODE_ARGS,
-  controllerFlags: CONTROLLER_FLAGS,
-  summary,
-  ratios,
-  kinds,
-  runs,
-};
-const requestList = (r: Record<string, number>) =>
-  Object.entries(r)
-    .filter(([, v]) => v >= 0.01)
-    .map(([k, v]) => `${k} ${v}`)
-    .join(', ');
-const table = [
-  `| ${CERTS} ECDSA Certificates, medians of ${REPEAT} round(s) | all Ready after | CPU ms / cert: client | API server | both |`,
-  '|---|---|---|---|---|',
-  ...summary.map((s) => `| ${s.case} | ${s.seconds} s | ${s.client} | ${s.apiserver} | ${s.both} |`),
-  '',
-  ...ratios.map(
-    (r) => `real / floor (${r.transport}): client ${r.client}, API server ${r.apiserver}, both ${r.both}.`,
-  ),
-  '',
-  ...(kinds.length
-    ? [
-        `| One kind of write alone (${KIND_COUNT} of each, ${WORKERS} at a time, after the floor's issuances; with its watch event where one reaches the client) | API server CPU ms | client CPU ms |`,
-        '|---|---|---|',
-        ...kinds.map((k) => `| ${k.kind} | ${k.apiserverMs} | ${k.clientMs} |`),
-        '',
-      ]
-    : []),
-  'Requests per Certificate (medians):',
-  ...summary.map((s) => `- ${s.case}: ${requestList(s.requestsPerCert)}`),
-  '',
-  `Runs: ${runs.map((r) => `${r.case} ${r.seconds} s ${r.msPerCert.client}+${r.msPerCert.apiserver} ms`).join('; ')}.`,
-  `Client and controller: node ${SHIPPED_CONTROLLER_NODE_ARGS.join(' ')}; controller ${CONTROLLER_FLAGS.join(' ')}; ${availableParallelism()} CPUs shared with the bench and other work.`,
-].join('\n');
-await writeResults(RESULTS_NAME, results, table);
