@@ -46,6 +46,7 @@ import { type Client, flag, median, type ServerProcess, throughput, writeResults
  *   real-http        the controller over plain HTTP
  *   floor-warm, real-warm  the same as floor and real, measured on a second batch of Certificates (a process
  *                    whose code is warm, as one that has issued before)
+ *   floor-bare-http  without Events, transforms and TLS together: what is left of the floor
  * After the `floor` case's issuances, the cost of each kind of request alone (--kinds=false to skip).
  *
  * Usage: npm run bench:issuance-floor [-- --certs=500 --repeat=3 --cases=real,floor,... --kinds=false
@@ -73,6 +74,7 @@ const ALL_CASES = [
   'real-http',
   'floor-warm',
   'real-warm',
+  'floor-bare-http',
 ] as const;
 type CaseName = (typeof ALL_CASES)[number];
 const CASES = (flag('cases')?.split(',') ?? ALL_CASES) as CaseName[];
@@ -294,9 +296,9 @@ async function run(name: CaseName, roundIndex: number, cas: CaPair[]): Promise<R
     const real = name.startsWith('real');
     const floorFlags = [
       `--workers=${WORKERS}`,
-      ...(name === 'floor-no-events' ? ['--events=false'] : []),
+      ...(name === 'floor-no-events' || name === 'floor-bare-http' ? ['--events=false'] : []),
       ...(name === 'floor-409' ? ['--conflicts=1'] : []),
-      ...(name === 'floor-plain-informers' ? ['--informers=plain'] : []),
+      ...(name === 'floor-plain-informers' || name === 'floor-bare-http' ? ['--informers=plain'] : []),
     ];
     const probe = real
       ? startProbe(cluster.kubeconfigPath, CONTROLLER_FLAGS, [...SHIPPED_CONTROLLER_NODE_ARGS])
@@ -494,7 +496,7 @@ async function report(): Promise<void> {
       .map(([k, v]) => `${k} ${v}`)
       .join(', ');
   const table = [
-    `| ${CERTS} ECDSA Certificates, medians of ${REPEAT} round(s) | all Ready after | CPU ms / cert: client | API server | both |`,
+    `| ${CERTS} ECDSA Certificates, medians of ${summary[0]?.rounds ?? 0} round(s) | all Ready after | CPU ms / cert: client | API server | both |`,
     '|---|---|---|---|---|',
     ...summary.map((s) => `| ${s.case} | ${s.seconds} s | ${s.client} | ${s.apiserver} | ${s.both} |`),
     '',
