@@ -50,7 +50,7 @@ import { type Client, flag, median, type ServerProcess, throughput, writeResults
  * After the `floor` case's issuances, the cost of each kind of request alone (--kinds=false to skip).
  *
  * Usage: npm run bench:issuance-floor [-- --certs=500 --repeat=3 --cases=real,floor,... --kinds=false
- *        --kind-count=1000 --results=NAME]
+ *        --kind-count=1000 --results=NAME --perf=PREFIX]
  * CPU is read from /proc/PID/stat (user + system, all threads) of the API server and the client process, from
  * the first Certificate created to the last one Ready.
  */
@@ -64,6 +64,13 @@ const KINDS = flag('kinds') !== 'false';
 /** Requests of each kind in the per-kind measurement (enough for the 10 ms ticks of /proc's CPU times). */
 const KIND_COUNT = Number(flag('kind-count') ?? 1000);
 const RESULTS_NAME = flag('results') ?? 'issuance-floor';
+/**
+ * --perf=PREFIX: `perf record` of the API server and the client during each measured batch, into
+ * PREFIX-<case>-<round>.data, with both processes started with --perf-basic-prof so JavaScript frames have names
+ * (the plain-HTTP server is started without it).
+ */
+const PERF_PREFIX = flag('perf');
+const PERF_NODE_ARGS = PERF_PREFIX ? ['--perf-basic-prof', '--interpreted-frames-native-stack'] : [];
 const ALL_CASES = [
   'real',
   'floor',
@@ -180,7 +187,7 @@ interface FloorClient {
 
 function startFloorClient(kubeconfigPath: string, flags: string[]): FloorClient {
   const child = fork(join(here, 'issuance-floor-client.ts'), [`--kubeconfig=${kubeconfigPath}`, ...flags], {
-    execArgv: [...SHIPPED_CONTROLLER_NODE_ARGS],
+    execArgv: [...SHIPPED_CONTROLLER_NODE_ARGS, ...PERF_NODE_ARGS],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
   // Not left behind when the bench fails.
@@ -289,7 +296,7 @@ const isReady = (cert: Certificate) => {
 
 async function run(name: CaseName, roundIndex: number, cas: CaPair[]): Promise<Run> {
   const http = name.endsWith('-http');
-  const cluster = http ? await startPlainHttpCluster() : await startCluster();
+  const cluster = http ? await startPlainHttpCluster() : await startCluster({ nodeArgs: PERF_NODE_ARGS });
   const abort = new AbortController();
   try {
     await seed(cluster, cas);
@@ -301,7 +308,10 @@ async function run(name: CaseName, roundIndex: number, cas: CaPair[]): Promise<R
       ...(name === 'floor-plain-informers' || name === 'floor-bare-http' ? ['--informers=plain'] : []),
     ];
     const probe = real
-      ? startProbe(cluster.kubeconfigPath, CONTROLLER_FLAGS, [...SHIPPED_CONTROLLER_NODE_ARGS])
+      ? startProbe(cluster.kubeconfigPath, CONTROLLER_FLAGS, [
+          ...SHIPPED_CONTROLLER_NODE_ARGS,
+          ...PERF_NODE_ARGS,
+        ])
       : undefined;
     const floor = real ? undefined : startFloorClient(cluster.kubeconfigPath, floorFlags);
     const pid = probe?.pid ?? floor!.pid;
@@ -359,9 +369,31 @@ async function run(name: CaseName, roundIndex: number, cas: CaPair[]): Promise<R
         );
     const before = { client: await cpuSeconds(pid), apiserver: await cpuSeconds(cluster.server.pid) };
     const benchBefore = process.cpuUsage();
+    // perf of both processes (all their threads) during the measured batch: CPU time, by library and function.
+    const perf = PERF_PREFIX
+      ? spawn(
+          'perf',
+          [
+            'record',
+            '-q',
+            '-F',
+            '499',
+            '-g',
+            '-p',
+            `${cluster.server.pid},${pid}`,
+            '-o',
+            `${PERF_PREFIX}-${name}-${roundIndex + 1}.data`,
+          ],
+          { stdio: 'ignore' },
+        )
+      : undefined;
     const started = performance.now();
     await issueBatch('cert-');
     const seconds = (performance.now() - started) / 1000;
+    if (perf) {
+      perf.kill('SIGINT');
+      await new Promise((r) => perf.once('exit', r));
+    }
     const bench = process.cpuUsage(benchBefore);
     const cpu = {
       client: round((await cpuSeconds(pid)) - before.client, 2),
