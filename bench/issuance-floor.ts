@@ -47,6 +47,8 @@ import { type Client, flag, median, type ServerProcess, throughput, writeResults
  *   floor-warm, real-warm  the same as floor and real, measured on a second batch of Certificates (a process
  *                    whose code is warm, as one that has issued before)
  *   floor-bare-http  without Events, transforms and TLS together: what is left of the floor
+ *   floor-3-updates  the Certificate's status written 3 times instead of 5 (a what-if: fewer visible writes);
+ *                    floor-3-updates-no-events: and without the Events
  * After the `floor` case's issuances, the cost of each kind of request alone (--kinds=false to skip).
  *
  * Usage: npm run bench:issuance-floor [-- --certs=500 --repeat=3 --cases=real,floor,... --kinds=false
@@ -82,6 +84,8 @@ const ALL_CASES = [
   'floor-warm',
   'real-warm',
   'floor-bare-http',
+  'floor-3-updates',
+  'floor-3-updates-no-events',
 ] as const;
 type CaseName = (typeof ALL_CASES)[number];
 const CASES = (flag('cases')?.split(',') ?? ALL_CASES) as CaseName[];
@@ -303,7 +307,10 @@ async function run(name: CaseName, roundIndex: number, cas: CaPair[]): Promise<R
     const real = name.startsWith('real');
     const floorFlags = [
       `--workers=${WORKERS}`,
-      ...(name === 'floor-no-events' || name === 'floor-bare-http' ? ['--events=false'] : []),
+      ...(['floor-no-events', 'floor-bare-http', 'floor-3-updates-no-events'].includes(name)
+        ? ['--events=false']
+        : []),
+      ...(name.startsWith('floor-3-updates') ? ['--status-updates=3'] : []),
       ...(name === 'floor-409' ? ['--conflicts=1'] : []),
       ...(name === 'floor-plain-informers' || name === 'floor-bare-http' ? ['--informers=plain'] : []),
     ];
