@@ -52,7 +52,7 @@ import { type Client, flag, median, type ServerProcess, throughput, writeResults
  * After the `floor` case's issuances, the cost of each kind of request alone (--kinds=false to skip).
  *
  * Usage: npm run bench:issuance-floor [-- --certs=500 --repeat=3 --cases=real,floor,... --kinds=false
- *        --kind-count=1000 --results=NAME --perf=PREFIX]
+ *        --kind-count=1000 --results=NAME --perf=PREFIX --client-node-args=none]
  * CPU is read from /proc/PID/stat (user + system, all threads) of the API server and the client process, from
  * the first Certificate created to the last one Ready.
  */
@@ -72,6 +72,11 @@ const RESULTS_NAME = flag('results') ?? 'issuance-floor';
  * (the plain-HTTP server is started without it).
  */
 const PERF_PREFIX = flag('perf');
+/**
+ * --client-node-args=none: the controller and the floor without the shipped node flags, as bench:issuance runs
+ * its controller by default (its figures are comparable with these then).
+ */
+const CLIENT_NODE_ARGS = flag('client-node-args') === 'none' ? [] : SHIPPED_CONTROLLER_NODE_ARGS;
 const PERF_NODE_ARGS = PERF_PREFIX ? ['--perf-basic-prof', '--interpreted-frames-native-stack'] : [];
 const ALL_CASES = [
   'real',
@@ -191,7 +196,7 @@ interface FloorClient {
 
 function startFloorClient(kubeconfigPath: string, flags: string[]): FloorClient {
   const child = fork(join(here, 'issuance-floor-client.ts'), [`--kubeconfig=${kubeconfigPath}`, ...flags], {
-    execArgv: [...SHIPPED_CONTROLLER_NODE_ARGS, ...PERF_NODE_ARGS],
+    execArgv: [...CLIENT_NODE_ARGS, ...PERF_NODE_ARGS],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
   // Not left behind when the bench fails.
@@ -315,10 +320,7 @@ async function run(name: CaseName, roundIndex: number, cas: CaPair[]): Promise<R
       ...(name === 'floor-plain-informers' || name === 'floor-bare-http' ? ['--informers=plain'] : []),
     ];
     const probe = real
-      ? startProbe(cluster.kubeconfigPath, CONTROLLER_FLAGS, [
-          ...SHIPPED_CONTROLLER_NODE_ARGS,
-          ...PERF_NODE_ARGS,
-        ])
+      ? startProbe(cluster.kubeconfigPath, CONTROLLER_FLAGS, [...CLIENT_NODE_ARGS, ...PERF_NODE_ARGS])
       : undefined;
     const floor = real ? undefined : startFloorClient(cluster.kubeconfigPath, floorFlags);
     const pid = probe?.pid ?? floor!.pid;
@@ -522,7 +524,7 @@ async function report(): Promise<void> {
     certificates: CERTS,
     repeat: REPEAT,
     cpus: availableParallelism(),
-    clientNodeArgs: SHIPPED_CONTROLLER_NODE_ARGS,
+    clientNodeArgs: CLIENT_NODE_ARGS,
     controllerFlags: CONTROLLER_FLAGS,
     summary,
     ratios,
@@ -555,7 +557,7 @@ async function report(): Promise<void> {
     ...summary.map((s) => `- ${s.case}: ${requestList(s.requestsPerCert)}`),
     '',
     `Runs: ${runs.map((r) => `${r.case} ${r.seconds} s ${r.msPerCert.client}+${r.msPerCert.apiserver} ms`).join('; ')}.`,
-    `Client and controller: node ${SHIPPED_CONTROLLER_NODE_ARGS.join(' ')}; controller ${CONTROLLER_FLAGS.join(' ')}; ${availableParallelism()} CPUs shared with the bench and other work.`,
+    `Client and controller: node ${CLIENT_NODE_ARGS.join(' ') || '(no flags)'}; controller ${CONTROLLER_FLAGS.join(' ')}; ${availableParallelism()} CPUs shared with the bench and other work.`,
   ].join('\n');
   await writeResults(RESULTS_NAME, results, table);
 }
