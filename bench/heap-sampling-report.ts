@@ -22,7 +22,7 @@ if (!profilePath) throw new Error('usage: npm run bench:heap-sampling-report -- 
 const bundle = flag('bundle') ?? join(here, '..', 'packages/cli/dist/controller-bundle');
 const top = Number(flag('top') ?? 30);
 
-/** Areas by source path, the first that matches from the innermost frame outwards names a sample's area. */
+/** Areas by source path (see areaOf). */
 const AREAS: [string, RegExp][] = [
   ['heap profiler itself', /^node:inspector|heap-sampling-preload/],
   ['watch decoding', /client\/watch-stream/],
@@ -73,16 +73,25 @@ function walk(node: HeapProfiler.SamplingHeapProfileNode, stack: { name: string;
   if (node.selfSize > 0) {
     total += node.selfSize;
     add(byFunction, here.at(-1)!.name, node.selfSize);
-    let area: string | undefined;
-    for (let i = here.length - 1; i >= 0 && !area; i--) {
-      area = AREAS.find(([, pattern]) => pattern.test(here[i].source))?.[0];
-    }
-    const own = [...here].reverse().find((f) => f.source.startsWith('packages/'));
-    add(byArea, area ?? (own ? `other: ${own.source}` : 'other: node and V8'), node.selfSize);
+    add(byArea, areaOf(here), node.selfSize);
   }
   for (const child of node.children) walk(child, here);
 }
 walk(profile.head, []);
+
+/**
+ * The area of the innermost frame of our own code (node's functions and V8's builtins are charged to the code
+ * that called them); samples with none are the profiler's own or node's.
+ */
+function areaOf(stack: { source: string }[]): string {
+  for (let i = stack.length - 1; i >= 0; i--) {
+    const { source } = stack[i];
+    const area = AREAS.find(([, pattern]) => pattern.test(source))?.[0];
+    if (area) return area;
+    if (source.startsWith('packages/')) return `other: ${source}`;
+  }
+  return 'other: node and V8';
+}
 
 const MB = 1e6;
 const table = (title: string, m: Map<string, number>) => [
@@ -96,7 +105,7 @@ const table = (title: string, m: Map<string, number>) => [
 const md = [
   `Sampled bytes: ${(total / MB).toFixed(1)} MB (${basename(profilePath)}).`,
   '',
-  ...table('area (innermost matching frame)', byArea),
+  ...table('area (innermost frame of our code)', byArea),
   '',
   ...table('allocating function', byFunction),
   '',
