@@ -103,7 +103,7 @@ function lengthOctets(length: number): number {
 /**
  * One element: identifier, length, and the concatenated contents, written into one new Buffer. A certificate
  * or CSR is hundreds of nested elements: concatenating the contents, then the identifier, length and value,
- * made four Buffers per element, a fifth of all the controller allocated per issuance (docs/adr/1225).
+ * made four Buffers per element, ~6% of all the controller allocated during issuance (docs/adr/1225).
  */
 export function tlv(tag: number, ...contents: Uint8Array[]): Buffer {
   let length = 0;
