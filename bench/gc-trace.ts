@@ -44,6 +44,8 @@ export interface GcTraceSummary {
 }
 
 const MB = 1e6;
+/** A byte count as printed; V8 sometimes prints a size that wrapped below zero (2^64 − n), read as 0. */
+const bytes = (n: number | undefined) => (n !== undefined && n >= 0 && n < 2 ** 48 ? n : 0);
 const round = (n: number, digits = 1) => Number(n.toFixed(digits));
 
 function records(text: string): NvpRecord[] {
@@ -76,11 +78,11 @@ export function summarize(label: string, text: string): GcTraceSummary {
     scavenges: scavenges.length,
     markCompacts: markCompacts.length,
     memoryReducingMarkCompacts: markCompacts.filter((r) => r.reduce_memory).length,
-    promotedByScavengesMB: round(sum(scavenges, (r) => r.promoted ?? 0) / MB),
-    promotedByMarkCompactsMB: round(sum(markCompacts, (r) => r.promoted ?? 0) / MB),
-    survivedInYoungMB: round(sum(scavenges, (r) => r.new_space_survived ?? 0) / MB),
-    allocatedMB: round(sum(all, (r) => r.allocated ?? 0) / MB),
-    medianPromotedPerScavengeKB: round(median(scavenges.map((r) => r.promoted ?? 0)) / 1e3),
+    promotedByScavengesMB: round(sum(scavenges, (r) => bytes(r.promoted)) / MB),
+    promotedByMarkCompactsMB: round(sum(markCompacts, (r) => bytes(r.promoted)) / MB),
+    survivedInYoungMB: round(sum(scavenges, (r) => bytes(r.new_space_survived)) / MB),
+    allocatedMB: round(sum(all, (r) => bytes(r.allocated)) / MB),
+    medianPromotedPerScavengeKB: round(median(scavenges.map((r) => bytes(r.promoted))) / 1e3),
     heapAfterLastMarkCompactMB: round((markCompacts.at(-1)?.end_object_size ?? 0) / MB),
   };
 }
