@@ -3,6 +3,7 @@ import { describe, it } from 'node:test';
 import {
   decodeOid,
   decodeTime,
+  encodeOidValue,
   encodeTime,
   isValidOid,
   oid,
@@ -42,6 +43,44 @@ describe('der', () => {
       assert.equal(read.value.length, size);
       assert.equal(read.raw.length, element.length);
     }
+  });
+
+  it('writes each element as identifier, minimal length and contents in order, whatever the length', () => {
+    for (const size of [0, 1, 127, 128, 255, 256, 65535, 65536, 70000, 2 ** 24]) {
+      const parts = [Buffer.alloc(size >> 1, 1), Buffer.alloc(size - (size >> 1), 2)];
+      const element = tlv(Tag.OCTET_STRING, ...parts);
+      const lengthBytes = size < 0x80 ? [size] : [];
+      if (size >= 0x80) {
+        for (let n = size; n > 0; n = Math.floor(n / 256)) lengthBytes.unshift(n & 0xff);
+        lengthBytes.unshift(0x80 | lengthBytes.length);
+      }
+      assert.deepEqual(
+        element.subarray(0, 1 + lengthBytes.length),
+        Buffer.from([Tag.OCTET_STRING, ...lengthBytes]),
+      );
+      assert.deepEqual(element.subarray(1 + lengthBytes.length), Buffer.concat(parts), `size ${size}`);
+    }
+    assert.equal(tlv(Tag.SEQUENCE).toString('hex'), '3000');
+  });
+
+  it('reads arcs as numbers up to 2^53 and as BigInts past it, with the same text', () => {
+    for (const text of [
+      `1.2.${2 ** 46 - 1}`,
+      `1.2.${2 ** 46}`,
+      `1.2.${2 ** 53 - 1}`,
+      `1.2.${2n ** 53n + 1n}`,
+      `2.${2 ** 47}.7`,
+      '2.25.329800735698586629295641978511506172918',
+    ]) {
+      assert.equal(decodeOid(encodeOidValue(text)), text);
+    }
+  });
+
+  it('hands out the same encoding of an OID again without changing it', () => {
+    const first = encodeOidValue('1.3.6.1.5.5.7.3.1');
+    assert.equal(encodeOidValue('1.3.6.1.5.5.7.3.1'), first);
+    assert.equal(first.toString('hex'), '2b06010505070301');
+    assert.throws(() => encodeOidValue('1.2.x'), /invalid object identifier/);
   });
 
   it('encodes INTEGERs minimally and positive', () => {

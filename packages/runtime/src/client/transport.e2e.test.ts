@@ -91,6 +91,30 @@ describe('Retry-After', () => {
     assert.deepEqual(bodies, ['{"data":{"a":"2"}}', '{"data":{"a":"2"}}']);
   });
 
+  it('encodes the body as each attempt is written, not once for the exchange (docs/adr/1225)', async () => {
+    const bodies: string[] = [];
+    let encodings = 0;
+    const { kube } = await setup(async (req, res, i) => {
+      req.pause();
+      const chunks: Buffer[] = [];
+      for await (const c of req) chunks.push(c as Buffer);
+      bodies.push(Buffer.concat(chunks).toString());
+      // Not encoded again until the answer asks for a retry.
+      assert.equal(encodings, i + 1);
+      if (i === 0) sendJson(res, 500, statusBody(500, 'InternalError', 'boom'), { 'Retry-After': '0' });
+      else sendJson(res, 200, cm);
+    });
+    const patch = {
+      toJSON() {
+        encodings++;
+        return { data: { a: '3' } };
+      },
+    };
+    await kube.resource(configMaps).patch('ns', 'x', 'merge', patch);
+    assert.equal(encodings, 2);
+    assert.deepEqual(bodies, ['{"data":{"a":"3"}}', '{"data":{"a":"3"}}']);
+  });
+
   it('does not retry a 429 without Retry-After', async () => {
     const { server, kube } = await setup((_req, res) =>
       sendJson(res, 429, statusBody(429, 'TooManyRequests', 'no')),

@@ -57,7 +57,10 @@ export interface HttpRequestSpec {
   /** Absolute API path, e.g. `/api/v1/namespaces/default/secrets`. */
   path: string;
   query?: URLSearchParams;
-  /** A value to send as JSON. Encoded once; retries re-send the same bytes. */
+  /**
+   * A value to send as JSON. Encoded when the request is written, again for each retry (the caller holds the
+   * value until the request settles, so the text need not be kept).
+   */
   body?: unknown;
   contentType?: string;
   accept?: string;
@@ -80,12 +83,16 @@ interface Answer {
   discard?(): void;
 }
 
-type Send<A extends Answer> = (
-  spec: HttpRequestSpec,
-  path: string,
-  body: string | undefined,
-  credentials: Credentials,
-) => Promise<A>;
+type Send<A extends Answer> = (spec: HttpRequestSpec, path: string, credentials: Credentials) => Promise<A>;
+
+/**
+ * The request body as JSON text, made as the request is written. Not kept for retries: a request waits for
+ * its answer long enough that V8 moves what it holds into the old generation, where it dies only in a full
+ * collection (docs/adr/1225); the value it comes from is held by the caller anyway.
+ */
+function encodeBody(spec: HttpRequestSpec): string | undefined {
+  return spec.body === undefined ? undefined : JSON.stringify(spec.body);
+}
 
 /** A response from node:http whose body is still to be read. */
 class StreamedAnswer implements Answer {
@@ -252,7 +259,6 @@ export class Transport {
   }
 
   async #exchangeWithRetries<A extends Answer>(spec: HttpRequestSpec, send: Send<A>): Promise<A> {
-    const body = spec.body === undefined ? undefined : JSON.stringify(spec.body);
     const path = this.#requestPath(spec);
     const verb = spec.verb ?? spec.method.toLowerCase();
     const resource = spec.target?.resource
@@ -271,7 +277,7 @@ export class Transport {
       const started = performance.now();
       let answer: A;
       try {
-        answer = await this.#send(send, spec, path, body, this.#effective(dynamic));
+        answer = await this.#send(send, spec, path, this.#effective(dynamic));
       } catch (err) {
         // A connection lost in the middle of a body still had an answer's status.
         const code = (err as { status?: number }).status ?? 0;
@@ -365,21 +371,20 @@ export class Transport {
     send: Send<A>,
     spec: HttpRequestSpec,
     path: string,
-    body: string | undefined,
     credentials: Credentials,
   ): Promise<A> {
     try {
-      return await send(spec, path, body, credentials);
+      return await send(spec, path, credentials);
     } catch (err) {
       const stale = (err as { staleSocket?: boolean }).staleSocket;
       if (!stale || spec.signal?.aborted) throw err;
       // Go's http.Transport does the same for a request on a reused connection the server closed while idle.
-      return send(spec, path, body, credentials);
+      return send(spec, path, credentials);
     }
   }
 
   /** A request whose answer is read whole, over the pool. */
-  readonly #sendUnary: Send<HttpResponse> = (spec, path, body, credentials) => {
+  readonly #sendUnary: Send<HttpResponse> = (spec, path, credentials) => {
     // Checked here too: a request that waited for a token while close() ran must not open a new pool.
     if (this.#closed) return Promise.reject(new Error('the client is closed'));
     const pool = this.#connectionsFor(credentials).pool;
@@ -388,7 +393,7 @@ export class Transport {
       path,
       this.#unaryHeaders(credentials),
       spec.accept ?? 'application/json',
-      body,
+      encodeBody(spec),
       spec.contentType ?? 'application/json',
     );
     return pool.request(message, spec.signal);
@@ -429,7 +434,8 @@ export class Transport {
   }
 
   /** A request whose answer is streamed, over node:http; resolves once the response headers arrived. */
-  readonly #sendStreaming: Send<StreamedAnswer> = (spec, path, body, credentials) => {
+  readonly #sendStreaming: Send<StreamedAnswer> = (spec, path, credentials) => {
+    const body = encodeBody(spec);
     const headers: Record<string, string> = {
       Accept: spec.accept ?? 'application/json',
       'User-Agent': currentUserAgent() ?? this.#userAgent,
