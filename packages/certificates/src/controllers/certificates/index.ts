@@ -12,11 +12,10 @@ import type { ControllerContext } from '../context.ts';
 import type { Certificate } from '../../api/types.ts';
 import { certificatesForSecret, controllingCertificate, liveCertificate } from './shared/gather.ts';
 import { onlyPendingMessageChanged } from './shared/request-events.ts';
-import { onlyReadinessOutputsChanged, SettledWakes, type WakeFilter } from './wake-filter.ts';
-import { replacedByOwnWrite } from './shared/status.ts';
+import type { WakeFilter } from './wake-filter.ts';
 import { ISSUING_CONTROLLER, issuingReconciler, issuingWakes } from './issuing/issuing.ts';
 import { KEY_MANAGER_CONTROLLER, keyManagerReconciler } from './keymanager/keymanager.ts';
-import { READINESS_CONTROLLER, readinessIgnores, readinessReconciler } from './readiness/readiness.ts';
+import { READINESS_CONTROLLER, readinessReconciler } from './readiness/readiness.ts';
 import {
   REQUEST_MANAGER_CONTROLLER,
   requestManagerMayAct,
@@ -44,17 +43,12 @@ export { TRIGGER_CONTROLLER } from './trigger/trigger.ts';
 export { effectiveCleanupPolicy } from './shared/owner-reference.ts';
 export { SECRET_TEMPLATE_KEYS_ANNOTATION } from './issuing/secret.ts';
 
-/**
- * What events wake a sub-controller, besides its own Certificates', as upstream's event handlers do: each
- * watches only the Secrets it reads (docs/adr/1215).
- */
+/** What events wake a sub-controller, besides its own Certificates' (as upstream's informers). */
 interface Watches {
   /** CertificateRequest events wake the controlling Certificate. */
   requests: boolean;
-  /** A Secret's events wake the Certificates naming it in spec.secretName. */
-  namedSecrets: boolean;
-  /** A Secret's events wake the Certificate controlling it (a next key). */
-  controlledSecrets: boolean;
+  /** Secret events wake the Certificates naming the Secret and the Certificate controlling it. */
+  secrets: boolean;
 }
 
 interface SubController {
@@ -75,51 +69,37 @@ interface SubController {
    * controller between issuances): which events may change what its reconcile does (docs/adr/1181).
    */
   wakes?: (ctx: ControllerContext) => WakeFilter;
-  /**
-   * The Certificate updates this sub-controller cannot act on once its reconcile settled on the version
-   * before: ones that change nothing it decides on. Dropped, unless its last reconcile of the Certificate did
-   * not settle (SettledWakes; docs/adr/1215). cert-manager queues every update; the difference is only
-   * reconciles that would find nothing to do.
-   */
-  ignores?: (ctx: ControllerContext) => (old: Certificate, cert: Certificate) => boolean;
 }
 
 const SUB_CONTROLLERS: readonly SubController[] = [
   {
     name: TRIGGER_CONTROLLER,
     reconciler: triggerReconciler,
-    watches: { requests: true, namedSecrets: true, controlledSecrets: false },
+    watches: { requests: true, secrets: true },
     mayAct: triggerMayAct,
   },
   {
     name: KEY_MANAGER_CONTROLLER,
     reconciler: keyManagerReconciler,
-    watches: { requests: false, namedSecrets: true, controlledSecrets: true },
-    ignores: () => onlyReadinessOutputsChanged,
+    watches: { requests: false, secrets: true },
   },
   {
     name: REQUEST_MANAGER_CONTROLLER,
     reconciler: requestManagerReconciler,
-    watches: { requests: true, namedSecrets: false, controlledSecrets: true },
+    watches: { requests: true, secrets: true },
     mayAct: requestManagerMayAct,
-    ignores: () => onlyReadinessOutputsChanged,
   },
   {
     name: ISSUING_CONTROLLER,
     reconciler: issuingReconciler,
-    watches: { requests: true, namedSecrets: true, controlledSecrets: true },
+    watches: { requests: true, secrets: true },
     wakes: issuingWakes,
   },
-  {
-    name: READINESS_CONTROLLER,
-    reconciler: readinessReconciler,
-    watches: { requests: true, namedSecrets: true, controlledSecrets: false },
-    ignores: readinessIgnores,
-  },
+  { name: READINESS_CONTROLLER, reconciler: readinessReconciler, watches: { requests: true, secrets: true } },
   {
     name: REVISION_MANAGER_CONTROLLER,
     reconciler: revisionManagerReconciler,
-    watches: { requests: true, namedSecrets: false, controlledSecrets: false },
+    watches: { requests: true, secrets: false },
     mayAct: revisionManagerMayAct,
   },
 ];
@@ -142,37 +122,19 @@ export function registerCertificateControllers(
   enabled: (name: string) => boolean = () => true,
 ): Controller[] {
   const entries = SUB_CONTROLLERS.filter((sub) => enabled(sub.name)).map((sub) => {
-    const reconcile = sub.reconciler(ctx, (request) => controller.enqueue(request));
-    // Whether each reconcile settled, for the filters that drop updates (SettledWakes).
-    const settled = sub.ignores || sub.wakes ? new SettledWakes() : undefined;
     const controller: Controller = new Controller({
       name: sub.name,
-      reconcile: settled
-        ? (request, signal) => {
-            const key = `${request.namespace ?? ''}/${request.name}`;
-            const cached = () => ctx.certificates.getStore().get(key);
-            const scope = {
-              cachedVersion: () => cached()?.metadata.resourceVersion,
-              replacedByOwnWrite: () => {
-                const cert = cached();
-                return cert !== undefined && replacedByOwnWrite(ctx, cert);
-              },
-              wake: () => controller.enqueue(request),
-            };
-            return settled.run(key, scope, async () => reconcile(request, signal));
-          }
-        : reconcile,
+      reconcile: sub.reconciler(ctx, (request) => controller.enqueue(request)),
       maxConcurrentReconciles: ctx.options.maxConcurrentReconciles,
       rateLimiter: certificateRateLimiter(),
       log: ctx.log,
     });
-    return { sub, controller, wakes: sub.wakes?.(ctx), ignores: sub.ignores?.(ctx), settled };
+    return { sub, controller, wakes: sub.wakes?.(ctx) };
   });
   type Entry = (typeof entries)[number];
   const watching = (what: keyof Watches) => entries.filter((e) => e.sub.watches[what]);
   const forRequests = watching('requests');
-  const forNamedSecrets = watching('namedSecrets');
-  const forControlledSecrets = watching('controlledSecrets');
+  const forSecrets = watching('secrets');
   /**
    * Queues the Certificate for each of `subs` that may act on it: `cert` is the Certificate as the event
    * brought it, null for a deleted one, undefined to look it up in the cache (for a request's or a Secret's
@@ -186,21 +148,14 @@ export function registerCertificateControllers(
     event: { old?: Certificate; controlled?: boolean } = {},
   ) => {
     if (!request?.name) return;
-    const key = `${request.namespace ?? ''}/${request.name}`;
     let state = cert;
-    for (const { sub, controller, wakes, ignores, settled } of subs) {
-      // A deleted Certificate owes nothing (whether or not the deletion wakes this sub-controller).
-      if (cert === null) settled?.forget(key);
+    for (const { sub, controller, wakes } of subs) {
       if (sub.mayAct || (wakes && event.controlled)) {
         if (state === undefined) state = liveCertificate(ctx, request) ?? null;
         if (sub.mayAct && (state === null || !sub.mayAct(state))) continue;
         if (wakes && event.controlled && state && !wakes.controlled(state)) continue;
       }
-      if (event.old && state && settled) {
-        const owed = settled.owes(key);
-        if (!owed && wakes && !wakes.update(event.old, state)) continue;
-        if (!owed && ignores?.(event.old, state)) continue;
-      }
+      if (wakes && event.old && state && !wakes.update(event.old, state)) continue;
       controller.enqueue(request);
     }
   };
@@ -230,11 +185,10 @@ export function registerCertificateControllers(
     if (isSecretStub(secret) || !secret.metadata?.name) return;
     const namespace = secret.metadata.namespace ?? '';
     for (const cert of certificatesForSecret(ctx, namespace, secret.metadata.name)) {
-      enqueue(forNamedSecrets, certificateRequest(cert), present(cert));
+      enqueue(forSecrets, certificateRequest(cert), present(cert));
     }
     // A Certificate that also names the Secret was queued above, whatever its filter says.
-    const controlling = controllingCertificate(secret as KubeObject);
-    enqueue(forControlledSecrets, controlling, undefined, { controlled: true });
+    enqueue(forSecrets, controllingCertificate(secret as KubeObject), undefined, { controlled: true });
   });
 
   return entries.map((e) => e.controller);

@@ -6,22 +6,17 @@
 
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { KubeObject } from '@certkit/apimachinery';
-import { builtins, type Controller, type Reconciler } from '@certkit/runtime';
-import type { Secret } from 'kubernetes-types/core/v1.d.ts';
+import type { Controller } from '@certkit/runtime';
 import {
   certificate,
   certificateRequest,
   condition,
   FakeEnvironment,
-  keyPair,
   NAMESPACE,
-  nextKeySecret,
-  tlsSecret,
 } from '@certkit/testenv/controllers/fake-environment';
 import type { Certificate, CertificateRequest, CertificateStatus } from '../../api/types.ts';
 import { certificateRequestsRef, certificatesRef } from '../refs.ts';
-import { readinessReconciler } from './readiness/readiness.ts';
+import { issuingReconciler } from './issuing/issuing.ts';
 import { updateStatus } from './shared/status.ts';
 import {
   ISSUING_CONTROLLER,
@@ -94,14 +89,11 @@ describe('Certificate sub-controllers woken by events', () => {
         ALL.filter((n) => n !== REQUEST_MANAGER_CONTROLLER),
       );
       // Between issuances, another controller's status write cannot change what issuing does (it keeps the
-      // Secret in line with the spec): it is not woken. A change of spec wakes it. A change of nothing but
-      // readiness's outputs does not wake the key manager either (docs/adr/1215).
+      // Secret in line with the spec): it is not woken. A change of spec wakes it.
       await writeStatus({ revision: 1, conditions: [condition('Ready', 'True', 'Ready', 'again')] });
       assert.deepEqual(
-        await nextEvent(controllers, READINESS_CONTROLLER),
-        ALL.filter(
-          (n) => n !== REQUEST_MANAGER_CONTROLLER && n !== ISSUING_CONTROLLER && n !== KEY_MANAGER_CONTROLLER,
-        ),
+        await nextEvent(controllers),
+        ALL.filter((n) => n !== REQUEST_MANAGER_CONTROLLER && n !== ISSUING_CONTROLLER),
       );
       const current = await certificates.get(NAMESPACE, 'web');
       await certificates.update({ ...current, spec: { ...current.spec, commonName: 'changed.example' } });
@@ -165,13 +157,7 @@ describe('Certificate sub-controllers woken by events', () => {
       assert.equal(await updateStatus(env.ctx, replaced, (status) => (status.conditions = ready)), 'written');
       await nextEvent(controllers);
       store.update(replaced);
-      // Run as the controller's workers run it, through the wrapper that records whether it settled.
-      const issuing = controllers.find((c) => c.name === ISSUING_CONTROLLER)!;
-      const reconcile = (issuing as unknown as { reconciler: Reconciler }).reconciler;
-      assert.equal(
-        await reconcile({ namespace: NAMESPACE, name: 'web' }, new AbortController().signal),
-        undefined,
-      );
+      assert.equal(await env.reconcile(issuingReconciler(env.ctx)), undefined);
       // The next status-only update between issuances would not wake issuing, but this one is owed to it.
       const current = await certificates.get(NAMESPACE, 'web');
       const again = [condition('Ready', 'False', 'DoesNotExist', 'again')];
@@ -181,111 +167,6 @@ describe('Certificate sub-controllers woken by events', () => {
       const third = [condition('Ready', 'False', 'DoesNotExist', 'third')];
       await certificates.update({ ...latest, status: { conditions: third } }, { subresource: 'status' });
       assert.ok(!(await nextEvent(controllers)).includes(ISSUING_CONTROLLER), 'owed once');
-    } finally {
-      for (const c of controllers) c.queue.shutDown();
-      await env.stop();
-    }
-  });
-
-  it('do not wake readiness for the echo of its own write, but for anyone else’s change of Ready', async () => {
-    const env = await FakeEnvironment.start({ certificates: [certificate()] });
-    const controllers = registerCertificateControllers(env.ctx);
-    const certificates = env.client.resource<Certificate>(certificatesRef);
-    try {
-      await nextEvent(controllers);
-      // Readiness writes Ready=False (no Secret yet): its echo wakes only the trigger, which reads the
-      // validity dates; the key manager and issuing find nothing of theirs changed (docs/adr/1215).
-      await env.reconcile(readinessReconciler(env.ctx));
-      assert.equal(env.lastStatus()?.conditions?.[0]?.reason, 'DoesNotExist');
-      assert.deepEqual(await nextEvent(controllers, TRIGGER_CONTROLLER), [TRIGGER_CONTROLLER]);
-      // Someone else sets Ready: readiness is woken to judge it again, as cert-manager's would be.
-      const current = await certificates.get(NAMESPACE, 'web');
-      const edited = [condition('Ready', 'True', 'Ready', 'edited by hand')];
-      await certificates.update({ ...current, status: { conditions: edited } }, { subresource: 'status' });
-      assert.deepEqual(await nextEvent(controllers, READINESS_CONTROLLER), [
-        TRIGGER_CONTROLLER,
-        READINESS_CONTROLLER,
-        REVISION_MANAGER_CONTROLLER,
-      ]);
-    } finally {
-      for (const c of controllers) c.queue.shutDown();
-      await env.stop();
-    }
-  });
-
-  it('wake the key manager for its owed event after its reconcile ran on a replaced copy', async () => {
-    // Issuing, with its next key made and named: nothing left for the key manager to do.
-    const issuing = [condition('Issuing', 'True', 'DoesNotExist')];
-    const cert = certificate({}, { nextPrivateKeySecretName: 'web-next', conditions: issuing });
-    const env = await FakeEnvironment.start({
-      certificates: [cert],
-      secrets: [nextKeySecret(cert, 'web-next', (await keyPair()).key)],
-    });
-    const controllers = registerCertificateControllers(env.ctx);
-    const certificates = env.client.resource<Certificate>(certificatesRef);
-    const store = env.ctx.certificates.getStore();
-    const keyManager = controllers.find((c) => c.name === KEY_MANAGER_CONTROLLER)!;
-    // The reconcile as the controller's workers run it, through the wrapper that records whether it settled.
-    const reconcile = (keyManager as unknown as { reconciler: Reconciler }).reconciler;
-    const setReady = async (message: string) => {
-      const current = await certificates.get(NAMESPACE, 'web');
-      const conditions = [...issuing, condition('Ready', 'False', 'DoesNotExist', message)];
-      const status = { ...current.status, conditions };
-      await certificates.update({ ...current, status }, { subresource: 'status' });
-      return nextEvent(controllers, READINESS_CONTROLLER);
-    };
-    try {
-      await nextEvent(controllers);
-      // Readiness's status write replaces the cached copy; a key manager reconcile runs on that copy before
-      // the watch catches up, and its own status write from it would be superseded (docs/adr/1015).
-      const replaced = store.list()[0];
-      const ready = [...issuing, condition('Ready', 'False', 'DoesNotExist')];
-      assert.equal(await updateStatus(env.ctx, replaced, (status) => (status.conditions = ready)), 'written');
-      await nextEvent(controllers, READINESS_CONTROLLER);
-      store.update(replaced);
-      // It stands aside or finds nothing to do: either way, it has not judged the Certificate as it now is.
-      await reconcile({ namespace: NAMESPACE, name: 'web' }, new AbortController().signal);
-      // A change of Ready alone does not wake the key manager, but this one is owed to it, once.
-      assert.ok((await setReady('again')).includes(KEY_MANAGER_CONTROLLER), 'owed');
-      assert.ok(!(await setReady('third')).includes(KEY_MANAGER_CONTROLLER), 'owed once');
-    } finally {
-      for (const c of controllers) c.queue.shutDown();
-      await env.stop();
-    }
-  });
-
-  it('wake each sub-controller for the Secrets it reads, as cert-manager’s event handlers', async () => {
-    const issuing = [condition('Issuing', 'True', 'DoesNotExist')];
-    const cert = certificate({}, { nextPrivateKeySecretName: 'web-next', conditions: issuing });
-    const env = await FakeEnvironment.start({ certificates: [cert] });
-    const controllers = registerCertificateControllers(env.ctx);
-    const secrets = env.client.resource<Secret & KubeObject>(builtins.secrets);
-    try {
-      await nextEvent(controllers);
-      // The next key: the key manager, the request manager and issuing read it; the trigger and readiness
-      // do not (docs/adr/1215).
-      await secrets.create(NAMESPACE, nextKeySecret(cert, 'web-next', undefined) as Secret & KubeObject);
-      assert.deepEqual(await nextEvent(controllers), [
-        KEY_MANAGER_CONTROLLER,
-        REQUEST_MANAGER_CONTROLLER,
-        ISSUING_CONTROLLER,
-      ]);
-      // The Secret the Certificate names: all but the request manager (and, while issuing, the trigger; the
-      // revision manager watches no Secret).
-      await secrets.create(NAMESPACE, tlsSecret(cert, undefined) as Secret & KubeObject);
-      assert.deepEqual(await nextEvent(controllers), [
-        KEY_MANAGER_CONTROLLER,
-        ISSUING_CONTROLLER,
-        READINESS_CONTROLLER,
-      ]);
-      // Between issuances the next key's deletion is the key manager's alone; the trigger, which acts then,
-      // does not read it.
-      const certificates = env.client.resource<Certificate>(certificatesRef);
-      const current = await certificates.get(NAMESPACE, 'web');
-      await certificates.update({ ...current, status: { revision: 1 } }, { subresource: 'status' });
-      await nextEvent(controllers);
-      await secrets.delete(NAMESPACE, 'web-next');
-      assert.deepEqual(await nextEvent(controllers), [KEY_MANAGER_CONTROLLER]);
     } finally {
       for (const c of controllers) c.queue.shutDown();
       await env.stop();

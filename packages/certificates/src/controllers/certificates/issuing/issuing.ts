@@ -11,7 +11,7 @@ import type {
 } from '../../../api/types.ts';
 import { encodePrivateKey, privateKeySpecViolations } from '../../../pki/index.ts';
 import type { ControllerContext } from '../../context.ts';
-import { onlyReadinessOutputsChanged, type WakeFilter } from '../wake-filter.ts';
+import type { WakeFilter } from '../wake-filter.ts';
 import {
   rememberPrivateKey,
   requestCertificate,
@@ -82,19 +82,35 @@ const events = (ctx: ControllerContext) => ctx.recorder.from(ISSUING_CONTROLLER)
 const isIssuing = (cert: Certificate) => hasCondition(cert, 'Issuing', 'True');
 
 /**
- * The events that may change what the reconcile does (index.ts). While issuing, all but readiness's writes
- * (docs/adr/1215). Between issuances it only keeps the Secret it names in line with the spec
- * (ensureSecretData): the Secret's own events, a change of spec (the generation), a deletion or the start or
- * end of an issuance may change that; another controller's status write, a request's event or a next key's
- * cannot (docs/adr/1181), unless a reconcile stood aside waiting for that write (SettledWakes owes it that
- * event). Each issuance brings half a dozen such events, and a worker freed sooner would run each of them.
+ * Certificates whose reconcile stood aside on a copy this process's own status write replaced: that write's
+ * event must wake the issuing controller, whatever it changed (docs/adr/1015). Per controller context; an
+ * entry goes with that event (or the Certificate), a moment later.
  */
-export function issuingWakes(): WakeFilter {
+const owedWakes = new WeakMap<ControllerContext, Set<string>>();
+
+function owedWakesOf(ctx: ControllerContext): Set<string> {
+  let owed = owedWakes.get(ctx);
+  if (!owed) owedWakes.set(ctx, (owed = new Set()));
+  return owed;
+}
+
+const keyOf = (cert: Certificate) => `${cert.metadata.namespace}/${cert.metadata.name}`;
+
+/**
+ * The events that may change what the reconcile does (index.ts). While issuing, all of them. Between
+ * issuances it only keeps the Secret it names in line with the spec (ensureSecretData): the Secret's own
+ * events, a change of spec (the generation), a deletion or the start or end of an issuance may change that;
+ * another controller's status write, a request's event or a next key's cannot (docs/adr/1181), unless a
+ * reconcile stood aside waiting for that write. Each issuance brings half a dozen such events, and a worker
+ * freed sooner would run each of them.
+ */
+export function issuingWakes(ctx: ControllerContext): WakeFilter {
+  const owed = owedWakesOf(ctx);
   return {
     update: (old, cert) =>
-      isIssuing(old) !== isIssuing(cert) ||
-      // During an issuance it decides on the status too, but never on readiness's outputs (docs/adr/1215).
-      (isIssuing(cert) && !onlyReadinessOutputsChanged(old, cert)) ||
+      owed.delete(keyOf(cert)) ||
+      isIssuing(old) ||
+      isIssuing(cert) ||
       old.metadata.generation !== cert.metadata.generation ||
       cert.metadata.deletionTimestamp !== undefined,
     controlled: isIssuing,
@@ -104,13 +120,18 @@ export function issuingWakes(): WakeFilter {
 export function issuingReconciler(ctx: ControllerContext): Reconciler {
   return async (request, signal) => {
     const cert = liveCertificate(ctx, request);
-    if (!cert) return;
+    if (!cert) {
+      owedWakesOf(ctx).delete(`${request.namespace}/${request.name}`);
+      return;
+    }
     // Writing the Secret wakes this controller again while it completes an issuance, and that reconcile
     // starts before the watch brings the Certificate its status write made: on the replaced copy it would
     // complete the issuance a second time (the request read live, the write refused). The write's event
-    // brings the Certificate back (docs/adr/1015), whatever the wake-up filter says of it (index.ts owes it
-    // that event: SettledWakes).
-    if (replacedByOwnWrite(ctx, cert)) return;
+    // brings the Certificate back (docs/adr/1015), whatever the wake-up filter says of it.
+    if (replacedByOwnWrite(ctx, cert)) {
+      owedWakesOf(ctx).add(keyOf(cert));
+      return;
+    }
     // A Secret this process has just written, not yet in the cache: judged now, it would be written again
     // (docs/adr/1181). Its event brings the Certificate back.
     const awaiting = await awaitingOwnSecretWrite(ctx, cert.metadata.namespace ?? '', cert.spec.secretName);

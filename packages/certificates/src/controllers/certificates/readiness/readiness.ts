@@ -16,7 +16,6 @@ import { setValidity } from '../shared/validity.ts';
 import {
   getCondition,
   hasCondition,
-  OwnEchoes,
   replacedByOwnWrite,
   resultOf,
   setCertificateCondition,
@@ -39,32 +38,10 @@ const events = (ctx: ControllerContext) => ctx.recorder.from(READINESS_CONTROLLE
 
 export const READY_MESSAGE = 'Certificate is up to date and has not expired';
 
-/** Per controller context, readiness's own status writes, whose echoes do not wake it. */
-const echoesByContext = new WeakMap<ControllerContext, OwnEchoes>();
-
-function readinessEchoes(ctx: ControllerContext): OwnEchoes {
-  let echoes = echoesByContext.get(ctx);
-  if (!echoes) echoesByContext.set(ctx, (echoes = new OwnEchoes()));
-  return echoes;
-}
-
-/**
- * The Certificate updates readiness cannot act on, having settled on the version before (index.ts): the echo
- * of its own status write, which changed nothing but what it had just judged. Its inputs (the spec, the
- * Secret, the requests, the rest of the status) are as they were when it judged them; a change of any of
- * them comes with an event of its own. Any other update wakes it, so that a Ready or validity date someone
- * else edits is put back as in cert-manager (docs/adr/1215).
- */
-export function readinessIgnores(ctx: ControllerContext): (old: Certificate, cert: Certificate) => boolean {
-  const echoes = readinessEchoes(ctx);
-  return (old, cert) => echoes.size > 0 && echoes.isEcho(old, cert);
-}
-
 export function readinessReconciler(ctx: ControllerContext): Reconciler {
-  const echoes = readinessEchoes(ctx);
   return async (request, signal) => {
     const cert = liveCertificate(ctx, request);
-    if (!cert) return echoes.forget(`${request.namespace}/${request.name}`);
+    if (!cert) return;
     // Woken again (by a Secret or a request) before the watch brought a status write of this process:
     // its write would be refused, and the write's event brings the Certificate back (docs/adr/1015).
     if (replacedByOwnWrite(ctx, cert)) return;
@@ -75,7 +52,7 @@ export function readinessReconciler(ctx: ControllerContext): Reconciler {
     const input = await gatherPolicyInput(ctx, cert);
     if (completingIssuance(input)) return;
     const ready = getCondition(cert, 'Ready');
-    const write = await updateStatus(ctx, cert, (status) => applyReadiness(status, input), signal, echoes);
+    const write = await updateStatus(ctx, cert, (status) => applyReadiness(status, input), signal);
     if (write === 'written' || write === 'unchanged') {
       warnInvalidSpec(ctx, cert, ready, write);
       warnUnsatisfiableWindows(ctx, input);

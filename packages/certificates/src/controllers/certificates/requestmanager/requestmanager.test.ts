@@ -20,12 +20,10 @@ import {
   ISSUED_AT,
   keyPair,
   type KeyPair,
-  NAMESPACE,
   nextKeySecret,
   NOW,
   requestCondition,
 } from '@certkit/testenv/controllers/fake-environment';
-import { ownRequestCreates } from '../shared/own-request-creates.ts';
 import { requestManagerReconciler } from './requestmanager.ts';
 
 let next: KeyPair;
@@ -243,37 +241,4 @@ describe('certificates-request-manager reconcile', () => {
       }
     });
   }
-});
-
-describe('certificates-request-manager and its own creations (docs/adr/1215)', () => {
-  it('does not create a request again while its cache does not show the one it created', async () => {
-    const cert = issuing();
-    const env = await FakeEnvironment.start({ certificates: [cert], secrets: withKey(cert) });
-    const reconcile = requestManagerReconciler(env.ctx);
-    const store = env.ctx.certificateRequests.getStore();
-    try {
-      assert.equal(await env.reconcile(reconcile), undefined);
-      assert.deepEqual(env.writes(), [CREATE_1]);
-      // As when the watch has not brought the request yet (a reconcile woken by another event, right after
-      // the create was answered): the cache without it, and the creation not yet observed.
-      const key = `${NAMESPACE}/web-1`;
-      const created = store.get(key)!;
-      assert.ok(created, 'the informer brought the request');
-      store.delete(key);
-      ownRequestCreates(env.ctx).created(NAMESPACE, 'web-1', created.metadata.uid ?? '');
-      const waiting = await env.reconcile(reconcile);
-      assert.ok(
-        waiting?.requeueAfter && waiting.requeueAfter > 0,
-        'stands aside, with a requeue for a request never shown',
-      );
-      assert.deepEqual(env.writes(), [CREATE_1], 'no second create (409 AlreadyExists) and no live read');
-      // Once the cache shows it, the request manager finds its request and has nothing to do.
-      store.add(created);
-      assert.equal(await env.reconcile(reconcile), undefined);
-      assert.deepEqual(env.writes(), [CREATE_1]);
-      matches(env.events(), [REQUESTED_1]);
-    } finally {
-      await env.stop();
-    }
-  });
 });

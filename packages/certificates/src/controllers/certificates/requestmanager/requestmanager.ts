@@ -20,7 +20,6 @@ import { deleteRequests } from '../shared/delete-requests.ts';
 import { annotationsToCopy, certificateRequestName } from '../shared/names.ts';
 import { certificateOwnerReference } from '../shared/owner-reference.ts';
 import { invalidSpec, requestMatchesSpec } from '../shared/policies.ts';
-import { type OwnRequestCreates, ownRequestCreates } from '../shared/own-request-creates.ts';
 import { getCondition, hasCondition, REQUEUE } from '../shared/status.ts';
 
 /**
@@ -43,16 +42,11 @@ export function requestManagerMayAct(cert: Certificate): boolean {
 }
 
 export function requestManagerReconciler(ctx: ControllerContext): Reconciler {
-  const creates = ownRequestCreates(ctx);
   return async (request, signal) => {
     const cert = liveCertificate(ctx, request);
     if (!cert || !requestManagerMayAct(cert)) return;
     // The readiness controller reports invalid specs (Ready=False InvalidSpec); no request is made for one.
     if (invalidSpec(cert)) return;
-    // A request created here a moment ago and not cached yet: judged now, it would be made again (409
-    // AlreadyExists and a live read). Its event brings the Certificate back (docs/adr/1215).
-    const awaiting = awaitingOwnCreate(ctx, creates, cert);
-    if (awaiting) return awaiting;
 
     const key = await nextPrivateKey(ctx, cert);
     if (!key) return;
@@ -77,20 +71,6 @@ export function requestManagerReconciler(ctx: ControllerContext): Reconciler {
     if (requests.length === 1) return;
     return createRequest(ctx, cert, key, revision, cert.status!.nextPrivateKeySecretName!, signal);
   };
-}
-
-/** A requeue while the cache does not show the request for the next revision this controller created. */
-function awaitingOwnCreate(
-  ctx: ControllerContext,
-  creates: OwnRequestCreates,
-  cert: Certificate,
-): Result | undefined {
-  if (creates.size === 0) return undefined;
-  const namespace = cert.metadata.namespace ?? '';
-  const name = certificateRequestName(cert.metadata.name ?? '', nextRevision(cert));
-  const cached = ctx.certificateRequests.getStore().get(`${namespace}/${name}`) !== undefined;
-  const ms = creates.pendingMs(namespace, name, cached);
-  return ms === undefined ? undefined : { requeueAfter: ms };
 }
 
 /** Requests for the next revision that still match the spec and the next key; the others are deleted. */
@@ -171,7 +151,6 @@ async function createRequest(
   const namespace = cert.metadata.namespace ?? '';
   try {
     const created = await ctx.certificateRequestClient.create(namespace, cr, { signal });
-    ownRequestCreates(ctx).created(namespace, created.metadata.name ?? '', created.metadata.uid ?? '');
     events(ctx).normal(
       cert,
       'Requested',

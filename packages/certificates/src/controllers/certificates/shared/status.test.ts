@@ -85,7 +85,7 @@ describe('updateStatus', () => {
     return { env, sent, cached };
   }
 
-  it('answers a write from a version its own write already replaced as superseded, without sending it', async () => {
+  it('answers a write from a version its own write already replaced as a conflict, without sending it', async () => {
     const { env, sent, cached } = await counting();
     try {
       const stale = cached();
@@ -94,10 +94,10 @@ describe('updateStatus', () => {
         updateStatus(env.ctx, stale, ready('First')),
         updateStatus(env.ctx, stale, ready('Second')),
       ]);
-      assert.deepEqual(answers, ['written', 'superseded']);
+      assert.deepEqual(answers, ['written', 'conflict']);
       assert.deepEqual(sent, [stale.metadata.resourceVersion], 'one request sent');
       // And later, before the watch has brought the new version.
-      assert.equal(await updateStatus(env.ctx, stale, ready('Third')), 'superseded');
+      assert.equal(await updateStatus(env.ctx, stale, ready('Third')), 'conflict');
       assert.equal(sent.length, 1);
       const stored = await env.client
         .resource<Certificate>(env.ctx.certificateClient.ref)

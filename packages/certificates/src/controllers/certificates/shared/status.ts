@@ -79,11 +79,7 @@ export function setField<K extends keyof CertificateStatus>(
   else status[key] = value;
 }
 
-/**
- * What a status write came to. `superseded`: refused without sending it, since another write of this process
- * from the same version succeeded; `conflict`: refused by the API server.
- */
-export type StatusWrite = 'unchanged' | 'written' | 'superseded' | 'conflict' | 'gone';
+export type StatusWrite = 'unchanged' | 'written' | 'conflict' | 'gone';
 
 /** Per controller context, the versions its own status writes replaced (superseded-versions.ts). */
 const supersededByContext = new WeakMap<ControllerContext, SupersededVersions>();
@@ -105,7 +101,6 @@ export async function updateStatus(
   cert: Certificate,
   mutate: (status: CertificateStatus) => void,
   signal?: AbortSignal,
-  echoes?: OwnEchoes,
 ): Promise<StatusWrite> {
   // Mutations replace conditions rather than change them (setCertificateCondition, removeCondition), so copying the
   // status object and its conditions array is enough to leave the cached Certificate untouched.
@@ -121,59 +116,19 @@ export async function updateStatus(
   const from = cert.metadata.resourceVersion;
   // Only awaited when a write from the same version is in flight, so that checking and tracking are one step.
   const superseded = versions.isSuperseded(key, from);
-  if (superseded === true || (superseded !== false && (await superseded))) return 'superseded';
+  if (superseded === true || (superseded !== false && (await superseded))) return 'conflict';
   const updated: Certificate = { ...cert, status };
   let settle!: (superseded: boolean) => void;
   versions.track(key, from, new Promise((resolve) => (settle = resolve)));
   try {
     const written = await ctx.certificateClient.update(updated, { subresource: 'status', signal });
     settle(written.metadata.resourceVersion !== from);
-    echoes?.wrote(key, from, written.metadata.resourceVersion);
     return 'written';
   } catch (err) {
     settle(false);
     if (isConflict(err)) return 'conflict';
     if (isNotFound(err)) return 'gone';
     throw err;
-  }
-}
-
-/** How many Certificates' last echoes a writer remembers: those of a burst's writes in flight. */
-const ECHOES_CAPACITY = 1024;
-
-/**
- * One sub-controller's own status writes, by Certificate: the version each was based on and the version it
- * made, so that the update event bringing exactly that change (its "echo") is known to carry nothing but what
- * the writer itself decided (docs/adr/1215). Only the last write per Certificate is kept, an echo is
- * recognised once, and the oldest entries go past the capacity: bounded by the writes in flight.
- */
-export class OwnEchoes {
-  readonly #writes = new Map<string, { from: string | undefined; to: string | undefined }>();
-
-  wrote(key: string, from: string | undefined, to: string | undefined): void {
-    this.#writes.delete(key);
-    this.#writes.set(key, { from, to });
-    if (this.#writes.size > ECHOES_CAPACITY) {
-      this.#writes.delete(this.#writes.keys().next().value!);
-    }
-  }
-
-  /** Whether the update from `old` to `cert` is the echo of the last write recorded (forgotten if so). */
-  isEcho(old: Certificate, cert: Certificate): boolean {
-    const key = `${cert.metadata.namespace}/${cert.metadata.name}`;
-    const write = this.#writes.get(key);
-    if (!write || write.to !== cert.metadata.resourceVersion) return false;
-    this.#writes.delete(key);
-    return write.from === old.metadata.resourceVersion;
-  }
-
-  /** A deleted Certificate echoes nothing more. */
-  forget(key: string): void {
-    this.#writes.delete(key);
-  }
-
-  get size(): number {
-    return this.#writes.size;
   }
 }
 
@@ -190,20 +145,7 @@ export function replacedByOwnWrite(ctx: ControllerContext, cert: Certificate): b
 /** What a reconcile answers after a conflicting write: try again after the queue's backoff. */
 export const REQUEUE: Result = { requeue: true };
 
-/**
- * What a reconcile answers when a write of this process from the same version has succeeded: no requeue, since
- * that write's watch event brings the newer Certificate and wakes the reconcile (a requeue after the queue's
- * backoff found nothing left to do); but not settled either, so that the filters which drop updates let that
- * event through (SettledWakes in wake-filter.ts; docs/adr/1215). Compared by identity.
- */
-export const AWAIT_EVENT: Result = Object.freeze({});
-
-/**
- * The reconcile result for a status write: on a refusal by the API server, requeue after the backoff (the
- * writer may be another process, whose event says nothing this one awaits); on a write known superseded, the
- * event of the write that won; nothing otherwise.
- */
+/** The reconcile result for a status write: requeue on conflict, nothing otherwise. */
 export function resultOf(write: StatusWrite): Result | undefined {
-  if (write === 'conflict') return REQUEUE;
-  return write === 'superseded' ? AWAIT_EVENT : undefined;
+  return write === 'conflict' ? REQUEUE : undefined;
 }
