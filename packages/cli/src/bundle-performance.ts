@@ -7,9 +7,9 @@
  * `node:perf_hooks` on first access: the event loop delay histogram, timerify, user and resource timing,
  * ~0.7 MB of an idle controller's RSS for one clock. This one reads the same monotonic clock
  * (`process.hrtime`) and counts from the process's start as `performance.now()` does: its readings are those
- * of `performance.now()` but for a constant of about a millisecond (Node takes `process.uptime()`'s origin and
- * `performance.timeOrigin` at two points of its start), which no caller sees, as each compares readings of
- * one clock.
+ * of `performance.now()` but for a constant, about a millisecond and more on a loaded machine (Node takes
+ * `process.uptime()`'s origin and `performance.timeOrigin` at two points of its start), which no caller
+ * sees, as each compares readings of one clock.
  */
 
 /** Nanoseconds of process.hrtime at which performance.now() reads 0 (the process's time origin). */
