@@ -2,6 +2,7 @@ import { SERVE_FLAGS } from './args.ts';
 import {
   APPROVE_FLAGS,
   CHECK_API_FLAGS,
+  CONVERT_FLAGS,
   CREATE_CERTIFICATE_REQUEST_FLAGS,
   DENY_FLAGS,
   NAMESPACED_FLAGS,
@@ -176,6 +177,17 @@ export const COMMANDS: readonly Command[] = [
           ),
       },
     ],
+  },
+  {
+    name: 'convert',
+    summary: 'convert cert-manager manifests between API versions (to cert-manager.io/v1), as cmctl convert',
+    description:
+      'Reads -f files, directories or URLs (YAML or JSON) and prints them converted, without a cluster:\n' +
+      'v1alpha2, v1alpha3 and v1beta1 objects of cert-manager.io and acme.cert-manager.io become v1, or the\n' +
+      'version --output-version names. Objects of other groups are printed unchanged.',
+    flags: CONVERT_FLAGS,
+    run: async (args, flags) =>
+      print(await (await load(import('./commands/convert.ts'))).convert(args, flags)),
   },
   {
     name: 'secrets',
