@@ -106,7 +106,7 @@ export const CONVERT_FLAGS = {
     type: 'string',
     short: 'f',
     multiple: true,
-    value: 'FILE|DIR|URL',
+    value: 'FILE',
     help: 'a file, a directory of .yaml/.yml/.json files or an http(s) URL of cert-manager resources (repeatable)',
   },
   recursive: {
