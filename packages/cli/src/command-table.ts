@@ -213,15 +213,20 @@ export const COMMANDS: readonly Command[] = [
     name: 'completion',
     summary: 'a shell completion script: source <(certkit completion bash)',
     flags: {},
-    subcommands: (['bash', 'zsh'] as const).map((shell) => ({
+    subcommands: (['bash', 'zsh', 'fish'] as const).map((shell) => ({
       name: shell,
       summary: `the ${shell} completion script`,
-      description:
-        shell === 'bash'
-          ? 'Load it in the current shell with `source <(certkit completion bash)`, or for every shell\n' +
-            'with `certkit completion bash > /etc/bash_completion.d/certkit`.'
-          : 'Load it in the current shell (after compinit) with `source <(certkit completion zsh)`, or\n' +
-            'write it as `_certkit` into a directory of $fpath.',
+      description: {
+        bash:
+          'Load it in the current shell with `source <(certkit completion bash)`, or for every shell\n' +
+          'with `certkit completion bash > /etc/bash_completion.d/certkit`.',
+        zsh:
+          'Load it in the current shell (after compinit) with `source <(certkit completion zsh)`, or\n' +
+          'write it as `_certkit` into a directory of $fpath.',
+        fish:
+          'Load it in the current shell with `certkit completion fish | source`, or for every shell\n' +
+          'with `certkit completion fish > ~/.config/fish/completions/certkit.fish`.',
+      }[shell],
       flags: {},
       run: async (args) => {
         parseFlags({}, args);
