@@ -28,6 +28,7 @@ import { registerIssuerControllers } from './controllers/issuers/index.ts';
 import { registerShimControllers, type ShimOptions } from './controllers/shims/index.ts';
 import { registerAcmeClientMetrics } from './acme/client/metrics.ts';
 import { registerCertificateMetrics } from './metrics.ts';
+import { registerControllerSyncMetrics } from './controller-sync-metrics.ts';
 import { IDLE_RELEASE_MS as PARSES_IDLE_RELEASE_MS } from './controllers/parsed.ts';
 import { IDLE_RELEASE_MS as LIVE_READS_IDLE_RELEASE_MS } from './secrets/recent-live-reads.ts';
 import { registerChallengeMetrics } from './controllers/acme/challenges/metrics.ts';
@@ -206,15 +207,18 @@ export function startCertificateController(
   const http01 = addEmbeddedHTTP01Solver(manager, context, options);
   const chosen = options.controllers;
   const enabled = (name: string) => chosen === undefined || chosen.has(name);
-  for (const controller of [
+  const controllers = [
     ...registerIssuerControllers(context, enabled),
     ...registerCertificateRequestControllers(context, enabled),
     ...registerCertificateControllers(context, enabled),
     ...registerAcmeControllers(context, enabled),
     ...registerShimControllers(context, chosen, options.shims),
-  ]) {
-    manager.add(controller);
-  }
+  ];
+  for (const controller of controllers) manager.add(controller);
+  registerControllerSyncMetrics(
+    metrics,
+    controllers.map((c) => c.name),
+  );
   const done = manager.start();
   return { manager, context, http01, metrics, done, stop: () => manager.stop() };
 }

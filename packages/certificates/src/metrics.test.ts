@@ -20,6 +20,7 @@ import { registerCertificateMetrics } from './metrics.ts';
 
 const NOT_AFTER = '2026-03-01T03:00:00Z';
 const RENEWAL = '2026-03-01T02:00:00Z';
+const NOT_BEFORE = '2025-12-01T03:00:00Z';
 
 function samples(text: string, name: string): string[] {
   return text.split('\n').filter((line) => line.startsWith(`${name}{`));
@@ -43,6 +44,7 @@ describe('certificate metrics', () => {
       {},
       {
         notAfter: NOT_AFTER,
+        notBefore: NOT_BEFORE,
         renewalTime: RENEWAL,
         conditions: [condition('Ready', 'True', 'Ready', 'Certificate is up to date', ISSUED_AT)],
       },
@@ -60,6 +62,15 @@ describe('certificate metrics', () => {
       assert.deepEqual(samples(text, 'certmanager_certificate_expiration_timestamp_seconds').sort(), [
         `certmanager_certificate_expiration_timestamp_seconds{${api}} 0`,
         `certmanager_certificate_expiration_timestamp_seconds{${web}} ${Date.parse(NOT_AFTER) / 1000}`,
+      ]);
+      // cert-manager 1.18's pair: the certificate's validity window, 0 while none is issued.
+      assert.deepEqual(samples(text, 'certmanager_certificate_not_after_timestamp_seconds').sort(), [
+        `certmanager_certificate_not_after_timestamp_seconds{${api}} 0`,
+        `certmanager_certificate_not_after_timestamp_seconds{${web}} ${Date.parse(NOT_AFTER) / 1000}`,
+      ]);
+      assert.deepEqual(samples(text, 'certmanager_certificate_not_before_timestamp_seconds').sort(), [
+        `certmanager_certificate_not_before_timestamp_seconds{${api}} 0`,
+        `certmanager_certificate_not_before_timestamp_seconds{${web}} ${Date.parse(NOT_BEFORE) / 1000}`,
       ]);
       assert.deepEqual(samples(text, 'certmanager_certificate_renewal_timestamp_seconds').sort(), [
         `certmanager_certificate_renewal_timestamp_seconds{${api}} 0`,
@@ -103,7 +114,7 @@ describe('certificate metrics', () => {
     }
   });
 
-  it('exposes the three families, HELP and TYPE, with no Certificate at all', async () => {
+  it('exposes the five families, HELP and TYPE, with no Certificate at all', async () => {
     const env = await FakeEnvironment.start({});
     try {
       const registry = new MetricsRegistry();
@@ -111,6 +122,8 @@ describe('certificate metrics', () => {
       const text = await registry.scrape();
       for (const name of [
         'certmanager_certificate_expiration_timestamp_seconds',
+        'certmanager_certificate_not_after_timestamp_seconds',
+        'certmanager_certificate_not_before_timestamp_seconds',
         'certmanager_certificate_renewal_timestamp_seconds',
         'certmanager_certificate_ready_status',
       ]) {
@@ -118,6 +131,26 @@ describe('certificate metrics', () => {
         assert.match(text, new RegExp(`^# TYPE ${name} gauge$`, 'm'));
         assert.deepEqual(samples(text, name), []);
       }
+    } finally {
+      await env.stop();
+    }
+  });
+
+  it("reports the controller's clock as cert-manager does, a deprecated counter and a gauge", async () => {
+    const env = await FakeEnvironment.start({});
+    try {
+      const registry = new MetricsRegistry();
+      registerCertificateMetrics(registry, env.ctx);
+      const text = await registry.scrape();
+      const now = Math.floor(env.ctx.now().getTime() / 1000);
+      assert.match(text, /^# TYPE certmanager_clock_time_seconds counter$/m);
+      assert.match(text, /^# TYPE certmanager_clock_time_seconds_gauge gauge$/m);
+      assert.match(
+        text,
+        /^# HELP certmanager_clock_time_seconds DEPRECATED: use clock_time_seconds_gauge instead\./m,
+      );
+      assert.match(text, new RegExp(`^certmanager_clock_time_seconds ${now}$`, 'm'));
+      assert.match(text, new RegExp(`^certmanager_clock_time_seconds_gauge ${now}$`, 'm'));
     } finally {
       await env.stop();
     }

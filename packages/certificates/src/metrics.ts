@@ -3,7 +3,7 @@ import type { Certificate } from './api/types.ts';
 import type { ControllerContext } from './controllers/context.ts';
 
 /**
- * cert-manager's certificate metrics: expiration and renewal timestamps and readiness per Certificate, read
+ * cert-manager's certificate metrics: expiry, validity start, renewal and readiness per Certificate, read
  * from the Certificate informer's store when scraped, and issuances (count and duration) kept from its events
  * as revisions go up.
  *
@@ -17,14 +17,26 @@ import type { ControllerContext } from './controllers/context.ts';
 /** The context whose Certificates each registry reports (one per process; see acme/challenges/metrics.ts). */
 const reported = new WeakMap<MetricsRegistry, ControllerContext>();
 
-/** cert-manager's per-Certificate gauges: name and help. */
+/**
+ * cert-manager's per-Certificate gauges: name and help, as its controller writes them (the help too, so that a
+ * scrape diffed against cert-manager's shows only values). not_after and not_before came in cert-manager 1.18;
+ * expiration_timestamp_seconds, older, says the same as not_after and is kept for the dashboards that query it.
+ */
 const EXPIRATION = [
   'certmanager_certificate_expiration_timestamp_seconds',
-  'The date after which the certificate expires, as seconds since the Unix epoch.',
+  'The timestamp after which the certificate expires, expressed in Unix Epoch Time.',
+] as const;
+const NOT_AFTER = [
+  'certmanager_certificate_not_after_timestamp_seconds',
+  'The timestamp after which the certificate is invalid, expressed as a Unix Epoch Time.',
+] as const;
+const NOT_BEFORE = [
+  'certmanager_certificate_not_before_timestamp_seconds',
+  'The timestamp before which the certificate is invalid, expressed as a Unix Epoch Time.',
 ] as const;
 const RENEWAL = [
   'certmanager_certificate_renewal_timestamp_seconds',
-  'The time after which the certificate will be renewed, as seconds since the Unix epoch.',
+  'The timestamp after which the certificate should be renewed, expressed in Unix Epoch Time.',
 ] as const;
 const READY = ['certmanager_certificate_ready_status', 'The ready status of the certificate.'] as const;
 
@@ -53,9 +65,9 @@ function labelText(cert: Certificate): string {
 const seconds = (time: string | undefined) => (time ? Date.parse(time) / 1000 : 0);
 
 /**
- * The three gauges' exposition for these Certificates, HELP and TYPE included. Rendered here in one pass
+ * The five gauges' exposition for these Certificates, HELP and TYPE included. Rendered here in one pass
  * rather than through the registry's gaugeFunc, which takes a label object per series: each Certificate's
- * label text is built once for its five series, which keeps a scrape at 10,000 Certificates to a few ms.
+ * label text is built once for its seven series, which keeps a scrape at 10,000 Certificates to a few ms.
  */
 export function renderCertificateGauges(certificates: Iterable<Certificate>): string {
   const header = ([name, help]: readonly [string, string]) => [
@@ -63,18 +75,41 @@ export function renderCertificateGauges(certificates: Iterable<Certificate>): st
     `# TYPE ${name} gauge`,
   ];
   const expiration = header(EXPIRATION);
+  const notAfter = header(NOT_AFTER);
+  const notBefore = header(NOT_BEFORE);
   const renewal = header(RENEWAL);
   const ready = header(READY);
   for (const cert of certificates) {
     const labels = labelText(cert);
     expiration.push(`${EXPIRATION[0]}{${labels}} ${seconds(cert.status?.notAfter)}`);
+    notAfter.push(`${NOT_AFTER[0]}{${labels}} ${seconds(cert.status?.notAfter)}`);
+    notBefore.push(`${NOT_BEFORE[0]}{${labels}} ${seconds(cert.status?.notBefore)}`);
     renewal.push(`${RENEWAL[0]}{${labels}} ${seconds(cert.status?.renewalTime)}`);
     const status = cert.status?.conditions?.find((c) => c.type === 'Ready')?.status ?? 'Unknown';
     for (const condition of READY_CONDITIONS) {
       ready.push(`${READY[0]}{${labels},condition="${condition}"} ${condition === status ? 1 : 0}`);
     }
   }
-  return `${expiration.join('\n')}\n${renewal.join('\n')}\n${ready.join('\n')}\n`;
+  return [expiration, notAfter, notBefore, renewal, ready].map((lines) => `${lines.join('\n')}\n`).join('');
+}
+
+/**
+ * cert-manager's clock metrics: the controller's time when scraped, which alerting rules subtract expiry
+ * timestamps from (`certmanager_certificate_expiration_timestamp_seconds - certmanager_clock_time_seconds`),
+ * so that the difference is taken on the controller's clock rather than Prometheus's. The counter is the old
+ * name (cert-manager calls it deprecated but still serves it); the gauge replaced it.
+ */
+export function renderClockMetrics(now: Date): string {
+  const seconds = Math.floor(now.getTime() / 1000);
+  return [
+    '# HELP certmanager_clock_time_seconds DEPRECATED: use clock_time_seconds_gauge instead. The clock time given in seconds (from 1970/01/01 UTC).',
+    '# TYPE certmanager_clock_time_seconds counter',
+    `certmanager_clock_time_seconds ${seconds}`,
+    '# HELP certmanager_clock_time_seconds_gauge The clock time given in seconds (from 1970/01/01 UTC).',
+    '# TYPE certmanager_clock_time_seconds_gauge gauge',
+    `certmanager_clock_time_seconds_gauge ${seconds}`,
+    '',
+  ].join('\n');
 }
 
 export function registerCertificateMetrics(metrics: MetricsRegistry, ctx: ControllerContext): void {
@@ -83,6 +118,9 @@ export function registerCertificateMetrics(metrics: MetricsRegistry, ctx: Contro
   if (!registered) {
     metrics.addCollector('certmanager_certificate', () =>
       Promise.resolve(renderCertificateGauges(reported.get(metrics)?.certificates.getStore().values() ?? [])),
+    );
+    metrics.addCollector('certmanager_clock_time', () =>
+      Promise.resolve(renderClockMetrics(reported.get(metrics)?.now() ?? new Date())),
     );
   }
   const issuances = metrics.counter(

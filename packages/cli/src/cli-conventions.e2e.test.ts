@@ -80,7 +80,7 @@ describe('certkit --help and -h', () => {
     }
     oneLineError(await runCli(['frobnicate']), 'certkit frobnicate');
     oneLineError(await runCli(['secrets', 'frobnicate']), 'certkit secrets frobnicate');
-    oneLineError(await runCli(['completion', 'fish']), 'certkit completion fish');
+    oneLineError(await runCli(['completion', 'powershell']), 'certkit completion powershell');
     oneLineError(await runCli(['--no-such-flag']), 'certkit --no-such-flag');
     oneLineError(await runCli(['secrets', 'audit', 'stray']), 'certkit secrets audit stray');
     oneLineError(await runCli(['controller', 'stray']), 'certkit controller stray');
@@ -418,7 +418,7 @@ describe('certkit status', () => {
     ]);
   });
 
-  it('completion: bash and zsh offer the Certificates of the namespace the command line names', async (t) => {
+  it('completion: bash, zsh and fish offer the Certificates of the namespace the command line names', async (t) => {
     const onPath = await certkitOnPath();
     try {
       const flags = `--kubeconfig ${JSON.stringify(kubeconfig)} -n default`;
@@ -451,6 +451,14 @@ t certkit status ${flags} certificate ''`,
         onPath.env,
       );
       assert.equal(zsh.split('\n')[0], 'api web');
+      if (await skipWithoutFish(t)) return;
+      const fish = await shell(
+        'fish',
+        `certkit completion fish | source
+complete -C'certkit status ${flags} certificate '`,
+        onPath.env,
+      );
+      assert.deepEqual(fish.split('\n').filter(Boolean), ['api', 'web']);
     } finally {
       await onPath.remove();
     }
@@ -499,6 +507,16 @@ async function skipWithoutZsh(t: { skip(message: string): void }): Promise<boole
   return zshMissing;
 }
 
+let fishMissing: boolean | undefined;
+async function skipWithoutFish(t: { skip(message: string): void }): Promise<boolean> {
+  fishMissing ??= await execFileAsync('fish', ['-c', 'true']).then(
+    () => false,
+    () => true,
+  );
+  if (fishMissing) t.skip('fish is not installed (Debian package fish)');
+  return fishMissing;
+}
+
 describe('certkit completion', () => {
   let onPath: Awaited<ReturnType<typeof certkitOnPath>>;
   before(async () => {
@@ -535,7 +553,7 @@ t certkit renew -n default --`,
       'sqlite etcd',
       'error warn info debug',
       '',
-      'bash zsh --help -h',
+      'bash zsh fish --help -h',
     ]);
     const renewFlags = completions[8].split(' ');
     for (const name of Object.keys(COMMANDS.find((c) => c.name === 'renew')!.flags)) {
@@ -563,6 +581,25 @@ t certkit up --storage ''`,
       'audit --help -h',
       'json yaml wide name',
       'sqlite etcd',
+    ]);
+  });
+
+  it('fish: the script registers a completion of certkit, which offers the same words and values', async (t) => {
+    if (await skipWithoutFish(t)) return;
+    const out = await shell(
+      'fish',
+      `certkit completion fish | source
+for line in 'certkit st' 'certkit secrets ' 'certkit status -o ' 'certkit up --storage ' 'certkit completion '
+    echo (complete -C$line | string split -f1 \\t)
+end`,
+      onPath.env,
+    );
+    assert.deepEqual(out.split('\n').slice(0, 5), [
+      'status',
+      'audit -h --help',
+      'json name wide yaml',
+      'etcd sqlite',
+      'bash fish zsh -h --help',
     ]);
   });
 });

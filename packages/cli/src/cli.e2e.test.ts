@@ -147,12 +147,22 @@ describe('certkit up', () => {
         'controller_runtime_reconcile_total counter',
         'workqueue_depth gauge',
         'certmanager_certificate_ready_status gauge',
+        // Those cert-manager's dashboards and alerts query besides (docs/adr/1890).
+        'certmanager_certificate_not_after_timestamp_seconds gauge',
+        'certmanager_certificate_not_before_timestamp_seconds gauge',
+        'certmanager_clock_time_seconds_gauge gauge',
+        'certmanager_controller_sync_call_count counter',
+        'certmanager_controller_sync_error_count counter',
         'process_resident_memory_bytes gauge',
         'process_cpu_seconds_total counter',
         'nodejs_eventloop_lag_seconds gauge',
         'nodejs_heap_size_used_bytes gauge',
       ])
         assert.match(metrics, new RegExp(`^# TYPE ${family}$`, 'm'));
+      assert.match(
+        metrics,
+        /^certmanager_controller_sync_call_count\{controller="certificates-issuing"\} \d+$/m,
+      );
       assert.equal(await stop(controller, 'SIGTERM'), 0);
     } finally {
       controller.kill('SIGKILL');

@@ -2,6 +2,7 @@ import { SERVE_FLAGS } from './args.ts';
 import {
   APPROVE_FLAGS,
   CHECK_API_FLAGS,
+  CONVERT_FLAGS,
   CREATE_CERTIFICATE_REQUEST_FLAGS,
   DENY_FLAGS,
   NAMESPACED_FLAGS,
@@ -178,6 +179,17 @@ export const COMMANDS: readonly Command[] = [
     ],
   },
   {
+    name: 'convert',
+    summary: 'convert cert-manager manifests between API versions (to cert-manager.io/v1), as cmctl convert',
+    description:
+      'Reads -f files, directories or URLs (YAML or JSON) and prints them converted, without a cluster:\n' +
+      'v1alpha2, v1alpha3 and v1beta1 objects of cert-manager.io and acme.cert-manager.io become v1, or the\n' +
+      'version --output-version names. Objects of other groups are printed unchanged.',
+    flags: CONVERT_FLAGS,
+    run: async (args, flags) =>
+      print(await (await load(import('./commands/convert.ts'))).convert(args, flags)),
+  },
+  {
     name: 'secrets',
     summary: 'Secrets the controller reads',
     flags: {},
@@ -201,15 +213,20 @@ export const COMMANDS: readonly Command[] = [
     name: 'completion',
     summary: 'a shell completion script: source <(certkit completion bash)',
     flags: {},
-    subcommands: (['bash', 'zsh'] as const).map((shell) => ({
+    subcommands: (['bash', 'zsh', 'fish'] as const).map((shell) => ({
       name: shell,
       summary: `the ${shell} completion script`,
-      description:
-        shell === 'bash'
-          ? 'Load it in the current shell with `source <(certkit completion bash)`, or for every shell\n' +
-            'with `certkit completion bash > /etc/bash_completion.d/certkit`.'
-          : 'Load it in the current shell (after compinit) with `source <(certkit completion zsh)`, or\n' +
-            'write it as `_certkit` into a directory of $fpath.',
+      description: {
+        bash:
+          'Load it in the current shell with `source <(certkit completion bash)`, or for every shell\n' +
+          'with `certkit completion bash > /etc/bash_completion.d/certkit`.',
+        zsh:
+          'Load it in the current shell (after compinit) with `source <(certkit completion zsh)`, or\n' +
+          'write it as `_certkit` into a directory of $fpath.',
+        fish:
+          'Load it in the current shell with `certkit completion fish | source`, or for every shell\n' +
+          'with `certkit completion fish > ~/.config/fish/completions/certkit.fish`.',
+      }[shell],
       flags: {},
       run: async (args) => {
         parseFlags({}, args);

@@ -6,6 +6,7 @@ import type { CertificateRequest } from '../api/types.ts';
 import { csrFacts, secretFactsForCache } from './parsed.ts';
 import { isStrippedRequest, stripIssuedRequest } from './request-facts.ts';
 import { certificateFactsText, isPlainCertificateData, keyFactsText } from './secret-facts.ts';
+import { adoptCertManagerTemplateKeys } from './secret-template-keys.ts';
 import { strippedBytes } from './stripped-bytes.ts';
 
 /**
@@ -128,11 +129,13 @@ function shareField(holder: Record<string, unknown> | undefined, key: string): v
 }
 
 /**
- * A Secret of the full cache: as leanObject; a certificate Secret (a key and a certificate that parse, a CA
+ * A Secret of the full cache: as leanObject, but that the secretTemplate keys cert-manager's managedFields
+ * record on a Secret it wrote are kept, as certkit's annotation (secret-template-keys.ts); a certificate Secret (a key and a certificate that parse, a CA
  * bundle or none, nothing else) with the facts of its certificate and key in place of `tls.crt` and `tls.key`
  * (secret-facts.ts, docs/adr/1140); any other with its certificate and CA bundle shared.
  */
 export const leanSecret: TransformFunc = (obj) => {
+  if (!Object.isFrozen(obj)) adoptCertManagerTemplateKeys(obj as Secret);
   const secret = leanObject(obj) as KubeObject & { data?: Record<string, string> };
   if (Object.isFrozen(secret) || !secret.data || Object.isFrozen(secret.data)) return secret;
   if (cacheAsFacts(secret as Secret)) return secret;

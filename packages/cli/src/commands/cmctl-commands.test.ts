@@ -74,6 +74,16 @@ describe('create certificaterequest: the manifest and the wait', () => {
     assert.equal(certificateFromManifest(json, 'f').spec.issuerRef.name, 'x');
   });
 
+  it('reads an older version as cmctl does, converted to v1', () => {
+    const old =
+      'apiVersion: cert-manager.io/v1alpha2\nkind: Certificate\nmetadata: {name: c}\n' +
+      'spec: {issuerRef: {name: ca}, secretName: s, keyAlgorithm: ecdsa, keySize: 384, uriSANs: [spiffe://a]}\n';
+    const v1 = certificateFromManifest(old, 'f');
+    assert.equal(v1.apiVersion, 'cert-manager.io/v1');
+    assert.deepEqual(v1.spec.privateKey, { algorithm: 'ECDSA', size: 384 });
+    assert.deepEqual(v1.spec.uris, ['spiffe://a']);
+  });
+
   it('refuses anything else with one line naming the file', () => {
     assert.throws(
       () => certificateFromManifest('', 'f.yaml'),
@@ -88,8 +98,8 @@ describe('create certificaterequest: the manifest and the wait', () => {
       /^Error: f holds a Secret, not a cert-manager\.io Certificate$/,
     );
     assert.throws(
-      () => certificateFromManifest(certificate.replace('v1', 'v1alpha2'), 'f'),
-      /^Error: f: only cert-manager\.io\/v1 Certificates can be read, got cert-manager\.io\/v1alpha2$/,
+      () => certificateFromManifest(certificate.replace('v1', 'v2'), 'f'),
+      /^Error: f: Certificate "c": cert-manager\.io\/v2 is not a version of cert-manager\.io \(v1alpha2, v1alpha3, v1beta1, v1\)$/,
     );
     assert.throws(() => certificateFromManifest('a: [', 'f'), /^Error: error parsing f: /);
     assert.throws(

@@ -99,3 +99,32 @@ export const CREATE_CERTIFICATE_REQUEST_FLAGS = {
     help: 'how long to wait for the signature with --fetch-certificate, e.g. 10m or 1h',
   },
 } as const satisfies FlagTable;
+
+/** `certkit convert`'s flags: kubectl's -f/-R and cmctl's --output-version, -o yaml|json. */
+export const CONVERT_FLAGS = {
+  filename: {
+    type: 'string',
+    short: 'f',
+    multiple: true,
+    value: 'FILE',
+    help: 'a file, a directory of .yaml/.yml/.json files or an http(s) URL of cert-manager resources (repeatable)',
+  },
+  recursive: {
+    type: 'boolean',
+    short: 'R',
+    default: false,
+    help: 'read the directories of -f and those under them',
+  },
+  'output-version': {
+    type: 'string',
+    value: 'GROUP/VERSION',
+    help: 'the version to convert to, e.g. cert-manager.io/v1alpha2 (default: cert-manager.io/v1)',
+  },
+  output: {
+    type: 'string',
+    short: 'o',
+    default: 'yaml',
+    value: 'yaml|json',
+    help: 'the output format',
+  },
+} as const satisfies FlagTable;

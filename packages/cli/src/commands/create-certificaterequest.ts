@@ -1,6 +1,7 @@
 import { open, readFile } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseAllDocuments } from 'yaml';
+import { convertObject, type ManifestObject } from './convert-versions.ts';
 import { formatGoDuration, parseGoDuration, toMilliseconds } from '@certkit/apimachinery';
 import { applyCertificateDefaults } from '@certkit/certificates/api/defaults';
 import type { Certificate, CertificateRequest } from '@certkit/certificates/api/types';
@@ -66,11 +67,15 @@ export function certificateFromManifest(text: string, file: string): Certificate
       `${file} holds ${object?.kind ? `a ${object.kind}` : 'no Kubernetes object'}, not a cert-manager.io Certificate`,
     );
   }
-  if (object.apiVersion !== 'cert-manager.io/v1') {
-    throw new Error(`${file}: only cert-manager.io/v1 Certificates can be read, got ${object.apiVersion}`);
+  // An older version (v1alpha2, v1alpha3, v1beta1) is read as cmctl reads it: converted to v1 first.
+  let v1: Partial<Certificate>;
+  try {
+    v1 = convertObject(object as ManifestObject) as Partial<Certificate>;
+  } catch (err) {
+    throw new Error(`${file}: ${(err as Error).message}`, { cause: err });
   }
-  if (!object.spec?.issuerRef?.name) throw new Error(`${file}: the Certificate has no spec.issuerRef.name`);
-  return object as Certificate;
+  if (!v1.spec?.issuerRef?.name) throw new Error(`${file}: the Certificate has no spec.issuerRef.name`);
+  return v1 as Certificate;
 }
 
 function timeout(text: string): number {

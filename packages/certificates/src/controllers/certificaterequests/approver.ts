@@ -6,6 +6,7 @@ import { ConditionType, isApproved, isDenied, readyReason, ReadyReason } from '.
 import { StatusDraft } from './draft.ts';
 import { lookupIssuer } from './issuer-ref.ts';
 import { signerRateLimiter } from './signer.ts';
+import { SignerApproval } from './signer-approval.ts';
 
 /**
  * The built-in approver (cert-manager's certificaterequests-approver): with no policy engine installed,
@@ -26,6 +27,9 @@ export const APPROVED_MESSAGE = 'Certificate request has been approved by cert-m
 
 /** How long a handed-over request may stay unapproved before the approver looks at it again. */
 export const HAND_OFF_RECHECK_MS = 10_000;
+
+/** How often a request for an external issuer this controller may not approve for is looked at again. */
+export const NOT_PERMITTED_RECHECK_MS = 60_000;
 
 export function awaitsApproval(cr: CertificateRequest): boolean {
   const reason = readyReason(cr);
@@ -87,6 +91,7 @@ function answeredBySigner(ctx: ControllerContext, cr: CertificateRequest): boole
 
 export function newApproverController(ctx: ControllerContext, handOff: ApprovalHandOff): Controller {
   handOff.approverRunning = true;
+  const signers = new SignerApproval(ctx.client, () => ctx.now().getTime());
   async function reconcile(request: Request): Promise<Result | void> {
     const cr = ctx.certificateRequests.getStore().get(`${request.namespace}/${request.name}`);
     if (!cr || cr.metadata?.deletionTimestamp || !awaitsApproval(cr)) return;
@@ -95,6 +100,17 @@ export function newApproverController(ctx: ControllerContext, handOff: ApprovalH
       // Looked at again later: should the issuer change meanwhile to a kind no signer here answers (say,
       // from CA to ACME), nothing would write the approval, and the request needs this approver after all.
       return { requeueAfter: HAND_OFF_RECHECK_MS };
+    }
+    // Another group's issuer: approved only where RBAC grants it, as cert-manager's webhook decides
+    // (signer-approval.ts); otherwise left for a policy engine, and looked at again in case of a new grant.
+    if ('foreign' in lookupIssuer(ctx, cr) && !(await signers.mayApprove(cr))) {
+      ctx.log({
+        level: 'debug',
+        msg: 'not permitted to approve for this issuer: left for another approver',
+        namespace: request.namespace,
+        name: request.name,
+      });
+      return { requeueAfter: NOT_PERMITTED_RECHECK_MS };
     }
     const draft = new StatusDraft(ctx, APPROVER_NAME, cr);
     approve(draft);

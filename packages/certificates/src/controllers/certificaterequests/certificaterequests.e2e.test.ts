@@ -8,6 +8,8 @@ import assert from 'node:assert/strict';
 import { X509Certificate } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { KubeObject } from '@certkit/apimachinery';
+import { builtins } from '@certkit/runtime';
 import type { CertificateRequest } from '../../api/types.ts';
 import { buildCertificateRequest, generatePrivateKey, parseCertificate } from '../../pki/index.ts';
 import { issue, opensslUnavailable, opensslVerify, rootCa } from '@certkit/testenv/pki/ca';
@@ -226,13 +228,46 @@ describe('certificaterequests controllers', () => {
     }, 'the approval and issuance events');
   });
 
-  it("approves a request for another group's issuer itself, and signs nothing", async () => {
+  it("approves a request for another group's issuer only once the cluster serves that kind, and signs nothing", async () => {
     const { csrPem } = await keyAndCsr('foreign', { commonName: 'foreign.example.com' });
     await requests(h).create(
       ns,
       certificateRequest(ns, 'foreign', csrPem, { name: 'x', kind: 'ExternalIssuer', group: 'example.com' }),
     );
+    // No such kind is served: no signer of that name exists to approve for (cert-manager's webhook refuses
+    // the approval: "referenced signer resource does not exist").
+    await sleep(1000);
+    assert.equal(condition(await getRequest('foreign'), 'Approved'), undefined);
+
+    // The external issuer's CRD installed, and the request looked at again: the controller's identity
+    // (here the admin's) may approve for any signer, so it does.
+    await h.admin.resource(builtins.customResourceDefinitions).create(undefined, {
+      apiVersion: 'apiextensions.k8s.io/v1',
+      kind: 'CustomResourceDefinition',
+      metadata: { name: 'externalissuers.example.com' },
+      spec: {
+        group: 'example.com',
+        names: {
+          kind: 'ExternalIssuer',
+          plural: 'externalissuers',
+          singular: 'externalissuer',
+          listKind: 'ExternalIssuerList',
+        },
+        scope: 'Namespaced',
+        versions: [
+          {
+            name: 'v1',
+            served: true,
+            storage: true,
+            schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } },
+          },
+        ],
+      },
+    } as unknown as KubeObject);
     const cr = await eventually(async () => {
+      await requests(h).patch(ns, 'foreign', 'merge', {
+        metadata: { annotations: { poke: String(Date.now()) } },
+      });
       const current = await getRequest('foreign');
       return condition(current, 'Approved') ? current : undefined;
     }, 'the approval of a request for an external issuer');

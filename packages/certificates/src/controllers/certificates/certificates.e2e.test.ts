@@ -395,6 +395,84 @@ describe('Certificate controllers on the embedded API server', () => {
     assert.equal((await readyAndIssued('web')).status?.revision, revision, 'no re-issuance');
   });
 
+  it('takes over a Secret cert-manager applied: no re-issuance, no write, its template keys still cleaned up', async () => {
+    // A Certificate's Secret as cert-manager leaves it: server-side applied by its issuing controller's field
+    // manager, with its annotations and the secretTemplate's keys, and no certkit bookkeeping. The key pair is
+    // borrowed from a Certificate issued here first.
+    await createCertificate('source', { commonName: 'moved', dnsNames: ['moved.example'] });
+    await readyAndIssued('source');
+    const source = (await getSecret('source-tls'))!;
+    const applied = await server.fetch(
+      'PATCH',
+      `/api/v1/namespaces/${ns}/secrets/moved-tls?fieldManager=cert-manager-certificates-issuing&force=true`,
+      {
+        headers: { 'Content-Type': 'application/apply-patch+yaml' },
+        body: {
+          apiVersion: 'v1',
+          kind: 'Secret',
+          type: 'kubernetes.io/tls',
+          metadata: {
+            name: 'moved-tls',
+            namespace: ns,
+            labels: { [FAO]: 'true', team: 'a', tier: 'web' },
+            annotations: {
+              'cert-manager.io/alt-names': 'moved.example',
+              'cert-manager.io/certificate-name': 'moved',
+              'cert-manager.io/common-name': 'moved',
+              'cert-manager.io/ip-sans': '',
+              'cert-manager.io/uri-sans': '',
+              'cert-manager.io/issuer-group': '',
+              'cert-manager.io/issuer-kind': 'Issuer',
+              'cert-manager.io/issuer-name': 'selfsigned',
+              'example.com/owner': 'x',
+            },
+          },
+          data: source.data,
+        },
+      },
+    );
+    assert.equal(applied.status, 201, applied.text);
+    // Someone else's label, which certkit must never remove.
+    await secrets.patch(ns, 'moved-tls', 'merge', { metadata: { labels: { mine: 'yes' } } });
+    const before = (await getSecret('moved-tls'))!;
+    assert.equal(before.metadata?.annotations?.[SECRET_TEMPLATE_KEYS_ANNOTATION], undefined);
+
+    await createCertificate('moved', {
+      commonName: 'moved',
+      dnsNames: ['moved.example'],
+      secretTemplate: { labels: { team: 'a', tier: 'web' }, annotations: { 'example.com/owner': 'x' } },
+    });
+    const cert = await eventually(async () => {
+      const c = await certs.get(ns, 'moved');
+      return condition(c, 'Ready')?.status === 'True' ? c : undefined;
+    }, 'moved Ready');
+    assert.equal(cert.status?.revision, undefined, 'not issued again');
+    // The template as cert-manager applied it is what the Secret has: nothing to write.
+    await sleep(500);
+    assert.equal((await getSecret('moved-tls'))!.metadata?.resourceVersion, before.metadata?.resourceVersion);
+
+    // The template loses a label and its annotation: the keys cert-manager's apply owned go, as they would
+    // under cert-manager; the foreign label stays.
+    await patchSpec('moved', { secretTemplate: { labels: { tier: null }, annotations: null } });
+    const cleaned = await eventually(async () => {
+      const secret = await getSecret('moved-tls');
+      const labels = secret?.metadata?.labels ?? {};
+      return labels.tier === undefined && secret?.metadata?.annotations?.['example.com/owner'] === undefined
+        ? secret
+        : undefined;
+    }, 'dropped template keys removed');
+    assert.equal(cleaned.metadata?.labels?.team, 'a');
+    assert.equal(cleaned.metadata?.labels?.mine, 'yes', 'foreign labels are kept');
+    assert.equal(cleaned.data?.['tls.crt'], source.data?.['tls.crt'], 'the same certificate');
+    assert.deepEqual(
+      (await crs.list(ns)).items.filter(
+        (r) => r.metadata?.annotations?.['cert-manager.io/certificate-name'] === 'moved',
+      ),
+      [],
+      'no CertificateRequest for it',
+    );
+  });
+
   it('renews when the renewal time passes', async () => {
     // Lifetime 1h, renew 59m55s before expiry: renewal is due 5 s after issuance.
     await createCertificate('short', {

@@ -20,6 +20,11 @@ import {
   warnOnKeystoreError,
 } from './keystores.ts';
 import { expectOwnSecretWrite } from '../shared/own-secret-writes.ts';
+import {
+  readTemplateKeys,
+  SECRET_TEMPLATE_KEYS_ANNOTATION,
+  type TemplateKeys,
+} from '../../secret-template-keys.ts';
 import { desiredOwnerReferences, effectiveCleanupPolicy } from '../shared/owner-reference.ts';
 
 /**
@@ -35,15 +40,14 @@ import { desiredOwnerReferences, effectiveCleanupPolicy } from '../shared/owner-
  * - secretTemplate labels and annotations have user-chosen keys, so the keys we last copied from the
  *   template are recorded in the annotation SECRET_TEMPLATE_KEYS_ANNOTATION; a key that left the template
  *   is removed only if it is listed there, never a label or annotation someone else put on the Secret.
- *   (Comparing with the previous template instead would need the previous spec, which nothing keeps.)
+ *   (Comparing with the previous template instead would need the previous spec, which nothing keeps.) On a
+ *   Secret cert-manager wrote, which has no such annotation, the keys its server-side apply owns are read from
+ *   managedFields instead (secret-template-keys.ts), so that a Secret taken over keeps being cleaned up.
  * Everything else on the Secret (other data keys, labels, annotations, owners) is left as it is.
  */
 
-/**
- * JSON `{"labels":[…],"annotations":[…]}`: the secretTemplate keys this controller last copied onto the
- * Secret, so that it can remove the ones later dropped from the template. Absent when the template is empty.
- */
-export const SECRET_TEMPLATE_KEYS_ANNOTATION = 'cert-manager.io/secret-template-keys';
+// The secretTemplate keys last copied to the Secret: certkit's annotation, or cert-manager's managedFields.
+export { SECRET_TEMPLATE_KEYS_ANNOTATION } from '../../secret-template-keys.ts';
 
 export const TLS_SECRET_TYPE = 'kubernetes.io/tls';
 
@@ -65,24 +69,6 @@ export interface SecretProvenance {
   issuerName?: string;
   issuerKind?: string;
   issuerGroup?: string;
-}
-
-interface TemplateKeys {
-  labels: string[];
-  annotations: string[];
-}
-
-function readTemplateKeys(secret: Secret | undefined): TemplateKeys {
-  const text = secret?.metadata?.annotations?.[SECRET_TEMPLATE_KEYS_ANNOTATION];
-  if (!text) return { labels: [], annotations: [] };
-  try {
-    const parsed = JSON.parse(text) as Partial<TemplateKeys>;
-    const strings = (v: unknown) =>
-      Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : [];
-    return { labels: strings(parsed.labels), annotations: strings(parsed.annotations) };
-  } catch {
-    return { labels: [], annotations: [] };
-  }
 }
 
 const base64 = (text: string | Buffer) => Buffer.from(text).toString('base64');
