@@ -50,6 +50,10 @@ export interface CAInjectorOptions {
   namespace?: string;
   /** `--ignore-namespaces`: never read sources there. */
   ignoreNamespaces?: readonly string[];
+  /**
+   * CAInjectorMerging (default true): a new CA joins the bundle a target holds; false: it replaces the bundle.
+   */
+  mergeBundles?: boolean;
   /** The CA of inject-apiserver-ca: default the client's own (`client.config.ca`). */
   apiserverCA?: string;
   leaderElection?: {
@@ -107,6 +111,7 @@ function injectorFor(
     namespace?: string;
     ignoreNamespaces: ReadonlySet<string>;
     apiserverCA?: string;
+    mergeBundles: boolean;
     log: Logger;
   },
 ): Controller {
@@ -134,7 +139,10 @@ function injectorFor(
     const ca = await readCA({ ...settings, client }, source, described);
     if (!ca) return;
     const bundles = current.map((bundle) =>
-      mergeCABundle(bundle ? Buffer.from(bundle, 'base64') : undefined, ca).toString('base64'),
+      (settings.mergeBundles
+        ? mergeCABundle(bundle ? Buffer.from(bundle, 'base64') : undefined, ca)
+        : ca
+      ).toString('base64'),
     );
     // Applying what is already there would change nothing: skip the write.
     if (bundles.every((bundle, i) => bundle === current[i])) return;
@@ -162,6 +170,7 @@ export function startCAInjector(client: KubeClient, options: CAInjectorOptions =
     namespace: options.namespace,
     ignoreNamespaces: new Set(options.ignoreNamespaces ?? []),
     apiserverCA: options.apiserverCA ?? client.config.ca,
+    mergeBundles: options.mergeBundles ?? true,
     log,
   };
 
