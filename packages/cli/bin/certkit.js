@@ -19,8 +19,5 @@ process.getBuiltinModule('node:module').enableCompileCache();
 // into a few chunks (scripts/bundle-controller.ts): ~10 MB less idle RSS than loading ~250 files
 // (docs/adr/1130-idle-controller-bundle.md); so does `certkit cainjector`, the other such process. Under the
 // `source` condition both names are the sources.
-await import(
-  ['controller', 'cainjector'].includes(process.argv[2])
-    ? '@certkit/cli/controller-bundle'
-    : '@certkit/cli/main'
-);
+const bundled = process.argv[2] === 'controller' || process.argv[2] === 'cainjector';
+await import(bundled ? '@certkit/cli/controller-bundle' : '@certkit/cli/main');
