@@ -23,13 +23,14 @@ import { staleBuilds } from '../scripts/build.ts';
  * `--cainjector=false`: what the cainjector adds to the one-process setup. RSS from /proc (the mean of samples
  * over 5 s, 20 s after start), variants interleaved, --rounds times (default 3), medians reported.
  *
- * Usage: npm run bench:cainjector-idle [-- --rounds=3 --secrets=2000 --variants=a,b]
+ * Usage: npm run bench:cainjector-idle [-- --rounds=3 --secrets=2000 --variants=a,b --results=NAME]
  */
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const BIN = join(root, 'packages/cli/bin/certkit.js');
 const ROUNDS = Number(flag('rounds') ?? 3);
 const SECRETS = Number(flag('secrets') ?? 2000);
+const RESULTS = flag('results') ?? 'cainjector-idle';
 const SETTLE_MS = 20_000;
 const WINDOW_MS = 5_000;
 const MB = 1e6;
@@ -192,7 +193,7 @@ const table = [
   `The cluster of \`cainjector\` and \`controller\` held ${SECRETS} Secrets and one webhook configuration annotated inject-ca-from-secret (injected at start). RSS: the mean of samples over ${WINDOW_MS / 1000} s, ${SETTLE_MS / 1000} s after start; ${ROUNDS} rounds, variants interleaved; ${availableParallelism()} CPUs.`,
 ].join('\n');
 await writeResults(
-  'cainjector-idle',
+  RESULTS,
   {
     date: new Date().toISOString(),
     rounds: ROUNDS,
