@@ -1,9 +1,11 @@
 import { spawn } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { availableParallelism, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { builtins } from '@certkit/runtime';
+import { parse as parseYaml } from 'yaml';
 import {
   createNamespace,
   round,
@@ -19,7 +21,8 @@ import { staleBuilds } from '../scripts/build.ts';
  * deploy/deployment.yaml starts the controller (same node flags and malloc settings), on a cluster holding
  * --secrets=N Secrets (default 2000; it watches all of them, as metadata) and one annotated webhook
  * configuration it injects into at start; beside it `certkit controller` on the same cluster and a bare `node`
- * (the floor). And `certkit up` on an empty data dir of its own with its in-process cainjector and with
+ * (the floor). Both read the cluster's kubeconfig written as JSON, so neither loads a YAML library, as in a pod
+ * (bench:idle's shipped-json-kubeconfig). And `certkit up` on an empty data dir of its own with its in-process cainjector and with
  * `--cainjector=false`: what the cainjector adds to the one-process setup. RSS from /proc (the mean of samples
  * over 5 s, 20 s after start), variants interleaved, --rounds times (default 3), medians reported.
  *
@@ -92,7 +95,11 @@ async function run(variant: Variant, kubeconfig: string, sample: boolean, ms = S
   });
   const exited = new Promise<void>((r) => child.once('exit', () => r()));
   try {
-    await new Promise((r) => setTimeout(r, ms));
+    await new Promise((r) => {
+      const timer = setTimeout(r, ms);
+      interrupted.signal.addEventListener('abort', () => (clearTimeout(timer), r(undefined)), { once: true });
+    });
+    if (interrupted.signal.aborted) throw new Error('interrupted');
     if (child.exitCode !== null) throw new Error(`${variant.name} exited with ${child.exitCode}`);
     if (!sample) return 0;
     const samples: number[] = [];
@@ -109,9 +116,20 @@ async function run(variant: Variant, kubeconfig: string, sample: boolean, ms = S
   }
 }
 
+/** The kubeconfig as JSON beside it (the same data). */
+function jsonKubeconfig(kubeconfig: string): string {
+  const json = `${kubeconfig}.json`;
+  writeFileSync(json, JSON.stringify(parseYaml(readFileSync(kubeconfig, 'utf8'))));
+  return json;
+}
+
 const stale = staleBuilds();
 if (stale.length > 0) throw new Error(`stale or missing build (${stale.join(', ')}): run npm run build`);
 const cluster = await startCluster();
+const kubeconfig = jsonKubeconfig(cluster.kubeconfigPath);
+// Stopped early (Ctrl-C), the cluster and the temporary directories go too.
+const interrupted = new AbortController();
+for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => interrupted.abort());
 const byVariant = new Map<string, number[]>(VARIANTS.map((v) => [v.name, []]));
 try {
   const ns = 'cainjector-bench';
@@ -158,10 +176,11 @@ try {
   );
   // Fill the compile cache for every command before measuring.
   for (const v of VARIANTS.filter((x) => x.name !== 'bare-node'))
-    await run(v, cluster.kubeconfigPath, false, 8_000);
-  for (let r = 0; r < ROUNDS; r++) {
+    await run(v, kubeconfig, false, 8_000);
+  for (let r = 0; r < ROUNDS && !interrupted.signal.aborted; r++) {
     for (const v of VARIANTS) {
-      const mb = await run(v, cluster.kubeconfigPath, true);
+      if (interrupted.signal.aborted) break;
+      const mb = await run(v, kubeconfig, true);
       process.stderr.write(`[bench:cainjector-idle] round ${r + 1}: ${v.name} ${mb.toFixed(1)} MB\n`);
       byVariant.get(v.name)!.push(mb);
     }
