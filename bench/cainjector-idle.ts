@@ -61,6 +61,19 @@ const ALL: Variant[] = [
       shipped(['cainjector', '--kubeconfig', k, '--leader-elect=false', '--metrics-listen-address=0']),
   },
   {
+    name: 'cainjector-no-crds',
+    what: 'the same with --enable-customresourcedefinitions-injectable=false (no CRD informer)',
+    args: (k) =>
+      shipped([
+        'cainjector',
+        '--kubeconfig',
+        k,
+        '--leader-elect=false',
+        '--metrics-listen-address=0',
+        '--enable-customresourcedefinitions-injectable=false',
+      ]),
+  },
+  {
     name: 'controller',
     what: 'certkit controller on the same cluster, shipped flags and environment, warm compile cache',
     args: (k) =>
@@ -175,8 +188,7 @@ try {
     `[bench:cainjector-idle] ${SECRETS} Secrets and one annotated webhook configuration\n`,
   );
   // Fill the compile cache for every command before measuring.
-  for (const v of VARIANTS.filter((x) => x.name !== 'bare-node'))
-    await run(v, kubeconfig, false, 8_000);
+  for (const v of VARIANTS.filter((x) => x.name !== 'bare-node')) await run(v, kubeconfig, false, 8_000);
   for (let r = 0; r < ROUNDS && !interrupted.signal.aborted; r++) {
     for (const v of VARIANTS) {
       if (interrupted.signal.aborted) break;
