@@ -1,4 +1,4 @@
-import type { KubeObject } from '@certkit/apimachinery';
+import { isNotFound, type KubeObject } from '@certkit/apimachinery';
 import {
   builtins,
   Controller,
@@ -16,7 +16,7 @@ import {
 } from '@certkit/runtime';
 import { Annotations } from '../api/constants.ts';
 import { mergeCABundle } from './bundle.ts';
-import { INJECTABLES, type Injectable, type InjectableName } from './injectables.ts';
+import { INJECTABLES, type Injectable, type InjectableName, stripTarget } from './injectables.ts';
 import { readCA } from './read-ca.ts';
 import { caSourceFor } from './sources.ts';
 
@@ -26,9 +26,9 @@ import { caSourceFor } from './sources.ts';
  * target's annotation names into the target's caBundle fields, by server-side apply under the field manager
  * `cert-manager-cainjector`, merged with the bundle already there (docs/adr/1880).
  *
- * What it keeps in memory is small on purpose: the targets stripped to their name, source annotations and
- * bundles, and Secrets as metadata only, stripped to the two annotations that map a Secret to targets. The
- * Secret (and Certificate) a target names is read live when the target is reconciled.
+ * What it keeps in memory is small on purpose: targets and Secrets are watched as metadata only, targets
+ * stripped to their source annotations and Secrets to the two annotations that map a Secret to targets. An
+ * annotated target, and the Secret (and Certificate) it names, are read live when the target is reconciled.
  */
 
 /** The field manager of every write, cainjector's: ownership of the caBundle fields follows it. */
@@ -119,9 +119,18 @@ function injectorFor(
   const resource = client.resource(injectable.ref);
 
   async function reconcile(request: Request): Promise<void> {
-    const target = targets.getStore().get(request.name);
-    // Gone or going: nothing to inject into.
-    if (!target || target.metadata?.deletionTimestamp) return;
+    const cached = targets.getStore().get(request.name);
+    // Gone or going, or asking for nothing (most CRDs): nothing to inject into, and nothing to read.
+    if (!cached || cached.metadata?.deletionTimestamp) return;
+    if (!caSourceFor(cached, { certificates: settings.certificates })) return;
+    let target: KubeObject;
+    try {
+      target = await resource.get(undefined, request.name);
+    } catch (err) {
+      if (isNotFound(err)) return;
+      throw err;
+    }
+    if (target.metadata?.deletionTimestamp) return;
     const source = caSourceFor(target, { certificates: settings.certificates });
     if (!source) return;
     const described = `${injectable.ref.kind}/${request.name}`;
@@ -199,15 +208,19 @@ export function startCAInjector(client: KubeClient, options: CAInjectorOptions =
   });
   const controllers: { controller: Controller; targets: SharedInformer }[] = [];
   for (const injectable of enabled) {
-    const targets = factory.informerFor(injectable.ref, {
-      transform: injectable.strip,
+    const targets = factory.metadataInformer(injectable.ref, {
+      transform: stripTarget,
       indexers: {
         [BY_SECRET]: annotationIndex(Annotations.injectCAFromSecret),
         [BY_CERTIFICATE]: annotationIndex(Annotations.injectCAFrom),
       },
     });
     const controller = injectorFor(injectable, targets, client, settings);
-    const enqueue = (obj: KubeObject) => controller.enqueue({ name: obj.metadata?.name ?? '' });
+    // Only targets that ask for a CA are queued: a cluster's other CRDs and webhooks cost no reconcile.
+    const enqueue = (obj: KubeObject) => {
+      if (caSourceFor(obj, { certificates: settings.certificates }))
+        controller.enqueue({ name: obj.metadata?.name ?? '' });
+    };
     targets.addEventHandler({
       onAdd: enqueue,
       onUpdate: (old, obj) => {

@@ -3,18 +3,17 @@ import { builtins, type ResourceRef } from '@certkit/runtime';
 import { SOURCE_ANNOTATIONS } from './sources.ts';
 
 /**
- * The four kinds cainjector writes a caBundle into, each described by where its bundles are, how much of it the
- * cache keeps, and the server-side apply configuration that sets them: nothing but the caBundle fields (and
- * the keys that locate them), so that apply with force under `cert-manager-cainjector` takes those fields and
- * no other.
+ * The four kinds cainjector writes a caBundle into, each described by where its bundles are and the server-side
+ * apply configuration that sets them: nothing but the caBundle fields (and the keys that locate them), so that
+ * apply with force under `cert-manager-cainjector` takes those fields and no other. `bundles` and
+ * `applyConfiguration` read the object as a GET returns it; the cache holds targets as metadata only
+ * (`stripTarget`).
  */
 export interface Injectable {
   /** cainjector's name for it: its controller's name, the `--enable-<name>s-injectable` flag's. */
   name: InjectableName;
   ref: ResourceRef;
   apiVersion: string;
-  /** The object as the cache keeps it: name, version, the source annotations, the bundles' locations. */
-  strip(obj: KubeObject): KubeObject;
   /** The caBundle (base64, as the API carries it) of each place a bundle goes; none when it takes none. */
   bundles(obj: KubeObject): (string | undefined)[];
   /** The apply configuration writing `bundles` (one per place, in the order of `bundles(obj)`). */
@@ -29,21 +28,22 @@ export type InjectableName =
 
 type Loose = Record<string, any>;
 
-/** Only what decides and locates injection: a target without a source annotation keeps its name alone. */
-function strippedMetadata(obj: KubeObject): { metadata: Loose; annotated: boolean } {
+/**
+ * A target as the cache keeps it (it is watched as PartialObjectMetadata): name, uid, version, deletion, and
+ * only the source annotations, so that a CRD's `last-applied-configuration` copy of its schemas is not held.
+ */
+export function stripTarget(obj: KubeObject): KubeObject {
   const { name, uid, resourceVersion, deletionTimestamp, annotations } = obj.metadata ?? {};
   const kept: Record<string, string> = {};
   for (const key of SOURCE_ANNOTATIONS) if (annotations?.[key] !== undefined) kept[key] = annotations[key];
-  const annotated = Object.keys(kept).length > 0;
   return {
     metadata: {
       name,
       uid,
       resourceVersion,
       ...(deletionTimestamp ? { deletionTimestamp } : {}),
-      ...(annotated ? { annotations: kept } : {}),
+      ...(Object.keys(kept).length > 0 ? { annotations: kept } : {}),
     },
-    annotated,
   };
 }
 
@@ -54,19 +54,6 @@ function webhookConfiguration(kind: string, name: InjectableName, ref: ResourceR
     name,
     ref,
     apiVersion,
-    strip(obj) {
-      const { metadata, annotated } = strippedMetadata(obj);
-      if (!annotated) return { apiVersion, kind, metadata };
-      return {
-        apiVersion,
-        kind,
-        metadata,
-        webhooks: webhooks(obj).map((w) => ({
-          name: w.name,
-          clientConfig: w.clientConfig?.caBundle ? { caBundle: w.clientConfig.caBundle } : {},
-        })),
-      } as KubeObject;
-    },
     bundles: (obj) => webhooks(obj).map((w) => w.clientConfig?.caBundle as string | undefined),
     applyConfiguration: (obj, bundles) =>
       ({
@@ -83,22 +70,6 @@ const customResourceDefinition: Injectable = {
   name: 'customresourcedefinition',
   ref: builtins.customResourceDefinitions,
   apiVersion: 'apiextensions.k8s.io/v1',
-  strip(obj) {
-    const { metadata, annotated } = strippedMetadata(obj);
-    const conversion = (obj as Loose).spec?.conversion;
-    const kept = {
-      apiVersion: 'apiextensions.k8s.io/v1',
-      kind: 'CustomResourceDefinition',
-      metadata,
-    } as Loose;
-    if (annotated && conversion?.strategy === 'Webhook') {
-      const caBundle = conversion.webhook?.clientConfig?.caBundle;
-      kept.spec = {
-        conversion: { strategy: 'Webhook', webhook: { clientConfig: caBundle ? { caBundle } : {} } },
-      };
-    }
-    return kept as KubeObject;
-  },
   // Only a conversion webhook takes a bundle; a CRD converting with None has nowhere to put one.
   bundles: (obj) => {
     const conversion = (obj as Loose).spec?.conversion;
@@ -125,16 +96,6 @@ const apiService: Injectable = {
   name: 'apiservice',
   ref: apiServicesRef,
   apiVersion: 'apiregistration.k8s.io/v1',
-  strip(obj) {
-    const { metadata, annotated } = strippedMetadata(obj);
-    const caBundle = (obj as Loose).spec?.caBundle;
-    return {
-      apiVersion: 'apiregistration.k8s.io/v1',
-      kind: 'APIService',
-      metadata,
-      ...(annotated ? { spec: caBundle ? { caBundle } : {} } : {}),
-    } as KubeObject;
-  },
   bundles: (obj) => [(obj as Loose).spec?.caBundle],
   applyConfiguration: (obj, bundles) =>
     ({
