@@ -162,7 +162,7 @@ describe('certkit up and its cainjector', { skip: kubectlSkip }, () => {
   it('fills the caBundle of a webhook registered with it, with the API server’s CA', async () => {
     const { dir, cli, kubectl } = await withServer('up');
     try {
-      assert.match(cli.output(), /certificate controller and cainjector running/);
+      assert.match(cli.output(), /\(certificate controller running, with the cainjector\)/);
       await kubectl.ok(
         'apply',
         '-f',

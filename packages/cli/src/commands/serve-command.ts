@@ -89,7 +89,7 @@ export async function serve(command: 'up' | 'apiserver', args: string[], table: 
   const kubeconfig = shortPath(plane.kubeconfigPath);
   const examples = examplesDir();
   process.stdout.write(
-    `certkit ${command}: API server listening on ${plane.server.url}${command === 'up' ? ` (certificate controller${withCAInjector ? ' and cainjector' : ''} running)` : ''}\n` +
+    `certkit ${command}: API server listening on ${plane.server.url}${command === 'up' ? ` (certificate controller running${withCAInjector ? ', with the cainjector' : ''})` : ''}\n` +
       (settings?.options.acmeHTTP01ListenAddress !== undefined
         ? `  ACME HTTP-01 challenges answered on ${settings.options.acmeHTTP01ListenAddress}\n`
         : '') +
