@@ -17,5 +17,7 @@ if (major < 22 || (major === 22 && minor < 13)) {
 process.getBuiltinModule('node:module').enableCompileCache();
 // `certkit controller`, the process that lives under a pod's memory limit, runs the same main module bundled
 // into a few chunks (scripts/bundle-controller.ts): ~10 MB less idle RSS than loading ~250 files
-// (docs/adr/1130-idle-controller-bundle.md). Under the `source` condition both names are the sources.
-await import(process.argv[2] === 'controller' ? '@certkit/cli/controller-bundle' : '@certkit/cli/main');
+// (docs/adr/1130-idle-controller-bundle.md); so does `certkit cainjector`, the other such process. Under the
+// `source` condition both names are the sources.
+const bundled = process.argv[2] === 'controller' || process.argv[2] === 'cainjector';
+await import(bundled ? '@certkit/cli/controller-bundle' : '@certkit/cli/main');

@@ -199,7 +199,7 @@ describe('certkit logs: --log-level and -v', () => {
     assert.ok(info.length > 0, 'no info lines at -v 2');
     for (const line of lines) {
       assert.deepEqual(Object.keys(line).slice(0, 3), ['ts', 'level', 'logger'], JSON.stringify(line));
-      assert.match(String(line.logger), /^(apiserver|controller)(\.|$)/);
+      assert.match(String(line.logger), /^(apiserver|controller|cainjector)(\.|$)/);
       assert.equal(typeof line.msg, 'string');
       assert.equal('time' in line || 'error' in line || 'component' in line, false, JSON.stringify(line));
     }

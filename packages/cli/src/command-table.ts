@@ -8,6 +8,11 @@ import {
   NAMESPACED_FLAGS,
 } from './commands/cmctl-flag-tables.ts';
 import {
+  CAINJECTOR_FLAG_OPTIONS,
+  CAINJECTOR_SCOPE_FLAGS,
+  UP_CAINJECTOR_FLAGS,
+} from './commands/cainjector-flag-table.ts';
+import {
   CONTROLLER_FLAG_OPTIONS,
   CONTROLLER_SCOPE_FLAGS,
   UP_CONTROLLER_FLAGS,
@@ -62,7 +67,7 @@ export const COMMANDS: readonly Command[] = [
   {
     name: 'up',
     summary: 'the API server and the certificate controller in one process (what npm start runs)',
-    flags: { ...SERVE_FLAGS, ...UP_CONTROLLER_FLAGS, ...LOG_FLAGS },
+    flags: { ...SERVE_FLAGS, ...UP_CONTROLLER_FLAGS, ...UP_CAINJECTOR_FLAGS, ...LOG_FLAGS },
     run: async (args, flags) => (await import('./commands/serve-command.ts')).serve('up', args, flags),
   },
   {
@@ -76,6 +81,18 @@ export const COMMANDS: readonly Command[] = [
     summary: 'the certificate controller against any cluster, until SIGTERM',
     flags: { ...CLUSTER_FLAGS, ...CONTROLLER_SCOPE_FLAGS, ...CONTROLLER_FLAG_OPTIONS, ...LOG_FLAGS },
     run: async (args, flags) => (await load(import('./commands/controller.ts'))).controller(args, flags),
+  },
+  {
+    name: 'cainjector',
+    summary:
+      'cert-manager’s cainjector: caBundles of annotated webhooks, CRDs and APIServices, until SIGTERM',
+    description:
+      'Fills the caBundle of ValidatingWebhookConfigurations, MutatingWebhookConfigurations, CRD conversion\n' +
+      'webhooks and APIServices annotated cert-manager.io/inject-ca-from: NS/CERTIFICATE,\n' +
+      'cert-manager.io/inject-ca-from-secret: NS/SECRET (the Secret annotated\n' +
+      'cert-manager.io/allow-direct-injection: "true") or cert-manager.io/inject-apiserver-ca: "true".',
+    flags: { ...CLUSTER_FLAGS, ...CAINJECTOR_SCOPE_FLAGS, ...CAINJECTOR_FLAG_OPTIONS, ...LOG_FLAGS },
+    run: async (args, flags) => (await load(import('./commands/cainjector.ts'))).cainjector(args, flags),
   },
   {
     name: 'status',

@@ -160,6 +160,30 @@ describe('kubectl apply -f deploy/ on certkit apiserver', { skip: kubectlSkip },
     );
     assert.match(list, /^leases\.coordination\.k8s\.io\s+\[\]\s+\[certkit-controller\]\s+\[get update\]$/m);
   });
+
+  it('kubectl auth can-i --as the cainjector’s ServiceAccount: what deploy/cainjector-rbac.yaml grants, no more', async () => {
+    const cainjector = ['--as', 'system:serviceaccount:certkit:certkit-cainjector'];
+    const allowed = [
+      ['patch', 'validatingwebhookconfigurations.admissionregistration.k8s.io'],
+      ['patch', 'mutatingwebhookconfigurations.admissionregistration.k8s.io'],
+      ['patch', 'apiservices.apiregistration.k8s.io'],
+      ['patch', 'customresourcedefinitions.apiextensions.k8s.io'],
+      ['watch', 'secrets', '--all-namespaces'],
+      ['get', 'certificates.cert-manager.io', '-n', 'team-a'],
+      ['update', 'leases.coordination.k8s.io/cert-manager-cainjector-leader-election', '-n', 'certkit'],
+    ];
+    for (const args of allowed)
+      assert.equal(await canI(server.kubectl, cainjector, ...args), 'yes', `can-i ${args.join(' ')}`);
+    const refused = [
+      ['create', 'secrets', '-n', 'team-a'],
+      ['update', 'secrets', '-n', 'team-a'],
+      ['delete', 'validatingwebhookconfigurations.admissionregistration.k8s.io'],
+      ['update', 'certificates.cert-manager.io', '-n', 'team-a'],
+      ['update', 'leases.coordination.k8s.io/certkit-controller', '-n', 'certkit'],
+    ];
+    for (const args of refused)
+      assert.equal(await canI(server.kubectl, cainjector, ...args), 'no', `can-i ${args.join(' ')}`);
+  });
 });
 
 describe('certkit up runs its controller under deploy/rbac.yaml', { skip: kubectlSkip }, () => {
@@ -202,6 +226,11 @@ spec: {secretName: ${name}, dnsNames: [${name}.example.com], issuerRef: {name: s
       'clusterrolebinding.rbac.authorization.k8s.io/certkit-controller',
       'role.rbac.authorization.k8s.io/certkit-leader-election',
       'rolebinding.rbac.authorization.k8s.io/certkit-leader-election',
+      // deploy/cainjector-rbac.yaml, which up applies for its cainjector.
+      'serviceaccount/certkit-cainjector',
+      'clusterrole.rbac.authorization.k8s.io/certkit-cainjector',
+      'clusterrolebinding.rbac.authorization.k8s.io/certkit-cainjector',
+      'role.rbac.authorization.k8s.io/certkit-cainjector:leaderelection',
       'customresourcedefinition.apiextensions.k8s.io/certificates.cert-manager.io',
       'customresourcedefinition.apiextensions.k8s.io/challenges.acme.cert-manager.io',
     ]) {

@@ -40,10 +40,15 @@ describe('production entry points', () => {
 
   it('bin/certkit.js loads the CLI by its package name, so export conditions pick dist/ or src/', () => {
     // A dynamic import, so that the compile cache is enabled before the CLI's modules load; `controller` takes
-    // the bundle of the same main module (docs/adr/1130-idle-controller-bundle.md).
+    // the bundle of the same main module (docs/adr/1130-idle-controller-bundle.md), and so does `cainjector`.
+    const bin = read('packages/cli/bin/certkit.js');
     assert.match(
-      read('packages/cli/bin/certkit.js'),
-      /^await import\(process\.argv\[2\] === 'controller' \? '@certkit\/cli\/controller-bundle' : '@certkit\/cli\/main'\);$/m,
+      bin,
+      /^await import\(bundled \? '@certkit\/cli\/controller-bundle' : '@certkit\/cli\/main'\);$/m,
+    );
+    assert.match(
+      bin,
+      /^const bundled = process\.argv\[2\] === 'controller' \|\| process\.argv\[2\] === 'cainjector';$/m,
     );
   });
 

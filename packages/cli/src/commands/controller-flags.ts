@@ -11,7 +11,7 @@ import { UsageError } from '../args.ts';
 
 export { CONTROLLER_FLAG_OPTIONS } from './controller-flag-table.ts';
 
-function bool(flag: string, value: string): boolean {
+export function bool(flag: string, value: string): boolean {
   if (value === 'true') return true;
   if (value === 'false') return false;
   throw new UsageError(`--${flag} must be true or false, got ${JSON.stringify(value)}`);
@@ -100,7 +100,9 @@ export interface LeaderElectionTimings {
 }
 
 /** The Lease timings, checked as client-go's NewLeaderElector checks them, but as usage errors. */
-function leaderElectionTimings(values: Record<string, string | boolean | undefined>): LeaderElectionTimings {
+export function leaderElectionTimings(
+  values: Record<string, string | boolean | undefined>,
+): LeaderElectionTimings {
   const duration = (flag: string) => {
     const text = String(values[flag]);
     const ms = parsed(flag, text, (v) => toMilliseconds(parseGoDuration(v)));

@@ -6,6 +6,7 @@ import { parseServeFlags } from '../args.ts';
 import { type FlagTable, flagDefaults } from '../flags.ts';
 import { load } from '../load.ts';
 import { logSettings } from '../log-flags.ts';
+import { startUpCAInjector, upCAInjector } from './up-cainjector.ts';
 import { CONTROLLER_FLAG_OPTIONS } from './controller-flag-table.ts';
 
 /**
@@ -40,6 +41,7 @@ export async function serve(command: 'up' | 'apiserver', args: string[], table: 
     command === 'up'
       ? controllerFlags({ ...flagDefaults(CONTROLLER_FLAG_OPTIONS), ...flags.extra })
       : undefined;
+  const withCAInjector = command === 'up' && upCAInjector(flags.extra);
   const plane = await startControlPlane(flags, namedLogger(log, 'apiserver'));
   const stops: (() => Promise<void>)[] = [];
   if (settings) {
@@ -77,6 +79,7 @@ export async function serve(command: 'up' | 'apiserver', args: string[], table: 
       );
       process.exit(1);
     });
+    if (withCAInjector) stops.push(await startUpCAInjector(admin, log));
     stops.push(async () => {
       await running.stop();
       client.close();
@@ -86,7 +89,7 @@ export async function serve(command: 'up' | 'apiserver', args: string[], table: 
   const kubeconfig = shortPath(plane.kubeconfigPath);
   const examples = examplesDir();
   process.stdout.write(
-    `certkit ${command}: API server listening on ${plane.server.url}${command === 'up' ? ' (certificate controller running)' : ''}\n` +
+    `certkit ${command}: API server listening on ${plane.server.url}${command === 'up' ? ` (certificate controller running${withCAInjector ? ', with the cainjector' : ''})` : ''}\n` +
       (settings?.options.acmeHTTP01ListenAddress !== undefined
         ? `  ACME HTTP-01 challenges answered on ${settings.options.acmeHTTP01ListenAddress}\n`
         : '') +

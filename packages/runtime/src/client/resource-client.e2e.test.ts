@@ -118,6 +118,27 @@ describe('patch', () => {
     assert.equal(strategic.metadata?.labels?.s, 'yes');
   });
 
+  it('applies server-side with a field manager, and takes another manager’s field only with force', async () => {
+    const apply = (value: string, manager: string, force?: boolean) =>
+      cms.patch(
+        NS,
+        'applied',
+        'apply',
+        { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'applied' }, data: { k: value } },
+        { fieldManager: manager, force },
+      );
+    const created = await apply('1', 'first');
+    assert.equal(created.data?.k, '1');
+    assert.ok(created.metadata?.managedFields?.some((f) => f.manager === 'first' && f.operation === 'Apply'));
+    assert.ok(isConflict(await errorOf(apply('2', 'second'))));
+    const forced = await apply('2', 'second', true);
+    assert.equal(forced.data?.k, '2');
+    assert.deepEqual(
+      forced.metadata?.managedFields?.filter((f) => f.operation === 'Apply').map((f) => f.manager),
+      ['second'],
+    );
+  });
+
   it('patches a subresource', async () => {
     const patched = await kube
       .resource(namespaces)

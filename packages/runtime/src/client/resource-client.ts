@@ -39,6 +39,8 @@ export const PATCH_CONTENT_TYPES: Record<PatchType, string> = {
   merge: 'application/merge-patch+json',
   json: 'application/json-patch+json',
   strategic: 'application/strategic-merge-patch+json',
+  // JSON is YAML: the server reads an apply body of JSON as it reads kubectl's.
+  apply: 'application/apply-patch+yaml',
 };
 
 /**
@@ -365,10 +367,11 @@ function listQuery(options: ListOptions): URLSearchParams {
 }
 
 function writeQuery(options: WriteOptions): URLSearchParams | undefined {
-  if (!options.dryRun && !options.fieldManager) return undefined;
+  if (!options.dryRun && !options.fieldManager && !options.force) return undefined;
   const query = new URLSearchParams();
   if (options.dryRun) query.set('dryRun', 'All');
   if (options.fieldManager) query.set('fieldManager', options.fieldManager);
+  if (options.force) query.set('force', 'true');
   return query;
 }
 

@@ -51,13 +51,15 @@ export interface WriteOptions {
    * metadata.name (`token` of a ServiceAccount).
    */
   subresource?: string;
+  /** Server-side apply only: take the fields other managers own instead of failing with a Conflict. */
+  force?: boolean;
 }
 
 /**
- * `merge` (JSON merge patch), `json` (JSON patch) or `strategic` (strategic merge patch, built-in kinds
- * only).
+ * `merge` (JSON merge patch), `json` (JSON patch), `strategic` (strategic merge patch, built-in kinds
+ * only) or `apply` (server-side apply of the JSON given; needs a fieldManager).
  */
-export type PatchType = 'merge' | 'json' | 'strategic';
+export type PatchType = 'merge' | 'json' | 'strategic' | 'apply';
 
 /** The body of a delete: propagation policy, preconditions, grace period, dry run. */
 export interface DeleteOptions {

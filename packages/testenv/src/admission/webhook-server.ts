@@ -42,12 +42,25 @@ export interface TestWebhookServer {
   /** The CA's certificate, base64 of PEM, as `clientConfig.caBundle` takes it. */
   caBundle: string;
   reviews: ReceivedReview[];
+  /** Serves with another certificate from now on (new connections), as a webhook does when its Secret rotates. */
+  useServing(serving: ServingKeyPair): void;
   close(): Promise<void>;
+}
+
+/** A serving certificate (chain) and its key, PEM. */
+export interface ServingKeyPair {
+  certPem: string;
+  keyPem: string;
 }
 
 export interface WebhookServerOptions {
   /** Names the serving certificate holds besides 127.0.0.1 (e.g. `svc.ns.svc` for a service reference). */
   dnsNames?: string[];
+  /**
+   * Serve with this certificate instead of one from the server's own CA (then `caBundle` is the own CA's, which
+   * does not verify it): what a test of a CA issued elsewhere, e.g. by the controller, passes.
+   */
+  serving?: ServingKeyPair;
 }
 
 export async function startWebhookServer(
@@ -55,12 +68,14 @@ export async function startWebhookServer(
   options: WebhookServerOptions = {},
 ): Promise<TestWebhookServer> {
   const ca = await createTestCa('webhook-test-ca');
-  const serving = await ca.issue({
-    commonName: 'webhook',
-    usages: ['serverAuth'],
-    dnsNames: options.dnsNames ?? [],
-    ipAddresses: ['127.0.0.1'],
-  });
+  const serving =
+    options.serving ??
+    (await ca.issue({
+      commonName: 'webhook',
+      usages: ['serverAuth'],
+      dnsNames: options.dnsNames ?? [],
+      ipAddresses: ['127.0.0.1'],
+    }));
   const reviews: ReceivedReview[] = [];
   const server: Server = createServer({ cert: serving.certPem, key: serving.keyPem }, (req, res) => {
     const chunks: Buffer[] = [];
@@ -96,6 +111,7 @@ export async function startWebhookServer(
     port,
     caBundle: Buffer.from(ca.certPem).toString('base64'),
     reviews,
+    useServing: ({ certPem, keyPem }) => server.setSecureContext({ cert: certPem, key: keyPem }),
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

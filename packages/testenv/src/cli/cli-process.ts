@@ -56,6 +56,11 @@ export interface CliOptions {
   openFileLimit?: number;
   /** The working directory, where commands write files named relative to it (default: this process's). */
   cwd?: string;
+  /**
+   * What the process prints on stdout once it runs, its first group the server URL (default: `listening on
+   * URL`, what up and apiserver print; `certkit cainjector` prints `... on URL`).
+   */
+  ready?: RegExp;
 }
 
 function command(args: string[], options: CliOptions): [string, string[]] {
@@ -81,7 +86,7 @@ export interface RunningCli {
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
-/** Starts `certkit up|apiserver ...`; resolves once it says where it listens. */
+/** Starts `certkit up|apiserver ...` (or another long-running command); resolves once it says it runs. */
 export function startCli(args: string[], options: CliOptions = {}): Promise<RunningCli> {
   const [file, argv] = command(args, options);
   const child = spawn(file, argv, { stdio: ['ignore', 'pipe', 'pipe'], env: certkitEnv(), cwd: options.cwd });
@@ -94,7 +99,7 @@ export function startCli(args: string[], options: CliOptions = {}): Promise<Runn
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`no start within 30 s: ${out}${err}`)), 30_000);
     child.stdout!.on('data', () => {
-      const m = /listening on (https:\/\/\S+)/.exec(out);
+      const m = (options.ready ?? /listening on (https:\/\/\S+)/).exec(out);
       if (!m) return;
       clearTimeout(timer);
       resolve({

@@ -32,6 +32,7 @@ import type {
   WatchOptions,
   WriteOptions,
 } from '../types.ts';
+import { PATCH_CONTENT_TYPES } from '../resource-client.ts';
 import { type ObjectTracker, objectKeyOf, resourceKey } from './tracker.ts';
 import { WatchQueue } from './watch.ts';
 
@@ -219,8 +220,9 @@ export class TrackedResourceClient<T extends KubeObject = KubeObject> implements
         ]);
       }
     } else {
-      // Strategic merge needs the Go types' patch strategies, which a schema-less fake does not know.
-      throw newUnsupportedMediaType('application/strategic-merge-patch+json', [
+      // Strategic merge and server-side apply need the Go types' patch strategies, which a schema-less fake
+      // does not know.
+      throw newUnsupportedMediaType(PATCH_CONTENT_TYPES[type], [
         'application/json-patch+json',
         'application/merge-patch+json',
       ]);
