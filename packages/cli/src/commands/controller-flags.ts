@@ -8,6 +8,7 @@ import {
   UnknownControllerError,
 } from '@certkit/certificates/controllers/enabled-controllers';
 import { UsageError } from '../args.ts';
+import { parseFeatureGates } from './feature-gates.ts';
 
 export { CONTROLLER_FLAG_OPTIONS } from './controller-flag-table.ts';
 
@@ -164,10 +165,17 @@ function shimOptions(values: Record<string, string | boolean | undefined>) {
 }
 
 /** cert-manager's --controllers: a comma-separated list of names, `*` and `-name`. */
-function controllersOption(value: string, gatewayAPI: boolean): ReadonlySet<string> {
+function controllersOption(
+  value: string,
+  gatewayAPI: boolean,
+  gates: Map<string, boolean>,
+): ReadonlySet<string> {
   const entries = list(value);
   try {
-    return enabledControllers(entries, { gatewayAPI });
+    return enabledControllers(entries, {
+      gatewayAPI,
+      certificateSigningRequestControllers: gates.get('ExperimentalCertificateSigningRequestControllers'),
+    });
   } catch (err) {
     if (err instanceof UnknownControllerError) throw new UsageError(`--controllers: ${err.message}`);
     throw err;
@@ -202,6 +210,7 @@ export function controllerFlags(values: Record<string, string | boolean | undefi
       controllers: controllersOption(
         String(values.controllers),
         bool('enable-gateway-api', String(values['enable-gateway-api'])),
+        parseFeatureGates(String(values['feature-gates'] ?? '')),
       ),
       shims: shimOptions(values),
       secretsFilteredCaching: bool('secrets-filtered-caching', String(values['secrets-filtered-caching'])),
