@@ -63,11 +63,17 @@ const RETRY: Result = { requeue: true };
 const hasCondition = (csr: CertificateSigningRequest, type: string) =>
   csr.status?.conditions?.some((c) => c.type === type && c.status === 'True') ?? false;
 
+export interface CsrSignerControllerOptions {
+  /** Whether this signer records the Events of CSRs whose issuer is missing or untyped (exactly one does). */
+  reportIssuerProblems: boolean;
+}
+
 export function newCsrSignerController(
   ctx: ControllerContext,
   csrs: SharedInformer<CsrCertificateSigningRequest>,
   csrClient: ResourceClient<CsrCertificateSigningRequest>,
   signer: CsrSigner,
+  options: CsrSignerControllerOptions,
 ): Controller {
   const name = csrSignerControllerName(signer.type);
   const recorder: EventRecorder = ctx.recorder.from(name);
@@ -90,26 +96,28 @@ export function newCsrSignerController(
     const ref = signerIssuerRef(csr.spec?.signerName ?? '');
     if (!ref || ref.group !== GROUP) return;
     if (hasCondition(csr, 'Failed') || hasCondition(csr, 'Denied')) return;
-    if (!hasCondition(csr, 'Approved')) {
-      normal(csr, 'WaitingApproval', 'Waiting for the Approved condition before issuing');
-      return;
-    }
     if (csr.status?.certificate) return;
     const kind = issuerKindOfType(ref.type);
     if (!kind) return;
     const key = kind === 'Issuer' ? `${ref.namespace}/${ref.name}` : ref.name;
     const issuer = issuerInformer(ctx, kind).getStore().get(key);
+    const type = issuer && issuerType(issuer.spec);
+    // The signer of the issuer's type speaks for the CSR; one signer speaks for CSRs no signer takes (issuer
+    // missing or untyped), so that each Event is recorded once, not once per signer as in cert-manager.
+    if (type ? type !== signer.type : !options.reportIssuerProblems) return;
+    if (!hasCondition(csr, 'Approved')) {
+      normal(csr, 'WaitingApproval', 'Waiting for the Approved condition before issuing');
+      return;
+    }
     if (!issuer) {
       // Waits for the issuer: its creation wakes the CSRs naming it (watchIssuers).
       warning(csr, 'IssuerNotFound', `Referenced ${kind} ${ref.namespace}/${ref.name} not found`);
       return;
     }
-    const type = issuerType(issuer.spec);
     if (!type) {
       warning(csr, 'IssuerTypeMissing', `Referenced ${kind} ${ref.namespace}/${ref.name} is missing type`);
       return;
     }
-    if (type !== signer.type) return;
 
     if (kind === 'Issuer' && !(await requesterMayReference(ctx.client, csr, ref.namespace, ref.name))) {
       const message = `Requester may not reference Namespaced Issuer ${ref.namespace}/${ref.name}`;

@@ -40,12 +40,14 @@ export function registerCertificateSigningRequestControllers(
     },
   });
   const client = ctx.client.resource<CsrCertificateSigningRequest>(certificateSigningRequestsRef);
-  return types.map((type) =>
+  // The first signer still running also records the Events of CSRs whose issuer no signer takes.
+  return types.map((type, i) =>
     newCsrSignerController(
       ctx,
       csrs,
       client,
       type === 'ca' ? caCsrSigner(ctx, csrs) : selfSignedCsrSigner(ctx, csrs),
+      { reportIssuerProblems: i === 0 },
     ),
   );
 }
