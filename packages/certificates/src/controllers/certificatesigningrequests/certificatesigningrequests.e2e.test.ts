@@ -149,6 +149,12 @@ async function eventsOnceThere(name: string, reason: string): Promise<Event[]> {
 const pemCertificates = (pem: string) =>
   pem.match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----\n?/g) ?? [];
 
+function firstCertificate(pem: string): string {
+  const [first] = pemCertificates(pem);
+  assert.ok(first, `no certificate in ${JSON.stringify(pem)}`);
+  return first;
+}
+
 describe('CertificateSigningRequest signers for cert-manager.io issuers', { skip }, () => {
   before(async () => {
     env = await startEnvironment({
@@ -221,7 +227,7 @@ describe('CertificateSigningRequest signers for cert-manager.io issuers', { skip
 
     await admin.ok('certificate', 'approve', 'ca-cluster');
     const chain = await issued('ca-cluster');
-    const [leaf] = pemCertificates(chain);
+    const leaf = firstCertificate(chain);
     const text = x509Text(leaf);
     assert.match(text, /CA:TRUE/);
     assert.match(text, /Certificate Sign/);
@@ -250,7 +256,7 @@ describe('CertificateSigningRequest signers for cert-manager.io issuers', { skip
     });
     await admin.ok('certificate', 'approve', 'ca-namespaced');
     const chain = await issued('ca-namespaced');
-    const [leaf] = pemCertificates(chain);
+    const leaf = firstCertificate(chain);
     const text = x509Text(leaf);
     assert.match(text, /CA:FALSE/);
     assert.match(text, /TLS Web Server Authentication/);
@@ -298,14 +304,14 @@ describe('CertificateSigningRequest signers for cert-manager.io issuers', { skip
       data: { 'tls.key': Buffer.from(keyPem).toString('base64') },
     });
     const certificate = await issued('self-signed');
-    const [leaf] = pemCertificates(certificate);
+    const leaf = firstCertificate(certificate);
     assert.equal(pemCertificates(certificate).length, 1);
     const text = x509Text(leaf);
     assert.match(text, /Issuer: CN ?= ?self\.example\.com/);
     assert.match(text, /Subject: CN ?= ?self\.example\.com/);
     assert.match(text, /CA:FALSE/);
     assert.equal(lifetimeSeconds(leaf), 5400);
-    const verified = opensslVerify(leaf!, [leaf!]);
+    const verified = opensslVerify(leaf, [leaf]);
     assert.ok(verified.ok, verified.output);
     const events = await eventsOnceThere('self-signed', 'CertificateIssued');
     assert.equal(
