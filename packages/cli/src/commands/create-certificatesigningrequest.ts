@@ -1,11 +1,11 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { CertificateSigningRequest } from 'kubernetes-types/certificates/v1.d.ts';
-import { formatGoDuration, type KubeObject, parseGoDuration } from '@certkit/apimachinery';
+import { formatGoDuration, parseGoDuration } from '@certkit/apimachinery';
 import { isNoKindMatch, type KubeClient } from '@certkit/runtime';
 import { GROUP } from '@certkit/certificates/api/constants';
 import { applyCertificateDefaults } from '@certkit/certificates/api/defaults';
 import { ExperimentalAnnotations } from '@certkit/certificates/api/experimental';
 import type { Certificate } from '@certkit/certificates/api/types';
+import type { CsrCertificateSigningRequest } from '@certkit/certificates/controllers/certificatesigningrequests/controller';
 import { certificateSigningRequestsRef } from '@certkit/certificates/controllers/certificatesigningrequests/index';
 import {
   buildCertificateRequest,
@@ -35,7 +35,7 @@ import {
  * (`kubectl certificate approve NAME`), and writes it to a file.
  */
 
-type Csr = CertificateSigningRequest & KubeObject;
+type Csr = CsrCertificateSigningRequest;
 
 /** How often the CSR is read back while waiting (cmctl's 1 s). */
 const POLL_MS = 1000;
