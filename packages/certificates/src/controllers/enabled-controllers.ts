@@ -9,8 +9,8 @@
  * - disables are applied last, whatever the order;
  * - a name that is not one of cert-manager's controllers is refused.
  *
- * Names of cert-manager controllers certkit does not have (the Vault and Venafi signers, the ACME
- * CertificateSigningRequest signer, listenerset…) are accepted, so that an existing flag value works unchanged, and enable
+ * Names of cert-manager controllers certkit does not have (the Vault and Venafi signers of both
+ * kinds, listenerset…) are accepted, so that an existing flag value works unchanged, and enable
  * nothing here. The CertificateSigningRequest signers are off by default; the
  * ExperimentalCertificateSigningRequestControllers feature gate enables all of them, as in cert-manager.
  */

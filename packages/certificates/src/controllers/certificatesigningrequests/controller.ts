@@ -36,7 +36,7 @@ import { issuerKindOfType, signerIssuerRef } from './signer-name.ts';
 export type CsrCertificateSigningRequest = CertificateSigningRequest & KubeObject;
 
 export interface CsrSigner {
-  type: 'ca' | 'selfsigned';
+  type: 'ca' | 'selfsigned' | 'acme';
   /** The Normal CertificateIssued event's message. */
   issuedMessage: string;
   /** Signs for `durationMs` (checked), or says why not. */
@@ -133,7 +133,12 @@ export function newCsrSignerController(
 
     const outcome = await signer.sign(csr, { kind, issuer }, duration.ms);
     if ('pending' in outcome) {
-      // Secrets that are missing or cannot sign yet: said as an Event, retried with backoff and woken
+      // An ACME Order under way: said, and woken by the Order's events, which are certain to come.
+      if (outcome.pending.wakeOnEvent) {
+        normal(csr, outcome.pending.reason, outcome.pending.message);
+        return;
+      }
+      // Secrets that are missing or cannot sign yet: said as a warning, retried with backoff and woken
       // sooner by the Secret's change (signer.watch).
       warning(csr, outcome.pending.reason, outcome.pending.message);
       return RETRY;

@@ -1,5 +1,6 @@
 import type { Controller, ResourceRef } from '@certkit/runtime';
 import type { ControllerContext } from '../context.ts';
+import { acmeCsrSigner } from './acme.ts';
 import { caCsrSigner } from './ca.ts';
 import {
   CSR_SIGNER_NAME_INDEX,
@@ -10,8 +11,8 @@ import {
 import { CSR_KEY_SECRET_INDEX, csrKeySecretIndex, selfSignedCsrSigner } from './selfsigned.ts';
 
 /**
- * cert-manager's Kubernetes CertificateSigningRequest signers (`certificatesigningrequests-issuer-ca` and
- * `-selfsigned`), behind the ExperimentalCertificateSigningRequestControllers gate or named in
+ * cert-manager's Kubernetes CertificateSigningRequest signers (`certificatesigningrequests-issuer-ca`,
+ * `-selfsigned` and `-acme`), behind the ExperimentalCertificateSigningRequestControllers gate or named in
  * `--controllers`. The CSR informer is made only when one of them runs: a controller without them watches no
  * CSRs and keeps nothing of them.
  */
@@ -28,7 +29,9 @@ export function registerCertificateSigningRequestControllers(
   ctx: ControllerContext,
   enabled: (name: string) => boolean,
 ): Controller[] {
-  const types = (['selfsigned', 'ca'] as const).filter((type) => enabled(csrSignerControllerName(type)));
+  const types = (['selfsigned', 'ca', 'acme'] as const).filter((type) =>
+    enabled(csrSignerControllerName(type)),
+  );
   if (types.length === 0) return [];
   const csrs = ctx.factory.informerFor<CsrCertificateSigningRequest>(certificateSigningRequestsRef, {
     indexers: {
@@ -46,7 +49,11 @@ export function registerCertificateSigningRequestControllers(
       ctx,
       csrs,
       client,
-      type === 'ca' ? caCsrSigner(ctx, csrs) : selfSignedCsrSigner(ctx, csrs),
+      type === 'ca'
+        ? caCsrSigner(ctx, csrs)
+        : type === 'acme'
+          ? acmeCsrSigner(ctx, csrs)
+          : selfSignedCsrSigner(ctx, csrs),
       { reportIssuerProblems: i === 0 },
     ),
   );
