@@ -29,6 +29,8 @@ export function registerCertificateSigningRequestControllers(
   ctx: ControllerContext,
   enabled: (name: string) => boolean,
 ): Controller[] {
+  // CSRs are cluster-scoped: a controller limited to one namespace (--namespace) signs none, as cert-manager's.
+  if (ctx.options.namespace) return [];
   const types = (['selfsigned', 'ca', 'acme'] as const).filter((type) =>
     enabled(csrSignerControllerName(type)),
   );
