@@ -190,6 +190,7 @@ export function controllerFlags(values: Record<string, string | boolean | undefi
     );
   }
   const ownerRef = values['enable-certificate-owner-ref'];
+  const gates = parseFeatureGates(String(values['feature-gates'] ?? ''));
   const qps = Number(values['kube-api-qps']);
   if (!Number.isFinite(qps) || (qps <= 0 && qps !== -1)) {
     throw new UsageError(`--kube-api-qps must be a positive number, or -1 to turn client-side limits off`);
@@ -210,10 +211,13 @@ export function controllerFlags(values: Record<string, string | boolean | undefi
       controllers: controllersOption(
         String(values.controllers),
         bool('enable-gateway-api', String(values['enable-gateway-api'])),
-        parseFeatureGates(String(values['feature-gates'] ?? '')),
+        gates,
       ),
       shims: shimOptions(values),
-      secretsFilteredCaching: bool('secrets-filtered-caching', String(values['secrets-filtered-caching'])),
+      // cert-manager's gate of the same name turns it off too, so that a Deployment's --feature-gates carries over.
+      secretsFilteredCaching:
+        bool('secrets-filtered-caching', String(values['secrets-filtered-caching'])) &&
+        gates.get('SecretsFilteredCaching') !== false,
       maxConcurrentReconciles: int('concurrent-workers', String(values['concurrent-workers']), 1),
       ...http01Options(values),
       ...challengeOptions(values),

@@ -62,4 +62,10 @@ describe("--feature-gates: cert-manager's gates", () => {
       ),
     );
   });
+
+  it('SecretsFilteredCaching=false caches every Secret in full, as --secrets-filtered-caching=false', () => {
+    assert.equal(flags({}).secretsFilteredCaching, true);
+    assert.equal(flags({ 'feature-gates': 'SecretsFilteredCaching=false' }).secretsFilteredCaching, false);
+    assert.equal(flags({ 'secrets-filtered-caching': 'false' }).secretsFilteredCaching, false);
+  });
 });

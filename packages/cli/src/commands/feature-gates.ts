@@ -3,9 +3,10 @@ import { UsageError } from '../args.ts';
 /**
  * cert-manager's `--feature-gates` (component-base's mapStringBool): `Name=true|false` pairs, comma-separated.
  * Every gate of cert-manager's controller is accepted, so that a Deployment's flag value carries over
- * unchanged; an unknown name is refused, as cert-manager refuses it at start. Only
- * ExperimentalCertificateSigningRequestControllers changes what certkit does (it runs the CSR signers); the
- * other gates name behaviour certkit has always on or does not have, and are accepted as no-ops.
+ * unchanged; an unknown name is refused, as cert-manager refuses it at start. Two change what certkit does:
+ * ExperimentalCertificateSigningRequestControllers runs the CSR signers, and SecretsFilteredCaching=false caches
+ * every Secret in full (as --secrets-filtered-caching=false); the other gates name behaviour certkit has always
+ * on or does not have, and are accepted as no-ops.
  */
 
 type Stage = 'GA' | 'BETA' | 'ALPHA';
