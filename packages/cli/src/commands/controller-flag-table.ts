@@ -197,7 +197,7 @@ export const CONTROLLER_FLAG_OPTIONS = {
     type: 'string',
     default: '',
     value: 'NAME=BOOL[,...]',
-    help: 'cert-manager feature gates; ExperimentalCertificateSigningRequestControllers=true runs the CertificateSigningRequest signers',
+    help: 'cert-manager feature gates: ExperimentalCertificateSigningRequestControllers=true runs the CertificateSigningRequest signers, SecretsFilteredCaching=false caches every Secret; the rest are accepted',
   },
 } as const satisfies FlagTable;
 
