@@ -22,6 +22,7 @@ import type { ControllerContext, ControllerOptions } from './controllers/context
 import { registerAcmeControllers } from './controllers/acme/index.ts';
 import { registerCertificateRequestControllers } from './controllers/certificaterequests/index.ts';
 import { registerCertificateControllers } from './controllers/certificates/index.ts';
+import { registerCertificateSigningRequestControllers } from './controllers/certificatesigningrequests/index.ts';
 import { createControllerContext, startContext } from './controllers/create-context.ts';
 import { eventComponent } from './controllers/events.ts';
 import { registerIssuerControllers } from './controllers/issuers/index.ts';
@@ -213,6 +214,8 @@ export function startCertificateController(
     ...registerCertificateControllers(context, enabled),
     ...registerAcmeControllers(context, enabled),
     ...registerShimControllers(context, chosen, options.shims),
+    // Off unless named, as cert-manager's are (the ExperimentalCertificateSigningRequestControllers gate names them).
+    ...registerCertificateSigningRequestControllers(context, (name) => chosen?.has(name) ?? false),
   ];
   for (const controller of controllers) manager.add(controller);
   registerControllerSyncMetrics(

@@ -4,6 +4,7 @@ import {
   CHECK_API_FLAGS,
   CONVERT_FLAGS,
   CREATE_CERTIFICATE_REQUEST_FLAGS,
+  CREATE_CERTIFICATE_SIGNING_REQUEST_FLAGS,
   DENY_FLAGS,
   NAMESPACED_FLAGS,
 } from './commands/cmctl-flag-tables.ts';
@@ -205,6 +206,37 @@ export const COMMANDS: readonly Command[] = [
     flags: CONVERT_FLAGS,
     run: async (args, flags) =>
       print(await (await load(import('./commands/convert.ts'))).convert(args, flags)),
+  },
+  {
+    name: 'x',
+    summary: 'experimental commands, as cmctl x',
+    flags: {},
+    subcommands: [
+      {
+        name: 'create',
+        summary: 'create Kubernetes resources for cert-manager',
+        flags: {},
+        subcommands: [
+          {
+            name: 'certificatesigningrequest',
+            aliases: ['csr'],
+            args: 'NAME',
+            summary:
+              'a Kubernetes CertificateSigningRequest from a Certificate manifest, with a new private key in a file',
+            description:
+              'For the CertificateSigningRequest signers (certkit controller --feature-gates=\n' +
+              'ExperimentalCertificateSigningRequestControllers=true); someone approves it: kubectl certificate approve NAME.',
+            flags: { ...NAMESPACED_FLAGS, ...CREATE_CERTIFICATE_SIGNING_REQUEST_FLAGS },
+            run: async (args, flags) =>
+              (
+                await load(import('./commands/create-certificatesigningrequest.ts'))
+              ).createCertificateSigningRequest(args, flags, {
+                err: (text) => process.stderr.write(text),
+              }),
+          },
+        ],
+      },
+    ],
   },
   {
     name: 'secrets',

@@ -44,6 +44,7 @@ import {
 } from '../authorization/authorizer.ts';
 import { ensureBootstrapPolicy } from '../authorization/bootstrap-policy.ts';
 import { EscalationCheck } from '../authorization/escalation.ts';
+import { CertificateSigningAdmission } from '../authorization/certificate-signing-admission.ts';
 import { runAsWriter } from '../authorization/writer-context.ts';
 import { RbacIndex } from '../authorization/rbac-index.ts';
 import { serveReviews } from '../authorization/reviews.ts';
@@ -204,6 +205,7 @@ export class ApiServer {
   private readonly rbac: RbacIndex;
   private readonly aggregator: ClusterRoleAggregator;
   private readonly escalation: EscalationCheck;
+  private readonly certificateSigning: CertificateSigningAdmission;
   private readonly crds: CrdController;
   private readonly gc: GarbageCollector;
   private readonly namespaces: NamespaceController;
@@ -234,6 +236,7 @@ export class ApiServer {
       ),
       admit: (def, obj, old, subresource, user) => {
         this.escalation.check(def, obj, old);
+        this.certificateSigning.check(def, obj, old, subresource, user);
         return options.admission?.(def.group, def.kind, obj, old, subresource, user) ?? [];
       },
       mutate:
@@ -321,6 +324,7 @@ export class ApiServer {
         ? new AlwaysAllowAuthorizer()
         : new RbacAuthorizer(this.rbac);
     this.escalation = new EscalationCheck(this.authorizer, this.rbac);
+    this.certificateSigning = new CertificateSigningAdmission(this.authorizer);
     this.aggregator = new ClusterRoleAggregator(this.registry, options.storage, this.rbac);
     this.aggregator.onError = logError('clusterrole-aggregation');
     serveReviews(this.registry, this.authorizer, this.rbac);

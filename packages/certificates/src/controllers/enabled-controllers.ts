@@ -9,9 +9,10 @@
  * - disables are applied last, whatever the order;
  * - a name that is not one of cert-manager's controllers is refused.
  *
- * Names of cert-manager controllers certkit does not have (the Vault and Venafi signers, the
- * CertificateSigningRequest signers, listenerset…) are accepted, so that an existing flag value works unchanged, and enable
- * nothing here.
+ * Names of cert-manager controllers certkit does not have (the Vault and Venafi signers of both
+ * kinds, listenerset…) are accepted, so that an existing flag value works unchanged, and enable
+ * nothing here. The CertificateSigningRequest signers are off by default; the
+ * ExperimentalCertificateSigningRequestControllers feature gate enables all of them, as in cert-manager.
  */
 
 /** Every controller cert-manager knows (its `AllControllers`). */
@@ -71,7 +72,14 @@ export class UnknownControllerError extends Error {
 /** What else decides the set, as in cert-manager: `--enable-gateway-api` adds `gateway-shim`. */
 export interface EnabledControllersOptions {
   gatewayAPI?: boolean;
+  /** The ExperimentalCertificateSigningRequestControllers feature gate: adds every CSR signer. */
+  certificateSigningRequestControllers?: boolean;
 }
+
+/** The CertificateSigningRequest signers, which the ExperimentalCertificateSigningRequestControllers gate adds. */
+export const CERTIFICATE_SIGNING_REQUEST_CONTROLLERS: readonly string[] = ALL_CONTROLLERS.filter((name) =>
+  name.startsWith('certificatesigningrequests-'),
+);
 
 /**
  * The controllers a `--controllers` list enables (its comma-separated entries, as pflag's StringSlice splits
@@ -95,6 +103,8 @@ export function enabledControllers(
   }
   // Added after the list, before the disables: `--enable-gateway-api --controllers=-gateway-shim` runs none.
   if (options.gatewayAPI) enabled.add('gateway-shim');
+  if (options.certificateSigningRequestControllers)
+    for (const name of CERTIFICATE_SIGNING_REQUEST_CONTROLLERS) enabled.add(name);
   for (const name of disabled) enabled.delete(name);
   return enabled;
 }

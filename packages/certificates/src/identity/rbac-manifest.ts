@@ -128,6 +128,68 @@ subjects:
     name: certkit
     namespace: certkit
 ---
+# The CertificateSigningRequest signers (cert-manager's controller-certificatesigningrequests role), when the
+# ExperimentalCertificateSigningRequestControllers gate runs them: they read Kubernetes CSRs, write the
+# certificate or a Failed condition through status (which the API server allows only with sign on the signer),
+# and ask with a SubjectAccessReview whether a CSR's requester may reference a namespaced Issuer.
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata:
+  name: certkit-controller-certificatesigningrequests
+rules:
+  - apiGroups: [certificates.k8s.io]
+    resources: [certificatesigningrequests]
+    verbs: [get, list, watch, update]
+  - apiGroups: [certificates.k8s.io]
+    resources: [certificatesigningrequests/status]
+    verbs: [update, patch]
+  - apiGroups: [certificates.k8s.io]
+    resources: [signers]
+    resourceNames: [issuers.cert-manager.io/*, clusterissuers.cert-manager.io/*]
+    verbs: [sign]
+  - apiGroups: [authorization.k8s.io]
+    resources: [subjectaccessreviews]
+    verbs: [create]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata:
+  name: certkit-controller-certificatesigningrequests
+roleRef:
+  apiGroup: rbac.authorization.k8s.io
+  kind: ClusterRole
+  name: certkit-controller-certificatesigningrequests
+subjects:
+  - kind: ServiceAccount
+    name: certkit
+    namespace: certkit
+---
+# Approval of CertificateRequests for cert-manager.io issuers (cert-manager's controller-approve:cert-manager-io
+# role): what the certificaterequests-approver holds, so that approval policies checking the approver's
+# permission on cert-manager.io signers find it.
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata:
+  name: certkit-controller-approve:cert-manager-io
+rules:
+  - apiGroups: [cert-manager.io]
+    resources: [signers]
+    resourceNames: [issuers.cert-manager.io/*, clusterissuers.cert-manager.io/*]
+    verbs: [approve]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata:
+  name: certkit-controller-approve:cert-manager-io
+roleRef:
+  apiGroup: rbac.authorization.k8s.io
+  kind: ClusterRole
+  name: certkit-controller-approve:cert-manager-io
+subjects:
+  - kind: ServiceAccount
+    name: certkit
+    namespace: certkit
+---
 # Leader election: the Lease certkit-controller in the controller's own namespace. A Lease's name is not known
 # before it is created, so create cannot be limited to it (as in cert-manager's chart).
 apiVersion: rbac.authorization.k8s.io/v1

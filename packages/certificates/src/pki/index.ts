@@ -62,4 +62,4 @@ export {
   type SignedCertificate,
   type SigningFailure,
 } from './sign.ts';
-export { DEFAULT_USAGES, keyUsagesFor } from './usages.ts';
+export { DEFAULT_USAGES, keyUsagesFor, kubeUsageStrings } from './usages.ts';

@@ -134,3 +134,19 @@ export function extKeyUsageNames(oids: readonly string[]): string[] {
       eku,
   );
 }
+
+/**
+ * The usages as a Kubernetes CertificateSigningRequest lists them (apiutil.KubeKeyUsageStrings and
+ * KubeExtKeyUsageStrings of keyUsagesFor's result): one name per KeyUsage bit, in bit order, then one per
+ * ExtendedKeyUsage, in the order given; aliases ("signing", "s/mime") come out under their kube names.
+ */
+export function kubeUsageStrings(usages: readonly string[] | undefined, isCA: boolean | undefined): string[] {
+  const { keyUsage, extKeyUsages } = keyUsagesFor(usages, isCA);
+  const names: string[] = [];
+  for (const [name, bit] of Object.entries(KEY_USAGE_BITS)) {
+    if (name !== 'signing' && keyUsage & (1 << bit)) names[bit] = name;
+  }
+  const extNames = new Map<string, string>();
+  for (const [name, id] of Object.entries(EXT_KEY_USAGE_OIDS)) if (!extNames.has(id)) extNames.set(id, name);
+  return [...names.filter(Boolean), ...extKeyUsages.map((id) => extNames.get(id)!)];
+}

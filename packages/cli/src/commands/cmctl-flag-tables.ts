@@ -128,3 +128,37 @@ export const CONVERT_FLAGS = {
     help: 'the output format',
   },
 } as const satisfies FlagTable;
+
+/** `certkit x create certificatesigningrequest`'s flags: cmctl's, with its short names. */
+export const CREATE_CERTIFICATE_SIGNING_REQUEST_FLAGS = {
+  'from-certificate-file': {
+    type: 'string',
+    short: 'f',
+    value: 'FILE',
+    help: 'a file with a Certificate (YAML or JSON), the template of the CSR (required)',
+  },
+  'output-key-file': {
+    type: 'string',
+    short: 'k',
+    value: 'FILE',
+    help: 'where the generated private key is written (default: NAME.key)',
+  },
+  'output-certificate-file': {
+    type: 'string',
+    short: 'c',
+    value: 'FILE',
+    help: 'where the signed certificate is written, with --fetch-certificate (default: NAME.crt)',
+  },
+  'fetch-certificate': {
+    type: 'boolean',
+    short: 'w',
+    default: false,
+    help: 'wait until the CSR is approved and signed, and write its certificate to a file',
+  },
+  timeout: {
+    type: 'string',
+    default: '5m',
+    value: 'DURATION',
+    help: 'how long to wait for the signature with --fetch-certificate, e.g. 10m or 1h',
+  },
+} as const satisfies FlagTable;

@@ -193,6 +193,12 @@ export const CONTROLLER_FLAG_OPTIONS = {
     value: 'PROTOCOL[,...]',
     help: 'Gateway listener protocols besides HTTPS and TLS that get Certificates',
   },
+  'feature-gates': {
+    type: 'string',
+    default: '',
+    value: 'NAME=BOOL[,...]',
+    help: 'cert-manager feature gates: ExperimentalCertificateSigningRequestControllers=true runs the CertificateSigningRequest signers, SecretsFilteredCaching=false caches every Secret; the rest are accepted',
+  },
 } as const satisfies FlagTable;
 
 /** The controller's flags that `up` takes for its in-process controller: not leader election nor client limits. */

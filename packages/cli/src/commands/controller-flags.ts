@@ -8,6 +8,7 @@ import {
   UnknownControllerError,
 } from '@certkit/certificates/controllers/enabled-controllers';
 import { UsageError } from '../args.ts';
+import { parseFeatureGates } from './feature-gates.ts';
 
 export { CONTROLLER_FLAG_OPTIONS } from './controller-flag-table.ts';
 
@@ -166,10 +167,17 @@ function shimOptions(values: Record<string, string | boolean | undefined>) {
 }
 
 /** cert-manager's --controllers: a comma-separated list of names, `*` and `-name`. */
-function controllersOption(value: string, gatewayAPI: boolean): ReadonlySet<string> {
+function controllersOption(
+  value: string,
+  gatewayAPI: boolean,
+  gates: Map<string, boolean>,
+): ReadonlySet<string> {
   const entries = list(value);
   try {
-    return enabledControllers(entries, { gatewayAPI });
+    return enabledControllers(entries, {
+      gatewayAPI,
+      certificateSigningRequestControllers: gates.get('ExperimentalCertificateSigningRequestControllers'),
+    });
   } catch (err) {
     if (err instanceof UnknownControllerError) throw new UsageError(`--controllers: ${err.message}`);
     throw err;
@@ -184,6 +192,7 @@ export function controllerFlags(values: Record<string, string | boolean | undefi
     );
   }
   const ownerRef = values['enable-certificate-owner-ref'];
+  const gates = parseFeatureGates(String(values['feature-gates'] ?? ''));
   const qps = Number(values['kube-api-qps']);
   if (!Number.isFinite(qps) || (qps <= 0 && qps !== -1)) {
     throw new UsageError(`--kube-api-qps must be a positive number, or -1 to turn client-side limits off`);
@@ -204,9 +213,13 @@ export function controllerFlags(values: Record<string, string | boolean | undefi
       controllers: controllersOption(
         String(values.controllers),
         bool('enable-gateway-api', String(values['enable-gateway-api'])),
+        gates,
       ),
       shims: shimOptions(values),
-      secretsFilteredCaching: bool('secrets-filtered-caching', String(values['secrets-filtered-caching'])),
+      // cert-manager's gate of the same name turns it off too, so that a Deployment's --feature-gates carries over.
+      secretsFilteredCaching:
+        bool('secrets-filtered-caching', String(values['secrets-filtered-caching'])) &&
+        gates.get('SecretsFilteredCaching') !== false,
       maxConcurrentReconciles: int('concurrent-workers', String(values['concurrent-workers']), 1),
       ...http01Options(values),
       ...challengeOptions(values),

@@ -31,7 +31,7 @@ const POLL_MS = 1000;
  * written over an existing NAME.key that others may read would stay readable, so the mode is set on the
  * open file before anything is written to it.
  */
-async function writePrivateFile(path: string, data: string | Buffer): Promise<void> {
+export async function writePrivateFile(path: string, data: string | Buffer): Promise<void> {
   const file = await open(path, 'w', 0o600);
   try {
     await file.chmod(0o600);
@@ -78,7 +78,7 @@ export function certificateFromManifest(text: string, file: string): Certificate
   return v1 as Certificate;
 }
 
-function timeout(text: string): number {
+export function timeout(text: string): number {
   try {
     const ns = parseGoDuration(text);
     if (ns <= 0n) throw new Error('must be greater than 0s');
@@ -205,7 +205,7 @@ export async function createCertificateRequest(
 }
 
 /** The manifest's text; a file that cannot be read is one line naming the flag and the cause in words. */
-async function readManifest(file: string): Promise<string> {
+export async function readManifest(file: string): Promise<string> {
   try {
     return await readFile(file, 'utf8');
   } catch (err) {

@@ -71,6 +71,8 @@ export interface AcmeEnvironmentOptions {
   http01Listener?: boolean;
   /** Serve /metrics (and the probes) here, e.g. `127.0.0.1:0`; off by default ('0'). */
   metricsBindAddress?: string;
+  /** The controllers to run (cert-manager's names; startCertificateController's default when absent). */
+  controllers?: ReadonlySet<string>;
 }
 
 export interface AcmeEnvironment {
@@ -148,6 +150,7 @@ export async function startAcmeEnvironment(options: AcmeEnvironmentOptions = {})
     dns01CheckRetryPeriodMs: 1_000,
     dns01PropagationWaitMs: options.dns01PropagationWaitMs ?? 0,
     ...(options.concurrentWorkers ? { maxConcurrentReconciles: options.concurrentWorkers } : {}),
+    ...(options.controllers ? { controllers: options.controllers } : {}),
   });
 
   const key = bind.keys.HMACSHA256;

@@ -24,7 +24,7 @@ import type { Secret } from 'kubernetes-types/core/v1.d.ts';
 import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { testServiceAccountTokens } from '../apiserver/service-account-tokens.ts';
-import { startTestServer, type TestServer } from '../apiserver/test-server.ts';
+import { startTestServer, type TestServer, type TestServerOptions } from '../apiserver/test-server.ts';
 import type {
   Certificate,
   CertificateRequest,
@@ -82,9 +82,19 @@ async function waitServed(server: TestServer, ref: ResourceRef): Promise<void> {
   );
 }
 
-export async function startEnvironment(): Promise<Environment> {
+export interface EnvironmentOptions {
+  /** The controllers to run (cert-manager's names; startCertificateController's default when absent). */
+  controllers?: ReadonlySet<string>;
+  /** More bearer tokens and their users, for requests by someone other than the admin. */
+  tokens?: TestServerOptions['tokens'];
+}
+
+export async function startEnvironment(options: EnvironmentOptions = {}): Promise<Environment> {
   // RBAC (the server's default) and ServiceAccount tokens, as `certkit up` serves.
-  const server = await startTestServer({ serviceAccountTokens: testServiceAccountTokens() });
+  const server = await startTestServer({
+    serviceAccountTokens: testServiceAccountTokens(),
+    tokens: options.tokens,
+  });
   const config = await loadKubeconfig({ path: server.kubeconfigPath });
   const admin = new KubeClient({ ...config, qps: -1 });
   await installCrds(admin);
@@ -106,6 +116,7 @@ export async function startEnvironment(): Promise<Environment> {
   const controller = startCertificateController(controllerClient, {
     metricsBindAddress: '0',
     clusterResourceNamespace: CLUSTER_RESOURCE_NAMESPACE,
+    controllers: options.controllers,
     log: process.env.CERTKIT_TEST_LOG ? jsonLogger('debug') : silentLogger,
   });
   // A manager that dies (say, a failing informer) should fail the test loudly, not time it out.

@@ -282,6 +282,165 @@ spec: {request: ${b64(good)}, usages: [client auth]}
   });
 });
 
+describe(
+  'CertificateSigningRequests: approve and sign are per signer (CertificateApproval, CertificateSigning)',
+  { skip },
+  () => {
+    let admin: Kubectl;
+    let carol: Kubectl;
+
+    before(async () => {
+      t = await startTestServer({
+        tokens: new Map([['carol-token', { name: 'carol', uid: 'c-1', groups: [] }]]),
+      });
+      workDir = await mkdtemp(join(tmpdir(), 'certkit-csr-signers-'));
+      const env = { ...process.env, KUBECONFIG: t.kubeconfigPath, KUBECACHEDIR: join(workDir, 'cache') };
+      admin = kubectlFor(env, workDir);
+      const k = kubectlFor(env, workDir);
+      carol = {
+        ...k,
+        run: (...args) => k.run('--token', 'carol-token', ...args),
+        ok: (...args) => k.ok('--token', 'carol-token', ...args),
+      };
+      // Carol may read CSRs and write both subresources: what is left to decide is the signer verbs.
+      await admin.ok(
+        'create',
+        'clusterrole',
+        'csr-writer',
+        '--verb=get,list,watch',
+        '--resource=certificatesigningrequests',
+      );
+      await admin.ok(
+        'patch',
+        'clusterrole',
+        'csr-writer',
+        '--type=json',
+        '-p',
+        JSON.stringify([
+          {
+            op: 'add',
+            path: '/rules/-',
+            value: {
+              apiGroups: ['certificates.k8s.io'],
+              resources: ['certificatesigningrequests/approval', 'certificatesigningrequests/status'],
+              verbs: ['update'],
+            },
+          },
+        ]),
+      );
+      await admin.ok(
+        'create',
+        'clusterrolebinding',
+        'carol-csr-writer',
+        '--clusterrole=csr-writer',
+        '--user=carol',
+      );
+    });
+    after(async () => {
+      await t?.close();
+      if (workDir) await rm(workDir, { recursive: true, force: true });
+    });
+
+    /** A ClusterRole with one verb on one signer, bound to carol (kubectl create clusterrole wants a served resource). */
+    async function grantCarol(name: string, verb: string, signer: string): Promise<void> {
+      await admin.ok(
+        'apply',
+        '-f',
+        await admin.manifest(`apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: ${name}}
+rules:
+  - {apiGroups: [certificates.k8s.io], resources: [signers], resourceNames: ['${signer}'], verbs: [${verb}]}
+`),
+      );
+      await admin.ok('create', 'clusterrolebinding', name, `--clusterrole=${name}`, '--user=carol');
+    }
+
+    /** Waits until RBAC's index lets carol use `verb` on `signer`, asked with a SubjectAccessReview. */
+    async function eventuallyCarolMay(verb: string, signer: string): Promise<void> {
+      const review = await admin.manifest(`apiVersion: authorization.k8s.io/v1
+kind: SubjectAccessReview
+spec:
+  user: carol
+  resourceAttributes: {group: certificates.k8s.io, resource: signers, verb: ${verb}, name: '${signer}'}
+`);
+      for (let i = 0; i < 100; i++) {
+        const answer = JSON.parse(await admin.ok('create', '-f', review, '-o', 'json'));
+        if (answer.status.allowed) return;
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      assert.fail(`carol never allowed to ${verb} ${signer}`);
+    }
+
+    /** Waits until RBAC's index has the binding: kube's informers lag the same way. */
+    async function eventuallyAllowed(k: Kubectl, ...args: string[]): Promise<void> {
+      for (let i = 0; i < 100; i++) {
+        const r = await k.run('auth', 'can-i', ...args);
+        if (r.code === 0) return;
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      assert.fail(`never allowed: ${args.join(' ')}`);
+    }
+
+    it('refuses kubectl certificate approve without approve on the signer, allows it with approve on <domain>/*', async () => {
+      const pem = opensslCsr(['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1']);
+      await admin.ok('create', '-f', await admin.manifest(csrManifest('approve-me', pem)));
+      await eventuallyAllowed(carol, 'update', 'certificatesigningrequests', '--subresource=approval');
+
+      const refused = await carol.run('certificate', 'approve', 'approve-me');
+      assert.equal(refused.code, 1);
+      assert.match(
+        refused.stderr,
+        /certificatesigningrequests\.certificates\.k8s\.io "approve-me" is forbidden: user not permitted to approve requests with signerName "example\.com\/team-ca"/,
+      );
+      assert.equal(tableRecords(await admin.ok('get', 'csr', 'approve-me'))[0].CONDITION, 'Pending');
+
+      // Approval of another domain's signers grants nothing here.
+      await grantCarol('approve-other', 'approve', 'other.example.org/*');
+      await eventuallyCarolMay('approve', 'other.example.org/*');
+      assert.equal((await carol.run('certificate', 'approve', 'approve-me')).code, 1);
+
+      await grantCarol('approve-example', 'approve', 'example.com/*');
+      await eventuallyCarolMay('approve', 'example.com/*');
+      assert.match(await carol.ok('certificate', 'approve', 'approve-me'), /approve-me approved/);
+      assert.equal(tableRecords(await admin.ok('get', 'csr', 'approve-me'))[0].CONDITION, 'Approved');
+    });
+
+    it('refuses writing status.certificate without sign on the signer; other status writes need no sign', async () => {
+      const pem = opensslCsr(['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1']);
+      await admin.ok('create', '-f', await admin.manifest(csrManifest('sign-me', pem)));
+      await admin.ok('certificate', 'approve', 'sign-me');
+      const stored = JSON.parse(await admin.ok('get', 'csr', 'sign-me', '-o', 'json'));
+      const path = `${CSRS}/sign-me/status`;
+      const put = async (k: Kubectl, status: object) =>
+        k.run('replace', '--raw', path, '-f', await k.manifest(JSON.stringify({ ...stored, status })));
+
+      // A condition of the signer's own, without a certificate: no sign needed.
+      const noted = await put(carol, {
+        ...stored.status,
+        conditions: [...stored.status.conditions, { type: 'Reviewed', status: 'True', reason: 'Looked' }],
+      });
+      assert.equal(noted.code, 0, noted.stderr);
+      Object.assign(stored, JSON.parse(noted.stdout));
+
+      const certificate = b64(selfSignedCertificate());
+      const refused = await put(carol, { ...stored.status, certificate });
+      assert.notEqual(refused.code, 0);
+      assert.match(
+        refused.stderr,
+        /user not permitted to sign requests with signerName "example\.com\/team-ca"/,
+      );
+      assert.ok(!JSON.parse(await admin.ok('get', 'csr', 'sign-me', '-o', 'json')).status.certificate);
+
+      await grantCarol('sign-team-ca', 'sign', 'example.com/team-ca');
+      await eventuallyCarolMay('sign', 'example.com/team-ca');
+      const signed = await put(carol, { ...stored.status, certificate });
+      assert.equal(signed.code, 0, signed.stderr);
+      assert.equal(tableRecords(await admin.ok('get', 'csr', 'sign-me'))[0].CONDITION, 'Approved,Issued');
+    });
+  },
+);
+
 /** The CSR with the last byte of its signature flipped. */
 function tamper(pem: string): string {
   const body = pem.replace(/-----[A-Z ]+-----/g, '').replace(/\s+/g, '');

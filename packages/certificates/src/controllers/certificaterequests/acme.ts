@@ -2,7 +2,8 @@ import { isAlreadyExists, isNotFound, newControllerRef } from '@certkit/apimachi
 import { keyFor } from '@certkit/runtime';
 import { ACME_API_VERSION, ACME_FAILURE_STATES, AcmeKinds } from '../../api/acme-constants.ts';
 import { API_VERSION, Kinds } from '../../api/constants.ts';
-import type { CertificateRequest, Order, OrderSpec } from '../../api/types.ts';
+import type { CertificateRequest, IssuerReference, Order, OrderSpec } from '../../api/types.ts';
+import type { RequestFacts } from '../request-facts.ts';
 import { orderName } from '../../acme/names.ts';
 import type { ControllerContext } from '../context.ts';
 import type { IssuerHandle } from '../issuers/generic.ts';
@@ -25,13 +26,33 @@ export function orderSpecFor(cr: CertificateRequest, handle: IssuerHandle): Orde
     // Parsed once per request content (the signer comes back at every Order change).
     csr = valueOf(requestCsr(cr));
   } catch (err) {
-    return {
-      failed: {
-        reason: 'RequestParsingError',
-        message: `Failed to decode CSR in spec.request: ${(err as Error).message}`,
-      },
-    };
+    return requestParsingError(err);
   }
+  return orderSpecOf(cr.spec.request, csr, cr.spec.issuerRef, cr.spec.duration, handle);
+}
+
+/** A CSR that does not parse, as the ACME signers fail it. */
+export function requestParsingError(err: unknown): SignOutcome {
+  return {
+    failed: {
+      reason: 'RequestParsingError',
+      message: `Failed to decode CSR in spec.request: ${(err as Error).message}`,
+    },
+  };
+}
+
+/**
+ * The Order for a parsed CSR (`request`, base64 PEM), whoever asks: a CertificateRequest, or a Kubernetes
+ * CertificateSigningRequest (certificatesigningrequests/acme.ts). `duration` is a Go duration, sent only when
+ * the issuer enables it.
+ */
+export function orderSpecOf(
+  request: string,
+  csr: Pick<RequestFacts, 'commonName' | 'dnsNames' | 'ipAddresses'>,
+  issuerRef: IssuerReference,
+  duration: string | undefined,
+  handle: IssuerHandle,
+): OrderSpec | SignOutcome {
   const commonName = csr.commonName;
   // ACME certificates carry their names as SANs only: a CN must be one of them (cert-manager's InvalidOrder).
   if (commonName && !csr.dnsNames.includes(commonName) && !csr.ipAddresses.includes(commonName)) {
@@ -46,11 +67,11 @@ export function orderSpecFor(cr: CertificateRequest, handle: IssuerHandle): Orde
     };
   }
   const acme = handle.issuer.spec?.acme;
-  const spec: OrderSpec = { request: cr.spec.request, issuerRef: { ...cr.spec.issuerRef } };
+  const spec: OrderSpec = { request, issuerRef: { ...issuerRef } };
   if (commonName) spec.commonName = commonName;
   if (csr.dnsNames.length) spec.dnsNames = [...csr.dnsNames];
   if (csr.ipAddresses.length) spec.ipAddresses = [...csr.ipAddresses];
-  if (acme?.enableDurationFeature && cr.spec.duration) spec.duration = cr.spec.duration;
+  if (acme?.enableDurationFeature && duration) spec.duration = duration;
   if (acme?.profile) spec.profile = acme.profile;
   return spec;
 }

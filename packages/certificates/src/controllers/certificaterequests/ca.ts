@@ -22,7 +22,14 @@ import { needsWork, signingFailure, type SignOutcome, type Signer } from './sign
  * and read live once per version while signings follow each other.
  */
 
-async function keyPair(ctx: ControllerContext, handle: IssuerHandle): Promise<CAKeyPair | SignOutcome> {
+/**
+ * The issuer's CA key pair, or the Pending outcome saying why there is none that can sign. Also the
+ * CertificateSigningRequest CA signer's (certificatesigningrequests/ca.ts).
+ */
+export async function caKeyPair(
+  ctx: ControllerContext,
+  handle: IssuerHandle,
+): Promise<CAKeyPair | SignOutcome> {
   const namespace = resourceNamespace(ctx, handle);
   const secretName = handle.issuer.spec?.ca?.secretName ?? '';
   let secret;
@@ -56,7 +63,7 @@ async function keyPair(ctx: ControllerContext, handle: IssuerHandle): Promise<CA
 }
 
 async function sign(ctx: ControllerContext, draft: StatusDraft, handle: IssuerHandle): Promise<SignOutcome> {
-  const pair = await keyPair(ctx, handle);
+  const pair = await caKeyPair(ctx, handle);
   if (!('key' in pair)) return pair;
   const ca = handle.issuer.spec?.ca;
   try {

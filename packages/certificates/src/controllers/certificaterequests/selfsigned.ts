@@ -21,11 +21,15 @@ export const EMPTY_DN_MESSAGE =
 
 const KEY_ANNOTATION = Annotations.privateKeySecretName;
 
-/** The private key, or the Pending outcome explaining why there is none yet. */
-async function privateKey(
+/**
+ * The private key, or the Pending outcome explaining why there is none yet. `annotation` names where the
+ * Secret's name came from, for the message (the CertificateSigningRequest signer reads another one).
+ */
+export async function privateKeyFromSecret(
   ctx: ControllerContext,
   namespace: string,
   secretName: string,
+  annotation: string = KEY_ANNOTATION,
 ): Promise<KeyObject | SignOutcome> {
   let secret;
   try {
@@ -43,7 +47,7 @@ async function privateKey(
   const unusable = (why: string): SignOutcome => ({
     pending: {
       reason: 'ErrorParsingKey',
-      message: `Failed to get key "${secretName}" referenced in annotation "${KEY_ANNOTATION}": ${why}`,
+      message: `Failed to get key "${secretName}" referenced in annotation "${annotation}": ${why}`,
     },
   });
   if (!keyData) return unusable(`no data for "${SecretKeys.tlsKey}" in secret '${namespace}/${secretName}'`);
@@ -71,7 +75,7 @@ async function sign(ctx: ControllerContext, draft: StatusDraft, handle: IssuerHa
     const message = `Annotation "${KEY_ANNOTATION}" missing or reference empty: secret name missing`;
     return { failed: { reason: 'MissingAnnotation', message } };
   }
-  const key = await privateKey(ctx, namespace, secretName);
+  const key = await privateKeyFromSecret(ctx, namespace, secretName);
   if (!(key instanceof KeyObject)) return key;
   if (hasEmptySubject(cr)) draft.event('Warning', 'BadConfig', EMPTY_DN_MESSAGE);
   try {
