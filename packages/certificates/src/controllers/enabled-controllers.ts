@@ -10,7 +10,7 @@
  * - a name that is not one of cert-manager's controllers is refused.
  *
  * Names of cert-manager controllers certkit does not have (the Vault and Venafi signers, the
- * CertificateSigningRequest signers, listenerset…) are accepted, so that an existing flag value works unchanged, and enable
+ * CertificateSigningRequest signers…) are accepted, so that an existing flag value works unchanged, and enable
  * nothing here.
  */
 
@@ -68,9 +68,14 @@ export class UnknownControllerError extends Error {
   }
 }
 
-/** What else decides the set, as in cert-manager: `--enable-gateway-api` adds `gateway-shim`. */
+/**
+ * What else decides the set, as in cert-manager: `--enable-gateway-api` (with the ExperimentalGatewayAPISupport
+ * gate, on by default) adds `gateway-shim`; `--enable-gateway-api-listenerset` with the ListenerSets gate and the
+ * Gateway API enabled adds `listenerset`. The callers say whether those hold (feature-gates.ts).
+ */
 export interface EnabledControllersOptions {
   gatewayAPI?: boolean;
+  listenerSets?: boolean;
 }
 
 /**
@@ -95,6 +100,7 @@ export function enabledControllers(
   }
   // Added after the list, before the disables: `--enable-gateway-api --controllers=-gateway-shim` runs none.
   if (options.gatewayAPI) enabled.add('gateway-shim');
+  if (options.gatewayAPI && options.listenerSets) enabled.add('listenerset');
   for (const name of disabled) enabled.delete(name);
   return enabled;
 }

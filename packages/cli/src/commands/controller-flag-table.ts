@@ -187,6 +187,18 @@ export const CONTROLLER_FLAG_OPTIONS = {
     value: 'true|false',
     help: 'run the gateway-shim: Certificates for annotated Gateways (needs the Gateway API CRDs)',
   },
+  'enable-gateway-api-listenerset': {
+    type: 'string',
+    default: 'false',
+    value: 'true|false',
+    help: 'run the listenerset controller: Certificates for ListenerSets (also needs --enable-gateway-api and --feature-gates=ListenerSets=true)',
+  },
+  'feature-gates': {
+    type: 'string',
+    default: '',
+    value: 'NAME=true|false[,...]',
+    help: 'cert-manager’s controller feature gates (ListenerSets, ExperimentalGatewayAPISupport, …); unknown names are refused',
+  },
   'gateway-api-extra-protocols': {
     type: 'string',
     default: '',

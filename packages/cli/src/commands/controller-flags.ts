@@ -7,6 +7,7 @@ import {
   enabledControllers,
   UnknownControllerError,
 } from '@certkit/certificates/controllers/enabled-controllers';
+import { featureEnabled, parseFeatureGates } from '@certkit/certificates/controllers/feature-gates';
 import { UsageError } from '../args.ts';
 
 export { CONTROLLER_FLAG_OPTIONS } from './controller-flag-table.ts';
@@ -163,11 +164,21 @@ function shimOptions(values: Record<string, string | boolean | undefined>) {
   };
 }
 
-/** cert-manager's --controllers: a comma-separated list of names, `*` and `-name`. */
-function controllersOption(value: string, gatewayAPI: boolean): ReadonlySet<string> {
-  const entries = list(value);
+/**
+ * cert-manager's --controllers: a comma-separated list of names, `*` and `-name`; the Gateway API flags and
+ * feature gates add the gateway-shim and listenerset controllers as cert-manager's do.
+ */
+function controllersOption(values: Record<string, string | boolean | undefined>): ReadonlySet<string> {
+  const entries = list(values.controllers);
+  const gates = parsed('feature-gates', String(values['feature-gates'] ?? ''), parseFeatureGates);
+  const gatewayAPI =
+    featureEnabled(gates, 'ExperimentalGatewayAPISupport') &&
+    bool('enable-gateway-api', String(values['enable-gateway-api']));
+  const listenerSets =
+    featureEnabled(gates, 'ListenerSets') &&
+    bool('enable-gateway-api-listenerset', String(values['enable-gateway-api-listenerset']));
   try {
-    return enabledControllers(entries, { gatewayAPI });
+    return enabledControllers(entries, { gatewayAPI, listenerSets });
   } catch (err) {
     if (err instanceof UnknownControllerError) throw new UsageError(`--controllers: ${err.message}`);
     throw err;
@@ -199,10 +210,7 @@ export function controllerFlags(values: Record<string, string | boolean | undefi
       // Deprecated, and when given it wins over spec.cleanupPolicy and the default (docs/adr/0011).
       enableCertificateOwnerRef:
         ownerRef === undefined ? undefined : bool('enable-certificate-owner-ref', String(ownerRef)),
-      controllers: controllersOption(
-        String(values.controllers),
-        bool('enable-gateway-api', String(values['enable-gateway-api'])),
-      ),
+      controllers: controllersOption(values),
       shims: shimOptions(values),
       secretsFilteredCaching: bool('secrets-filtered-caching', String(values['secrets-filtered-caching'])),
       maxConcurrentReconciles: int('concurrent-workers', String(values['concurrent-workers']), 1),
