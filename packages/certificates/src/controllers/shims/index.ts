@@ -19,10 +19,10 @@ import { DEFAULT_SHIM_OPTIONS, SHIM_CONTROLLERS, type ShimKind, type ShimOptions
 
 /**
  * cert-manager's `ingress-shim`, `gateway-shim` and `listenerset` controllers: Certificates for annotated
- * Ingresses, Gateways and ListenerSets. What is registered here is small on purpose: an informer per kind (its cache stripped to what
- * the shim decides with, ingress-like.ts) and a controller whose reconcile loads the sync code (the annotation
- * parsing and the Certificate builder, with csv-parse) on its first call, so that an idle controller on a
- * cluster with no annotated Ingress pays for neither (docs/adr/1860).
+ * Ingresses, Gateways and ListenerSets. What is registered here is small on purpose: an informer per kind (its
+ * cache stripped to what the shim decides with, ingress-like.ts) and a controller whose reconcile loads the sync
+ * code (the annotation parsing and the Certificate builder, with csv-parse) on its first call, so that an idle
+ * controller on a cluster with no annotated Ingress pays for neither (docs/adr/1860, 1866).
  */
 
 export { DEFAULT_SHIM_OPTIONS, SHIM_CONTROLLERS, type ShimOptions } from './options.ts';
@@ -126,6 +126,7 @@ function listenerSetSource(ctx: ControllerContext, options: ShimOptions, queue: 
 function newShimController(ctx: ControllerContext, kind: ShimKind, options: ShimOptions): Controller {
   const name = SHIM_CONTROLLERS[kind];
   const recorder = ctx.recorder.from(name);
+  // Set below, once the controller exists: the ListenerSet source queues into it on its Gateways' events.
   let source: ShimSource | undefined;
 
   async function reconcile(request: Request): Promise<void> {
