@@ -139,6 +139,24 @@ describe('listenerset', { skip: kubectlSkip }, () => {
     await shims.apply(gateway('edge-gw'));
   });
 
+  it('the API server holds ListenerSets to their CRD’s rules: TLS on a plain HTTP listener is refused', async () => {
+    const refused = await kubectl.run(
+      'apply',
+      '-f',
+      await kubectl.manifest(
+        listenerSet(
+          'http-with-tls',
+          '{cert-manager.io/cluster-issuer: selfsigned}',
+          '{name: edge-gw}',
+          '  - {name: web, protocol: HTTP, port: 80, hostname: m.example.com, tls: {certificateRefs: [{name: m-tls}]}}\n',
+        ),
+      ),
+    );
+    assert.notEqual(refused.code, 0);
+    assert.match(refused.stderr, /tls must not be specified for protocols \['HTTP', 'TCP', 'UDP'\]/);
+    assert.match(refused.stderr, /spec\.listeners/);
+  });
+
   it('kubectl apply of an annotated ListenerSet: a Certificate per Secret its TLS listeners name, Ready', async () => {
     await shims.apply(
       listenerSet(
