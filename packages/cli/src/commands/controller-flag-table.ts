@@ -161,7 +161,7 @@ export const CONTROLLER_FLAG_OPTIONS = {
     type: 'string',
     default: '',
     value: 'KEY[,...]',
-    help: 'annotations copied from an Ingress or Gateway to its Certificates',
+    help: 'annotations copied from an Ingress, Gateway or ListenerSet to its Certificates',
   },
   'default-issuer-name': {
     type: 'string',
