@@ -5,6 +5,7 @@ import { availableParallelism, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse as parseYaml } from 'yaml';
+import { builtins } from '@certkit/runtime';
 import {
   createNamespace,
   round,
@@ -495,13 +496,7 @@ async function createIngresses(): Promise<void> {
 
 /** The Gateway API v1.6.1 standard CRDs of Gateways and ListenerSets, as the tests install them. */
 async function installGatewayApi(): Promise<void> {
-  const crds = cluster.admin.resource({
-    group: 'apiextensions.k8s.io',
-    version: 'v1',
-    resource: 'customresourcedefinitions',
-    kind: 'CustomResourceDefinition',
-    namespaced: false,
-  });
+  const crds = cluster.admin.resource(builtins.customResourceDefinitions);
   for (const resource of ['gateways', 'listenersets'] as const)
     await crds.create(undefined, parseYaml(readFileSync(gatewayApiCrdPath(resource), 'utf8')));
   for (const resource of ['gateways', 'listenersets']) {

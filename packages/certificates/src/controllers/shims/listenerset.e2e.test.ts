@@ -7,13 +7,15 @@
 
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { builtins, KubeClient, loadKubeconfig, silentLogger } from '@certkit/runtime';
-import { startTestServer, type TestServer } from '@certkit/testenv/apiserver/test-server';
-import { readyStatus, type ShimCluster, shimCluster } from '@certkit/testenv/controllers/shim-cluster';
+import { builtins } from '@certkit/runtime';
+import {
+  readyStatus,
+  type ShimCluster,
+  type ShimTestCluster,
+  startShimTestCluster,
+} from '@certkit/testenv/controllers/shim-cluster';
 import { eventually } from '@certkit/testenv/eventually';
-import { gatewayApiCrdPath } from '@certkit/testenv/gateway-api/crds';
-import { type Kubectl, kubectlFor, kubectlSkip } from '@certkit/testenv/kubectl/kubectl';
-import { installCrds, type RunningController, startCertificateController } from '../../controller.ts';
+import { type Kubectl, kubectlSkip } from '@certkit/testenv/kubectl/kubectl';
 import { enabledControllers } from '../enabled-controllers.ts';
 import { certificatesRef } from '../refs.ts';
 import { requireGatewayApi } from './gateway-api.ts';
@@ -22,11 +24,9 @@ const NS = 'listenersets';
 /** Where one Gateway lives apart from its ListenerSets (parentRef.namespace). */
 const EDGE = 'edge';
 
-let server: TestServer;
-let admin: KubeClient;
-let kubectl: Kubectl;
+let cluster: ShimTestCluster;
 let shims: ShimCluster;
-let controller: RunningController;
+let kubectl: Kubectl;
 let withoutListenerSets: unknown;
 
 const gateway = (
@@ -71,34 +71,19 @@ const uidOf = async (kind: string, name: string, namespace = NS) =>
   JSON.parse(await kubectl.ok('get', kind, name, '-n', namespace, '-o', 'json')).metadata.uid as string;
 
 before(async () => {
-  server = await startTestServer();
-  admin = new KubeClient({ ...(await loadKubeconfig({ path: server.kubeconfigPath })), qps: -1 });
-  kubectl = kubectlFor({ ...process.env, KUBECONFIG: server.kubeconfigPath }, server.dataDir);
-  shims = shimCluster(admin, kubectl, NS);
-  await installCrds(admin);
+  cluster = await startShimTestCluster(NS);
+  shims = cluster;
+  kubectl = cluster.kubectl;
   if (kubectlSkip) return;
   // Gateways first, as on a cluster with an older Gateway API install: the listenerset controller refuses it.
-  await kubectl.ok('apply', '--server-side', '-f', gatewayApiCrdPath('gateways'));
-  await eventually(
-    async () => (await server.fetch('GET', '/apis/gateway.networking.k8s.io/v1/gateways')).status === 200,
-    'Gateways served',
-    30_000,
-  );
-  withoutListenerSets = await requireGatewayApi(admin, { listenerSets: true }).then(
+  await cluster.installGatewayApi('gateways');
+  withoutListenerSets = await requireGatewayApi(cluster.admin, { listenerSets: true }).then(
     () => undefined,
     (err: unknown) => err,
   );
-  await kubectl.ok('apply', '--server-side', '-f', gatewayApiCrdPath('listenersets'));
-  await eventually(
-    async () =>
-      (await server.fetch('GET', '/apis/gateway.networking.k8s.io/v1/listenersets')).status === 200 &&
-      (await server.fetch('GET', '/apis/cert-manager.io/v1/certificates')).status === 200,
-    'ListenerSets and cert-manager.io served',
-    30_000,
-  );
-  await requireGatewayApi(admin, { listenerSets: true });
-  for (const name of [NS, EDGE])
-    await admin.resource(builtins.namespaces).create(undefined, { metadata: { name } });
+  await cluster.installGatewayApi('listenersets');
+  await requireGatewayApi(cluster.admin, { listenerSets: true });
+  await cluster.admin.resource(builtins.namespaces).create(undefined, { metadata: { name: EDGE } });
   await shims.apply(`apiVersion: cert-manager.io/v1
 kind: ClusterIssuer
 metadata: {name: selfsigned}
@@ -109,19 +94,13 @@ kind: Issuer
 metadata: {name: team-issuer, namespace: ${NS}}
 spec: {selfSigned: {}}
 `);
-  controller = startCertificateController(admin, {
-    metricsBindAddress: '0',
+  cluster.startController({
     controllers: enabledControllers(['*'], { gatewayAPI: true, listenerSets: true }),
-    log: silentLogger,
   });
-  controller.done.catch((err) => console.error('certificate controller stopped:', err));
 });
 
 after(async () => {
-  await controller?.stop();
-  await controller?.done.catch(() => {});
-  admin?.close();
-  await server?.close();
+  await cluster?.close();
 });
 
 describe('listenerset on a cluster whose Gateway API has no ListenerSet', { skip: kubectlSkip }, () => {
@@ -216,7 +195,7 @@ describe('listenerset', { skip: kubectlSkip }, () => {
     );
     // Ignored by name, passthrough, plain HTTP and the bad listener: none has a Certificate.
     for (const name of ['skipped-tls', 'nohost-tls']) assert.equal(await shims.certificate(name), undefined);
-    assert.equal((await admin.resource(certificatesRef).list(NS)).items.length, 1);
+    assert.equal((await cluster.admin.resource(certificatesRef).list(NS)).items.length, 1);
   });
 
   it('a listener removed deletes its Certificate; one deleted by hand comes back; the ListenerSet deleted collects it', async () => {
