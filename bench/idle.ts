@@ -5,6 +5,7 @@ import { availableParallelism, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse as parseYaml } from 'yaml';
+import { builtins } from '@certkit/runtime';
 import {
   createNamespace,
   round,
@@ -18,6 +19,7 @@ import type { Certificate, Issuer } from '../packages/certificates/src/api/types
 import { certificatesRef, issuersRef } from '../packages/certificates/src/controllers/refs.ts';
 import { staleBuilds } from '../scripts/build.ts';
 import { freePort } from '../packages/testenv/src/net/free-ports.ts';
+import { gatewayApiCrdPath } from '../packages/testenv/src/gateway-api/crds.ts';
 
 /**
  * The idle controller on an empty cluster (the cert-manager.io CRDs only): `certkit controller` started
@@ -25,10 +27,15 @@ import { freePort } from '../packages/testenv/src/net/free-ports.ts';
  * samples over 5 s after 20 s), per variant of how the process is started, against a bare `node` that waits
  * and nothing else. Variants run interleaved, --rounds times, and report the median.
  *
- * Usage: npm run bench:idle [-- --rounds=3 --variants=a,b --results=NAME --baseline=DIR --certificates=N --ingresses=N]
+ * Usage: npm run bench:idle [-- --rounds=3 --variants=a,b --results=NAME --baseline=DIR --certificates=N --ingresses=N
+ * --listenersets=N]
  * --ingresses=N: the cluster holds N Ingresses that ask for no Certificate (rules, a TLS entry and kubectl's
  * last-applied-configuration, as other teams' Ingresses do): what the ingress-shim's cache costs on a cluster
  * that uses Ingresses (docs/adr/1860; compare with the `-no-ingress-shim` variant).
+ * --listenersets=N: the cluster holds one Gateway and N ListenerSets attached to it, none asking for a
+ * Certificate (an HTTPS listener each): what the listenerset controller's cache costs (docs/adr/1866; compare
+ * the `-listenerset` variant with the `-gateway` one). The Gateway API CRDs are installed when a variant needs
+ * them.
  * --certificates=N: the cluster is not empty but holds N ECDSA Certificates of a self-signed Issuer, issued
  * before the rounds by one controller (the first variant's command); each measured controller lists them,
  * reconciles each once at start (nothing to issue), and then idles: the idle figure after a little work.
@@ -50,6 +57,7 @@ const RESULTS = flag('results') ?? 'idle';
 const JS_ROOT = flag('js-root');
 const CERTIFICATES = Number(flag('certificates') ?? 0);
 const INGRESSES = Number(flag('ingresses') ?? 0);
+const LISTENER_SETS = Number(flag('listenersets') ?? 0);
 const BASELINE = flag('baseline');
 const SETTLE_MS = 20_000;
 const WINDOW_MS = 5_000;
@@ -63,6 +71,8 @@ interface Variant {
   env?: Record<string, string>;
   /** Run once before measuring (to fill a cache the variant reads). */
   warm?: boolean;
+  /** Needs the Gateway API CRDs (Gateways, ListenerSets) in the cluster. */
+  gatewayApi?: boolean;
 }
 
 const controllerArgs = (kubeconfig: string, metricsAddress = '0') => [
@@ -194,6 +204,30 @@ const ALL: Variant[] = [
     env: { NODE_COMPILE_CACHE: cacheDir, ...SHIPPED_CONTROLLER_ENV },
     warm: true,
   },
+  // The Gateway API shims (docs/adr/1866): these two variants install the Gateway API CRDs in the cluster.
+  ...(
+    [
+      ['shipped-json-kubeconfig-gateway', 'with --enable-gateway-api=true: the gateway-shim', []],
+      [
+        'shipped-json-kubeconfig-listenerset',
+        'with --enable-gateway-api=true --enable-gateway-api-listenerset=true --feature-gates=ListenerSets=true: the gateway-shim and the listenerset controller',
+        ['--enable-gateway-api-listenerset=true', '--feature-gates=ListenerSets=true'],
+      ],
+    ] as const
+  ).map(([name, what, more]) => ({
+    name,
+    what: `shipped-json-kubeconfig ${what}`,
+    args: (k: string) => [
+      ...SHIPPED_CONTROLLER_NODE_ARGS,
+      join(root, 'packages/cli/bin/certkit.js'),
+      ...controllerArgs(jsonKubeconfig(k)),
+      '--enable-gateway-api=true',
+      ...more,
+    ],
+    env: { NODE_COMPILE_CACHE: cacheDir, ...SHIPPED_CONTROLLER_ENV },
+    warm: true,
+    gatewayApi: true,
+  })),
   ...shipped('shipped-metrics', 'shipped, with the metrics endpoint on (not scraped)', root, true),
   // Which of V8's compilers the idle controller pages in (docs/adr/1133): the JSON-kubeconfig variant (what a
   // pod runs) with the heap flags alone (the compilers on from the start, as shipped before docs/adr/1133),
@@ -460,6 +494,69 @@ async function createIngresses(): Promise<void> {
   process.stderr.write(`[bench:idle] ${INGRESSES} Ingresses created\n`);
 }
 
+/** The Gateway API v1.6.1 standard CRDs of Gateways and ListenerSets, as the tests install them. */
+async function installGatewayApi(): Promise<void> {
+  const crds = cluster.admin.resource(builtins.customResourceDefinitions);
+  for (const resource of ['gateways', 'listenersets'] as const)
+    await crds.create(undefined, parseYaml(readFileSync(gatewayApiCrdPath(resource), 'utf8')));
+  for (const resource of ['gateways', 'listenersets']) {
+    const ref = { group: 'gateway.networking.k8s.io', version: 'v1', resource, kind: '', namespaced: true };
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await cluster.admin.resource(ref).list(undefined, { limit: 1 });
+        break;
+      } catch (err) {
+        if (attempt >= 100) throw err;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    }
+  }
+}
+
+/** --listenersets: one Gateway and N ListenerSets attached to it that ask for no Certificate. */
+async function createListenerSets(): Promise<void> {
+  const ns = 'idle-listenersets';
+  await createNamespace(cluster, ns);
+  const ref = (resource: string, kind: string) => ({
+    group: 'gateway.networking.k8s.io',
+    version: 'v1',
+    resource,
+    kind,
+    namespaced: true,
+  });
+  await cluster.admin.resource(ref('gateways', 'Gateway')).create(ns, {
+    apiVersion: 'gateway.networking.k8s.io/v1',
+    kind: 'Gateway',
+    metadata: { name: 'shared', namespace: ns },
+    spec: {
+      gatewayClassName: 'example',
+      allowedListeners: { namespaces: { from: 'Same' } },
+      listeners: [{ name: 'http', protocol: 'HTTP', port: 80 }],
+    },
+  });
+  const listenerSets = cluster.admin.resource(ref('listenersets', 'ListenerSet'));
+  for (let i = 0; i < LISTENER_SETS; i++) {
+    await listenerSets.create(ns, {
+      apiVersion: 'gateway.networking.k8s.io/v1',
+      kind: 'ListenerSet',
+      metadata: { name: `team-${i}`, namespace: ns, labels: { team: `team-${i}` } },
+      spec: {
+        parentRef: { name: 'shared' },
+        listeners: [
+          {
+            name: 'https',
+            protocol: 'HTTPS',
+            port: 443,
+            hostname: `team-${i}.example.com`,
+            tls: { mode: 'Terminate', certificateRefs: [{ name: `team-${i}-tls` }] },
+          },
+        ],
+      },
+    });
+  }
+  process.stderr.write(`[bench:idle] ${LISTENER_SETS} ListenerSets created\n`);
+}
+
 const stale = staleBuilds();
 if (stale.length > 0) throw new Error(`stale or missing build (${stale.join(', ')}): run npm run build`);
 const cluster = await startCluster();
@@ -467,6 +564,8 @@ const byVariant = new Map<string, number[]>(VARIANTS.map((v) => [v.name, []]));
 const cpuByVariant = new Map<string, number[]>(VARIANTS.map((v) => [v.name, []]));
 try {
   if (INGRESSES > 0) await createIngresses();
+  if (LISTENER_SETS > 0 || VARIANTS.some((v) => v.gatewayApi)) await installGatewayApi();
+  if (LISTENER_SETS > 0) await createListenerSets();
   if (CERTIFICATES > 0) await issueCertificates(VARIANTS.find((v) => v.name !== 'bare-node') ?? VARIANTS[0]);
   for (const v of VARIANTS.filter((x) => x.warm)) {
     process.stderr.write(`[bench:idle] warming ${v.name}\n`);

@@ -42,6 +42,18 @@ describe("enabledControllers: cert-manager's --controllers", () => {
     assert.ok(enabledControllers(['*'], { gatewayAPI: true }).has('ingress-shim'));
   });
 
+  it('ListenerSets (flag and gate) add listenerset only with the Gateway API, and -listenerset still wins', () => {
+    assert.ok(!enabledControllers(['*'], { listenerSets: true }).has('listenerset'));
+    assert.ok(!enabledControllers(['*'], { gatewayAPI: true }).has('listenerset'));
+    const both = enabledControllers(['*'], { gatewayAPI: true, listenerSets: true });
+    assert.ok(both.has('listenerset') && both.has('gateway-shim'));
+    assert.ok(
+      !enabledControllers(['*', '-listenerset'], { gatewayAPI: true, listenerSets: true }).has('listenerset'),
+    );
+    // Named alone, as gateway-shim may be: the caller checks the cluster serves ListenerSets.
+    assert.ok(enabledControllers(['*', 'listenerset']).has('listenerset'));
+  });
+
   it('refuses a name cert-manager does not know, with its words; accepts every name it knows', () => {
     assert.throws(
       () => enabledControllers(['*', '-certificaterequests-aprover']),

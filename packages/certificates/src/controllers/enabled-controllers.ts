@@ -10,9 +10,9 @@
  * - a name that is not one of cert-manager's controllers is refused.
  *
  * Names of cert-manager controllers certkit does not have (the Vault and Venafi signers of both
- * kinds, listenerset…) are accepted, so that an existing flag value works unchanged, and enable
- * nothing here. The CertificateSigningRequest signers are off by default; the
- * ExperimentalCertificateSigningRequestControllers feature gate enables all of them, as in cert-manager.
+ * kinds) are accepted, so that an existing flag value works unchanged, and enable nothing here. The
+ * CertificateSigningRequest signers are off by default; the ExperimentalCertificateSigningRequestControllers
+ * feature gate enables all of them, as in cert-manager.
  */
 
 /** Every controller cert-manager knows (its `AllControllers`). */
@@ -69,11 +69,17 @@ export class UnknownControllerError extends Error {
   }
 }
 
-/** What else decides the set, as in cert-manager: `--enable-gateway-api` adds `gateway-shim`. */
+/**
+ * What else decides the set, as in cert-manager: `--enable-gateway-api` (with the ExperimentalGatewayAPISupport
+ * gate, on by default) adds `gateway-shim`; `--enable-gateway-api-listenerset` with the ListenerSets gate and the
+ * Gateway API enabled adds `listenerset`. The callers say whether those hold (feature-gates.ts).
+ */
 export interface EnabledControllersOptions {
   gatewayAPI?: boolean;
   /** The ExperimentalCertificateSigningRequestControllers feature gate: adds every CSR signer. */
   certificateSigningRequestControllers?: boolean;
+  /** `--enable-gateway-api-listenerset` with the ListenerSets gate: adds `listenerset` (with the Gateway API). */
+  listenerSets?: boolean;
 }
 
 /** The CertificateSigningRequest signers, which the ExperimentalCertificateSigningRequestControllers gate adds. */
@@ -103,6 +109,7 @@ export function enabledControllers(
   }
   // Added after the list, before the disables: `--enable-gateway-api --controllers=-gateway-shim` runs none.
   if (options.gatewayAPI) enabled.add('gateway-shim');
+  if (options.gatewayAPI && options.listenerSets) enabled.add('listenerset');
   if (options.certificateSigningRequestControllers)
     for (const name of CERTIFICATE_SIGNING_REQUEST_CONTROLLERS) enabled.add(name);
   for (const name of disabled) enabled.delete(name);

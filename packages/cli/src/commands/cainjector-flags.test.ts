@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { flagDefaults } from '../flags.ts';
 import { CAINJECTOR_FLAG_OPTIONS } from './cainjector-flag-table.ts';
-import { cainjectorFlags, featureGates } from './cainjector-flags.ts';
+import { cainjectorFeatureGates, cainjectorFlags } from './cainjector-flags.ts';
 
 const parse = (values: Record<string, string> = {}) =>
   cainjectorFlags({ ...flagDefaults(CAINJECTOR_FLAG_OPTIONS), ...values });
@@ -46,9 +46,15 @@ describe('certkit cainjector flags', () => {
   });
 
   it('refuse what cainjector refuses, naming the flag', () => {
-    assert.throws(() => featureGates('Unknown=true'), /unrecognized feature gate: Unknown/);
-    assert.throws(() => featureGates('CAInjectorMerging'), /missing bool value for CAInjectorMerging/);
-    assert.throws(() => featureGates('CAInjectorMerging=yes'), /invalid value of CAInjectorMerging=yes/);
+    assert.throws(() => cainjectorFeatureGates('Unknown=true'), /unrecognized feature gate: Unknown/);
+    assert.throws(
+      () => cainjectorFeatureGates('CAInjectorMerging'),
+      /missing bool value for CAInjectorMerging/,
+    );
+    assert.throws(
+      () => cainjectorFeatureGates('CAInjectorMerging=yes'),
+      /invalid value of CAInjectorMerging=yes/,
+    );
     assert.throws(() => parse({ 'leader-elect': 'yes' }), /--leader-elect must be true or false/);
     assert.throws(
       () => parse({ 'leader-election-renew-deadline': '90s' }),

@@ -1,7 +1,7 @@
 import type { CAInjectorOptions } from '@certkit/certificates/cainjector/cainjector';
 import type { InjectableName } from '@certkit/certificates/cainjector/injectables';
-import { UsageError } from '../args.ts';
-import { bool, type LeaderElectionTimings, leaderElectionTimings } from './controller-flags.ts';
+import type { FeatureGates, FeatureGateTable } from '@certkit/certificates/controllers/feature-gates';
+import { bool, featureGates, type LeaderElectionTimings, leaderElectionTimings } from './controller-flags.ts';
 
 export { CAINJECTOR_FLAG_OPTIONS } from './cainjector-flag-table.ts';
 
@@ -24,28 +24,15 @@ const INJECTABLE_FLAGS: Record<string, InjectableName> = {
   'enable-apiservices-injectable': 'apiservice',
 };
 
-/** cainjector's gates; ServerSideApply is kept by cert-manager as a no-op and always on here too. */
-const FEATURE_GATES = ['CAInjectorMerging', 'ServerSideApply'] as const;
+/** cainjector's gates; ServerSideApply is kept by cert-manager as a no-op, and certkit always applies. */
+const CAINJECTOR_FEATURE_GATES: FeatureGateTable = {
+  CAInjectorMerging: { default: true, preRelease: 'GA' },
+  ServerSideApply: { default: false, preRelease: 'Alpha' },
+};
 
-/** `--feature-gates`: `Gate=bool` pairs, comma-separated, as component-base reads them. */
-export function featureGates(value: string): Map<string, boolean> {
-  const gates = new Map<string, boolean>();
-  for (const entry of value.split(',').map((e) => e.trim())) {
-    if (!entry) continue;
-    const [name, setting, ...rest] = entry.split('=');
-    if (setting === undefined || rest.length > 0)
-      throw new UsageError(`--feature-gates: missing bool value for ${name}`);
-    if (!(FEATURE_GATES as readonly string[]).includes(name!))
-      throw new UsageError(
-        `--feature-gates: unrecognized feature gate: ${name} (known: ${FEATURE_GATES.join(', ')})`,
-      );
-    if (setting !== 'true' && setting !== 'false')
-      throw new UsageError(
-        `--feature-gates: invalid value of ${name}=${setting}, err: must be true or false`,
-      );
-    gates.set(name!, setting === 'true');
-  }
-  return gates;
+/** `--feature-gates`: cainjector's `Gate=bool` pairs, read as the controller's are. */
+export function cainjectorFeatureGates(value: string): FeatureGates {
+  return featureGates(value, CAINJECTOR_FEATURE_GATES);
 }
 
 export function cainjectorFlags(values: Record<string, string | boolean | undefined>): CAInjectorFlags {
@@ -53,7 +40,7 @@ export function cainjectorFlags(values: Record<string, string | boolean | undefi
   for (const [flag, name] of Object.entries(INJECTABLE_FLAGS)) {
     if (bool(flag, String(values[flag]))) injectables.add(name);
   }
-  const gates = featureGates(String(values['feature-gates'] ?? ''));
+  const gates = cainjectorFeatureGates(String(values['feature-gates'] ?? ''));
   return {
     leaderElect: bool('leader-elect', String(values['leader-elect'])),
     leaderElectionNamespace: String(values['leader-election-namespace']),
@@ -68,7 +55,7 @@ export function cainjectorFlags(values: Record<string, string | boolean | undefi
         .split(',')
         .map((ns) => ns.trim())
         .filter(Boolean),
-      mergeBundles: gates.get('CAInjectorMerging') ?? true,
+      mergeBundles: gates.get('CAInjectorMerging') !== false,
       metricsBindAddress: String(values['metrics-listen-address']),
     },
   };

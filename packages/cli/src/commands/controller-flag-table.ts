@@ -161,7 +161,7 @@ export const CONTROLLER_FLAG_OPTIONS = {
     type: 'string',
     default: '',
     value: 'KEY[,...]',
-    help: 'annotations copied from an Ingress or Gateway to its Certificates',
+    help: 'annotations copied from an Ingress, Gateway or ListenerSet to its Certificates',
   },
   'default-issuer-name': {
     type: 'string',
@@ -187,6 +187,12 @@ export const CONTROLLER_FLAG_OPTIONS = {
     value: 'true|false',
     help: 'run the gateway-shim: Certificates for annotated Gateways (needs the Gateway API CRDs)',
   },
+  'enable-gateway-api-listenerset': {
+    type: 'string',
+    default: 'false',
+    value: 'true|false',
+    help: 'run the listenerset controller: Certificates for ListenerSets (also needs --enable-gateway-api and --feature-gates=ListenerSets=true)',
+  },
   'gateway-api-extra-protocols': {
     type: 'string',
     default: '',
@@ -197,7 +203,7 @@ export const CONTROLLER_FLAG_OPTIONS = {
     type: 'string',
     default: '',
     value: 'NAME=BOOL[,...]',
-    help: 'cert-manager feature gates: ExperimentalCertificateSigningRequestControllers=true runs the CertificateSigningRequest signers, SecretsFilteredCaching=false caches every Secret; the rest are accepted',
+    help: 'cert-manager’s controller feature gates: ExperimentalCertificateSigningRequestControllers=true runs the CertificateSigningRequest signers, ListenerSets=true (with --enable-gateway-api-listenerset) the listenerset controller, SecretsFilteredCaching=false caches every Secret; the rest are accepted, unknown names refused',
   },
 } as const satisfies FlagTable;
 

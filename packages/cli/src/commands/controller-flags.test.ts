@@ -221,6 +221,37 @@ describe('controllerFlags: the ingress-shim and gateway-shim', () => {
     assert.ok(!flags({ controllers: '-ingress-shim' }).controllers?.has('ingress-shim'));
   });
 
+  it('--enable-gateway-api-listenerset adds listenerset only with the ListenerSets gate and the Gateway API', () => {
+    const on = { 'enable-gateway-api': 'true', 'enable-gateway-api-listenerset': 'true' };
+    assert.ok(!flags(on).controllers?.has('listenerset'));
+    const all = flags({ ...on, 'feature-gates': 'ListenerSets=true' }).controllers;
+    assert.ok(all?.has('listenerset') && all.has('gateway-shim'));
+    assert.ok(
+      !flags({
+        'enable-gateway-api-listenerset': 'true',
+        'feature-gates': 'ListenerSets=true',
+      }).controllers?.has('listenerset'),
+    );
+    // cert-manager's gate for the Gateway API, on by default, turns both off.
+    const off = flags({ ...on, 'feature-gates': 'ListenerSets=true,ExperimentalGatewayAPISupport=false' });
+    assert.ok(!off.controllers?.has('gateway-shim') && !off.controllers?.has('listenerset'));
+  });
+
+  it('refuses an unknown or malformed feature gate in one line naming the flag', () => {
+    assert.throws(
+      () => flags({ 'feature-gates': 'ListenerSet=true' }),
+      (err: unknown) =>
+        err instanceof UsageError &&
+        err.message === '--feature-gates: unrecognized feature gate: ListenerSet',
+    );
+    assert.throws(
+      () => flags({ 'enable-gateway-api-listenerset': 'on', 'feature-gates': 'ListenerSets=true' }),
+      (err: unknown) =>
+        err instanceof UsageError &&
+        err.message === '--enable-gateway-api-listenerset must be true or false, got "on"',
+    );
+  });
+
   it('refuses --enable-gateway-api that is not a boolean', () => {
     assert.throws(
       () => flags({ 'enable-gateway-api': 'yes' }),

@@ -7,8 +7,13 @@ import {
   enabledControllers,
   UnknownControllerError,
 } from '@certkit/certificates/controllers/enabled-controllers';
+import {
+  featureEnabled,
+  parseFeatureGates,
+  type FeatureGates,
+  type FeatureGateTable,
+} from '@certkit/certificates/controllers/feature-gates';
 import { UsageError } from '../args.ts';
-import { parseFeatureGates } from './feature-gates.ts';
 
 export { CONTROLLER_FLAG_OPTIONS } from './controller-flag-table.ts';
 
@@ -166,17 +171,34 @@ function shimOptions(values: Record<string, string | boolean | undefined>) {
   };
 }
 
-/** cert-manager's --controllers: a comma-separated list of names, `*` and `-name`. */
+/** `--feature-gates`, over a component's gates (the controller's by default); errors as one usage line. */
+export function featureGates(value: string, known?: FeatureGateTable): FeatureGates {
+  return parsed('feature-gates', value, (v) => parseFeatureGates(v, known));
+}
+
+/**
+ * cert-manager's --controllers: a comma-separated list of names, `*` and `-name`; the Gateway API flags and
+ * feature gates add the gateway-shim, listenerset and CertificateSigningRequest controllers as cert-manager's do.
+ */
 function controllersOption(
-  value: string,
-  gatewayAPI: boolean,
-  gates: Map<string, boolean>,
+  values: Record<string, string | boolean | undefined>,
+  gates: FeatureGates,
 ): ReadonlySet<string> {
-  const entries = list(value);
+  const entries = list(values.controllers);
+  const gatewayAPI =
+    featureEnabled(gates, 'ExperimentalGatewayAPISupport') &&
+    bool('enable-gateway-api', String(values['enable-gateway-api']));
+  const listenerSets =
+    featureEnabled(gates, 'ListenerSets') &&
+    bool('enable-gateway-api-listenerset', String(values['enable-gateway-api-listenerset']));
   try {
     return enabledControllers(entries, {
       gatewayAPI,
-      certificateSigningRequestControllers: gates.get('ExperimentalCertificateSigningRequestControllers'),
+      listenerSets,
+      certificateSigningRequestControllers: featureEnabled(
+        gates,
+        'ExperimentalCertificateSigningRequestControllers',
+      ),
     });
   } catch (err) {
     if (err instanceof UnknownControllerError) throw new UsageError(`--controllers: ${err.message}`);
@@ -192,7 +214,7 @@ export function controllerFlags(values: Record<string, string | boolean | undefi
     );
   }
   const ownerRef = values['enable-certificate-owner-ref'];
-  const gates = parseFeatureGates(String(values['feature-gates'] ?? ''));
+  const gates = featureGates(String(values['feature-gates'] ?? ''));
   const qps = Number(values['kube-api-qps']);
   if (!Number.isFinite(qps) || (qps <= 0 && qps !== -1)) {
     throw new UsageError(`--kube-api-qps must be a positive number, or -1 to turn client-side limits off`);
@@ -210,16 +232,12 @@ export function controllerFlags(values: Record<string, string | boolean | undefi
       // Deprecated, and when given it wins over spec.cleanupPolicy and the default (docs/adr/0011).
       enableCertificateOwnerRef:
         ownerRef === undefined ? undefined : bool('enable-certificate-owner-ref', String(ownerRef)),
-      controllers: controllersOption(
-        String(values.controllers),
-        bool('enable-gateway-api', String(values['enable-gateway-api'])),
-        gates,
-      ),
+      controllers: controllersOption(values, gates),
       shims: shimOptions(values),
       // cert-manager's gate of the same name turns it off too, so that a Deployment's --feature-gates carries over.
       secretsFilteredCaching:
         bool('secrets-filtered-caching', String(values['secrets-filtered-caching'])) &&
-        gates.get('SecretsFilteredCaching') !== false,
+        featureEnabled(gates, 'SecretsFilteredCaching'),
       maxConcurrentReconciles: int('concurrent-workers', String(values['concurrent-workers']), 1),
       ...http01Options(values),
       ...challengeOptions(values),

@@ -9,7 +9,7 @@ import { parseClusterFlags, withUpKubeconfigHint } from '../cluster-flags.ts';
 import { type FlagTable, UsageError } from '../flags.ts';
 import { logSettings } from '../log-flags.ts';
 import { controllerFlags } from './controller-flags.ts';
-import { requireGatewayApi } from '@certkit/certificates/controllers/shims/gateway-api';
+import { gatewayApiNeeds, requireGatewayApi } from '@certkit/certificates/controllers/shims/gateway-api';
 
 /**
  * `certkit controller`: the certificate controller against any cluster, until SIGTERM. `table` is its flags in
@@ -41,7 +41,8 @@ export async function controller(args: string[], table: FlagTable): Promise<void
   });
   try {
     await requireCertManagerApi(client);
-    if (settings.options.controllers?.has('gateway-shim')) await requireGatewayApi(client);
+    const gatewayApi = gatewayApiNeeds(settings.options.controllers);
+    if (gatewayApi) await requireGatewayApi(client, gatewayApi);
   } catch (err) {
     client.close();
     throw err;

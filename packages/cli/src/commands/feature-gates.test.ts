@@ -1,8 +1,11 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { UsageError } from '../args.ts';
-import { controllerFlags, CONTROLLER_FLAG_OPTIONS } from './controller-flags.ts';
-import { parseFeatureGates } from './feature-gates.ts';
+import {
+  controllerFlags,
+  CONTROLLER_FLAG_OPTIONS,
+  featureGates as parseFeatureGates,
+} from './controller-flags.ts';
 
 const CSR_GATE = 'ExperimentalCertificateSigningRequestControllers';
 

@@ -54,11 +54,12 @@ export async function serve(command: 'up' | 'apiserver', args: string[], table: 
     // The admin installs the CRDs and deploy/rbac.yaml, then requests the ServiceAccount's tokens.
     const admin = new KubeClient({ ...(await loadKubeconfig({ path: plane.kubeconfigPath })), qps: -1 });
     await installCrds(admin);
-    if (settings.options.controllers?.has('gateway-shim')) {
-      // The Gateway CRDs persist in the data dir: installed once, they are there at the next start.
-      const { requireGatewayApi } = await load(import('@certkit/certificates/controllers/shims/gateway-api'));
-      await requireGatewayApi(admin);
-    }
+    const { gatewayApiNeeds, requireGatewayApi } = await load(
+      import('@certkit/certificates/controllers/shims/gateway-api'),
+    );
+    const gatewayApi = gatewayApiNeeds(settings.options.controllers);
+    // The Gateway CRDs persist in the data dir: installed once, they are there at the next start.
+    if (gatewayApi) await requireGatewayApi(admin, gatewayApi);
     // The controller runs under its own identity, as it would in a cluster: deploy/rbac.yaml's
     // ServiceAccount, so every request it makes is authorised by the roles users deploy.
     const identity = await controllerIdentity(admin, CONTROLLER_RBAC_YAML);

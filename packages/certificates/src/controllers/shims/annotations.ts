@@ -23,6 +23,7 @@ import type {
   X509Subject,
 } from '../../api/types.ts';
 import { emailAddressError, isIPAddress } from '../../api/validation/formats.ts';
+import { parseGoBool } from './annotation-keys.ts';
 import type { ShimOptions } from './options.ts';
 
 /**
@@ -105,14 +106,26 @@ export function extraAnnotations(
   return Object.keys(extra).length > 0 ? extra : undefined;
 }
 
+/** The object a Certificate is built for, as the HTTP-01 parent reference annotations need it. */
+export interface CertificateOwner {
+  kind: 'Ingress' | 'Gateway' | 'ListenerSet';
+  name: string;
+  /** Where a ListenerSet's Gateway is when its parentRef names no namespace. */
+  namespace?: string;
+  /** A ListenerSet's Gateway. */
+  parentRef?: { name: string; namespace?: string };
+}
+
 /**
  * The annotations the Certificate carries for an ACME issuer's HTTP-01 solver: edit-in-place (the Ingress
  * itself serves the challenge, with a temporary certificate meanwhile), the ingress class overrides, and for a
- * Gateway the parent the solver's HTTPRoute attaches to.
+ * Gateway or ListenerSet the parent the solver's HTTPRoute attaches to. A ListenerSet is that parent unless
+ * `acme.cert-manager.io/http01-parentreffallback` (a Go boolean) sends the route to its Gateway instead, for
+ * Gateways that do not let routes attach to ListenerSets.
  */
 export function issuerSpecificAnnotations(
   annotations: AnnotationMap | undefined,
-  owner: { kind: 'Ingress' | 'Gateway'; name: string },
+  owner: CertificateOwner,
 ): Record<string, string> {
   const ann = annotations ?? {};
   const out: Record<string, string> = {};
@@ -127,6 +140,17 @@ export function issuerSpecificAnnotations(
   if (owner.kind === 'Gateway') {
     out[AcmeAnnotations.http01ParentRefKind] = 'Gateway';
     out[AcmeAnnotations.http01ParentRefName] = owner.name;
+  }
+  if (owner.kind === 'ListenerSet') {
+    const fallback = ann[AcmeAnnotations.http01ParentRefFallback];
+    if (fallback !== undefined && parseGoBool(fallback) === true) {
+      out[AcmeAnnotations.http01ParentRefKind] = 'Gateway';
+      out[AcmeAnnotations.http01ParentRefName] = owner.parentRef?.name ?? '';
+      out[AcmeAnnotations.http01ParentRefNamespace] = owner.parentRef?.namespace || (owner.namespace ?? '');
+    } else {
+      out[AcmeAnnotations.http01ParentRefKind] = 'ListenerSet';
+      out[AcmeAnnotations.http01ParentRefName] = owner.name;
+    }
   }
   return out;
 }

@@ -8,16 +8,24 @@ import {
   parseGoDuration,
   required,
 } from '@certkit/apimachinery';
+import { AcmeAnnotations } from '../../api/acme-constants.ts';
 import { API_VERSION, Defaults, Kinds } from '../../api/constants.ts';
 import type { Certificate, CertificateSpec } from '../../api/types.ts';
 import { isIPAddress } from '../../api/validation/formats.ts';
 import { applyCertificateAnnotations, type IssuerChoice, issuerSpecificAnnotations } from './annotations.ts';
-import type { Gateway, GatewayListener, Ingress, IngressLike } from './ingress-like.ts';
+import {
+  type Gateway,
+  type GatewayListener,
+  type Ingress,
+  type IngressLike,
+  type ListenerSet,
+  listenersOf,
+} from './ingress-like.ts';
 import type { ShimKind, ShimOptions } from './options.ts';
 
 /**
- * The Certificates an Ingress or Gateway asks for (cert-manager's `buildCertificates`): one per Secret its TLS
- * entries or listeners name, with the hosts of every entry naming that Secret, and whether an existing one
+ * The Certificates an Ingress, Gateway or ListenerSet asks for (cert-manager's `buildCertificates`): one per
+ * Secret its TLS entries or listeners name, with the hosts of every entry naming that Secret, and whether an existing one
  * needs rewriting (`certNeedsUpdate`).
  */
 
@@ -117,7 +125,8 @@ export function secretHosts(
   const ignored = (obj.metadata?.annotations?.['cert-manager.io/ignore-tls-listeners'] ?? '')
     .split(',')
     .map((name) => name.trim());
-  (obj as Gateway).spec?.listeners?.forEach((listener, i) => {
+  // A ListenerSet's listeners are read as a Gateway's, with the same checks and paths (spec.listeners[i]).
+  listenersOf(obj as Gateway | ListenerSet).forEach((listener, i) => {
     const tlsProtocol =
       listener.protocol === 'HTTPS' ||
       listener.protocol === 'TLS' ||
@@ -168,7 +177,12 @@ export function buildCertificate(input: BuildInput, secretName: string, hosts: s
   delete labels[APPLYSET_LABEL];
   const annotations = {
     ...input.extraAnnotations,
-    ...issuerSpecificAnnotations(meta.annotations, { kind, name: meta.name ?? '' }),
+    ...issuerSpecificAnnotations(meta.annotations, {
+      kind,
+      name: meta.name ?? '',
+      namespace: meta.namespace ?? '',
+      parentRef: (obj as ListenerSet).spec?.parentRef,
+    }),
   };
   const certificate: Certificate = {
     apiVersion: API_VERSION,
@@ -220,15 +234,30 @@ function sameStrings(a: Record<string, string> | undefined, b: Record<string, st
   return x.length === Object.keys(y).length && x.every(([k, v]) => y[k] === v);
 }
 
+/** Where a Gateway's or ListenerSet's Certificate sends the HTTP-01 solver's route (issuerSpecificAnnotations). */
+export const HTTP01_PARENT_REF_ANNOTATIONS = [
+  AcmeAnnotations.http01ParentRefKind,
+  AcmeAnnotations.http01ParentRefName,
+  AcmeAnnotations.http01ParentRefNamespace,
+] as const;
+
 /**
  * cert-manager's `certNeedsUpdate`: the fields the shim owns that differ between the existing Certificate and
  * the one it would write. Others (usages, SANs other than DNS names, the issuer's group, subject…) are
- * compared by cert-manager neither, so a change of those annotations alone waits for one of these.
+ * compared by cert-manager neither, so a change of those annotations alone waits for one of these. One addition:
+ * the HTTP-01 parent reference annotations, so that turning a ListenerSet's `http01-parentreffallback` on or
+ * off, or moving it to another Gateway, reaches its Certificates (cert-manager waits for another change).
  */
 export function needsUpdate(existing: Certificate, wanted: Certificate): boolean {
   const a = existing.spec ?? ({} as CertificateSpec);
   const b = wanted.spec;
   if (existing.metadata?.name !== wanted.metadata?.name) return true;
+  const wantedAnnotations = wanted.metadata?.annotations ?? {};
+  if (AcmeAnnotations.http01ParentRefKind in wantedAnnotations) {
+    const existingAnnotations = existing.metadata?.annotations ?? {};
+    if (HTTP01_PARENT_REF_ANNOTATIONS.some((key) => existingAnnotations[key] !== wantedAnnotations[key]))
+      return true;
+  }
   if (!sameStrings(existing.metadata?.labels, wanted.metadata?.labels)) return true;
   if ((a.commonName ?? '') !== (b.commonName ?? '')) return true;
   const dnsA = a.dnsNames ?? [];
@@ -254,7 +283,7 @@ export function needsUpdate(existing: Certificate, wanted: Certificate): boolean
 export function secretNameUsedIn(kind: ShimKind, obj: IngressLike, secretName: string): boolean {
   if (kind === 'Ingress')
     return ((obj as Ingress).spec?.tls ?? []).some((tls) => tls.secretName === secretName);
-  return ((obj as Gateway).spec?.listeners ?? []).some((listener) =>
+  return listenersOf(obj as Gateway | ListenerSet).some((listener) =>
     (listener.tls?.certificateRefs ?? []).some((ref) => ref.name === secretName),
   );
 }

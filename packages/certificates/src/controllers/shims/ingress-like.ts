@@ -1,5 +1,6 @@
 import type { KubeObject } from '@certkit/apimachinery';
 import type { ResourceRef, TransformFunc } from '@certkit/runtime';
+import { Annotations } from '../../api/constants.ts';
 import { hasShimAnnotation, isShimAnnotationKey, FOREGROUND_DELETION_FINALIZER } from './annotation-keys.ts';
 import type { ShimKind, ShimOptions } from './options.ts';
 
@@ -29,7 +30,20 @@ export const gatewaysRef: ResourceRef = {
   namespaced: true,
 };
 
-export const SHIM_REFS: Record<ShimKind, ResourceRef> = { Ingress: ingressesRef, Gateway: gatewaysRef };
+/** ListenerSet: more listeners for a Gateway, in Gateway API's standard channel since v1.5. */
+export const listenerSetsRef: ResourceRef = {
+  group: GATEWAY_API_GROUP,
+  version: GATEWAY_API_VERSION,
+  resource: 'listenersets',
+  kind: 'ListenerSet',
+  namespaced: true,
+};
+
+export const SHIM_REFS: Record<ShimKind, ResourceRef> = {
+  Ingress: ingressesRef,
+  Gateway: gatewaysRef,
+  ListenerSet: listenerSetsRef,
+};
 
 export interface IngressTLS {
   hosts?: string[];
@@ -58,7 +72,25 @@ export interface Gateway extends KubeObject {
   spec?: { listeners?: GatewayListener[] };
 }
 
-export type IngressLike = Ingress | Gateway;
+/** A ListenerSet's Gateway (the CRD defaults group and kind; an empty namespace is the ListenerSet's own). */
+export interface ParentGatewayReference {
+  group?: string;
+  kind?: string;
+  name: string;
+  namespace?: string;
+}
+
+/** A ListenerSet's listeners are Gateway listeners (its ListenerEntry has the same fields the shims read). */
+export interface ListenerSet extends KubeObject {
+  spec?: { parentRef?: ParentGatewayReference; listeners?: GatewayListener[] };
+}
+
+export type IngressLike = Ingress | Gateway | ListenerSet;
+
+/** The listeners of a Gateway or ListenerSet: where both keep the TLS settings the shims read. */
+export function listenersOf(obj: Gateway | ListenerSet): GatewayListener[] {
+  return obj.spec?.listeners ?? [];
+}
 
 /** The metadata the shims use: identity (ownership is by uid), labels, annotations, deletion. */
 function leanMetadata(
@@ -105,28 +137,69 @@ export function leanIngressTransform(
   };
 }
 
-/** The Gateway cache's transform: as for Ingresses, with each listener's name, hostname, protocol and TLS. */
+/** Of each listener, what the shims read: name, hostname, protocol and TLS (not its port or allowed routes). */
+function leanListeners(listeners: GatewayListener[]): GatewayListener[] {
+  return listeners.map(({ name, hostname, protocol, tls }) => {
+    const listener: GatewayListener = { name, protocol };
+    if (hostname !== undefined) listener.hostname = hostname;
+    if (tls) listener.tls = { mode: tls.mode, certificateRefs: tls.certificateRefs };
+    return listener;
+  });
+}
+
+/**
+ * What a ListenerSet takes from its Gateway when the Gateway itself asks for nothing (listenerset.ts): the
+ * issuer's kind and group. Kept in the Gateway's stub, with its deletion mark, so that the listenerset controller
+ * reads its parents from the gateway-shim's cache.
+ */
+const INHERITED_BY_LISTENER_SETS = [Annotations.issuerKind, Annotations.issuerGroup];
+
+/**
+ * The Gateway cache's transform: as for Ingresses, with each listener's name, hostname, protocol and TLS. A
+ * Gateway that asks for nothing keeps, besides its identity, what its ListenerSets inherit from it.
+ */
 export function leanGatewayTransform(
   options: Pick<ShimOptions, 'autoCertificateAnnotations' | 'extraCertificateAnnotations'>,
 ): TransformFunc {
   return (obj) => {
     const gateway = obj as Gateway;
     const identity = { apiVersion: `${GATEWAY_API_GROUP}/${GATEWAY_API_VERSION}`, kind: 'Gateway' };
-    if (!hasShimAnnotation(gateway.metadata?.annotations, [])) {
-      const { name, namespace, uid, resourceVersion } = gateway.metadata ?? {};
-      return { ...identity, metadata: { name, namespace, uid, resourceVersion } };
+    const annotations = gateway.metadata?.annotations;
+    if (!hasShimAnnotation(annotations, [])) {
+      const { name, namespace, uid, resourceVersion, deletionTimestamp } = gateway.metadata ?? {};
+      const stub: Gateway = { ...identity, metadata: { name, namespace, uid, resourceVersion } };
+      if (deletionTimestamp) stub.metadata!.deletionTimestamp = deletionTimestamp;
+      const inherited = INHERITED_BY_LISTENER_SETS.filter((key) => annotations?.[key] !== undefined);
+      if (inherited.length > 0)
+        stub.metadata!.annotations = Object.fromEntries(inherited.map((key) => [key, annotations![key]]));
+      return stub;
     }
     const lean: Gateway = { ...identity, metadata: leanMetadata(gateway, options) };
-    const listeners = gateway.spec?.listeners;
-    if (listeners) {
-      lean.spec = {
-        listeners: listeners.map(({ name, hostname, protocol, tls }) => {
-          const listener: GatewayListener = { name, protocol };
-          if (hostname !== undefined) listener.hostname = hostname;
-          if (tls) listener.tls = { mode: tls.mode, certificateRefs: tls.certificateRefs };
-          return listener;
-        }),
-      };
+    if (gateway.spec?.listeners) lean.spec = { listeners: leanListeners(gateway.spec.listeners) };
+    return lean;
+  };
+}
+
+/**
+ * The ListenerSet cache's transform. A ListenerSet asks for Certificates through its own annotations or its
+ * Gateway's, so each keeps its parent reference and listeners whether it is annotated or not; ListenerSets are
+ * few (one per team or tenant of a Gateway), and the status, ports and allowed routes are dropped.
+ */
+export function leanListenerSetTransform(
+  options: Pick<ShimOptions, 'autoCertificateAnnotations' | 'extraCertificateAnnotations'>,
+): TransformFunc {
+  return (obj) => {
+    const listenerSet = obj as ListenerSet;
+    const lean: ListenerSet = {
+      apiVersion: `${GATEWAY_API_GROUP}/${GATEWAY_API_VERSION}`,
+      kind: 'ListenerSet',
+      metadata: leanMetadata(listenerSet, options),
+    };
+    const { parentRef, listeners } = listenerSet.spec ?? {};
+    if (parentRef || listeners) {
+      lean.spec = {};
+      if (parentRef) lean.spec.parentRef = parentRef;
+      if (listeners) lean.spec.listeners = leanListeners(listeners);
     }
     return lean;
   };

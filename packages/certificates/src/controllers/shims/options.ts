@@ -24,10 +24,11 @@ export const DEFAULT_SHIM_OPTIONS: ShimOptions = {
   gatewayAPIExtraProtocols: [],
 };
 
-/** The shim's names of the two controllers and the field managers their writes carry. */
+/** The shims' controller names (cert-manager's), which also name the field managers their writes carry. */
 export const SHIM_CONTROLLERS = {
   Ingress: 'ingress-shim',
   Gateway: 'gateway-shim',
+  ListenerSet: 'listenerset',
 } as const;
 
 export type ShimKind = keyof typeof SHIM_CONTROLLERS;

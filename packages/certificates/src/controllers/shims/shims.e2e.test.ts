@@ -8,70 +8,37 @@
 
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { isNotFound, type KubeObject } from '@certkit/apimachinery';
-import { builtins, KubeClient, loadKubeconfig, silentLogger } from '@certkit/runtime';
-import type { Event, Secret } from 'kubernetes-types/core/v1.d.ts';
-import { startTestServer, type TestServer } from '@certkit/testenv/apiserver/test-server';
+import type { KubeObject } from '@certkit/apimachinery';
+import { builtins, type KubeClient } from '@certkit/runtime';
+import type { Secret } from 'kubernetes-types/core/v1.d.ts';
 import { eventually } from '@certkit/testenv/eventually';
-import { gatewayApiCrdPath } from '@certkit/testenv/gateway-api/crds';
-import { type Kubectl, kubectlFor, kubectlSkip } from '@certkit/testenv/kubectl/kubectl';
+import {
+  readyStatus,
+  type ShimCluster,
+  type ShimTestCluster,
+  startShimTestCluster,
+} from '@certkit/testenv/controllers/shim-cluster';
+import { type Kubectl, kubectlSkip } from '@certkit/testenv/kubectl/kubectl';
 import { rootCa } from '@certkit/testenv/pki/ca';
-import type { Certificate } from '../../api/types.ts';
-import { installCrds, type RunningController, startCertificateController } from '../../controller.ts';
+import type { RunningController } from '../../controller.ts';
 import { encodePrivateKey } from '../../pki/index.ts';
 import { enabledControllers } from '../enabled-controllers.ts';
-import { certificatesRef } from '../refs.ts';
 import { requireGatewayApi } from './gateway-api.ts';
 
 const NS = 'shims';
 
-let server: TestServer;
+let cluster: ShimTestCluster;
 let admin: KubeClient;
 let kubectl: Kubectl;
 let controller: RunningController;
 let withoutGatewayApi: unknown;
 
-const certificates = () => admin.resource<Certificate>(certificatesRef);
-
-async function certificate(name: string): Promise<Certificate | undefined> {
-  try {
-    return await certificates().get(NS, name);
-  } catch (err) {
-    if (isNotFound(err)) return undefined;
-    throw err;
-  }
-}
-
-const ready = (c: Certificate | undefined) => c?.status?.conditions?.find((x) => x.type === 'Ready')?.status;
-
-async function apply(yaml: string): Promise<void> {
-  await kubectl.ok('apply', '-f', await kubectl.manifest(yaml));
-}
-
-/** The Event of `reason` about the object, once recorded; `message` must match when given. */
-async function eventAbout(
-  kind: string,
-  name: string,
-  reason: string,
-  message?: string | RegExp,
-): Promise<Event> {
-  return eventually(
-    async () => {
-      const list = await admin
-        .resource(builtins.events)
-        .list(NS, { fieldSelector: `involvedObject.kind=${kind},involvedObject.name=${name}` });
-      return (list.items as unknown as Event[]).find(
-        (e) =>
-          e.reason === reason &&
-          (message === undefined ||
-            (typeof message === 'string' ? e.message === message : message.test(e.message ?? ''))),
-      );
-    },
-    `a ${reason} Event about ${kind} ${name}${message ? ` saying ${String(message)}` : ''}`,
-    20_000,
-    50,
-  );
-}
+let shims: ShimCluster;
+const certificate = (name: string) => shims.certificate(name);
+const apply = (yaml: string) => shims.apply(yaml);
+const eventAbout = (kind: string, name: string, reason: string, message?: string | RegExp) =>
+  shims.eventAbout(kind, name, reason, message);
+const ready = readyStatus;
 
 const ingress = (name: string, annotations: string, tls: string) => `apiVersion: networking.k8s.io/v1
 kind: Ingress
@@ -90,24 +57,15 @@ ${tls}
 `;
 
 before(async () => {
-  server = await startTestServer();
-  admin = new KubeClient({ ...(await loadKubeconfig({ path: server.kubeconfigPath })), qps: -1 });
-  kubectl = kubectlFor({ ...process.env, KUBECONFIG: server.kubeconfigPath }, server.dataDir);
-  await installCrds(admin);
+  cluster = await startShimTestCluster(NS);
+  ({ admin, kubectl } = cluster);
+  shims = cluster;
   withoutGatewayApi = await requireGatewayApi(admin).then(
     () => undefined,
     (err: unknown) => err,
   );
-  if (!kubectlSkip) await kubectl.ok('apply', '--server-side', '-f', gatewayApiCrdPath('gateways'));
-  await eventually(
-    async () =>
-      (await server.fetch('GET', '/apis/gateway.networking.k8s.io/v1/gateways')).status === 200 &&
-      (await server.fetch('GET', '/apis/cert-manager.io/v1/certificates')).status === 200,
-    'cert-manager.io and gateway.networking.k8s.io served',
-    30_000,
-  );
+  if (!kubectlSkip) await cluster.installGatewayApi('gateways');
   await requireGatewayApi(admin);
-  await admin.resource(builtins.namespaces).create(undefined, { metadata: { name: NS } });
 
   const ca = await rootCa({ algorithm: 'ECDSA', size: 256 }, 365 * 24 * 3600_000);
   await admin.resource<Secret & KubeObject>(builtins.secrets).create(NS, {
@@ -120,24 +78,18 @@ before(async () => {
       'tls.key': Buffer.from(encodePrivateKey(ca.key, 'PKCS8')).toString('base64'),
     },
   });
-  controller = startCertificateController(admin, {
-    metricsBindAddress: '0',
+  controller = cluster.startController({
     controllers: enabledControllers(['*'], { gatewayAPI: true }),
     shims: {
       defaultIssuerName: 'selfsigned',
       defaultIssuerKind: 'ClusterIssuer',
       extraCertificateAnnotations: ['example.com/team'],
     },
-    log: silentLogger,
   });
-  controller.done.catch((err) => console.error('certificate controller stopped:', err));
 });
 
 after(async () => {
-  await controller?.stop();
-  await controller?.done.catch(() => {});
-  admin?.close();
-  await server?.close();
+  await cluster?.close();
 });
 
 describe('--enable-gateway-api on a cluster without the Gateway API', () => {

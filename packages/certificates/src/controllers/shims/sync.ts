@@ -15,6 +15,7 @@ import {
   buildCertificate,
   controllerOf,
   duplicateSecretNameErrors,
+  HTTP01_PARENT_REF_ANNOTATIONS,
   isControlledBy,
   needsUpdate,
   secretHosts,
@@ -24,7 +25,7 @@ import type { Ingress, IngressLike } from './ingress-like.ts';
 import { shimFieldManager, type ShimKind, type ShimOptions } from './options.ts';
 
 /**
- * One reconcile of an Ingress or Gateway (cert-manager's certificate-shim `SyncFnFor`): create the
+ * One reconcile of an Ingress, Gateway or ListenerSet (cert-manager's certificate-shim `SyncFnFor`): create the
  * Certificates it asks for, rewrite those that drifted from it, delete those it no longer names, and say so in
  * Events on the object with cert-manager's reasons and messages. Loaded on the first reconcile (index.ts), so
  * that a controller with no Ingress to manage never loads it.
@@ -130,6 +131,13 @@ export async function syncIngressLike(deps: ShimSyncDeps, obj: IngressLike): Pro
         ...updated.metadata.annotations,
         ...certificate.metadata!.annotations,
       };
+      // A ListenerSet's parent reference without the fallback has no namespace: one left from the fallback
+      // would send the solver's route to the ListenerSet's name in the Gateway's namespace.
+      if (kind === 'ListenerSet') {
+        for (const key of HTTP01_PARENT_REF_ANNOTATIONS) {
+          if (!(key in certificate.metadata!.annotations)) delete updated.metadata.annotations[key];
+        }
+      }
     }
     await deps.certificateClient.update(updated, { fieldManager });
     recorder.normal(
