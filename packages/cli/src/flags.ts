@@ -76,6 +76,14 @@ export function parseFlags(
     // Cobra's words for a flag without its value; one that starts with a dash must be joined with "=".
     const missing = /^Option '(?:-\w, )?(--?[^\s']+)(?: <value>)?' argument missing/.exec(e.message);
     if (missing) throw new UsageError(`flag needs an argument: ${missing[1]}`);
+    // parseArgs's "This command does not take positional arguments" is said in the CLI's own words, as for
+    // the commands that check their arguments themselves (`certkit controller takes no arguments`).
+    const stray = /^Unexpected argument '([^']*)'/.exec(e.message);
+    if (e.code === 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL' && stray) {
+      throw new UsageError(
+        `unexpected argument ${JSON.stringify(stray[1])}: this command takes flags only (see --help)`,
+      );
+    }
     const ambiguous = /^Option '(--?[^\s']+)' argument is ambiguous/.exec(e.message);
     if (ambiguous) {
       const flag = ambiguous[1];
