@@ -7,6 +7,7 @@ import {
 import { defaultRegistry, jsonLogger, KubeClient, loadClientConfig, namedLogger } from '@certkit/runtime';
 import { parseClusterFlags, withUpKubeconfigHint } from '../cluster-flags.ts';
 import { type FlagTable, UsageError } from '../flags.ts';
+import { controllerListenFlags, withListenErrorInWords } from '../listen-error.ts';
 import { logSettings } from '../log-flags.ts';
 import { controllerFlags } from './controller-flags.ts';
 import { requireGatewayApi } from '@certkit/certificates/controllers/shims/gateway-api';
@@ -62,10 +63,20 @@ export async function controller(args: string[], table: FlagTable): Promise<void
         }
       : undefined,
   });
+  // Said once the listeners are bound: a port already taken is then the one line, not this and an error.
+  const listenFlags = controllerListenFlags(settings.options);
+  try {
+    await running.listening;
+  } catch (err) {
+    running.done.catch(() => {}); // the same error, said once below
+    throw withListenErrorInWords(err, listenFlags);
+  }
   process.stdout.write(
     `certkit controller: watching ${flags.namespace ? `namespace ${flags.namespace}` : 'all namespaces'} on ${config.server}` +
       (settings.leaderElect ? ` (leader election in ${settings.leaderElectionNamespace})` : '') +
       '\n',
   );
-  await running.done;
+  await running.done.catch((err: unknown) => {
+    throw withListenErrorInWords(err, listenFlags);
+  });
 }

@@ -5,6 +5,7 @@ import { jsonLogger, namedLogger } from '@certkit/runtime/log';
 import { parseServeFlags } from '../args.ts';
 import { type FlagTable, flagDefaults } from '../flags.ts';
 import { load } from '../load.ts';
+import { controllerListenFlags, describeListenError, withListenErrorInWords } from '../listen-error.ts';
 import { logSettings } from '../log-flags.ts';
 import { CONTROLLER_FLAG_OPTIONS } from './controller-flag-table.ts';
 
@@ -71,9 +72,19 @@ export async function serve(command: 'up' | 'apiserver', args: string[], table: 
       metrics,
       log: namedLogger(log, 'controller'),
     });
+    // The banner below waits for the controller's listeners: a port already taken is one line and exit 1
+    // (main prints it), not a banner and then an error.
+    const listenFlags = controllerListenFlags(settings.options);
+    try {
+      await running.listening;
+    } catch (err) {
+      running.done.catch(() => {}); // the same error, said once below
+      throw withListenErrorInWords(err, listenFlags);
+    }
     running.done.catch((err: unknown) => {
+      const line = describeListenError(err, listenFlags);
       process.stderr.write(
-        `certkit: the controller stopped: ${err instanceof Error ? err.message : String(err)}\n`,
+        `certkit: ${line ?? `the controller stopped: ${err instanceof Error ? err.message : String(err)}`}\n`,
       );
       process.exit(1);
     });
