@@ -39,6 +39,9 @@ import packageJson from '../package.json' with { type: 'json' };
  * runs).
  */
 
+/** The name of the leader Lease (cert-manager's is `cert-manager-controller`), in --leader-election-namespace. */
+export const LEADER_ELECTION_ID = 'certkit-controller';
+
 export interface CertificateControllerOptions extends Partial<ControllerOptions> {
   /** Leader election through a Lease in this namespace (absent: no election, for a single process). */
   leaderElection?: {
@@ -49,6 +52,8 @@ export interface CertificateControllerOptions extends Partial<ControllerOptions>
     leaseDurationMs?: number;
     renewDeadlineMs?: number;
     retryPeriodMs?: number;
+    /** Called with the holder of the Lease whenever another is observed (this process's identity included). */
+    onNewLeader?: (identity: string) => void;
   };
   /** Where /healthz, /readyz and /metrics are served; '0' disables (default 127.0.0.1:9402). */
   metricsBindAddress?: string;
@@ -184,12 +189,13 @@ export function startCertificateController(
   if (options.leaderElection) {
     managerOptions.leaderElection = {
       client: client.resource(builtins.leases),
-      id: options.leaderElection.id ?? 'certkit-controller',
+      id: options.leaderElection.id ?? LEADER_ELECTION_ID,
       namespace: options.leaderElection.namespace,
       identity: options.leaderElection.identity,
       leaseDurationMs: options.leaderElection.leaseDurationMs,
       renewDeadlineMs: options.leaderElection.renewDeadlineMs,
       retryPeriodMs: options.leaderElection.retryPeriodMs,
+      onNewLeader: options.leaderElection.onNewLeader,
     };
   }
   const manager = new Manager(managerOptions);

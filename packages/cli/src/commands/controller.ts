@@ -1,6 +1,7 @@
 import { hostname } from 'node:os';
 import {
   clientRequestMetrics,
+  LEADER_ELECTION_ID,
   requireCertManagerApi,
   startCertificateController,
 } from '@certkit/certificates/controller';
@@ -10,6 +11,7 @@ import { type FlagTable, UsageError } from '../flags.ts';
 import { controllerListenFlags, withListenErrorInWords } from '../listen-error.ts';
 import { logSettings } from '../log-flags.ts';
 import { controllerFlags } from './controller-flags.ts';
+import { leadershipLines } from './leadership-lines.ts';
 import { requireGatewayApi } from '@certkit/certificates/controllers/shims/gateway-api';
 
 /**
@@ -47,6 +49,9 @@ export async function controller(args: string[], table: FlagTable): Promise<void
     client.close();
     throw err;
   }
+  const identity = `${hostname()}_${process.pid}`;
+  const lease = `${settings.leaderElectionNamespace}/${LEADER_ELECTION_ID}`;
+  const leadership = leadershipLines(identity, lease);
   const running = startCertificateController(client, {
     ...settings.options,
     namespace: flags.namespace,
@@ -58,8 +63,9 @@ export async function controller(args: string[], table: FlagTable): Promise<void
     leaderElection: settings.leaderElect
       ? {
           namespace: settings.leaderElectionNamespace,
-          identity: `${hostname()}_${process.pid}`,
+          identity,
           ...settings.leaderElectionTimings,
+          onNewLeader: leadership.observe,
         }
       : undefined,
   });
@@ -76,6 +82,7 @@ export async function controller(args: string[], table: FlagTable): Promise<void
       (settings.leaderElect ? ` (leader election in ${settings.leaderElectionNamespace})` : '') +
       '\n',
   );
+  leadership.bannerPrinted();
   await running.done.catch((err: unknown) => {
     throw withListenErrorInWords(err, listenFlags);
   });

@@ -7,6 +7,7 @@ import { type FlagTable, flagDefaults } from '../flags.ts';
 import { load } from '../load.ts';
 import { controllerListenFlags, describeListenError, withListenErrorInWords } from '../listen-error.ts';
 import { logSettings } from '../log-flags.ts';
+import { holdControllerLease } from '../up-controller-lease.ts';
 import { CONTROLLER_FLAG_OPTIONS } from './controller-flag-table.ts';
 
 /**
@@ -44,7 +45,7 @@ export async function serve(command: 'up' | 'apiserver', args: string[], table: 
   const plane = await startControlPlane(flags, namedLogger(log, 'apiserver'));
   const stops: (() => Promise<void>)[] = [];
   if (settings) {
-    const { clientRequestMetrics, installCrds, startCertificateController } = await load(
+    const { clientRequestMetrics, installCrds, LEADER_ELECTION_ID, startCertificateController } = await load(
       import('@certkit/certificates/controller'),
     );
     const { defaultRegistry, KubeClient, loadKubeconfig } = await import('@certkit/runtime');
@@ -88,7 +89,19 @@ export async function serve(command: 'up' | 'apiserver', args: string[], table: 
       );
       process.exit(1);
     });
+    // SQLite: this process is the cluster, so its controller is the cluster's; a `certkit controller` pointed
+    // here stands by on the Lease instead of running beside it. (With etcd, `up` replicas share the data and
+    // each runs its controller, as before: docs/adr/1895-up-holds-the-controller-lease.md.)
+    const lease =
+      flags.storage === 'sqlite'
+        ? await holdControllerLease(
+            admin,
+            String(CONTROLLER_FLAG_OPTIONS['leader-election-namespace'].default),
+            LEADER_ELECTION_ID,
+          )
+        : undefined;
     stops.push(async () => {
+      await lease?.release();
       await running.stop();
       client.close();
       admin.close();
