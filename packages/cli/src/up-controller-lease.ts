@@ -16,6 +16,9 @@ export const UP_LEASE_DURATION_SECONDS = 60;
 /** How often up renews it: three renewals per duration, so one lost write does not let a standby in. */
 export const UP_LEASE_RENEW_MS = 20_000;
 
+/** How long a clean stop waits for the release. */
+const RELEASE_TIMEOUT_MS = 2_000;
+
 interface Lease extends KubeObject {
   spec?: {
     holderIdentity?: string;
@@ -53,11 +56,11 @@ export async function holdControllerLease(
 ): Promise<HeldLease> {
   const leases = client.resource<Lease>(builtins.leases);
   let acquireTime: string | undefined;
-  const write = async (holderIdentity: string, leaseDurationSeconds: number) => {
+  const write = async (holderIdentity: string, leaseDurationSeconds: number, signal?: AbortSignal) => {
     const now = formatMicroTime(new Date());
     let current: Lease | undefined;
     try {
-      current = await leases.get(namespace, name);
+      current = await leases.get(namespace, name, { signal });
     } catch (err) {
       if (!isNotFound(err)) throw err;
     }
@@ -72,14 +75,18 @@ export async function holdControllerLease(
       leaseTransitions: (previous?.leaseTransitions ?? 0) + (taken && holderIdentity !== '' ? 1 : 0),
     };
     if (!current) {
-      await leases.create(namespace, {
-        apiVersion: 'coordination.k8s.io/v1',
-        kind: 'Lease',
-        metadata: { namespace, name },
-        spec,
-      });
+      await leases.create(
+        namespace,
+        {
+          apiVersion: 'coordination.k8s.io/v1',
+          kind: 'Lease',
+          metadata: { namespace, name },
+          spec,
+        },
+        { signal },
+      );
     } else {
-      await leases.update({ ...current, spec });
+      await leases.update({ ...current, spec }, { signal });
     }
   };
   await write(identity, UP_LEASE_DURATION_SECONDS);
@@ -91,7 +98,8 @@ export async function holdControllerLease(
   return {
     async release() {
       clearInterval(timer);
-      await write('', 1).catch(() => {});
+      // Bounded: a stop must not wait on a busy database for this; the Lease then lapses in its 60 s.
+      await write('', 1, AbortSignal.timeout(RELEASE_TIMEOUT_MS)).catch(() => {});
     },
   };
 }
