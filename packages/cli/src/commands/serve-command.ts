@@ -7,6 +7,7 @@ import { type FlagTable, flagDefaults } from '../flags.ts';
 import { load } from '../load.ts';
 import { controllerListenFlags, describeListenError, withListenErrorInWords } from '../listen-error.ts';
 import { logSettings } from '../log-flags.ts';
+import { onPath } from '../on-path.ts';
 import { holdControllerLease } from '../up-controller-lease.ts';
 import { CONTROLLER_FLAG_OPTIONS } from './controller-flag-table.ts';
 
@@ -119,6 +120,10 @@ export async function serve(command: 'up' | 'apiserver', args: string[], table: 
       (command === 'up'
         ? `              ${examples ? `kubectl --kubeconfig ${kubeconfig} apply -f ${examples} && ` : ''}kubectl --kubeconfig ${kubeconfig} get certificates\n`
         : '') +
+      // A new user may not have kubectl yet: the commands above would only say "command not found".
+      (onPath('kubectl')
+        ? ''
+        : '              (kubectl is not on PATH: install it from https://kubernetes.io/docs/tasks/tools/)\n') +
       `  stop:       Ctrl-C\n`,
   );
   let stopping = false;

@@ -56,6 +56,8 @@ export interface CliOptions {
   openFileLimit?: number;
   /** The working directory, where commands write files named relative to it (default: this process's). */
   cwd?: string;
+  /** Variables to set (or, undefined, to remove) in the process's environment, over this process's. */
+  env?: NodeJS.ProcessEnv;
 }
 
 function command(args: string[], options: CliOptions): [string, string[]] {
@@ -84,7 +86,11 @@ export interface RunningCli {
 /** Starts `certkit up|apiserver ...`; resolves once it says where it listens. */
 export function startCli(args: string[], options: CliOptions = {}): Promise<RunningCli> {
   const [file, argv] = command(args, options);
-  const child = spawn(file, argv, { stdio: ['ignore', 'pipe', 'pipe'], env: certkitEnv(), cwd: options.cwd });
+  const child = spawn(file, argv, {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: certkitEnv({ ...process.env, ...options.env }),
+    cwd: options.cwd,
+  });
   let out = '';
   let err = '';
   let all = '';
@@ -125,7 +131,7 @@ export async function runCli(
   try {
     const { stdout, stderr } = await execFileAsync(file, argv, {
       timeout: 30_000,
-      env: certkitEnv(),
+      env: certkitEnv({ ...process.env, ...options.env }),
       cwd: options.cwd,
     });
     return { code: 0, stdout, stderr };
