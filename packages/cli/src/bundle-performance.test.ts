@@ -21,7 +21,8 @@ describe('the controller bundle performance clock', () => {
     // The constant is the time Node's start spent between its two origins (uptime's and timeOrigin's):
     // about a millisecond on a quiet machine, 7.5 ms once on a loaded CI runner. A wrong unit or origin
     // would be seconds off.
-    for (const { offset } of samples) assert.ok(Math.abs(offset) < 250, `${offset} ms from performance.now()`);
+    for (const { offset } of samples)
+      assert.ok(Math.abs(offset) < 250, `${offset} ms from performance.now()`);
     // A constant: the two clocks tick together, within the brackets' widths.
     const offsets = samples.map((s) => s.offset);
     const slack = Math.max(...samples.map((s) => s.width));
