@@ -23,6 +23,7 @@ import { jsonLogger, type Logger } from '@certkit/runtime/log';
 import type { ServeFlags } from './args.ts';
 import { dataDirError } from './data-dir-error.ts';
 import { type DataDirLock, lockDataDir } from './data-dir-lock.ts';
+import { etcdErrorInWords } from './etcd-error.ts';
 import { withListenErrorInWords } from './listen-error.ts';
 import { ensurePrivateDataDir, restrictDataDirFiles } from './private-data-dir.ts';
 
@@ -168,7 +169,9 @@ async function startOnDataDir(dataDir: string, flags: ServeFlags, log: Logger): 
   const serviceAccountTokens = await serviceAccountTokenOptions(dataDir, flags);
   const storage: Storage =
     flags.storage === 'etcd'
-      ? await EtcdStorage.connect({ endpoints: flags.etcdEndpoints })
+      ? await EtcdStorage.connect({ endpoints: flags.etcdEndpoints }).catch((err: unknown) => {
+          throw etcdErrorInWords(err, flags.etcdEndpoints);
+        })
       : openSqlite(resolve(dataDir, 'state.db'), flags);
   // With several API servers on one etcd each compacts; compaction never goes backwards, so that is harmless.
   const compactor = startCompactor(storage, {});
