@@ -412,6 +412,8 @@ describe('certkit status', () => {
     );
     assert.match(wide.stdout, /^default +web +True +Issuer\/selfsigned +\S+ +\S+ +web-tls +1 +Ready$/m);
     assert.deepEqual((await status('certificates')).stdout, table.stdout);
+    // pflag's boolean values, as scripts written for kubectl say them.
+    assert.deepEqual((await status('--all-namespaces=true')).stdout, (await status('-A')).stdout);
     const list = JSON.parse((await status('-o', 'json')).stdout) as { kind: string; items: Certificate[] };
     assert.equal(list.kind, 'List');
     assert.deepEqual(list.items.map((c) => c.metadata.name).sort(), ['api', 'web']);
