@@ -8,6 +8,7 @@ import { load } from '../load.ts';
 import { controllerListenFlags, describeListenError, withListenErrorInWords } from '../listen-error.ts';
 import { logSettings } from '../log-flags.ts';
 import { onPath } from '../on-path.ts';
+import { shellQuote } from '../shell-quote.ts';
 import { holdControllerLease } from '../up-controller-lease.ts';
 import { CONTROLLER_FLAG_OPTIONS } from './controller-flag-table.ts';
 
@@ -108,8 +109,10 @@ export async function serve(command: 'up' | 'apiserver', args: string[], table: 
       admin.close();
     });
   }
-  const kubeconfig = shortPath(plane.kubeconfigPath);
-  const examples = examplesDir();
+  // Quoted as the shell needs them, so that the commands can be pasted whatever the paths hold.
+  const kubeconfig = shellQuote(shortPath(plane.kubeconfigPath));
+  const examplesPath = examplesDir();
+  const examples = examplesPath === undefined ? undefined : shellQuote(examplesPath);
   process.stdout.write(
     `certkit ${command}: API server listening on ${plane.server.url}${command === 'up' ? ' (certificate controller running)' : ''}\n` +
       (settings?.options.acmeHTTP01ListenAddress !== undefined
