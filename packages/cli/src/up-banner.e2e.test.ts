@@ -52,7 +52,7 @@ describe('certkit up: the banner and kubectl', () => {
         assert.match(up.output(), /stop: {7}Ctrl-C\n/);
         assert.equal(up.output().includes(HINT), hinted, up.output());
       } finally {
-        assert.equal(await up.stop('SIGTERM'), 0);
+        assert.equal(await up.stop('SIGTERM'), 0, up.output());
       }
     });
   }
@@ -83,7 +83,7 @@ describe('certkit up: the banner and kubectl', () => {
       assert.deepEqual(args.slice(2, 4), ['apply', '-f']);
       assert.ok(existsSync(join(args[4], '01-selfsigned-issuer.yaml')), args[4]);
     } finally {
-      assert.equal(await up.stop('SIGTERM'), 0);
+      assert.equal(await up.stop('SIGTERM'), 0, up.output());
     }
   });
 });

@@ -109,26 +109,8 @@ export async function serve(command: 'up' | 'apiserver', args: string[], table: 
       admin.close();
     });
   }
-  // Quoted as the shell needs them, so that the commands can be pasted whatever the paths hold.
-  const kubeconfig = shellQuote(shortPath(plane.kubeconfigPath));
-  const examplesPath = examplesDir();
-  const examples = examplesPath === undefined ? undefined : shellQuote(examplesPath);
-  process.stdout.write(
-    `certkit ${command}: API server listening on ${plane.server.url}${command === 'up' ? ' (certificate controller running)' : ''}\n` +
-      (settings?.options.acmeHTTP01ListenAddress !== undefined
-        ? `  ACME HTTP-01 challenges answered on ${settings.options.acmeHTTP01ListenAddress}\n`
-        : '') +
-      `  kubeconfig: ${plane.kubeconfigPath}\n` +
-      `  try:        kubectl --kubeconfig ${kubeconfig} get namespaces\n` +
-      (command === 'up'
-        ? `              ${examples ? `kubectl --kubeconfig ${kubeconfig} apply -f ${examples} && ` : ''}kubectl --kubeconfig ${kubeconfig} get certificates\n`
-        : '') +
-      // A new user may not have kubectl yet: the commands above would only say "command not found".
-      (onPath('kubectl')
-        ? ''
-        : '              (kubectl is not on PATH: install it from https://kubernetes.io/docs/tasks/tools/)\n') +
-      `  stop:       Ctrl-C\n`,
-  );
+  // Installed before the banner: whoever reads it may signal at once (a script, a test), and a signal that
+  // came before the handlers would end the process by its default action, without the clean stop.
   let stopping = false;
   const stop = async (signal: NodeJS.Signals) => {
     if (stopping) {
@@ -150,4 +132,24 @@ export async function serve(command: 'up' | 'apiserver', args: string[], table: 
   };
   process.on('SIGINT', () => void stop('SIGINT'));
   process.on('SIGTERM', () => void stop('SIGTERM'));
+  // Quoted as the shell needs them, so that the commands can be pasted whatever the paths hold.
+  const kubeconfig = shellQuote(shortPath(plane.kubeconfigPath));
+  const examplesPath = examplesDir();
+  const examples = examplesPath === undefined ? undefined : shellQuote(examplesPath);
+  process.stdout.write(
+    `certkit ${command}: API server listening on ${plane.server.url}${command === 'up' ? ' (certificate controller running)' : ''}\n` +
+      (settings?.options.acmeHTTP01ListenAddress !== undefined
+        ? `  ACME HTTP-01 challenges answered on ${settings.options.acmeHTTP01ListenAddress}\n`
+        : '') +
+      `  kubeconfig: ${plane.kubeconfigPath}\n` +
+      `  try:        kubectl --kubeconfig ${kubeconfig} get namespaces\n` +
+      (command === 'up'
+        ? `              ${examples ? `kubectl --kubeconfig ${kubeconfig} apply -f ${examples} && ` : ''}kubectl --kubeconfig ${kubeconfig} get certificates\n`
+        : '') +
+      // A new user may not have kubectl yet: the commands above would only say "command not found".
+      (onPath('kubectl')
+        ? ''
+        : '              (kubectl is not on PATH: install it from https://kubernetes.io/docs/tasks/tools/)\n') +
+      `  stop:       Ctrl-C\n`,
+  );
 }
