@@ -41,6 +41,9 @@ import packageJson from '../package.json' with { type: 'json' };
  * runs).
  */
 
+/** The name of the leader Lease (cert-manager's is `cert-manager-controller`), in --leader-election-namespace. */
+export const LEADER_ELECTION_ID = 'certkit-controller';
+
 export interface CertificateControllerOptions extends Partial<ControllerOptions> {
   /** Leader election through a Lease in this namespace (absent: no election, for a single process). */
   leaderElection?: {
@@ -51,6 +54,8 @@ export interface CertificateControllerOptions extends Partial<ControllerOptions>
     leaseDurationMs?: number;
     renewDeadlineMs?: number;
     retryPeriodMs?: number;
+    /** Called with the holder of the Lease whenever another is observed (this process's identity included). */
+    onNewLeader?: (identity: string) => void;
   };
   /** Where /healthz, /readyz and /metrics are served; '0' disables (default 127.0.0.1:9402). */
   metricsBindAddress?: string;
@@ -86,6 +91,12 @@ export interface RunningController {
   /** The embedded HTTP-01 solver, when a listen address was given; `address` once it listens. */
   http01?: { solver: EmbeddedHTTP01Solver; address(): { host: string; port: number } | undefined };
   metrics: MetricsRegistry;
+  /**
+   * Resolves once the controller's listeners (the HTTP-01 solver's, then /metrics and the probes) are bound;
+   * rejects with the listener's error (its Node error as `cause`, `code` EADDRINUSE, EACCES, …) when one
+   * cannot be. What a command waits for before it says the controller is running.
+   */
+  listening: Promise<void>;
   /** Resolves when the manager stops; rejects with what stopped it. */
   done: Promise<void>;
   stop(): Promise<void>;
@@ -180,12 +191,13 @@ export function startCertificateController(
   if (options.leaderElection) {
     managerOptions.leaderElection = {
       client: client.resource(builtins.leases),
-      id: options.leaderElection.id ?? 'certkit-controller',
+      id: options.leaderElection.id ?? LEADER_ELECTION_ID,
       namespace: options.leaderElection.namespace,
       identity: options.leaderElection.identity,
       leaseDurationMs: options.leaderElection.leaseDurationMs,
       renewDeadlineMs: options.leaderElection.renewDeadlineMs,
       retryPeriodMs: options.leaderElection.retryPeriodMs,
+      onNewLeader: options.leaderElection.onNewLeader,
     };
   }
   const manager = new Manager(managerOptions);
@@ -222,19 +234,43 @@ export function startCertificateController(
     metrics,
     controllers.map((c) => c.name),
   );
-  const done = manager.start();
-  return { manager, context, http01, metrics, done, stop: () => manager.stop() };
+  // The HTTP-01 listener is bound before the manager starts, as the manager binds its probes server before its
+  // runnables: a port already taken (or port 80 without the privilege) fails the start with the reason alone,
+  // with no controller started and no "manager failing" line before it.
+  const done = http01 ? http01.bound.then(() => manager.start()) : manager.start();
+  const metricsServed = !['0', ''].includes(managerOptions.metricsBindAddress!);
+  const listening = (async () => {
+    await http01?.bound;
+    // Undefined: /metrics is off, or its listener failed and the manager is stopping with that error.
+    if ((await manager.listening) === undefined && metricsServed) await done;
+  })();
+  // Whoever awaits `done` sees its error; `listening` is for those who wait for the listeners only.
+  listening.catch(() => {});
+  return {
+    manager,
+    context,
+    http01: http01 && { solver: http01.solver, address: http01.address },
+    metrics,
+    listening,
+    done,
+    async stop() {
+      await manager.stop();
+      // Stopped while the HTTP-01 listener was binding: the manager starts after this, sees the stop and ends.
+      await done.catch(() => {});
+    },
+  };
 }
 
 /**
- * The embedded HTTP-01 listener as a runnable of every replica, leader or not: it binds at start so that a
- * port already taken (or port 80 without the privilege) stops the process at once, with the reason.
+ * The embedded HTTP-01 listener, kept open by a runnable of every replica, leader or not. It binds at once
+ * (`bound`, which the manager's start waits for) so that a port already taken (or port 80 without the
+ * privilege) stops the process before anything else starts, with the reason.
  */
 function addEmbeddedHTTP01Solver(
   manager: Manager,
   context: ControllerContext,
   options: CertificateControllerOptions,
-): RunningController['http01'] {
+): (NonNullable<RunningController['http01']> & { bound: Promise<unknown> }) | undefined {
   if (options.acmeHTTP01ListenAddress === undefined) return undefined;
   const address = parseListenAddress(options.acmeHTTP01ListenAddress);
   const solver = new EmbeddedHTTP01Solver({
@@ -244,24 +280,28 @@ function addEmbeddedHTTP01Solver(
   });
   context.http01Solver = solver;
   let bound: { host: string; port: number } | undefined;
+  const listening = solver.listen(address).then(
+    (listener) => {
+      bound = listener.address;
+      return listener;
+    },
+    (err: unknown) => {
+      throw new Error(
+        `--acme-http01-listen-address ${options.acmeHTTP01ListenAddress}: ${(err as Error).message}`,
+        { cause: err },
+      );
+    },
+  );
   manager.add({
     needLeaderElection: false,
     async start(signal) {
-      let listener;
-      try {
-        listener = await solver.listen(address);
-      } catch (err) {
-        throw new Error(
-          `--acme-http01-listen-address ${options.acmeHTTP01ListenAddress}: ${(err as Error).message}`,
-        );
-      }
-      bound = listener.address;
+      const listener = await listening;
       if (!signal.aborted)
         await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
       await listener.close();
     },
   });
-  return { solver, address: () => bound };
+  return { solver, address: () => bound, bound: listening };
 }
 
 /** The resources the controller watches; without any of them its caches could never sync. */

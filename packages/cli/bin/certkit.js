@@ -9,7 +9,13 @@
 // one line rather than fail on whichever newer API happens to load first. node:sqlite runs unflagged from 22.13.
 const [major, minor] = process.versions.node.split('.').map(Number);
 if (major < 22 || (major === 22 && minor < 13)) {
-  console.error(`certkit: needs Node.js 22.13 or later; this is ${process.version}`);
+  // In a checkout (the `node` devDependency beside it) the system's `node` is the usual cause: say what works.
+  const { existsSync } = await import('node:fs');
+  const checkout = existsSync(new URL('../../../node_modules/node/package.json', import.meta.url));
+  console.error(
+    `certkit: needs Node.js 22.13 or later; this is ${process.version}` +
+      (checkout ? ' (in this checkout, run npx certkit: it uses the Node.js of the node devDependency)' : ''),
+  );
   process.exit(1);
 }
 // Not `import module from 'node:module'`: an ES import of a built-in builds its namespace, reading every

@@ -76,3 +76,19 @@ describe('parseServeFlags --authorization-mode', () => {
     );
   });
 });
+
+describe('parseServeFlags --port', () => {
+  it('takes 0 to 65535 in digits, and refuses an empty value rather than reading it as 0 (a random port)', () => {
+    assert.equal(parseServeFlags(['--port=0']).port, 0);
+    assert.equal(parseServeFlags(['--port', '7443']).port, 7443);
+    for (const value of ['', ' ', '0x1bb', '1e3', '-1', '65536', '80.5']) {
+      assert.throws(
+        () => parseServeFlags([`--port=${value}`]),
+        (err: unknown) =>
+          err instanceof UsageError &&
+          err.message === `--port must be an integer from 0 to 65535, got ${JSON.stringify(value)}`,
+        value,
+      );
+    }
+  });
+});

@@ -269,7 +269,8 @@ export const SERVE_FLAGS = {
 export function parseServeFlags(args: string[], extraFlags: FlagTable = {}): ServeFlags {
   const { values } = parseFlags({ ...SERVE_FLAGS, ...extraFlags }, args);
   const port = Number(values.port);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) {
+  // Digits only: Number() reads `--port=` as 0 (a random port, silently), and `0x1bb` or `1e3` as numbers.
+  if (!/^\d+$/.test(String(values.port)) || port > 65535) {
     throw new UsageError(`--port must be an integer from 0 to 65535, got ${JSON.stringify(values.port)}`);
   }
   const dataDir = String(values['data-dir']);

@@ -85,6 +85,15 @@ describe('certkit --help and -h', () => {
     oneLineError(await runCli(['secrets', 'audit', 'stray']), 'certkit secrets audit stray');
     oneLineError(await runCli(['controller', 'stray']), 'certkit controller stray');
     oneLineError(await runCli(['version', 'stray']), 'certkit version stray');
+    // The commands whose flag parser refuses positionals say so in the CLI's words, naming their help.
+    for (const path of [['up'], ['apiserver'], ['version'], ['completion', 'bash']]) {
+      const stray = await runCli([...path, 'stray']);
+      oneLineError(stray, `certkit ${path.join(' ')} stray`);
+      assert.equal(
+        stray.stderr,
+        `certkit: unexpected argument "stray": this command takes flags only (see "certkit ${path.join(' ')} --help")\n`,
+      );
+    }
     oneLineError(await runCli(['up', '--log-level', 'loud']), 'certkit up --log-level loud');
     oneLineError(await runCli(['controller', '-v', 'many']), 'certkit controller -v many');
     oneLineError(await runCli(['controller', '-n', 'a', '-A']), 'certkit controller -n a -A');
@@ -403,6 +412,8 @@ describe('certkit status', () => {
     );
     assert.match(wide.stdout, /^default +web +True +Issuer\/selfsigned +\S+ +\S+ +web-tls +1 +Ready$/m);
     assert.deepEqual((await status('certificates')).stdout, table.stdout);
+    // pflag's boolean values, as scripts written for kubectl say them.
+    assert.deepEqual((await status('--all-namespaces=true')).stdout, (await status('-A')).stdout);
     const list = JSON.parse((await status('-o', 'json')).stdout) as { kind: string; items: Certificate[] };
     assert.equal(list.kind, 'List');
     assert.deepEqual(list.items.map((c) => c.metadata.name).sort(), ['api', 'web']);

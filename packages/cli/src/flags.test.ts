@@ -33,7 +33,37 @@ describe('flag tables', () => {
         (err: unknown) => err instanceof UsageError && err.message === `unknown flag: ${flag} (see --help)`,
       );
     }
-    assert.throws(() => parseFlags(TABLE, ['stray']), /Unexpected argument 'stray'/);
+    assert.throws(
+      () => parseFlags(TABLE, ['stray']),
+      (err: unknown) =>
+        err instanceof UsageError &&
+        err.message === 'unexpected argument "stray": this command takes flags only (see --help)',
+    );
+  });
+
+  it("a boolean flag takes pflag's =true and =false (strconv.ParseBool's words); the last one wins", () => {
+    const table = {
+      ...TABLE,
+      'all-namespaces': { type: 'boolean', short: 'A', help: 'every namespace' },
+    } as const;
+    const parsed = (args: string[]) => parseFlags(table, args).values;
+    assert.equal(parsed(['--all=true']).all, true);
+    assert.equal(parsed(['--all=1']).all, true);
+    assert.equal(parsed(['--all=false']).all, false);
+    assert.equal(parsed(['--all', '--all=False']).all, false);
+    assert.equal(parsed(['--all=false', '--all']).all, true);
+    assert.equal(parsed(['-A', '--all-namespaces=0'])['all-namespaces'], undefined);
+    assert.equal(parsed(['--all-namespaces=T'])['all-namespaces'], true);
+    // After `--`, nothing is a flag.
+    assert.deepEqual(parseFlags(TABLE, ['--', '--all=false'], { positionals: true }).positionals, [
+      '--all=false',
+    ]);
+    assert.throws(
+      () => parseFlags(TABLE, ['--all=yes']),
+      (err: unknown) => err instanceof UsageError && err.message === '--all must be true or false, got "yes"',
+    );
+    // A string flag's value is left alone.
+    assert.equal(parseFlags(TABLE, ['--context=false']).values.context, 'false');
   });
 
   it('a flag without its value, or with one that looks like a flag: cobra’s one line, and how to write it', () => {

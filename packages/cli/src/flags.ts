@@ -52,6 +52,38 @@ export function flagDefaults(table: FlagTable): FlagValues {
   return Object.fromEntries(Object.entries(table).map(([name, spec]) => [name, spec.default]));
 }
 
+/** What Go's strconv.ParseBool takes, which pflag's boolean flags read after `=`. */
+const GO_TRUE = new Set(['1', 't', 'T', 'TRUE', 'true', 'True']);
+const GO_FALSE = new Set(['0', 'f', 'F', 'FALSE', 'false', 'False']);
+
+/**
+ * pflag's boolean flags also take a value after `=` (`--all-namespaces=true`, as scripts written for kubectl
+ * and cmctl say it), which parseArgs refuses. Rewritten before parsing: a true value is the flag alone; a
+ * false one drops it and every earlier occurrence, since the last one wins, as in pflag.
+ */
+function withBooleanValues(table: FlagTable, args: string[]): string[] {
+  const out: string[] = [];
+  for (const [i, arg] of args.entries()) {
+    if (arg === '--') return [...out, ...args.slice(i)];
+    const m = /^--([^=]+)=(.*)$/s.exec(arg);
+    if (!m || table[m[1]]?.type !== 'boolean') {
+      out.push(arg);
+      continue;
+    }
+    const [, name, value] = m;
+    if (GO_TRUE.has(value)) {
+      out.push(`--${name}`);
+    } else if (GO_FALSE.has(value)) {
+      const short = table[name].short;
+      const given = (a: string) => a === `--${name}` || (short !== undefined && a === `-${short}`);
+      for (let j = out.length - 1; j >= 0; j--) if (given(out[j])) out.splice(j, 1);
+    } else {
+      throw new UsageError(`--${name} must be true or false, got ${JSON.stringify(value)}`);
+    }
+  }
+  return out;
+}
+
 /** Parses `args` against `table`; an unknown flag or a missing value is a UsageError (one line, exit 2). */
 export function parseFlags(
   table: FlagTable,
@@ -60,7 +92,7 @@ export function parseFlags(
 ): { values: FlagValues; positionals: string[] } {
   try {
     const parsed = parseArgs({
-      args,
+      args: withBooleanValues(table, args),
       options: parseArgsOptions(table),
       strict: true,
       allowPositionals: positionals,
@@ -76,6 +108,14 @@ export function parseFlags(
     // Cobra's words for a flag without its value; one that starts with a dash must be joined with "=".
     const missing = /^Option '(?:-\w, )?(--?[^\s']+)(?: <value>)?' argument missing/.exec(e.message);
     if (missing) throw new UsageError(`flag needs an argument: ${missing[1]}`);
+    // parseArgs's "This command does not take positional arguments" is said in the CLI's own words, as for
+    // the commands that check their arguments themselves (`certkit controller takes no arguments`).
+    const stray = /^Unexpected argument '([^']*)'/.exec(e.message);
+    if (e.code === 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL' && stray) {
+      throw new UsageError(
+        `unexpected argument ${JSON.stringify(stray[1])}: this command takes flags only (see --help)`,
+      );
+    }
     const ambiguous = /^Option '(--?[^\s']+)' argument is ambiguous/.exec(e.message);
     if (ambiguous) {
       const flag = ambiguous[1];

@@ -23,6 +23,8 @@ import { jsonLogger, type Logger } from '@certkit/runtime/log';
 import type { ServeFlags } from './args.ts';
 import { dataDirError } from './data-dir-error.ts';
 import { type DataDirLock, lockDataDir } from './data-dir-lock.ts';
+import { etcdErrorInWords } from './etcd-error.ts';
+import { withListenErrorInWords } from './listen-error.ts';
 import { ensurePrivateDataDir, restrictDataDirFiles } from './private-data-dir.ts';
 
 /** A running control plane: the API server over SQLite in the data dir, with its kubeconfig written. */
@@ -68,24 +70,18 @@ function checkFlag(flag: string, parse: () => unknown): void {
  */
 function listenError(err: unknown, host: string, port: number): unknown {
   const code = (err as NodeJS.ErrnoException).code;
-  const address = `${host.includes(':') ? `[${host}]` : host}:${port}`;
-  if (code === 'EADDRINUSE') {
-    return new Error(
-      `--port ${port}: ${address} is already in use (EADDRINUSE), perhaps by another certkit up or apiserver; ` +
-        'stop it or choose another --port (0 picks a free one)',
-      { cause: err },
-    );
-  }
   if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND' || code === 'EAI_AGAIN') {
     return new Error(`--host ${host}: not an address of this machine (${code})`, { cause: err });
   }
-  if (code === 'EACCES') {
-    return new Error(
-      `--port ${port}: not allowed to listen on ${address} (EACCES); ports below 1024 need privileges`,
-      { cause: err },
-    );
-  }
-  return err;
+  return withListenErrorInWords(err, [
+    {
+      flag: 'port',
+      value: String(port),
+      port,
+      usualHolder: 'another certkit up or apiserver',
+      alternative: '0 picks a free one',
+    },
+  ]);
 }
 
 /** The data dir's database; one that cannot be opened ("file is not a database") is named in the error. */
@@ -173,7 +169,9 @@ async function startOnDataDir(dataDir: string, flags: ServeFlags, log: Logger): 
   const serviceAccountTokens = await serviceAccountTokenOptions(dataDir, flags);
   const storage: Storage =
     flags.storage === 'etcd'
-      ? await EtcdStorage.connect({ endpoints: flags.etcdEndpoints })
+      ? await EtcdStorage.connect({ endpoints: flags.etcdEndpoints }).catch((err: unknown) => {
+          throw etcdErrorInWords(err, flags.etcdEndpoints);
+        })
       : openSqlite(resolve(dataDir, 'state.db'), flags);
   // With several API servers on one etcd each compacts; compaction never goes backwards, so that is harmless.
   const compactor = startCompactor(storage, {});

@@ -75,4 +75,20 @@ describe('certkit up stopping', () => {
       await rm(dir, { recursive: true, force: true });
     }
   });
+
+  it('a SIGTERM sent the moment the banner arrives still stops cleanly (the handlers come before the banner)', async () => {
+    // A script (or a test) that reads the banner may signal at once; before, the signal could land between
+    // the banner and the handlers and end the process by its default action, about one start in two here.
+    const dir = await mkdtemp(join(tmpdir(), 'certkit-stop-at-banner-'));
+    try {
+      for (let round = 0; round < 4; round++) {
+        const up = await startCli(['up', '--data-dir', join(dir, String(round)), '--port', '0']);
+        up.child.kill('SIGTERM');
+        assert.equal(await up.exited, 0, up.output());
+        assert.match(up.output(), /certkit: SIGTERM received, stopping/);
+      }
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
 });

@@ -46,8 +46,12 @@ describe('certkit up with the examples', { skip }, () => {
   });
 
   after(async () => {
-    child?.kill('SIGINT');
-    await new Promise((r) => child?.once('exit', r));
+    // No child when `before` failed (a stale build, say), or one that has exited: waiting for its exit would hang.
+    if (child && child.exitCode === null && child.signalCode === null) {
+      const exited = new Promise((r) => child.once('exit', r));
+      child.kill('SIGINT');
+      await exited;
+    }
     await rm(dir, { recursive: true, force: true });
   });
 

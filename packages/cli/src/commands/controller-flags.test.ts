@@ -104,6 +104,10 @@ describe('controllerFlags: ACME Challenges', () => {
 
   for (const [flag, value] of [
     ['max-concurrent-challenges', '0'],
+    // Number() would read these as 0x10 = 16, 1000 and (empty) 0; pflag refuses them.
+    ['max-concurrent-challenges', '0x10'],
+    ['concurrent-workers', '1e3'],
+    ['concurrent-workers', ''],
     ['dns01-recursive-nameservers', 'not a server:xx'],
     ['dns01-recursive-nameservers-only', 'yes'],
     ['dns01-check-retry-period', '10'],

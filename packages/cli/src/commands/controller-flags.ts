@@ -25,7 +25,8 @@ export function bool(flag: string, value: string): boolean {
 
 function int(flag: string, value: string, min: number): number {
   const n = Number(value);
-  if (!Number.isInteger(n) || n < min)
+  // Digits only: Number() reads an empty value as 0 and `0x10` or `1e3` as numbers, which pflag refuses.
+  if (!/^-?\d+$/.test(value) || !Number.isSafeInteger(n) || n < min)
     throw new UsageError(`--${flag} must be an integer ≥ ${min}, got ${JSON.stringify(value)}`);
   return n;
 }

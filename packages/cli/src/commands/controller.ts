@@ -1,15 +1,18 @@
 import { hostname } from 'node:os';
 import {
   clientRequestMetrics,
+  LEADER_ELECTION_ID,
   requireCertManagerApi,
   startCertificateController,
 } from '@certkit/certificates/controller';
 import { defaultRegistry, jsonLogger, KubeClient, loadClientConfig, namedLogger } from '@certkit/runtime';
 import { parseClusterFlags, withUpKubeconfigHint } from '../cluster-flags.ts';
 import { type FlagTable, UsageError } from '../flags.ts';
+import { controllerListenFlags, withListenErrorInWords } from '../listen-error.ts';
 import { logSettings } from '../log-flags.ts';
 import { controllerFlags } from './controller-flags.ts';
 import { gatewayApiNeeds, requireGatewayApi } from '@certkit/certificates/controllers/shims/gateway-api';
+import { leadershipLines } from './leadership-lines.ts';
 
 /**
  * `certkit controller`: the certificate controller against any cluster, until SIGTERM. `table` is its flags in
@@ -47,6 +50,9 @@ export async function controller(args: string[], table: FlagTable): Promise<void
     client.close();
     throw err;
   }
+  const identity = `${hostname()}_${process.pid}`;
+  const lease = `${settings.leaderElectionNamespace}/${LEADER_ELECTION_ID}`;
+  const leadership = leadershipLines(identity, lease);
   const running = startCertificateController(client, {
     ...settings.options,
     namespace: flags.namespace,
@@ -58,15 +64,27 @@ export async function controller(args: string[], table: FlagTable): Promise<void
     leaderElection: settings.leaderElect
       ? {
           namespace: settings.leaderElectionNamespace,
-          identity: `${hostname()}_${process.pid}`,
+          identity,
           ...settings.leaderElectionTimings,
+          onNewLeader: leadership.observe,
         }
       : undefined,
   });
+  // Said once the listeners are bound: a port already taken is then the one line, not this and an error.
+  const listenFlags = controllerListenFlags(settings.options);
+  try {
+    await running.listening;
+  } catch (err) {
+    running.done.catch(() => {}); // the same error, said once below
+    throw withListenErrorInWords(err, listenFlags);
+  }
   process.stdout.write(
     `certkit controller: watching ${flags.namespace ? `namespace ${flags.namespace}` : 'all namespaces'} on ${config.server}` +
       (settings.leaderElect ? ` (leader election in ${settings.leaderElectionNamespace})` : '') +
       '\n',
   );
-  await running.done;
+  leadership.bannerPrinted();
+  await running.done.catch((err: unknown) => {
+    throw withListenErrorInWords(err, listenFlags);
+  });
 }

@@ -5,8 +5,12 @@ import { jsonLogger, namedLogger } from '@certkit/runtime/log';
 import { parseServeFlags } from '../args.ts';
 import { type FlagTable, flagDefaults } from '../flags.ts';
 import { load } from '../load.ts';
+import { controllerListenFlags, describeListenError, withListenErrorInWords } from '../listen-error.ts';
 import { logSettings } from '../log-flags.ts';
 import { startUpCAInjector, upCAInjector } from './up-cainjector.ts';
+import { onPath } from '../on-path.ts';
+import { shellQuote } from '../shell-quote.ts';
+import { holdControllerLease } from '../up-controller-lease.ts';
 import { CONTROLLER_FLAG_OPTIONS } from './controller-flag-table.ts';
 
 /**
@@ -45,7 +49,7 @@ export async function serve(command: 'up' | 'apiserver', args: string[], table: 
   const plane = await startControlPlane(flags, namedLogger(log, 'apiserver'));
   const stops: (() => Promise<void>)[] = [];
   if (settings) {
-    const { clientRequestMetrics, installCrds, startCertificateController } = await load(
+    const { clientRequestMetrics, installCrds, LEADER_ELECTION_ID, startCertificateController } = await load(
       import('@certkit/certificates/controller'),
     );
     const { defaultRegistry, KubeClient, loadKubeconfig } = await import('@certkit/runtime');
@@ -74,33 +78,43 @@ export async function serve(command: 'up' | 'apiserver', args: string[], table: 
       metrics,
       log: namedLogger(log, 'controller'),
     });
+    // The banner below waits for the controller's listeners: a port already taken is one line and exit 1
+    // (main prints it), not a banner and then an error.
+    const listenFlags = controllerListenFlags(settings.options);
+    try {
+      await running.listening;
+    } catch (err) {
+      running.done.catch(() => {}); // the same error, said once below
+      throw withListenErrorInWords(err, listenFlags);
+    }
     running.done.catch((err: unknown) => {
+      const line = describeListenError(err, listenFlags);
       process.stderr.write(
-        `certkit: the controller stopped: ${err instanceof Error ? err.message : String(err)}\n`,
+        `certkit: ${line ?? `the controller stopped: ${err instanceof Error ? err.message : String(err)}`}\n`,
       );
       process.exit(1);
     });
     if (withCAInjector) stops.push(await startUpCAInjector(admin, log));
+    // SQLite: this process is the cluster, so its controller is the cluster's; a `certkit controller` pointed
+    // here stands by on the Lease instead of running beside it. (With etcd, `up` replicas share the data and
+    // each runs its controller, as before: docs/adr/1895-up-holds-the-controller-lease.md.)
+    const lease =
+      flags.storage === 'sqlite'
+        ? await holdControllerLease(
+            admin,
+            String(CONTROLLER_FLAG_OPTIONS['leader-election-namespace'].default),
+            LEADER_ELECTION_ID,
+          )
+        : undefined;
     stops.push(async () => {
+      await lease?.release();
       await running.stop();
       client.close();
       admin.close();
     });
   }
-  const kubeconfig = shortPath(plane.kubeconfigPath);
-  const examples = examplesDir();
-  process.stdout.write(
-    `certkit ${command}: API server listening on ${plane.server.url}${command === 'up' ? ` (certificate controller running${withCAInjector ? ', with the cainjector' : ''})` : ''}\n` +
-      (settings?.options.acmeHTTP01ListenAddress !== undefined
-        ? `  ACME HTTP-01 challenges answered on ${settings.options.acmeHTTP01ListenAddress}\n`
-        : '') +
-      `  kubeconfig: ${plane.kubeconfigPath}\n` +
-      `  try:        kubectl --kubeconfig ${kubeconfig} get namespaces\n` +
-      (command === 'up'
-        ? `              ${examples ? `kubectl --kubeconfig ${kubeconfig} apply -f ${examples} && ` : ''}kubectl --kubeconfig ${kubeconfig} get certificates\n`
-        : '') +
-      `  stop:       Ctrl-C\n`,
-  );
+  // Installed before the banner: whoever reads it may signal at once (a script, a test), and a signal that
+  // came before the handlers would end the process by its default action, without the clean stop.
   let stopping = false;
   const stop = async (signal: NodeJS.Signals) => {
     if (stopping) {
@@ -122,4 +136,24 @@ export async function serve(command: 'up' | 'apiserver', args: string[], table: 
   };
   process.on('SIGINT', () => void stop('SIGINT'));
   process.on('SIGTERM', () => void stop('SIGTERM'));
+  // Quoted as the shell needs them, so that the commands can be pasted whatever the paths hold.
+  const kubeconfig = shellQuote(shortPath(plane.kubeconfigPath));
+  const examplesPath = examplesDir();
+  const examples = examplesPath === undefined ? undefined : shellQuote(examplesPath);
+  process.stdout.write(
+    `certkit ${command}: API server listening on ${plane.server.url}${command === 'up' ? ` (certificate controller running${withCAInjector ? ', with the cainjector' : ''})` : ''}\n` +
+      (settings?.options.acmeHTTP01ListenAddress !== undefined
+        ? `  ACME HTTP-01 challenges answered on ${settings.options.acmeHTTP01ListenAddress}\n`
+        : '') +
+      `  kubeconfig: ${plane.kubeconfigPath}\n` +
+      `  try:        kubectl --kubeconfig ${kubeconfig} get namespaces\n` +
+      (command === 'up'
+        ? `              ${examples ? `kubectl --kubeconfig ${kubeconfig} apply -f ${examples} && ` : ''}kubectl --kubeconfig ${kubeconfig} get certificates\n`
+        : '') +
+      // A new user may not have kubectl yet: the commands above would only say "command not found".
+      (onPath('kubectl')
+        ? ''
+        : '              (kubectl is not on PATH: install it from https://kubernetes.io/docs/tasks/tools/)\n') +
+      `  stop:       Ctrl-C\n`,
+  );
 }

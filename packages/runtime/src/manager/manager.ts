@@ -51,6 +51,11 @@ export interface ManagerLeaderElectionOptions {
   retryPeriodMs?: number;
   /** Give the lease up on clean stop (controller-runtime's LeaderElectionReleaseOnCancel). Default false. */
   releaseOnCancel?: boolean;
+  /**
+   * Called with the holder's identity whenever another holder of the lease is observed, this candidate
+   * included (client-go's OnNewLeader): a command can say that it stands by while someone else leads.
+   */
+  onNewLeader?: (identity: string) => void;
 }
 
 /** Options of a Manager: leader election, probes and metrics address, timeouts, signal handling, logging. */
@@ -326,8 +331,10 @@ export class Manager {
           }
           this.fail(new Error('leader election lost'));
         },
-        onNewLeader: (identity) =>
-          this.log({ level: 'info', msg: 'new leader elected', lease: name, identity }),
+        onNewLeader: (identity) => {
+          this.log({ level: 'info', msg: 'new leader elected', lease: name, identity });
+          options.onNewLeader?.(identity);
+        },
       },
     });
   }

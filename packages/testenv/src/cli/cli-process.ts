@@ -61,6 +61,8 @@ export interface CliOptions {
    * URL`, what up and apiserver print; `certkit cainjector` prints `... on URL`).
    */
   ready?: RegExp;
+  /** Variables to set (or, undefined, to remove) in the process's environment, over this process's. */
+  env?: NodeJS.ProcessEnv;
 }
 
 function command(args: string[], options: CliOptions): [string, string[]] {
@@ -89,7 +91,11 @@ export interface RunningCli {
 /** Starts `certkit up|apiserver ...` (or another long-running command); resolves once it says it runs. */
 export function startCli(args: string[], options: CliOptions = {}): Promise<RunningCli> {
   const [file, argv] = command(args, options);
-  const child = spawn(file, argv, { stdio: ['ignore', 'pipe', 'pipe'], env: certkitEnv(), cwd: options.cwd });
+  const child = spawn(file, argv, {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: certkitEnv({ ...process.env, ...options.env }),
+    cwd: options.cwd,
+  });
   let out = '';
   let err = '';
   let all = '';
@@ -130,7 +136,7 @@ export async function runCli(
   try {
     const { stdout, stderr } = await execFileAsync(file, argv, {
       timeout: 30_000,
-      env: certkitEnv(),
+      env: certkitEnv({ ...process.env, ...options.env }),
       cwd: options.cwd,
     });
     return { code: 0, stdout, stderr };
