@@ -4,7 +4,7 @@
  * own name for the value (`spec.items[0].name`).
  */
 
-import { isObject, jsonEqual, type JsonObject } from '@certkit/apimachinery';
+import { appendErrors, isObject, jsonEqual, type JsonObject } from '@certkit/apimachinery';
 import type { RE2JS } from 're2js';
 import { stringFormatValidator } from './formats.ts';
 import { compileGoRegexp } from './go-regexp.ts';
@@ -118,7 +118,7 @@ function validateCombinators(value: unknown, schema: JSONSchemaProps, name: stri
     }
     if (!matched)
       issues.push({ kind: 'plain', message: `${quote(name)} must validate at least one schema (anyOf)` });
-    if (best) issues.push(...best);
+    if (best) appendErrors(issues, best);
   }
   if (schema.oneOf?.length) {
     let best: Issue[] | undefined;
@@ -138,7 +138,7 @@ function validateCombinators(value: unknown, schema: JSONSchemaProps, name: stri
         kind: 'plain',
         message: `${quote(name)} must validate one and only one schema (oneOf). ${found}`,
       });
-      if (best) issues.push(...best);
+      if (best) appendErrors(issues, best);
     }
   }
   if (schema.allOf?.length) {
@@ -146,7 +146,7 @@ function validateCombinators(value: unknown, schema: JSONSchemaProps, name: stri
     for (const part of schema.allOf) {
       const result = validateValue(value, part, name);
       if (result.length === 0) valid++;
-      issues.push(...result);
+      appendErrors(issues, result);
     }
     if (valid !== schema.allOf.length) {
       const none = valid === 0 ? '. None validated' : '';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { certificatePem, decodeCertificatePems } from './certificate-der.ts';
+import { certificatePem, decodeCertificatePems, type DecodedCertificate } from './certificate-der.ts';
 import { buildPemBundle } from './chain.ts';
 import { issue, rootCa } from '@certkit/testenv/pki/ca';
 
@@ -67,7 +67,7 @@ describe('buildPemBundle: certificates sharing a subject', () => {
     // 200 distinct self-signed CA certificates named alike: each is a candidate parent of every other, so
     // ordering them by trying every pair is 39,800 signature checks (1,000 of them, in a CA Secret of
     // half a megabyte, held the event loop for 76 s).
-    const certs = [];
+    const certs: DecodedCertificate[] = [];
     for (let i = 0; i < 200; i++) {
       const ca = await issue({ spec: { commonName: 'same name', isCA: true } });
       certs.push(...decodeCertificatePems(ca.certPem));
