@@ -5,6 +5,7 @@
  */
 
 import { appendErrors, isObject, jsonEqual, type JsonObject } from '@certkit/apimachinery';
+import { enumIncludes, enumJson } from './enum-members.ts';
 import type { RE2JS } from 're2js';
 import { stringFormatValidator } from './formats.ts';
 import { compileGoRegexp } from './go-regexp.ts';
@@ -311,8 +312,7 @@ function validateArray(value: unknown[], schema: JSONSchemaProps, name: string):
 function validateEnum(value: unknown, schema: JSONSchemaProps, name: string): readonly Issue[] {
   if (!schema.enum?.length) return NO_ISSUES;
   // A null never matches, not even a null enum member (kube-openapi skips untyped enum values).
-  if (value !== null && schema.enum.some((allowed) => allowed !== null && jsonEqual(allowed, value)))
-    return NO_ISSUES;
+  if (enumIncludes(schema.enum, value)) return NO_ISSUES;
   return [
     {
       kind: 'field',
@@ -320,7 +320,7 @@ function validateEnum(value: unknown, schema: JSONSchemaProps, name: string): re
       name,
       value: value === null ? undefined : value,
       values: schema.enum,
-      message: inBody(name, `should be one of ${JSON.stringify(schema.enum)}`),
+      message: inBody(name, `should be one of ${enumJson(schema.enum)}`),
     },
   ];
 }
