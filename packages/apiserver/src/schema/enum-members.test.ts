@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { JSONSchemaProps } from 'kubernetes-types/apiextensions/v1.d.ts';
+import type { JSONSchemaProps } from './types.ts';
 import { enumIncludes, supportedValuesDetail } from './enum-members.ts';
 import { toFieldErrors } from './issues.ts';
 import { validateValue } from './validate.ts';
