@@ -14,6 +14,7 @@ import {
   required,
   StatusError,
   type StoredObject,
+  appendErrors,
 } from '@certkit/apimachinery';
 import { dns1123SubdomainErrors, qualifiedNameErrors } from '@certkit/apimachinery';
 import { compileMatchCondition } from './match-conditions.ts';
@@ -40,13 +41,13 @@ export function validateWebhookConfiguration(obj: StoredObject, mutating: boolea
       errs.push(invalid(path, hook, 'must be an object'));
       return;
     }
-    errs.push(...validateName(hook.name, `${path}.name`));
+    appendErrors(errs, validateName(hook.name, `${path}.name`));
     if (hook.name) {
       if (seen.has(hook.name))
         errs.push({ type: 'FieldValueDuplicate', field: `${path}.name`, value: hook.name });
       seen.add(hook.name);
     }
-    (hook.rules ?? []).forEach((rule, j) => errs.push(...validateRule(rule, `${path}.rules[${j}]`)));
+    (hook.rules ?? []).forEach((rule, j) => appendErrors(errs, validateRule(rule, `${path}.rules[${j}]`)));
     if (hook.failurePolicy !== undefined && !['Fail', 'Ignore'].includes(hook.failurePolicy))
       errs.push(notSupported(`${path}.failurePolicy`, hook.failurePolicy, ['Fail', 'Ignore']));
     if (hook.matchPolicy !== undefined && !['Equivalent', 'Exact'].includes(hook.matchPolicy))
@@ -66,11 +67,14 @@ export function validateWebhookConfiguration(obj: StoredObject, mutating: boolea
       !['Never', 'IfNeeded'].includes(hook.reinvocationPolicy)
     )
       errs.push(notSupported(`${path}.reinvocationPolicy`, hook.reinvocationPolicy, ['Never', 'IfNeeded']));
-    errs.push(...validateReviewVersions(hook.admissionReviewVersions, `${path}.admissionReviewVersions`));
-    errs.push(...validateSelector(hook.namespaceSelector, `${path}.namespaceSelector`));
-    errs.push(...validateSelector(hook.objectSelector, `${path}.objectSelector`));
-    errs.push(...validateClientConfig(hook, `${path}.clientConfig`));
-    errs.push(...validateMatchConditions(hook.matchConditions, `${path}.matchConditions`));
+    appendErrors(
+      errs,
+      validateReviewVersions(hook.admissionReviewVersions, `${path}.admissionReviewVersions`),
+    );
+    appendErrors(errs, validateSelector(hook.namespaceSelector, `${path}.namespaceSelector`));
+    appendErrors(errs, validateSelector(hook.objectSelector, `${path}.objectSelector`));
+    appendErrors(errs, validateClientConfig(hook, `${path}.clientConfig`));
+    appendErrors(errs, validateMatchConditions(hook.matchConditions, `${path}.matchConditions`));
   });
   return errs;
 }
@@ -125,16 +129,16 @@ function validateList(
 function validateRule(rule: RuleWithOperations, path: string): FieldError[] {
   if (rule === null || typeof rule !== 'object') return [invalid(path, rule, 'must be an object')];
   const errs: FieldError[] = [];
-  errs.push(...validateList(rule.operations, `${path}.operations`, 'operations').errs);
+  appendErrors(errs, validateList(rule.operations, `${path}.operations`, 'operations').errs);
   (rule.operations ?? []).forEach((op, k) => {
     if (!OPERATIONS.includes(op)) errs.push(notSupported(`${path}.operations[${k}]`, op, OPERATIONS));
   });
-  errs.push(...validateList(rule.apiGroups, `${path}.apiGroups`, 'API groups').errs);
-  errs.push(...validateList(rule.apiVersions, `${path}.apiVersions`, 'API versions').errs);
+  appendErrors(errs, validateList(rule.apiGroups, `${path}.apiGroups`, 'API groups').errs);
+  appendErrors(errs, validateList(rule.apiVersions, `${path}.apiVersions`, 'API versions').errs);
   (rule.apiVersions ?? []).forEach((v, k) => {
     if (v === '') errs.push(required(`${path}.apiVersions[${k}]`));
   });
-  errs.push(...validateResources(rule.resources, `${path}.resources`));
+  appendErrors(errs, validateResources(rule.resources, `${path}.resources`));
   if (rule.scope !== undefined && !SCOPES.includes(rule.scope))
     errs.push(notSupported(`${path}.scope`, rule.scope, SCOPES));
   return errs;
@@ -219,9 +223,9 @@ function validateClientConfig(hook: Webhook, field: string): FieldError[] {
   const hasService = cc?.service !== undefined && cc.service !== null;
   if (hasUrl === hasService) return [required(field, 'exactly one of url or service is required')];
   const errs: FieldError[] = [];
-  if (hasUrl) errs.push(...validateUrl(cc!.url!, `${field}.url`));
-  else errs.push(...validateService(cc!.service!, `${field}.service`));
-  if (cc!.caBundle) errs.push(...validateCaBundle(cc!.caBundle, `${field}.caBundle`));
+  if (hasUrl) appendErrors(errs, validateUrl(cc!.url!, `${field}.url`));
+  else appendErrors(errs, validateService(cc!.service!, `${field}.service`));
+  if (cc!.caBundle) appendErrors(errs, validateCaBundle(cc!.caBundle, `${field}.caBundle`));
   return errs;
 }
 

@@ -6,6 +6,7 @@
  */
 
 import {
+  appendErrors,
   type FieldError,
   type KubeObject,
   newBadRequest,
@@ -150,7 +151,7 @@ function subjectAccessReview(authorizer: Authorizer): CreateOnlyHandler {
   return (body, request) => {
     const spec = specOf(body);
     const errs = attributeErrors(spec);
-    errs.push(...subjectErrors(spec));
+    appendErrors(errs, subjectErrors(spec));
     if (errs.length > 0) throw newInvalid('authorization.k8s.io', 'SubjectAccessReview', '', errs);
     return answer(body, request, authorizer, reviewedUser(spec));
   };
@@ -175,7 +176,7 @@ function localSubjectAccessReview(authorizer: Authorizer): CreateOnlyHandler {
         detail: 'disallowed on this kind of request',
       });
     }
-    errs.push(...subjectErrors(spec));
+    appendErrors(errs, subjectErrors(spec));
     if (errs.length > 0) throw newInvalid('authorization.k8s.io', 'LocalSubjectAccessReview', '', errs);
     const attrs = spec.resourceAttributes!;
     if (attrs.namespace !== undefined && attrs.namespace !== '' && attrs.namespace !== namespace) {

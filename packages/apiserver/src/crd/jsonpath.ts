@@ -99,8 +99,11 @@ export function evaluateJsonPath(steps: Step[], root: unknown): unknown[] {
           }
           break;
         case 'wildcard':
-          if (Array.isArray(value)) next.push(...value);
-          else if (value && typeof value === 'object') next.push(...Object.values(value));
+          // One by one: spread into push, an array of 300,000 items overflowed the stack, and a Table
+          // (`kubectl get`) of the whole resource was a 500.
+          if (Array.isArray(value)) for (const item of value) next.push(item);
+          else if (value && typeof value === 'object')
+            for (const item of Object.values(value)) next.push(item);
           break;
         case 'filter':
           if (Array.isArray(value)) {

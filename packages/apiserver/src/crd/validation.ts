@@ -1,6 +1,6 @@
 /** Validation of a CustomResourceDefinition on create and update (kube's apiextensions validation). */
 
-import { type FieldError, type StoredObject } from '@certkit/apimachinery';
+import { appendErrors, type FieldError, type StoredObject } from '@certkit/apimachinery';
 import { compileJsonPath } from './jsonpath.ts';
 import { scaleSubresourceErrors } from './scale.ts';
 import { type JSONSchemaProps } from '../schema/types.ts';
@@ -107,12 +107,12 @@ export function validateCustomResourceDefinition(
       });
     } else {
       const structural = validateStructuralSchema(schema, `${field}.schema.openAPIV3Schema`);
-      errs.push(...structural);
+      appendErrors(errs, structural);
       // As kube: rules compile (and their cost is estimated) only on a structural schema.
       if (structural.length === 0)
-        errs.push(...compileValidationRules(schema, `${field}.schema.openAPIV3Schema`).errors);
+        appendErrors(errs, compileValidationRules(schema, `${field}.schema.openAPIV3Schema`).errors);
     }
-    errs.push(...scaleSubresourceErrors(v.subresources?.scale, `${field}.subresources`));
+    appendErrors(errs, scaleSubresourceErrors(v.subresources?.scale, `${field}.subresources`));
     (v.additionalPrinterColumns ?? []).forEach((col, j) => {
       try {
         compileJsonPath(col.jsonPath);

@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import { goQuote, type KubeObject, newBadRequest, newInvalid } from '@certkit/apimachinery';
+import { appendErrors, goQuote, type KubeObject, newBadRequest, newInvalid } from '@certkit/apimachinery';
 import { loadModel, type ModelType } from '../decode/kube-models.ts';
 import type { ResourceDefinition } from '../registry/resource.ts';
 import { decodeTyped } from '../decode/go-decode.ts';
@@ -82,7 +82,8 @@ function decode(
       for (const f of def.unknownFields(obj, version)) strict.push(`unknown field ${goQuote(f)}`);
     }
   }
-  if (mode !== 'Ignore' && textErrors) strict.push(...textErrors());
+  // appendErrors, not a spread: a body repeating one key 200,000 times has as many errors (a stack overflow).
+  if (mode !== 'Ignore' && textErrors) appendErrors(strict, textErrors());
   return { strict };
 }
 

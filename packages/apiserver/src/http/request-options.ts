@@ -1,4 +1,5 @@
 import {
+  appendErrors,
   type FieldError,
   goStringSlice,
   goUnicodeVerb,
@@ -229,7 +230,7 @@ export function deleteOptions(
       detail: `supported values: ${[...PROPAGATION_POLICIES, 'nil'].map((v) => JSON.stringify(v)).join(', ')}`,
     });
   }
-  errs.push(...validateDryRun(decoded.dryRun ?? []));
+  appendErrors(errs, validateDryRun(decoded.dryRun ?? []));
   throwIfInvalid('DeleteOptions', errs);
 
   const options: DeleteOptions = {};

@@ -3,9 +3,11 @@ import {
   newBadRequest,
   newInternalError,
   newRequestEntityTooLarge,
+  newStatusError,
   newTimeout,
   StatusError,
 } from '@certkit/apimachinery';
+import { ValueTooLargeError } from '../storage/types.ts';
 import { jsonDepthError } from '../decode/json-depth.ts';
 import { InexactNumberError, parseJsonExact } from '../decode/exact-numbers.ts';
 
@@ -52,6 +54,8 @@ export function sendJsonText(
 
 export function toStatusError(err: unknown): StatusError {
   if (err instanceof StatusError) return err;
+  // kube-apiserver answers a 500 here (kubernetes#112152); the write will never fit, so the client's error.
+  if (err instanceof ValueTooLargeError) return newStatusError(413, 'RequestEntityTooLarge', err.message);
   return newInternalError(err instanceof Error ? err.message : String(err));
 }
 

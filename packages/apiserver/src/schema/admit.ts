@@ -10,7 +10,7 @@
  * `x-kubernetes-validations` (CEL rules) are compiled and evaluated by ./cel/ (crd/custom-resource.ts runs them after these).
  */
 
-import { cloneJson, type FieldError, type JsonObject, setOwn } from '@certkit/apimachinery';
+import { appendErrors, cloneJson, type FieldError, type JsonObject, setOwn } from '@certkit/apimachinery';
 import { applyDefaults } from './defaults.ts';
 import { toFieldErrors } from './issues.ts';
 import { ownSchema } from './json.ts';
@@ -85,8 +85,8 @@ export function admitCustomResourceStatusInPlace(
   const status = object.status;
   const errors = toFieldErrors(validateValue(status, statusSchema, 'status'), undefined);
   if (hasEmbeddedResources(statusSchema))
-    errors.push(...embeddedResourceErrors('status', statusSchema, status, false));
-  if (hasKeyedLists(statusSchema)) errors.push(...listTypeErrors('status', statusSchema, status));
+    appendErrors(errors, embeddedResourceErrors('status', statusSchema, status, false));
+  if (hasKeyedLists(statusSchema)) appendErrors(errors, listTypeErrors('status', statusSchema, status));
   return errors;
 }
 
@@ -101,7 +101,7 @@ function admit(schema: JSONSchemaProps, admitted: JsonObject, pruned: string[] |
 
   const [rootSchema, body] = withoutMetaFields(schema, admitted);
   const errors = toFieldErrors(validateValue(body, rootSchema, ''), undefined);
-  if (hasEmbeddedResources(schema)) errors.push(...embeddedResourceErrors('', schema, admitted, true));
-  if (hasKeyedLists(schema)) errors.push(...listTypeObjectErrors('', schema, admitted, true));
+  if (hasEmbeddedResources(schema)) appendErrors(errors, embeddedResourceErrors('', schema, admitted, true));
+  if (hasKeyedLists(schema)) appendErrors(errors, listTypeObjectErrors('', schema, admitted, true));
   return errors;
 }

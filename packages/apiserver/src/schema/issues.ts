@@ -5,6 +5,7 @@
  */
 
 import { type CauseType, type FieldError } from '@certkit/apimachinery';
+import { supportedValuesDetail } from './enum-members.ts';
 import { quote } from './json.ts';
 
 type IssueCode =
@@ -97,8 +98,7 @@ export function toFieldErrors(issues: Issue[], root: string | undefined): FieldE
       case 'required':
         return { type, field };
       case 'enum': {
-        const allowed = (issue.values ?? []).map((v) => (typeof v === 'string' ? v : JSON.stringify(v)));
-        const detail = allowed.length ? `supported values: ${allowed.map((v) => quote(v)).join(', ')}` : '';
+        const detail = issue.values ? supportedValuesDetail(issue.values) : '';
         return { type, field, value: issue.value ?? null, ...(detail ? { detail } : {}) };
       }
       case 'tooLong':

@@ -3,7 +3,14 @@
  * strategy does.
  */
 
-import { type FieldError, getOwn, isObject, type JsonObject, setOwn } from '@certkit/apimachinery';
+import {
+  appendErrors,
+  type FieldError,
+  getOwn,
+  isObject,
+  type JsonObject,
+  setOwn,
+} from '@certkit/apimachinery';
 import { hasEmbeddedResources, hasKeyedLists } from './walk.ts';
 import { canonicalJson, ownSchema } from './json.ts';
 import { additionalSchema, isEmbedded } from './prune.ts';
@@ -42,13 +49,14 @@ export function listTypeObjectErrors(
   if (isObject(additional)) {
     for (const key of Object.keys(value)) {
       if (root && META_FIELDS.has(key)) continue;
-      errors.push(...listTypeErrors(`${path}[${key}]`, additional, value[key]));
+      appendErrors(errors, listTypeErrors(`${path}[${key}]`, additional, value[key]));
     }
   }
   for (const key of Object.keys(value)) {
     if (root && META_FIELDS.has(key)) continue;
     const property = ownSchema(schema.properties, key);
-    if (property !== undefined) errors.push(...listTypeErrors(childName(path, key), property, value[key]));
+    if (property !== undefined)
+      appendErrors(errors, listTypeErrors(childName(path, key), property, value[key]));
   }
   return errors;
 }
@@ -60,11 +68,11 @@ function listTypeArrayErrors(path: string, schema: JSONSchemaProps, value: unkno
     for (const i of duplicateIndices(value))
       errors.push({ type: 'FieldValueDuplicate', field: `${path}[${i}]`, value: value[i] });
   } else if (listType === 'map') {
-    errors.push(...listMapErrors(path, schema['x-kubernetes-list-map-keys'] ?? [], value));
+    appendErrors(errors, listMapErrors(path, schema['x-kubernetes-list-map-keys'] ?? [], value));
   }
   if (schema.items !== undefined) {
     value.forEach((item, i) => {
-      errors.push(...listTypeErrors(`${path}[${i}]`, schema.items!, item));
+      appendErrors(errors, listTypeErrors(`${path}[${i}]`, schema.items!, item));
     });
   }
   return errors;
@@ -109,7 +117,7 @@ export function embeddedResourceErrors(
   const errors: FieldError[] = [];
   if (Array.isArray(value)) {
     value.forEach((item, i) => {
-      errors.push(...embeddedResourceErrors(`${path}[${i}]`, schema.items, item, false));
+      appendErrors(errors, embeddedResourceErrors(`${path}[${i}]`, schema.items, item, false));
     });
     return errors;
   }
@@ -130,9 +138,9 @@ export function embeddedResourceErrors(
     if (root && META_FIELDS.has(key)) continue;
     const property = ownSchema(schema.properties, key);
     if (property !== undefined)
-      errors.push(...embeddedResourceErrors(childName(path, key), property, value[key], false));
+      appendErrors(errors, embeddedResourceErrors(childName(path, key), property, value[key], false));
     else if (additional?.schema !== undefined) {
-      errors.push(...embeddedResourceErrors(`${path}[${key}]`, additional.schema, value[key], false));
+      appendErrors(errors, embeddedResourceErrors(`${path}[${key}]`, additional.schema, value[key], false));
     }
   }
   return errors;

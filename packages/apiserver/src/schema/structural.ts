@@ -11,6 +11,7 @@ import {
   isObject,
   jsonEqual,
   required,
+  appendErrors,
 } from '@certkit/apimachinery';
 import { ownSchema, quote } from './json.ts';
 import { isEmbedded, preservesUnknown, prune } from './prune.ts';
@@ -54,9 +55,9 @@ function nestedValueValidationErrors(
 ): FieldError[] {
   const errors: FieldError[] = [...combinatorErrors(schema, path, skipAnyOf)];
   if (schema.items !== undefined)
-    errors.push(...nestedValueValidationErrors(schema.items, `${path}.items`, false));
+    appendErrors(errors, nestedValueValidationErrors(schema.items, `${path}.items`, false));
   for (const [key, property] of Object.entries(schema.properties ?? {})) {
-    errors.push(...nestedValueValidationErrors(property, `${path}.properties[${key}]`, false));
+    appendErrors(errors, nestedValueValidationErrors(property, `${path}.properties[${key}]`, false));
   }
   if (schema.type) errors.push(forbidden(`${path}.type`, 'must be empty to be structural'));
   if (schema.additionalProperties !== undefined) {
@@ -94,20 +95,21 @@ function combinatorErrors(schema: JSONSchemaProps, path: string, skipAnyOf: bool
   const errors: FieldError[] = [];
   if (!skipAnyOf) {
     schema.anyOf?.forEach((s, i) => {
-      errors.push(...nestedValueValidationErrors(s, `${path}.anyOf[${i}]`, false));
+      appendErrors(errors, nestedValueValidationErrors(s, `${path}.anyOf[${i}]`, false));
     });
   }
   // int-or-string may spell its two types out as anyOf (also inside the first allOf member): the one
   // place where a value validation may name a type.
   schema.allOf?.forEach((s, i) => {
     const skip = i === 0 && isIntOrStringAnyOf(s.anyOf);
-    errors.push(...nestedValueValidationErrors(s, `${path}.allOf[${i}]`, skip));
+    appendErrors(errors, nestedValueValidationErrors(s, `${path}.allOf[${i}]`, skip));
   });
   schema.oneOf?.forEach((s, i) => {
-    errors.push(...nestedValueValidationErrors(s, `${path}.oneOf[${i}]`, false));
+    appendErrors(errors, nestedValueValidationErrors(s, `${path}.oneOf[${i}]`, false));
   });
-  if (schema.not !== undefined) errors.push(...nestedValueValidationErrors(schema.not, `${path}.not`, false));
-  errors.push(...patternErrors(schema, path));
+  if (schema.not !== undefined)
+    appendErrors(errors, nestedValueValidationErrors(schema.not, `${path}.not`, false));
+  appendErrors(errors, patternErrors(schema, path));
   return errors;
 }
 
@@ -126,12 +128,12 @@ function completenessErrors(
     ['oneOf', v.oneOf],
   ] as const) {
     alternatives?.forEach((n, i) => {
-      errors.push(...completenessErrors(n, s, sPath, `${vPath}.${key}[${i}]`));
+      appendErrors(errors, completenessErrors(n, s, sPath, `${vPath}.${key}[${i}]`));
     });
   }
-  if (v.not !== undefined) errors.push(...completenessErrors(v.not, s, sPath, `${vPath}.not`));
+  if (v.not !== undefined) appendErrors(errors, completenessErrors(v.not, s, sPath, `${vPath}.not`));
   if (v.items !== undefined)
-    errors.push(...completenessErrors(v.items, s.items, `${sPath}.items`, `${vPath}.items`));
+    appendErrors(errors, completenessErrors(v.items, s.items, `${sPath}.items`, `${vPath}.items`));
   for (const [key, property] of Object.entries(v.properties ?? {})) {
     errors.push(
       ...completenessErrors(
@@ -153,15 +155,19 @@ function structuralErrors(schema: JSONSchemaProps, level: Level, path: string): 
   const embedded = isEmbedded(schema);
   if (schema.type === 'array' && schema.items === undefined)
     errors.push(required(`${path}.items`, 'must be specified'));
-  if (schema.items !== undefined) errors.push(...structuralErrors(schema.items, 'item', `${path}.items`));
+  if (schema.items !== undefined)
+    appendErrors(errors, structuralErrors(schema.items, 'item', `${path}.items`));
   for (const [key, property] of Object.entries(schema.properties ?? {})) {
-    errors.push(...structuralErrors(property, 'field', `${path}.properties[${key}]`));
+    appendErrors(errors, structuralErrors(property, 'field', `${path}.properties[${key}]`));
   }
   if (schema.additionalProperties !== undefined) {
     if (level === 'root')
       errors.push(forbidden(`${path}.additionalProperties`, 'must not be used at the root'));
     if (isObject(schema.additionalProperties)) {
-      errors.push(...structuralErrors(schema.additionalProperties, 'field', `${path}.additionalProperties`));
+      appendErrors(
+        errors,
+        structuralErrors(schema.additionalProperties, 'field', `${path}.additionalProperties`),
+      );
     }
   }
   if (intOrString && preserve) {
@@ -182,7 +188,7 @@ function structuralErrors(schema: JSONSchemaProps, level: Level, path: string): 
       ),
     );
   }
-  errors.push(...combinatorErrors(schema, path, isIntOrStringAnyOf(schema.anyOf)));
+  appendErrors(errors, combinatorErrors(schema, path, isIntOrStringAnyOf(schema.anyOf)));
   errors.push(
     ...completenessErrors(
       { anyOf: schema.anyOf, allOf: schema.allOf, oneOf: schema.oneOf, not: schema.not },
@@ -281,22 +287,22 @@ function openApiErrors(schema: JSONSchemaProps, path: string): FieldError[] {
       });
     }
   }
-  errors.push(...listTypeSchemaErrors(schema, path));
-  if (schema.items !== undefined) errors.push(...openApiErrors(schema.items, `${path}.items`));
+  appendErrors(errors, listTypeSchemaErrors(schema, path));
+  if (schema.items !== undefined) appendErrors(errors, openApiErrors(schema.items, `${path}.items`));
   for (const [key, property] of Object.entries(schema.properties ?? {})) {
-    errors.push(...openApiErrors(property, `${path}.properties[${key}]`));
+    appendErrors(errors, openApiErrors(property, `${path}.properties[${key}]`));
   }
-  if (isObject(additional)) errors.push(...openApiErrors(additional, `${path}.additionalProperties`));
+  if (isObject(additional)) appendErrors(errors, openApiErrors(additional, `${path}.additionalProperties`));
   for (const [key, alternatives] of [
     ['anyOf', schema.anyOf],
     ['allOf', schema.allOf],
     ['oneOf', schema.oneOf],
   ] as const) {
     alternatives?.forEach((s, i) => {
-      errors.push(...openApiErrors(s, `${path}.${key}[${i}]`));
+      appendErrors(errors, openApiErrors(s, `${path}.${key}[${i}]`));
     });
   }
-  if (schema.not !== undefined) errors.push(...openApiErrors(schema.not, `${path}.not`));
+  if (schema.not !== undefined) appendErrors(errors, openApiErrors(schema.not, `${path}.not`));
   return errors;
 }
 
@@ -385,14 +391,17 @@ function defaultErrors(
     if (!jsonEqual(pruned, schema.default)) {
       errors.push(invalidField(`${path}.default`, schema.default, 'must not have unknown fields'));
     }
-    errors.push(...toFieldErrors(validateValue(schema.default, schema, ''), `${path}.default`));
+    appendErrors(errors, toFieldErrors(validateValue(schema.default, schema, ''), `${path}.default`));
   }
   if (schema.items !== undefined) {
-    errors.push(...defaultErrors(schema.items, `${path}.items`, meta, isEmbedded(schema.items)));
+    appendErrors(errors, defaultErrors(schema.items, `${path}.items`, meta, isEmbedded(schema.items)));
   }
   for (const [key, property] of Object.entries(schema.properties ?? {})) {
     const intoMeta = meta || (resource && META_FIELDS.has(key));
-    errors.push(...defaultErrors(property, `${path}.properties[${key}]`, intoMeta, isEmbedded(property)));
+    appendErrors(
+      errors,
+      defaultErrors(property, `${path}.properties[${key}]`, intoMeta, isEmbedded(property)),
+    );
   }
   return errors;
 }

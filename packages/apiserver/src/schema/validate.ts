@@ -4,7 +4,8 @@
  * own name for the value (`spec.items[0].name`).
  */
 
-import { isObject, jsonEqual, type JsonObject } from '@certkit/apimachinery';
+import { appendErrors, isObject, jsonEqual, type JsonObject } from '@certkit/apimachinery';
+import { enumIncludes, enumJson } from './enum-members.ts';
 import type { RE2JS } from 're2js';
 import { stringFormatValidator } from './formats.ts';
 import { compileGoRegexp } from './go-regexp.ts';
@@ -118,7 +119,7 @@ function validateCombinators(value: unknown, schema: JSONSchemaProps, name: stri
     }
     if (!matched)
       issues.push({ kind: 'plain', message: `${quote(name)} must validate at least one schema (anyOf)` });
-    if (best) issues.push(...best);
+    if (best) appendErrors(issues, best);
   }
   if (schema.oneOf?.length) {
     let best: Issue[] | undefined;
@@ -138,7 +139,7 @@ function validateCombinators(value: unknown, schema: JSONSchemaProps, name: stri
         kind: 'plain',
         message: `${quote(name)} must validate one and only one schema (oneOf). ${found}`,
       });
-      if (best) issues.push(...best);
+      if (best) appendErrors(issues, best);
     }
   }
   if (schema.allOf?.length) {
@@ -146,7 +147,7 @@ function validateCombinators(value: unknown, schema: JSONSchemaProps, name: stri
     for (const part of schema.allOf) {
       const result = validateValue(value, part, name);
       if (result.length === 0) valid++;
-      issues.push(...result);
+      appendErrors(issues, result);
     }
     if (valid !== schema.allOf.length) {
       const none = valid === 0 ? '. None validated' : '';
@@ -311,8 +312,7 @@ function validateArray(value: unknown[], schema: JSONSchemaProps, name: string):
 function validateEnum(value: unknown, schema: JSONSchemaProps, name: string): readonly Issue[] {
   if (!schema.enum?.length) return NO_ISSUES;
   // A null never matches, not even a null enum member (kube-openapi skips untyped enum values).
-  if (value !== null && schema.enum.some((allowed) => allowed !== null && jsonEqual(allowed, value)))
-    return NO_ISSUES;
+  if (enumIncludes(schema.enum, value)) return NO_ISSUES;
   return [
     {
       kind: 'field',
@@ -320,7 +320,7 @@ function validateEnum(value: unknown, schema: JSONSchemaProps, name: string): re
       name,
       value: value === null ? undefined : value,
       values: schema.enum,
-      message: inBody(name, `should be one of ${JSON.stringify(schema.enum)}`),
+      message: inBody(name, `should be one of ${enumJson(schema.enum)}`),
     },
   ];
 }

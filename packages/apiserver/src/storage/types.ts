@@ -177,3 +177,9 @@ export class FutureRevisionError extends StorageError {
 
 /** The store cannot be reached (lost connection, closed). */
 export class UnavailableError extends StorageError {}
+
+/**
+ * The store refused a write for its size: etcd takes requests up to its `--max-request-bytes` (1.5 MiB by
+ * default), where the API server takes bodies up to 3 MiB. The client's to fix, so a 413, not a 500.
+ */
+export class ValueTooLargeError extends StorageError {}

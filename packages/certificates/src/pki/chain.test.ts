@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { decodeCertificatePems } from './certificate-der.ts';
+import { certificatePem, decodeCertificatePems, type DecodedCertificate } from './certificate-der.ts';
 import { buildPemBundle } from './chain.ts';
 import { issue, rootCa } from '@certkit/testenv/pki/ca';
 
@@ -59,5 +59,57 @@ describe('buildPemBundle: signedBy', () => {
     const [notCa] = decodeCertificatePems(other.certPem);
     const child = { ...leafCert, issuer: notCa.subject };
     assert.throws(() => buildPemBundle([notCa, child], new Map([[child, notCa]])), /malformed/);
+  });
+});
+
+describe('buildPemBundle: certificates sharing a subject', () => {
+  it('refuses a set whose ordering needs more signature checks than its size allows, before making them', async () => {
+    // 200 distinct self-signed CA certificates named alike: each is a candidate parent of every other, so
+    // ordering them by trying every pair is 39,800 signature checks (1,000 of them, in a CA Secret of
+    // half a megabyte, held the event loop for 76 s).
+    const certs: DecodedCertificate[] = [];
+    for (let i = 0; i < 200; i++) {
+      const ca = await issue({ spec: { commonName: 'same name', isCA: true } });
+      certs.push(...decodeCertificatePems(ca.certPem));
+    }
+    const started = performance.now();
+    assert.throws(
+      () => buildPemBundle(certs),
+      /^Error: certificate chain is malformed or broken: ordering its 200 certificates takes more than 416 signature checks/,
+    );
+    // The budget (416 checks) is what it spends: well under the 39,800 the pairs would cost.
+    assert.ok(performance.now() - started < 2000, `took ${performance.now() - started} ms`);
+  });
+
+  it('still orders a chain whose CA was re-keyed under the same name, and a long chain of distinct names', async () => {
+    const oldRoot = await issue({ spec: { commonName: 'Root', isCA: true } });
+    // The new key under the same name, certified by the old one (a key roll-over certificate).
+    const rolled = await issue({
+      spec: { commonName: 'Root', isCA: true },
+      issuer: { certPem: oldRoot.certPem, key: oldRoot.key },
+    });
+    const leaf = await issue({
+      spec: { commonName: 'leaf' },
+      issuer: { certPem: rolled.certPem, key: rolled.key },
+    });
+    const [oldCert] = decodeCertificatePems(oldRoot.certPem);
+    const [rolledCert] = decodeCertificatePems(rolled.certPem);
+    const [leafCert] = decodeCertificatePems(leaf.certPem);
+    const bundle = buildPemBundle([oldCert, leafCert, rolledCert]);
+    assert.equal(bundle.chainPem, certificatePem(leafCert) + certificatePem(rolledCert));
+    assert.equal(bundle.caPem, certificatePem(oldCert));
+
+    // 300 CAs each under the one before, given root first: about one check per certificate, within the budget.
+    let parent = await issue({ spec: { commonName: 'level 0', isCA: true } });
+    const chain = decodeCertificatePems(parent.certPem);
+    for (let i = 1; i <= 300; i++) {
+      // Only the parent itself as the issuer's PEM, so that each signing orders a chain of two.
+      const issuer = { certPem: certificatePem(chain[chain.length - 1]), key: parent.key };
+      parent = await issue({ spec: { commonName: `level ${i}`, isCA: true }, issuer });
+      chain.push(decodeCertificatePems(parent.certPem)[0]);
+    }
+    const long = buildPemBundle(chain);
+    assert.equal(long.caPem, certificatePem(chain[0]));
+    assert.equal(long.chainPem, chain.slice(1).reverse().map(certificatePem).join(''));
   });
 });

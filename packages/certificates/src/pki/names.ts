@@ -13,7 +13,8 @@ import {
   readOid,
   readOne,
   sequence,
-  setOf,
+  sequenceOf,
+  setOfArray,
   Tag,
   tlv,
   type Tlv,
@@ -119,8 +120,8 @@ function encodeStringValue(value: string): Buffer {
 
 /** DER of a Name; multi-valued RDNs are SET OF, so their members are sorted as DER requires. */
 export function encodeRdnSequence(rdns: RdnSequence): Buffer {
-  return sequence(
-    ...rdns.map((rdn) => setOf(...rdn.map((atv) => sequence(oid(atv.type), encodeStringValue(atv.value))))),
+  return sequenceOf(
+    rdns.map((rdn) => setOfArray(rdn.map((atv) => sequence(oid(atv.type), encodeStringValue(atv.value))))),
   );
 }
 

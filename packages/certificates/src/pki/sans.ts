@@ -11,7 +11,7 @@ import {
   readChildren,
   readOid,
   readOne,
-  sequence,
+  sequenceOf,
   Tag,
   tlv,
 } from './der.ts';
@@ -86,7 +86,7 @@ export function encodeSubjectAltNames(names: SubjectAltNamesInput): Buffer | und
     ...(names.uris ?? []).map((uri) => ia5GeneralName(GeneralNameTag.uniformResourceIdentifier, uri)),
     ...(names.otherNames ?? []).map(encodeOtherName),
   ];
-  return items.length ? sequence(...items) : undefined;
+  return items.length ? sequenceOf(items) : undefined;
 }
 
 export function emptySubjectAltNames(): SubjectAltNames {

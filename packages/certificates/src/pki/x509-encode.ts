@@ -5,7 +5,17 @@
 
 import type { KeyObject } from 'node:crypto';
 import { signatureAlgorithmIdentifier, signData, type SignatureAlgorithm } from './algorithms.ts';
-import { bitString, contextTag, encodeTime, oid, sequence, tlv, Tag, unsignedInteger } from './der.ts';
+import {
+  bitString,
+  contextTag,
+  encodeTime,
+  oid,
+  sequence,
+  sequenceOf,
+  tlv,
+  Tag,
+  unsignedInteger,
+} from './der.ts';
 import { encodeExtension, type Extension } from './extensions.ts';
 
 export const EXTENSION_REQUEST_OID = '1.2.840.113549.1.9.14';
@@ -27,7 +37,7 @@ export interface CertificateFields {
 }
 
 export function encodeExtensions(extensions: readonly Extension[]): Buffer {
-  return sequence(...extensions.map(encodeExtension));
+  return sequenceOf(extensions.map(encodeExtension));
 }
 
 /** TBSCertificate; `algorithm` goes into its signature field and must be the one the certificate is signed with. */

@@ -55,7 +55,8 @@ export class MultiNamespaceCache implements ScopedCache {
     let limit = options.limit && options.limit > 0 ? options.limit : undefined;
     for (const cache of this.#namespaces.values()) {
       const part = await cache.list(target, { ...options, limit });
-      items.push(...part);
+      // One by one: a namespace can hold more objects than a call takes arguments.
+      for (const item of part) items.push(item);
       if (limit !== undefined) {
         limit -= part.length;
         if (limit <= 0) break;

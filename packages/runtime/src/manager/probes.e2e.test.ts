@@ -109,4 +109,41 @@ describe('probes server', () => {
       await server.close();
     }
   });
+  it('holds at most maxConnections: idle ones are closed, oldest first, and a probe still gets through', async () => {
+    const server = await startProbeServer({
+      address: { host: '127.0.0.1', port: 0 },
+      metrics: new MetricsRegistry(),
+      healthz: new Map(),
+      readyz: new Map(),
+      maxConnections: 50,
+      headersTimeoutMs: 1_000,
+    });
+    try {
+      const url = new URL(server.url);
+      // 200 connections that send nothing: with Node's defaults each held a descriptor for 60 s, without bound.
+      const idle: Socket[] = [];
+      const closed = new Set<Socket>();
+      for (let i = 0; i < 200; i++) {
+        const socket = connect(Number(url.port), url.hostname);
+        socket.on('error', () => {});
+        socket.on('close', () => closed.add(socket));
+        // Read, so that the server's close is seen.
+        socket.resume();
+        await once(socket, 'connect');
+        idle.push(socket);
+      }
+      await sleep(100);
+      // The server closed the oldest 150 to stay at 50.
+      assert.equal(closed.size, 150);
+      assert.ok(idle.slice(0, 150).every((socket) => closed.has(socket)));
+      const res = await fetch(`${server.url}/healthz`);
+      assert.equal(res.status, 200);
+      assert.equal(await res.text(), 'ok');
+      // Those that never send anything are closed after the headers timeout (1 s here, checked every second).
+      await sleep(3_000);
+      assert.equal(closed.size, 200);
+    } finally {
+      await server.close();
+    }
+  });
 });

@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { closeOldestIdleConnections } from '@certkit/apimachinery/http-idle-connections';
 import { handleRequestsInTurn } from '@certkit/apimachinery/http-pipelining';
 import { registerProcessMetrics } from '@certkit/apimachinery/process-metrics';
 import { nodeHttp } from '../client/node-http.ts';
@@ -46,6 +47,10 @@ export interface ProbeServerOptions {
   readyz: ReadonlyMap<string, Check>;
   /** How long an answer may wait for a client that takes nothing before the connection is closed (default 10 s). */
   stalledWriteTimeoutMs?: number;
+  /** Connections held open at once; past it the oldest idle one is closed (default 1024). */
+  maxConnections?: number;
+  /** How long a request's headers may take to arrive (default 10 s; Node's own is 60 s). */
+  headersTimeoutMs?: number;
 }
 
 /** A running probes server (/healthz, /readyz, /metrics). */
@@ -57,6 +62,13 @@ export interface ProbeServer {
 }
 
 const DEFAULT_STALLED_WRITE_TIMEOUT_MS = 10_000;
+/**
+ * Far more than Prometheus and the kubelet's probes need, far fewer than the process's open files: every
+ * connection past it costs one that sends nothing (see closeOldestIdleConnections).
+ */
+const DEFAULT_MAX_CONNECTIONS = 1024;
+/** A probe or scrape sends its headers at once; Node's 60 s let an idle connection hold a descriptor that long. */
+const DEFAULT_HEADERS_TIMEOUT_MS = 10_000;
 
 /** Starts the probes server: /healthz and /readyz run their checks, /metrics renders the registry. */
 export async function startProbeServer(options: ProbeServerOptions): Promise<ProbeServer> {
@@ -83,7 +95,18 @@ export async function startProbeServer(options: ProbeServerOptions): Promise<Pro
         .end('Too many requests\n');
     },
   );
-  const server = nodeHttp.createServer(serve);
+  const headersTimeout = options.headersTimeoutMs ?? DEFAULT_HEADERS_TIMEOUT_MS;
+  const server = nodeHttp.createServer(
+    {
+      // Also how long a connection that sends nothing is kept.
+      headersTimeout,
+      requestTimeout: headersTimeout * 2,
+      // Node looks for requests past those timeouts this often (its default, 30 s, would let them run long).
+      connectionsCheckingInterval: 1_000,
+    },
+    serve,
+  );
+  closeOldestIdleConnections(server, options.maxConnections ?? DEFAULT_MAX_CONNECTIONS);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.address.port, options.address.host, () => {

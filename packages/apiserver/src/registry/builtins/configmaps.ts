@@ -1,6 +1,6 @@
 /** ConfigMaps (core/v1). */
 
-import { type FieldError, tooLong } from '@certkit/apimachinery';
+import { appendErrors, type FieldError, tooLong } from '@certkit/apimachinery';
 import { ageColumn, nameColumn } from '../printing.ts';
 import { age, builtin } from './builtin.ts';
 import { immutableData, MAX_SECRET_BYTES, validateDataMap } from './data-maps.ts';
@@ -35,7 +35,7 @@ export const configmaps = builtin({
           detail: 'duplicate of key present in data',
         });
     }
-    errs.push(...immutableData(obj, old, ['data', 'binaryData']));
+    appendErrors(errs, immutableData(obj, old, ['data', 'binaryData']));
     return errs;
   },
 });

@@ -29,7 +29,7 @@ function endpointsCell(obj: StoredObject): string {
     const ports = subset.ports ?? [];
     if (ports.length === 0) {
       count += addresses.length;
-      list.push(...addresses);
+      for (const address of addresses) list.push(address);
       continue;
     }
     for (const port of ports) {

@@ -12,6 +12,7 @@ import {
   qualifiedNameErrors,
   required,
   type StoredObject,
+  appendErrors,
 } from '@certkit/apimachinery';
 import { ConvertedStorage } from '../converted-storage.ts';
 import { resourcePrefix } from '../resource.ts';
@@ -75,7 +76,7 @@ function validateSeries(core: Json): FieldError[] {
 /** Create through events.k8s.io/v1: the newer shape only, none of the deprecated fields set. */
 function validateCreate(core: Json, namespace: string): FieldError[] {
   const errs: FieldError[] = [];
-  if (core.eventTime) errs.push(...validateReported(core, namespace));
+  if (core.eventTime) appendErrors(errs, validateReported(core, namespace));
   else {
     // kube's legacy rule for an Event without eventTime: involvedObject's namespace is the Event's.
     const involved = (core.involvedObject as Json) ?? {};
@@ -84,7 +85,7 @@ function validateCreate(core: Json, namespace: string): FieldError[] {
       errs.push(invalid('involvedObject.namespace', ns, 'does not match event.namespace'));
     }
   }
-  errs.push(...validateSeries(core));
+  appendErrors(errs, validateSeries(core));
   if (!core.eventTime) errs.push(required('eventTime'));
   if (core.type !== 'Normal' && core.type !== 'Warning') {
     errs.push(invalid('type', '', `has invalid value: ${String(core.type ?? '')}`));
@@ -121,7 +122,7 @@ function reportedName(field: string): string {
 
 function validateUpdate(core: Json, old: Json, namespace: string): FieldError[] {
   const errs: FieldError[] = core.eventTime ? validateReported(core, namespace) : [];
-  if (!jsonEqual(core.series ?? null, old.series ?? null)) errs.push(...validateSeries(core));
+  if (!jsonEqual(core.series ?? null, old.series ?? null)) appendErrors(errs, validateSeries(core));
   for (const field of IMMUTABLE) {
     if (!jsonEqual(core[field] ?? null, old[field] ?? null)) {
       errs.push(invalid(reportedName(field), core[field] ?? '', 'field is immutable'));

@@ -5,7 +5,7 @@
 
 import type { FieldError, StoredObject } from '@certkit/apimachinery';
 import { ageColumn, nameColumn } from '../printing.ts';
-import { dns1123SubdomainErrors } from '@certkit/apimachinery';
+import { appendErrors, dns1123SubdomainErrors } from '@certkit/apimachinery';
 import { age, builtin } from './builtin.ts';
 
 const RBAC_GROUP = 'rbac.authorization.k8s.io';
@@ -144,7 +144,7 @@ function validateBinding(
   }
   const subjects = (obj.subjects as Subject[] | undefined) ?? [];
   subjects.forEach((subject, i) =>
-    errs.push(...validateSubject(subject ?? {}, `subjects[${i}]`, namespaced)),
+    appendErrors(errs, validateSubject(subject ?? {}, `subjects[${i}]`, namespaced)),
   );
   if (old) {
     const before = (old.roleRef as RoleRef | undefined) ?? {};

@@ -7,6 +7,7 @@ import {
   required,
   type StoredObject,
   tooLong,
+  appendErrors,
 } from '@certkit/apimachinery';
 import { ageColumn, nameColumn } from '../printing.ts';
 import { age, builtin } from './builtin.ts';
@@ -110,11 +111,11 @@ export const secrets = builtin({
     const size = validateDataMap(obj.data, 'data', errs, 'base64');
     if (size > MAX_SECRET_BYTES) errs.push(tooLong('data', MAX_SECRET_BYTES));
     const type = String(obj.type ?? 'Opaque');
-    errs.push(...secretTypeErrors(obj, type));
+    appendErrors(errs, secretTypeErrors(obj, type));
     if (old && (old.type ?? 'Opaque') !== type) {
       errs.push({ type: 'FieldValueInvalid', field: 'type', value: type, detail: 'field is immutable' });
     }
-    errs.push(...immutableData(obj, old, ['data']));
+    appendErrors(errs, immutableData(obj, old, ['data']));
     return errs;
   },
 });

@@ -13,6 +13,7 @@ import {
   newInvalid,
   newNotFound,
   type StoredObject,
+  appendErrors,
 } from '@certkit/apimachinery';
 import { dropEmptyMetadataFields, generateName, newUid, specChanged } from '../metadata.ts';
 import { apiVersionOf } from '../resource.ts';
@@ -81,19 +82,19 @@ export async function prepareCreate(
   def.defaults?.(obj);
   dropEmptyMetadataFields(obj);
   const errors: FieldError[] = [];
-  if (def.admit) errors.push(...def.admit(obj, version));
+  if (def.admit) appendErrors(errors, def.admit(obj, version));
   // A generated name is validated as one sample of what generateName gives.
   const named =
     meta.name === undefined && meta.generateName
       ? { ...obj, metadata: { ...meta, name: generateName(meta.generateName) } }
       : obj;
-  errors.push(...validateObjectMeta(named, def.namespaced, nameValidator(store)));
-  if (def.validate) errors.push(...def.validate(obj, undefined, version));
+  appendErrors(errors, validateObjectMeta(named, def.namespaced, nameValidator(store)));
+  if (def.validate) appendErrors(errors, def.validate(obj, undefined, version));
   // Validating admission (cert-manager's webhook) sees only objects the schema and the generic checks
   // passed, as in kube-apiserver, where webhooks run after the strategy's validation: it may then rely on
   // the schema's types.
   if (store.context.admit && errors.length === 0)
-    errors.push(...store.context.admit(def, obj, undefined, undefined, user));
+    appendErrors(errors, store.context.admit(def, obj, undefined, undefined, user));
   if (errors.length > 0) throw newInvalid(def.group, def.kind, meta.name ?? meta.generateName ?? '', errors);
   def.onCreate?.(obj);
   if (managedFields) meta.managedFields = managedFields;
@@ -339,17 +340,17 @@ function prepareUpdateObject(
   def.resetFields?.(obj, current, options.subresource);
   const errors: FieldError[] = [];
   const admit = statusUpdate && def.admitStatus ? def.admitStatus : def.admit;
-  if (admit) errors.push(...admit(obj, version, current));
+  if (admit) appendErrors(errors, admit(obj, version, current));
   if (def.tracksGeneration && specChanged(obj, current, def.statusSubresource))
     meta.generation = (old.generation ?? 1) + 1;
-  errors.push(...validateObjectMeta(obj, def.namespaced, nameValidator(store)));
-  errors.push(...validateObjectMetaUpdate(obj, current));
-  if (def.validate) errors.push(...def.validate(obj, current, version));
+  appendErrors(errors, validateObjectMeta(obj, def.namespaced, nameValidator(store)));
+  appendErrors(errors, validateObjectMetaUpdate(obj, current));
+  if (def.validate) appendErrors(errors, def.validate(obj, current, version));
   if (options.subresource && def.subresourceAdmit)
-    errors.push(...def.subresourceAdmit(obj, current, options.subresource));
+    appendErrors(errors, def.subresourceAdmit(obj, current, options.subresource));
   // As on create: admission only sees objects that passed the schema and the generic checks.
   if (store.context.admit && errors.length === 0)
-    errors.push(...store.context.admit(def, obj, current, options.subresource, options.user));
+    appendErrors(errors, store.context.admit(def, obj, current, options.subresource, options.user));
   if (errors.length > 0) throw newInvalid(def.group, def.kind, meta.name ?? '', errors);
   if (options.applied && incomingFields) meta.managedFields = incomingFields;
   else if (

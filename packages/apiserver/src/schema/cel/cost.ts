@@ -98,8 +98,10 @@ export class ValueShape implements Shape {
   element(): Shape {
     const out: unknown[] = [];
     for (const value of this.values) {
-      if (Array.isArray(value)) out.push(...(value as unknown[]));
-      else if (value !== null && typeof value === 'object') out.push(...Object.keys(value));
+      // One by one: a spread passes each member as an argument, past ~120,000 a stack overflow.
+      if (Array.isArray(value)) for (const item of value as unknown[]) out.push(item);
+      else if (value !== null && typeof value === 'object')
+        for (const key of Object.keys(value)) out.push(key);
     }
     return new ValueShape(out);
   }

@@ -47,6 +47,12 @@ export function skipRefusingEndpoint(skipMs: number): Policy {
 export const COMPACTED = 'required revision has been compacted';
 export const FUTURE = 'required revision is a future revision';
 
+/**
+ * A write etcd refused for its size: past `--max-request-bytes` etcd answers `etcdserver: request is too large`,
+ * and past that plus gRPC's allowance, its gRPC server refuses the message (`received message larger than max`).
+ */
+export const TOO_LARGE = /etcdserver: request is too large|received message larger than max/;
+
 /** etcd refused the request before it could be applied: safe to retry even a write. */
 export function isUnsent(err: unknown): boolean {
   const message = err instanceof Error ? err.message : '';

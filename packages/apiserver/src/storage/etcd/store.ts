@@ -47,6 +47,7 @@ import {
   StorageError,
   type StorageWatch,
   UnavailableError,
+  ValueTooLargeError,
   type WatchListener,
 } from '../types.ts';
 import {
@@ -57,6 +58,7 @@ import {
   messageOf,
   passThrough,
   skipRefusingEndpoint,
+  TOO_LARGE,
 } from './faults.ts';
 import { prefixEnd, rangeStart } from './keys.ts';
 import { EtcdWatch, WatchMux } from './watch-mux.ts';
@@ -386,6 +388,8 @@ export class EtcdStorage implements Storage {
           const message = messageOf(err);
           // Kept as is for the callers that map it (range, compact).
           if (message.includes(COMPACTED)) throw err;
+          if (write && TOO_LARGE.test(message))
+            throw new ValueTooLargeError(`etcd: ${message}`, { cause: err });
           throw new StorageError(`etcd: ${message}`, { cause: err });
         }
         const retry = write ? isUnsent(err) : true;

@@ -10,6 +10,7 @@
 // undici into every controller that loads this module, listener or not (~14 MB of RSS).
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { closeOldestIdleConnections } from '@certkit/apimachinery/http-idle-connections';
 import { nodeHttp } from '@certkit/runtime/client/node-http';
 import { splitHostPort } from '../../api/validation/nameserver.ts';
 import { HTTP01_CHALLENGE_PATH } from './solver.ts';
@@ -74,7 +75,7 @@ export const LISTENER_LIMITS = {
   requestTimeoutMs: 15_000,
   /** Idle keep-alive connections are closed after this. */
   keepAliveTimeoutMs: 5_000,
-  /** Open connections at once; more are refused. */
+  /** Open connections at once; past it the oldest idle one is closed (closeOldestIdleConnections). */
   maxConnections: 1024,
   /** How often Node looks for requests past the two timeouts above (its default, 30 s, would let them run long). */
   checkIntervalMs: 1_000,
@@ -128,7 +129,9 @@ export async function startChallengeListener(
     },
     (req, res) => respond(req, res, challenges),
   );
-  server.maxConnections = limits.maxConnections;
+  // Not server.maxConnections, which refuses the newcomer: whoever held the slots would starve the ACME
+  // server's validation requests.
+  closeOldestIdleConnections(server, limits.maxConnections);
   // A request body is never read: drop whatever a client sends instead of buffering it.
   server.on('request', (req: IncomingMessage) => req.resume());
   await new Promise<void>((resolve, reject) => {

@@ -10,6 +10,7 @@ import {
   type FieldError,
   type JsonObject,
   parseGoDuration,
+  appendErrors,
 } from '@certkit/apimachinery';
 import { AZURE_DNS_ENVIRONMENTS, DNS01_PROVIDERS, RFC2136_TSIG_ALGORITHMS } from '../acme-constants.ts';
 import { asObject, asString } from './values.ts';
@@ -56,7 +57,7 @@ function ingressErrors(ingress: Json, path: string): FieldError[] {
       );
     }
   }
-  errors.push(...serviceTypeErrors(ingress.serviceType, path));
+  appendErrors(errors, serviceTypeErrors(ingress.serviceType, path));
   return errors;
 }
 
@@ -84,9 +85,9 @@ function http01Errors(http01: Json, path: string): FieldError[] {
   const errors: FieldError[] = [];
   const ingress = asObject(http01.ingress);
   const gateway = asObject(http01.gatewayHTTPRoute);
-  if (ingress) errors.push(...ingressErrors(ingress, `${path}.ingress`));
+  if (ingress) appendErrors(errors, ingressErrors(ingress, `${path}.ingress`));
   // Upstream names this path `gateway`; we name the field, gatewayHTTPRoute.
-  if (gateway) errors.push(...gatewayErrors(gateway, `${path}.gatewayHTTPRoute`));
+  if (gateway) appendErrors(errors, gatewayErrors(gateway, `${path}.gatewayHTTPRoute`));
   const defined = [ingress, gateway].filter(Boolean).length;
   if (defined === 0) errors.push(required(path, 'no HTTP01 solver type configured'));
   if (defined > 1) errors.push(required(path, 'only 1 HTTP01 solver type may be configured'));
@@ -109,7 +110,8 @@ const PROVIDER_CHECKS: Record<string, ProviderCheck> = {
     if (asString(p.clientID) || asString(p.tenantID) || isSet(p.clientSecretSecretRef)) {
       if (!asString(p.clientID)) errors.push(required(`${at}.clientID`));
       if (!isSet(p.clientSecretSecretRef)) errors.push(required(`${at}.clientSecretSecretRef`));
-      else errors.push(...secretKeySelectorErrors(p.clientSecretSecretRef, `${at}.clientSecretSecretRef`));
+      else
+        appendErrors(errors, secretKeySelectorErrors(p.clientSecretSecretRef, `${at}.clientSecretSecretRef`));
       if (!asString(p.tenantID)) errors.push(required(`${at}.tenantID`));
       if (isSet(p.managedIdentity)) {
         errors.push(
@@ -174,8 +176,9 @@ const PROVIDER_CHECKS: Record<string, ProviderCheck> = {
     const errors: FieldError[] = [];
     const hasKey = isSet(p.apiKeySecretRef);
     const hasToken = isSet(p.apiTokenSecretRef);
-    if (hasKey) errors.push(...secretKeySelectorErrors(p.apiKeySecretRef, `${at}.apiKeySecretRef`));
-    if (hasToken) errors.push(...secretKeySelectorErrors(p.apiTokenSecretRef, `${at}.apiTokenSecretRef`));
+    if (hasKey) appendErrors(errors, secretKeySelectorErrors(p.apiKeySecretRef, `${at}.apiKeySecretRef`));
+    if (hasToken)
+      appendErrors(errors, secretKeySelectorErrors(p.apiTokenSecretRef, `${at}.apiTokenSecretRef`));
     if (hasKey && hasToken) {
       errors.push(forbidden(at, 'apiKeySecretRef and apiTokenSecretRef cannot both be specified'));
     }
@@ -190,7 +193,7 @@ const PROVIDER_CHECKS: Record<string, ProviderCheck> = {
       errors.push(required(at, 'accessKeyID and accessKeyIDSecretRef cannot both be specified'));
     }
     if (isSet(p.accessKeyIDSecretRef)) {
-      errors.push(...secretKeySelectorErrors(p.accessKeyIDSecretRef, `${at}.accessKeyIDSecretRef`));
+      appendErrors(errors, secretKeySelectorErrors(p.accessKeyIDSecretRef, `${at}.accessKeyIDSecretRef`));
     }
     return errors;
   },
@@ -219,7 +222,7 @@ const PROVIDER_CHECKS: Record<string, ProviderCheck> = {
     }
     const secretErrors = secretKeySelectorErrors(p.tsigSecretSecretRef, `${at}.tsigSecretSecretRef`);
     const keyName = asString(p.tsigKeyName);
-    if (keyName) errors.push(...secretErrors);
+    if (keyName) appendErrors(errors, secretErrors);
     if (secretErrors.length === 0 && !keyName) errors.push(required(`${at}.tsigKeyName`));
     return errors;
   },
@@ -253,7 +256,7 @@ export function dns01Errors(dns01: Json, path: string): FieldError[] {
       continue;
     }
     providers++;
-    errors.push(...PROVIDER_CHECKS[name](asObject(dns01[name]) ?? {}, `${path}.${name}`));
+    appendErrors(errors, PROVIDER_CHECKS[name](asObject(dns01[name]) ?? {}, `${path}.${name}`));
   }
   if (providers === 0) errors.push(required(path, 'no DNS01 provider configured'));
   return errors;
@@ -264,10 +267,10 @@ export function solverErrors(solver: Json, path: string): FieldError[] {
   const errors: FieldError[] = [];
   const http01 = asObject(solver.http01);
   const dns01 = asObject(solver.dns01);
-  if (http01) errors.push(...http01Errors(http01, `${path}.http01`));
+  if (http01) appendErrors(errors, http01Errors(http01, `${path}.http01`));
   if (dns01) {
     if (http01) errors.push(forbidden(path, 'may not specify more than one solver type in a single solver'));
-    else errors.push(...dns01Errors(dns01, `${path}.dns01`));
+    else appendErrors(errors, dns01Errors(dns01, `${path}.dns01`));
   }
   if (!http01 && !dns01) errors.push(required(path, 'no solver type configured'));
   const wait = solver.waitInsteadOfSelfCheck;
@@ -313,11 +316,11 @@ export function validateACMEIssuer(acme: Json, path: string): FieldError[] {
         required(`${eabPath}.keyID`, 'the keyID field is required when using externalAccountBinding'),
       );
     }
-    errors.push(...secretKeySelectorErrors(eab.keySecretRef, `${eabPath}.keySecretRef`));
+    appendErrors(errors, secretKeySelectorErrors(eab.keySecretRef, `${eabPath}.keySecretRef`));
   }
   const solvers = Array.isArray(acme.solvers) ? acme.solvers : [];
   solvers.forEach((solver, i) => {
-    errors.push(...solverErrors(asObject(solver) ?? {}, index(`${path}.solvers`, i)));
+    appendErrors(errors, solverErrors(asObject(solver) ?? {}, index(`${path}.solvers`, i)));
   });
   return errors;
 }

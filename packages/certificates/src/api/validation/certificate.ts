@@ -10,6 +10,7 @@ import {
   formatGoDuration,
   fromMilliseconds,
   parseGoDuration,
+  appendErrors,
 } from '@certkit/apimachinery';
 import { attributeOid, COMMON_NAME_OID, isObjectIdentifier, parseDN } from '../dn.ts';
 import { cronParse } from '../cron-parser.ts';
@@ -306,7 +307,7 @@ function validateSecretTemplate(spec: CertificateSpec, path: string): FieldError
   if (!template) return [];
   const errors: FieldError[] = [];
   if (template.labels && Object.keys(template.labels).length > 0) {
-    errors.push(...labelsErrors(template.labels, `${path}.secretTemplate.labels`));
+    appendErrors(errors, labelsErrors(template.labels, `${path}.secretTemplate.labels`));
   }
   const annotations = template.annotations ?? {};
   const annotationsPath = `${path}.secretTemplate.annotations`;
@@ -316,7 +317,8 @@ function validateSecretTemplate(spec: CertificateSpec, path: string): FieldError
       errors.push(invalid(annotationsPath, name, 'cert-manager.io/* annotations are not allowed'));
     }
   }
-  if (Object.keys(annotations).length > 0) errors.push(...annotationsErrors(annotations, annotationsPath));
+  if (Object.keys(annotations).length > 0)
+    appendErrors(errors, annotationsErrors(annotations, annotationsPath));
   return errors;
 }
 
@@ -353,8 +355,8 @@ function validateNameConstraints(spec: CertificateSpec, path: string): FieldErro
   if (!constraints.permitted && !constraints.excluded) {
     errors.push(invalid(constraintsPath, constraints, 'either permitted or excluded must be set'));
   }
-  errors.push(...validateNameConstraintItem(constraints.permitted, `${constraintsPath}.permitted`));
-  errors.push(...validateNameConstraintItem(constraints.excluded, `${constraintsPath}.excluded`));
+  appendErrors(errors, validateNameConstraintItem(constraints.permitted, `${constraintsPath}.permitted`));
+  appendErrors(errors, validateNameConstraintItem(constraints.excluded, `${constraintsPath}.excluded`));
   return errors;
 }
 
@@ -408,10 +410,10 @@ function validateKeystores(spec: CertificateSpec, path: string): FieldError[] {
   const keystores = spec.keystores;
   if (!keystores) return [];
   const errors: FieldError[] = [];
-  if (keystores.jks) errors.push(...validateKeystore(keystores.jks, `${path}.keystores.jks`, 'JKS'));
+  if (keystores.jks) appendErrors(errors, validateKeystore(keystores.jks, `${path}.keystores.jks`, 'JKS'));
   if (keystores.pkcs12) {
     const pkcs12Path = `${path}.keystores.pkcs12`;
-    errors.push(...validateKeystore(keystores.pkcs12, pkcs12Path, 'PKCS#12'));
+    appendErrors(errors, validateKeystore(keystores.pkcs12, pkcs12Path, 'PKCS#12'));
     const profile = keystores.pkcs12.profile;
     if (profile && !(PKCS12_PROFILES as readonly string[]).includes(profile)) {
       errors.push(notSupported(`${pkcs12Path}.profile`, profile, PKCS12_PROFILES));
@@ -495,12 +497,12 @@ export function validateCertificateSpec(spec: CertificateSpec, path = 'spec'): F
       errors.push(invalid(`${path}.secretName`, spec.secretName, message));
     }
   }
-  errors.push(...validateIssuerRef(spec.issuerRef, path));
+  appendErrors(errors, validateIssuerRef(spec.issuerRef, path));
 
   let commonName = spec.commonName ?? '';
   if (spec.literalSubject) {
     const literal = validateLiteralSubject(spec, path);
-    errors.push(...literal.errors);
+    appendErrors(errors, literal.errors);
     commonName = literal.commonName;
   }
   if (
@@ -534,10 +536,10 @@ export function validateCertificateSpec(spec: CertificateSpec, path = 'spec'): F
     const problem = uriError(uri);
     if (problem) errors.push(invalid(index(`${path}.uris`, i), uri, problem));
   });
-  errors.push(...validateOtherNames(spec, path));
-  errors.push(...validatePrivateKey(spec, path));
-  errors.push(...validateSignatureAlgorithm(spec, path));
-  errors.push(...validateDurations(spec, path));
+  appendErrors(errors, validateOtherNames(spec, path));
+  appendErrors(errors, validatePrivateKey(spec, path));
+  appendErrors(errors, validateSignatureAlgorithm(spec, path));
+  appendErrors(errors, validateDurations(spec, path));
   (spec.usages ?? []).forEach((usage, i) => {
     if (!(KEY_USAGES as readonly string[]).includes(usage)) {
       errors.push(invalid(index(`${path}.usages`, i), usage, 'unknown keyusage'));
@@ -548,11 +550,11 @@ export function validateCertificateSpec(spec: CertificateSpec, path = 'spec'): F
       invalid(`${path}.revisionHistoryLimit`, spec.revisionHistoryLimit, 'must not be less than 1'),
     );
   }
-  errors.push(...validateSecretTemplate(spec, path));
-  errors.push(...validateNameConstraints(spec, path));
-  errors.push(...validateAdditionalOutputFormats(spec, path));
-  errors.push(...validateKeystores(spec, path));
-  if (spec.renewal) errors.push(...validateRenewal(spec.renewal, path));
+  appendErrors(errors, validateSecretTemplate(spec, path));
+  appendErrors(errors, validateNameConstraints(spec, path));
+  appendErrors(errors, validateAdditionalOutputFormats(spec, path));
+  appendErrors(errors, validateKeystores(spec, path));
+  if (spec.renewal) appendErrors(errors, validateRenewal(spec.renewal, path));
   // Seed 003: the per-Certificate Secret cleanup policy; unset defers to the controller flag.
   if (
     spec.cleanupPolicy !== undefined &&

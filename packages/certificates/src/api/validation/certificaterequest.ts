@@ -12,6 +12,7 @@ import type { CertificateRequest, CertificateRequestCondition, CertificateReques
 import { certificateRequestError, truncatedRequest } from './csr.ts';
 import { forbidden, invalid, required } from './errors.ts';
 import { validateIssuerRef } from './certificate.ts';
+import { appendErrors } from '@certkit/apimachinery';
 
 const PROTECTED_ANNOTATION_PREFIXES = ['cert-manager.io', 'acme.cert-manager.io'];
 
@@ -108,7 +109,7 @@ export function validateCertificateRequest(cr: CertificateRequest, old?: Certifi
     return [...validateCertificateRequestSpec(cr.spec), ...validateApprovalConditions(cr.status?.conditions)];
   }
   const errors = [...frozenAnnotationErrors(old, cr), ...frozenAnnotationErrors(cr, old)];
-  errors.push(...validateCertificateRequestStatusUpdate(cr, old));
+  appendErrors(errors, validateCertificateRequestStatusUpdate(cr, old));
   if (!isDeepStrictEqual(withoutZeroScalars(old.spec), withoutZeroScalars(cr.spec)))
     errors.push(forbidden('spec', 'cannot change spec after creation'));
   return errors;
@@ -131,6 +132,6 @@ export function validateCertificateRequestStatusUpdate(
       errors.push(forbidden(path, `'${type}' condition may not be modified once set`));
     }
   }
-  errors.push(...validateApprovalConditions(cr.status?.conditions, path));
+  appendErrors(errors, validateApprovalConditions(cr.status?.conditions, path));
   return errors;
 }

@@ -11,6 +11,7 @@ import { asObject, asString } from './values.ts';
 import { forbidden, index, invalid, required } from './errors.ts';
 import { validateACMEIssuer } from './acme-issuer.ts';
 import { caBundleError } from './formats.ts';
+import { appendErrors } from '@certkit/apimachinery';
 
 type Json = JsonObject;
 
@@ -158,7 +159,7 @@ function validateVault(vault: Json, path: string): FieldError[] {
       ),
     );
   }
-  errors.push(...validateVaultAuth(asObject(vault.auth) ?? {}, `${path}.auth`));
+  appendErrors(errors, validateVaultAuth(asObject(vault.auth) ?? {}, `${path}.auth`));
   return errors;
 }
 
@@ -211,7 +212,7 @@ export function validateIssuerSpec(spec: IssuerSpec, path = 'spec'): FieldError[
       continue;
     }
     configured++;
-    errors.push(...validate(asObject(config) ?? {}, `${path}.${type}`));
+    appendErrors(errors, validate(asObject(config) ?? {}, `${path}.${type}`));
   }
   if (configured === 0) errors.push(required(path, 'at least one issuer must be configured'));
   return errors;
