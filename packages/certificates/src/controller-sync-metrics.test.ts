@@ -38,4 +38,20 @@ describe('controller sync metrics', () => {
       'certmanager_controller_sync_error_count{controller="issuers"} 0',
     ]);
   });
+
+  it('takes a second controller set on the same registry, as two controllers in one process register', async () => {
+    const registry = new MetricsRegistry();
+    const runtime = new ControllerMetrics(registry);
+    registerControllerSyncMetrics(registry, ['issuers']);
+    registerControllerSyncMetrics(registry, ['issuers', 'orders']);
+    runtime.init('orders', 5);
+    runtime.forController('orders').reconcileTotal.success.inc();
+    const lines = (await registry.scrape())
+      .split('\n')
+      .filter((l) => l.startsWith('certmanager_controller_sync_call_count'));
+    assert.deepEqual(lines.sort(), [
+      'certmanager_controller_sync_call_count{controller="issuers"} 0',
+      'certmanager_controller_sync_call_count{controller="orders"} 1',
+    ]);
+  });
 });

@@ -12,17 +12,28 @@ import { ControllerMetrics, type ReconcileResult } from '@certkit/runtime/manage
 
 const RESULTS: readonly ReconcileResult[] = ['success', 'error', 'requeue', 'requeue_after'];
 
+/** The controllers reported per registry: several controllers in one process (tests, benches) share one. */
+const reported = new WeakMap<MetricsRegistry, Set<string>>();
+
 export function registerControllerSyncMetrics(
   metrics: MetricsRegistry,
   controllers: readonly string[],
 ): void {
+  const names = reported.get(metrics);
+  if (names) {
+    // Registered already: the series read the runtime's counters, which the controllers of a registry share.
+    for (const name of controllers) names.add(name);
+    return;
+  }
+  const all = new Set(controllers);
+  reported.set(metrics, all);
   // The runtime's own series (get-or-create: the same metrics its controllers update).
   const reconciles = new ControllerMetrics(metrics);
   metrics.counterFunc(
     'certmanager_controller_sync_call_count',
     'The number of sync() calls made by a controller.',
     () =>
-      controllers.map((controller) => [
+      [...all].map((controller) => [
         { controller },
         RESULTS.reduce((sum, result) => sum + reconciles.reconcileTotal.get({ controller, result }), 0),
       ]),
@@ -30,6 +41,6 @@ export function registerControllerSyncMetrics(
   metrics.counterFunc(
     'certmanager_controller_sync_error_count',
     'The number of errors encountered during controller sync().',
-    () => controllers.map((controller) => [{ controller }, reconciles.reconcileErrors.get({ controller })]),
+    () => [...all].map((controller) => [{ controller }, reconciles.reconcileErrors.get({ controller })]),
   );
 }
